@@ -1,0 +1,102 @@
+//! API keys from the environment variables the TypeScript pi reads, per provider.
+
+/// The environment variables that may hold a provider's API key, in priority order.
+pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
+    match provider {
+        "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
+        "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
+        "openai" => &["OPENAI_API_KEY"],
+        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
+        "deepseek" => &["DEEPSEEK_API_KEY"],
+        "google" => &["GEMINI_API_KEY"],
+        "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
+        "groq" => &["GROQ_API_KEY"],
+        "cerebras" => &["CEREBRAS_API_KEY"],
+        "xai" => &["XAI_API_KEY"],
+        "openrouter" => &["OPENROUTER_API_KEY"],
+        "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
+        "zai" => &["ZAI_API_KEY"],
+        "mistral" => &["MISTRAL_API_KEY"],
+        "minimax" => &["MINIMAX_API_KEY"],
+        "minimax-cn" => &["MINIMAX_CN_API_KEY"],
+        "moonshotai" | "moonshotai-cn" => &["MOONSHOT_API_KEY"],
+        "huggingface" => &["HF_TOKEN"],
+        "fireworks" => &["FIREWORKS_API_KEY"],
+        "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
+        "kimi-coding" => &["KIMI_API_KEY"],
+        "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
+        "xiaomi" => &["XIAOMI_API_KEY"],
+        "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
+        "xiaomi-token-plan-ams" => &["XIAOMI_TOKEN_PLAN_AMS_API_KEY"],
+        "xiaomi-token-plan-sgp" => &["XIAOMI_TOKEN_PLAN_SGP_API_KEY"],
+        _ => &[],
+    }
+}
+
+fn non_empty_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The API key for a provider from its environment variables, if one is set.
+///
+/// Providers with ambient credentials (Vertex ADC, AWS) report `"<authenticated>"` when those
+/// are configured, as the TypeScript pi does.
+pub fn get_env_api_key(provider: &str) -> Option<String> {
+    if let Some(key) = api_key_env_vars(provider)
+        .iter()
+        .find_map(|v| non_empty_env(v))
+    {
+        return Some(key);
+    }
+    let authenticated = || Some("<authenticated>".to_owned());
+    match provider {
+        "google-vertex" => {
+            let has_credentials = match non_empty_env("GOOGLE_APPLICATION_CREDENTIALS") {
+                Some(path) => std::path::Path::new(&path).exists(),
+                None => std::env::var_os("HOME").is_some_and(|home| {
+                    std::path::Path::new(&home)
+                        .join(".config/gcloud/application_default_credentials.json")
+                        .exists()
+                }),
+            };
+            let has_project = non_empty_env("GOOGLE_CLOUD_PROJECT")
+                .or_else(|| non_empty_env("GCLOUD_PROJECT"))
+                .is_some();
+            let has_location = non_empty_env("GOOGLE_CLOUD_LOCATION").is_some();
+            (has_credentials && has_project && has_location)
+                .then(authenticated)
+                .flatten()
+        }
+        "amazon-bedrock" => {
+            let any = [
+                "AWS_PROFILE",
+                "AWS_BEARER_TOKEN_BEDROCK",
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                "AWS_WEB_IDENTITY_TOKEN_FILE",
+            ]
+            .iter()
+            .any(|v| non_empty_env(v).is_some());
+            let keys = non_empty_env("AWS_ACCESS_KEY_ID").is_some()
+                && non_empty_env("AWS_SECRET_ACCESS_KEY").is_some();
+            (any || keys).then(authenticated).flatten()
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_providers_to_their_variables() {
+        assert_eq!(api_key_env_vars("openai"), &["OPENAI_API_KEY"]);
+        assert_eq!(
+            api_key_env_vars("anthropic"),
+            &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"]
+        );
+        assert_eq!(api_key_env_vars("groq"), &["GROQ_API_KEY"]);
+        assert!(api_key_env_vars("my-local-thing").is_empty());
+    }
+}

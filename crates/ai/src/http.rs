@@ -1,0 +1,320 @@
+//! The HTTP side of every provider: one shared client, sending with client-side retries
+//! (as the official SDKs do), and error texts in each SDK's format.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// Text of a request that was cancelled before the response arrived (as the OpenAI SDK says it).
+pub const ABORTED_BEFORE_RESPONSE: &str = "Request was aborted.";
+/// Text of a request cancelled while the response streamed.
+pub const ABORTED: &str = "Request was aborted";
+/// Text of a request that could not reach the server.
+pub const CONNECTION_ERROR: &str = "Connection error.";
+/// Text of a request whose response headers did not arrive in time.
+pub const TIMED_OUT: &str = "Request timed out.";
+
+const DEFAULT_MAX_RETRIES: u32 = 2;
+const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
+const DEFAULT_TIMEOUT_MS: u64 = 600_000;
+
+static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
+    // reqwest is built without a bundled crypto provider; ring is ours. Installing twice is
+    // harmless (the first one stays).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .user_agent(concat!("pi-rs/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| format!("Could not create the HTTP client: {e}"))
+});
+
+/// How a provider's SDK words an HTTP error status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorStyle {
+    /// `"<status> <body.error.message>"` (OpenAI and compatible servers).
+    OpenAi,
+    /// `"<status> <body.message or compact body JSON>"` (Anthropic).
+    Anthropic,
+}
+
+/// A request ready to send: URL, headers and serialized JSON body.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+}
+
+/// Retry and timeout settings for one request.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    /// 0 means no cap.
+    pub max_retry_delay_ms: u64,
+    pub timeout_ms: u64,
+}
+
+impl RetryPolicy {
+    /// The policy from stream options, with the SDK defaults.
+    pub fn from_options(options: &crate::types::StreamOptions) -> Self {
+        Self {
+            max_retries: options.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
+            max_retry_delay_ms: options
+                .max_retry_delay_ms
+                .unwrap_or(DEFAULT_MAX_RETRY_DELAY_MS),
+            timeout_ms: options.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
+        }
+    }
+}
+
+/// Why a request produced no usable response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestFailure {
+    pub message: String,
+    pub aborted: bool,
+}
+
+impl RequestFailure {
+    fn error(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            aborted: false,
+        }
+    }
+}
+
+/// Sends `request`, retrying connection failures, timeouts, 408, 409, 429 and 5xx up to
+/// `policy.max_retries` times with the server's `retry-after` or exponential backoff.
+pub async fn send(
+    request: &HttpRequest,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    style: ErrorStyle,
+) -> Result<reqwest::Response, RequestFailure> {
+    let client = CLIENT
+        .as_ref()
+        .map_err(|e| RequestFailure::error(e.clone()))?;
+    let mut retries_done = 0u32;
+    loop {
+        let mut builder = client.post(&request.url).body(request.body.clone());
+        for (name, value) in &request.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        let attempt =
+            tokio::time::timeout(Duration::from_millis(policy.timeout_ms), builder.send());
+        let outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                return Err(RequestFailure { message: ABORTED_BEFORE_RESPONSE.into(), aborted: true });
+            }
+            outcome = attempt => outcome,
+        };
+        let (failure, server_delay) = match outcome {
+            Err(_elapsed) => (RequestFailure::error(TIMED_OUT), None),
+            Ok(Err(_connect)) => (RequestFailure::error(CONNECTION_ERROR), None),
+            Ok(Ok(response)) if response.status().is_success() => return Ok(response),
+            Ok(Ok(response)) => {
+                let status = response.status().as_u16();
+                let retryable = should_retry(status, response.headers());
+                let delay = retry_after(response.headers());
+                let body = tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => {
+                        return Err(RequestFailure { message: ABORTED_BEFORE_RESPONSE.into(), aborted: true });
+                    }
+                    body = response.bytes() => body.unwrap_or_default(),
+                };
+                let failure = RequestFailure::error(status_message(status, &body, style));
+                if !retryable {
+                    return Err(failure);
+                }
+                (failure, delay)
+            }
+        };
+        if let Some(delay) = server_delay {
+            let cap = policy.max_retry_delay_ms;
+            if cap > 0 && delay.as_millis() > u128::from(cap) {
+                return Err(RequestFailure::error(format!(
+                    "Server requested {}s retry delay (max: {}s). {}",
+                    delay.as_millis().div_ceil(1000),
+                    u128::from(cap).div_ceil(1000),
+                    failure.message
+                )));
+            }
+        }
+        if retries_done >= policy.max_retries {
+            return Err(failure);
+        }
+        let delay = server_delay.unwrap_or_else(|| backoff(retries_done));
+        retries_done += 1;
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                return Err(RequestFailure { message: ABORTED_BEFORE_RESPONSE.into(), aborted: true });
+            }
+            _ = tokio::time::sleep(delay) => {}
+        }
+    }
+}
+
+fn should_retry(status: u16, headers: &reqwest::header::HeaderMap) -> bool {
+    match headers.get("x-should-retry").and_then(|v| v.to_str().ok()) {
+        Some("true") => return true,
+        Some("false") => return false,
+        _ => {}
+    }
+    matches!(status, 408 | 409 | 429) || status >= 500
+}
+
+/// The delay a server asks for in `retry-after-ms` or `retry-after` (seconds or HTTP date).
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms / 1000.0));
+        }
+    }
+    let value = header("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = httpdate_to_unix(value)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some(Duration::from_secs(when.saturating_sub(now.as_secs())))
+}
+
+/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) to Unix seconds.
+fn httpdate_to_unix(text: &str) -> Option<u64> {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| m == month)? as i64
+        + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let hms: Vec<i64> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, m, s] = hms.as_slice() else {
+        return None;
+    };
+    // Days from civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + h * 3600 + m * 60 + s).ok()
+}
+
+/// Exponential backoff as the SDKs do it: 0.5 s doubling to at most 8 s, with up to 25% jitter.
+fn backoff(retries_done: u32) -> Duration {
+    let base = (0.5 * 2f64.powi(retries_done as i32)).min(8.0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = 1.0 - (f64::from(nanos % 1000) / 1000.0) * 0.25;
+    Duration::from_secs_f64(base * jitter)
+}
+
+/// The SDK-style message for an error status and its body.
+pub fn status_message(status: u16, body: &[u8], style: ErrorStyle) -> String {
+    let text = String::from_utf8_lossy(body);
+    let detail = match serde_json::from_slice::<Value>(body) {
+        Ok(json) => {
+            let error = match style {
+                ErrorStyle::OpenAi => json.get("error").cloned(),
+                ErrorStyle::Anthropic => Some(json),
+            };
+            match error {
+                Some(Value::Null) | None => String::new(),
+                Some(error) => match error.get("message") {
+                    Some(Value::String(m)) if !m.is_empty() => m.clone(),
+                    Some(m) if !m.is_null() && m != &Value::Bool(false) => m.to_string(),
+                    _ => error.to_string(),
+                },
+            }
+        }
+        Err(_) => text.trim().to_owned(),
+    };
+    if detail.is_empty() {
+        format!("{status} status code (no body)")
+    } else {
+        format!("{status} {detail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openai_status_messages() {
+        let body = br#"{"error":{"message":"Rate limit reached","type":"requests"}}"#;
+        assert_eq!(
+            status_message(429, body, ErrorStyle::OpenAi),
+            "429 Rate limit reached"
+        );
+        assert_eq!(
+            status_message(500, b"", ErrorStyle::OpenAi),
+            "500 status code (no body)"
+        );
+        assert_eq!(
+            status_message(502, b"Bad gateway", ErrorStyle::OpenAi),
+            "502 Bad gateway"
+        );
+        assert_eq!(
+            status_message(400, br#"{"detail":"x"}"#, ErrorStyle::OpenAi),
+            "400 status code (no body)"
+        );
+    }
+
+    #[test]
+    fn anthropic_status_message_is_compact_body() {
+        let body =
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(
+            status_message(529, body, ErrorStyle::Anthropic),
+            r#"529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+        );
+    }
+
+    #[test]
+    fn parses_retry_after_forms() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", "1500".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            httpdate_to_unix("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(784_111_777)
+        );
+    }
+
+    #[test]
+    fn backoff_grows_and_caps() {
+        assert!(backoff(0) <= Duration::from_millis(500));
+        assert!(backoff(0) >= Duration::from_millis(375));
+        assert!(backoff(10) <= Duration::from_secs(8));
+    }
+}

@@ -1,0 +1,284 @@
+//! Decoding the Messages API SSE stream into message updates.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use sse_stream::Sse;
+
+use crate::assembler::Assembler;
+use crate::models::calculate_cost;
+use crate::sse::{Flow, SseDecoder, parse_json};
+use crate::types::{Model, StopReason, ThinkingContent};
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Event<'a> {
+    MessageStart {
+        message: StartMessage,
+    },
+    ContentBlockStart {
+        index: u64,
+        content_block: Value,
+    },
+    ContentBlockDelta {
+        index: u64,
+        #[serde(borrow)]
+        delta: BlockDelta<'a>,
+    },
+    ContentBlockStop {
+        index: u64,
+    },
+    MessageDelta {
+        #[serde(default)]
+        delta: MessageDeltaBody,
+        #[serde(default)]
+        usage: RawUsage,
+    },
+    MessageStop,
+    Ping,
+    Error {
+        error: Value,
+    },
+}
+
+#[derive(Deserialize)]
+struct StartMessage {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    usage: RawUsage,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum BlockDelta<'a> {
+    TextDelta {
+        #[serde(borrow)]
+        text: Cow<'a, str>,
+    },
+    ThinkingDelta {
+        #[serde(borrow)]
+        thinking: Cow<'a, str>,
+    },
+    InputJsonDelta {
+        #[serde(borrow)]
+        partial_json: Cow<'a, str>,
+    },
+    SignatureDelta {
+        #[serde(borrow)]
+        signature: Cow<'a, str>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize, Default)]
+struct MessageDeltaBody {
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+}
+
+fn map_stop_reason(reason: &str) -> Result<StopReason, String> {
+    match reason {
+        "end_turn" | "pause_turn" | "stop_sequence" => Ok(StopReason::Stop),
+        "max_tokens" => Ok(StopReason::Length),
+        "tool_use" => Ok(StopReason::ToolUse),
+        "refusal" | "sensitive" => Ok(StopReason::Error),
+        other => Err(format!("Unhandled stop reason: {other}")),
+    }
+}
+
+/// Per-stream decoding state.
+pub struct Decoder {
+    model: Model,
+    oauth: bool,
+    tool_names: Vec<String>,
+    /// Anthropic block index → our content index.
+    blocks: HashMap<u64, usize>,
+    saw_stop: bool,
+}
+
+impl Decoder {
+    /// A decoder for `model`; with `oauth`, tool names map back from Claude Code's casing.
+    pub fn new(model: Model, oauth: bool, tool_names: Vec<String>) -> Self {
+        Self {
+            model,
+            oauth,
+            tool_names,
+            blocks: HashMap::new(),
+            saw_stop: false,
+        }
+    }
+
+    /// With OAuth the model sees Claude Code's tool casing; map it back to our tool's name.
+    fn tool_name(&self, name: &str) -> String {
+        if self.oauth {
+            if let Some(ours) = self
+                .tool_names
+                .iter()
+                .find(|t| t.eq_ignore_ascii_case(name))
+            {
+                return ours.clone();
+            }
+        }
+        name.to_owned()
+    }
+
+    fn start_block(&mut self, index: u64, block: &Value, asm: &mut Assembler) {
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        let content_index = match kind {
+            "text" => asm.begin_text(),
+            "thinking" => {
+                let mut thinking = ThinkingContent::new("");
+                thinking.thinking_signature = Some(String::new());
+                asm.begin_thinking(thinking)
+            }
+            "redacted_thinking" => {
+                let mut thinking = ThinkingContent::new("[Reasoning redacted]");
+                thinking.thinking_signature = Some(
+                    block
+                        .get("data")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                );
+                thinking.redacted = Some(true);
+                asm.begin_thinking(thinking)
+            }
+            "tool_use" => {
+                let id = block.get("id").and_then(Value::as_str).unwrap_or("");
+                let name = self.tool_name(block.get("name").and_then(Value::as_str).unwrap_or(""));
+                let input = match block.get("input") {
+                    Some(Value::Object(map)) => map.clone(),
+                    _ => Map::new(),
+                };
+                asm.begin_tool_call(id, &name, input)
+            }
+            _ => return,
+        };
+        self.blocks.insert(index, content_index);
+    }
+}
+
+impl SseDecoder for Decoder {
+    fn on_event(&mut self, sse: &Sse, asm: &mut Assembler) -> Result<Flow, String> {
+        let Some(data) = sse.data.as_deref() else {
+            return Ok(Flow::Continue);
+        };
+        if sse.event.as_deref() == Some("error") {
+            // The TypeScript pi reports the raw error payload.
+            return Err(data.to_owned());
+        }
+        let known = matches!(
+            sse.event.as_deref(),
+            None | Some(
+                "message_start"
+                    | "message_delta"
+                    | "message_stop"
+                    | "content_block_start"
+                    | "content_block_delta"
+                    | "content_block_stop"
+                    | "ping"
+            )
+        );
+        if !known {
+            return Ok(Flow::Continue);
+        }
+        let event: Event = parse_json(data).map_err(|e| {
+            format!(
+                "Could not parse Anthropic SSE event {}: {e}",
+                sse.event.as_deref().unwrap_or("message")
+            )
+        })?;
+        match event {
+            Event::MessageStart { message } => {
+                let model = &self.model;
+                let m = asm.message_mut();
+                m.response_id = message.id;
+                m.usage.input = message.usage.input_tokens.unwrap_or(0);
+                m.usage.output = message.usage.output_tokens.unwrap_or(0);
+                m.usage.cache_read = message.usage.cache_read_input_tokens.unwrap_or(0);
+                m.usage.cache_write = message.usage.cache_creation_input_tokens.unwrap_or(0);
+                m.usage.recompute_total();
+                calculate_cost(model, &mut m.usage);
+            }
+            Event::ContentBlockStart {
+                index,
+                content_block,
+            } => self.start_block(index, &content_block, asm),
+            Event::ContentBlockDelta { index, delta } => {
+                let Some(&block) = self.blocks.get(&index) else {
+                    return Ok(Flow::Continue);
+                };
+                match delta {
+                    BlockDelta::TextDelta { text } => asm.push_text(block, &text),
+                    BlockDelta::ThinkingDelta { thinking } => asm.push_thinking(block, &thinking),
+                    BlockDelta::InputJsonDelta { partial_json } => {
+                        asm.push_tool_args(block, &partial_json)
+                    }
+                    BlockDelta::SignatureDelta { signature } => {
+                        asm.push_signature(block, &signature)
+                    }
+                    BlockDelta::Other => {}
+                }
+            }
+            Event::ContentBlockStop { index } => {
+                if let Some(block) = self.blocks.remove(&index) {
+                    asm.end_block(block);
+                }
+            }
+            Event::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason.as_deref() {
+                    asm.message_mut().stop_reason = map_stop_reason(reason)?;
+                }
+                let model = &self.model;
+                let m = asm.message_mut();
+                if let Some(v) = usage.input_tokens {
+                    m.usage.input = v;
+                }
+                if let Some(v) = usage.output_tokens {
+                    m.usage.output = v;
+                }
+                if let Some(v) = usage.cache_read_input_tokens {
+                    m.usage.cache_read = v;
+                }
+                if let Some(v) = usage.cache_creation_input_tokens {
+                    m.usage.cache_write = v;
+                }
+                m.usage.recompute_total();
+                calculate_cost(model, &mut m.usage);
+            }
+            Event::MessageStop => {
+                self.saw_stop = true;
+                return Ok(Flow::Stop);
+            }
+            Event::Ping => {}
+            Event::Error { error } => return Err(error.to_string()),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn finish(&mut self, asm: &mut Assembler, _ended_by_provider: bool) -> Result<(), String> {
+        if !self.saw_stop {
+            return Err("Anthropic stream ended before message_stop".to_owned());
+        }
+        if asm.message().stop_reason.is_failure() {
+            return Err("An unknown error occurred".to_owned());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,208 @@
+//! `anthropic-messages`: Anthropic's Messages API (and compatible endpoints).
+
+mod decode;
+pub mod request;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use tokio_util::sync::CancellationToken;
+
+use super::common::{base_options, encode_body, join_url, missing_key, resolve_api_key};
+use crate::event_stream::AssistantMessageEventStream;
+use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
+use crate::registry::ApiProvider;
+use crate::sse::{self, StreamControl};
+use crate::types::{
+    AnthropicThinking, Context, Model, SimpleStreamOptions, StreamOptions, ThinkingBudgets,
+    ThinkingLevel, api,
+};
+
+pub use decode::Decoder;
+
+const API_VERSION: &str = "2023-06-01";
+const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
+const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+
+/// The `anthropic-messages` provider.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnthropicMessages;
+
+/// Whether a key is a Claude subscription OAuth token (sent as a bearer token).
+pub fn is_oauth_token(key: &str) -> bool {
+    key.contains("sk-ant-oat")
+}
+
+impl ApiProvider for AnthropicMessages {
+    fn api(&self) -> &str {
+        api::ANTHROPIC_MESSAGES
+    }
+
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantMessageEventStream {
+        let Some(api_key) = resolve_api_key(model, &options) else {
+            return missing_key(model);
+        };
+        let oauth = is_oauth_token(&api_key);
+        let request = build_request(model, context, &options, &api_key);
+        let tool_names = context.tools.iter().map(|t| t.name.clone()).collect();
+        sse::run(
+            model.clone(),
+            request,
+            RetryPolicy::from_options(&options),
+            StreamControl::from_options(&options),
+            ErrorStyle::Anthropic,
+            Decoder::new(model.clone(), oauth, tool_names),
+        )
+    }
+
+    fn stream_simple(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: SimpleStreamOptions,
+    ) -> AssistantMessageEventStream {
+        let mut base = base_options(model, &options);
+        base.anthropic_thinking = Some(simple_thinking(model, &options, &mut base.max_tokens));
+        self.stream(model, context, base)
+    }
+}
+
+/// Maps a reasoning level to Anthropic thinking: adaptive effort for Opus/Sonnet 4.6+, else
+/// a token budget added on top of `max_tokens` (capped at the model's limit).
+fn simple_thinking(
+    model: &Model,
+    options: &SimpleStreamOptions,
+    max_tokens: &mut Option<u64>,
+) -> AnthropicThinking {
+    let Some(level) = options.reasoning.filter(|l| *l != ThinkingLevel::Off) else {
+        return AnthropicThinking {
+            enabled: false,
+            ..Default::default()
+        };
+    };
+    if request::supports_adaptive_thinking(&model.id) {
+        let effort = match model.thinking_level_value(level) {
+            Some(Some(mapped)) => mapped.to_owned(),
+            _ => match level {
+                ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
+                ThinkingLevel::Medium => "medium",
+                _ => "high",
+            }
+            .to_owned(),
+        };
+        return AnthropicThinking {
+            enabled: true,
+            effort: Some(effort),
+            ..Default::default()
+        };
+    }
+    let budgets = options.thinking_budgets.unwrap_or_default();
+    let (adjusted, budget) =
+        adjust_max_tokens_for_thinking(max_tokens.unwrap_or(0), model.max_tokens, level, &budgets);
+    *max_tokens = Some(adjusted);
+    AnthropicThinking {
+        enabled: true,
+        budget_tokens: Some(budget),
+        ..Default::default()
+    }
+}
+
+/// `(maxTokens, thinkingBudget)`: the budget is added to the output allowance, and shrunk
+/// when the model's limit leaves too little room for an answer (at least 1024 tokens).
+pub fn adjust_max_tokens_for_thinking(
+    base_max_tokens: u64,
+    model_max_tokens: u64,
+    level: ThinkingLevel,
+    budgets: &ThinkingBudgets,
+) -> (u64, u64) {
+    const MIN_OUTPUT_TOKENS: u64 = 1024;
+    let mut budget = budgets.budget_for(level);
+    let max_tokens = (base_max_tokens + budget).min(model_max_tokens);
+    if max_tokens <= budget {
+        budget = max_tokens.saturating_sub(MIN_OUTPUT_TOKENS);
+    }
+    (max_tokens, budget)
+}
+
+/// Builds the HTTP request: URL, auth (API key or OAuth bearer), beta headers and body.
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: &str,
+) -> Result<HttpRequest, String> {
+    let oauth = is_oauth_token(api_key);
+    let body = request::build_body(model, context, options, oauth);
+    let body = encode_body(model, &body, options)?;
+
+    let mut betas: Vec<&str> = Vec::new();
+    if !context.tools.is_empty() && !request::supports_eager_tool_streaming(model) {
+        betas.push(FINE_GRAINED_TOOL_STREAMING_BETA);
+    }
+    if !request::supports_adaptive_thinking(&model.id) {
+        betas.push(INTERLEAVED_THINKING_BETA);
+    }
+    let mut headers: Vec<(String, String)> = vec![
+        ("content-type".into(), "application/json".into()),
+        ("accept".into(), "application/json".into()),
+        ("anthropic-version".into(), API_VERSION.into()),
+        (
+            "anthropic-dangerous-direct-browser-access".into(),
+            "true".into(),
+        ),
+    ];
+    if oauth {
+        headers.push(("authorization".into(), format!("Bearer {api_key}")));
+        let mut all = vec!["claude-code-20250219", "oauth-2025-04-20"];
+        all.extend(betas.iter().copied());
+        headers.push(("anthropic-beta".into(), all.join(",")));
+        headers.push(("user-agent".into(), "claude-cli/2.1.75".into()));
+        headers.push(("x-app".into(), "cli".into()));
+    } else {
+        headers.push(("x-api-key".into(), api_key.to_owned()));
+        if !betas.is_empty() {
+            headers.push(("anthropic-beta".into(), betas.join(",")));
+        }
+    }
+    let mut set = |name: &str, value: &str| {
+        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        headers.push((name.to_owned(), value.to_owned()));
+    };
+    for (name, value) in model.headers.iter().flatten() {
+        set(name, value);
+    }
+    for (name, value) in &options.headers {
+        set(name, value);
+    }
+    Ok(HttpRequest {
+        url: join_url(&model.base_url, "v1/messages"),
+        headers,
+        body,
+    })
+}
+
+/// Decodes a recorded Messages API SSE body (for replay tests and benchmarks).
+pub fn decode_sse_bytes<S, E>(
+    model: &Model,
+    bytes: S,
+    cancel: CancellationToken,
+) -> AssistantMessageEventStream
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let control = StreamControl {
+        cancel,
+        idle_timeout: std::time::Duration::from_secs(600),
+    };
+    AssistantMessageEventStream::new(sse::decode(
+        model.clone(),
+        bytes,
+        control,
+        Decoder::new(model.clone(), false, Vec::new()),
+    ))
+}

@@ -1,0 +1,56 @@
+//! Small helpers the providers share.
+
+use crate::event_stream::AssistantMessageEventStream;
+use crate::types::{AssistantMessage, Model, SimpleStreamOptions, StreamOptions};
+
+/// The API key from the options or the provider's environment variable.
+pub fn resolve_api_key(model: &Model, options: &StreamOptions) -> Option<String> {
+    options
+        .api_key
+        .clone()
+        .filter(|k| !k.is_empty())
+        .or_else(|| crate::env_keys::get_env_api_key(&model.provider))
+}
+
+/// A stream that fails because no key is configured.
+pub fn missing_key(model: &Model) -> AssistantMessageEventStream {
+    let mut message = AssistantMessage::empty(&model.api, &model.provider, &model.id);
+    message.error_message = Some(format!("No API key for provider: {}", model.provider));
+    AssistantMessageEventStream::failed(message)
+}
+
+/// The base options of `stream_simple`: `maxTokens` defaults to the model's, capped at 32 000.
+pub fn base_options(model: &Model, options: &SimpleStreamOptions) -> StreamOptions {
+    let mut base = options.stream.clone();
+    if base.max_tokens.is_none() && model.max_tokens > 0 {
+        base.max_tokens = Some(model.max_tokens.min(32_000));
+    }
+    base
+}
+
+/// Serializes a request body, passing it through the payload hook when one is set.
+pub fn encode_body<T: serde::Serialize>(
+    model: &Model,
+    body: &T,
+    options: &StreamOptions,
+) -> Result<bytes::Bytes, String> {
+    let encoded = match &options.on_payload {
+        None => serde_json::to_vec(body),
+        Some(hook) => serde_json::to_value(body).and_then(|mut value| {
+            hook(model, &mut value);
+            serde_json::to_vec(&value)
+        }),
+    };
+    encoded
+        .map(bytes::Bytes::from)
+        .map_err(|e| format!("Could not encode the request: {e}"))
+}
+
+/// Joins a base URL and a path with exactly one slash.
+pub fn join_url(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}

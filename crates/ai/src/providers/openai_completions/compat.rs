@@ -1,0 +1,209 @@
+//! Compatibility settings of OpenAI-compatible servers: detected from the provider and base
+//! URL, overridden field by field by the model's `compat`.
+
+use serde_json::Value;
+
+use crate::types::{MaxTokensField, Model, ThinkingFormat};
+
+/// Every compat flag, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compat {
+    pub supports_store: bool,
+    pub supports_developer_role: bool,
+    pub supports_reasoning_effort: bool,
+    pub supports_usage_in_streaming: bool,
+    pub max_tokens_field: MaxTokensField,
+    pub requires_tool_result_name: bool,
+    pub requires_assistant_after_tool_result: bool,
+    pub requires_thinking_as_text: bool,
+    pub requires_reasoning_content_on_assistant_messages: bool,
+    pub thinking_format: ThinkingFormat,
+    pub open_router_routing: Option<Value>,
+    pub vercel_gateway_routing: Option<Value>,
+    pub zai_tool_stream: bool,
+    pub supports_strict_mode: bool,
+    pub anthropic_cache_control: bool,
+    pub send_session_affinity_headers: bool,
+    pub supports_long_cache_retention: bool,
+}
+
+/// What the provider and URL imply (OpenAI itself, Groq, Cerebras, xAI, DeepSeek, OpenRouter,
+/// z.ai, Moonshot, Cloudflare, …); plain servers such as Ollama, vLLM, LM Studio and
+/// llama.cpp get the OpenAI defaults.
+pub fn detect(model: &Model) -> Compat {
+    let provider = model.provider.as_str();
+    let url = model.base_url.as_str();
+    let is_zai = provider == "zai" || url.contains("api.z.ai");
+    let is_moonshot =
+        matches!(provider, "moonshotai" | "moonshotai-cn") || url.contains("api.moonshot.");
+    let is_cf_workers = provider == "cloudflare-workers-ai" || url.contains("api.cloudflare.com");
+    let is_cf_gateway =
+        provider == "cloudflare-ai-gateway" || url.contains("gateway.ai.cloudflare.com");
+    let is_grok = provider == "xai" || url.contains("api.x.ai");
+    let is_deepseek = provider == "deepseek" || url.contains("deepseek.com");
+    let non_standard = provider == "cerebras"
+        || url.contains("cerebras.ai")
+        || is_grok
+        || url.contains("chutes.ai")
+        || is_deepseek
+        || is_zai
+        || is_moonshot
+        || provider == "opencode"
+        || url.contains("opencode.ai")
+        || is_cf_workers
+        || is_cf_gateway;
+    let use_max_tokens = url.contains("chutes.ai") || is_moonshot || is_cf_gateway;
+    let thinking_format = if is_deepseek {
+        ThinkingFormat::Deepseek
+    } else if is_zai {
+        ThinkingFormat::Zai
+    } else if provider == "openrouter" || url.contains("openrouter.ai") {
+        ThinkingFormat::Openrouter
+    } else {
+        ThinkingFormat::Openai
+    };
+    Compat {
+        supports_store: !non_standard,
+        supports_developer_role: !non_standard,
+        supports_reasoning_effort: !is_grok && !is_zai && !is_moonshot && !is_cf_gateway,
+        supports_usage_in_streaming: true,
+        max_tokens_field: if use_max_tokens {
+            MaxTokensField::MaxTokens
+        } else {
+            MaxTokensField::MaxCompletionTokens
+        },
+        requires_tool_result_name: false,
+        requires_assistant_after_tool_result: false,
+        requires_thinking_as_text: false,
+        requires_reasoning_content_on_assistant_messages: is_deepseek,
+        thinking_format,
+        open_router_routing: None,
+        vercel_gateway_routing: None,
+        zai_tool_stream: false,
+        supports_strict_mode: !is_moonshot && !is_cf_gateway,
+        anthropic_cache_control: provider == "openrouter" && model.id.starts_with("anthropic/"),
+        send_session_affinity_headers: false,
+        supports_long_cache_retention: !(is_cf_workers || is_cf_gateway),
+    }
+}
+
+/// The detected settings with the model's explicit `compat` applied.
+pub fn resolve(model: &Model) -> Compat {
+    let mut c = detect(model);
+    let Some(o) = &model.compat else { return c };
+    let set = |target: &mut bool, value: Option<bool>| {
+        if let Some(v) = value {
+            *target = v;
+        }
+    };
+    set(&mut c.supports_store, o.supports_store);
+    set(&mut c.supports_developer_role, o.supports_developer_role);
+    set(
+        &mut c.supports_reasoning_effort,
+        o.supports_reasoning_effort,
+    );
+    set(
+        &mut c.supports_usage_in_streaming,
+        o.supports_usage_in_streaming,
+    );
+    set(
+        &mut c.requires_tool_result_name,
+        o.requires_tool_result_name,
+    );
+    set(
+        &mut c.requires_assistant_after_tool_result,
+        o.requires_assistant_after_tool_result,
+    );
+    set(
+        &mut c.requires_thinking_as_text,
+        o.requires_thinking_as_text,
+    );
+    set(
+        &mut c.requires_reasoning_content_on_assistant_messages,
+        o.requires_reasoning_content_on_assistant_messages,
+    );
+    set(&mut c.zai_tool_stream, o.zai_tool_stream);
+    set(&mut c.supports_strict_mode, o.supports_strict_mode);
+    set(
+        &mut c.send_session_affinity_headers,
+        o.send_session_affinity_headers,
+    );
+    set(
+        &mut c.supports_long_cache_retention,
+        o.supports_long_cache_retention,
+    );
+    if let Some(field) = o.max_tokens_field {
+        c.max_tokens_field = field;
+    }
+    if let Some(format) = o.thinking_format {
+        c.thinking_format = format;
+    }
+    if let Some(format) = &o.cache_control_format {
+        c.anthropic_cache_control = format == "anthropic";
+    }
+    c.open_router_routing = o.open_router_routing.clone();
+    if o.vercel_gateway_routing.is_some() {
+        c.vercel_gateway_routing = o.vercel_gateway_routing.clone();
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::ModelCompat;
+
+    fn model(provider: &str, url: &str) -> Model {
+        let mut m = crate::models::get_models("groq").remove(0);
+        m.provider = provider.into();
+        m.base_url = url.into();
+        m.compat = None;
+        m
+    }
+
+    #[test]
+    fn plain_servers_get_openai_defaults() {
+        for url in [
+            "http://localhost:11434/v1",
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:1234/v1",
+        ] {
+            let c = resolve(&model("local", url));
+            assert!(c.supports_store && c.supports_developer_role && c.supports_usage_in_streaming);
+            assert_eq!(c.max_tokens_field, MaxTokensField::MaxCompletionTokens);
+            assert_eq!(c.thinking_format, ThinkingFormat::Openai);
+        }
+    }
+
+    #[test]
+    fn known_providers_are_detected() {
+        let xai = resolve(&model("xai", "https://api.x.ai/v1"));
+        assert!(
+            !xai.supports_store && !xai.supports_developer_role && !xai.supports_reasoning_effort
+        );
+        let deepseek = resolve(&model("deepseek", "https://api.deepseek.com"));
+        assert_eq!(deepseek.thinking_format, ThinkingFormat::Deepseek);
+        assert!(deepseek.requires_reasoning_content_on_assistant_messages);
+        let router = resolve(&model("openrouter", "https://openrouter.ai/api/v1"));
+        assert_eq!(router.thinking_format, ThinkingFormat::Openrouter);
+        let cerebras = resolve(&model("cerebras", "https://api.cerebras.ai/v1"));
+        assert!(!cerebras.supports_store);
+        let moonshot = resolve(&model("moonshotai", "https://api.moonshot.ai/v1"));
+        assert_eq!(moonshot.max_tokens_field, MaxTokensField::MaxTokens);
+    }
+
+    #[test]
+    fn explicit_compat_overrides_detection() {
+        let mut m = model("local", "http://localhost:8080/v1");
+        m.compat = Some(ModelCompat {
+            supports_developer_role: Some(false),
+            max_tokens_field: Some(MaxTokensField::MaxTokens),
+            supports_usage_in_streaming: Some(false),
+            ..Default::default()
+        });
+        let c = resolve(&m);
+        assert!(!c.supports_developer_role && !c.supports_usage_in_streaming);
+        assert_eq!(c.max_tokens_field, MaxTokensField::MaxTokens);
+        assert!(c.supports_store);
+    }
+}

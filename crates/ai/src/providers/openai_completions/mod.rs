@@ -1,0 +1,130 @@
+//! `openai-completions`: OpenAI Chat Completions and every server that speaks it (Ollama,
+//! vLLM, LM Studio, llama.cpp, OpenRouter, Groq, Cerebras, xAI, DeepSeek, Mistral, …).
+
+pub mod compat;
+mod decode;
+pub mod request;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use tokio_util::sync::CancellationToken;
+
+use super::common::{base_options, encode_body, join_url, missing_key, resolve_api_key};
+use crate::event_stream::AssistantMessageEventStream;
+use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
+use crate::models::clamp_thinking_level;
+use crate::registry::ApiProvider;
+use crate::sse::{self, StreamControl};
+use crate::types::{
+    CacheRetention, Context, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api,
+};
+
+pub use decode::Decoder;
+
+/// The `openai-completions` provider.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenAiCompletions;
+
+impl ApiProvider for OpenAiCompletions {
+    fn api(&self) -> &str {
+        api::OPENAI_COMPLETIONS
+    }
+
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantMessageEventStream {
+        let Some(api_key) = resolve_api_key(model, &options) else {
+            return missing_key(model);
+        };
+        let request = build_request(model, context, &options, &api_key);
+        sse::run(
+            model.clone(),
+            request,
+            RetryPolicy::from_options(&options),
+            StreamControl::from_options(&options),
+            ErrorStyle::OpenAi,
+            Decoder::new(model.clone()),
+        )
+    }
+
+    fn stream_simple(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: SimpleStreamOptions,
+    ) -> AssistantMessageEventStream {
+        let mut base = base_options(model, &options);
+        base.reasoning_effort = options
+            .reasoning
+            .map(|level| clamp_thinking_level(model, level))
+            .filter(|level| *level != ThinkingLevel::Off);
+        self.stream(model, context, base)
+    }
+}
+
+/// Builds the HTTP request: URL, headers (model, session affinity, then option overrides) and body.
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: &str,
+) -> Result<HttpRequest, String> {
+    let compat = compat::resolve(model);
+    let retention = CacheRetention::resolve(options.cache_retention);
+    let messages = request::prepare_messages(model, context);
+    let body = request::build_body(model, context, &messages, options, &compat, retention);
+    let body = encode_body(model, &body, options)?;
+
+    let mut headers: Vec<(String, String)> = vec![
+        ("authorization".into(), format!("Bearer {api_key}")),
+        ("content-type".into(), "application/json".into()),
+        ("accept".into(), "application/json".into()),
+    ];
+    let mut set = |name: &str, value: &str| {
+        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        headers.push((name.to_owned(), value.to_owned()));
+    };
+    for (name, value) in model.headers.iter().flatten() {
+        set(name, value);
+    }
+    if compat.send_session_affinity_headers && retention != CacheRetention::None {
+        if let Some(session) = options.session_id.as_deref() {
+            set("session_id", session);
+            set("x-client-request-id", session);
+            set("x-session-affinity", session);
+        }
+    }
+    for (name, value) in &options.headers {
+        set(name, value);
+    }
+    Ok(HttpRequest {
+        url: join_url(&model.base_url, "chat/completions"),
+        headers,
+        body,
+    })
+}
+
+/// Decodes a recorded Chat Completions SSE body (for replay tests and benchmarks).
+pub fn decode_sse_bytes<S, E>(
+    model: &Model,
+    bytes: S,
+    cancel: CancellationToken,
+) -> AssistantMessageEventStream
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let control = StreamControl {
+        cancel,
+        idle_timeout: std::time::Duration::from_secs(600),
+    };
+    AssistantMessageEventStream::new(sse::decode(
+        model.clone(),
+        bytes,
+        control,
+        Decoder::new(model.clone()),
+    ))
+}

@@ -1,0 +1,640 @@
+//! The Chat Completions request body: messages, tools and the compat-dependent fields.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::compat::Compat;
+use crate::transform::transform_messages;
+use crate::types::{
+    AssistantBlock, CacheRetention, Context, InputBlock, MaxTokensField, Message, Model,
+    StreamOptions, ThinkingFormat, ThinkingLevel, ToolChoice, UserContent,
+};
+
+const BRIDGE_AFTER_TOOL_RESULT: &str = "I have processed the tool results.";
+
+/// `cache_control` marker for OpenAI-compatible gateways in front of Anthropic models.
+#[derive(Debug, Clone, Serialize)]
+pub struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl: Option<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part<'a> {
+    Text {
+        text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ImageUrl {
+        image_url: ImageUrl,
+    },
+}
+
+#[derive(Debug, Serialize)]
+pub struct ImageUrl {
+    url: String,
+}
+
+/// A message's content: a plain string or parts.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Content<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<Part<'a>>),
+}
+
+impl<'a> Content<'a> {
+    fn borrowed(text: &'a str) -> Self {
+        Self::Text(Cow::Borrowed(text))
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Self::Text(t) => t.is_empty(),
+            Self::Parts(p) => p.is_empty(),
+        }
+    }
+}
+
+fn text_part<'a>(text: impl Into<Cow<'a, str>>) -> Part<'a> {
+    Part::Text {
+        text: text.into(),
+        cache_control: None,
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct FunctionCall<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ToolCallParam<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionCall<'a>,
+}
+
+/// One entry of `messages`.
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum ChatMessage<'a> {
+    System {
+        content: Content<'a>,
+    },
+    Developer {
+        content: Content<'a>,
+    },
+    User {
+        content: Content<'a>,
+    },
+    Assistant {
+        content: Option<Content<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_calls: Option<Vec<ToolCallParam<'a>>>,
+        /// Reasoning replay fields (`reasoning_content`, `reasoning_details`, …).
+        #[serde(flatten)]
+        extra: Map<String, Value>,
+    },
+    Tool {
+        content: Content<'a>,
+        tool_call_id: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<&'a str>,
+    },
+}
+
+#[derive(Debug, Serialize)]
+pub struct FunctionDef<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ToolParam<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionDef<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+/// The request body, with keys in the order the OpenAI SDK sends them.
+#[derive(Debug, Serialize)]
+pub struct Body<'a> {
+    model: &'a str,
+    messages: Vec<ChatMessage<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_retention: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    store: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Vec<ToolParam<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    /// Reasoning and routing fields that depend on the server.
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+/// Normalizes tool-call ids from other APIs (Responses `call|item` ids, over-long ids).
+fn normalize_tool_call_id(model: &Model, id: &str) -> String {
+    if let Some((call_id, _)) = id.split_once('|') {
+        return call_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(40)
+            .collect();
+    }
+    if model.provider == "openai" && id.chars().count() > 40 {
+        return id.chars().take(40).collect();
+    }
+    id.to_owned()
+}
+
+fn image_url(mime: &str, data: &str) -> ImageUrl {
+    ImageUrl {
+        url: format!("data:{mime};base64,{data}"),
+    }
+}
+
+/// Converts the conversation to Chat Completions messages.
+pub fn convert_messages<'a>(
+    model: &Model,
+    context: &'a Context,
+    messages: &'a [Message],
+    compat: &Compat,
+) -> Vec<ChatMessage<'a>> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if let Some(system) = context.system_prompt.as_deref() {
+        let content = Content::borrowed(system);
+        if model.reasoning && compat.supports_developer_role {
+            out.push(ChatMessage::Developer { content });
+        } else {
+            out.push(ChatMessage::System { content });
+        }
+    }
+    let mut last_was_tool_result = false;
+    let mut index = 0;
+    while index < messages.len() {
+        match &messages[index] {
+            Message::User(user) => {
+                if compat.requires_assistant_after_tool_result && last_was_tool_result {
+                    out.push(bridge_message());
+                }
+                let content = match &user.content {
+                    UserContent::Text(text) => Content::borrowed(text),
+                    UserContent::Blocks(blocks) => {
+                        let parts: Vec<Part> = blocks.iter().map(input_part).collect();
+                        if parts.is_empty() {
+                            index += 1;
+                            continue;
+                        }
+                        Content::Parts(parts)
+                    }
+                };
+                out.push(ChatMessage::User { content });
+                last_was_tool_result = false;
+            }
+            Message::Assistant(assistant) => {
+                if let Some(message) = convert_assistant(model, assistant, compat) {
+                    out.push(message);
+                }
+                last_was_tool_result = false;
+            }
+            Message::ToolResult(_) => {
+                let mut images = Vec::new();
+                while let Some(Message::ToolResult(result)) = messages.get(index) {
+                    let text: Vec<&str> = result
+                        .content
+                        .iter()
+                        .filter_map(InputBlock::as_text)
+                        .collect();
+                    let text = text.join("\n");
+                    let content = if text.is_empty() {
+                        Content::borrowed("(see attached image)")
+                    } else {
+                        Content::Text(Cow::Owned(text))
+                    };
+                    out.push(ChatMessage::Tool {
+                        content,
+                        tool_call_id: &result.tool_call_id,
+                        name: (compat.requires_tool_result_name && !result.tool_name.is_empty())
+                            .then_some(result.tool_name.as_str()),
+                    });
+                    if model.supports_images() {
+                        for block in &result.content {
+                            if let InputBlock::Image(image) = block {
+                                images.push(Part::ImageUrl {
+                                    image_url: image_url(&image.mime_type, &image.data),
+                                });
+                            }
+                        }
+                    }
+                    index += 1;
+                }
+                if images.is_empty() {
+                    last_was_tool_result = true;
+                } else {
+                    if compat.requires_assistant_after_tool_result {
+                        out.push(bridge_message());
+                    }
+                    let mut parts = vec![text_part("Attached image(s) from tool result:")];
+                    parts.extend(images);
+                    out.push(ChatMessage::User {
+                        content: Content::Parts(parts),
+                    });
+                    last_was_tool_result = false;
+                }
+                continue;
+            }
+        }
+        index += 1;
+    }
+    out
+}
+
+fn bridge_message<'a>() -> ChatMessage<'a> {
+    ChatMessage::Assistant {
+        content: Some(Content::borrowed(BRIDGE_AFTER_TOOL_RESULT)),
+        tool_calls: None,
+        extra: Map::new(),
+    }
+}
+
+fn input_part(block: &InputBlock) -> Part<'_> {
+    match block {
+        InputBlock::Text(t) => text_part(t.text.as_str()),
+        InputBlock::Image(i) => Part::ImageUrl {
+            image_url: image_url(&i.mime_type, &i.data),
+        },
+    }
+}
+
+fn convert_assistant<'a>(
+    model: &Model,
+    assistant: &'a crate::types::AssistantMessage,
+    compat: &Compat,
+) -> Option<ChatMessage<'a>> {
+    let texts: Vec<&str> = assistant
+        .content
+        .iter()
+        .filter_map(AssistantBlock::as_text)
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    let thinking: Vec<&crate::types::ThinkingContent> = assistant
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            AssistantBlock::Thinking(t) if !t.thinking.trim().is_empty() => Some(t),
+            _ => None,
+        })
+        .collect();
+    let mut extra = Map::new();
+    let mut content: Option<Content> = compat
+        .requires_assistant_after_tool_result
+        .then(|| Content::borrowed(""));
+    if !thinking.is_empty() && compat.requires_thinking_as_text {
+        // Thinking as plain text first (no tags, so the model does not mimic them).
+        let joined = thinking
+            .iter()
+            .map(|t| t.thinking.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let mut parts = vec![text_part(joined)];
+        parts.extend(texts.iter().map(|t| text_part(*t)));
+        content = Some(Content::Parts(parts));
+    } else {
+        let joined_text = texts.concat();
+        if !joined_text.is_empty() {
+            content = Some(Content::Text(Cow::Owned(joined_text)));
+        }
+        if let Some(first) = thinking.first() {
+            if let Some(field) = first
+                .thinking_signature
+                .as_deref()
+                .filter(|s| !s.is_empty())
+            {
+                let joined = thinking
+                    .iter()
+                    .map(|t| t.thinking.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                extra.insert(field.to_owned(), Value::String(joined));
+            }
+        }
+    }
+    let calls: Vec<&crate::types::ToolCall> = assistant.tool_calls().collect();
+    let tool_calls = (!calls.is_empty()).then(|| {
+        calls
+            .iter()
+            .map(|c| ToolCallParam {
+                id: &c.id,
+                kind: "function",
+                function: FunctionCall {
+                    name: &c.name,
+                    arguments: serde_json::to_string(&c.arguments).unwrap_or_else(|_| "{}".into()),
+                },
+            })
+            .collect::<Vec<_>>()
+    });
+    let details: Vec<Value> = calls
+        .iter()
+        .filter_map(|c| c.thought_signature.as_deref())
+        .filter_map(|s| serde_json::from_str(s).ok())
+        .collect();
+    if !details.is_empty() {
+        extra.insert("reasoning_details".into(), Value::Array(details));
+    }
+    if compat.requires_reasoning_content_on_assistant_messages
+        && model.reasoning
+        && !extra.contains_key("reasoning_content")
+    {
+        extra.insert("reasoning_content".into(), Value::String(String::new()));
+    }
+    let has_content = content.as_ref().is_some_and(|c| !c.is_empty());
+    if !has_content && tool_calls.is_none() {
+        return None;
+    }
+    Some(ChatMessage::Assistant {
+        content,
+        tool_calls,
+        extra,
+    })
+}
+
+fn cache_control(compat: &Compat, retention: CacheRetention) -> Option<CacheControl> {
+    if !compat.anthropic_cache_control || retention == CacheRetention::None {
+        return None;
+    }
+    let ttl =
+        (retention == CacheRetention::Long && compat.supports_long_cache_retention).then_some("1h");
+    Some(CacheControl {
+        kind: "ephemeral",
+        ttl,
+    })
+}
+
+/// Marks the system prompt, the last tool and the last user/assistant text for caching.
+fn apply_cache_control(
+    messages: &mut [ChatMessage],
+    tools: Option<&mut Vec<ToolParam>>,
+    marker: &CacheControl,
+) {
+    fn mark(content: &mut Content, marker: &CacheControl) -> bool {
+        match content {
+            Content::Text(t) if !t.is_empty() => {
+                let text = std::mem::take(t);
+                *content = Content::Parts(vec![Part::Text {
+                    text,
+                    cache_control: Some(marker.clone()),
+                }]);
+                true
+            }
+            Content::Parts(parts) => {
+                for part in parts.iter_mut().rev() {
+                    if let Part::Text { cache_control, .. } = part {
+                        *cache_control = Some(marker.clone());
+                        return true;
+                    }
+                }
+                false
+            }
+            Content::Text(_) => false,
+        }
+    }
+    if let Some(ChatMessage::System { content } | ChatMessage::Developer { content }) =
+        messages.iter_mut().find(|m| {
+            matches!(
+                m,
+                ChatMessage::System { .. } | ChatMessage::Developer { .. }
+            )
+        })
+    {
+        mark(content, marker);
+    }
+    if let Some(last) = tools.and_then(|t| t.last_mut()) {
+        last.cache_control = Some(marker.clone());
+    }
+    for message in messages.iter_mut().rev() {
+        let done = match message {
+            ChatMessage::User { content } => mark(content, marker),
+            ChatMessage::Assistant {
+                content: Some(content),
+                ..
+            } => mark(content, marker),
+            _ => false,
+        };
+        if done {
+            break;
+        }
+    }
+}
+
+fn has_tool_history(messages: &[Message]) -> bool {
+    messages.iter().any(|m| match m {
+        Message::ToolResult(_) => true,
+        Message::Assistant(a) => a.tool_calls().next().is_some(),
+        Message::User(_) => false,
+    })
+}
+
+fn reasoning_value(model: &Model, level: ThinkingLevel) -> String {
+    match model.thinking_level_value(level) {
+        Some(Some(mapped)) => mapped.to_owned(),
+        _ => level.as_str().to_owned(),
+    }
+}
+
+/// Builds the request body. `messages` are the transformed conversation of `context`.
+pub fn build_body<'a>(
+    model: &'a Model,
+    context: &'a Context,
+    messages: &'a [Message],
+    options: &'a StreamOptions,
+    compat: &Compat,
+    retention: CacheRetention,
+) -> Body<'a> {
+    let mut chat = convert_messages(model, context, messages, compat);
+    let long_cache = retention == CacheRetention::Long && compat.supports_long_cache_retention;
+    let mut body = Body {
+        model: &model.id,
+        messages: Vec::new(),
+        stream: true,
+        prompt_cache_key: ((model.base_url.contains("api.openai.com")
+            && retention != CacheRetention::None)
+            || long_cache)
+            .then_some(options.session_id.as_deref())
+            .flatten(),
+        prompt_cache_retention: long_cache.then_some("24h"),
+        stream_options: compat
+            .supports_usage_in_streaming
+            .then(|| serde_json::json!({"include_usage": true})),
+        store: compat.supports_store.then_some(false),
+        max_completion_tokens: None,
+        max_tokens: None,
+        temperature: options.temperature,
+        tools: None,
+        tool_choice: None,
+        extra: Map::new(),
+    };
+    if let Some(max) = options.max_tokens.filter(|m| *m > 0) {
+        match compat.max_tokens_field {
+            MaxTokensField::MaxTokens => body.max_tokens = Some(max),
+            MaxTokensField::MaxCompletionTokens => body.max_completion_tokens = Some(max),
+        }
+    }
+    if !context.tools.is_empty() {
+        body.tools = Some(
+            context
+                .tools
+                .iter()
+                .map(|t| ToolParam {
+                    kind: "function",
+                    function: FunctionDef {
+                        name: &t.name,
+                        description: &t.description,
+                        parameters: &t.parameters,
+                        strict: compat.supports_strict_mode.then_some(false),
+                    },
+                    cache_control: None,
+                })
+                .collect(),
+        );
+        if compat.zai_tool_stream {
+            body.extra.insert("tool_stream".into(), Value::Bool(true));
+        }
+    } else if has_tool_history(messages) {
+        body.tools = Some(Vec::new());
+    }
+    if let Some(marker) = cache_control(compat, retention) {
+        apply_cache_control(&mut chat, body.tools.as_mut(), &marker);
+    }
+    body.messages = chat;
+    body.tool_choice = options.tool_choice.as_ref().map(|choice| match choice {
+        ToolChoice::Auto => Value::from("auto"),
+        ToolChoice::None => Value::from("none"),
+        ToolChoice::Required => Value::from("required"),
+        ToolChoice::Tool(name) => {
+            serde_json::json!({"type": "function", "function": {"name": name}})
+        }
+    });
+    let effort = options
+        .reasoning_effort
+        .filter(|l| *l != ThinkingLevel::Off);
+    let extra = &mut body.extra;
+    if model.reasoning {
+        match compat.thinking_format {
+            ThinkingFormat::Zai | ThinkingFormat::Qwen => {
+                extra.insert("enable_thinking".into(), Value::Bool(effort.is_some()));
+            }
+            ThinkingFormat::QwenChatTemplate => {
+                extra.insert(
+                    "chat_template_kwargs".into(),
+                    serde_json::json!({"enable_thinking": effort.is_some(), "preserve_thinking": true}),
+                );
+            }
+            ThinkingFormat::Deepseek => {
+                let kind = if effort.is_some() {
+                    "enabled"
+                } else {
+                    "disabled"
+                };
+                extra.insert("thinking".into(), serde_json::json!({"type": kind}));
+                if let Some(level) = effort {
+                    extra.insert(
+                        "reasoning_effort".into(),
+                        Value::String(reasoning_value(model, level)),
+                    );
+                }
+            }
+            ThinkingFormat::Openrouter => match effort {
+                Some(level) => {
+                    extra.insert(
+                        "reasoning".into(),
+                        serde_json::json!({"effort": reasoning_value(model, level)}),
+                    );
+                }
+                None => match model.thinking_level_value(ThinkingLevel::Off) {
+                    Some(None) => {}
+                    Some(Some(off)) => {
+                        extra.insert("reasoning".into(), serde_json::json!({"effort": off}));
+                    }
+                    None => {
+                        extra.insert("reasoning".into(), serde_json::json!({"effort": "none"}));
+                    }
+                },
+            },
+            ThinkingFormat::Openai if compat.supports_reasoning_effort => match effort {
+                Some(level) => {
+                    extra.insert(
+                        "reasoning_effort".into(),
+                        Value::String(reasoning_value(model, level)),
+                    );
+                }
+                None => {
+                    if let Some(Some(off)) = model.thinking_level_value(ThinkingLevel::Off) {
+                        extra.insert("reasoning_effort".into(), Value::String(off.to_owned()));
+                    }
+                }
+            },
+            ThinkingFormat::Openai => {}
+        }
+    }
+    if model.base_url.contains("openrouter.ai") {
+        if let Some(routing) = &compat.open_router_routing {
+            extra.insert("provider".into(), routing.clone());
+        }
+    }
+    if model.base_url.contains("ai-gateway.vercel.sh") {
+        if let Some(Value::Object(routing)) = &compat.vercel_gateway_routing {
+            let mut gateway = Map::new();
+            for key in ["only", "order"] {
+                if let Some(v) = routing.get(key) {
+                    gateway.insert(key.into(), v.clone());
+                }
+            }
+            if !gateway.is_empty() {
+                extra.insert(
+                    "providerOptions".into(),
+                    serde_json::json!({"gateway": gateway}),
+                );
+            }
+        }
+    }
+    body
+}
+
+/// The transformed conversation for this model (ids normalized, orphans answered).
+pub fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
+    let normalize = |id: &str| normalize_tool_call_id(model, id);
+    transform_messages(&context.messages, model, Some(&normalize))
+}

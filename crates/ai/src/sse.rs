@@ -1,0 +1,183 @@
+//! The streaming half every SSE provider shares: decode the body into SSE events, hand them
+//! to the provider's decoder, and turn cancellation, stalls and broken connections into the
+//! final `error` event.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_util::StreamExt;
+use sse_stream::{Sse, SseByteStream};
+use tokio_util::sync::CancellationToken;
+
+use crate::assembler::Assembler;
+use crate::event_stream::AssistantMessageEventStream;
+use crate::http::{self, ErrorStyle, HttpRequest, RetryPolicy};
+use crate::types::{AssistantMessageEvent, Model};
+
+const DEFAULT_IDLE_TIMEOUT_MS: u64 = 600_000;
+
+/// Whether the decoder wants more events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// The provider signalled the end (`[DONE]`, `message_stop`).
+    Stop,
+}
+
+/// A provider's mapping from SSE events to message updates.
+pub trait SseDecoder: Send + 'static {
+    /// Applies one SSE event; an `Err` ends the stream with that error text.
+    fn on_event(&mut self, event: &Sse, asm: &mut Assembler) -> Result<Flow, String>;
+
+    /// Called once when the events end (`ended_by_provider` is false on a bare EOF): close
+    /// blocks, settle the stop reason, or report an incomplete stream.
+    fn finish(&mut self, asm: &mut Assembler, ended_by_provider: bool) -> Result<(), String>;
+}
+
+/// Stream settings the driver needs.
+#[derive(Debug, Clone)]
+pub struct StreamControl {
+    pub cancel: CancellationToken,
+    pub idle_timeout: Duration,
+}
+
+impl StreamControl {
+    /// From stream options (default idle timeout 10 minutes).
+    pub fn from_options(options: &crate::types::StreamOptions) -> Self {
+        Self {
+            cancel: options.cancel.clone().unwrap_or_default(),
+            idle_timeout: Duration::from_millis(
+                options.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
+            ),
+        }
+    }
+}
+
+/// Sends `request` and streams the response through `decoder`.
+pub fn run<D: SseDecoder>(
+    model: Model,
+    request: Result<HttpRequest, String>,
+    policy: RetryPolicy,
+    control: StreamControl,
+    style: ErrorStyle,
+    decoder: D,
+) -> AssistantMessageEventStream {
+    AssistantMessageEventStream::new(async_stream::stream! {
+        let request = match request {
+            Ok(request) => request,
+            Err(message) => {
+                yield Assembler::new(&model).fail(false, message);
+                return;
+            }
+        };
+        let response = match http::send(&request, policy, &control.cancel, style).await {
+            Ok(response) => response,
+            Err(failure) => {
+                yield Assembler::new(&model).fail(failure.aborted, failure.message);
+                return;
+            }
+        };
+        let mut events = Box::pin(decode(model, response.bytes_stream(), control, decoder));
+        while let Some(event) = events.next().await {
+            yield event;
+        }
+    })
+}
+
+/// Decodes an SSE byte stream (a live body or a recording) into message events, starting with
+/// `start` and ending with `done` or `error`.
+pub fn decode<S, E, D>(
+    model: Model,
+    bytes: S,
+    control: StreamControl,
+    mut decoder: D,
+) -> impl Stream<Item = AssistantMessageEvent> + Send
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+    D: SseDecoder,
+{
+    async_stream::stream! {
+        let mut asm = Assembler::new(&model);
+        asm.start();
+        for event in asm.drain() {
+            yield event;
+        }
+        let mut sse = Box::pin(SseByteStream::new(bytes));
+        let mut ended_by_provider = false;
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = control.cancel.cancelled() => {
+                    yield asm.fail(true, http::ABORTED.to_owned());
+                    return;
+                }
+                next = tokio::time::timeout(control.idle_timeout, sse.next()) => next,
+            };
+            let outcome = match next {
+                Err(_elapsed) => Err(format!(
+                    "Request timed out: no data from the provider for {}s",
+                    control.idle_timeout.as_secs_f64()
+                )),
+                Ok(None) => break,
+                Ok(Some(Err(error))) => Err(transport_error(&error)),
+                Ok(Some(Ok(event))) => decoder.on_event(&event, &mut asm),
+            };
+            let pending: Vec<_> = asm.drain().collect();
+            for event in pending {
+                yield event;
+            }
+            match outcome {
+                Ok(Flow::Continue) => {}
+                Ok(Flow::Stop) => {
+                    ended_by_provider = true;
+                    break;
+                }
+                Err(message) => {
+                    let aborted = control.cancel.is_cancelled();
+                    yield asm.fail(aborted, message);
+                    return;
+                }
+            }
+        }
+        let settled = decoder.finish(&mut asm, ended_by_provider);
+        let pending: Vec<_> = asm.drain().collect();
+        for event in pending {
+            yield event;
+        }
+        if control.cancel.is_cancelled() {
+            yield asm.fail(true, http::ABORTED.to_owned());
+            return;
+        }
+        match settled {
+            Ok(()) => yield asm.finish(),
+            Err(message) => yield asm.fail(false, message),
+        }
+    }
+}
+
+/// A clear text for a body that broke off or could not be decoded.
+fn transport_error(error: &sse_stream::Error) -> String {
+    match error {
+        sse_stream::Error::Body(cause) => {
+            let mut chain = cause.to_string();
+            let mut source = cause.source();
+            while let Some(inner) = source {
+                chain.push_str(": ");
+                chain.push_str(&inner.to_string());
+                source = inner.source();
+            }
+            format!("Connection error: the stream was terminated before completion ({chain})")
+        }
+        other => format!("Invalid event stream from the provider: {other}"),
+    }
+}
+
+/// Parses an SSE data payload as JSON, with a clear error naming the bad data.
+pub fn parse_json<'a, T: serde::Deserialize<'a>>(data: &'a str) -> Result<T, String> {
+    serde_json::from_str(data).map_err(|e| {
+        let shown: String = data.chars().take(200).collect();
+        format!("Could not parse a streamed chunk as JSON ({e}): {shown}")
+    })
+}

@@ -1,0 +1,237 @@
+//! Prepares a conversation for a target model: images for text-only models, thinking from
+//! other models, tool-call ids the API accepts, and exactly one result per tool call.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::types::{
+    AssistantBlock, InputBlock, Message, Model, StopReason, TextContent, ToolCall,
+    ToolResultMessage, UserContent, now_ms,
+};
+
+const USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support images)";
+const TOOL_IMAGE_PLACEHOLDER: &str = "(tool image omitted: model does not support images)";
+const MISSING_RESULT: &str = "No result provided";
+
+fn replace_images(content: &[InputBlock], placeholder: &str) -> Vec<InputBlock> {
+    let mut out = Vec::with_capacity(content.len());
+    let mut previous_was_placeholder = false;
+    for block in content {
+        match block {
+            InputBlock::Image(_) => {
+                if !previous_was_placeholder {
+                    out.push(InputBlock::text(placeholder));
+                }
+                previous_was_placeholder = true;
+            }
+            InputBlock::Text(t) => {
+                previous_was_placeholder = t.text == placeholder;
+                out.push(block.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Returns the messages as `model` should receive them.
+///
+/// `normalize_id` rewrites tool-call ids from other models to the target API's rules; the
+/// matching tool results follow. Failed (`error`/`aborted`) assistant turns are dropped, and
+/// tool calls left without a result get an error result saying so.
+pub fn transform_messages(
+    messages: &[Message],
+    model: &Model,
+    normalize_id: Option<&dyn Fn(&str) -> String>,
+) -> Vec<Message> {
+    let text_only = !model.supports_images();
+    let mut id_map: HashMap<String, String> = HashMap::new();
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    let mut pending: Vec<(String, String)> = Vec::new();
+    let mut answered: HashSet<String> = HashSet::new();
+
+    let flush = |out: &mut Vec<Message>,
+                 pending: &mut Vec<(String, String)>,
+                 answered: &mut HashSet<String>| {
+        for (id, name) in pending.drain(..) {
+            if !answered.contains(&id) {
+                out.push(Message::ToolResult(ToolResultMessage {
+                    tool_call_id: id,
+                    tool_name: name,
+                    content: vec![InputBlock::text(MISSING_RESULT)],
+                    is_error: true,
+                    timestamp: now_ms(),
+                    ..Default::default()
+                }));
+            }
+        }
+        answered.clear();
+    };
+
+    for message in messages {
+        match message {
+            Message::User(user) => {
+                flush(&mut out, &mut pending, &mut answered);
+                let mut user = user.clone();
+                if text_only {
+                    if let UserContent::Blocks(blocks) = &user.content {
+                        user.content =
+                            UserContent::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
+                    }
+                }
+                out.push(Message::User(user));
+            }
+            Message::ToolResult(result) => {
+                let mut result = result.clone();
+                if let Some(mapped) = id_map.get(&result.tool_call_id) {
+                    result.tool_call_id = mapped.clone();
+                }
+                if text_only {
+                    result.content = replace_images(&result.content, TOOL_IMAGE_PLACEHOLDER);
+                }
+                answered.insert(result.tool_call_id.clone());
+                out.push(Message::ToolResult(result));
+            }
+            Message::Assistant(assistant) => {
+                flush(&mut out, &mut pending, &mut answered);
+                if matches!(
+                    assistant.stop_reason,
+                    StopReason::Error | StopReason::Aborted
+                ) {
+                    continue;
+                }
+                let same_model = assistant.provider == model.provider
+                    && assistant.api == model.api
+                    && assistant.model == model.id;
+                let mut converted = assistant.clone();
+                converted.content = assistant
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        AssistantBlock::Thinking(t) => {
+                            if t.is_redacted() {
+                                return same_model.then(|| block.clone());
+                            }
+                            if same_model && t.thinking_signature.is_some() {
+                                return Some(block.clone());
+                            }
+                            if t.thinking.trim().is_empty() {
+                                return None;
+                            }
+                            if same_model {
+                                Some(block.clone())
+                            } else {
+                                Some(AssistantBlock::Text(TextContent::new(t.thinking.clone())))
+                            }
+                        }
+                        AssistantBlock::Text(t) if !same_model => {
+                            Some(AssistantBlock::Text(TextContent::new(t.text.clone())))
+                        }
+                        AssistantBlock::Text(_) => Some(block.clone()),
+                        AssistantBlock::ToolCall(call) => {
+                            let mut call: ToolCall = call.clone();
+                            if !same_model {
+                                call.thought_signature = None;
+                                if let Some(normalize) = normalize_id {
+                                    let normalized = normalize(&call.id);
+                                    if normalized != call.id {
+                                        id_map.insert(call.id.clone(), normalized.clone());
+                                        call.id = normalized;
+                                    }
+                                }
+                            }
+                            Some(AssistantBlock::ToolCall(call))
+                        }
+                    })
+                    .collect();
+                let calls: Vec<(String, String)> = converted
+                    .tool_calls()
+                    .map(|c| (c.id.clone(), c.name.clone()))
+                    .collect();
+                if !calls.is_empty() {
+                    pending = calls;
+                    answered.clear();
+                }
+                out.push(Message::Assistant(converted));
+            }
+        }
+    }
+    flush(&mut out, &mut pending, &mut answered);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{AssistantMessage, ImageContent, ThinkingContent, UserMessage};
+
+    fn target() -> Model {
+        let mut m = crate::models::get_model("anthropic", "claude-3-5-haiku-20241022").unwrap();
+        m.input = vec![crate::types::InputKind::Text];
+        m
+    }
+
+    fn assistant(provider: &str, blocks: Vec<AssistantBlock>) -> Message {
+        let mut a = AssistantMessage::empty("openai-completions", provider, "gpt");
+        a.content = blocks;
+        a.stop_reason = StopReason::ToolUse;
+        Message::Assistant(a)
+    }
+
+    #[test]
+    fn foreign_thinking_becomes_text_and_empty_thinking_is_dropped() {
+        let msgs = vec![assistant(
+            "openai",
+            vec![
+                AssistantBlock::Thinking(ThinkingContent::new("reasoned")),
+                AssistantBlock::Thinking(ThinkingContent::new("  ")),
+                AssistantBlock::Text(TextContent::new("answer")),
+            ],
+        )];
+        let out = transform_messages(&msgs, &target(), None);
+        let Message::Assistant(a) = &out[0] else {
+            panic!()
+        };
+        assert_eq!(a.content.len(), 2);
+        assert_eq!(a.content[0].as_text(), Some("reasoned"));
+    }
+
+    #[test]
+    fn ids_are_normalized_and_orphans_get_error_results() {
+        let call = ToolCall::new("call|weird+id", "read", Default::default());
+        let msgs = vec![
+            assistant("openai", vec![AssistantBlock::ToolCall(call)]),
+            Message::User(UserMessage::text("next")),
+        ];
+        let normalize = |id: &str| id.replace(['|', '+'], "_");
+        let out = transform_messages(&msgs, &target(), Some(&normalize));
+        assert_eq!(out.len(), 3);
+        let Message::ToolResult(r) = &out[1] else {
+            panic!("{out:?}")
+        };
+        assert_eq!(r.tool_call_id, "call_weird_id");
+        assert!(r.is_error);
+        assert_eq!(r.content[0].as_text(), Some("No result provided"));
+    }
+
+    #[test]
+    fn images_are_replaced_for_text_only_models_and_failed_turns_dropped() {
+        let user = UserMessage::blocks(vec![
+            InputBlock::Image(ImageContent::new("aGk=", "image/png")),
+            InputBlock::Image(ImageContent::new("aGk=", "image/png")),
+            InputBlock::text("what is this"),
+        ]);
+        let mut failed = AssistantMessage::empty("a", "b", "c");
+        failed.stop_reason = StopReason::Error;
+        let out = transform_messages(
+            &[Message::User(user), Message::Assistant(failed)],
+            &target(),
+            None,
+        );
+        assert_eq!(out.len(), 1);
+        let Message::User(u) = &out[0] else { panic!() };
+        let UserContent::Blocks(blocks) = &u.content else {
+            panic!()
+        };
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0].as_text(), Some(USER_IMAGE_PLACEHOLDER));
+    }
+}

@@ -1,0 +1,217 @@
+//! LLM messages: user, assistant and tool result (seed 002, Appendix A.1).
+
+use serde::{Deserialize, Serialize};
+
+use super::content::{AssistantBlock, InputBlock, ToolCall};
+use super::role::{AssistantRole, ToolResultRole, UserRole};
+use super::usage::Usage;
+
+/// Milliseconds since the Unix epoch, as every message's `timestamp` holds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Why an assistant message ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    #[default]
+    Stop,
+    Length,
+    ToolUse,
+    Error,
+    Aborted,
+}
+
+impl StopReason {
+    /// `error` or `aborted`: the message did not complete.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Self::Error | Self::Aborted)
+    }
+}
+
+/// A user's content: a plain string or a list of text and image blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserContent {
+    Text(String),
+    Blocks(Vec<InputBlock>),
+}
+
+impl Default for UserContent {
+    fn default() -> Self {
+        Self::Blocks(Vec::new())
+    }
+}
+
+/// A message from the user.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    #[serde(default)]
+    pub role: UserRole,
+    pub content: UserContent,
+    #[serde(default)]
+    pub timestamp: i64,
+}
+
+impl UserMessage {
+    /// A user message holding one text block, stamped now.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            role: UserRole,
+            content: UserContent::Blocks(vec![InputBlock::text(text)]),
+            timestamp: now_ms(),
+        }
+    }
+
+    /// A user message from blocks, stamped now.
+    pub fn blocks(blocks: Vec<InputBlock>) -> Self {
+        Self {
+            role: UserRole,
+            content: UserContent::Blocks(blocks),
+            timestamp: now_ms(),
+        }
+    }
+}
+
+/// A message produced by the model (complete, or partial while streaming).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    #[serde(default)]
+    pub role: AssistantRole,
+    pub content: Vec<AssistantBlock>,
+    pub api: String,
+    pub provider: String,
+    pub model: String,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default)]
+    pub stop_reason: StopReason,
+    #[serde(default)]
+    pub timestamp: i64,
+    /// The provider's id for this response, when it gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    /// The concrete model that answered, when it differs from `model` (e.g. OpenRouter `auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// Redacted provider/runtime diagnostics, kept opaque.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<serde_json::Value>,
+}
+
+impl AssistantMessage {
+    /// An empty message for a model, as a stream starts it.
+    pub fn empty(api: &str, provider: &str, model: &str) -> Self {
+        Self {
+            api: api.to_owned(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            timestamp: now_ms(),
+            ..Self::default()
+        }
+    }
+
+    /// The tool calls of this message, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(AssistantBlock::as_tool_call)
+    }
+
+    /// The concatenated text blocks.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(AssistantBlock::as_text)
+            .collect()
+    }
+}
+
+/// The result of one tool call, as the model will see it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    #[serde(default)]
+    pub role: ToolResultRole,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub content: Vec<InputBlock>,
+    /// Tool-specific structured details (diffs, truncation info); never sent to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
+    #[serde(default)]
+    pub is_error: bool,
+    #[serde(default)]
+    pub timestamp: i64,
+}
+
+/// Any LLM message, tagged by `role`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Message {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage),
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+enum MessageWire {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage),
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match MessageWire::deserialize(deserializer)? {
+            MessageWire::User(m) => Self::User(m),
+            MessageWire::Assistant(m) => Self::Assistant(m),
+            MessageWire::ToolResult(m) => Self::ToolResult(m),
+        })
+    }
+}
+
+impl Message {
+    /// The message's `role` tag.
+    pub fn role(&self) -> &'static str {
+        match self {
+            Self::User(_) => UserRole::VALUE,
+            Self::Assistant(_) => AssistantRole::VALUE,
+            Self::ToolResult(_) => ToolResultRole::VALUE,
+        }
+    }
+
+    /// The message's timestamp in milliseconds.
+    pub fn timestamp(&self) -> i64 {
+        match self {
+            Self::User(m) => m.timestamp,
+            Self::Assistant(m) => m.timestamp,
+            Self::ToolResult(m) => m.timestamp,
+        }
+    }
+}
+
+impl From<UserMessage> for Message {
+    fn from(m: UserMessage) -> Self {
+        Self::User(m)
+    }
+}
+
+impl From<AssistantMessage> for Message {
+    fn from(m: AssistantMessage) -> Self {
+        Self::Assistant(m)
+    }
+}
+
+impl From<ToolResultMessage> for Message {
+    fn from(m: ToolResultMessage) -> Self {
+        Self::ToolResult(m)
+    }
+}

@@ -1,0 +1,28 @@
+//! The JSON contract of pi-ai: messages, content, usage, models, context, events, options.
+
+pub mod content;
+pub mod context;
+pub mod event;
+pub mod message;
+pub mod model;
+pub mod options;
+pub mod role;
+pub mod thinking;
+pub mod usage;
+
+pub use content::{
+    AssistantBlock, ImageContent, InputBlock, TextContent, ThinkingContent, ToolCall,
+};
+pub use context::{Context, Tool};
+pub use event::AssistantMessageEvent;
+pub use message::{
+    AssistantMessage, Message, StopReason, ToolResultMessage, UserContent, UserMessage, now_ms,
+};
+pub use model::{
+    InputKind, MaxTokensField, Model, ModelCompat, ModelCost, ThinkingFormat, ThinkingLevelMap, api,
+};
+pub use options::{
+    AnthropicThinking, CacheRetention, PayloadHook, SimpleStreamOptions, StreamOptions, ToolChoice,
+};
+pub use thinking::{ThinkingBudgets, ThinkingLevel};
+pub use usage::{Usage, UsageCost};

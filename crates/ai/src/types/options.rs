@@ -1,0 +1,124 @@
+//! Options of a streaming call.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::model::Model;
+use super::thinking::{ThinkingBudgets, ThinkingLevel};
+
+/// How long a provider should keep the prompt cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheRetention {
+    None,
+    #[default]
+    Short,
+    Long,
+}
+
+impl CacheRetention {
+    /// The explicit choice, else `long` when `PI_CACHE_RETENTION=long`, else `short`.
+    pub fn resolve(explicit: Option<CacheRetention>) -> CacheRetention {
+        explicit.unwrap_or_else(|| match std::env::var("PI_CACHE_RETENTION") {
+            Ok(v) if v == "long" => CacheRetention::Long,
+            _ => CacheRetention::Short,
+        })
+    }
+}
+
+/// Which tool the model must (or must not) call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides.
+    Auto,
+    /// No tool calls.
+    None,
+    /// At least one tool call (OpenAI `required`, Anthropic `any`).
+    Required,
+    /// This named tool.
+    Tool(String),
+}
+
+/// Anthropic extended-thinking settings, as `stream_simple` derives them from a level.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AnthropicThinking {
+    /// Send `thinking` at all (`false` sends `{"type":"disabled"}` to reasoning models).
+    pub enabled: bool,
+    /// Budget for budget-based models.
+    pub budget_tokens: Option<u64>,
+    /// Effort for adaptive models (`low`, `medium`, `high`, `xhigh`, `max`).
+    pub effort: Option<String>,
+    /// `summarized` (default) or `omitted`.
+    pub display: Option<String>,
+}
+
+/// Inspects or rewrites the provider request body before it is sent.
+pub type PayloadHook = Arc<dyn Fn(&Model, &mut Value) + Send + Sync>;
+
+/// Options every provider understands, plus provider-specific fields each reads as needed.
+#[derive(Clone, Default)]
+pub struct StreamOptions {
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u64>,
+    /// The key to send; without it the provider's environment variable is used.
+    pub api_key: Option<String>,
+    /// Extra HTTP headers, applied last so they override defaults.
+    pub headers: BTreeMap<String, String>,
+    /// Session id for providers with session-based caching or routing.
+    pub session_id: Option<String>,
+    pub cache_retention: Option<CacheRetention>,
+    /// Cancels the request; the stream then ends with `stopReason: "aborted"`.
+    pub cancel: Option<CancellationToken>,
+    pub on_payload: Option<PayloadHook>,
+    /// Longest server-requested retry delay to honour; a longer one fails at once with the
+    /// delay in the error. Default 60 000 ms; 0 means no cap.
+    pub max_retry_delay_ms: Option<u64>,
+    /// Client-side retries of a failed request before any output (default 2).
+    pub max_retries: Option<u32>,
+    /// Time allowed until response headers arrive (default 10 minutes).
+    pub timeout_ms: Option<u64>,
+    /// Longest silence allowed between chunks of a streaming body (default 10 minutes).
+    pub idle_timeout_ms: Option<u64>,
+    /// Request metadata; Anthropic reads `user_id`.
+    pub metadata: Option<serde_json::Map<String, Value>>,
+    pub tool_choice: Option<ToolChoice>,
+    /// OpenAI-compatible reasoning effort (`None` = reasoning off).
+    pub reasoning_effort: Option<ThinkingLevel>,
+    /// Anthropic thinking configuration.
+    pub anthropic_thinking: Option<AnthropicThinking>,
+}
+
+impl fmt::Debug for StreamOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The API key is deliberately absent: secrets never reach logs.
+        f.debug_struct("StreamOptions")
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("session_id", &self.session_id)
+            .field("cache_retention", &self.cache_retention)
+            .field("max_retries", &self.max_retries)
+            .field("max_retry_delay_ms", &self.max_retry_delay_ms)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("idle_timeout_ms", &self.idle_timeout_ms)
+            .field("tool_choice", &self.tool_choice)
+            .field("reasoning_effort", &self.reasoning_effort)
+            .field("anthropic_thinking", &self.anthropic_thinking)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Options of `stream_simple`: a provider-neutral reasoning level on top of [`StreamOptions`].
+#[derive(Clone, Debug, Default)]
+pub struct SimpleStreamOptions {
+    pub stream: StreamOptions,
+    /// Reasoning level; `None` or `off` disables reasoning.
+    pub reasoning: Option<ThinkingLevel>,
+    /// Custom budgets for budget-based providers.
+    pub thinking_budgets: Option<ThinkingBudgets>,
+}

@@ -1,0 +1,23 @@
+//! mock-llm: a scripted HTTP server on 127.0.0.1 speaking the streaming wire formats of
+//! LLM providers (OpenAI Chat Completions, Anthropic Messages), with fault injection.
+//!
+//! Queue [`Script`]s on a [`MockServer`]; each provider request consumes the next one
+//! (or gets an echo reply when the queue is empty) and is recorded for inspection.
+
+mod control;
+mod default_reply;
+mod error;
+mod faults;
+mod recording;
+mod respond;
+pub mod script;
+mod server;
+mod sse;
+mod state;
+mod text;
+mod wire;
+
+pub use error::MockError;
+pub use recording::RecordedRequest;
+pub use script::{Fault, Item, LineEnding, Script, ScriptUsage, StopReason};
+pub use server::MockServer;

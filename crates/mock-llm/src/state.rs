@@ -1,0 +1,65 @@
+//! Shared server state: the script queue, recorded requests and id counters.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crate::recording::RecordedRequest;
+use crate::script::Script;
+
+/// State shared by all handlers and every [`crate::MockServer`] handle.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    queue: Mutex<VecDeque<Script>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    response_seq: AtomicU64,
+    /// Counter for generated tool call ids.
+    pub tool_seq: AtomicU64,
+}
+
+/// Locks a mutex, ignoring poisoning (the data stays consistent: no invariants span a panic).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    /// Enqueues scripts at the back of the FIFO.
+    pub fn push_all(&self, scripts: impl IntoIterator<Item = Script>) {
+        lock(&self.queue).extend(scripts);
+    }
+
+    /// Takes the next script, if any.
+    pub fn pop(&self) -> Option<Script> {
+        lock(&self.queue).pop_front()
+    }
+
+    /// Number of queued scripts.
+    pub fn pending(&self) -> usize {
+        lock(&self.queue).len()
+    }
+
+    /// Removes every queued script.
+    pub fn clear_queue(&self) {
+        lock(&self.queue).clear();
+    }
+
+    /// Appends a recorded request.
+    pub fn record(&self, request: RecordedRequest) {
+        lock(&self.requests).push(request);
+    }
+
+    /// A copy of every recorded request, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.requests).clone()
+    }
+
+    /// Forgets every recorded request.
+    pub fn clear_requests(&self) {
+        lock(&self.requests).clear();
+    }
+
+    /// The next response sequence number (1-based).
+    pub fn next_response_seq(&self) -> u64 {
+        self.response_seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}
