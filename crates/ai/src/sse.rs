@@ -106,23 +106,41 @@ where
         }
         let mut sse = Box::pin(SseByteStream::new(bytes));
         let mut ended_by_provider = false;
+        // One cancellation waiter and one idle timer for the whole stream: re-arming either
+        // per event would cost more than decoding the event.
+        let cancelled = control.cancel.clone().cancelled_owned();
+        tokio::pin!(cancelled);
+        let idle = tokio::time::sleep(control.idle_timeout);
+        tokio::pin!(idle);
+        let mut last_data = tokio::time::Instant::now();
         loop {
             let next = tokio::select! {
                 biased;
-                _ = control.cancel.cancelled() => {
+                _ = &mut cancelled => {
                     yield asm.fail(true, http::ABORTED.to_owned());
                     return;
                 }
-                next = tokio::time::timeout(control.idle_timeout, sse.next()) => next,
+                next = sse.next() => {
+                    last_data = tokio::time::Instant::now();
+                    Some(next)
+                }
+                _ = &mut idle => {
+                    let deadline = last_data + control.idle_timeout;
+                    if tokio::time::Instant::now() < deadline {
+                        idle.as_mut().reset(deadline);
+                        continue;
+                    }
+                    None
+                }
             };
             let outcome = match next {
-                Err(_elapsed) => Err(format!(
+                None => Err(format!(
                     "Request timed out: no data from the provider for {}s",
                     control.idle_timeout.as_secs_f64()
                 )),
-                Ok(None) => break,
-                Ok(Some(Err(error))) => Err(transport_error(&error)),
-                Ok(Some(Ok(event))) => decoder.on_event(&event, &mut asm),
+                Some(None) => break,
+                Some(Some(Err(error))) => Err(transport_error(&error)),
+                Some(Some(Ok(event))) => decoder.on_event(&event, &mut asm),
             };
             let pending: Vec<_> = asm.drain().collect();
             for event in pending {

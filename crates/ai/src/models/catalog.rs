@@ -12,7 +12,9 @@ const CATALOG_JSON: &str = include_str!("catalog.json");
 pub struct CatalogError(String);
 
 /// Providers in catalog order, each with its models.
-static CATALOG: LazyLock<Result<Vec<(String, Vec<Model>)>, CatalogError>> = LazyLock::new(|| {
+type Providers = Vec<(String, Vec<Model>)>;
+
+static CATALOG: LazyLock<Result<Providers, CatalogError>> = LazyLock::new(|| {
     let map: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(CATALOG_JSON).map_err(|e| CatalogError(e.to_string()))?;
     map.into_iter()

@@ -1,0 +1,127 @@
+//! Command-line arguments, with the TypeScript pi's flag names.
+
+use clap::Parser;
+
+/// Output mode of a non-interactive run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Text,
+    Json,
+    Rpc,
+}
+
+impl Mode {
+    /// Parses `--mode`; unknown values are text, as in the TypeScript pi.
+    pub fn parse(value: Option<&str>) -> Self {
+        match value {
+            Some("json") => Self::Json,
+            Some("rpc") => Self::Rpc,
+            _ => Self::Text,
+        }
+    }
+}
+
+/// `pi [options] [messages...]`
+#[derive(Debug, Parser, Default)]
+#[command(name = "pi", disable_help_flag = true, disable_version_flag = true)]
+pub struct Args {
+    /// Provider name.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Model pattern or id (`provider/id`, optionally `:<thinking>`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// API key (defaults to auth.json, then environment variables).
+    #[arg(long = "api-key")]
+    pub api_key: Option<String>,
+    /// System prompt replacing the default.
+    #[arg(long = "system-prompt")]
+    pub system_prompt: Option<String>,
+    /// Text or file appended to the system prompt (repeatable).
+    #[arg(long = "append-system-prompt")]
+    pub append_system_prompt: Vec<String>,
+    /// Output mode: text (default), json or rpc.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Non-interactive: process the prompt and exit.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Keep the session in memory only.
+    #[arg(long = "no-session")]
+    pub no_session: bool,
+    /// Thinking level: off, minimal, low, medium, high, xhigh.
+    #[arg(long)]
+    pub thinking: Option<String>,
+    /// List models (with optional fuzzy search).
+    #[arg(long = "list-models", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
+    /// Disable startup network operations.
+    #[arg(long)]
+    pub offline: bool,
+    /// Force verbose startup.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Show help.
+    #[arg(short = 'h', long)]
+    pub help: bool,
+    /// Show the version.
+    #[arg(short = 'v', long)]
+    pub version: bool,
+    /// Messages to send (each further message is sent after the previous reply).
+    pub messages: Vec<String>,
+}
+
+/// Parses arguments; an unknown flag is reported as the TypeScript pi words it.
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
+    Args::try_parse_from(args).map_err(|e| {
+        use clap::error::{ContextKind, ErrorKind};
+        match e.kind() {
+            ErrorKind::UnknownArgument => {
+                let arg = e
+                    .get(ContextKind::InvalidArg)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                format!("Unknown option: {arg}")
+            }
+            _ => e.render().to_string().trim().trim_start_matches("error: ").to_owned(),
+        }
+    })
+}
+
+/// The `--help` text.
+pub fn help_text() -> String {
+    format!(
+        "pi {version} - AI coding assistant (pi-rs)
+
+Usage:
+  pi [options] [messages...]
+
+Options:
+  --provider <name>              Provider name
+  --model <pattern>              Model pattern or ID (supports \"provider/id\" and optional \":<thinking>\")
+  --api-key <key>                API key (defaults to auth.json, then env vars)
+  --system-prompt <text>         System prompt (default: coding assistant prompt)
+  --append-system-prompt <text>  Append text or file contents to the system prompt (repeatable)
+  --mode <mode>                  Output mode: text (default), json, or rpc
+  --print, -p                    Non-interactive mode: process prompt and exit
+  --no-session                   Don't save session (ephemeral)
+  --thinking <level>             Set thinking level: off, minimal, low, medium, high, xhigh
+  --list-models [search]         List available models (with optional fuzzy search)
+  --offline                      Disable startup network operations (same as PI_OFFLINE=1)
+  --verbose                      Force verbose startup
+  --help, -h                     Show this help
+  --version, -v                  Show version number
+
+Examples:
+  pi -p \"List all .rs files in src/\"
+  pi --model anthropic/claude-sonnet-4-5:high -p \"Solve this problem\"
+  echo \"Summarize this\" | pi -p
+
+Environment Variables:
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, GROQ_API_KEY, CEREBRAS_API_KEY, XAI_API_KEY,
+  DEEPSEEK_API_KEY, OPENROUTER_API_KEY, MISTRAL_API_KEY, ...  Provider API keys
+  PI_CODING_AGENT_DIR   Config directory (default: ~/.pi/agent)
+  PI_CACHE_RETENTION    Set to \"long\" for extended prompt caching",
+        version = crate::VERSION
+    )
+}

@@ -1,0 +1,50 @@
+//! `auth.json`: stored credentials per provider.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::values::resolve_config_value;
+
+/// One stored credential.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Credential {
+    /// A key (literal, env var name, or `!command`).
+    ApiKey { key: String },
+    /// OAuth credentials; the access token is used as the key.
+    Oauth {
+        #[serde(default)]
+        access: Option<String>,
+    },
+}
+
+/// The parsed file; missing or unreadable files are empty (the TypeScript pi creates `{}`).
+#[derive(Debug, Clone, Default)]
+pub struct AuthStorage {
+    credentials: BTreeMap<String, Credential>,
+}
+
+impl AuthStorage {
+    /// Reads `auth.json`; entries that do not parse are skipped.
+    pub fn load(path: &Path) -> Self {
+        let Ok(text) = std::fs::read_to_string(path) else { return Self::default() };
+        let Ok(map) = serde_json::from_str::<BTreeMap<String, serde_json::Value>>(&text) else {
+            return Self::default();
+        };
+        let credentials = map
+            .into_iter()
+            .filter_map(|(provider, value)| Credential::deserialize(value).ok().map(|c| (provider, c)))
+            .collect();
+        Self { credentials }
+    }
+
+    /// The stored key for a provider, resolved.
+    pub fn api_key(&self, provider: &str) -> Option<String> {
+        match self.credentials.get(provider)? {
+            Credential::ApiKey { key } => resolve_config_value(key),
+            Credential::Oauth { access } => access.clone(),
+        }
+    }
+}

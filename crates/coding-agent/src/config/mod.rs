@@ -1,0 +1,7 @@
+//! Files under the agent dir (`~/.pi/agent`) and the project's `.pi/`, read as the
+//! TypeScript pi reads them.
+
+pub mod auth;
+pub mod paths;
+pub mod settings;
+pub mod values;

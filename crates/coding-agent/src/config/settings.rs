@@ -1,0 +1,47 @@
+//! `settings.json`: global settings, overridden by the project's `.pi/settings.json`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// The settings this binary reads so far (unknown keys are kept in the raw map).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    pub default_provider: Option<String>,
+    pub default_model: Option<String>,
+    pub default_thinking_level: Option<String>,
+}
+
+fn read_object(path: &Path) -> Map<String, Value> {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|v| match v {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Merges `over` into `base`; nested objects merge key by key.
+fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(existing)), Value::Object(nested)) => merge(existing, nested),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+impl Settings {
+    /// Global settings with the project's merged over them.
+    pub fn load(global: &Path, project: &Path) -> Self {
+        let mut merged = read_object(global);
+        merge(&mut merged, read_object(project));
+        Settings::deserialize(Value::Object(merged)).unwrap_or_default()
+    }
+}

@@ -1,0 +1,12 @@
+//! pi-coding-agent: the `pi` binary's library — configuration, the model registry with API
+//! key resolution, and the CLI modes.
+
+pub mod cli;
+pub mod config;
+pub mod list_models;
+pub mod model_registry;
+pub mod modes;
+pub mod output;
+
+/// The version `pi --version` prints.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,223 @@
+//! Built-in and custom models, and the key and headers to call each one with.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pi_ai::models::{ModelsConfig, ResolvedModels, builtin_models, get_providers};
+use pi_ai::{Model, ThinkingLevel};
+
+use crate::config::auth::AuthStorage;
+use crate::config::paths;
+use crate::config::values::resolve_config_value;
+
+/// Model ids pi picks for a provider when the user names none.
+pub fn default_model_for(provider: &str) -> Option<&'static str> {
+    Some(match provider {
+        "anthropic" => "claude-opus-4-7",
+        "openai" | "azure-openai-responses" | "github-copilot" => "gpt-5.4",
+        "openai-codex" => "gpt-5.5",
+        "deepseek" => "deepseek-v4-pro",
+        "google" | "google-vertex" => "gemini-3.1-pro-preview",
+        "openrouter" => "moonshotai/kimi-k2.6",
+        "xai" => "grok-4.20-0309-reasoning",
+        "groq" => "openai/gpt-oss-120b",
+        "cerebras" => "zai-glm-4.7",
+        "zai" => "glm-5.1",
+        "mistral" => "devstral-medium-latest",
+        "moonshotai" | "moonshotai-cn" => "kimi-k2.6",
+        _ => return None,
+    })
+}
+
+/// Every model pi knows, with request settings from `models.json` and keys from `auth.json`.
+#[derive(Debug, Default)]
+pub struct ModelRegistry {
+    resolved: ResolvedModels,
+    auth: AuthStorage,
+    load_error: Option<String>,
+}
+
+/// The key and extra headers for one request.
+#[derive(Debug, Default, Clone)]
+pub struct RequestAuth {
+    pub api_key: Option<String>,
+    pub headers: BTreeMap<String, String>,
+}
+
+impl ModelRegistry {
+    /// Loads the catalog, `models.json` and `auth.json` from the agent dir. A broken
+    /// `models.json` keeps the built-in models and is reported by [`Self::load_error`].
+    pub fn load(agent_dir: &Path) -> Self {
+        let auth = AuthStorage::load(&paths::auth_path(agent_dir));
+        let builtin = match builtin_models() {
+            Ok(models) => models,
+            Err(e) => {
+                return Self { auth, load_error: Some(e.to_string()), ..Self::default() };
+            }
+        };
+        let models_path = paths::models_path(agent_dir);
+        let text = match std::fs::read_to_string(&models_path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Self { resolved: ResolvedModels { models: builtin, ..Default::default() }, auth, load_error: None };
+            }
+            Err(e) => {
+                let error = format!("Failed to load models.json: {e}\n\nFile: {}", models_path.display());
+                return Self {
+                    resolved: ResolvedModels { models: builtin, ..Default::default() },
+                    auth,
+                    load_error: Some(error),
+                };
+            }
+        };
+        match ModelsConfig::parse(&text).and_then(|config| config.resolve(builtin.clone())) {
+            Ok(resolved) => Self { resolved, auth, load_error: None },
+            Err(e) => Self {
+                resolved: ResolvedModels { models: builtin, ..Default::default() },
+                auth,
+                load_error: Some(format!("{e}\n\nFile: {}", models_path.display())),
+            },
+        }
+    }
+
+    /// Why `models.json` could not be used, if it could not.
+    pub fn load_error(&self) -> Option<&str> {
+        self.load_error.as_deref()
+    }
+
+    /// Every model.
+    pub fn all(&self) -> &[Model] {
+        &self.resolved.models
+    }
+
+    /// Models whose provider has a key configured somewhere.
+    pub fn available(&self) -> Vec<&Model> {
+        self.all().iter().filter(|m| self.has_auth(&m.provider)).collect()
+    }
+
+    /// Whether a provider has a key in `auth.json`, the environment or `models.json`.
+    pub fn has_auth(&self, provider: &str) -> bool {
+        self.auth.api_key(provider).is_some()
+            || pi_ai::get_env_api_key(provider).is_some()
+            || self.resolved.request_configs.get(provider).is_some_and(|c| c.api_key.is_some())
+    }
+
+    /// A model by provider and id.
+    pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
+        self.all().iter().find(|m| m.provider == provider && m.id == id)
+    }
+
+    /// Key and headers for a request: `--api-key`, then `auth.json`, then the environment,
+    /// then `models.json`'s `apiKey`; headers from the model, provider and per-model config.
+    pub fn request_auth(&self, model: &Model, cli_key: Option<&str>) -> Result<RequestAuth, String> {
+        let config = self.resolved.request_configs.get(&model.provider);
+        let api_key = cli_key
+            .map(str::to_owned)
+            .or_else(|| self.auth.api_key(&model.provider))
+            .or_else(|| pi_ai::get_env_api_key(&model.provider))
+            .or_else(|| {
+                config.and_then(|c| c.api_key.as_deref()).and_then(resolve_config_value)
+            });
+        if let (Some(raw), None) = (config.and_then(|c| c.api_key.as_deref()), &api_key) {
+            if let Some(command) = raw.strip_prefix('!') {
+                return Err(format!(
+                    "Failed to resolve API key for provider \"{}\" from shell command: {command}",
+                    model.provider
+                ));
+            }
+        }
+        let mut headers = BTreeMap::new();
+        let sources = [
+            model.headers.as_ref(),
+            config.and_then(|c| c.headers.as_ref()),
+            self.resolved.model_headers.get(&(model.provider.clone(), model.id.clone())),
+        ];
+        for (name, value) in sources.into_iter().flatten().flatten() {
+            let resolved = resolve_config_value(value)
+                .ok_or_else(|| format!("Failed to resolve header \"{name}\" for \"{}\"", model.full_id()))?;
+            headers.insert(name.clone(), resolved);
+        }
+        if config.is_some_and(|c| c.auth_header) {
+            let key = api_key.as_deref().ok_or_else(|| format!("No API key found for \"{}\"", model.provider))?;
+            headers.insert("Authorization".into(), format!("Bearer {key}"));
+        }
+        Ok(RequestAuth { api_key, headers })
+    }
+
+    /// Resolves a `--model` pattern (`provider/id`, `id`, each with an optional `:level`)
+    /// and optional `--provider` to a model and an explicit thinking level.
+    pub fn resolve_pattern(
+        &self,
+        pattern: &str,
+        provider: Option<&str>,
+    ) -> Result<(Model, Option<ThinkingLevel>), String> {
+        let (pattern, level) = match pattern.rsplit_once(':') {
+            Some((head, tail)) if ThinkingLevel::parse(tail).is_some() => (head, ThinkingLevel::parse(tail)),
+            _ => (pattern, None),
+        };
+        if let Some(provider) = provider {
+            let id = pattern.strip_prefix(&format!("{provider}/")).unwrap_or(pattern);
+            return self
+                .find(provider, id)
+                .cloned()
+                .map(|m| (m, level))
+                .ok_or_else(|| format!("Model not found: {provider}/{id}"));
+        }
+        if let Some(m) = self.all().iter().find(|m| m.full_id() == pattern) {
+            return Ok((m.clone(), level));
+        }
+        let matches: Vec<&Model> = self.all().iter().filter(|m| m.id == pattern).collect();
+        match matches.as_slice() {
+            [only] => Ok(((*only).clone(), level)),
+            [] => {
+                let lower = pattern.to_lowercase();
+                let fuzzy: Vec<&Model> = self
+                    .available()
+                    .into_iter()
+                    .filter(|m| m.full_id().to_lowercase().contains(&lower))
+                    .collect();
+                fuzzy
+                    .first()
+                    .map(|m| ((*m).clone(), level))
+                    .ok_or_else(|| format!("Model not found: {pattern}"))
+            }
+            several => {
+                // Prefer a provider with a key, as a user would expect.
+                let with_auth: Vec<&&Model> = several.iter().filter(|m| self.has_auth(&m.provider)).collect();
+                match with_auth.as_slice() {
+                    [only] => Ok(((**only).clone(), level)),
+                    _ => Err(format!(
+                        "Model \"{pattern}\" is ambiguous; use provider/id: {}",
+                        several.iter().map(|m| m.full_id()).collect::<Vec<_>>().join(", ")
+                    )),
+                }
+            }
+        }
+    }
+
+    /// The model to use when none is named: the settings' default, else the default model of
+    /// the first built-in provider with a key, else the first available model.
+    pub fn default_model(&self, provider: Option<&str>, model: Option<&str>) -> Option<Model> {
+        if let (Some(p), Some(id)) = (provider, model) {
+            if let Some(m) = self.find(p, id) {
+                return Some(m.clone());
+            }
+        }
+        if let Some(p) = provider {
+            if let Some(m) = default_model_for(p).and_then(|id| self.find(p, id)) {
+                return Some(m.clone());
+            }
+            if let Some(m) = self.all().iter().find(|m| m.provider == p) {
+                return Some(m.clone());
+            }
+        }
+        for p in get_providers() {
+            if self.has_auth(&p) {
+                if let Some(m) = default_model_for(&p).and_then(|id| self.find(&p, id)) {
+                    return Some(m.clone());
+                }
+            }
+        }
+        self.available().first().map(|m| (*m).clone())
+    }
+}
