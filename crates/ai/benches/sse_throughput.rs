@@ -22,7 +22,12 @@ fn model(api: &str) -> Model {
         reasoning: true,
         thinking_level_map: None,
         input: vec![InputKind::Text],
-        cost: ModelCost { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 },
+        cost: ModelCost {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+        },
         context_window: 200_000,
         max_tokens: 32_000,
         headers: None,
@@ -32,7 +37,9 @@ fn model(api: &str) -> Model {
 
 /// Deterministic prose split into `piece`-byte deltas (on char boundaries).
 fn pieces(total: usize, piece: usize) -> Vec<String> {
-    let words = ["stream ", "token ", "delta ", "agent ", "über ", "naïve ", "tool ", "model "];
+    let words = [
+        "stream ", "token ", "delta ", "agent ", "über ", "naïve ", "tool ", "model ",
+    ];
     let mut text = String::new();
     let mut i = 0;
     while text.len() < total {
@@ -69,7 +76,9 @@ fn openai_body(text: &[String], args: &[String]) -> Vec<u8> {
     for piece in args {
         out.push_str(&format!("data: {head}{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":{}}}}}]}},\"finish_reason\":null}}]}}\n\n", json_str(piece)));
     }
-    out.push_str(&format!("data: {head}{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"tool_calls\"}}]}}\n\n"));
+    out.push_str(&format!(
+        "data: {head}{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"tool_calls\"}}]}}\n\n"
+    ));
     out.push_str("data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"bench-model\",\"choices\":[],\"usage\":{\"prompt_tokens\":1000,\"completion_tokens\":5000,\"total_tokens\":6000}}\n\ndata: [DONE]\n\n");
     out.into_bytes()
 }
@@ -77,29 +86,57 @@ fn openai_body(text: &[String], args: &[String]) -> Vec<u8> {
 /// An Anthropic Messages body with the same content.
 fn anthropic_body(text: &[String], args: &[String]) -> Vec<u8> {
     let mut out = String::new();
-    let mut event = |name: &str, data: String| out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    let mut event =
+        |name: &str, data: String| out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
     event("message_start", r#"{"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant","model":"bench-model","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}"#.into());
-    event("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#.into());
+    event(
+        "content_block_start",
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#
+            .into(),
+    );
     for piece in text {
-        event("content_block_delta", format!(r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{}}}}}"#, json_str(piece)));
+        event(
+            "content_block_delta",
+            format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{}}}}}"#,
+                json_str(piece)
+            ),
+        );
     }
-    event("content_block_stop", r#"{"type":"content_block_stop","index":0}"#.into());
+    event(
+        "content_block_stop",
+        r#"{"type":"content_block_stop","index":0}"#.into(),
+    );
     event("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"write","input":{}}}"#.into());
     for piece in args {
-        event("content_block_delta", format!(r#"{{"type":"content_block_delta","index":1,"delta":{{"type":"input_json_delta","partial_json":{}}}}}"#, json_str(piece)));
+        event(
+            "content_block_delta",
+            format!(
+                r#"{{"type":"content_block_delta","index":1,"delta":{{"type":"input_json_delta","partial_json":{}}}}}"#,
+                json_str(piece)
+            ),
+        );
     }
-    event("content_block_stop", r#"{"type":"content_block_stop","index":1}"#.into());
+    event(
+        "content_block_stop",
+        r#"{"type":"content_block_stop","index":1}"#.into(),
+    );
     event("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":5000}}"#.into());
     event("message_stop", r#"{"type":"message_stop"}"#.into());
     out.into_bytes()
 }
 
 fn chunks(body: &[u8]) -> Vec<Result<Bytes, Infallible>> {
-    body.chunks(NETWORK_CHUNK).map(|c| Ok(Bytes::copy_from_slice(c))).collect()
+    body.chunks(NETWORK_CHUNK)
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect()
 }
 
 fn bench(c: &mut Criterion) {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => panic!("tokio runtime: {e}"),
     };
@@ -120,8 +157,16 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("sse_decode_assemble");
     for (name, api, body) in [
-        ("openai-completions", api::OPENAI_COMPLETIONS, openai_body(&text, &args)),
-        ("anthropic-messages", api::ANTHROPIC_MESSAGES, anthropic_body(&text, &args)),
+        (
+            "openai-completions",
+            api::OPENAI_COMPLETIONS,
+            openai_body(&text, &args),
+        ),
+        (
+            "anthropic-messages",
+            api::ANTHROPIC_MESSAGES,
+            anthropic_body(&text, &args),
+        ),
     ] {
         let m = model(api);
         group.throughput(Throughput::Bytes(body.len() as u64));
@@ -129,9 +174,17 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let input = futures_util::stream::iter(chunks(&body));
                 let stream = if api == api::OPENAI_COMPLETIONS {
-                    pi_ai::providers::openai_completions::decode_sse_bytes(&m, input, CancellationToken::new())
+                    pi_ai::providers::openai_completions::decode_sse_bytes(
+                        &m,
+                        input,
+                        CancellationToken::new(),
+                    )
                 } else {
-                    pi_ai::providers::anthropic_messages::decode_sse_bytes(&m, input, CancellationToken::new())
+                    pi_ai::providers::anthropic_messages::decode_sse_bytes(
+                        &m,
+                        input,
+                        CancellationToken::new(),
+                    )
                 };
                 runtime.block_on(async {
                     let mut events = 0usize;

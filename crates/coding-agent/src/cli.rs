@@ -83,7 +83,12 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
                     .unwrap_or_default();
                 format!("Unknown option: {arg}")
             }
-            _ => e.render().to_string().trim().trim_start_matches("error: ").to_owned(),
+            _ => e
+                .render()
+                .to_string()
+                .trim()
+                .trim_start_matches("error: ")
+                .to_owned(),
         }
     })
 }

@@ -8,7 +8,11 @@ use crate::model_registry::ModelRegistry;
 pub fn format_token_count(count: u64) -> String {
     let scaled = |unit: f64, suffix: &str| {
         let value = count as f64 / unit;
-        if value.fract() == 0.0 { format!("{value}{suffix}") } else { format!("{value:.1}{suffix}") }
+        if value.fract() == 0.0 {
+            format!("{value}{suffix}")
+        } else {
+            format!("{value:.1}{suffix}")
+        }
     };
     if count >= 1_000_000 {
         scaled(1_000_000.0, "M")
@@ -43,7 +47,10 @@ ANTHROPIC_API_KEY or OPENAI_API_KEY), add a key to auth.json, or add a provider 
         }
     }
     models.sort_by(|a, b| a.provider.cmp(&b.provider).then_with(|| a.id.cmp(&b.id)));
-    let header = ["provider", "model", "context", "max-out", "thinking", "images"].map(str::to_owned);
+    let header = [
+        "provider", "model", "context", "max-out", "thinking", "images",
+    ]
+    .map(str::to_owned);
     let rows: Vec<[String; 6]> = models
         .iter()
         .map(|m| {
@@ -71,7 +78,10 @@ ANTHROPIC_API_KEY or OPENAI_API_KEY), add a key to auth.json, or add a provider 
             .collect::<Vec<_>>()
             .join("  ")
     };
-    std::iter::once(line(&header)).chain(rows.iter().map(line)).collect::<Vec<_>>().join("\n")
+    std::iter::once(line(&header))
+        .chain(rows.iter().map(line))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]

@@ -49,19 +49,30 @@ fn run() -> Result<i32> {
         eprintln!("Warning: errors loading models.json:\n{error}");
     }
     if let Some(search) = &args.list_models {
-        output.info(&list_models::render(&registry, Some(search.as_str()).filter(|s| !s.is_empty())));
+        output.info(&list_models::render(
+            &registry,
+            Some(search.as_str()).filter(|s| !s.is_empty()),
+        ));
         return Ok(0);
     }
     if mode != Mode::Text {
-        eprintln!("Error: --mode {} is not available in this build yet", args.mode.as_deref().unwrap_or(""));
+        eprintln!(
+            "Error: --mode {} is not available in this build yet",
+            args.mode.as_deref().unwrap_or("")
+        );
         return Ok(1);
     }
     if interactive {
-        eprintln!("Error: interactive mode is not available in this build yet; use -p \"<prompt>\"");
+        eprintln!(
+            "Error: interactive mode is not available in this build yet; use -p \"<prompt>\""
+        );
         return Ok(1);
     }
 
-    let settings = Settings::load(&paths::settings_path(&agent_dir), &paths::project_settings_path(&cwd));
+    let settings = Settings::load(
+        &paths::settings_path(&agent_dir),
+        &paths::project_settings_path(&cwd),
+    );
     let (model, pattern_level) = match &args.model {
         Some(pattern) => match registry.resolve_pattern(pattern, args.provider.as_deref()) {
             Ok(found) => found,
@@ -71,7 +82,10 @@ fn run() -> Result<i32> {
             }
         },
         None => {
-            let provider = args.provider.as_deref().or(settings.default_provider.as_deref());
+            let provider = args
+                .provider
+                .as_deref()
+                .or(settings.default_provider.as_deref());
             match registry.default_model(provider, settings.default_model.as_deref()) {
                 Some(model) => (model, None),
                 None => {
@@ -85,17 +99,24 @@ ANTHROPIC_API_KEY or OPENAI_API_KEY) or add a provider to {}",
             }
         }
     };
-    let thinking = match args.thinking.as_deref().or(settings.default_thinking_level.as_deref()) {
+    let thinking = match args
+        .thinking
+        .as_deref()
+        .or(settings.default_thinking_level.as_deref())
+    {
         Some(text) => match ThinkingLevel::parse(text) {
             Some(level) => Some(level),
             None => {
-                eprintln!("Error: invalid thinking level \"{text}\" (off, minimal, low, medium, high, xhigh)");
+                eprintln!(
+                    "Error: invalid thinking level \"{text}\" (off, minimal, low, medium, high, xhigh)"
+                );
                 return Ok(1);
             }
         },
         None => None,
     };
-    let thinking = pi_ai::clamp_thinking_level(&model, pattern_level.or(thinking).unwrap_or_default());
+    let thinking =
+        pi_ai::clamp_thinking_level(&model, pattern_level.or(thinking).unwrap_or_default());
     let auth = match registry.request_auth(&model, args.api_key.as_deref()) {
         Ok(auth) if auth.api_key.is_some() => auth,
         Ok(_) => {
@@ -133,8 +154,15 @@ environment variable, pass --api-key, or configure it in {}",
         model,
         auth,
         thinking,
-        system_prompt: system_prompt::build(args.system_prompt.as_deref(), &args.append_system_prompt, &cwd),
+        system_prompt: system_prompt::build(
+            args.system_prompt.as_deref(),
+            &args.append_system_prompt,
+            &cwd,
+        ),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     Ok(runtime.block_on(run.run(prompts)))
 }

@@ -52,28 +52,52 @@ impl ModelRegistry {
         let builtin = match builtin_models() {
             Ok(models) => models,
             Err(e) => {
-                return Self { auth, load_error: Some(e.to_string()), ..Self::default() };
+                return Self {
+                    auth,
+                    load_error: Some(e.to_string()),
+                    ..Self::default()
+                };
             }
         };
         let models_path = paths::models_path(agent_dir);
         let text = match std::fs::read_to_string(&models_path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Self { resolved: ResolvedModels { models: builtin, ..Default::default() }, auth, load_error: None };
+                return Self {
+                    resolved: ResolvedModels {
+                        models: builtin,
+                        ..Default::default()
+                    },
+                    auth,
+                    load_error: None,
+                };
             }
             Err(e) => {
-                let error = format!("Failed to load models.json: {e}\n\nFile: {}", models_path.display());
+                let error = format!(
+                    "Failed to load models.json: {e}\n\nFile: {}",
+                    models_path.display()
+                );
                 return Self {
-                    resolved: ResolvedModels { models: builtin, ..Default::default() },
+                    resolved: ResolvedModels {
+                        models: builtin,
+                        ..Default::default()
+                    },
                     auth,
                     load_error: Some(error),
                 };
             }
         };
         match ModelsConfig::parse(&text).and_then(|config| config.resolve(builtin.clone())) {
-            Ok(resolved) => Self { resolved, auth, load_error: None },
+            Ok(resolved) => Self {
+                resolved,
+                auth,
+                load_error: None,
+            },
             Err(e) => Self {
-                resolved: ResolvedModels { models: builtin, ..Default::default() },
+                resolved: ResolvedModels {
+                    models: builtin,
+                    ..Default::default()
+                },
                 auth,
                 load_error: Some(format!("{e}\n\nFile: {}", models_path.display())),
             },
@@ -92,31 +116,46 @@ impl ModelRegistry {
 
     /// Models whose provider has a key configured somewhere.
     pub fn available(&self) -> Vec<&Model> {
-        self.all().iter().filter(|m| self.has_auth(&m.provider)).collect()
+        self.all()
+            .iter()
+            .filter(|m| self.has_auth(&m.provider))
+            .collect()
     }
 
     /// Whether a provider has a key in `auth.json`, the environment or `models.json`.
     pub fn has_auth(&self, provider: &str) -> bool {
         self.auth.api_key(provider).is_some()
             || pi_ai::get_env_api_key(provider).is_some()
-            || self.resolved.request_configs.get(provider).is_some_and(|c| c.api_key.is_some())
+            || self
+                .resolved
+                .request_configs
+                .get(provider)
+                .is_some_and(|c| c.api_key.is_some())
     }
 
     /// A model by provider and id.
     pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
-        self.all().iter().find(|m| m.provider == provider && m.id == id)
+        self.all()
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
     }
 
     /// Key and headers for a request: `--api-key`, then `auth.json`, then the environment,
     /// then `models.json`'s `apiKey`; headers from the model, provider and per-model config.
-    pub fn request_auth(&self, model: &Model, cli_key: Option<&str>) -> Result<RequestAuth, String> {
+    pub fn request_auth(
+        &self,
+        model: &Model,
+        cli_key: Option<&str>,
+    ) -> Result<RequestAuth, String> {
         let config = self.resolved.request_configs.get(&model.provider);
         let api_key = cli_key
             .map(str::to_owned)
             .or_else(|| self.auth.api_key(&model.provider))
             .or_else(|| pi_ai::get_env_api_key(&model.provider))
             .or_else(|| {
-                config.and_then(|c| c.api_key.as_deref()).and_then(resolve_config_value)
+                config
+                    .and_then(|c| c.api_key.as_deref())
+                    .and_then(resolve_config_value)
             });
         if let (Some(raw), None) = (config.and_then(|c| c.api_key.as_deref()), &api_key) {
             if let Some(command) = raw.strip_prefix('!') {
@@ -130,15 +169,23 @@ impl ModelRegistry {
         let sources = [
             model.headers.as_ref(),
             config.and_then(|c| c.headers.as_ref()),
-            self.resolved.model_headers.get(&(model.provider.clone(), model.id.clone())),
+            self.resolved
+                .model_headers
+                .get(&(model.provider.clone(), model.id.clone())),
         ];
         for (name, value) in sources.into_iter().flatten().flatten() {
-            let resolved = resolve_config_value(value)
-                .ok_or_else(|| format!("Failed to resolve header \"{name}\" for \"{}\"", model.full_id()))?;
+            let resolved = resolve_config_value(value).ok_or_else(|| {
+                format!(
+                    "Failed to resolve header \"{name}\" for \"{}\"",
+                    model.full_id()
+                )
+            })?;
             headers.insert(name.clone(), resolved);
         }
         if config.is_some_and(|c| c.auth_header) {
-            let key = api_key.as_deref().ok_or_else(|| format!("No API key found for \"{}\"", model.provider))?;
+            let key = api_key
+                .as_deref()
+                .ok_or_else(|| format!("No API key found for \"{}\"", model.provider))?;
             headers.insert("Authorization".into(), format!("Bearer {key}"));
         }
         Ok(RequestAuth { api_key, headers })
@@ -152,11 +199,15 @@ impl ModelRegistry {
         provider: Option<&str>,
     ) -> Result<(Model, Option<ThinkingLevel>), String> {
         let (pattern, level) = match pattern.rsplit_once(':') {
-            Some((head, tail)) if ThinkingLevel::parse(tail).is_some() => (head, ThinkingLevel::parse(tail)),
+            Some((head, tail)) if ThinkingLevel::parse(tail).is_some() => {
+                (head, ThinkingLevel::parse(tail))
+            }
             _ => (pattern, None),
         };
         if let Some(provider) = provider {
-            let id = pattern.strip_prefix(&format!("{provider}/")).unwrap_or(pattern);
+            let id = pattern
+                .strip_prefix(&format!("{provider}/"))
+                .unwrap_or(pattern);
             return self
                 .find(provider, id)
                 .cloned()
@@ -183,12 +234,19 @@ impl ModelRegistry {
             }
             several => {
                 // Prefer a provider with a key, as a user would expect.
-                let with_auth: Vec<&&Model> = several.iter().filter(|m| self.has_auth(&m.provider)).collect();
+                let with_auth: Vec<&&Model> = several
+                    .iter()
+                    .filter(|m| self.has_auth(&m.provider))
+                    .collect();
                 match with_auth.as_slice() {
                     [only] => Ok(((**only).clone(), level)),
                     _ => Err(format!(
                         "Model \"{pattern}\" is ambiguous; use provider/id: {}",
-                        several.iter().map(|m| m.full_id()).collect::<Vec<_>>().join(", ")
+                        several
+                            .iter()
+                            .map(|m| m.full_id())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )),
                 }
             }

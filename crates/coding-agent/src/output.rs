@@ -13,7 +13,9 @@ pub struct Output {
 impl Output {
     /// `interactive` is true when stdin is a terminal and no non-interactive mode was asked for.
     pub fn new(interactive: bool) -> Self {
-        Self { info_to_stderr: !interactive }
+        Self {
+            info_to_stderr: !interactive,
+        }
     }
 
     /// Whether stdin is a terminal.

@@ -25,7 +25,10 @@ fn env(server: &MockServer) -> Env {
     let root = std::env::temp_dir().join(format!(
         "pi-cli-test-{}-{}",
         std::process::id(),
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
     ));
     let agent = root.join("agent");
     let work = root.join("work");
@@ -38,8 +41,16 @@ fn env(server: &MockServer) -> Env {
                     "models": [{"id": "claude-mock", "reasoning": true}]}
     }});
     std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
-    std::fs::write(agent.join("settings.json"), r#"{"defaultProvider":"mock","defaultModel":"mock-model"}"#).unwrap();
-    Env { _dir: TempDir(root), agent, work }
+    std::fs::write(
+        agent.join("settings.json"),
+        r#"{"defaultProvider":"mock","defaultModel":"mock-model"}"#,
+    )
+    .unwrap();
+    Env {
+        _dir: TempDir(root),
+        agent,
+        work,
+    }
 }
 
 fn pi(env: &Env, args: &[&str], stdin: &str) -> Output {
@@ -87,7 +98,11 @@ async fn print_mode_speaks_anthropic_with_a_key_from_an_env_var_name() {
     let server = MockServer::start().await.unwrap();
     let env = env(&server);
     server.push(Script::thinking_then_text("pondering", "The answer."));
-    let out = pi(&env, &["--model", "mockant/claude-mock:high", "-p", "question"], "");
+    let out = pi(
+        &env,
+        &["--model", "mockant/claude-mock:high", "-p", "question"],
+        "",
+    );
     assert_eq!(text(&out.stdout), "The answer.\n", "{}", text(&out.stderr));
     let request = &server.requests()[0];
     assert_eq!(request.path, "/v1/messages");
@@ -104,7 +119,10 @@ async fn piped_stdin_is_prepended_and_messages_are_sent_in_turn() {
     assert_eq!(text(&out.stdout), "ok: second\n");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(requests[0].body["messages"][1]["content"][0]["text"], "context from stdin first");
+    assert_eq!(
+        requests[0].body["messages"][1]["content"][0]["text"],
+        "context from stdin first"
+    );
     // The second request carries the whole conversation.
     assert_eq!(requests[1].body["messages"].as_array().unwrap().len(), 4);
 }
@@ -119,8 +137,15 @@ async fn provider_errors_go_to_stderr_with_exit_code_1() {
     let out = pi(&env, &["-p", "hi"], "");
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stdout), "");
-    assert!(text(&out.stderr).contains("500 The server had an error"), "{}", text(&out.stderr));
-    assert!(!text(&out.stderr).contains("mock-key"), "the key never appears in errors");
+    assert!(
+        text(&out.stderr).contains("500 The server had an error"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        !text(&out.stderr).contains("mock-key"),
+        "the key never appears in errors"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -135,7 +160,10 @@ async fn informational_output_and_bad_input() {
     assert!(listing.contains("mock      mock-model"), "{listing}");
     let unknown = pi(&env, &["--frobnicate"], "");
     assert_eq!(unknown.status.code(), Some(1));
-    assert_eq!(text(&unknown.stderr).trim(), "Error: Unknown option: --frobnicate");
+    assert_eq!(
+        text(&unknown.stderr).trim(),
+        "Error: Unknown option: --frobnicate"
+    );
     let missing = pi(&env, &["--model", "nope/nothing", "-p", "x"], "");
     assert_eq!(missing.status.code(), Some(1));
     assert!(text(&missing.stderr).contains("Model not found"));

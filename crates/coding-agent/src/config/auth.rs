@@ -29,13 +29,17 @@ pub struct AuthStorage {
 impl AuthStorage {
     /// Reads `auth.json`; entries that do not parse are skipped.
     pub fn load(path: &Path) -> Self {
-        let Ok(text) = std::fs::read_to_string(path) else { return Self::default() };
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return Self::default();
+        };
         let Ok(map) = serde_json::from_str::<BTreeMap<String, serde_json::Value>>(&text) else {
             return Self::default();
         };
         let credentials = map
             .into_iter()
-            .filter_map(|(provider, value)| Credential::deserialize(value).ok().map(|c| (provider, c)))
+            .filter_map(|(provider, value)| {
+                Credential::deserialize(value).ok().map(|c| (provider, c))
+            })
             .collect();
         Self { credentials }
     }

@@ -42,7 +42,9 @@ fn run_command(command: &str) -> Option<String> {
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < COMMAND_TIMEOUT => std::thread::sleep(Duration::from_millis(10)),
+            Ok(None) if started.elapsed() < COMMAND_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -64,9 +66,15 @@ mod tests {
 
     #[test]
     fn literal_env_and_command_values() {
-        assert_eq!(resolve_config_value("sk-literal").as_deref(), Some("sk-literal"));
+        assert_eq!(
+            resolve_config_value("sk-literal").as_deref(),
+            Some("sk-literal")
+        );
         assert_eq!(resolve_config_value("PATH"), std::env::var("PATH").ok());
-        assert_eq!(resolve_config_value("!echo ' from-cmd '").as_deref(), Some("from-cmd"));
+        assert_eq!(
+            resolve_config_value("!echo ' from-cmd '").as_deref(),
+            Some("from-cmd")
+        );
         assert_eq!(resolve_config_value("!exit 3"), None);
     }
 }

@@ -29,7 +29,9 @@ impl PrintRun {
         };
         let mut last: Option<AssistantMessage> = None;
         for prompt in prompts {
-            context.messages.push(Message::User(UserMessage::text(prompt)));
+            context
+                .messages
+                .push(Message::User(UserMessage::text(prompt)));
             let options = SimpleStreamOptions {
                 stream: StreamOptions {
                     api_key: self.auth.api_key.clone(),
@@ -49,7 +51,9 @@ impl PrintRun {
         }
         let Some(reply) = last else { return 0 };
         if matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted) {
-            let message = reply.error_message.unwrap_or_else(|| format!("Request {:?}", reply.stop_reason));
+            let message = reply
+                .error_message
+                .unwrap_or_else(|| format!("Request {:?}", reply.stop_reason));
             let _ = writeln!(std::io::stderr().lock(), "{message}");
             return 1;
         }
