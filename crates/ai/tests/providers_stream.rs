@@ -343,11 +343,24 @@ async fn very_long_output_completes() {
     for wire in BOTH {
         let server = server().await;
         server.push(Script::filler(1_000_000).with_chunk_size(64));
-        let events = collect(&model(&server, wire), &context("long"), options()).await;
-        assert_contract(&events);
-        let message = final_message(&events);
-        assert_eq!(message.stop_reason, StopReason::Stop);
-        assert_eq!(message.text().len(), 1_000_000);
+        // Consume as a streaming UI does: each event is dropped before the next arrives, so
+        // the partial message is never copied (holding every event would snapshot each one).
+        let mut stream = pi_ai::stream(&model(&server, wire), &context("long"), options());
+        let mut deltas = 0;
+        let mut last = None;
+        while let Some(event) = stream.next().await {
+            if event.kind() == "text_delta" {
+                deltas += 1;
+            }
+            if event.is_terminal() {
+                last = Some(event);
+            }
+        }
+        let last = last.expect("terminal event");
+        assert_eq!(last.kind(), "done", "{wire:?}");
+        assert_eq!(last.message().stop_reason, StopReason::Stop);
+        assert_eq!(last.message().text().len(), 1_000_000);
+        assert!(deltas >= 15_000, "{deltas}");
     }
 }
 
