@@ -42,11 +42,47 @@ pub enum ErrorStyle {
 }
 
 /// A request ready to send: URL, headers and serialized JSON body.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpRequest {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: Bytes,
+}
+
+/// Headers whose values are credentials.
+fn is_secret_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name == "authorization"
+        || name == "x-api-key"
+        || name == "api-key"
+        || name.contains("token")
+        || name.contains("secret")
+        || name.ends_with("-key")
+}
+
+impl std::fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Credentials never reach logs.
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str(),
+                    if is_secret_header(n) {
+                        "<redacted>"
+                    } else {
+                        v.as_str()
+                    },
+                )
+            })
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .field("body_bytes", &self.body.len())
+            .finish()
+    }
 }
 
 /// Retry and timeout settings for one request.
@@ -115,6 +151,12 @@ pub async fn send(
         };
         let (failure, server_delay) = match outcome {
             Err(_elapsed) => (RequestFailure::error(TIMED_OUT), None),
+            Ok(Err(error)) if error.is_builder() => {
+                return Err(RequestFailure::error(format!(
+                    "Invalid request to {}: {error}",
+                    request.url
+                )));
+            }
             Ok(Err(_connect)) => (RequestFailure::error(CONNECTION_ERROR), None),
             Ok(Ok(response)) if response.status().is_success() => return Ok(response),
             Ok(Ok(response)) => {
@@ -309,6 +351,22 @@ mod tests {
             httpdate_to_unix("Sun, 06 Nov 1994 08:49:37 GMT"),
             Some(784_111_777)
         );
+    }
+
+    #[test]
+    fn debug_output_redacts_credentials() {
+        let request = HttpRequest {
+            url: "http://x".into(),
+            headers: vec![
+                ("authorization".into(), "Bearer sk-secret".into()),
+                ("x-api-key".into(), "sk-ant-secret".into()),
+                ("content-type".into(), "application/json".into()),
+            ],
+            body: Bytes::from_static(b"{}"),
+        };
+        let shown = format!("{request:?}");
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(shown.contains("application/json"));
     }
 
     #[test]
