@@ -7,37 +7,14 @@ use std::convert::Infallible;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
-use pi_ai::{InputKind, Model, ModelCost, api};
+use pi_ai::api;
 use tokio_util::sync::CancellationToken;
 
 #[path = "support/sse_bodies.rs"]
 mod sse_bodies;
-use sse_bodies::{anthropic_body, openai_body, text_fragments, write_call_fragments};
+use sse_bodies::{anthropic_body, bench_model, openai_body, text_fragments, write_call_fragments};
 
 const NETWORK_CHUNK: usize = 16 * 1024;
-
-fn model(api: &str) -> Model {
-    Model {
-        id: "bench-model".into(),
-        name: "Bench".into(),
-        api: api.into(),
-        provider: "bench".into(),
-        base_url: "http://127.0.0.1:1".into(),
-        reasoning: true,
-        thinking_level_map: None,
-        input: vec![InputKind::Text],
-        cost: ModelCost {
-            input: 3.0,
-            output: 15.0,
-            cache_read: 0.3,
-            cache_write: 3.75,
-        },
-        context_window: 200_000,
-        max_tokens: 32_000,
-        headers: None,
-        compat: None,
-    }
-}
 
 fn chunks(body: &[u8]) -> Vec<Result<Bytes, Infallible>> {
     body.chunks(NETWORK_CHUNK)
@@ -69,7 +46,7 @@ fn bench(c: &mut Criterion) {
             anthropic_body(&text, &args),
         ),
     ] {
-        let m = model(api);
+        let m = bench_model(api, "http://127.0.0.1:1");
         group.throughput(Throughput::Bytes(body.len() as u64));
         group.bench_function(name, |b| {
             b.iter(|| {

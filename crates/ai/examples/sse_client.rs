@@ -10,7 +10,7 @@ mod sse_bodies;
 
 use std::time::Instant;
 
-use pi_ai::{Context, InputKind, Message, Model, ModelCost, StreamOptions, UserMessage};
+use pi_ai::{Context, Message, StreamOptions, UserMessage};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -57,26 +57,7 @@ fn main() {
 }
 
 async fn run(api: &str, base_url: &str, runs: usize) {
-    let model = Model {
-        id: "bench-model".into(),
-        name: "Bench".into(),
-        api: api.into(),
-        provider: "bench".into(),
-        base_url: base_url.into(),
-        reasoning: false,
-        thinking_level_map: None,
-        input: vec![InputKind::Text],
-        cost: ModelCost {
-            input: 3.0,
-            output: 15.0,
-            cache_read: 0.3,
-            cache_write: 3.75,
-        },
-        context_window: 200_000,
-        max_tokens: 32_000,
-        headers: None,
-        compat: None,
-    };
+    let model = sse_bodies::bench_model(api, base_url);
     let context = Context {
         system_prompt: Some("bench".into()),
         messages: vec![Message::User(UserMessage::text("go"))],

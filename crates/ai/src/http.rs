@@ -49,6 +49,24 @@ pub struct HttpRequest {
     pub body: Bytes,
 }
 
+impl HttpRequest {
+    /// Sets a header, replacing any of the same name (case-insensitive).
+    pub fn set_header(&mut self, name: &str, value: &str) {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.headers.push((name.to_owned(), value.to_owned()));
+    }
+
+    /// Applies the model's headers, then the caller's, each overriding what came before.
+    pub fn apply_overrides<'a>(
+        &mut self,
+        layers: impl IntoIterator<Item = (&'a String, &'a String)>,
+    ) {
+        for (name, value) in layers {
+            self.set_header(name, value);
+        }
+    }
+}
+
 /// Headers whose values are credentials.
 fn is_secret_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();

@@ -175,6 +175,25 @@ where
     }
 }
 
+/// Decodes a recorded SSE body into a stream (replay tests and benchmarks).
+pub fn replay<S, E, D>(
+    model: &Model,
+    bytes: S,
+    cancel: CancellationToken,
+    decoder: D,
+) -> AssistantMessageEventStream
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+    D: SseDecoder,
+{
+    let control = StreamControl {
+        cancel,
+        idle_timeout: Duration::from_millis(DEFAULT_IDLE_TIMEOUT_MS),
+    };
+    AssistantMessageEventStream::new(decode(model.clone(), bytes, control, decoder))
+}
+
 /// A clear text for a body that broke off or could not be decoded.
 fn transport_error(error: &sse_stream::Error) -> String {
     match error {

@@ -2,6 +2,30 @@
 //! comparison client: a long assistant turn (~64 KB of text in ~12-byte deltas, then a
 //! `write` call carrying a 48 KB file in ~8-byte argument fragments).
 
+/// The model both sides stream as (prices set so costs are computed).
+pub fn bench_model(api: &str, base_url: &str) -> pi_ai::Model {
+    pi_ai::Model {
+        id: "bench-model".into(),
+        name: "Bench".into(),
+        api: api.into(),
+        provider: "bench".into(),
+        base_url: base_url.into(),
+        reasoning: false,
+        thinking_level_map: None,
+        input: vec![pi_ai::InputKind::Text],
+        cost: pi_ai::ModelCost {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+        },
+        context_window: 200_000,
+        max_tokens: 32_000,
+        headers: None,
+        compat: None,
+    }
+}
+
 /// Deterministic prose split into `piece`-byte deltas (on char boundaries).
 pub fn pieces(total: usize, piece: usize) -> Vec<String> {
     let words = [

@@ -168,24 +168,17 @@ pub fn build_request(
             headers.push(("anthropic-beta".into(), betas.join(",")));
         }
     }
-    let mut set = |name: &str, value: &str| {
-        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-        headers.push((name.to_owned(), value.to_owned()));
-    };
-    for (name, value) in model.headers.iter().flatten() {
-        set(name, value);
-    }
-    for (name, value) in &options.headers {
-        set(name, value);
-    }
-    Ok(HttpRequest {
+    let mut request = HttpRequest {
         url: join_url(&model.base_url, "v1/messages"),
         headers,
         body,
-    })
+    };
+    request.apply_overrides(model.headers.iter().flatten());
+    request.apply_overrides(&options.headers);
+    Ok(request)
 }
 
-/// Decodes a recorded Messages API SSE body (for replay tests and benchmarks).
+/// Decodes a recorded SSE body of this API (replay tests and benchmarks).
 pub fn decode_sse_bytes<S, E>(
     model: &Model,
     bytes: S,
@@ -195,14 +188,10 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let control = StreamControl {
-        cancel,
-        idle_timeout: std::time::Duration::from_secs(600),
-    };
-    AssistantMessageEventStream::new(sse::decode(
-        model.clone(),
+    sse::replay(
+        model,
         bytes,
-        control,
+        cancel,
         Decoder::new(model.clone(), false, Vec::new()),
-    ))
+    )
 }

@@ -78,36 +78,29 @@ pub fn build_request(
     let body = request::build_body(model, context, &messages, options, &compat, retention);
     let body = encode_body(model, &body, options)?;
 
-    let mut headers: Vec<(String, String)> = vec![
+    let headers: Vec<(String, String)> = vec![
         ("authorization".into(), format!("Bearer {api_key}")),
         ("content-type".into(), "application/json".into()),
         ("accept".into(), "application/json".into()),
     ];
-    let mut set = |name: &str, value: &str| {
-        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-        headers.push((name.to_owned(), value.to_owned()));
-    };
-    for (name, value) in model.headers.iter().flatten() {
-        set(name, value);
-    }
-    if compat.send_session_affinity_headers && retention != CacheRetention::None {
-        if let Some(session) = options.session_id.as_deref() {
-            set("session_id", session);
-            set("x-client-request-id", session);
-            set("x-session-affinity", session);
-        }
-    }
-    for (name, value) in &options.headers {
-        set(name, value);
-    }
-    Ok(HttpRequest {
+    let mut request = HttpRequest {
         url: join_url(&model.base_url, "chat/completions"),
         headers,
         body,
-    })
+    };
+    request.apply_overrides(model.headers.iter().flatten());
+    if compat.send_session_affinity_headers && retention != CacheRetention::None {
+        if let Some(session) = options.session_id.as_deref() {
+            request.set_header("session_id", session);
+            request.set_header("x-client-request-id", session);
+            request.set_header("x-session-affinity", session);
+        }
+    }
+    request.apply_overrides(&options.headers);
+    Ok(request)
 }
 
-/// Decodes a recorded Chat Completions SSE body (for replay tests and benchmarks).
+/// Decodes a recorded SSE body of this API (replay tests and benchmarks).
 pub fn decode_sse_bytes<S, E>(
     model: &Model,
     bytes: S,
@@ -117,14 +110,5 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let control = StreamControl {
-        cancel,
-        idle_timeout: std::time::Duration::from_secs(600),
-    };
-    AssistantMessageEventStream::new(sse::decode(
-        model.clone(),
-        bytes,
-        control,
-        Decoder::new(model.clone()),
-    ))
+    sse::replay(model, bytes, cancel, Decoder::new(model.clone()))
 }
