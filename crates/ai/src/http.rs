@@ -39,6 +39,8 @@ pub enum ErrorStyle {
     OpenAi,
     /// `"<status> <body.message or compact body JSON>"` (Anthropic).
     Anthropic,
+    /// `"Proxy error: <body.error>"`, else `"Proxy error: <status> <reason>"` (pi's stream proxy).
+    Proxy,
 }
 
 /// A request ready to send: URL, headers and serialized JSON body.
@@ -298,11 +300,28 @@ fn backoff(retries_done: u32) -> Duration {
 
 /// The SDK-style message for an error status and its body.
 pub fn status_message(status: u16, body: &[u8], style: ErrorStyle) -> String {
+    if style == ErrorStyle::Proxy {
+        let error = serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned));
+        return match error {
+            Some(error) => format!("Proxy error: {error}"),
+            None => {
+                let reason = reqwest::StatusCode::from_u16(status)
+                    .ok()
+                    .and_then(|s| s.canonical_reason())
+                    .unwrap_or("");
+                format!("Proxy error: {status} {reason}")
+                    .trim_end()
+                    .to_owned()
+            }
+        };
+    }
     let text = String::from_utf8_lossy(body);
     let detail = match serde_json::from_slice::<Value>(body) {
         Ok(json) => {
             let error = match style {
-                ErrorStyle::OpenAi => json.get("error").cloned(),
+                ErrorStyle::OpenAi | ErrorStyle::Proxy => json.get("error").cloned(),
                 ErrorStyle::Anthropic => Some(json),
             };
             match error {

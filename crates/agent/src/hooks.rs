@@ -1,0 +1,141 @@
+//! Hooks an application plugs into the loop: context transformation, message conversion,
+//! API keys, tool-call interception and early stop.
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use pi_ai::{AssistantMessage, InputBlock, Message, ToolCall, ToolResultMessage};
+
+use crate::message::{AgentMessage, default_convert_to_llm};
+use crate::tool::AgentToolResult;
+
+/// What `before_tool_call` sees.
+pub struct BeforeToolCallContext<'a> {
+    pub assistant_message: &'a AssistantMessage,
+    pub tool_call: &'a ToolCall,
+    /// Validated (and coerced) arguments.
+    pub args: &'a Value,
+    pub messages: &'a [AgentMessage],
+}
+
+/// `before_tool_call`'s verdict: block the call, with the text the model will see.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BeforeToolCallResult {
+    pub block: bool,
+    pub reason: Option<String>,
+}
+
+impl BeforeToolCallResult {
+    /// Blocks the call with this reason.
+    pub fn block(reason: impl Into<String>) -> Self {
+        Self {
+            block: true,
+            reason: Some(reason.into()),
+        }
+    }
+}
+
+/// What `after_tool_call` sees.
+pub struct AfterToolCallContext<'a> {
+    pub assistant_message: &'a AssistantMessage,
+    pub tool_call: &'a ToolCall,
+    pub args: &'a Value,
+    pub result: &'a AgentToolResult,
+    pub is_error: bool,
+    pub messages: &'a [AgentMessage],
+}
+
+/// Field-by-field overrides of an executed result (`None` keeps the original).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AfterToolCallResult {
+    pub content: Option<Vec<InputBlock>>,
+    pub details: Option<Value>,
+    pub is_error: Option<bool>,
+    pub terminate: Option<bool>,
+}
+
+/// What `should_stop_after_turn` sees.
+pub struct TurnContext<'a> {
+    pub message: &'a AssistantMessage,
+    pub tool_results: &'a [ToolResultMessage],
+    pub messages: &'a [AgentMessage],
+    pub new_messages: &'a [AgentMessage],
+}
+
+/// Application hooks; every method has a neutral default. Hooks must not panic: a panic
+/// is caught and treated like an error where the loop can recover.
+pub trait AgentHooks: Send + Sync {
+    /// Turns the transcript into LLM messages, once per LLM call (default keeps
+    /// user/assistant/toolResult).
+    fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
+        default_convert_to_llm(messages)
+    }
+
+    /// Rewrites the transcript before conversion (pruning, injection).
+    fn transform_context<'a>(
+        &'a self,
+        messages: Vec<AgentMessage>,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Vec<AgentMessage>> {
+        Box::pin(async move { messages })
+    }
+
+    /// The API key for a provider, asked before every LLM request (expiring tokens).
+    fn get_api_key<'a>(&'a self, _provider: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async { None })
+    }
+
+    /// Called after validation; may block the call.
+    fn before_tool_call<'a>(
+        &'a self,
+        _context: BeforeToolCallContext<'a>,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<BeforeToolCallResult>> {
+        Box::pin(async { None })
+    }
+
+    /// Called after execution; may override the result field by field.
+    fn after_tool_call<'a>(
+        &'a self,
+        _context: AfterToolCallContext<'a>,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<AfterToolCallResult>> {
+        Box::pin(async { None })
+    }
+
+    /// Called after each `turn_end`; `true` ends the run before the queues are polled.
+    fn should_stop_after_turn<'a>(&'a self, _context: TurnContext<'a>) -> BoxFuture<'a, bool> {
+        Box::pin(async { false })
+    }
+}
+
+/// Hooks that change nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHooks;
+
+impl AgentHooks for NoHooks {}
+
+/// Where the loop takes steering and follow-up messages from.
+pub trait MessageQueues: Send + Sync {
+    /// Steering messages to inject before the next LLM call.
+    fn steering(&self) -> Vec<AgentMessage>;
+    /// Follow-up messages, taken only when the agent would otherwise stop.
+    fn follow_ups(&self) -> Vec<AgentMessage>;
+    /// Puts steering messages back at the front (taken but not used because the run stopped).
+    fn restore_steering(&self, _messages: Vec<AgentMessage>) {}
+}
+
+/// No queued messages, ever.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoQueues;
+
+impl MessageQueues for NoQueues {
+    fn steering(&self) -> Vec<AgentMessage> {
+        Vec::new()
+    }
+
+    fn follow_ups(&self) -> Vec<AgentMessage> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,171 @@
+//! Agent messages: the LLM messages plus custom kinds an application adds.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use pi_ai::{AssistantMessage, Message, ToolResultMessage, UserMessage};
+
+/// A message of an application-defined kind (`bashExecution`, `custom`, …), kept as JSON.
+///
+/// Custom messages ride in the transcript; they reach the model only as
+/// `convert_to_llm` decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomMessage {
+    /// The `role` tag.
+    pub role: String,
+    /// The whole message object, `role` included.
+    pub data: Map<String, Value>,
+}
+
+impl CustomMessage {
+    /// A custom message with this role and these fields (the role is added to the fields).
+    pub fn new(role: impl Into<String>, mut fields: Map<String, Value>) -> Self {
+        let role = role.into();
+        fields.insert("role".into(), Value::String(role.clone()));
+        Self { role, data: fields }
+    }
+
+    /// A field of the message.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.data.get(key)
+    }
+}
+
+/// Any message of the transcript.
+#[derive(Debug, Clone, PartialEq)]
+// LLM messages are the common case; boxing them would cost an allocation per message.
+#[allow(clippy::large_enum_variant)]
+pub enum AgentMessage {
+    Llm(Message),
+    Custom(CustomMessage),
+}
+
+impl AgentMessage {
+    /// The `role` tag.
+    pub fn role(&self) -> &str {
+        match self {
+            Self::Llm(m) => m.role(),
+            Self::Custom(c) => &c.role,
+        }
+    }
+
+    /// The LLM message, if this is one.
+    pub fn as_llm(&self) -> Option<&Message> {
+        match self {
+            Self::Llm(m) => Some(m),
+            Self::Custom(_) => None,
+        }
+    }
+
+    /// The assistant message, if this is one.
+    pub fn as_assistant(&self) -> Option<&AssistantMessage> {
+        match self {
+            Self::Llm(Message::Assistant(a)) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an assistant message.
+    pub fn is_assistant(&self) -> bool {
+        self.as_assistant().is_some()
+    }
+}
+
+impl Serialize for AgentMessage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Llm(m) => m.serialize(serializer),
+            Self::Custom(c) => c.data.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let data = Map::<String, Value>::deserialize(deserializer)?;
+        let role = data
+            .get("role")
+            .and_then(Value::as_str)
+            .ok_or_else(|| serde::de::Error::missing_field("role"))?
+            .to_owned();
+        match role.as_str() {
+            "user" | "assistant" | "toolResult" => Message::deserialize(Value::Object(data))
+                .map(Self::Llm)
+                .map_err(serde::de::Error::custom),
+            _ => Ok(Self::Custom(CustomMessage { role, data })),
+        }
+    }
+}
+
+impl From<Message> for AgentMessage {
+    fn from(m: Message) -> Self {
+        Self::Llm(m)
+    }
+}
+
+impl From<UserMessage> for AgentMessage {
+    fn from(m: UserMessage) -> Self {
+        Self::Llm(Message::User(m))
+    }
+}
+
+impl From<AssistantMessage> for AgentMessage {
+    fn from(m: AssistantMessage) -> Self {
+        Self::Llm(Message::Assistant(m))
+    }
+}
+
+impl From<ToolResultMessage> for AgentMessage {
+    fn from(m: ToolResultMessage) -> Self {
+        Self::Llm(Message::ToolResult(m))
+    }
+}
+
+impl From<CustomMessage> for AgentMessage {
+    fn from(m: CustomMessage) -> Self {
+        Self::Custom(m)
+    }
+}
+
+/// The default conversion: keep user, assistant and tool-result messages, drop the rest.
+pub fn default_convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
+    messages
+        .iter()
+        .filter_map(|m| m.as_llm().cloned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn custom_roles_round_trip_and_llm_roles_parse_typed() {
+        let custom: AgentMessage = serde_json::from_str(
+            r#"{"role":"bashExecution","command":"ls","output":"a","exitCode":0}"#,
+        )
+        .unwrap();
+        assert_eq!(custom.role(), "bashExecution");
+        assert!(matches!(custom, AgentMessage::Custom(_)));
+        assert_eq!(
+            serde_json::to_string(&custom).unwrap(),
+            r#"{"role":"bashExecution","command":"ls","output":"a","exitCode":0}"#
+        );
+        let user: AgentMessage =
+            serde_json::from_str(r#"{"role":"user","content":"hi","timestamp":1}"#).unwrap();
+        assert!(matches!(user, AgentMessage::Llm(Message::User(_))));
+        let bad = serde_json::from_str::<AgentMessage>(r#"{"role":"assistant","content":3}"#);
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn default_conversion_drops_custom_messages() {
+        let messages = vec![
+            AgentMessage::from(UserMessage::text("hi")),
+            AgentMessage::from(CustomMessage::new("notification", Map::new())),
+        ];
+        let llm = default_convert_to_llm(&messages);
+        assert_eq!(llm.len(), 1);
+        assert_eq!(llm[0].role(), "user");
+    }
+}

@@ -1,0 +1,97 @@
+//! One LLM call: transform and convert the transcript, stream the response, emit
+//! `message_start` / `message_update` / `message_end`.
+
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use pi_ai::{AssistantMessage, AssistantMessageEvent, Context};
+
+use crate::config::{AgentContext, AgentLoopConfig};
+use crate::event::AgentEvent;
+use crate::message::AgentMessage;
+use crate::sink::EventSink;
+
+fn take(message: Arc<AssistantMessage>) -> AssistantMessage {
+    Arc::try_unwrap(message).unwrap_or_else(|shared| (*shared).clone())
+}
+
+/// Streams the assistant's answer to `context` and returns the final message (which may
+/// have `stopReason` `error` or `aborted`).
+pub(crate) async fn stream_assistant_response(
+    context: &AgentContext,
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+    sink: &dyn EventSink,
+) -> AssistantMessage {
+    let messages = config
+        .hooks
+        .transform_context(context.messages.clone(), cancel)
+        .await;
+    let llm_messages = config.hooks.convert_to_llm(&messages);
+    let llm_context = Context {
+        system_prompt: Some(context.system_prompt.clone()).filter(|s| !s.is_empty()),
+        messages: llm_messages,
+        tools: context.tools.iter().map(|t| t.definition()).collect(),
+    };
+    let mut options = config.options.clone();
+    if let Some(key) = config.hooks.get_api_key(&config.model.provider).await {
+        options.stream.api_key = Some(key);
+    }
+    options.stream.cancel = Some(cancel.clone());
+
+    let mut stream = (config.stream_fn)(&config.model, &llm_context, options);
+    let mut started = false;
+    while let Some(event) = stream.next().await {
+        match event {
+            AssistantMessageEvent::Start { partial } => {
+                started = true;
+                let message = AgentMessage::from((*partial).clone());
+                sink.emit(AgentEvent::MessageStart { message }).await;
+            }
+            AssistantMessageEvent::Done { message, .. }
+            | AssistantMessageEvent::Error { error: message, .. } => {
+                let message = take(message);
+                if !started {
+                    sink.emit(AgentEvent::MessageStart {
+                        message: AgentMessage::from(message.clone()),
+                    })
+                    .await;
+                }
+                sink.emit(AgentEvent::MessageEnd {
+                    message: AgentMessage::from(message.clone()),
+                })
+                .await;
+                return message;
+            }
+            update => {
+                if started {
+                    let message = Arc::clone(update.message());
+                    sink.emit(AgentEvent::MessageUpdate {
+                        message,
+                        assistant_message_event: update,
+                    })
+                    .await;
+                }
+            }
+        }
+    }
+    // The event stream guarantees a terminal event; this is only reached if a custom
+    // stream function broke that contract.
+    let mut message =
+        AssistantMessage::empty(&config.model.api, &config.model.provider, &config.model.id);
+    message.stop_reason = pi_ai::StopReason::Error;
+    message.error_message = Some("Stream ended without a final event".into());
+    if !started {
+        sink.emit(AgentEvent::MessageStart {
+            message: AgentMessage::from(message.clone()),
+        })
+        .await;
+    }
+    sink.emit(AgentEvent::MessageEnd {
+        message: AgentMessage::from(message.clone()),
+    })
+    .await;
+    message
+}

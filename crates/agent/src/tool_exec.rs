@@ -1,0 +1,384 @@
+//! Tool calls of one assistant message: prepare → execute → finalize, in parallel or in
+//! sequence, with the events and result messages of seed 003.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::future::join_all;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use pi_ai::{AssistantMessage, ToolCall, ToolResultMessage, now_ms};
+
+use crate::config::{AgentContext, AgentLoopConfig};
+use crate::event::AgentEvent;
+use crate::hooks::{AfterToolCallContext, BeforeToolCallContext};
+use crate::message::AgentMessage;
+use crate::sink::EventSink;
+use crate::tool::{AgentTool, AgentToolResult, ToolExecutionMode};
+
+/// Text of the result given to calls skipped because the user steered.
+pub const SKIPPED_FOR_STEERING: &str = "Skipped due to queued user message.";
+
+/// What a batch produced.
+pub(crate) struct BatchOutcome {
+    /// Tool-result messages in source order.
+    pub results: Vec<ToolResultMessage>,
+    /// Every result asked to stop.
+    pub terminate: bool,
+    /// Steering messages taken between sequential calls (the rest were skipped).
+    pub steering: Option<Vec<AgentMessage>>,
+}
+
+struct Finalized {
+    call: ToolCall,
+    result: AgentToolResult,
+    is_error: bool,
+}
+
+struct Prepared {
+    call: ToolCall,
+    tool: Arc<dyn AgentTool>,
+    args: Value,
+}
+
+enum Preparation {
+    Ready(Prepared),
+    Immediate(Finalized),
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+fn immediate(call: &ToolCall, text: String) -> Preparation {
+    Preparation::Immediate(Finalized {
+        call: call.clone(),
+        result: AgentToolResult::error(text),
+        is_error: true,
+    })
+}
+
+async fn prepare(
+    context: &AgentContext,
+    assistant: &AssistantMessage,
+    call: &ToolCall,
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+) -> Preparation {
+    let Some(tool) = context.tool(&call.name).cloned() else {
+        return immediate(call, format!("Tool {} not found", call.name));
+    };
+    let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        tool.prepare_arguments(call.arguments.clone())
+    }));
+    let arguments = match prepared {
+        Ok(arguments) => arguments,
+        Err(panic) => {
+            return immediate(
+                call,
+                format!("Preparing arguments failed: {}", panic_text(&*panic)),
+            );
+        }
+    };
+    let args = match pi_ai::validate_tool_arguments(
+        &call.name,
+        tool.parameters(),
+        &Value::Object(arguments),
+    ) {
+        Ok(args) => args,
+        Err(error) => return immediate(call, error.message),
+    };
+    let verdict = AssertUnwindSafe(config.hooks.before_tool_call(
+        BeforeToolCallContext {
+            assistant_message: assistant,
+            tool_call: call,
+            args: &args,
+            messages: &context.messages,
+        },
+        cancel,
+    ))
+    .catch_unwind()
+    .await;
+    match verdict {
+        Ok(Some(verdict)) if verdict.block => immediate(
+            call,
+            verdict
+                .reason
+                .unwrap_or_else(|| "Tool execution was blocked".to_owned()),
+        ),
+        Ok(_) => Preparation::Ready(Prepared {
+            call: call.clone(),
+            tool,
+            args,
+        }),
+        Err(panic) => immediate(call, panic_text(&*panic)),
+    }
+}
+
+/// Runs the tool, forwarding its partial results as `tool_execution_update` events.
+async fn execute(
+    prepared: &Prepared,
+    cancel: &CancellationToken,
+    sink: &dyn EventSink,
+) -> (AgentToolResult, bool) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<AgentToolResult>();
+    let on_update = Arc::new(move |partial: AgentToolResult| {
+        let _ = tx.send(partial);
+    });
+    let call = &prepared.call;
+    let update = |partial_result| AgentEvent::ToolExecutionUpdate {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: Value::Object(call.arguments.clone()),
+        partial_result,
+    };
+    let run = AssertUnwindSafe(prepared.tool.execute(
+        &call.id,
+        prepared.args.clone(),
+        cancel.clone(),
+        on_update,
+    ))
+    .catch_unwind();
+    tokio::pin!(run);
+    let outcome = loop {
+        tokio::select! {
+            biased;
+            Some(partial) = rx.recv() => sink.emit(update(partial)).await,
+            outcome = &mut run => break outcome,
+        }
+    };
+    while let Ok(partial) = rx.try_recv() {
+        sink.emit(update(partial)).await;
+    }
+    match outcome {
+        Ok(Ok(result)) => (result, false),
+        Ok(Err(error)) => (AgentToolResult::error(error.0), true),
+        Err(panic) => (
+            AgentToolResult::error(format!(
+                "Tool {} failed: {}",
+                call.name,
+                panic_text(&*panic)
+            )),
+            true,
+        ),
+    }
+}
+
+async fn finalize(
+    context: &AgentContext,
+    assistant: &AssistantMessage,
+    prepared: Prepared,
+    (mut result, mut is_error): (AgentToolResult, bool),
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+) -> Finalized {
+    let overrides = AssertUnwindSafe(config.hooks.after_tool_call(
+        AfterToolCallContext {
+            assistant_message: assistant,
+            tool_call: &prepared.call,
+            args: &prepared.args,
+            result: &result,
+            is_error,
+            messages: &context.messages,
+        },
+        cancel,
+    ))
+    .catch_unwind()
+    .await;
+    match overrides {
+        Ok(Some(o)) => {
+            if let Some(content) = o.content {
+                result.content = content;
+            }
+            if o.details.is_some() {
+                result.details = o.details;
+            }
+            if o.terminate.is_some() {
+                result.terminate = o.terminate;
+            }
+            if let Some(flag) = o.is_error {
+                is_error = flag;
+            }
+        }
+        Ok(None) => {}
+        Err(panic) => {
+            result = AgentToolResult::error(panic_text(&*panic));
+            is_error = true;
+        }
+    }
+    Finalized {
+        call: prepared.call,
+        result,
+        is_error,
+    }
+}
+
+async fn emit_start(call: &ToolCall, sink: &dyn EventSink) {
+    sink.emit(AgentEvent::ToolExecutionStart {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: Value::Object(call.arguments.clone()),
+    })
+    .await;
+}
+
+async fn emit_end(finalized: &Finalized, sink: &dyn EventSink) {
+    sink.emit(AgentEvent::ToolExecutionEnd {
+        tool_call_id: finalized.call.id.clone(),
+        tool_name: finalized.call.name.clone(),
+        result: finalized.result.clone(),
+        is_error: finalized.is_error,
+    })
+    .await;
+}
+
+async fn emit_result_message(finalized: &Finalized, sink: &dyn EventSink) -> ToolResultMessage {
+    let message = ToolResultMessage {
+        tool_call_id: finalized.call.id.clone(),
+        tool_name: finalized.call.name.clone(),
+        content: finalized.result.content.clone(),
+        details: finalized.result.details.clone(),
+        is_error: finalized.is_error,
+        timestamp: now_ms(),
+        ..Default::default()
+    };
+    sink.emit(AgentEvent::MessageStart {
+        message: message.clone().into(),
+    })
+    .await;
+    sink.emit(AgentEvent::MessageEnd {
+        message: message.clone().into(),
+    })
+    .await;
+    message
+}
+
+fn terminates(batch: &[Finalized]) -> bool {
+    !batch.is_empty() && batch.iter().all(|f| f.result.terminate == Some(true))
+}
+
+/// Runs the tool calls of `assistant`: sequentially when the config says so or any called
+/// tool is marked sequential, else prepared in order and executed concurrently.
+pub(crate) async fn execute_tool_calls(
+    context: &AgentContext,
+    assistant: &AssistantMessage,
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+    sink: &dyn EventSink,
+) -> BatchOutcome {
+    let calls: Vec<&ToolCall> = assistant.tool_calls().collect();
+    let sequential = config.tool_execution == ToolExecutionMode::Sequential
+        || calls.iter().any(|c| {
+            context.tool(&c.name).and_then(|t| t.execution_mode())
+                == Some(ToolExecutionMode::Sequential)
+        });
+    if sequential {
+        run_sequential(context, assistant, &calls, config, cancel, sink).await
+    } else {
+        run_parallel(context, assistant, &calls, config, cancel, sink).await
+    }
+}
+
+async fn run_sequential(
+    context: &AgentContext,
+    assistant: &AssistantMessage,
+    calls: &[&ToolCall],
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+    sink: &dyn EventSink,
+) -> BatchOutcome {
+    let mut finalized_all = Vec::with_capacity(calls.len());
+    let mut results = Vec::with_capacity(calls.len());
+    let mut steering = None;
+    for (index, call) in calls.iter().enumerate() {
+        emit_start(call, sink).await;
+        let finalized = match prepare(context, assistant, call, config, cancel).await {
+            Preparation::Immediate(done) => done,
+            Preparation::Ready(prepared) => {
+                let executed = execute(&prepared, cancel, sink).await;
+                finalize(context, assistant, prepared, executed, config, cancel).await
+            }
+        };
+        emit_end(&finalized, sink).await;
+        results.push(emit_result_message(&finalized, sink).await);
+        finalized_all.push(finalized);
+
+        // The user may have steered while this tool ran: skip what the model asked for next.
+        let queued = config.queues.steering();
+        if !queued.is_empty() {
+            for skipped in &calls[index + 1..] {
+                emit_start(skipped, sink).await;
+                let done = Finalized {
+                    call: (*skipped).clone(),
+                    result: AgentToolResult::error(SKIPPED_FOR_STEERING),
+                    is_error: true,
+                };
+                emit_end(&done, sink).await;
+                results.push(emit_result_message(&done, sink).await);
+                finalized_all.push(done);
+            }
+            steering = Some(queued);
+            break;
+        }
+    }
+    BatchOutcome {
+        terminate: terminates(&finalized_all),
+        results,
+        steering,
+    }
+}
+
+async fn run_parallel(
+    context: &AgentContext,
+    assistant: &AssistantMessage,
+    calls: &[&ToolCall],
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+    sink: &dyn EventSink,
+) -> BatchOutcome {
+    enum Slot {
+        Done(Finalized),
+        Pending(Prepared),
+    }
+    let mut slots = Vec::with_capacity(calls.len());
+    for call in calls {
+        emit_start(call, sink).await;
+        match prepare(context, assistant, call, config, cancel).await {
+            Preparation::Immediate(done) => {
+                emit_end(&done, sink).await;
+                slots.push(Slot::Done(done));
+            }
+            Preparation::Ready(prepared) => slots.push(Slot::Pending(prepared)),
+        }
+    }
+    // Execute concurrently; each call emits its end as soon as it is finalized, so ends
+    // arrive in completion order while results keep source order.
+    let finalized: Vec<Finalized> = join_all(slots.into_iter().map(|slot| async move {
+        match slot {
+            Slot::Done(done) => done,
+            Slot::Pending(prepared) => {
+                let executed = execute(&prepared, cancel, sink).await;
+                let done = finalize(context, assistant, prepared, executed, config, cancel).await;
+                emit_end(&done, sink).await;
+                done
+            }
+        }
+    }))
+    .await;
+    let mut results = Vec::with_capacity(finalized.len());
+    for done in &finalized {
+        results.push(emit_result_message(done, sink).await);
+    }
+    BatchOutcome {
+        terminate: terminates(&finalized),
+        results,
+        steering: None,
+    }
+}
