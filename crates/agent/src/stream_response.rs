@@ -25,6 +25,22 @@ pub(crate) async fn stream_assistant_response(
     cancel: &CancellationToken,
     sink: &dyn EventSink,
 ) -> AssistantMessage {
+    if cancel.is_cancelled() {
+        // Aborted between turns (e.g. while tools ran): no new request is made.
+        let mut message =
+            AssistantMessage::empty(&config.model.api, &config.model.provider, &config.model.id);
+        message.stop_reason = pi_ai::StopReason::Aborted;
+        message.error_message = Some("Request was aborted".into());
+        sink.emit(AgentEvent::MessageStart {
+            message: AgentMessage::from(message.clone()),
+        })
+        .await;
+        sink.emit(AgentEvent::MessageEnd {
+            message: AgentMessage::from(message.clone()),
+        })
+        .await;
+        return message;
+    }
     let messages = config
         .hooks
         .transform_context(context.messages.clone(), cancel)
