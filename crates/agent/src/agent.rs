@@ -599,7 +599,18 @@ impl Agent {
                     state.error_message = Some(error);
                 }
             }
-            AgentEvent::AgentEnd { .. } => state.streaming_message = None,
+            AgentEvent::AgentEnd { messages } => {
+                state.streaming_message = None;
+                // A failure inside the loop ends the run without a turn_end.
+                if let Some(error) = messages
+                    .last()
+                    .and_then(AgentMessage::as_assistant)
+                    .filter(|a| a.stop_reason.is_failure())
+                    .and_then(|a| a.error_message.clone())
+                {
+                    state.error_message = Some(error);
+                }
+            }
             AgentEvent::AgentStart
             | AgentEvent::TurnStart
             | AgentEvent::ToolExecutionUpdate { .. } => {}
@@ -614,10 +625,13 @@ impl Agent {
             .map(|(_, l)| Arc::clone(l))
             .collect();
         for listener in listeners {
-            // A panicking listener must not take the run down with it.
-            let _ = AssertUnwindSafe(listener.on_event(&event, cancel))
-                .catch_unwind()
-                .await;
+            // A panicking listener must not take the run down with it, whether it panics
+            // while building its future or while running it.
+            let started =
+                std::panic::catch_unwind(AssertUnwindSafe(|| listener.on_event(&event, cancel)));
+            if let Ok(future) = started {
+                let _ = AssertUnwindSafe(future).catch_unwind().await;
+            }
         }
     }
 }

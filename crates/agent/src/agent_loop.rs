@@ -142,6 +142,15 @@ async fn guarded_run(
             .unwrap_or_else(|| "The agent loop failed".to_owned());
         let failure = AgentMessage::from(failure_message(config, cancel.is_cancelled(), text));
         new_messages.push(failure.clone());
+        // The failure is a message of the transcript like any other, then the run ends.
+        sink.emit(AgentEvent::MessageStart {
+            message: failure.clone(),
+        })
+        .await;
+        sink.emit(AgentEvent::MessageEnd {
+            message: failure.clone(),
+        })
+        .await;
         sink.emit(AgentEvent::AgentEnd {
             messages: vec![failure],
         })
