@@ -1,5 +1,11 @@
 //! A scripted in-process stream function and configurable tools for the loop tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::large_enum_variant,
+    clippy::new_ret_no_self
+)]
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
