@@ -76,8 +76,8 @@ pub async fn run_agent_loop(
     sink: &dyn EventSink,
     cancel: &CancellationToken,
 ) -> Vec<AgentMessage> {
-    let mut new_messages = prompts.clone();
-    context.messages.extend(prompts.iter().cloned());
+    // New messages are the transcript's tail from here on: no second copy is kept.
+    let base = context.messages.len();
     sink.emit(AgentEvent::AgentStart).await;
     sink.emit(AgentEvent::TurnStart).await;
     for prompt in prompts {
@@ -85,10 +85,14 @@ pub async fn run_agent_loop(
             message: prompt.clone(),
         })
         .await;
-        sink.emit(AgentEvent::MessageEnd { message: prompt }).await;
+        sink.emit(AgentEvent::MessageEnd {
+            message: prompt.clone(),
+        })
+        .await;
+        context.messages.push(prompt);
     }
-    guarded_run(&mut context, &mut new_messages, config, sink, cancel).await;
-    new_messages
+    guarded_run(&mut context, base, config, sink, cancel).await;
+    context.messages.split_off(base)
 }
 
 /// Runs to `agent_end` from the context as it is; returns only the new messages.
@@ -99,11 +103,11 @@ pub async fn run_agent_loop_continue(
     cancel: &CancellationToken,
 ) -> Result<Vec<AgentMessage>, LoopError> {
     check_continuable(&context)?;
-    let mut new_messages = Vec::new();
+    let base = context.messages.len();
     sink.emit(AgentEvent::AgentStart).await;
     sink.emit(AgentEvent::TurnStart).await;
-    guarded_run(&mut context, &mut new_messages, config, sink, cancel).await;
-    Ok(new_messages)
+    guarded_run(&mut context, base, config, sink, cancel).await;
+    Ok(context.messages.split_off(base))
 }
 
 /// An assistant message standing for a failure inside the loop itself.
@@ -126,12 +130,12 @@ pub fn failure_message(config: &AgentLoopConfig, aborted: bool, text: String) ->
 /// still emitted.
 async fn guarded_run(
     context: &mut AgentContext,
-    new_messages: &mut Vec<AgentMessage>,
+    base: usize,
     config: &AgentLoopConfig,
     sink: &dyn EventSink,
     cancel: &CancellationToken,
 ) {
-    let outcome = AssertUnwindSafe(run_loop(context, new_messages, config, sink, cancel))
+    let outcome = AssertUnwindSafe(run_loop(context, base, config, sink, cancel))
         .catch_unwind()
         .await;
     if let Err(panic) = outcome {
@@ -141,7 +145,7 @@ async fn guarded_run(
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "The agent loop failed".to_owned());
         let failure = AgentMessage::from(failure_message(config, cancel.is_cancelled(), text));
-        new_messages.push(failure.clone());
+        context.messages.push(failure.clone());
         // The failure is a message of the transcript like any other, then the run ends.
         sink.emit(AgentEvent::MessageStart {
             message: failure.clone(),
@@ -158,9 +162,16 @@ async fn guarded_run(
     }
 }
 
+async fn end_run(context: &AgentContext, base: usize, sink: &dyn EventSink) {
+    sink.emit(AgentEvent::AgentEnd {
+        messages: context.messages[base..].to_vec(),
+    })
+    .await;
+}
+
 async fn run_loop(
     context: &mut AgentContext,
-    new_messages: &mut Vec<AgentMessage>,
+    base: usize,
     config: &AgentLoopConfig,
     sink: &dyn EventSink,
     cancel: &CancellationToken,
@@ -185,63 +196,58 @@ async fn run_loop(
                     message: message.clone(),
                 })
                 .await;
-                context.messages.push(message.clone());
-                new_messages.push(message);
+                context.messages.push(message);
             }
 
-            let assistant = stream_assistant_response(context, config, cancel, sink).await;
-            let assistant_message = AgentMessage::from(assistant.clone());
-            context.messages.push(assistant_message.clone());
-            new_messages.push(assistant_message.clone());
-            if assistant.stop_reason.is_failure() {
+            let reply = stream_assistant_response(context, config, cancel, sink).await;
+            let reply_index = context.messages.len();
+            context.messages.push(AgentMessage::from(reply));
+            let reply = match context.messages[reply_index].as_assistant() {
+                Some(reply) => reply.clone(),
+                None => continue,
+            };
+            if reply.stop_reason.is_failure() {
                 sink.emit(AgentEvent::TurnEnd {
-                    message: assistant_message,
+                    message: reply.into(),
                     tool_results: Vec::new(),
                 })
                 .await;
-                sink.emit(AgentEvent::AgentEnd {
-                    messages: new_messages.clone(),
-                })
-                .await;
+                end_run(context, base, sink).await;
                 return;
             }
 
             more_tool_calls = false;
             let mut tool_results = Vec::new();
             let mut steering_taken = None;
-            if assistant.tool_calls().next().is_some() {
-                let batch = execute_tool_calls(context, &assistant, config, cancel, sink).await;
+            if reply.tool_calls().next().is_some() {
+                let batch = execute_tool_calls(context, &reply, config, cancel, sink).await;
                 more_tool_calls = !batch.terminate;
-                for result in &batch.results {
-                    context.messages.push(result.clone().into());
-                    new_messages.push(result.clone().into());
-                }
+                context
+                    .messages
+                    .extend(batch.results.iter().cloned().map(AgentMessage::from));
                 tool_results = batch.results;
                 steering_taken = batch.steering;
             }
             sink.emit(AgentEvent::TurnEnd {
-                message: assistant_message,
+                message: AgentMessage::from(reply.clone()),
                 tool_results: tool_results.clone(),
             })
             .await;
-
+            // After turn_end, as in the TypeScript pi: the hook sees the finished turn.
             let stop = config
                 .hooks
                 .should_stop_after_turn(TurnContext {
-                    message: &assistant,
+                    message: &reply,
                     tool_results: &tool_results,
                     messages: &context.messages,
-                    new_messages,
+                    new_messages: &context.messages[base..],
                 })
                 .await;
             if stop {
                 if let Some(taken) = steering_taken {
                     config.queues.restore_steering(taken);
                 }
-                sink.emit(AgentEvent::AgentEnd {
-                    messages: new_messages.clone(),
-                })
-                .await;
+                end_run(context, base, sink).await;
                 return;
             }
             pending = steering_taken.unwrap_or_else(|| config.queues.steering());
@@ -252,8 +258,5 @@ async fn run_loop(
         }
         pending = follow_ups;
     }
-    sink.emit(AgentEvent::AgentEnd {
-        messages: new_messages.clone(),
-    })
-    .await;
+    end_run(context, base, sink).await;
 }

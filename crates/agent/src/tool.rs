@@ -89,9 +89,10 @@ pub trait AgentTool: Send + Sync {
         None
     }
 
-    /// Reshapes raw model arguments before validation (e.g. legacy parameter names).
-    fn prepare_arguments(&self, arguments: Map<String, Value>) -> Map<String, Value> {
-        arguments
+    /// Reshapes raw model arguments before validation (e.g. legacy parameter names);
+    /// `None` keeps them as they are.
+    fn prepare_arguments(&self, _arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
+        None
     }
 
     /// Runs the tool with validated arguments. `cancel` fires when the run is aborted.

@@ -32,21 +32,21 @@ pub(crate) struct BatchOutcome {
     pub steering: Option<Vec<AgentMessage>>,
 }
 
-struct Finalized {
-    call: ToolCall,
+struct Finalized<'a> {
+    call: &'a ToolCall,
     result: AgentToolResult,
     is_error: bool,
 }
 
-struct Prepared {
-    call: ToolCall,
+struct Prepared<'a> {
+    call: &'a ToolCall,
     tool: Arc<dyn AgentTool>,
     args: Value,
 }
 
-enum Preparation {
-    Ready(Prepared),
-    Immediate(Finalized),
+enum Preparation<'a> {
+    Ready(Prepared<'a>),
+    Immediate(Finalized<'a>),
 }
 
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
@@ -57,41 +57,41 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
-fn immediate(call: &ToolCall, text: String) -> Preparation {
+fn immediate(call: &ToolCall, text: String) -> Preparation<'_> {
     Preparation::Immediate(Finalized {
-        call: call.clone(),
+        call,
         result: AgentToolResult::error(text),
         is_error: true,
     })
 }
 
-async fn prepare(
+async fn prepare<'a>(
     context: &AgentContext,
     assistant: &AssistantMessage,
-    call: &ToolCall,
+    call: &'a ToolCall,
     config: &AgentLoopConfig,
     cancel: &CancellationToken,
-) -> Preparation {
+) -> Preparation<'a> {
     let Some(tool) = context.tool(&call.name).cloned() else {
         return immediate(call, format!("Tool {} not found", call.name));
     };
-    let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        tool.prepare_arguments(call.arguments.clone())
-    }));
-    let arguments = match prepared {
-        Ok(arguments) => arguments,
+    let reshaped =
+        std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare_arguments(&call.arguments)));
+    let validated = match &reshaped {
+        Ok(Some(arguments)) => {
+            pi_ai::validate_tool_call_arguments(&call.name, tool.parameters(), arguments)
+        }
+        Ok(None) => {
+            pi_ai::validate_tool_call_arguments(&call.name, tool.parameters(), &call.arguments)
+        }
         Err(panic) => {
             return immediate(
                 call,
-                format!("Preparing arguments failed: {}", panic_text(&*panic)),
+                format!("Preparing arguments failed: {}", panic_text(&**panic)),
             );
         }
     };
-    let args = match pi_ai::validate_tool_arguments(
-        &call.name,
-        tool.parameters(),
-        &Value::Object(arguments),
-    ) {
+    let args = match validated {
         Ok(args) => args,
         Err(error) => return immediate(call, error.message),
     };
@@ -113,18 +113,14 @@ async fn prepare(
                 .reason
                 .unwrap_or_else(|| "Tool execution was blocked".to_owned()),
         ),
-        Ok(_) => Preparation::Ready(Prepared {
-            call: call.clone(),
-            tool,
-            args,
-        }),
+        Ok(_) => Preparation::Ready(Prepared { call, tool, args }),
         Err(panic) => immediate(call, panic_text(&*panic)),
     }
 }
 
 /// Runs the tool, forwarding its partial results as `tool_execution_update` events.
 async fn execute(
-    prepared: &Prepared,
+    prepared: &Prepared<'_>,
     cancel: &CancellationToken,
     sink: &dyn EventSink,
 ) -> (AgentToolResult, bool) {
@@ -171,14 +167,14 @@ async fn execute(
     }
 }
 
-async fn finalize(
+async fn finalize<'a>(
     context: &AgentContext,
     assistant: &AssistantMessage,
-    prepared: Prepared,
+    prepared: Prepared<'a>,
     (mut result, mut is_error): (AgentToolResult, bool),
     config: &AgentLoopConfig,
     cancel: &CancellationToken,
-) -> Finalized {
+) -> Finalized<'a> {
     let overrides = AssertUnwindSafe(config.hooks.after_tool_call(
         AfterToolCallContext {
             assistant_message: assistant,
@@ -229,7 +225,7 @@ async fn emit_start(call: &ToolCall, sink: &dyn EventSink) {
     .await;
 }
 
-async fn emit_end(finalized: &Finalized, sink: &dyn EventSink) {
+async fn emit_end(finalized: &Finalized<'_>, sink: &dyn EventSink) {
     sink.emit(AgentEvent::ToolExecutionEnd {
         tool_call_id: finalized.call.id.clone(),
         tool_name: finalized.call.name.clone(),
@@ -239,7 +235,7 @@ async fn emit_end(finalized: &Finalized, sink: &dyn EventSink) {
     .await;
 }
 
-async fn emit_result_message(finalized: &Finalized, sink: &dyn EventSink) -> ToolResultMessage {
+async fn emit_result_message(finalized: &Finalized<'_>, sink: &dyn EventSink) -> ToolResultMessage {
     let message = ToolResultMessage {
         tool_call_id: finalized.call.id.clone(),
         tool_name: finalized.call.name.clone(),
@@ -260,7 +256,7 @@ async fn emit_result_message(finalized: &Finalized, sink: &dyn EventSink) -> Too
     message
 }
 
-fn terminates(batch: &[Finalized]) -> bool {
+fn terminates(batch: &[Finalized<'_>]) -> bool {
     !batch.is_empty() && batch.iter().all(|f| f.result.terminate == Some(true))
 }
 
@@ -316,7 +312,7 @@ async fn run_sequential(
             for skipped in &calls[index + 1..] {
                 emit_start(skipped, sink).await;
                 let done = Finalized {
-                    call: (*skipped).clone(),
+                    call: skipped,
                     result: AgentToolResult::error(SKIPPED_FOR_STEERING),
                     is_error: true,
                 };
@@ -343,9 +339,9 @@ async fn run_parallel(
     cancel: &CancellationToken,
     sink: &dyn EventSink,
 ) -> BatchOutcome {
-    enum Slot {
-        Done(Finalized),
-        Pending(Prepared),
+    enum Slot<'a> {
+        Done(Finalized<'a>),
+        Pending(Prepared<'a>),
     }
     let mut slots = Vec::with_capacity(calls.len());
     for call in calls {

@@ -29,4 +29,4 @@ pub use registry::{
 };
 pub use stream::{complete, complete_simple, stream, stream_simple};
 pub use types::*;
-pub use validation::{ValidationError, validate_tool_arguments};
+pub use validation::{ValidationError, validate_tool_arguments, validate_tool_call_arguments};

@@ -41,7 +41,27 @@ pub fn validate_tool_arguments(
     schema: &Value,
     args: &Value,
 ) -> Result<Value, ValidationError> {
-    let coerced = coerce_to_schema(args.clone(), schema);
+    validate_owned(tool_name, schema, args.clone(), || args.clone())
+}
+
+/// [`validate_tool_arguments`] for a tool call's argument object, copying it only once.
+pub fn validate_tool_call_arguments(
+    tool_name: &str,
+    schema: &Value,
+    args: &serde_json::Map<String, Value>,
+) -> Result<Value, ValidationError> {
+    validate_owned(tool_name, schema, Value::Object(args.clone()), || {
+        Value::Object(args.clone())
+    })
+}
+
+fn validate_owned(
+    tool_name: &str,
+    schema: &Value,
+    args: Value,
+    original: impl FnOnce() -> Value,
+) -> Result<Value, ValidationError> {
+    let coerced = coerce_to_schema(args, schema);
     let Some(validator) = compiled_validator(schema) else {
         return Ok(coerced);
     };
@@ -52,7 +72,7 @@ pub fn validate_tool_arguments(
     if issues.is_empty() {
         return Ok(coerced);
     }
-    Err(build_error(tool_name, issues, args))
+    Err(build_error(tool_name, issues, &original()))
 }
 
 /// Applies only the coercion step (exposed for tests and callers that validate elsewhere).
@@ -67,20 +87,23 @@ pub fn coerce_to_schema(value: Value, schema: &Value) -> Value {
 /// Upper bound on cached schemas; the cache is simply reset when it is reached.
 const MAX_CACHED_VALIDATORS: usize = 1024;
 
-/// Compiled validators keyed by the schema's JSON text; `None` records a schema that failed
-/// to compile so it is not recompiled on every call.
-type ValidatorCache = HashMap<String, Option<Arc<Validator>>>;
+/// Compiled validators keyed by the schema's address, each entry keeping a copy of its schema
+/// so a reused address is detected by comparison (no serialization on the hot path); `None`
+/// records a schema that failed to compile so it is not recompiled on every call.
+type ValidatorCache = HashMap<usize, (Value, Option<Arc<Validator>>)>;
 
 static VALIDATORS: LazyLock<Mutex<ValidatorCache>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 fn compiled_validator(schema: &Value) -> Option<Arc<Validator>> {
-    let key = schema.to_string();
-    if let Some(entry) = VALIDATORS
+    let key = schema as *const Value as usize;
+    if let Some((cached, validator)) = VALIDATORS
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .get(&key)
     {
-        return entry.clone();
+        if cached == schema {
+            return validator.clone();
+        }
     }
     // Compile outside the lock so slow compilations do not serialise other callers.
     let compiled = jsonschema::validator_for(schema).ok().map(Arc::new);
@@ -88,7 +111,8 @@ fn compiled_validator(schema: &Value) -> Option<Arc<Validator>> {
     if cache.len() >= MAX_CACHED_VALIDATORS {
         cache.clear();
     }
-    cache.insert(key, compiled.clone());
+    // One live schema per address: a different schema there replaces the stale entry.
+    cache.insert(key, (schema.clone(), compiled.clone()));
     compiled
 }
 
