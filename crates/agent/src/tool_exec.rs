@@ -178,7 +178,7 @@ async fn finalize<'a>(
     let overrides = AssertUnwindSafe(config.hooks.after_tool_call(
         AfterToolCallContext {
             assistant_message: assistant,
-            tool_call: &prepared.call,
+            tool_call: prepared.call,
             args: &prepared.args,
             result: &result,
             is_error,
