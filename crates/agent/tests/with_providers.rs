@@ -244,14 +244,13 @@ async fn proxy_rebuilds_the_message_from_delta_events() {
         proxy_url: url,
         auth_token: "secret".into(),
     };
-    let direct_kinds: Vec<&str>;
     let events: Vec<_> = {
         use futures_util::StreamExt;
         stream_proxy(&m, &context, Default::default(), &proxy)
             .collect()
             .await
     };
-    direct_kinds = events.iter().map(|e| e.kind()).collect();
+    let direct_kinds: Vec<&str> = events.iter().map(|e| e.kind()).collect();
     assert_eq!(direct_kinds.first(), Some(&"start"));
     assert_eq!(direct_kinds.last(), Some(&"done"));
     let message = events.last().unwrap().message();
