@@ -7,6 +7,7 @@ pub mod list_models;
 pub mod model_registry;
 pub mod modes;
 pub mod output;
+pub mod tools;
 
 /// The version `pi --version` prints.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,4 @@
+//! The built-in tools: `read`, `write`, `edit`, `bash`, `grep`, `find`, `ls`.
+
+pub mod path;
+pub mod truncate;
