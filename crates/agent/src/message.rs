@@ -19,10 +19,12 @@ pub struct CustomMessage {
 
 impl CustomMessage {
     /// A custom message with this role and these fields (the role is added to the fields).
-    pub fn new(role: impl Into<String>, mut fields: Map<String, Value>) -> Self {
+    pub fn new(role: impl Into<String>, fields: Map<String, Value>) -> Self {
         let role = role.into();
-        fields.insert("role".into(), Value::String(role.clone()));
-        Self { role, data: fields }
+        let mut data = Map::with_capacity(fields.len() + 1);
+        data.insert("role".into(), Value::String(role.clone()));
+        data.extend(fields.into_iter().filter(|(k, _)| k != "role"));
+        Self { role, data }
     }
 
     /// A field of the message.

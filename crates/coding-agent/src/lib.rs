@@ -7,6 +7,7 @@ pub mod list_models;
 pub mod model_registry;
 pub mod modes;
 pub mod output;
+pub mod session;
 pub mod tools;
 
 /// The version `pi --version` prints.

@@ -1,0 +1,196 @@
+//! The conversation a session holds along the path from the root to a leaf, with
+//! compaction and branch summaries, plus the model and thinking level in effect there.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use pi_agent_core::{AgentMessage, CustomMessage};
+
+use super::entry::{EntryKind, SessionEntry};
+
+/// What a session contributes to the next run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionContext {
+    pub messages: Vec<AgentMessage>,
+    pub thinking_level: String,
+    /// `(provider, model id)` of the most recent model change or assistant message.
+    pub model: Option<(String, String)>,
+}
+
+fn millis(timestamp: &str) -> Value {
+    Value::from(super::time::parse_iso_millis(timestamp).unwrap_or(0))
+}
+
+fn custom(role: &str, fields: Vec<(&str, Value)>) -> AgentMessage {
+    let map: Map<String, Value> = fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    AgentMessage::Custom(CustomMessage::new(role, map))
+}
+
+/// `{"role":"compactionSummary","summary",…,"tokensBefore","timestamp"}`.
+pub fn compaction_summary_message(
+    summary: &str,
+    tokens_before: u64,
+    timestamp: &str,
+) -> AgentMessage {
+    custom(
+        "compactionSummary",
+        vec![
+            ("summary", summary.into()),
+            ("tokensBefore", tokens_before.into()),
+            ("timestamp", millis(timestamp)),
+        ],
+    )
+}
+
+/// `{"role":"branchSummary","summary","fromId","timestamp"}`.
+pub fn branch_summary_message(summary: &str, from_id: &str, timestamp: &str) -> AgentMessage {
+    custom(
+        "branchSummary",
+        vec![
+            ("summary", summary.into()),
+            ("fromId", from_id.into()),
+            ("timestamp", millis(timestamp)),
+        ],
+    )
+}
+
+/// `{"role":"custom","customType","content","display","details"?,"timestamp"}`.
+pub fn custom_message(
+    custom_type: &str,
+    content: &Value,
+    display: bool,
+    details: Option<&Value>,
+    timestamp: &str,
+) -> AgentMessage {
+    let mut fields = vec![
+        ("customType", custom_type.into()),
+        ("content", content.clone()),
+        ("display", display.into()),
+    ];
+    if let Some(details) = details {
+        fields.push(("details", details.clone()));
+    }
+    fields.push(("timestamp", millis(timestamp)));
+    custom("custom", fields)
+}
+
+fn append(messages: &mut Vec<AgentMessage>, entry: &SessionEntry) {
+    match &entry.kind {
+        EntryKind::Message { message } => messages.push(message.clone()),
+        EntryKind::CustomMessage {
+            custom_type,
+            content,
+            details,
+            display,
+        } => {
+            messages.push(custom_message(
+                custom_type,
+                content,
+                *display,
+                details.as_ref(),
+                &entry.timestamp,
+            ));
+        }
+        EntryKind::BranchSummary {
+            from_id, summary, ..
+        } if !summary.is_empty() => {
+            messages.push(branch_summary_message(summary, from_id, &entry.timestamp));
+        }
+        _ => {}
+    }
+}
+
+/// The path from the root to `leaf` (the last entry when `None`).
+pub fn path_to<'a>(
+    entries: &'a [SessionEntry],
+    by_id: &HashMap<&str, usize>,
+    leaf: Option<&str>,
+) -> Vec<&'a SessionEntry> {
+    let start = match leaf {
+        Some(id) => by_id.get(id).copied(),
+        None => entries.len().checked_sub(1),
+    };
+    let mut path = Vec::new();
+    let mut current = start.map(|i| &entries[i]);
+    while let Some(entry) = current {
+        path.push(entry);
+        // A cycle in a damaged file must not loop forever.
+        if path.len() > entries.len() {
+            break;
+        }
+        current = entry
+            .parent_id
+            .as_deref()
+            .and_then(|p| by_id.get(p))
+            .map(|&i| &entries[i]);
+    }
+    path.reverse();
+    path
+}
+
+/// Builds the context along the path to `leaf`: with a compaction on the path, its summary,
+/// then the kept messages from `firstKeptEntryId`, then everything after it.
+pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> SessionContext {
+    let by_id: HashMap<&str, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i))
+        .collect();
+    let path = path_to(entries, &by_id, leaf);
+    let mut context = SessionContext {
+        thinking_level: "off".into(),
+        ..Default::default()
+    };
+    let mut compaction: Option<usize> = None;
+    for (index, entry) in path.iter().enumerate() {
+        match &entry.kind {
+            EntryKind::ThinkingLevelChange { thinking_level } => {
+                context.thinking_level = thinking_level.clone()
+            }
+            EntryKind::ModelChange { provider, model_id } => {
+                context.model = Some((provider.clone(), model_id.clone()))
+            }
+            EntryKind::Message { message } => {
+                if let Some(a) = message.as_assistant() {
+                    context.model = Some((a.provider.clone(), a.model.clone()));
+                }
+            }
+            EntryKind::Compaction { .. } => compaction = Some(index),
+            _ => {}
+        }
+    }
+    match compaction.map(|i| (i, &path[i].kind)) {
+        Some((
+            at,
+            EntryKind::Compaction {
+                summary,
+                first_kept_entry_id,
+                tokens_before,
+                ..
+            },
+        )) => {
+            context.messages.push(compaction_summary_message(
+                summary,
+                *tokens_before,
+                &path[at].timestamp,
+            ));
+            let first_kept = path[..at]
+                .iter()
+                .position(|e| &e.id == first_kept_entry_id)
+                .unwrap_or(at);
+            for entry in &path[first_kept..at] {
+                append(&mut context.messages, entry);
+            }
+            for entry in &path[at + 1..] {
+                append(&mut context.messages, entry);
+            }
+        }
+        _ => {
+            for entry in &path {
+                append(&mut context.messages, entry);
+            }
+        }
+    }
+    context
+}

@@ -1,0 +1,217 @@
+//! Session file lines: the header and the entries of Appendix B, in JSONL v3.
+//!
+//! Entries of unknown types are kept verbatim so nothing in a file is lost.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use pi_agent_core::AgentMessage;
+
+/// The version this build writes.
+pub const CURRENT_SESSION_VERSION: u64 = 3;
+
+/// Line 1 of a session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHeader {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    pub id: String,
+    pub timestamp: String,
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session: Option<String>,
+}
+
+/// What an entry records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum EntryKind {
+    Message {
+        message: AgentMessage,
+    },
+    ThinkingLevelChange {
+        thinking_level: String,
+    },
+    ModelChange {
+        provider: String,
+        model_id: String,
+    },
+    Compaction {
+        summary: String,
+        first_kept_entry_id: String,
+        tokens_before: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from_hook: Option<bool>,
+    },
+    BranchSummary {
+        from_id: String,
+        summary: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from_hook: Option<bool>,
+    },
+    Custom {
+        custom_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<Value>,
+    },
+    CustomMessage {
+        custom_type: String,
+        content: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+        #[serde(default)]
+        display: bool,
+    },
+    Label {
+        target_id: String,
+        #[serde(default)]
+        label: Option<String>,
+    },
+    SessionInfo {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    /// An entry this build cannot use (unknown type, or fields it cannot parse): kept
+    /// verbatim, still linked into the tree, never sent to the model.
+    #[serde(skip)]
+    Unknown(Map<String, Value>),
+}
+
+/// One entry of the tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionEntry {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+    pub kind: EntryKind,
+}
+
+/// A line of a session file after parsing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileLine {
+    Header(SessionHeader),
+    Entry(SessionEntry),
+}
+
+impl SessionEntry {
+    /// The entry as its JSON object, keys in the TypeScript pi's order
+    /// (`type`, `id`, `parentId`, `timestamp`, then the entry's own fields).
+    pub fn to_json(&self) -> Result<Map<String, Value>, serde_json::Error> {
+        if let EntryKind::Unknown(raw) = &self.kind {
+            return Ok(raw.clone());
+        }
+        let Value::Object(fields) = serde_json::to_value(&self.kind)? else {
+            return Ok(Map::new());
+        };
+        let mut out = Map::with_capacity(fields.len() + 3);
+        let mut fields = fields;
+        if let Some(kind) = fields.shift_remove("type") {
+            out.insert("type".into(), kind);
+        }
+        out.insert("id".into(), Value::String(self.id.clone()));
+        out.insert(
+            "parentId".into(),
+            self.parent_id.clone().map_or(Value::Null, Value::String),
+        );
+        out.insert("timestamp".into(), Value::String(self.timestamp.clone()));
+        out.extend(fields);
+        Ok(out)
+    }
+
+    /// The JSONL line (without newline).
+    pub fn to_line(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(&self.to_json()?)
+    }
+
+    /// The message of a `message` entry.
+    pub fn message(&self) -> Option<&AgentMessage> {
+        match &self.kind {
+            EntryKind::Message { message } => Some(message),
+            _ => None,
+        }
+    }
+}
+
+/// Why a line could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {reason}")]
+pub struct LineError {
+    pub line: usize,
+    pub reason: String,
+}
+
+/// A parsed line, and a warning when part of it could not be used.
+pub type ParsedLine = (Option<FileLine>, Option<LineError>);
+
+/// Parses one line. A line that is not a JSON object is an error; an entry whose fields
+/// cannot be read becomes [`EntryKind::Unknown`] with a warning, so the tree stays intact.
+pub fn parse_line(text: &str, line: usize) -> Result<ParsedLine, LineError> {
+    if text.trim().is_empty() {
+        return Ok((None, None));
+    }
+    let object: Map<String, Value> = serde_json::from_str(text).map_err(|e| LineError {
+        line,
+        reason: format!("not a JSON object: {e}"),
+    })?;
+    parse_object(object, line)
+}
+
+/// Parses a line already read as a JSON object (after migrations).
+pub fn parse_object(object: Map<String, Value>, line: usize) -> Result<ParsedLine, LineError> {
+    let error = |reason: String| LineError { line, reason };
+    let kind = object
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    if kind == "session" {
+        let header: SessionHeader =
+            serde_json::from_value(Value::Object(object)).map_err(|e| error(e.to_string()))?;
+        return Ok((Some(FileLine::Header(header)), None));
+    }
+    let Some(id) = object.get("id").and_then(Value::as_str).map(str::to_owned) else {
+        return Err(error(format!("entry of type \"{kind}\" has no id")));
+    };
+    let parent_id = object
+        .get("parentId")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let timestamp = object
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let mut fields = object.clone();
+    fields.shift_remove("id");
+    fields.shift_remove("parentId");
+    fields.shift_remove("timestamp");
+    let (kind, warning) = match serde_json::from_value::<EntryKind>(Value::Object(fields)) {
+        Ok(parsed) => (parsed, None),
+        Err(e) => (
+            EntryKind::Unknown(object),
+            Some(error(format!(
+                "entry {id} of type \"{kind}\" kept but not used: {e}"
+            ))),
+        ),
+    };
+    Ok((
+        Some(FileLine::Entry(SessionEntry {
+            id,
+            parent_id,
+            timestamp,
+            kind,
+        })),
+        warning,
+    ))
+}

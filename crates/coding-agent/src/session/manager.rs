@@ -1,0 +1,444 @@
+//! A session: its file, its entry tree, the current leaf, and the writes.
+//!
+//! Nothing is written until the session holds an assistant message; then the header and
+//! every entry are flushed, and each new entry is appended as one line. Loaded files are
+//! never rewritten, except once after a version migration.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use pi_agent_core::AgentMessage;
+
+use super::context::{SessionContext, build_session_context};
+use super::entry::{
+    CURRENT_SESSION_VERSION, EntryKind, FileLine, LineError, SessionEntry, SessionHeader,
+    parse_object,
+};
+use super::ids::{session_id, short_id};
+use super::migrate::migrate;
+use super::time::iso_now;
+
+/// Why a session could not be opened or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("could not read session file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("could not write session file {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("could not encode a session entry: {0}")]
+    Encode(#[from] serde_json::Error),
+    #[error("entry {0} not found")]
+    UnknownEntry(String),
+}
+
+/// `<agent dir>/sessions/--<cwd with / \ : replaced by ->--`.
+pub fn default_session_dir(agent_dir: &Path, cwd: &Path) -> PathBuf {
+    let text = cwd.to_string_lossy();
+    let trimmed = text.strip_prefix(['/', '\\']).unwrap_or(&text);
+    let safe: String = trimmed
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    agent_dir.join("sessions").join(format!("--{safe}--"))
+}
+
+/// A session held in memory and (unless ephemeral) in its JSONL file.
+#[derive(Debug)]
+pub struct SessionManager {
+    header: SessionHeader,
+    file: Option<PathBuf>,
+    entries: Vec<SessionEntry>,
+    by_id: HashMap<String, usize>,
+    leaf: Option<String>,
+    flushed: bool,
+    warnings: Vec<LineError>,
+}
+
+impl SessionManager {
+    fn fresh(cwd: &Path, file: Option<PathBuf>, parent: Option<String>) -> Self {
+        let header = SessionHeader {
+            kind: "session".into(),
+            version: Some(CURRENT_SESSION_VERSION),
+            id: session_id(),
+            timestamp: iso_now(),
+            cwd: cwd.to_string_lossy().into_owned(),
+            parent_session: parent,
+        };
+        Self {
+            header,
+            file,
+            entries: Vec::new(),
+            by_id: HashMap::new(),
+            leaf: None,
+            flushed: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// A new session whose file will be `<dir>/<timestamp>_<id>.jsonl`.
+    pub fn create(cwd: &Path, dir: &Path) -> Self {
+        let mut session = Self::fresh(cwd, None, None);
+        let stamp = session.header.timestamp.replace([':', '.'], "-");
+        session.file = Some(dir.join(format!("{stamp}_{}.jsonl", session.header.id)));
+        session
+    }
+
+    /// A session kept in memory only (`--no-session`).
+    pub fn in_memory(cwd: &Path) -> Self {
+        Self::fresh(cwd, None, None)
+    }
+
+    /// Opens `path`; a missing file starts a new session there. Malformed lines are
+    /// reported in [`Self::warnings`] and skipped; the file keeps them.
+    pub fn open(path: &Path, cwd: &Path) -> Result<Self, SessionError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self::fresh(cwd, Some(path.to_path_buf()), None));
+            }
+            Err(source) => {
+                return Err(SessionError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let mut warnings = Vec::new();
+        let mut objects: Vec<(usize, Map<String, Value>)> = Vec::new();
+        for (index, line) in text.split('\n').enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Map<String, Value>>(line) {
+                Ok(object) => objects.push((index + 1, object)),
+                Err(e) => warnings.push(LineError {
+                    line: index + 1,
+                    reason: format!("not a JSON object: {e}"),
+                }),
+            }
+        }
+        let header_ok = objects.first().is_some_and(|(_, o)| {
+            o.get("type").and_then(Value::as_str) == Some("session")
+                && o.get("id").is_some_and(Value::is_string)
+        });
+        if !header_ok {
+            // Not a session file we can continue: start a new session beside it rather than
+            // destroying what is there.
+            let mut session = Self::fresh(cwd, None, None);
+            session.file = Some(path.with_extension("recovered.jsonl"));
+            session.warnings = warnings;
+            session.warnings.push(LineError {
+                line: 1,
+                reason: "no valid session header".into(),
+            });
+            return Ok(session);
+        }
+        let mut maps: Vec<Map<String, Value>> = objects.iter().map(|(_, o)| o.clone()).collect();
+        let migrated = migrate(&mut maps);
+        let mut header: Option<SessionHeader> = None;
+        let mut entries = Vec::with_capacity(maps.len());
+        for ((line, _), object) in objects.iter().zip(maps.iter().cloned()) {
+            match parse_object(object, *line) {
+                Ok((Some(FileLine::Header(h)), _)) => header = header.or(Some(h)),
+                Ok((Some(FileLine::Entry(entry)), warning)) => {
+                    warnings.extend(warning);
+                    entries.push(entry);
+                }
+                Ok((None, _)) => {}
+                Err(e) => warnings.push(e),
+            }
+        }
+        let Some(header) = header else {
+            return Err(SessionError::Read {
+                path: path.to_path_buf(),
+                source: std::io::Error::other("missing session header"),
+            });
+        };
+        let by_id = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.clone(), i))
+            .collect();
+        let leaf = entries.last().map(|e| e.id.clone());
+        let mut session = Self {
+            header,
+            file: Some(path.to_path_buf()),
+            entries,
+            by_id,
+            leaf,
+            flushed: true,
+            warnings,
+        };
+        if migrated {
+            session.rewrite_after_migration(&maps, &text)?;
+        }
+        Ok(session)
+    }
+
+    /// The newest `*.jsonl` (by modification time) with a valid header in `dir`, opened;
+    /// or a new session when there is none.
+    pub fn continue_recent(cwd: &Path, dir: &Path) -> Result<Self, SessionError> {
+        match find_most_recent(dir) {
+            Some(path) => Self::open(&path, cwd),
+            None => Ok(Self::create(cwd, dir)),
+        }
+    }
+
+    fn rewrite_after_migration(
+        &mut self,
+        maps: &[Map<String, Value>],
+        original: &str,
+    ) -> Result<(), SessionError> {
+        let Some(path) = self.file.clone() else {
+            return Ok(());
+        };
+        // Lines that did not parse are kept, after the migrated ones.
+        let mut text = String::new();
+        for map in maps {
+            text.push_str(&serde_json::to_string(map)?);
+            text.push('\n');
+        }
+        for line in original.split('\n') {
+            if !line.trim().is_empty() && serde_json::from_str::<Map<String, Value>>(line).is_err()
+            {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        std::fs::write(&path, text).map_err(|source| SessionError::Write { path, source })
+    }
+
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.header.id
+    }
+
+    /// The file, unless the session is ephemeral.
+    pub fn session_file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    pub fn cwd(&self) -> &str {
+        &self.header.cwd
+    }
+
+    /// Problems found while loading (skipped or unusable lines).
+    pub fn warnings(&self) -> &[LineError] {
+        &self.warnings
+    }
+
+    pub fn entries(&self) -> &[SessionEntry] {
+        &self.entries
+    }
+
+    pub fn entry(&self, id: &str) -> Option<&SessionEntry> {
+        self.by_id.get(id).map(|&i| &self.entries[i])
+    }
+
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    /// The context along the current branch.
+    pub fn build_context(&self) -> SessionContext {
+        match &self.leaf {
+            Some(leaf) => build_session_context(&self.entries, Some(leaf)),
+            None => SessionContext {
+                thinking_level: "off".into(),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Continues from `id`: the next entry becomes its child (a new branch).
+    pub fn branch(&mut self, id: &str) -> Result<(), SessionError> {
+        if !self.by_id.contains_key(id) {
+            return Err(SessionError::UnknownEntry(id.to_owned()));
+        }
+        self.leaf = Some(id.to_owned());
+        Ok(())
+    }
+
+    /// The children of an entry, in file order.
+    pub fn children(&self, id: &str) -> Vec<&SessionEntry> {
+        self.entries
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == Some(id))
+            .collect()
+    }
+
+    /// The session's name (the last `session_info` entry's).
+    pub fn name(&self) -> Option<&str> {
+        self.entries.iter().rev().find_map(|e| match &e.kind {
+            EntryKind::SessionInfo { name } => name.as_deref(),
+            _ => None,
+        })
+    }
+
+    /// The label of an entry (the last label entry targeting it).
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.entries.iter().rev().find_map(|e| match &e.kind {
+            EntryKind::Label { target_id, label } if target_id == id => Some(label.as_deref()),
+            _ => None,
+        })?
+    }
+
+    /// Appends an entry under the current leaf, persists it, and returns its id.
+    pub fn append(&mut self, kind: EntryKind) -> Result<String, SessionError> {
+        let id = short_id(|candidate| self.by_id.contains_key(candidate));
+        let entry = SessionEntry {
+            id: id.clone(),
+            parent_id: self.leaf.clone(),
+            timestamp: iso_now(),
+            kind,
+        };
+        self.by_id.insert(id.clone(), self.entries.len());
+        self.entries.push(entry);
+        self.leaf = Some(id.clone());
+        self.persist()?;
+        Ok(id)
+    }
+
+    pub fn append_message(&mut self, message: AgentMessage) -> Result<String, SessionError> {
+        self.append(EntryKind::Message { message })
+    }
+
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<String, SessionError> {
+        self.append(EntryKind::ModelChange {
+            provider: provider.into(),
+            model_id: model_id.into(),
+        })
+    }
+
+    pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String, SessionError> {
+        self.append(EntryKind::ThinkingLevelChange {
+            thinking_level: level.into(),
+        })
+    }
+
+    pub fn append_session_info(&mut self, name: &str) -> Result<String, SessionError> {
+        self.append(EntryKind::SessionInfo {
+            name: Some(name.into()),
+        })
+    }
+
+    pub fn append_label(
+        &mut self,
+        target_id: &str,
+        label: Option<&str>,
+    ) -> Result<String, SessionError> {
+        if !self.by_id.contains_key(target_id) {
+            return Err(SessionError::UnknownEntry(target_id.to_owned()));
+        }
+        self.append(EntryKind::Label {
+            target_id: target_id.into(),
+            label: label.map(str::to_owned),
+        })
+    }
+
+    fn has_assistant(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.message().is_some_and(AgentMessage::is_assistant))
+    }
+
+    /// Writes what is due: nothing before the first assistant message, then everything
+    /// once, then the newest entry.
+    fn persist(&mut self) -> Result<(), SessionError> {
+        let Some(path) = self.file.clone() else {
+            return Ok(());
+        };
+        let write_error = |source| SessionError::Write {
+            path: path.clone(),
+            source,
+        };
+        if !self.flushed {
+            if !self.has_assistant() {
+                return Ok(());
+            }
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(write_error)?;
+            }
+            let mut text = serde_json::to_string(&self.header)?;
+            text.push('\n');
+            for entry in &self.entries {
+                text.push_str(&entry.to_line()?);
+                text.push('\n');
+            }
+            let mut file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(write_error)?;
+            file.write_all(text.as_bytes()).map_err(write_error)?;
+            self.flushed = true;
+            return Ok(());
+        }
+        let Some(entry) = self.entries.last() else {
+            return Ok(());
+        };
+        let mut line = entry.to_line()?;
+        line.push('\n');
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(write_error)?;
+        file.write_all(line.as_bytes()).map_err(write_error)
+    }
+}
+
+/// Whether the first 512 bytes start with a session header.
+fn has_session_header(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    let mut reader = BufReader::new(file.take(512));
+    if reader.read_line(&mut first).is_err() {
+        return false;
+    }
+    serde_json::from_str::<Map<String, Value>>(first.trim())
+        .is_ok_and(|o| o.get("type").and_then(Value::as_str) == Some("session"))
+        || (first.starts_with("{\"type\":\"session\"") && !first.ends_with('\n'))
+}
+
+/// The newest session file in `dir` by modification time.
+pub fn find_most_recent(dir: &Path) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && has_session_header(p))
+        .filter_map(|p| {
+            std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .ok()
+                .map(|t| (t, p))
+        })
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, p)| p)
+}

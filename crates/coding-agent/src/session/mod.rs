@@ -1,0 +1,13 @@
+//! Session files in the TypeScript pi's JSONL v3 format: header, entry tree, lazy flush,
+//! migrations, context building.
+
+pub mod context;
+pub mod entry;
+pub mod ids;
+pub mod manager;
+pub mod migrate;
+pub mod time;
+
+pub use context::{SessionContext, build_session_context};
+pub use entry::{EntryKind, FileLine, LineError, SessionEntry, SessionHeader};
+pub use manager::{SessionError, SessionManager, default_session_dir, find_most_recent};
