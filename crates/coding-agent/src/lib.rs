@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod config;
 pub mod list_models;
+pub mod messages;
 pub mod model_registry;
 pub mod modes;
 pub mod output;
