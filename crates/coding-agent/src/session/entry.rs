@@ -27,6 +27,8 @@ pub struct SessionHeader {
 
 /// What an entry records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Messages are most entries; boxing them would cost an allocation per entry.
+#[allow(clippy::large_enum_variant)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",
