@@ -71,11 +71,9 @@ pub fn transform_messages(
             Message::User(user) => {
                 flush(&mut out, &mut pending, &mut answered);
                 let mut user = user.clone();
-                if text_only {
-                    if let UserContent::Blocks(blocks) = &user.content {
-                        user.content =
-                            UserContent::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
-                    }
+                if text_only && let UserContent::Blocks(blocks) = &user.content {
+                    user.content =
+                        UserContent::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
                 }
                 out.push(Message::User(user));
             }

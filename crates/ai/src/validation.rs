@@ -100,10 +100,9 @@ fn compiled_validator(schema: &Value) -> Option<Arc<Validator>> {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .get(&key)
+        && cached == schema
     {
-        if cached == schema {
-            return validator.clone();
-        }
+        return validator.clone();
     }
     // Compile outside the lock so slow compilations do not serialise other callers.
     let compiled = jsonschema::validator_for(schema).ok().map(Arc::new);

@@ -34,10 +34,10 @@ fn last_turn(request: &Value) -> LastTurn {
         .get("messages")
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice);
-    if let Some(last) = messages.last() {
-        if let Some(result) = tool_result_text(last) {
-            return LastTurn::ToolResult(result);
-        }
+    if let Some(last) = messages.last()
+        && let Some(result) = tool_result_text(last)
+    {
+        return LastTurn::ToolResult(result);
     }
     let user_text = messages
         .iter()

@@ -126,14 +126,13 @@ impl Decoder {
 
     /// With OAuth the model sees Claude Code's tool casing; map it back to our tool's name.
     fn tool_name(&self, name: &str) -> String {
-        if self.oauth {
-            if let Some(ours) = self
+        if self.oauth
+            && let Some(ours) = self
                 .tool_names
                 .iter()
                 .find(|t| t.eq_ignore_ascii_case(name))
-            {
-                return ours.clone();
-            }
+        {
+            return ours.clone();
         }
         name.to_owned()
     }

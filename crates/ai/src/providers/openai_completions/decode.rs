@@ -217,15 +217,15 @@ impl Decoder {
         for call in delta.tool_calls.iter().flatten() {
             let block = self.tool_block(asm, call);
             if let Some(tool) = asm.tool_call_mut(block) {
-                if tool.id.is_empty() {
-                    if let Some(id) = call.id.as_deref() {
-                        tool.id = id.to_owned();
-                    }
+                if tool.id.is_empty()
+                    && let Some(id) = call.id.as_deref()
+                {
+                    tool.id = id.to_owned();
                 }
-                if tool.name.is_empty() {
-                    if let Some(name) = call.function.as_ref().and_then(|f| f.name.as_deref()) {
-                        tool.name = name.to_owned();
-                    }
+                if tool.name.is_empty()
+                    && let Some(name) = call.function.as_ref().and_then(|f| f.name.as_deref())
+                {
+                    tool.name = name.to_owned();
                 }
             }
             let args = call
@@ -239,12 +239,11 @@ impl Decoder {
             let is_encrypted =
                 detail.get("type").and_then(Value::as_str) == Some("reasoning.encrypted");
             let id = detail.get("id").and_then(Value::as_str);
-            if let (true, Some(id), Some(_)) = (is_encrypted, id, detail.get("data")) {
-                if let Some(&block) = self.tools_by_id.get(id) {
-                    if let Some(tool) = asm.tool_call_mut(block) {
-                        tool.thought_signature = Some(detail.to_string());
-                    }
-                }
+            if let (true, Some(id), Some(_)) = (is_encrypted, id, detail.get("data"))
+                && let Some(&block) = self.tools_by_id.get(id)
+                && let Some(tool) = asm.tool_call_mut(block)
+            {
+                tool.thought_signature = Some(detail.to_string());
             }
         }
     }
@@ -273,14 +272,13 @@ impl SseDecoder for Decoder {
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned);
         }
-        if message.response_model.is_none() {
-            if let Some(m) = chunk
+        if message.response_model.is_none()
+            && let Some(m) = chunk
                 .model
                 .as_deref()
                 .filter(|m| !m.is_empty() && *m != self.model.id)
-            {
-                message.response_model = Some(m.to_owned());
-            }
+        {
+            message.response_model = Some(m.to_owned());
         }
         if let Some(raw) = &chunk.usage {
             asm.message_mut().usage = parse_usage(raw, &self.model);
@@ -288,10 +286,10 @@ impl SseDecoder for Decoder {
         let Some(choice) = chunk.choices.as_ref().and_then(|c| c.first()) else {
             return Ok(Flow::Continue);
         };
-        if chunk.usage.is_none() {
-            if let Some(raw) = &choice.usage {
-                asm.message_mut().usage = parse_usage(raw, &self.model);
-            }
+        if chunk.usage.is_none()
+            && let Some(raw) = &choice.usage
+        {
+            asm.message_mut().usage = parse_usage(raw, &self.model);
         }
         if let Some(reason) = choice.finish_reason.as_deref() {
             self.saw_finish = true;

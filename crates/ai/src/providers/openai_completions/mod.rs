@@ -89,12 +89,13 @@ pub fn build_request(
         body,
     };
     request.apply_overrides(model.headers.iter().flatten());
-    if compat.send_session_affinity_headers && retention != CacheRetention::None {
-        if let Some(session) = options.session_id.as_deref() {
-            request.set_header("session_id", session);
-            request.set_header("x-client-request-id", session);
-            request.set_header("x-session-affinity", session);
-        }
+    if compat.send_session_affinity_headers
+        && retention != CacheRetention::None
+        && let Some(session) = options.session_id.as_deref()
+    {
+        request.set_header("session_id", session);
+        request.set_header("x-client-request-id", session);
+        request.set_header("x-session-affinity", session);
     }
     request.apply_overrides(&options.headers);
     Ok(request)

@@ -337,19 +337,18 @@ fn convert_assistant<'a>(
         if !joined_text.is_empty() {
             content = Some(Content::Text(Cow::Owned(joined_text)));
         }
-        if let Some(first) = thinking.first() {
-            if let Some(field) = first
+        if let Some(first) = thinking.first()
+            && let Some(field) = first
                 .thinking_signature
                 .as_deref()
                 .filter(|s| !s.is_empty())
-            {
-                let joined = thinking
-                    .iter()
-                    .map(|t| t.thinking.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                extra.insert(field.to_owned(), Value::String(joined));
-            }
+        {
+            let joined = thinking
+                .iter()
+                .map(|t| t.thinking.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            extra.insert(field.to_owned(), Value::String(joined));
         }
     }
     let calls: Vec<&crate::types::ToolCall> = assistant.tool_calls().collect();
@@ -609,25 +608,25 @@ pub fn build_body<'a>(
             ThinkingFormat::Openai => {}
         }
     }
-    if model.base_url.contains("openrouter.ai") {
-        if let Some(routing) = &compat.open_router_routing {
-            extra.insert("provider".into(), routing.clone());
-        }
+    if model.base_url.contains("openrouter.ai")
+        && let Some(routing) = &compat.open_router_routing
+    {
+        extra.insert("provider".into(), routing.clone());
     }
-    if model.base_url.contains("ai-gateway.vercel.sh") {
-        if let Some(Value::Object(routing)) = &compat.vercel_gateway_routing {
-            let mut gateway = Map::new();
-            for key in ["only", "order"] {
-                if let Some(v) = routing.get(key) {
-                    gateway.insert(key.into(), v.clone());
-                }
+    if model.base_url.contains("ai-gateway.vercel.sh")
+        && let Some(Value::Object(routing)) = &compat.vercel_gateway_routing
+    {
+        let mut gateway = Map::new();
+        for key in ["only", "order"] {
+            if let Some(v) = routing.get(key) {
+                gateway.insert(key.into(), v.clone());
             }
-            if !gateway.is_empty() {
-                extra.insert(
-                    "providerOptions".into(),
-                    serde_json::json!({"gateway": gateway}),
-                );
-            }
+        }
+        if !gateway.is_empty() {
+            extra.insert(
+                "providerOptions".into(),
+                serde_json::json!({"gateway": gateway}),
+            );
         }
     }
     body
