@@ -157,13 +157,13 @@ impl ModelRegistry {
                     .and_then(|c| c.api_key.as_deref())
                     .and_then(resolve_config_value)
             });
-        if let (Some(raw), None) = (config.and_then(|c| c.api_key.as_deref()), &api_key) {
-            if let Some(command) = raw.strip_prefix('!') {
-                return Err(format!(
-                    "Failed to resolve API key for provider \"{}\" from shell command: {command}",
-                    model.provider
-                ));
-            }
+        if let (Some(raw), None) = (config.and_then(|c| c.api_key.as_deref()), &api_key)
+            && let Some(command) = raw.strip_prefix('!')
+        {
+            return Err(format!(
+                "Failed to resolve API key for provider \"{}\" from shell command: {command}",
+                model.provider
+            ));
         }
         let mut headers = BTreeMap::new();
         let sources = [
@@ -256,10 +256,10 @@ impl ModelRegistry {
     /// The model to use when none is named: the settings' default, else the default model of
     /// the first built-in provider with a key, else the first available model.
     pub fn default_model(&self, provider: Option<&str>, model: Option<&str>) -> Option<Model> {
-        if let (Some(p), Some(id)) = (provider, model) {
-            if let Some(m) = self.find(p, id) {
-                return Some(m.clone());
-            }
+        if let (Some(p), Some(id)) = (provider, model)
+            && let Some(m) = self.find(p, id)
+        {
+            return Some(m.clone());
         }
         if let Some(p) = provider {
             if let Some(m) = default_model_for(p).and_then(|id| self.find(p, id)) {
@@ -270,10 +270,10 @@ impl ModelRegistry {
             }
         }
         for p in get_providers() {
-            if self.has_auth(&p) {
-                if let Some(m) = default_model_for(&p).and_then(|id| self.find(&p, id)) {
-                    return Some(m.clone());
-                }
+            if self.has_auth(&p)
+                && let Some(m) = default_model_for(&p).and_then(|id| self.find(&p, id))
+            {
+                return Some(m.clone());
             }
         }
         self.available().first().map(|m| (*m).clone())

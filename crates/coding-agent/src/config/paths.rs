@@ -12,10 +12,10 @@ pub fn expand_tilde(path: &str) -> PathBuf {
         if let Some(home) = home() {
             return home;
         }
-    } else if let Some(rest) = path.strip_prefix("~/") {
-        if let Some(home) = home() {
-            return home.join(rest);
-        }
+    } else if let Some(rest) = path.strip_prefix("~/")
+        && let Some(home) = home()
+    {
+        return home.join(rest);
     }
     PathBuf::from(path)
 }

@@ -101,6 +101,7 @@ pub struct SessionEntry {
 
 /// A line of a session file after parsing.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
 pub enum FileLine {
     Header(SessionHeader),
     Entry(SessionEntry),

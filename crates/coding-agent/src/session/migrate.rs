@@ -52,10 +52,9 @@ fn v1_to_v2(lines: &mut [Map<String, Value>]) {
         if let Some(index) = line
             .shift_remove("firstKeptEntryIndex")
             .and_then(|v| v.as_u64())
+            && let Some(Some(id)) = assigned.get(index as usize)
         {
-            if let Some(Some(id)) = assigned.get(index as usize) {
-                line.insert("firstKeptEntryId".into(), Value::String(id.clone()));
-            }
+            line.insert("firstKeptEntryId".into(), Value::String(id.clone()));
         }
     }
 }
@@ -67,10 +66,10 @@ fn v2_to_v3(lines: &mut [Map<String, Value>]) {
                 line.insert("version".into(), Value::from(CURRENT_SESSION_VERSION));
             }
             Some("message") => {
-                if let Some(Value::Object(message)) = line.get_mut("message") {
-                    if message.get("role").and_then(Value::as_str) == Some("hookMessage") {
-                        message.insert("role".into(), Value::from("custom"));
-                    }
+                if let Some(Value::Object(message)) = line.get_mut("message")
+                    && message.get("role").and_then(Value::as_str) == Some("hookMessage")
+                {
+                    message.insert("role".into(), Value::from("custom"));
                 }
             }
             _ => {}

@@ -1,0 +1,393 @@
+//! The `grep` tool: searches file contents in-process, the way pi's TypeScript tool does
+//! through `rg --json --line-number --hidden`.
+//!
+//! Files come from a sorted walk (ripgrep's `--sort path` order) that honours `.gitignore`
+//! (inside a git repository only, as ripgrep does by default), `.ignore` and `.rgignore`,
+//! includes hidden files (a `.git` directory too, as `rg --hidden` does) and never follows
+//! symlinks. Files with a NUL byte are skipped like ripgrep skips binary files. Each
+//! matching line becomes `path:line: text`; with `context` the surrounding lines become
+//! `path-line- text`.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use ignore::WalkBuilder;
+use ignore::overrides::OverrideBuilder;
+use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::tools::find::{LimitHit, finish, resolve_search_path, to_posix};
+use crate::tools::truncate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line};
+
+/// Matches reported when the model gives no `limit`.
+const DEFAULT_LIMIT: f64 = 100.0;
+
+/// Builds the `grep` tool for a session rooted at `cwd`.
+pub fn grep_tool(cwd: PathBuf) -> Arc<dyn AgentTool> {
+    let description = format!(
+        "Look for a regex or literal pattern inside files and list each matching line with \
+         its file path and line number. Files excluded by .gitignore are skipped. At most \
+         {} matches or {}KB of output are returned, whichever limit comes first; lines \
+         longer than {GREP_MAX_LINE_LENGTH} characters are shortened.",
+        DEFAULT_LIMIT as u64,
+        DEFAULT_MAX_BYTES / 1024,
+    );
+    let parameters = json!({
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regular expression (or literal text) to look for"},
+            "path": {"type": "string", "description": "File or directory to search; defaults to the working directory"},
+            "glob": {"type": "string", "description": "Only search files matching this glob, such as '*.rs' or '**/*.test.ts'"},
+            "ignoreCase": {"type": "boolean", "description": "Match without regard to letter case (default false)"},
+            "literal": {"type": "boolean", "description": "Take the pattern as plain text rather than a regex (default false)"},
+            "context": {"type": "number", "description": "Lines of context to print before and after every match (default 0)"},
+            "limit": {"type": "number", "description": "Stop after this many matches (default 100)"}
+        },
+        "required": ["pattern"]
+    });
+    Arc::new(GrepTool {
+        cwd,
+        description,
+        parameters,
+    })
+}
+
+/// The `grep` tool bound to a working directory.
+struct GrepTool {
+    cwd: PathBuf,
+    description: String,
+    parameters: Value,
+}
+
+impl AgentTool for GrepTool {
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    fn execute(
+        &self,
+        _tool_call_id: &str,
+        args: Value,
+        cancel: CancellationToken,
+        _on_update: ToolUpdateFn,
+    ) -> BoxFuture<'static, Result<AgentToolResult, ToolError>> {
+        let cwd = self.cwd.clone();
+        Box::pin(run_blocking(cancel, move |token| {
+            let request = GrepRequest::parse(&args)?;
+            search(&request, &cwd, &token)
+        }))
+    }
+}
+
+/// The validated arguments of one call.
+struct GrepRequest {
+    pattern: String,
+    path: String,
+    glob: Option<String>,
+    ignore_case: bool,
+    literal: bool,
+    context: usize,
+    limit: f64,
+}
+
+impl GrepRequest {
+    fn parse(args: &Value) -> Result<Self, ToolError> {
+        let pattern = args
+            .get("pattern")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ToolError::new("grep needs a string `pattern` argument"))?;
+        let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+        let flag = |key: &str| args.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let context = args.get("context").and_then(Value::as_f64).unwrap_or(0.0);
+        Ok(Self {
+            pattern: pattern.to_owned(),
+            path: text("path")
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| ".".into()),
+            glob: text("glob").filter(|g| !g.is_empty()),
+            ignore_case: flag("ignoreCase"),
+            literal: flag("literal"),
+            context: if context > 0.0 { context as usize } else { 0 },
+            limit: args
+                .get("limit")
+                .and_then(Value::as_f64)
+                .unwrap_or(DEFAULT_LIMIT)
+                .max(1.0),
+        })
+    }
+}
+
+/// One matching line as the searcher reported it.
+struct Hit {
+    file: PathBuf,
+    line_number: usize,
+    text: String,
+}
+
+/// Collects the matching lines of one file until the shared match limit is reached.
+struct Collector<'a> {
+    file: &'a Path,
+    hits: &'a mut Vec<Hit>,
+    limit: f64,
+    cancel: &'a CancellationToken,
+}
+
+impl Sink for Collector<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        if self.cancel.is_cancelled() {
+            return Ok(false);
+        }
+        self.hits.push(Hit {
+            file: self.file.to_path_buf(),
+            line_number: mat.line_number().unwrap_or(0) as usize,
+            text: String::from_utf8_lossy(mat.bytes()).into_owned(),
+        });
+        Ok((self.hits.len() as f64) < self.limit)
+    }
+}
+
+/// Runs the search and formats the result like the TypeScript tool.
+fn search(
+    request: &GrepRequest,
+    cwd: &Path,
+    cancel: &CancellationToken,
+) -> Result<AgentToolResult, ToolError> {
+    let root = resolve_search_path(&request.path, cwd);
+    let is_directory = match std::fs::metadata(&root) {
+        Ok(meta) => meta.is_dir(),
+        Err(_) => {
+            return Err(ToolError::new(format!(
+                "Path not found: {}",
+                root.display()
+            )));
+        }
+    };
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(request.ignore_case)
+        .fixed_strings(request.literal)
+        .line_terminator(Some(b'\n'))
+        .dot_matches_new_line(false)
+        .build(&request.pattern)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+
+    let mut hits = Vec::new();
+    if is_directory {
+        let mut walker = WalkBuilder::new(&root);
+        walker
+            .hidden(false)
+            .parents(true)
+            .ignore(true)
+            .git_ignore(true)
+            .git_global(true)
+            .git_exclude(true)
+            .require_git(true)
+            .follow_links(false)
+            .current_dir(cwd)
+            .sort_by_file_name(|a, b| a.cmp(b));
+        walker.add_custom_ignore_filename(".rgignore");
+        if let Some(glob) = &request.glob {
+            let mut overrides = OverrideBuilder::new(cwd);
+            overrides
+                .add(glob)
+                .map_err(|e| ToolError::new(e.to_string()))?;
+            walker.overrides(
+                overrides
+                    .build()
+                    .map_err(|e| ToolError::new(e.to_string()))?,
+            );
+        }
+        let mut searcher = searcher(BinaryDetection::quit(b'\x00'));
+        for entry in walker.build() {
+            if cancel.is_cancelled() {
+                return Err(aborted());
+            }
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            search_file(
+                &mut searcher,
+                &matcher,
+                entry.path(),
+                request.limit,
+                cancel,
+                &mut hits,
+            );
+            if hits.len() as f64 >= request.limit {
+                break;
+            }
+        }
+    } else {
+        // A file named explicitly is searched even if it looks binary, as ripgrep does.
+        let mut searcher = searcher(BinaryDetection::convert(b'\x00'));
+        search_file(
+            &mut searcher,
+            &matcher,
+            &root,
+            request.limit,
+            cancel,
+            &mut hits,
+        );
+    }
+    if cancel.is_cancelled() {
+        return Err(aborted());
+    }
+    Ok(format_hits(request, &root, is_directory, &hits))
+}
+
+/// A line-numbering searcher with the given binary handling.
+fn searcher(binary: BinaryDetection) -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(binary)
+        .build()
+}
+
+/// Searches one file; unreadable files are skipped.
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    file: &Path,
+    limit: f64,
+    cancel: &CancellationToken,
+    hits: &mut Vec<Hit>,
+) {
+    let sink = Collector {
+        file,
+        hits,
+        limit,
+        cancel,
+    };
+    // A read error only loses this file's matches; the walk goes on.
+    let _ = searcher.search_path(matcher, file, sink);
+}
+
+/// Turns the hits into the tool result: lines, byte truncation and notices.
+fn format_hits(
+    request: &GrepRequest,
+    root: &Path,
+    is_directory: bool,
+    hits: &[Hit],
+) -> AgentToolResult {
+    if hits.is_empty() {
+        return AgentToolResult::text("No matches found");
+    }
+    let display = |file: &Path| -> String {
+        let relative = file
+            .strip_prefix(root)
+            .ok()
+            .filter(|_| is_directory)
+            .map(to_posix)
+            .filter(|r| !r.is_empty() && !r.starts_with(".."));
+        if let Some(relative) = relative {
+            return relative;
+        }
+        file.file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let mut lines_truncated = false;
+    let mut shorten = |text: &str| {
+        let (line, cut) = truncate_line(text, GREP_MAX_LINE_LENGTH);
+        lines_truncated |= cut;
+        line
+    };
+    let mut file_lines: HashMap<&Path, Vec<String>> = HashMap::new();
+    let mut output: Vec<String> = Vec::new();
+    for hit in hits {
+        let shown = display(&hit.file);
+        if request.context == 0 {
+            let text = hit.text.replace("\r\n", "\n").replace('\r', "");
+            let text = text.strip_suffix('\n').unwrap_or(&text);
+            output.push(format!("{shown}:{}: {}", hit.line_number, shorten(text)));
+            continue;
+        }
+        let lines = file_lines
+            .entry(hit.file.as_path())
+            .or_insert_with(|| read_lines(&hit.file));
+        if lines.is_empty() {
+            output.push(format!(
+                "{shown}:{}: (unable to read file)",
+                hit.line_number
+            ));
+            continue;
+        }
+        let first = hit.line_number.saturating_sub(request.context).max(1);
+        let last = lines.len().min(hit.line_number + request.context);
+        for current in first..=last {
+            let text = lines.get(current - 1).map(String::as_str).unwrap_or("");
+            let text = shorten(&text.replace('\r', ""));
+            if current == hit.line_number {
+                output.push(format!("{shown}:{current}: {text}"));
+            } else {
+                output.push(format!("{shown}-{current}- {text}"));
+            }
+        }
+    }
+
+    let limit_hit = (hits.len() as f64 >= request.limit).then_some(LimitHit {
+        noun: "matches",
+        detail: "matchLimitReached",
+        limit: request.limit,
+    });
+    let lines_notice = lines_truncated.then(|| {
+        format!(
+            "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        )
+    });
+    finish(&output.join("\n"), limit_hit, lines_notice)
+}
+
+/// A file's lines as the TypeScript tool splits them (any line ending); empty if unreadable.
+fn read_lines(file: &Path) -> Vec<String> {
+    match std::fs::read(file) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes)
+            .replace("\r\n", "\n")
+            .replace('\r', "\n")
+            .split('\n')
+            .map(str::to_owned)
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The error both tools return when the run is aborted.
+pub(crate) fn aborted() -> ToolError {
+    ToolError::new("Operation aborted")
+}
+
+/// Runs blocking work off the async runtime; an abort answers at once and the work stops
+/// at its next cancellation check.
+pub(crate) async fn run_blocking<F>(
+    cancel: CancellationToken,
+    work: F,
+) -> Result<AgentToolResult, ToolError>
+where
+    F: FnOnce(CancellationToken) -> Result<AgentToolResult, ToolError> + Send + 'static,
+{
+    if cancel.is_cancelled() {
+        return Err(aborted());
+    }
+    let token = cancel.clone();
+    let task = tokio::task::spawn_blocking(move || work(token));
+    tokio::select! {
+        joined = task => joined.unwrap_or_else(|e| Err(ToolError::new(e.to_string()))),
+        () = cancel.cancelled() => Err(aborted()),
+    }
+}

@@ -1,0 +1,340 @@
+//! The `read` tool: a text file's lines (head-truncated, with a notice saying how to go
+//! on), or an image as an attachment. Also holds small helpers the `write` and `ls` tools
+//! share: Node-style file-system error texts, path normalization, cancellation.
+
+use std::future::Future;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use base64::Engine;
+use futures_util::future::BoxFuture;
+use nix::errno::Errno;
+use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
+use pi_ai::{ImageContent, InputBlock};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::path::resolve_read_path;
+use super::truncate::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, Truncation, format_size, truncate_head,
+};
+
+/// Largest base64 payload sent inline (4.5 MB, below the providers' 5 MB limit).
+const MAX_INLINE_IMAGE_BASE64: usize = 4_718_592;
+/// How many leading bytes are checked for a NUL byte to call a file binary.
+const BINARY_SNIFF_BYTES: usize = 8192;
+
+/// The `read` tool; see [`read_tool`].
+pub struct ReadTool {
+    cwd: PathBuf,
+    description: String,
+    parameters: Value,
+}
+
+/// The `read` tool, resolving relative paths against `cwd`.
+pub fn read_tool(cwd: PathBuf) -> Arc<dyn AgentTool> {
+    let description = format!(
+        "Reads a file. Text files and images (jpg, png, gif, webp) are supported; images are \
+         returned as attachments. Text output stops at {DEFAULT_MAX_LINES} lines or {}KB, \
+         whichever limit comes first. Page through large files with offset/limit, and keep \
+         going from the offset named in the notice when you need the whole file.",
+        DEFAULT_MAX_BYTES / 1024
+    );
+    let parameters = json!({
+        "type": "object",
+        "required": ["path"],
+        "properties": {
+            "path": {"type": "string", "description": "File to read, absolute or relative to the working directory"},
+            "offset": {"type": "number", "description": "First line to return, counting from 1"},
+            "limit": {"type": "number", "description": "Largest number of lines to return"}
+        }
+    });
+    Arc::new(ReadTool {
+        cwd,
+        description,
+        parameters,
+    })
+}
+
+impl AgentTool for ReadTool {
+    fn name(&self) -> &str {
+        "read"
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    fn execute(
+        &self,
+        _tool_call_id: &str,
+        args: Value,
+        cancel: CancellationToken,
+        _on_update: ToolUpdateFn,
+    ) -> BoxFuture<'static, Result<AgentToolResult, ToolError>> {
+        let cwd = self.cwd.clone();
+        Box::pin(async move {
+            let path = string_arg(&args, "path")?;
+            let offset = args.get("offset").and_then(Value::as_f64);
+            let limit = args.get("limit").and_then(Value::as_f64);
+            let absolute = normalize_path(&resolve_read_path(&path, &cwd));
+            cancellable(
+                &cancel,
+                blocking(move || read_file(&absolute, &path, offset, limit)),
+            )
+            .await
+        })
+    }
+}
+
+/// Reads `absolute` (named `path` by the model) and builds the result.
+fn read_file(
+    absolute: &Path,
+    path: &str,
+    offset: Option<f64>,
+    limit: Option<f64>,
+) -> Result<AgentToolResult, ToolError> {
+    let access_error = |e: &io::Error| ToolError::new(fs_error_text(e, "access", Some(absolute)));
+    let metadata = std::fs::metadata(absolute).map_err(|e| access_error(&e))?;
+    if metadata.is_dir() {
+        return Err(ToolError::new(
+            "EISDIR: illegal operation on a directory, read",
+        ));
+    }
+    let bytes = std::fs::read(absolute).map_err(|e| match e.raw_os_error() {
+        Some(code) if Errno::from_raw(code) == Errno::EISDIR => {
+            ToolError::new(fs_error_text(&e, "read", None))
+        }
+        _ => access_error(&e),
+    })?;
+    if let Some(mime_type) = detect_image_mime_type(&bytes) {
+        return Ok(image_result(&bytes, mime_type));
+    }
+    if bytes.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0) {
+        return Err(ToolError::new(format!(
+            "Cannot read binary file: {path}. Only text files and images (jpg, png, gif, webp) are supported."
+        )));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    text_result(&text, path, offset, limit)
+}
+
+/// The image MIME type named by the leading magic bytes, for the supported formats.
+fn detect_image_mime_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// A note plus the image, or only the note when the image is too large to send inline.
+fn image_result(bytes: &[u8], mime_type: &str) -> AgentToolResult {
+    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+    let note = format!("Read image file [{mime_type}]");
+    if data.len() >= MAX_INLINE_IMAGE_BASE64 {
+        return AgentToolResult::text(format!(
+            "{note}\n[Image omitted: could not be resized below the inline image size limit.]"
+        ));
+    }
+    AgentToolResult {
+        content: vec![
+            InputBlock::text(note),
+            InputBlock::Image(ImageContent::new(data, mime_type)),
+        ],
+        details: None,
+        terminate: None,
+    }
+}
+
+/// The selected lines of `text`, truncated, with the notice telling how to continue.
+fn text_result(
+    text: &str,
+    path: &str,
+    offset: Option<f64>,
+    limit: Option<f64>,
+) -> Result<AgentToolResult, ToolError> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let total = lines.len();
+    let start = match offset {
+        Some(o) if o.is_finite() && o > 1.0 => (o - 1.0).floor() as usize,
+        Some(o) if o == f64::INFINITY => usize::MAX,
+        _ => 0,
+    };
+    if start >= total {
+        let shown = offset.map_or_else(|| "undefined".to_owned(), js_number);
+        return Err(ToolError::new(format!(
+            "Offset {shown} is beyond end of file ({total} lines total)"
+        )));
+    }
+    let end = match limit {
+        Some(l) if l.is_nan() || l <= 0.0 => start,
+        Some(l) => start.saturating_add(l.floor() as usize).min(total),
+        None => total,
+    };
+    let user_limited = limit.is_some();
+    let selected = lines[start..end].join("\n");
+    let truncation = truncate_head(&selected, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    let first = start + 1;
+    let limit_text = format_size(DEFAULT_MAX_BYTES);
+    if truncation.first_line_exceeds_limit {
+        let size = format_size(lines[start].len());
+        let output = format!(
+            "[Line {first} is {size}, exceeds {limit_text} limit. Use bash: sed -n '{first}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
+        );
+        return Ok(with_truncation(output, &truncation));
+    }
+    if truncation.truncated() {
+        let last = first + truncation.output_lines - 1;
+        let next = last + 1;
+        let notice = if truncation.truncated_by == Some(TruncatedBy::Lines) {
+            format!("[Showing lines {first}-{last} of {total}. Use offset={next} to continue.]")
+        } else {
+            format!(
+                "[Showing lines {first}-{last} of {total} ({limit_text} limit). Use offset={next} to continue.]"
+            )
+        };
+        let output = format!("{}\n\n{notice}", truncation.content);
+        return Ok(with_truncation(output, &truncation));
+    }
+    if user_limited && end < total {
+        let remaining = total - end;
+        let next = end + 1;
+        return Ok(AgentToolResult::text(format!(
+            "{}\n\n[{remaining} more lines in file. Use offset={next} to continue.]",
+            truncation.content
+        )));
+    }
+    Ok(AgentToolResult::text(truncation.content))
+}
+
+/// A text result whose details carry the truncation.
+fn with_truncation(output: String, truncation: &Truncation) -> AgentToolResult {
+    AgentToolResult {
+        details: Some(json!({ "truncation": truncation_details(truncation) })),
+        ..AgentToolResult::text(output)
+    }
+}
+
+/// A truncation as tool details show it (camelCase, as the TypeScript `TruncationResult`).
+pub(crate) fn truncation_details(t: &Truncation) -> Value {
+    json!({
+        "content": t.content,
+        "truncated": t.truncated(),
+        "truncatedBy": t.truncated_by.map(|by| by.as_str()),
+        "totalLines": t.total_lines,
+        "totalBytes": t.total_bytes,
+        "outputLines": t.output_lines,
+        "outputBytes": t.output_bytes,
+        "lastLinePartial": t.last_line_partial,
+        "firstLineExceedsLimit": t.first_line_exceeds_limit,
+        "maxLines": t.max_lines,
+        "maxBytes": t.max_bytes,
+    })
+}
+
+/// A required string argument.
+pub(crate) fn string_arg(args: &Value, name: &str) -> Result<String, ToolError> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| ToolError::new(format!("Missing required string argument: {name}")))
+}
+
+/// A number as JavaScript prints it (integers without a fraction).
+pub(crate) fn js_number(n: f64) -> String {
+    if n.is_finite() && n.fract() == 0.0 && n.abs() < 1e21 {
+        format!("{}", n as i128)
+    } else if n.is_nan() {
+        "NaN".to_owned()
+    } else if n.is_infinite() {
+        if n > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+    } else {
+        format!("{n}")
+    }
+}
+
+/// An error as Node.js words it: `ENOENT: no such file or directory, access '/abs/path'`.
+pub(crate) fn fs_error_text(err: &io::Error, syscall: &str, path: Option<&Path>) -> String {
+    let Some(code) = err.raw_os_error() else {
+        return err.to_string();
+    };
+    let errno = Errno::from_raw(code);
+    let message = match errno {
+        Errno::ENOENT => "no such file or directory".to_owned(),
+        Errno::EACCES => "permission denied".to_owned(),
+        Errno::EISDIR => "illegal operation on a directory".to_owned(),
+        Errno::ENOTDIR => "not a directory".to_owned(),
+        Errno::EPERM => "operation not permitted".to_owned(),
+        Errno::EEXIST => "file already exists".to_owned(),
+        Errno::ENOSPC => "no space left on device".to_owned(),
+        Errno::EROFS => "read-only file system".to_owned(),
+        Errno::ELOOP => "too many symbolic links encountered".to_owned(),
+        Errno::ENAMETOOLONG => "name too long".to_owned(),
+        Errno::EMFILE => "too many open files".to_owned(),
+        Errno::EBUSY => "resource busy or locked".to_owned(),
+        Errno::EIO => "i/o error".to_owned(),
+        other => other.desc().to_lowercase(),
+    };
+    match path {
+        Some(path) => format!("{errno:?}: {message}, {syscall} '{}'", path.display()),
+        None => format!("{errno:?}: {message}, {syscall}"),
+    }
+}
+
+/// Resolves `.` and `..` lexically, as Node's `path.resolve` does.
+pub(crate) fn normalize_path(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if out.components().all(|c| c == Component::ParentDir) {
+                    out.push("..");
+                } else if out.parent().is_some() {
+                    out.pop();
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// Runs blocking file-system work off the async threads.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(ToolError::new(format!("Tool task failed: {e}"))))
+}
+
+/// `work`, or the `Operation aborted` error once `cancel` fires (also when it already has).
+pub(crate) async fn cancellable<T>(
+    cancel: &CancellationToken,
+    work: impl Future<Output = Result<T, ToolError>>,
+) -> Result<T, ToolError> {
+    if cancel.is_cancelled() {
+        return Err(ToolError::new("Operation aborted"));
+    }
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ToolError::new("Operation aborted")),
+        result = work => result,
+    }
+}
