@@ -1,0 +1,210 @@
+//! The `bash` tool: runs a shell command in the session cwd, streams its combined output as
+//! tool updates, keeps the tail of long output (the rest goes to a temp file) and reports a
+//! failing exit code, a timeout or an abort as an error result.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use nix::sys::signal::Signal;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
+use pi_ai::InputBlock;
+
+use crate::tools::bash_output::{OutputSnapshot, format_output, update_details};
+use crate::tools::bash_process::{CommandOutput, RunOptions, run_command, with_command_prefix};
+use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
+
+pub use crate::tools::bash_process::{RunError, resolve_shell};
+
+/// Settings of the `bash` tool.
+#[derive(Clone, Default)]
+pub struct BashOptions {
+    /// The shell (settings `shellPath`); `None` uses `/bin/bash`, `bash` on `PATH`, or `sh`.
+    pub shell: Option<PathBuf>,
+    /// The timeout of calls that give none; `None` means no timeout.
+    pub default_timeout: Option<Duration>,
+    /// Lines run before every command (settings `shellCommandPrefix`).
+    pub command_prefix: Option<String>,
+}
+
+/// The `bash` tool running commands in `cwd`.
+pub fn bash_tool(cwd: PathBuf, options: BashOptions) -> Arc<dyn AgentTool> {
+    let description = format!(
+        "Run a bash command in the current working directory and get back its stdout and \
+         stderr together. Only the last {DEFAULT_MAX_LINES} lines or {}KB of output are \
+         returned, whichever limit is reached first; when output is cut, the complete output \
+         is saved to a temp file. A timeout in seconds may be given.",
+        DEFAULT_MAX_BYTES / 1024
+    );
+    let timeout_doc = match options.default_timeout {
+        None => "Timeout in seconds (optional, no default timeout)".to_owned(),
+        Some(default) => format!(
+            "Timeout in seconds (optional, default {})",
+            seconds_label(default.as_secs_f64())
+        ),
+    };
+    let parameters = json!({
+        "type": "object",
+        "required": ["command"],
+        "properties": {
+            "command": { "type": "string", "description": "Bash command to execute" },
+            "timeout": { "type": "number", "description": timeout_doc },
+        },
+    });
+    Arc::new(BashTool {
+        cwd,
+        options,
+        description,
+        parameters,
+    })
+}
+
+struct BashTool {
+    cwd: PathBuf,
+    options: BashOptions,
+    description: String,
+    parameters: Value,
+}
+
+impl AgentTool for BashTool {
+    fn name(&self) -> &str {
+        "bash"
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    fn execute(
+        &self,
+        _tool_call_id: &str,
+        args: Value,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> BoxFuture<'static, Result<AgentToolResult, ToolError>> {
+        let parsed = parse_args(&args, self.options.default_timeout);
+        let cwd = self.cwd.clone();
+        let options = self.options.clone();
+        Box::pin(async move {
+            let (command, timeout) = parsed?;
+            let command = with_command_prefix(options.command_prefix.as_deref(), &command);
+            on_update(AgentToolResult::default());
+            let updates = Arc::clone(&on_update);
+            let run = RunOptions {
+                shell: options.shell,
+                timeout: timeout.as_ref().map(|(duration, _)| *duration),
+                cancel,
+                on_update: Some(Arc::new(move |snapshot: &OutputSnapshot| {
+                    updates(update_result(snapshot));
+                })),
+                on_chunk: None,
+            };
+            let output = run_command(&command, &cwd, run)
+                .await
+                .map_err(|e| ToolError::new(e.to_string()))?;
+            tool_result(&output, timeout.map(|(_, label)| label))
+        })
+    }
+}
+
+/// The command, and the timeout with its label for messages.
+type ParsedArgs = (String, Option<(Duration, String)>);
+
+fn parse_args(args: &Value, default: Option<Duration>) -> Result<ParsedArgs, ToolError> {
+    let command = args
+        .get("command")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::new("The bash tool needs a string `command` argument"))?
+        .to_owned();
+    let requested = match args.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(_) => return Err(ToolError::new("`timeout` must be a number of seconds")),
+    };
+    // A non-positive timeout sets none, so the default (if any) applies.
+    let timeout = match requested.filter(|secs| *secs > 0.0) {
+        Some(secs) => Duration::try_from_secs_f64(secs)
+            .ok()
+            .map(|duration| (duration, seconds_label(secs))),
+        None => default.map(|duration| (duration, seconds_label(duration.as_secs_f64()))),
+    };
+    Ok((command, timeout))
+}
+
+/// Seconds as a JavaScript number prints: `5`, `0.5`.
+fn seconds_label(secs: f64) -> String {
+    format!("{secs}")
+}
+
+fn update_result(snapshot: &OutputSnapshot) -> AgentToolResult {
+    AgentToolResult {
+        content: vec![InputBlock::text(snapshot.content.clone())],
+        details: Some(update_details(snapshot)),
+        terminate: None,
+    }
+}
+
+/// `text`, a blank line, then `status` (just `status` when there is no text).
+fn with_status(text: &str, status: &str) -> String {
+    if text.is_empty() {
+        status.to_owned()
+    } else {
+        format!("{text}\n\n{status}")
+    }
+}
+
+fn snapshot_of(output: &CommandOutput) -> OutputSnapshot {
+    OutputSnapshot {
+        content: output.output.clone(),
+        truncation: output.truncation.clone(),
+        full_output_path: output.full_output_path.clone(),
+    }
+}
+
+/// The tool result of a command that ran: success for exit code 0, otherwise an error
+/// carrying the output and what went wrong.
+fn tool_result(
+    output: &CommandOutput,
+    timeout_label: Option<String>,
+) -> Result<AgentToolResult, ToolError> {
+    let snapshot = snapshot_of(output);
+    if output.cancelled || output.timed_out {
+        let (text, _) = format_output(&snapshot, output.last_line_bytes, "");
+        let status = if output.cancelled {
+            "Command aborted".to_owned()
+        } else {
+            format!(
+                "Command timed out after {} seconds",
+                timeout_label.unwrap_or_default()
+            )
+        };
+        return Err(ToolError::new(with_status(&text, &status)));
+    }
+    let (text, details) = format_output(&snapshot, output.last_line_bytes, "(no output)");
+    if let Some(code) = output.exit_code.filter(|code| *code != 0) {
+        return Err(ToolError::new(with_status(
+            &text,
+            &format!("Command exited with code {code}"),
+        )));
+    }
+    if let Some(signal) = output.signal {
+        let name = Signal::try_from(signal).map_or_else(|_| signal.to_string(), |s| s.to_string());
+        return Err(ToolError::new(with_status(
+            &text,
+            &format!("Command terminated by signal {name}"),
+        )));
+    }
+    Ok(AgentToolResult {
+        content: vec![InputBlock::text(text)],
+        details,
+        terminate: None,
+    })
+}
