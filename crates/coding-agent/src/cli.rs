@@ -49,6 +49,43 @@ pub struct Args {
     /// Keep the session in memory only.
     #[arg(long = "no-session")]
     pub no_session: bool,
+    /// Continue the most recent session of this directory.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+    /// List sessions to resume (non-interactive: prints them).
+    #[arg(short = 'r', long = "resume")]
+    pub resume: bool,
+    /// Session file path or id prefix.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Fork a session file or id prefix into a new session.
+    #[arg(long)]
+    pub fork: Option<String>,
+    /// Directory for session storage and lookup.
+    #[arg(long = "session-dir")]
+    pub session_dir: Option<String>,
+    /// Comma-separated allowlist of tools.
+    #[arg(short = 't', long)]
+    pub tools: Option<String>,
+    /// Disable all tools.
+    #[arg(long = "no-tools")]
+    pub no_tools: bool,
+    /// Disable the built-in tools.
+    #[arg(long = "no-builtin-tools")]
+    pub no_builtin_tools: bool,
+    /// Do not load AGENTS.md / CLAUDE.md files.
+    #[arg(long = "no-context-files")]
+    pub no_context_files: bool,
+    /// Accepted for compatibility: this build discovers no extensions, skills, prompt
+    /// templates or themes, so there is nothing to disable.
+    #[arg(long = "no-extensions", hide = true)]
+    pub no_extensions: bool,
+    #[arg(long = "no-skills", hide = true)]
+    pub no_skills: bool,
+    #[arg(long = "no-prompt-templates", hide = true)]
+    pub no_prompt_templates: bool,
+    #[arg(long = "no-themes", hide = true)]
+    pub no_themes: bool,
     /// Thinking level: off, minimal, low, medium, high, xhigh.
     #[arg(long)]
     pub thinking: Option<String>,
@@ -71,9 +108,22 @@ pub struct Args {
     pub messages: Vec<String>,
 }
 
+/// The TypeScript pi's multi-letter short flags, as their long forms.
+fn expand_short_flags(arg: String) -> String {
+    match arg.as_str() {
+        "-nt" => "--no-tools".into(),
+        "-nbt" => "--no-builtin-tools".into(),
+        "-nc" => "--no-context-files".into(),
+        "-ne" => "--no-extensions".into(),
+        "-ns" => "--no-skills".into(),
+        "-np" => "--no-prompt-templates".into(),
+        _ => arg,
+    }
+}
+
 /// Parses arguments; an unknown flag is reported as the TypeScript pi words it.
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
-    Args::try_parse_from(args).map_err(|e| {
+    Args::try_parse_from(args.into_iter().map(expand_short_flags)).map_err(|e| {
         use clap::error::{ContextKind, ErrorKind};
         match e.kind() {
             ErrorKind::UnknownArgument => {
@@ -109,7 +159,15 @@ Options:
   --append-system-prompt <text>  Append text or file contents to the system prompt (repeatable)
   --mode <mode>                  Output mode: text (default), json, or rpc
   --print, -p                    Non-interactive mode: process prompt and exit
+  --continue, -c                 Continue the most recent session
+  --resume, -r                   List sessions to resume
+  --session <path|id>            Use a specific session file or id prefix
+  --fork <path|id>               Fork a session into a new one
+  --session-dir <dir>            Directory for session storage and lookup
   --no-session                   Don't save session (ephemeral)
+  --tools, -t <tools>            Comma-separated allowlist of tools (read,bash,edit,write,grep,find,ls)
+  --no-tools, -nt                Disable all tools
+  --no-context-files, -nc        Don't load AGENTS.md / CLAUDE.md
   --thinking <level>             Set thinking level: off, minimal, low, medium, high, xhigh
   --list-models [search]         List available models (with optional fuzzy search)
   --offline                      Disable startup network operations (same as PI_OFFLINE=1)

@@ -7,8 +7,11 @@ use pi_ai::ThinkingLevel;
 use pi_coding_agent::cli::{self, Mode};
 use pi_coding_agent::config::{paths, settings::Settings};
 use pi_coding_agent::model_registry::ModelRegistry;
-use pi_coding_agent::modes::{print::PrintRun, system_prompt};
+use pi_coding_agent::modes::run::{Output as RunOutput, Run};
+use pi_coding_agent::modes::system_prompt::{self, PromptInputs};
 use pi_coding_agent::output::Output;
+use pi_coding_agent::session::select::{self, SessionChoice};
+use pi_coding_agent::tools;
 use pi_coding_agent::{VERSION, list_models};
 
 fn main() {
@@ -55,11 +58,8 @@ fn run() -> Result<i32> {
         ));
         return Ok(0);
     }
-    if mode != Mode::Text {
-        eprintln!(
-            "Error: --mode {} is not available in this build yet",
-            args.mode.as_deref().unwrap_or("")
-        );
+    if mode == Mode::Rpc {
+        eprintln!("Error: --mode rpc is not available in this build yet");
         return Ok(1);
     }
     if interactive {
@@ -67,6 +67,21 @@ fn run() -> Result<i32> {
             "Error: interactive mode is not available in this build yet; use -p \"<prompt>\""
         );
         return Ok(1);
+    }
+
+    let choice = SessionChoice {
+        no_session: args.no_session,
+        continue_recent: args.continue_session,
+        session: args.session.as_deref(),
+        fork: args.fork.as_deref(),
+        session_dir: args.session_dir.as_deref(),
+    };
+    if args.resume {
+        let dir = select::session_dir(&choice, &agent_dir, &cwd);
+        for line in select::list(&dir) {
+            println!("{line}");
+        }
+        return Ok(0);
     }
 
     let settings = Settings::load(
@@ -150,15 +165,83 @@ environment variable, pass --api-key, or configure it in {}",
         eprintln!("Error: no prompt given (pi -p \"<prompt>\", or pipe text on stdin)");
         return Ok(1);
     }
-    let run = PrintRun {
+    let session = match select::choose(&choice, &agent_dir, &cwd) {
+        Ok(session) => session,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            return Ok(1);
+        }
+    };
+    for warning in session.warnings() {
+        eprintln!(
+            "Warning: session {}: {warning}",
+            session
+                .session_file()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
+    }
+    let session_cwd = std::path::PathBuf::from(session.cwd());
+    if !session_cwd.is_dir() {
+        eprintln!(
+            "Error: the session's working directory no longer exists: {}",
+            session_cwd.display()
+        );
+        return Ok(1);
+    }
+    let tool_names: Vec<String> = if args.no_tools || args.no_builtin_tools {
+        Vec::new()
+    } else {
+        match &args.tools {
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            None => tools::DEFAULT_TOOLS
+                .iter()
+                .map(|t| (*t).to_owned())
+                .collect(),
+        }
+    };
+    let active_tools = match tools::build_tools(
+        &tool_names,
+        &session_cwd,
+        tools::bash::BashOptions::default(),
+    ) {
+        Ok(active) => active,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            return Ok(1);
+        }
+    };
+    let context_files = if args.no_context_files {
+        Vec::new()
+    } else {
+        system_prompt::load_context_files(&agent_dir, &session_cwd)
+    };
+    let prompt = system_prompt::build(
+        &PromptInputs {
+            custom: args.system_prompt.as_deref(),
+            append: &args.append_system_prompt,
+            tools: &tool_names,
+            context_files: &context_files,
+        },
+        &session_cwd,
+    );
+    let run = Run {
         model,
         auth,
         thinking,
-        system_prompt: system_prompt::build(
-            args.system_prompt.as_deref(),
-            &args.append_system_prompt,
-            &cwd,
-        ),
+        system_prompt: prompt,
+        tools: active_tools,
+        session,
+        output: if mode == Mode::Json {
+            RunOutput::Json
+        } else {
+            RunOutput::Text
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

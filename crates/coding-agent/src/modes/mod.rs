@@ -1,4 +1,4 @@
-//! The ways pi runs: print (one-shot) mode so far.
+//! The ways pi runs without a terminal UI: print and JSON modes.
 
-pub mod print;
+pub mod run;
 pub mod system_prompt;

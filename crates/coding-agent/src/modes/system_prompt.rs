@@ -1,41 +1,143 @@
-//! The system prompt sent with every request.
+//! The system prompt: our own base text, the active tools with guidelines built from them,
+//! appended text, AGENTS.md / CLAUDE.md context files, the date and the working directory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Today's date in UTC as `YYYY-MM-DD`.
 pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    // Civil date from days since the epoch (Howard Hinnant's algorithm).
-    let z = secs.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    crate::session::time::iso_now()[..10].to_owned()
 }
 
-/// The default prompt (no tools are enabled yet in this build), or `custom`, followed by the
-/// appended texts (a path to an existing file contributes the file's contents), the date
-/// and the working directory.
-pub fn build(custom: Option<&str>, append: &[String], cwd: &Path) -> String {
-    let mut prompt = match custom {
+/// One line per built-in tool, for the tools section.
+fn tool_summary(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "read" => "Read a file (text or image); long files come in pages",
+        "bash" => "Run a shell command in the working directory",
+        "edit" => "Replace exact text in a file; several separate replacements per call are fine",
+        "write" => "Create a file or replace its whole content",
+        "grep" => "Search file contents by pattern (respects .gitignore)",
+        "find" => "Find files by glob pattern (respects .gitignore)",
+        "ls" => "List a directory",
+        _ => return None,
+    })
+}
+
+/// A context file found for the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextFile {
+    pub path: PathBuf,
+    pub content: String,
+}
+
+fn context_file_in(dir: &Path) -> Option<ContextFile> {
+    ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"]
+        .iter()
+        .find_map(|name| {
+            let path = dir.join(name);
+            std::fs::read_to_string(&path)
+                .ok()
+                .map(|content| ContextFile { path, content })
+        })
+}
+
+/// AGENTS.md / CLAUDE.md of the agent dir, then of every directory from the filesystem
+/// root down to `cwd` (outermost first).
+pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<ContextFile> {
+    let mut files = Vec::new();
+    if let Some(global) = context_file_in(agent_dir) {
+        files.push(global);
+    }
+    let mut ancestors: Vec<ContextFile> = cwd
+        .ancestors()
+        .filter_map(context_file_in)
+        .filter(|f| !files.iter().any(|g: &ContextFile| g.path == f.path))
+        .collect();
+    ancestors.reverse();
+    files.extend(ancestors);
+    files
+}
+
+/// What the prompt is built from.
+#[derive(Debug, Clone, Default)]
+pub struct PromptInputs<'a> {
+    /// `--system-prompt` (replaces the base text and the tools section).
+    pub custom: Option<&'a str>,
+    /// `--append-system-prompt` values (a path to an existing file contributes its text).
+    pub append: &'a [String],
+    pub tools: &'a [String],
+    pub context_files: &'a [ContextFile],
+}
+
+fn guidelines(tools: &[String]) -> Vec<&'static str> {
+    let has = |name: &str| tools.iter().any(|t| t == name);
+    let mut lines = Vec::new();
+    if has("bash") && !(has("grep") || has("find") || has("ls")) {
+        lines.push("Use bash for file system work such as ls, rg and find");
+    } else if has("bash") {
+        lines.push("Prefer the grep, find and ls tools over bash for exploring files");
+    }
+    if has("read") && (has("edit") || has("write")) {
+        lines.push("Read a file before you change it");
+    }
+    if has("edit") {
+        lines.push(
+            "Use edit for targeted changes; each oldText must match the file exactly and only once",
+        );
+        lines.push("Put several separate changes to one file into a single edit call");
+    }
+    if has("write") {
+        lines.push("Use write for new files or complete rewrites");
+    }
+    lines.push("Keep answers short and name the files you touch");
+    lines
+}
+
+/// Builds the prompt for a session in `cwd`.
+pub fn build(inputs: &PromptInputs<'_>, cwd: &Path) -> String {
+    let mut prompt = match inputs.custom {
         Some(text) => text.to_owned(),
-        None => "You are an expert coding assistant operating inside pi, a coding agent harness. \
-You help users understand and change code: explain clearly, show file paths when you refer to \
-files, and be concise."
-            .to_owned(),
+        None => {
+            let mut text = String::from(
+                "You are an expert coding assistant working inside pi, a coding agent harness. \
+You help the user understand and change their code by reading files, running commands, \
+editing code and writing new files.",
+            );
+            let listed: Vec<String> = inputs
+                .tools
+                .iter()
+                .filter_map(|t| tool_summary(t).map(|s| format!("- {t}: {s}")))
+                .collect();
+            if !listed.is_empty() {
+                text.push_str("\n\nAvailable tools:\n");
+                text.push_str(&listed.join("\n"));
+                text.push_str("\n\nOther tools may be available depending on the project.");
+            }
+            text.push_str("\n\nGuidelines:\n");
+            text.push_str(
+                &guidelines(inputs.tools)
+                    .iter()
+                    .map(|g| format!("- {g}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+            text
+        }
     };
-    for extra in append {
+    for extra in inputs.append {
         let text = std::fs::read_to_string(extra).unwrap_or_else(|_| extra.clone());
         prompt.push_str("\n\n");
         prompt.push_str(&text);
+    }
+    if !inputs.context_files.is_empty() {
+        prompt
+            .push_str("\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n");
+        for file in inputs.context_files {
+            prompt.push_str(&format!(
+                "## {}\n\n{}\n\n",
+                file.path.display(),
+                file.content
+            ));
+        }
     }
     prompt.push_str(&format!("\nCurrent date: {}", today()));
     prompt.push_str(&format!("\nCurrent working directory: {}", cwd.display()));
@@ -47,10 +149,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn prompt_ends_with_date_and_cwd() {
-        let p = build(Some("Custom."), &["More.".into()], Path::new("/tmp/work"));
-        assert!(p.starts_with("Custom.\n\nMore.\nCurrent date: 20"));
+    fn prompt_lists_tools_and_ends_with_date_and_cwd() {
+        let tools = ["read".to_owned(), "bash".to_owned()];
+        let p = build(
+            &PromptInputs {
+                tools: &tools,
+                ..Default::default()
+            },
+            Path::new("/tmp/work"),
+        );
+        assert!(p.contains("- read: "));
+        assert!(p.contains("Use bash for file system work"));
+        assert!(!p.contains("- edit: "));
         assert!(p.ends_with("\nCurrent working directory: /tmp/work"));
         assert_eq!(today().len(), 10);
+        let custom = build(
+            &PromptInputs {
+                custom: Some("Custom."),
+                append: &["More.".into()],
+                ..Default::default()
+            },
+            Path::new("/x"),
+        );
+        assert!(custom.starts_with("Custom.\n\nMore.\nCurrent date: 20"));
+    }
+
+    #[test]
+    fn context_files_come_from_the_agent_dir_then_root_to_cwd() {
+        let root = tempfile::tempdir().unwrap();
+        let agent = root.path().join("agent");
+        let project = root.path().join("project");
+        let nested = project.join("sub");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::write(agent.join("AGENTS.md"), "global").unwrap();
+        std::fs::write(project.join("CLAUDE.md"), "project").unwrap();
+        std::fs::write(nested.join("AGENTS.md"), "nested").unwrap();
+        let files = load_context_files(&agent, &nested);
+        let contents: Vec<&str> = files.iter().map(|f| f.content.as_str()).collect();
+        assert_eq!(contents, ["global", "project", "nested"]);
     }
 }

@@ -200,6 +200,20 @@ impl SessionManager {
         }
     }
 
+    /// A new session in `dir` holding a copy of `source`'s entries, its header naming the
+    /// source as `parentSession`.
+    pub fn fork_from(source: &Path, cwd: &Path, dir: &Path) -> Result<Self, SessionError> {
+        let original = Self::open(source, cwd)?;
+        let mut fork = Self::create(cwd, dir);
+        fork.header.parent_session = Some(source.to_string_lossy().into_owned());
+        fork.by_id = original.by_id;
+        fork.leaf = original.leaf;
+        fork.entries = original.entries;
+        fork.warnings = original.warnings;
+        fork.persist()?;
+        Ok(fork)
+    }
+
     fn rewrite_after_migration(
         &mut self,
         maps: &[Map<String, Value>],

@@ -6,6 +6,7 @@ pub mod entry;
 pub mod ids;
 pub mod manager;
 pub mod migrate;
+pub mod select;
 pub mod time;
 
 pub use context::{SessionContext, build_session_context};

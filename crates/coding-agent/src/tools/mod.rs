@@ -14,3 +14,42 @@ pub mod path;
 pub mod read;
 pub mod truncate;
 pub mod write;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use pi_agent_core::AgentTool;
+
+/// The tools active when none are named: read, bash, edit, write.
+pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
+/// Every built-in tool name.
+pub const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// Builds the named tools for a session in `cwd`; unknown names are returned as errors.
+pub fn build_tools(
+    names: &[String],
+    cwd: &Path,
+    bash: bash::BashOptions,
+) -> Result<Vec<Arc<dyn AgentTool>>, String> {
+    names
+        .iter()
+        .map(|name| {
+            let cwd = cwd.to_path_buf();
+            Ok(match name.as_str() {
+                "read" => read::read_tool(cwd),
+                "bash" => bash::bash_tool(cwd, bash.clone()),
+                "edit" => edit::edit_tool(cwd),
+                "write" => write::write_tool(cwd),
+                "grep" => grep::grep_tool(cwd),
+                "find" => find::find_tool(cwd),
+                "ls" => ls::ls_tool(cwd),
+                other => {
+                    return Err(format!(
+                        "Unknown tool: {other} (known: {})",
+                        ALL_TOOLS.join(", ")
+                    ));
+                }
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,144 @@
+//! Non-interactive runs (print and JSON modes): an [`Agent`] with the built-in tools over a
+//! session file, every message recorded as a session entry.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use pi_agent_core::{Agent, AgentEvent, AgentHooks, AgentMessage, AgentOptions, AgentTool};
+use pi_ai::{Message, Model, StopReason, StreamOptions, ThinkingLevel};
+
+use crate::model_registry::RequestAuth;
+use crate::session::SessionManager;
+
+/// The coding agent's hooks: its message conversion.
+struct CodingHooks;
+
+impl AgentHooks for CodingHooks {
+    fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
+        crate::messages::convert_to_llm(messages)
+    }
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The last reply's text; errors on stderr with exit code 1.
+    Text,
+    /// The session header, then every event as one JSON line; exit code 0.
+    Json,
+}
+
+/// Everything a run needs.
+pub struct Run {
+    pub model: Model,
+    pub auth: RequestAuth,
+    pub thinking: ThinkingLevel,
+    pub system_prompt: String,
+    pub tools: Vec<Arc<dyn AgentTool>>,
+    pub session: SessionManager,
+    pub output: Output,
+}
+
+fn print_line(value: &impl serde::Serialize) {
+    if let Ok(line) = serde_json::to_string(value) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+impl Run {
+    /// Sends each prompt in turn and returns the exit code.
+    pub async fn run(self, prompts: Vec<String>) -> i32 {
+        let Run {
+            model,
+            auth,
+            thinking,
+            system_prompt,
+            tools,
+            mut session,
+            output,
+        } = self;
+        let context = session.build_context();
+        let model_recorded =
+            context.model.as_ref() == Some(&(model.provider.clone(), model.id.clone()));
+        if (session.entries().is_empty() || !model_recorded)
+            && let Err(e) = session.append_model_change(&model.provider, &model.id)
+        {
+            eprintln!("Warning: {e}");
+        }
+        if (session.entries().len() <= 1 || context.thinking_level != thinking.as_str())
+            && let Err(e) = session.append_thinking_level_change(thinking.as_str())
+        {
+            eprintln!("Warning: {e}");
+        }
+        if output == Output::Json {
+            print_line(session.header());
+        }
+        let session = Arc::new(Mutex::new(session));
+        let agent = Agent::new(AgentOptions {
+            system_prompt,
+            model: Some(model),
+            thinking_level: thinking,
+            tools,
+            messages: context.messages,
+            hooks: Arc::new(CodingHooks),
+            stream_options: StreamOptions {
+                api_key: auth.api_key,
+                headers: auth.headers,
+                ..StreamOptions::default()
+            },
+            ..AgentOptions::default()
+        });
+        {
+            let session = Arc::clone(&session);
+            agent.subscribe_fn(move |event| {
+                if let AgentEvent::MessageEnd { message } = event {
+                    let mut session = session.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Err(e) = session.append_message(message.clone()) {
+                        eprintln!("Warning: {e}");
+                    }
+                }
+                if output == Output::Json {
+                    print_line(event);
+                }
+            });
+        }
+        for prompt in prompts {
+            if agent.prompt(prompt).await.is_err() {
+                break;
+            }
+            let failed = agent
+                .messages()
+                .last()
+                .and_then(AgentMessage::as_assistant)
+                .is_some_and(|a| a.stop_reason.is_failure());
+            if failed {
+                break;
+            }
+        }
+        if output == Output::Json {
+            return 0;
+        }
+        let messages = agent.messages();
+        let Some(last) = messages.iter().rev().find_map(AgentMessage::as_assistant) else {
+            return 0;
+        };
+        if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted) {
+            let text = last
+                .error_message
+                .clone()
+                .unwrap_or_else(|| "Request failed".to_owned());
+            eprintln!("{text}");
+            return 1;
+        }
+        let mut out = std::io::stdout().lock();
+        for block in &last.content {
+            if let Some(text) = block.as_text() {
+                let _ = writeln!(out, "{text}");
+            }
+        }
+        let _ = out.flush();
+        0
+    }
+}

@@ -1,0 +1,142 @@
+//! Which session a command-line run uses: `--no-session`, `--session`, `--fork`, `-c`,
+//! or a new one, in the session dir `--session-dir` > `PI_CODING_AGENT_SESSION_DIR` >
+//! `<agent dir>/sessions/--<cwd>--`.
+
+use std::path::{Path, PathBuf};
+
+use super::manager::{SessionError, SessionManager, default_session_dir};
+
+/// The flags that choose a session.
+#[derive(Debug, Clone, Default)]
+pub struct SessionChoice<'a> {
+    pub no_session: bool,
+    pub continue_recent: bool,
+    pub session: Option<&'a str>,
+    pub fork: Option<&'a str>,
+    pub session_dir: Option<&'a str>,
+}
+
+/// The directory sessions of `cwd` live in.
+pub fn session_dir(choice: &SessionChoice<'_>, agent_dir: &Path, cwd: &Path) -> PathBuf {
+    if let Some(dir) = choice.session_dir {
+        return crate::config::paths::expand_tilde(dir);
+    }
+    match std::env::var("PI_CODING_AGENT_SESSION_DIR") {
+        Ok(dir) if !dir.is_empty() => crate::config::paths::expand_tilde(&dir),
+        _ => default_session_dir(agent_dir, cwd),
+    }
+}
+
+fn looks_like_path(arg: &str) -> bool {
+    arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl")
+}
+
+/// Finds a session file by id prefix: first in `dir`, then in every project's folder.
+pub fn find_by_id(prefix: &str, dir: &Path, agent_dir: &Path) -> Option<PathBuf> {
+    let matches_in = |folder: &Path| -> Option<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_suffix(".jsonl"))
+                    .and_then(|n| n.split_once('_'))
+                    .is_some_and(|(_, id)| id.starts_with(prefix))
+            })
+            .collect();
+        found.sort();
+        found.pop()
+    };
+    matches_in(dir).or_else(|| {
+        let all = std::fs::read_dir(agent_dir.join("sessions")).ok()?;
+        all.filter_map(Result::ok)
+            .find_map(|e| matches_in(&e.path()))
+    })
+}
+
+/// Opens or creates the session the flags ask for.
+pub fn choose(
+    choice: &SessionChoice<'_>,
+    agent_dir: &Path,
+    cwd: &Path,
+) -> Result<SessionManager, String> {
+    let dir = session_dir(choice, agent_dir, cwd);
+    let error = |e: SessionError| e.to_string();
+    if choice.no_session {
+        return Ok(SessionManager::in_memory(cwd));
+    }
+    if let Some(source) = choice.fork {
+        let path = resolve(source, &dir, agent_dir)
+            .ok_or_else(|| format!("Session not found: {source}"))?;
+        return SessionManager::fork_from(&path, cwd, &dir).map_err(error);
+    }
+    if let Some(arg) = choice.session {
+        let path =
+            resolve(arg, &dir, agent_dir).ok_or_else(|| format!("Session not found: {arg}"))?;
+        return SessionManager::open(&path, cwd).map_err(error);
+    }
+    if choice.continue_recent {
+        return SessionManager::continue_recent(cwd, &dir).map_err(error);
+    }
+    Ok(SessionManager::create(cwd, &dir))
+}
+
+fn resolve(arg: &str, dir: &Path, agent_dir: &Path) -> Option<PathBuf> {
+    if looks_like_path(arg) {
+        return Some(crate::config::paths::expand_tilde(arg));
+    }
+    find_by_id(arg, dir, agent_dir)
+}
+
+/// One line per session of `dir`, newest first: file, id, name or first prompt.
+pub fn list(dir: &Path) -> Vec<String> {
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .filter_map(|p| {
+                    std::fs::metadata(&p)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .map(|t| (t, p))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    files
+        .into_iter()
+        .filter_map(|(_, path)| {
+            let session = SessionManager::open(&path, dir).ok()?;
+            let title = session.name().map(str::to_owned).or_else(|| {
+                session.entries().iter().find_map(|e| {
+                    let message = e.message()?;
+                    let value = serde_json::to_value(message).ok()?;
+                    if message.role() != "user" {
+                        return None;
+                    }
+                    let text = match &value["content"] {
+                        serde_json::Value::String(s) => s.clone(),
+                        serde_json::Value::Array(blocks) => blocks
+                            .iter()
+                            .filter_map(|b| b["text"].as_str())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        _ => String::new(),
+                    };
+                    Some(text.chars().take(60).collect())
+                })
+            });
+            Some(format!(
+                "{}  {}  {}",
+                session.session_id(),
+                path.display(),
+                title.unwrap_or_default()
+            ))
+        })
+        .collect()
+}
