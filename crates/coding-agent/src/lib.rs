@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod file_args;
 pub mod list_models;
 pub mod messages;
 pub mod model_registry;

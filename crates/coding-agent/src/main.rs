@@ -149,16 +149,34 @@ environment variable, pass --api-key, or configure it in {}",
         }
     };
 
-    let mut prompts = args.messages.clone();
+    let (file_paths, mut prompts): (Vec<String>, Vec<String>) = args
+        .messages
+        .iter()
+        .cloned()
+        .partition(|m| m.starts_with('@') && m.len() > 1);
+    let files = match pi_coding_agent::file_args::process(
+        &file_paths
+            .iter()
+            .map(|p| p[1..].to_owned())
+            .collect::<Vec<_>>(),
+        &cwd,
+    ) {
+        Ok(files) => files,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            return Ok(1);
+        }
+    };
+    let mut piped = String::new();
     if !Output::stdin_is_tty() {
-        let mut piped = String::new();
         std::io::stdin().read_to_string(&mut piped)?;
-        let piped = piped.trim();
-        if !piped.is_empty() {
-            match prompts.first_mut() {
-                Some(first) => *first = format!("{piped}{first}"),
-                None => prompts.push(piped.to_owned()),
-            }
+    }
+    // The first prompt is piped stdin + @file text + the first message, with no separator.
+    let head = format!("{}{}", piped.trim(), files.text);
+    if !head.is_empty() || !files.images.is_empty() {
+        match prompts.first_mut() {
+            Some(first) => *first = format!("{head}{first}"),
+            None => prompts.push(head),
         }
     }
     if prompts.is_empty() {
@@ -247,5 +265,9 @@ environment variable, pass --api-key, or configure it in {}",
         .worker_threads(2)
         .enable_all()
         .build()?;
-    Ok(runtime.block_on(run.run(prompts)))
+    let mut inputs: Vec<pi_agent_core::PromptInput> = prompts.into_iter().map(Into::into).collect();
+    if let Some(pi_agent_core::PromptInput::Text { images, .. }) = inputs.first_mut() {
+        *images = files.images;
+    }
+    Ok(runtime.block_on(run.run(inputs)))
 }

@@ -352,3 +352,78 @@ async fn a_malformed_session_line_is_reported_and_kept() {
     let after = std::fs::read_to_string(&file).unwrap();
     assert!(after.starts_with(&reference), "nothing lost or rewritten");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_arguments_are_inlined_and_images_attached() {
+    let server = MockServer::start().await.unwrap();
+    let env = env(&server);
+    std::fs::write(env.work.join("notes.md"), "remember this").unwrap();
+    let png: &[u8] = &[
+        0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, b'I', b'H', b'D', b'R',
+    ];
+    std::fs::write(env.work.join("pic.png"), png).unwrap();
+    let models = json!({"providers": {"mock": {"baseUrl": server.openai_base_url(), "api": "openai-completions",
+        "apiKey": "mock-key", "models": [{"id": "mock-model", "input": ["text", "image"]}]}}});
+    std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
+    let out = pi(&env, &["-p", "@notes.md", "@pic.png", "what is this?"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let content = &server.requests()[0].body["messages"][1]["content"];
+    let first = content[0]["text"].as_str().unwrap();
+    assert!(
+        first.contains("<file name=\"") && first.contains("notes.md\">\nremember this\n</file>\n"),
+        "{first}"
+    );
+    assert!(first.ends_with("what is this?"), "{first}");
+    assert!(
+        content[1]["image_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,")
+    );
+    let missing = pi(&env, &["-p", "@nope.txt", "x"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(text(&missing.stderr).contains("File not found"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_aborts_a_running_bash_command_and_leaves_no_process() {
+    let server = MockServer::start().await.unwrap();
+    let env = env(&server);
+    server.push(Script::new(vec![Item::tool_call(
+        "bash",
+        json!({"command": "echo $$ > shell.pid; sleep 300"}),
+    )]));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["-p", "run forever"])
+        .current_dir(&env.work)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid_file = env.work.join("shell.pid");
+    for _ in 0..200 {
+        if std::fs::read_to_string(&pid_file).is_ok_and(|s| !s.trim().is_empty()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let shell: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let pi_pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pi_pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(143));
+    // The shell ran in its own process group, led by itself: nothing of it may survive.
+    assert!(
+        !pi_coding_agent::tools::bash_process::group_alive(nix::unistd::Pid::from_raw(shell)),
+        "process group {shell} survived"
+    );
+}

@@ -49,7 +49,7 @@ fn print_line(value: &impl serde::Serialize) {
 
 impl Run {
     /// Sends each prompt in turn and returns the exit code.
-    pub async fn run(self, prompts: Vec<String>) -> i32 {
+    pub async fn run(self, prompts: Vec<pi_agent_core::PromptInput>) -> i32 {
         let Run {
             model,
             auth,
@@ -76,7 +76,7 @@ impl Run {
             print_line(session.header());
         }
         let session = Arc::new(Mutex::new(session));
-        let agent = Agent::new(AgentOptions {
+        let agent = Arc::new(Agent::new(AgentOptions {
             system_prompt,
             model: Some(model),
             thinking_level: thinking,
@@ -89,7 +89,20 @@ impl Run {
                 ..StreamOptions::default()
             },
             ..AgentOptions::default()
-        });
+        }));
+        // SIGINT / SIGTERM / SIGHUP abort the run (running tools kill their process groups),
+        // then pi exits with 128 + the signal number.
+        let signaled = Arc::new(std::sync::atomic::AtomicI32::new(0));
+        {
+            let agent = Arc::clone(&agent);
+            let signaled = Arc::clone(&signaled);
+            tokio::spawn(async move {
+                if let Some(code) = wait_for_signal().await {
+                    signaled.store(code, std::sync::atomic::Ordering::SeqCst);
+                    agent.abort();
+                }
+            });
+        }
         {
             let session = Arc::clone(&session);
             agent.subscribe_fn(move |event| {
@@ -105,7 +118,9 @@ impl Run {
             });
         }
         for prompt in prompts {
-            if agent.prompt(prompt).await.is_err() {
+            if agent.prompt(prompt).await.is_err()
+                || signaled.load(std::sync::atomic::Ordering::SeqCst) != 0
+            {
                 break;
             }
             let failed = agent
@@ -116,6 +131,10 @@ impl Run {
             if failed {
                 break;
             }
+        }
+        let signal_code = signaled.load(std::sync::atomic::Ordering::SeqCst);
+        if signal_code != 0 {
+            return signal_code;
         }
         if output == Output::Json {
             return 0;
@@ -140,5 +159,18 @@ impl Run {
         }
         let _ = out.flush();
         0
+    }
+}
+
+/// Resolves with the exit code for the first of SIGINT (130), SIGTERM (143), SIGHUP (129).
+async fn wait_for_signal() -> Option<i32> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).ok()?;
+    let mut terminate = signal(SignalKind::terminate()).ok()?;
+    let mut hangup = signal(SignalKind::hangup()).ok()?;
+    tokio::select! {
+        _ = interrupt.recv() => Some(130),
+        _ = terminate.recv() => Some(143),
+        _ = hangup.recv() => Some(129),
     }
 }

@@ -125,7 +125,7 @@ fn read_file(
 }
 
 /// The image MIME type named by the leading magic bytes, for the supported formats.
-fn detect_image_mime_type(bytes: &[u8]) -> Option<&'static str> {
+pub(crate) fn detect_image_mime_type(bytes: &[u8]) -> Option<&'static str> {
     if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
