@@ -46,6 +46,12 @@ fn run() -> Result<i32> {
     }
 
     let agent_dir = paths::agent_dir();
+    if let Err(e) = pi_coding_agent::config::auth::ensure_auth_file(&paths::auth_path(&agent_dir)) {
+        eprintln!(
+            "Warning: could not create {}: {e}",
+            paths::auth_path(&agent_dir).display()
+        );
+    }
     let cwd = std::env::current_dir()?;
     let registry = ModelRegistry::load(&agent_dir);
     if let Some(error) = registry.load_error() {
@@ -69,12 +75,17 @@ fn run() -> Result<i32> {
         return Ok(1);
     }
 
+    let settings = Settings::load(
+        &paths::settings_path(&agent_dir),
+        &paths::project_settings_path(&cwd),
+    );
     let choice = SessionChoice {
         no_session: args.no_session,
         continue_recent: args.continue_session,
         session: args.session.as_deref(),
         fork: args.fork.as_deref(),
         session_dir: args.session_dir.as_deref(),
+        settings_dir: settings.session_dir.as_deref(),
     };
     if args.resume {
         let dir = select::session_dir(&choice, &agent_dir, &cwd);
@@ -84,10 +95,6 @@ fn run() -> Result<i32> {
         return Ok(0);
     }
 
-    let settings = Settings::load(
-        &paths::settings_path(&agent_dir),
-        &paths::project_settings_path(&cwd),
-    );
     let (model, pattern_level) = match &args.model {
         Some(pattern) => match registry.resolve_pattern(pattern, args.provider.as_deref()) {
             Ok(found) => found,
@@ -223,11 +230,8 @@ environment variable, pass --api-key, or configure it in {}",
                 .collect(),
         }
     };
-    let active_tools = match tools::build_tools(
-        &tool_names,
-        &session_cwd,
-        tools::bash::BashOptions::default(),
-    ) {
+    let active_tools = match tools::build_tools(&tool_names, &session_cwd, bash_options(&settings))
+    {
         Ok(active) => active,
         Err(message) => {
             eprintln!("Error: {message}");
@@ -270,4 +274,19 @@ environment variable, pass --api-key, or configure it in {}",
         *images = files.images;
     }
     Ok(runtime.block_on(run.run(inputs)))
+}
+
+/// Bash tool options from settings: the shell, the command prefix, and a default timeout
+/// (10 minutes unless `bash.timeoutSeconds` says otherwise; 0 means none).
+fn bash_options(settings: &Settings) -> tools::bash::BashOptions {
+    let seconds = settings
+        .bash
+        .as_ref()
+        .and_then(|b| b.timeout_seconds)
+        .unwrap_or(600);
+    tools::bash::BashOptions {
+        shell: settings.shell_path.as_ref().map(std::path::PathBuf::from),
+        default_timeout: (seconds > 0).then(|| std::time::Duration::from_secs(seconds)),
+        command_prefix: settings.shell_command_prefix.clone(),
+    }
 }

@@ -427,3 +427,38 @@ async fn sigterm_aborts_a_running_bash_command_and_leaves_no_process() {
         "process group {shell} survived"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_json_is_created_private_and_bash_times_out_by_settings() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = MockServer::start().await.unwrap();
+    let env = env(&server);
+    std::fs::write(
+        env.agent.join("settings.json"),
+        r#"{"defaultProvider":"mock","defaultModel":"mock-model","bash":{"timeoutSeconds":1}}"#,
+    )
+    .unwrap();
+    server.push(Script::new(vec![Item::tool_call(
+        "bash",
+        json!({"command": "sleep 30"}),
+    )]));
+    server.push(Script::text("gave up"));
+    let started = std::time::Instant::now();
+    let out = pi(&env, &["-p", "wait"]);
+    assert_eq!(text(&out.stdout), "gave up\n", "{}", text(&out.stderr));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(25),
+        "the default timeout stopped the command"
+    );
+    let result = server.requests()[1].body["messages"][3]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(result.contains("timed out after 1 seconds"), "{result}");
+    let auth = env.agent.join("auth.json");
+    assert_eq!(std::fs::read_to_string(&auth).unwrap(), "{}");
+    assert_eq!(
+        std::fs::metadata(&auth).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}

@@ -26,6 +26,29 @@ pub struct AuthStorage {
     credentials: BTreeMap<String, Credential>,
 }
 
+/// Creates `auth.json` as `{}` with mode 0600 when it does not exist (as the TypeScript pi
+/// does at startup), creating the agent dir too.
+pub fn ensure_auth_file(path: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if path.exists() {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(mut file) => file.write_all(b"{}"),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 impl AuthStorage {
     /// Reads `auth.json`; entries that do not parse are skipped.
     pub fn load(path: &Path) -> Self {

@@ -12,6 +12,22 @@ pub struct Settings {
     pub default_provider: Option<String>,
     pub default_model: Option<String>,
     pub default_thinking_level: Option<String>,
+    /// Where sessions are stored (after `--session-dir` and `PI_CODING_AGENT_SESSION_DIR`).
+    pub session_dir: Option<String>,
+    /// The shell for the bash tool.
+    pub shell_path: Option<String>,
+    /// Text prepended (with a newline) to every bash command.
+    pub shell_command_prefix: Option<String>,
+    /// Bash tool settings of this build (`{"timeoutSeconds": 600}`).
+    pub bash: Option<BashSettings>,
+}
+
+/// Bash tool settings.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashSettings {
+    /// Default timeout of a command when the model gives none (0 = none).
+    pub timeout_seconds: Option<u64>,
 }
 
 fn read_object(path: &Path) -> Map<String, Value> {

@@ -14,6 +14,8 @@ pub struct SessionChoice<'a> {
     pub session: Option<&'a str>,
     pub fork: Option<&'a str>,
     pub session_dir: Option<&'a str>,
+    /// `sessionDir` from settings.
+    pub settings_dir: Option<&'a str>,
 }
 
 /// The directory sessions of `cwd` live in.
@@ -23,7 +25,10 @@ pub fn session_dir(choice: &SessionChoice<'_>, agent_dir: &Path, cwd: &Path) -> 
     }
     match std::env::var("PI_CODING_AGENT_SESSION_DIR") {
         Ok(dir) if !dir.is_empty() => crate::config::paths::expand_tilde(&dir),
-        _ => default_session_dir(agent_dir, cwd),
+        _ => match choice.settings_dir {
+            Some(dir) => crate::config::paths::expand_tilde(dir),
+            None => default_session_dir(agent_dir, cwd),
+        },
     }
 }
 
