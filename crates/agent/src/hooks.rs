@@ -73,12 +73,13 @@ pub trait AgentHooks: Send + Sync {
     }
 
     /// Rewrites the transcript before conversion (pruning, injection).
+    /// `None` (the default) keeps the transcript as it is, without copying it.
     fn transform_context<'a>(
         &'a self,
-        messages: Vec<AgentMessage>,
+        _messages: &'a [AgentMessage],
         _cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Vec<AgentMessage>> {
-        Box::pin(async move { messages })
+    ) -> BoxFuture<'a, Option<Vec<AgentMessage>>> {
+        Box::pin(async { None })
     }
 
     /// The API key for a provider, asked before every LLM request (expiring tokens).

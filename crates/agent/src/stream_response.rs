@@ -41,11 +41,12 @@ pub(crate) async fn stream_assistant_response(
         .await;
         return message;
     }
-    let messages = config
+    let transformed = config
         .hooks
-        .transform_context(context.messages.clone(), cancel)
+        .transform_context(&context.messages, cancel)
         .await;
-    let llm_messages = config.hooks.convert_to_llm(&messages);
+    let messages = transformed.as_deref().unwrap_or(&context.messages);
+    let llm_messages = config.hooks.convert_to_llm(messages);
     let llm_context = Context {
         system_prompt: Some(context.system_prompt.clone()).filter(|s| !s.is_empty()),
         messages: llm_messages,

@@ -860,14 +860,15 @@ impl AgentHooks for PipelineHooks {
 
     fn transform_context<'a>(
         &'a self,
-        mut messages: Vec<AgentMessage>,
+        messages: &'a [AgentMessage],
         _c: &'a CancellationToken,
-    ) -> BoxFuture<'a, Vec<AgentMessage>> {
+    ) -> BoxFuture<'a, Option<Vec<AgentMessage>>> {
         Box::pin(async move {
             let mut fields = serde_json::Map::new();
             fields.insert("text".into(), json!("injected"));
+            let mut messages = messages.to_vec();
             messages.insert(0, CustomMessage::new("note", fields).into());
-            messages
+            Some(messages)
         })
     }
 
