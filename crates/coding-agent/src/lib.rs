@@ -9,7 +9,9 @@ pub mod messages;
 pub mod model_registry;
 pub mod modes;
 pub mod output;
+pub mod retry;
 pub mod session;
+pub mod session_event;
 pub mod tools;
 
 /// The version `pi --version` prints.

@@ -259,6 +259,7 @@ environment variable, pass --api-key, or configure it in {}",
         system_prompt: prompt,
         tools: active_tools,
         session,
+        retry: settings.retry.unwrap_or_default(),
         output: if mode == Mode::Json {
             RunOutput::Json
         } else {

@@ -317,6 +317,11 @@ async fn bad_input_gives_clear_errors() {
     let models = json!({"providers": {"mock": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
         "apiKey": "k", "models": [{"id": "mock-model"}]}}});
     std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
+    std::fs::write(
+        env.agent.join("settings.json"),
+        r#"{"defaultProvider":"mock","defaultModel":"mock-model","retry":{"baseDelayMs":10}}"#,
+    )
+    .unwrap();
     let out = pi(&env, &["--no-session", "-p", "x"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stderr).trim(), "Connection error.");
@@ -461,4 +466,94 @@ async fn auth_json_is_created_private_and_bash_times_out_by_settings() {
         std::fs::metadata(&auth).unwrap().permissions().mode() & 0o777,
         0o600
     );
+}
+
+fn fast_retry_settings(env: &Env) {
+    std::fs::write(
+        env.agent.join("settings.json"),
+        r#"{"defaultProvider":"mock","defaultModel":"mock-model","retry":{"baseDelayMs":10}}"#,
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_provider_retries_like_the_reference_trace() {
+    let server = MockServer::start().await.unwrap();
+    let env = env(&server);
+    fast_retry_settings(&env);
+    let models = json!({"providers": {"mock": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+        "apiKey": "k", "models": [{"id": "mock-model"}]}}});
+    std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
+    let out = pi(&env, &["--mode", "json", "read hello.txt"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "JSON mode exits 0 even when the run failed"
+    );
+    let ours: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let theirs: Vec<Value> =
+        include_str!("../../ai/tests/fixtures/pi-ts-json-mode-connection-error.jsonl")
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    let kinds = |v: &[Value]| {
+        v.iter()
+            .map(|e| e["type"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(kinds(&ours), kinds(&theirs));
+    let starts: Vec<(u64, u64)> = ours
+        .iter()
+        .filter(|e| e["type"] == "auto_retry_start")
+        .map(|e| {
+            (
+                e["attempt"].as_u64().unwrap(),
+                e["delayMs"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(starts, [(1, 10), (2, 20), (3, 40)]);
+    let end = ours.last().unwrap();
+    assert_eq!(end["success"], false);
+    assert_eq!(end["attempt"], 3);
+    assert_eq!(end["finalError"], "Connection error.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_that_succeeds_ends_the_sequence_and_keeps_the_failure_in_the_session() {
+    let server = MockServer::start().await.unwrap();
+    let env = env(&server);
+    fast_retry_settings(&env);
+    // The first attempt's request and its two client-side retries all fail.
+    for _ in 0..3 {
+        server.push(Script::http_error(503));
+    }
+    let out = pi(&env, &["--mode", "json", "hi"]);
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let retry: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"].as_str().unwrap().starts_with("auto_retry"))
+        .collect();
+    assert_eq!(retry.len(), 2, "{retry:?}");
+    assert_eq!(retry[1]["success"], true);
+    assert_eq!(retry[1]["attempt"], 1);
+    let last = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "message_end")
+        .unwrap();
+    assert_eq!(last["message"]["content"][0]["text"], "ok: hi");
+    // The retried request does not carry the failed reply; the session file keeps it.
+    let requests = server.requests();
+    let retried = &requests.last().unwrap().body["messages"];
+    assert_eq!(retried.as_array().unwrap().len(), 2);
+    let file = session_files(&env).pop().unwrap();
+    let saved = std::fs::read_to_string(file).unwrap();
+    assert!(saved.contains("\"stopReason\":\"error\""));
 }

@@ -20,6 +20,8 @@ pub struct Settings {
     pub shell_command_prefix: Option<String>,
     /// Bash tool settings of this build (`{"timeoutSeconds": 600}`).
     pub bash: Option<BashSettings>,
+    /// Auto-retry of transient provider errors.
+    pub retry: Option<crate::retry::RetrySettings>,
 }
 
 /// Bash tool settings.

@@ -8,7 +8,9 @@ use pi_agent_core::{Agent, AgentEvent, AgentHooks, AgentMessage, AgentOptions, A
 use pi_ai::{Message, Model, StopReason, StreamOptions, ThinkingLevel};
 
 use crate::model_registry::RequestAuth;
+use crate::retry::{RetrySettings, is_retryable};
 use crate::session::SessionManager;
+use crate::session_event::{AgentSessionEvent, SessionOnlyEvent};
 
 /// The coding agent's hooks: its message conversion.
 struct CodingHooks;
@@ -37,6 +39,7 @@ pub struct Run {
     pub tools: Vec<Arc<dyn AgentTool>>,
     pub session: SessionManager,
     pub output: Output,
+    pub retry: RetrySettings,
 }
 
 fn print_line(value: &impl serde::Serialize) {
@@ -58,7 +61,16 @@ impl Run {
             tools,
             mut session,
             output,
+            retry,
         } = self;
+        let context_window = model.context_window;
+        let emit = move |event: SessionOnlyEvent| {
+            if output == Output::Json {
+                print_line(&AgentSessionEvent::Session(event));
+            }
+        };
+        // Retries in progress, shared with the listener that reports a recovery.
+        let attempt = Arc::new(std::sync::atomic::AtomicU32::new(0));
         let context = session.build_context();
         let model_recorded =
             context.model.as_ref() == Some(&(model.provider.clone(), model.id.clone()));
@@ -105,15 +117,29 @@ impl Run {
         }
         {
             let session = Arc::clone(&session);
+            let attempt = Arc::clone(&attempt);
             agent.subscribe_fn(move |event| {
+                if output == Output::Json {
+                    print_line(event);
+                }
                 if let AgentEvent::MessageEnd { message } = event {
                     let mut session = session.lock().unwrap_or_else(|p| p.into_inner());
                     if let Err(e) = session.append_message(message.clone()) {
                         eprintln!("Warning: {e}");
                     }
-                }
-                if output == Output::Json {
-                    print_line(event);
+                    // A good reply after retries ends the retry sequence.
+                    let recovered = message
+                        .as_assistant()
+                        .is_some_and(|a| a.stop_reason != StopReason::Error);
+                    let tries = attempt.load(std::sync::atomic::Ordering::SeqCst);
+                    if recovered && tries > 0 {
+                        attempt.store(0, std::sync::atomic::Ordering::SeqCst);
+                        emit(SessionOnlyEvent::AutoRetryEnd {
+                            success: true,
+                            attempt: tries,
+                            final_error: None,
+                        });
+                    }
                 }
             });
         }
@@ -123,6 +149,7 @@ impl Run {
             {
                 break;
             }
+            retry_until_settled(&agent, retry, context_window, &attempt, &signaled, emit).await;
             let failed = agent
                 .messages()
                 .last()
@@ -172,5 +199,74 @@ async fn wait_for_signal() -> Option<i32> {
         _ = interrupt.recv() => Some(130),
         _ = terminate.recv() => Some(143),
         _ = hangup.recv() => Some(129),
+    }
+}
+
+/// The last assistant message of the transcript, if the run failed in a retryable way.
+fn retryable_failure(agent: &Agent, context_window: u64) -> Option<pi_ai::AssistantMessage> {
+    let messages = agent.messages();
+    let last = messages.last()?.as_assistant()?.clone();
+    is_retryable(&last, context_window).then_some(last)
+}
+
+/// Retries a transiently failed run with exponential backoff (seed 002 §5.8): the failed
+/// message leaves the agent's context (it stays in the session file), and the agent
+/// continues; after `maxRetries` the failure stands.
+async fn retry_until_settled(
+    agent: &Agent,
+    settings: RetrySettings,
+    context_window: u64,
+    attempt: &std::sync::atomic::AtomicU32,
+    signaled: &std::sync::atomic::AtomicI32,
+    emit: impl Fn(SessionOnlyEvent),
+) {
+    use std::sync::atomic::Ordering::SeqCst;
+    if !settings.enabled {
+        return;
+    }
+    while let Some(failed) = retryable_failure(agent, context_window) {
+        let tries = attempt.fetch_add(1, SeqCst) + 1;
+        let error_message = failed
+            .error_message
+            .clone()
+            .unwrap_or_else(|| "Unknown error".into());
+        if tries > settings.max_retries {
+            attempt.store(0, SeqCst);
+            emit(SessionOnlyEvent::AutoRetryEnd {
+                success: false,
+                attempt: tries - 1,
+                final_error: Some(error_message),
+            });
+            return;
+        }
+        let delay_ms = settings.delay_ms(tries);
+        emit(SessionOnlyEvent::AutoRetryStart {
+            attempt: tries,
+            max_attempts: settings.max_retries,
+            delay_ms,
+            error_message,
+        });
+        let mut messages = agent.messages();
+        messages.pop();
+        agent.replace_messages(messages);
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(delay_ms);
+        while tokio::time::Instant::now() < deadline {
+            if signaled.load(SeqCst) != 0 {
+                attempt.store(0, SeqCst);
+                emit(SessionOnlyEvent::AutoRetryEnd {
+                    success: false,
+                    attempt: tries,
+                    final_error: Some("Retry cancelled".into()),
+                });
+                return;
+            }
+            tokio::time::sleep(
+                std::time::Duration::from_millis(20).min(deadline - tokio::time::Instant::now()),
+            )
+            .await;
+        }
+        if agent.continue_run().await.is_err() {
+            return;
+        }
     }
 }

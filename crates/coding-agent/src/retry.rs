@@ -1,0 +1,101 @@
+//! Auto-retry of transient provider failures (seed 002 §5.8): which errors qualify, and the
+//! exponential backoff from the settings.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Deserialize;
+
+use pi_ai::{AssistantMessage, StopReason};
+
+/// `retry` in settings.json.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RetrySettings {
+    pub enabled: bool,
+    pub max_retries: u32,
+    pub base_delay_ms: u64,
+}
+
+impl Default for RetrySettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_retries: 3,
+            base_delay_ms: 2000,
+        }
+    }
+}
+
+impl RetrySettings {
+    /// `baseDelayMs × 2^(attempt-1)`: 2 s, 4 s, 8 s by default.
+    pub fn delay_ms(&self, attempt: u32) -> u64 {
+        self.base_delay_ms
+            .saturating_mul(1u64 << attempt.saturating_sub(1).min(32))
+    }
+}
+
+static RETRYABLE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay",
+    )
+    .ok()
+});
+
+/// Whether a failed message is worth retrying: an `error` (not an abort) with a transient
+/// cause, and never a context overflow (compaction handles those).
+pub fn is_retryable(message: &AssistantMessage, context_window: u64) -> bool {
+    let Some(text) = message.error_message.as_deref().filter(|t| !t.is_empty()) else {
+        return false;
+    };
+    if message.stop_reason != StopReason::Error
+        || pi_ai::is_context_overflow(message, Some(context_window))
+    {
+        return false;
+    }
+    RETRYABLE.as_ref().is_some_and(|re| re.is_match(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(text: &str) -> AssistantMessage {
+        AssistantMessage {
+            stop_reason: StopReason::Error,
+            error_message: Some(text.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn transient_errors_retry_and_overflow_does_not() {
+        for text in [
+            "Connection error.",
+            "429 Rate limit reached",
+            "529 {\"type\":\"overloaded_error\"}",
+            "Request timed out.",
+        ] {
+            assert!(is_retryable(&failed(text), 128_000), "{text}");
+        }
+        for text in [
+            "400 Bad request",
+            "prompt is too long: 300000 tokens > 200000 maximum",
+            "",
+        ] {
+            assert!(!is_retryable(&failed(text), 128_000), "{text}");
+        }
+        let mut aborted = failed("Connection error.");
+        aborted.stop_reason = StopReason::Aborted;
+        assert!(!is_retryable(&aborted, 128_000));
+        let settings = RetrySettings::default();
+        assert_eq!(
+            (
+                settings.delay_ms(1),
+                settings.delay_ms(2),
+                settings.delay_ms(3)
+            ),
+            (2000, 4000, 8000)
+        );
+    }
+}
