@@ -29,6 +29,8 @@ pub enum SessionOnlyEvent {
 /// Any event of a session, serialized as its own JSON object.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
+// Agent events are nearly all of them; boxing would cost an allocation per event.
+#[allow(clippy::large_enum_variant)]
 pub enum AgentSessionEvent {
     Agent(AgentEvent),
     Session(SessionOnlyEvent),
