@@ -131,6 +131,12 @@ async fn piped_stdin_is_prepended_and_messages_are_sent_in_turn() {
 async fn provider_errors_go_to_stderr_with_exit_code_1() {
     let server = MockServer::start().await.unwrap();
     let env = env(&server);
+    // Auto-retry off: the first failure (after the client's own two retries) is final.
+    std::fs::write(
+        env.agent.join("settings.json"),
+        r#"{"defaultProvider":"mock","defaultModel":"mock-model","retry":{"enabled":false}}"#,
+    )
+    .unwrap();
     for _ in 0..3 {
         server.push(Script::http_error(500));
     }
