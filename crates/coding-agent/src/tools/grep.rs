@@ -372,8 +372,8 @@ pub(crate) fn aborted() -> ToolError {
     ToolError::new("Operation aborted")
 }
 
-/// Runs blocking work off the async runtime; an abort answers at once and the work stops
-/// at its next cancellation check.
+/// Runs `work` on the blocking pool, handing it the cancel token to check between files;
+/// `Operation aborted` as soon as the token fires.
 pub(crate) async fn run_blocking<F>(
     cancel: CancellationToken,
     work: F,
@@ -381,13 +381,6 @@ pub(crate) async fn run_blocking<F>(
 where
     F: FnOnce(CancellationToken) -> Result<AgentToolResult, ToolError> + Send + 'static,
 {
-    if cancel.is_cancelled() {
-        return Err(aborted());
-    }
     let token = cancel.clone();
-    let task = tokio::task::spawn_blocking(move || work(token));
-    tokio::select! {
-        joined = task => joined.unwrap_or_else(|e| Err(ToolError::new(e.to_string()))),
-        () = cancel.cancelled() => Err(aborted()),
-    }
+    super::read::cancellable(&cancel, super::read::blocking(move || work(token))).await
 }
