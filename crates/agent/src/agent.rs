@@ -116,6 +116,9 @@ pub struct AgentState {
     pub is_streaming: bool,
     /// The message being streamed (set at `message_start`, updated, cleared at `message_end`).
     pub streaming_message: Option<AgentMessage>,
+    /// The streamed message as the provider shares it; turned into `streaming_message` only
+    /// when someone reads the state, so a delta costs no copy of the whole message.
+    streaming_partial: Option<Arc<AssistantMessage>>,
     /// Ids of tool calls that started and have not ended.
     pub pending_tool_calls: BTreeSet<String>,
     /// The last run's error, if it ended in one.
@@ -253,6 +256,7 @@ impl Agent {
                 messages: options.messages,
                 is_streaming: false,
                 streaming_message: None,
+                streaming_partial: None,
                 pending_tool_calls: BTreeSet::new(),
                 error_message: None,
             }),
@@ -274,7 +278,11 @@ impl Agent {
 
     /// A copy of the current state.
     pub fn state(&self) -> AgentState {
-        lock(&self.state).clone()
+        let mut state = lock(&self.state).clone();
+        if let Some(partial) = state.streaming_partial.take() {
+            state.streaming_message = Some(AgentMessage::from((*partial).clone()));
+        }
+        state
     }
 
     /// The transcript.
@@ -423,6 +431,7 @@ impl Agent {
             state.messages.clear();
             state.is_streaming = false;
             state.streaming_message = None;
+            state.streaming_partial = None;
             state.pending_tool_calls.clear();
             state.error_message = None;
         }
@@ -498,6 +507,7 @@ impl Agent {
         let mut state = lock(&self.state);
         state.is_streaming = true;
         state.streaming_message = None;
+        state.streaming_partial = None;
         state.error_message = None;
         Some((cancel, done))
     }
@@ -507,6 +517,7 @@ impl Agent {
             let mut state = lock(&self.state);
             state.is_streaming = false;
             state.streaming_message = None;
+            state.streaming_partial = None;
             state.pending_tool_calls.clear();
         }
         *lock(&self.active) = None;
@@ -580,12 +591,16 @@ impl Agent {
     fn reduce(&self, event: &AgentEvent) {
         let mut state = lock(&self.state);
         match event {
-            AgentEvent::MessageStart { message } => state.streaming_message = Some(message.clone()),
+            AgentEvent::MessageStart { message } => {
+                state.streaming_message = Some(message.clone());
+                state.streaming_partial = None;
+            }
             AgentEvent::MessageUpdate { message, .. } => {
-                state.streaming_message = Some(AgentMessage::from((**message).clone()));
+                state.streaming_partial = Some(Arc::clone(message));
             }
             AgentEvent::MessageEnd { message } => {
                 state.streaming_message = None;
+                state.streaming_partial = None;
                 state.messages.push(message.clone());
             }
             AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
@@ -601,6 +616,7 @@ impl Agent {
             }
             AgentEvent::AgentEnd { messages } => {
                 state.streaming_message = None;
+                state.streaming_partial = None;
                 // A failure inside the loop ends the run without a turn_end.
                 if let Some(error) = messages
                     .last()
