@@ -7,29 +7,14 @@ use std::process::{Command, Output, Stdio};
 use mock_llm::{MockServer, Script};
 
 struct Env {
-    _dir: TempDir,
+    _dir: tempfile::TempDir,
     agent: PathBuf,
     work: PathBuf,
 }
 
-/// A scratch directory removed on drop.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn env(server: &MockServer) -> Env {
-    let root = std::env::temp_dir().join(format!(
-        "pi-cli-test-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
     let agent = root.join("agent");
     let work = root.join("work");
     std::fs::create_dir_all(&agent).unwrap();
@@ -47,7 +32,7 @@ fn env(server: &MockServer) -> Env {
     )
     .unwrap();
     Env {
-        _dir: TempDir(root),
+        _dir: dir,
         agent,
         work,
     }
