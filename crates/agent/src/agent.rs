@@ -290,6 +290,36 @@ impl Agent {
         lock(&self.state).messages.clone()
     }
 
+    /// Reads the transcript in place, without copying it.
+    pub fn with_messages<R>(&self, read: impl FnOnce(&[AgentMessage]) -> R) -> R {
+        read(&lock(&self.state).messages)
+    }
+
+    /// Changes the transcript in place.
+    pub fn update_messages<R>(&self, change: impl FnOnce(&mut Vec<AgentMessage>) -> R) -> R {
+        change(&mut lock(&self.state).messages)
+    }
+
+    /// The model in use.
+    pub fn model(&self) -> Model {
+        lock(&self.state).model.clone()
+    }
+
+    /// The thinking level in use.
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        lock(&self.state).thinking_level
+    }
+
+    /// The base stream options of the next requests.
+    pub fn stream_options(&self) -> pi_ai::StreamOptions {
+        lock(&self.settings).stream_options.clone()
+    }
+
+    /// Replaces the base stream options (for example the API key after a model change).
+    pub fn set_stream_options(&self, options: pi_ai::StreamOptions) {
+        lock(&self.settings).stream_options = options;
+    }
+
     /// Whether a run is in progress.
     pub fn is_streaming(&self) -> bool {
         lock(&self.state).is_streaming

@@ -8,7 +8,7 @@ pub mod assembler;
 pub mod env_keys;
 pub mod event_stream;
 pub mod http;
-mod js_number;
+pub mod js_number;
 pub mod models;
 pub mod overflow;
 pub mod partial_json;
@@ -22,7 +22,10 @@ pub mod validation;
 
 pub use env_keys::get_env_api_key;
 pub use event_stream::AssistantMessageEventStream;
-pub use models::{calculate_cost, clamp_thinking_level, get_model, get_models, get_providers};
+pub use models::{
+    calculate_cost, clamp_thinking_level, get_model, get_models, get_providers,
+    supported_thinking_levels,
+};
 pub use overflow::is_context_overflow;
 pub use registry::{
     ApiProvider, get_api_provider, register_api_provider, unregister_api_providers,

@@ -76,16 +76,27 @@ pub struct Args {
     /// Do not load AGENTS.md / CLAUDE.md files.
     #[arg(long = "no-context-files")]
     pub no_context_files: bool,
-    /// Accepted for compatibility: this build discovers no extensions, skills, prompt
-    /// templates or themes, so there is nothing to disable.
+    /// Accepted for compatibility: this build discovers no extensions or themes, so there is
+    /// nothing to disable.
     #[arg(long = "no-extensions", hide = true)]
     pub no_extensions: bool,
-    #[arg(long = "no-skills", hide = true)]
+    /// Load a skill file or directory (repeatable; also with `--no-skills`).
+    #[arg(long = "skill", value_name = "path")]
+    pub skill: Vec<String>,
+    /// Do not discover skills (`--skill` paths still load).
+    #[arg(long = "no-skills")]
     pub no_skills: bool,
-    #[arg(long = "no-prompt-templates", hide = true)]
+    /// Load a prompt template file or directory (repeatable).
+    #[arg(long = "prompt-template", value_name = "path")]
+    pub prompt_template: Vec<String>,
+    /// Do not discover prompt templates (`--prompt-template` paths still load).
+    #[arg(long = "no-prompt-templates")]
     pub no_prompt_templates: bool,
     #[arg(long = "no-themes", hide = true)]
     pub no_themes: bool,
+    /// Comma-separated model patterns for model cycling.
+    #[arg(long, value_name = "patterns")]
+    pub models: Option<String>,
     /// Thinking level: off, minimal, low, medium, high, xhigh.
     #[arg(long)]
     pub thinking: Option<String>,
@@ -154,6 +165,7 @@ Usage:
 Options:
   --provider <name>              Provider name
   --model <pattern>              Model pattern or ID (supports \"provider/id\" and optional \":<thinking>\")
+  --models <patterns>            Comma-separated model patterns for model cycling
   --api-key <key>                API key (defaults to auth.json, then env vars)
   --system-prompt <text>         System prompt (default: coding assistant prompt)
   --append-system-prompt <text>  Append text or file contents to the system prompt (repeatable)
@@ -168,6 +180,10 @@ Options:
   --tools, -t <tools>            Comma-separated allowlist of tools (read,bash,edit,write,grep,find,ls)
   --no-tools, -nt                Disable all tools
   --no-context-files, -nc        Don't load AGENTS.md / CLAUDE.md
+  --skill <path>                 Load a skill file or directory (repeatable)
+  --no-skills, -ns               Don't discover skills (--skill paths still load)
+  --prompt-template <path>       Load a prompt template file or directory (repeatable)
+  --no-prompt-templates, -np     Don't discover prompt templates (--prompt-template paths still load)
   --thinking <level>             Set thinking level: off, minimal, low, medium, high, xhigh
   --list-models [search]         List available models (with optional fuzzy search)
   --offline                      Disable startup network operations (same as PI_OFFLINE=1)

@@ -1,15 +1,20 @@
 //! pi-coding-agent: the `pi` binary's library — configuration, the model registry with API
 //! key resolution, and the CLI modes.
 
+pub mod agent_session;
 pub mod cli;
+pub mod compaction;
 pub mod config;
+pub mod export;
 pub mod file_args;
 pub mod list_models;
 pub mod messages;
 pub mod model_registry;
 pub mod modes;
 pub mod output;
+pub mod resources;
 pub mod retry;
+pub mod scope;
 pub mod session;
 pub mod session_event;
 pub mod tools;

@@ -4,15 +4,20 @@ use std::io::Read;
 
 use anyhow::Result;
 use pi_ai::ThinkingLevel;
+use pi_coding_agent::agent_session::{AgentSession, AgentSessionConfig};
 use pi_coding_agent::cli::{self, Mode};
+use pi_coding_agent::config::settings_store::SettingsStore;
 use pi_coding_agent::config::{paths, settings::Settings};
 use pi_coding_agent::model_registry::ModelRegistry;
-use pi_coding_agent::modes::run::{Output as RunOutput, Run};
+use pi_coding_agent::modes::run::{self, Output as RunOutput, RunPrompt};
 use pi_coding_agent::modes::system_prompt::{self, PromptInputs};
 use pi_coding_agent::output::Output;
+use pi_coding_agent::resources::{
+    DiscoveryOptions, ResourceSettings, load_prompt_templates, load_skills,
+};
 use pi_coding_agent::session::select::{self, SessionChoice};
 use pi_coding_agent::tools;
-use pi_coding_agent::{VERSION, list_models};
+use pi_coding_agent::{VERSION, list_models, scope};
 
 fn main() {
     let code = match run() {
@@ -64,21 +69,19 @@ fn run() -> Result<i32> {
         ));
         return Ok(0);
     }
-    if mode == Mode::Rpc {
-        eprintln!("Error: --mode rpc is not available in this build yet");
-        return Ok(1);
-    }
     if interactive {
         eprintln!(
             "Error: interactive mode is not available in this build yet; use -p \"<prompt>\""
         );
         return Ok(1);
     }
+    let rpc = mode == Mode::Rpc;
 
-    let settings = Settings::load(
+    let settings_store = std::sync::Arc::new(SettingsStore::load(
         &paths::settings_path(&agent_dir),
         &paths::project_settings_path(&cwd),
-    );
+    ));
+    let settings = settings_store.get();
     let choice = SessionChoice {
         no_session: args.no_session,
         continue_recent: args.continue_session,
@@ -87,7 +90,7 @@ fn run() -> Result<i32> {
         session_dir: args.session_dir.as_deref(),
         settings_dir: settings.session_dir.as_deref(),
     };
-    if args.resume {
+    if args.resume && !rpc {
         let dir = select::session_dir(&choice, &agent_dir, &cwd);
         for line in select::list(&dir) {
             println!("{line}");
@@ -95,99 +98,13 @@ fn run() -> Result<i32> {
         return Ok(0);
     }
 
-    let (model, pattern_level) = match &args.model {
-        Some(pattern) => match registry.resolve_pattern(pattern, args.provider.as_deref()) {
-            Ok(found) => found,
-            Err(message) => {
-                eprintln!("Error: {message}");
-                return Ok(1);
-            }
-        },
-        None => {
-            let provider = args
-                .provider
-                .as_deref()
-                .or(settings.default_provider.as_deref());
-            match registry.default_model(provider, settings.default_model.as_deref()) {
-                Some(model) => (model, None),
-                None => {
-                    eprintln!(
-                        "No models available. Set an API key environment variable (for example \
-ANTHROPIC_API_KEY or OPENAI_API_KEY) or add a provider to {}",
-                        paths::models_path(&agent_dir).display()
-                    );
-                    return Ok(1);
-                }
-            }
-        }
-    };
-    let thinking = match args
-        .thinking
-        .as_deref()
-        .or(settings.default_thinking_level.as_deref())
-    {
-        Some(text) => match ThinkingLevel::parse(text) {
-            Some(level) => Some(level),
-            None => {
-                eprintln!(
-                    "Error: invalid thinking level \"{text}\" (off, minimal, low, medium, high, xhigh)"
-                );
-                return Ok(1);
-            }
-        },
-        None => None,
-    };
-    let thinking =
-        pi_ai::clamp_thinking_level(&model, pattern_level.or(thinking).unwrap_or_default());
-    let auth = match registry.request_auth(&model, args.api_key.as_deref()) {
-        Ok(auth) if auth.api_key.is_some() => auth,
-        Ok(_) => {
-            eprintln!(
-                "No API key found for the selected model ({}). Set the provider's API key \
-environment variable, pass --api-key, or configure it in {}",
-                model.full_id(),
-                paths::auth_path(&agent_dir).display()
-            );
-            return Ok(1);
-        }
-        Err(message) => {
-            eprintln!("Error: {message}");
-            return Ok(1);
-        }
-    };
-
     let (file_paths, mut prompts): (Vec<String>, Vec<String>) = args
         .messages
         .iter()
         .cloned()
         .partition(|m| m.starts_with('@') && m.len() > 1);
-    let files = match pi_coding_agent::file_args::process(
-        &file_paths
-            .iter()
-            .map(|p| p[1..].to_owned())
-            .collect::<Vec<_>>(),
-        &cwd,
-    ) {
-        Ok(files) => files,
-        Err(message) => {
-            eprintln!("Error: {message}");
-            return Ok(1);
-        }
-    };
-    let mut piped = String::new();
-    if !Output::stdin_is_tty() {
-        std::io::stdin().read_to_string(&mut piped)?;
-    }
-    // The first prompt is piped stdin + @file text + the first message, with no separator.
-    let head = format!("{}{}", piped.trim(), files.text);
-    if !head.is_empty() || !files.images.is_empty() {
-        match prompts.first_mut() {
-            Some(first) => *first = format!("{head}{first}"),
-            None => prompts.push(head),
-        }
-    }
-    if prompts.is_empty() {
-        eprintln!("Error: no prompt given (pi -p \"<prompt>\", or pipe text on stdin)");
+    if rpc && !file_paths.is_empty() {
+        eprintln!("Error: @file arguments are not supported in RPC mode");
         return Ok(1);
     }
     let session = match select::choose(&choice, &agent_dir, &cwd) {
@@ -212,6 +129,127 @@ environment variable, pass --api-key, or configure it in {}",
             "Error: the session's working directory no longer exists: {}",
             session_cwd.display()
         );
+        return Ok(1);
+    }
+    let restored = session.build_context();
+    let resuming = !restored.messages.is_empty();
+    let has_thinking_entry = session.branch_entries().iter().any(|e| {
+        matches!(
+            e.kind,
+            pi_coding_agent::session::EntryKind::ThinkingLevelChange { .. }
+        )
+    });
+
+    let (model, pattern_level) = match &args.model {
+        Some(pattern) => match registry.resolve_pattern(pattern, args.provider.as_deref()) {
+            Ok(found) => found,
+            Err(message) => {
+                eprintln!("Error: {message}");
+                return Ok(1);
+            }
+        },
+        None => {
+            let from_session = restored
+                .model
+                .as_ref()
+                .filter(|_| resuming)
+                .and_then(|(provider, id)| registry.find(provider, id))
+                .filter(|m| registry.has_auth(&m.provider))
+                .cloned();
+            let provider = args
+                .provider
+                .as_deref()
+                .or(settings.default_provider.as_deref());
+            match from_session
+                .or_else(|| registry.default_model(provider, settings.default_model.as_deref()))
+            {
+                Some(model) => (model, None),
+                None => {
+                    eprintln!(
+                        "No models available. Set an API key environment variable (for example \
+ANTHROPIC_API_KEY or OPENAI_API_KEY) or add a provider to {}",
+                        paths::models_path(&agent_dir).display()
+                    );
+                    return Ok(1);
+                }
+            }
+        }
+    };
+    let cli_thinking = match args.thinking.as_deref() {
+        Some(text) => match ThinkingLevel::parse(text) {
+            Some(level) => Some(level),
+            None => {
+                eprintln!(
+                    "Error: invalid thinking level \"{text}\" (off, minimal, low, medium, high, xhigh)"
+                );
+                return Ok(1);
+            }
+        },
+        None => None,
+    };
+    let settings_thinking = settings
+        .default_thinking_level
+        .as_deref()
+        .and_then(ThinkingLevel::parse);
+    let session_thinking = (resuming && has_thinking_entry)
+        .then(|| ThinkingLevel::parse(&restored.thinking_level))
+        .flatten();
+    let thinking = pattern_level
+        .or(cli_thinking)
+        .or(session_thinking)
+        .or(settings_thinking)
+        .unwrap_or_default();
+    let auth = match registry.request_auth(&model, args.api_key.as_deref()) {
+        Ok(auth) => auth,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            return Ok(1);
+        }
+    };
+    if auth.api_key.is_none() {
+        eprintln!(
+            "No API key found for the selected model ({}). Set the provider's API key \
+environment variable, pass --api-key, or configure it in {}",
+            model.full_id(),
+            paths::auth_path(&agent_dir).display()
+        );
+        return Ok(1);
+    }
+    let scoped_models = match args.models.as_deref() {
+        Some(patterns) => scope::resolve(&registry, patterns.split(',')),
+        None => match &settings.enabled_models {
+            Some(patterns) => scope::resolve(&registry, patterns.iter().map(String::as_str)),
+            None => Vec::new(),
+        },
+    };
+
+    let files = match pi_coding_agent::file_args::process(
+        &file_paths
+            .iter()
+            .map(|p| p[1..].to_owned())
+            .collect::<Vec<_>>(),
+        &cwd,
+    ) {
+        Ok(files) => files,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            return Ok(1);
+        }
+    };
+    let mut piped = String::new();
+    if !rpc && !Output::stdin_is_tty() {
+        std::io::stdin().read_to_string(&mut piped)?;
+    }
+    // The first prompt is piped stdin + @file text + the first message, with no separator.
+    let head = format!("{}{}", piped.trim(), files.text);
+    if !head.is_empty() || !files.images.is_empty() {
+        match prompts.first_mut() {
+            Some(first) => *first = format!("{head}{first}"),
+            None => prompts.push(head),
+        }
+    }
+    if prompts.is_empty() && !rpc {
+        eprintln!("Error: no prompt given (pi -p \"<prompt>\", or pipe text on stdin)");
         return Ok(1);
     }
     let tool_names: Vec<String> = if args.no_tools || args.no_builtin_tools {
@@ -243,38 +281,86 @@ environment variable, pass --api-key, or configure it in {}",
     } else {
         system_prompt::load_context_files(&agent_dir, &session_cwd)
     };
+    let resource_settings = ResourceSettings::load(
+        &paths::settings_path(&agent_dir),
+        &paths::project_settings_path(&session_cwd),
+    );
+    let discovery = |user: &[String], project: &[String], cli: &[String], defaults: bool| {
+        let mut options = DiscoveryOptions::new(&session_cwd, &agent_dir);
+        options.user_entries = user.to_vec();
+        options.project_entries = project.to_vec();
+        options.cli_paths = cli.to_vec();
+        options.include_defaults = defaults;
+        options
+    };
+    let skills = load_skills(&discovery(
+        &resource_settings.user_skills,
+        &resource_settings.project_skills,
+        &args.skill,
+        !args.no_skills,
+    ));
+    for diagnostic in &skills.diagnostics {
+        eprintln!("Warning: {diagnostic}");
+    }
+    let skills = skills.skills;
+    let prompt_templates = load_prompt_templates(&discovery(
+        &resource_settings.user_prompts,
+        &resource_settings.project_prompts,
+        &args.prompt_template,
+        !args.no_prompt_templates,
+    ));
     let prompt = system_prompt::build(
         &PromptInputs {
             custom: args.system_prompt.as_deref(),
             append: &args.append_system_prompt,
             tools: &tool_names,
             context_files: &context_files,
+            skills: &skills,
         },
         &session_cwd,
     );
-    let run = Run {
-        model,
-        auth,
-        thinking,
-        system_prompt: prompt,
-        tools: active_tools,
-        session,
-        retry: settings.retry.unwrap_or_default(),
-        output: if mode == Mode::Json {
-            RunOutput::Json
-        } else {
-            RunOutput::Text
-        },
-    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let mut inputs: Vec<pi_agent_core::PromptInput> = prompts.into_iter().map(Into::into).collect();
-    if let Some(pi_agent_core::PromptInput::Text { images, .. }) = inputs.first_mut() {
-        *images = files.images;
+    let _guard = runtime.enter();
+    let agent_session = AgentSession::new(AgentSessionConfig {
+        cwd: session_cwd,
+        registry: std::sync::Arc::new(registry),
+        settings: settings_store,
+        session,
+        model,
+        thinking_level: thinking,
+        scoped_models,
+        tools: active_tools,
+        system_prompt: prompt,
+        prompt_templates,
+        skills: if resource_settings.enable_skill_commands {
+            skills
+        } else {
+            Vec::new()
+        },
+        api_key: args.api_key.clone(),
+    });
+    if rpc {
+        return Ok(runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session)));
     }
-    Ok(runtime.block_on(run.run(inputs)))
+    let mut inputs: Vec<RunPrompt> = prompts
+        .into_iter()
+        .map(|text| RunPrompt {
+            text,
+            images: Vec::new(),
+        })
+        .collect();
+    if let Some(first) = inputs.first_mut() {
+        first.images = files.images;
+    }
+    let output = if mode == Mode::Json {
+        RunOutput::Json
+    } else {
+        RunOutput::Text
+    };
+    Ok(runtime.block_on(run::run(agent_session, inputs, output)))
 }
 
 /// Bash tool options from settings: the shell, the command prefix, and a default timeout

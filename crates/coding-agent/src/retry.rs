@@ -15,6 +15,17 @@ pub struct RetrySettings {
     pub enabled: bool,
     pub max_retries: u32,
     pub base_delay_ms: u64,
+    /// Retries inside one provider request (the SDK-level retries).
+    pub provider: Option<ProviderRetrySettings>,
+}
+
+/// `retry.provider` in settings.json: request timeout and the SDK-level retries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ProviderRetrySettings {
+    pub timeout_ms: Option<u64>,
+    pub max_retries: Option<u32>,
+    pub max_retry_delay_ms: Option<u64>,
 }
 
 impl Default for RetrySettings {
@@ -23,6 +34,7 @@ impl Default for RetrySettings {
             enabled: true,
             max_retries: 3,
             base_delay_ms: 2000,
+            provider: None,
         }
     }
 }

@@ -1,8 +1,21 @@
-//! The events of a coding-agent session: the agent's, plus auto-retry (and later compaction).
+//! The events of a coding-agent session: the agent's, plus queue, compaction, auto-retry
+//! and session changes.
 
 use serde::Serialize;
 
 use pi_agent_core::AgentEvent;
+use pi_ai::ThinkingLevel;
+
+use crate::compaction::CompactionResult;
+
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionReason {
+    Manual,
+    Threshold,
+    Overflow,
+}
 
 /// Events only the session emits.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -23,6 +36,30 @@ pub enum SessionOnlyEvent {
         attempt: u32,
         #[serde(skip_serializing_if = "Option::is_none")]
         final_error: Option<String>,
+    },
+    /// The texts waiting in the steering and follow-up queues changed.
+    QueueUpdate {
+        steering: Vec<String>,
+        follow_up: Vec<String>,
+    },
+    CompactionStart {
+        reason: CompactionReason,
+    },
+    CompactionEnd {
+        reason: CompactionReason,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<CompactionResult>,
+        aborted: bool,
+        will_retry: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+    },
+    SessionInfoChanged {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    ThinkingLevelChanged {
+        level: ThinkingLevel,
     },
 }
 

@@ -76,6 +76,20 @@ impl UserMessage {
             timestamp: now_ms(),
         }
     }
+
+    /// The text of the message: the string content, or its text blocks joined.
+    pub fn text_content(&self) -> String {
+        match &self.content {
+            UserContent::Text(text) => text.clone(),
+            UserContent::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    InputBlock::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A message produced by the model (complete, or partial while streaming).

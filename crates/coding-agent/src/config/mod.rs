@@ -4,4 +4,5 @@
 pub mod auth;
 pub mod paths;
 pub mod settings;
+pub mod settings_store;
 pub mod values;

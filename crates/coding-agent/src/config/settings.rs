@@ -22,6 +22,31 @@ pub struct Settings {
     pub bash: Option<BashSettings>,
     /// Auto-retry of transient provider errors.
     pub retry: Option<crate::retry::RetrySettings>,
+    /// Skill files or directories, and `!`/`+`/`-` patterns (an old `skills` object gives
+    /// its `customDirectories`).
+    #[serde(
+        default,
+        deserialize_with = "crate::resources::deserialize_string_list"
+    )]
+    pub skills: Option<Vec<String>>,
+    /// Prompt template files or directories, and `!`/`+`/`-` patterns.
+    #[serde(
+        default,
+        deserialize_with = "crate::resources::deserialize_string_list"
+    )]
+    pub prompts: Option<Vec<String>>,
+    /// Whether skills are offered as `/skill:name` commands (default true).
+    pub enable_skill_commands: Option<bool>,
+    /// Automatic compaction.
+    pub compaction: Option<crate::compaction::CompactionSettings>,
+    /// Branch summaries when leaving a branch of the session tree.
+    pub branch_summary: Option<crate::compaction::BranchSummarySettings>,
+    /// How queued steering messages are delivered.
+    pub steering_mode: Option<pi_agent_core::QueueMode>,
+    /// How queued follow-up messages are delivered.
+    pub follow_up_mode: Option<pi_agent_core::QueueMode>,
+    /// Model patterns for cycling when `--models` is not given.
+    pub enabled_models: Option<Vec<String>>,
 }
 
 /// Bash tool settings.
@@ -32,7 +57,7 @@ pub struct BashSettings {
     pub timeout_seconds: Option<u64>,
 }
 
-fn read_object(path: &Path) -> Map<String, Value> {
+pub(crate) fn read_object(path: &Path) -> Map<String, Value> {
     std::fs::read_to_string(path)
         .ok()
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
@@ -44,7 +69,7 @@ fn read_object(path: &Path) -> Map<String, Value> {
 }
 
 /// Merges `over` into `base`; nested objects merge key by key.
-fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
+pub(crate) fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
     for (key, value) in over {
         match (base.get_mut(&key), value) {
             (Some(Value::Object(existing)), Value::Object(nested)) => merge(existing, nested),
@@ -56,6 +81,11 @@ fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
 }
 
 impl Settings {
+    /// The compaction settings, with defaults for what is not set.
+    pub fn compaction_settings(&self) -> crate::compaction::CompactionSettings {
+        self.compaction.unwrap_or_default()
+    }
+
     /// Global settings with the project's merged over them.
     pub fn load(global: &Path, project: &Path) -> Self {
         let mut merged = read_object(global);

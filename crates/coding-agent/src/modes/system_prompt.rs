@@ -1,5 +1,6 @@
 //! The system prompt: our own base text, the active tools with guidelines built from them,
-//! appended text, AGENTS.md / CLAUDE.md context files, the date and the working directory.
+//! appended text, AGENTS.md / CLAUDE.md context files, the skills catalog (with the `read`
+//! tool), the date and the working directory.
 
 use std::path::{Path, PathBuf};
 
@@ -66,6 +67,8 @@ pub struct PromptInputs<'a> {
     pub append: &'a [String],
     pub tools: &'a [String],
     pub context_files: &'a [ContextFile],
+    /// Skills listed for the model (only when the `read` tool is active).
+    pub skills: &'a [crate::resources::Skill],
 }
 
 fn guidelines(tools: &[String]) -> Vec<&'static str> {
@@ -139,6 +142,9 @@ editing code and writing new files.",
             ));
         }
     }
+    if inputs.tools.iter().any(|t| t == "read") {
+        prompt.push_str(&crate::resources::format_skills_for_prompt(inputs.skills));
+    }
     prompt.push_str(&format!("\nCurrent date: {}", today()));
     prompt.push_str(&format!("\nCurrent working directory: {}", cwd.display()));
     prompt
@@ -172,6 +178,50 @@ mod tests {
             Path::new("/x"),
         );
         assert!(custom.starts_with("Custom.\n\nMore.\nCurrent date: 20"));
+    }
+
+    #[test]
+    fn skills_catalog_follows_context_files_only_with_read() {
+        use crate::resources::{Skill, SourceInfo, SourceScope};
+        let skills = [Skill {
+            name: "pdf".into(),
+            description: "PDF work".into(),
+            file_path: PathBuf::from("/s/pdf/SKILL.md"),
+            base_dir: PathBuf::from("/s/pdf"),
+            source_info: SourceInfo::local(Path::new("/s"), "auto", SourceScope::User, None),
+            disable_model_invocation: false,
+        }];
+        let context = [ContextFile {
+            path: PathBuf::from("/p/AGENTS.md"),
+            content: "ctx".into(),
+        }];
+        let with_read = ["read".to_owned()];
+        for custom in [None, Some("Custom.")] {
+            let p = build(
+                &PromptInputs {
+                    custom,
+                    tools: &with_read,
+                    context_files: &context,
+                    skills: &skills,
+                    ..Default::default()
+                },
+                Path::new("/p"),
+            );
+            let ctx = p.find("## /p/AGENTS.md").unwrap();
+            let catalog = p.find("<available_skills>").unwrap();
+            let date = p.find("\nCurrent date: ").unwrap();
+            assert!(ctx < catalog && catalog < date);
+            assert!(p.contains("</available_skills>\nCurrent date: "));
+        }
+        let without = build(
+            &PromptInputs {
+                tools: &["bash".to_owned()],
+                skills: &skills,
+                ..Default::default()
+            },
+            Path::new("/p"),
+        );
+        assert!(!without.contains("<available_skills>"));
     }
 
     #[test]

@@ -373,6 +373,171 @@ impl SessionManager {
         })
     }
 
+    /// Appends a `compaction` entry: the summary replaces what precedes `first_kept`.
+    pub fn append_compaction(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: &str,
+        tokens_before: u64,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    ) -> Result<String, SessionError> {
+        self.append(EntryKind::Compaction {
+            summary: summary.into(),
+            first_kept_entry_id: first_kept_entry_id.into(),
+            tokens_before,
+            details,
+            from_hook,
+        })
+    }
+
+    /// Appends a `custom_message` entry (a message an extension put into the context).
+    pub fn append_custom_message(
+        &mut self,
+        custom_type: &str,
+        content: Value,
+        display: bool,
+        details: Option<Value>,
+    ) -> Result<String, SessionError> {
+        self.append(EntryKind::CustomMessage {
+            custom_type: custom_type.into(),
+            content,
+            details,
+            display,
+        })
+    }
+
+    /// Moves the leaf to `from` (the root when `None`) and appends a `branch_summary` there
+    /// describing the branch that was left.
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: &str,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    ) -> Result<String, SessionError> {
+        if let Some(id) = from
+            && !self.by_id.contains_key(id)
+        {
+            return Err(SessionError::UnknownEntry(id.to_owned()));
+        }
+        self.leaf = from.map(str::to_owned);
+        self.append(EntryKind::BranchSummary {
+            from_id: from.unwrap_or("root").to_owned(),
+            summary: summary.into(),
+            details,
+            from_hook,
+        })
+    }
+
+    /// Moves the leaf before the first entry: the next entry starts a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// The entries from the root to the current leaf.
+    pub fn branch_entries(&self) -> Vec<&SessionEntry> {
+        self.path_to(self.leaf.as_deref())
+    }
+
+    /// The entries from the root to `id`.
+    pub fn path_to(&self, id: Option<&str>) -> Vec<&SessionEntry> {
+        let mut path = Vec::new();
+        let mut current = id
+            .and_then(|id| self.by_id.get(id))
+            .map(|&i| &self.entries[i]);
+        while let Some(entry) = current {
+            path.push(entry);
+            if path.len() > self.entries.len() {
+                break;
+            }
+            current = entry
+                .parent_id
+                .as_deref()
+                .and_then(|p| self.by_id.get(p))
+                .map(|&i| &self.entries[i]);
+        }
+        path.reverse();
+        path
+    }
+
+    /// Whether entries are written to a file.
+    pub fn is_persisted(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// The directory new sessions of this one go to (the file's directory).
+    pub fn session_dir(&self) -> Option<&Path> {
+        self.file.as_deref().and_then(Path::parent)
+    }
+
+    /// Starts over in place as a new, empty session (a new id and, when persisted, a new
+    /// file in the same directory), optionally naming a parent session.
+    pub fn new_session(&mut self, parent_session: Option<String>) {
+        let dir = self.session_dir().map(Path::to_path_buf);
+        let cwd = PathBuf::from(&self.header.cwd);
+        *self = match dir {
+            Some(dir) => Self::create(&cwd, &dir),
+            None => Self::in_memory(&cwd),
+        };
+        self.header.parent_session = parent_session;
+    }
+
+    /// Turns this session into a new one holding only the path to `leaf` (labels on that
+    /// path are carried over); its header names the old file as `parentSession`. The new
+    /// file is written at once when the path holds an assistant message.
+    pub fn create_branched_session(&mut self, leaf: &str) -> Result<(), SessionError> {
+        if !self.by_id.contains_key(leaf) {
+            return Err(SessionError::UnknownEntry(leaf.to_owned()));
+        }
+        let path: Vec<SessionEntry> = self
+            .path_to(Some(leaf))
+            .into_iter()
+            .filter(|e| !matches!(e.kind, EntryKind::Label { .. }))
+            .cloned()
+            .collect();
+        let labels: Vec<(String, Option<String>, String)> = path
+            .iter()
+            .filter_map(|e| {
+                let label_entry = self.entries.iter().rev().find(
+                    |l| matches!(&l.kind, EntryKind::Label { target_id, .. } if *target_id == e.id),
+                )?;
+                match &label_entry.kind {
+                    EntryKind::Label {
+                        label: Some(label), ..
+                    } => Some((
+                        e.id.clone(),
+                        Some(label.clone()),
+                        label_entry.timestamp.clone(),
+                    )),
+                    _ => None,
+                }
+            })
+            .collect();
+        let previous = self.file.as_ref().map(|p| p.to_string_lossy().into_owned());
+        self.new_session(previous);
+        for entry in path {
+            self.by_id.insert(entry.id.clone(), self.entries.len());
+            self.leaf = Some(entry.id.clone());
+            self.entries.push(entry);
+        }
+        for (target_id, label, timestamp) in labels {
+            let id = short_id(|candidate| self.by_id.contains_key(candidate));
+            self.by_id.insert(id.clone(), self.entries.len());
+            self.entries.push(SessionEntry {
+                id: id.clone(),
+                parent_id: self.leaf.clone(),
+                timestamp,
+                kind: EntryKind::Label { target_id, label },
+            });
+            self.leaf = Some(id);
+        }
+        if self.has_assistant() {
+            self.persist()?;
+        }
+        Ok(())
+    }
+
     fn has_assistant(&self) -> bool {
         self.entries
             .iter()

@@ -1,0 +1,133 @@
+//! Bash run by the user (`!cmd`, `!!cmd`, the RPC `bash` command): the result becomes a
+//! `bashExecution` message, held back while the agent streams so it never lands between a
+//! tool call and its result.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use pi_agent_core::{AgentMessage, CustomMessage};
+
+use super::{AgentSession, Inner, SessionOpError, lock};
+use crate::tools::bash_process::{ChunkFn, RunOptions, run_command, with_command_prefix};
+
+/// What a user bash command produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashResult {
+    pub output: String,
+    /// `None` when the command was cancelled or killed by a signal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub cancelled: bool,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+}
+
+impl AgentSession {
+    /// Runs `command` in the session's directory (with the settings' shell and prefix) and
+    /// records it; `exclude_from_context` (`!!`) keeps it out of what the model sees.
+    pub async fn execute_bash(
+        &self,
+        command: &str,
+        exclude_from_context: bool,
+        on_chunk: Option<ChunkFn>,
+    ) -> Result<BashResult, SessionOpError> {
+        let settings = self.inner.settings.get();
+        let cancel = CancellationToken::new();
+        *lock(&self.inner.bash_cancel) = Some(cancel.clone());
+        let resolved = with_command_prefix(settings.shell_command_prefix.as_deref(), command);
+        let outcome = run_command(
+            &resolved,
+            self.cwd(),
+            RunOptions {
+                shell: settings.shell_path.as_ref().map(std::path::PathBuf::from),
+                timeout: None,
+                cancel: cancel.clone(),
+                on_update: None,
+                on_chunk,
+            },
+        )
+        .await;
+        *lock(&self.inner.bash_cancel) = None;
+        let output = outcome.map_err(|e| SessionOpError::new(e.0))?;
+        let result = BashResult {
+            truncated: output.truncated(),
+            exit_code: if output.cancelled {
+                None
+            } else {
+                output.exit_code
+            },
+            cancelled: output.cancelled,
+            full_output_path: output
+                .full_output_path
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
+            output: output.output,
+        };
+        self.record_bash_result(command, &result, exclude_from_context);
+        Ok(result)
+    }
+
+    /// Adds a `bashExecution` message for `result`: at once when idle, after the run when
+    /// the agent streams.
+    pub fn record_bash_result(&self, command: &str, result: &BashResult, exclude: bool) {
+        let message = bash_message(command, result, exclude);
+        if self.is_streaming() {
+            lock(&self.inner.pending_bash).push(message);
+        } else {
+            self.inner.add_bash_message(message);
+        }
+    }
+
+    /// Stops a running user bash command.
+    pub fn abort_bash(&self) {
+        if let Some(cancel) = lock(&self.inner.bash_cancel).as_ref() {
+            cancel.cancel();
+        }
+    }
+
+    /// Whether a user bash command runs.
+    pub fn is_bash_running(&self) -> bool {
+        lock(&self.inner.bash_cancel).is_some()
+    }
+}
+
+impl Inner {
+    fn add_bash_message(&self, message: AgentMessage) {
+        self.agent.append_message(message.clone());
+        if let Err(e) = lock(&self.session).append_message(message) {
+            eprintln!("Warning: {e}");
+        }
+    }
+
+    /// Adds the bash messages held back during a run.
+    pub(super) fn flush_pending_bash(&self) {
+        let pending = std::mem::take(&mut *lock(&self.pending_bash));
+        for message in pending {
+            self.add_bash_message(message);
+        }
+    }
+}
+
+/// `{"role":"bashExecution","command","output","exitCode","cancelled","truncated",
+/// "fullOutputPath"?,"timestamp","excludeFromContext"?}`.
+fn bash_message(command: &str, result: &BashResult, exclude: bool) -> AgentMessage {
+    let mut fields = Map::new();
+    fields.insert("command".into(), command.into());
+    fields.insert("output".into(), result.output.clone().into());
+    if let Some(code) = result.exit_code {
+        fields.insert("exitCode".into(), code.into());
+    }
+    fields.insert("cancelled".into(), result.cancelled.into());
+    fields.insert("truncated".into(), result.truncated.into());
+    if let Some(path) = &result.full_output_path {
+        fields.insert("fullOutputPath".into(), path.clone().into());
+    }
+    fields.insert("timestamp".into(), Value::from(pi_ai::now_ms()));
+    if exclude {
+        fields.insert("excludeFromContext".into(), true.into());
+    }
+    AgentMessage::Custom(CustomMessage::new("bashExecution", fields))
+}

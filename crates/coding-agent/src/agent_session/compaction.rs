@@ -1,0 +1,286 @@
+//! Compaction inside a session: the threshold and overflow triggers checked after each
+//! run, and manual compaction. A compaction appends a `compaction` entry and the agent's
+//! context becomes the summary plus the kept messages.
+
+use std::sync::atomic::Ordering;
+
+use tokio_util::sync::CancellationToken;
+
+use pi_ai::{AssistantMessage, StopReason};
+
+use super::{AgentSession, SessionOpError, lock};
+use crate::compaction::{
+    CompactionError, CompactionResult, calculate_context_tokens, compact, estimate_context_tokens,
+    prepare_compaction, should_compact,
+};
+use crate::session::{EntryKind, SessionEntry};
+use crate::session_event::{CompactionReason, SessionOnlyEvent};
+
+/// The text of an overflow that compaction could not fix.
+const OVERFLOW_RETRY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+/// The latest compaction entry on the current branch, with its timestamp in ms.
+fn latest_compaction_millis(path: &[&SessionEntry]) -> Option<i64> {
+    path.iter()
+        .rev()
+        .find(|e| matches!(e.kind, EntryKind::Compaction { .. }))
+        .map(|e| crate::session::time::parse_iso_millis(&e.timestamp).unwrap_or(0))
+}
+
+impl AgentSession {
+    /// Checks `message` (the last assistant message) for a context overflow or a context
+    /// over the threshold and compacts. Returns `true` when the caller should continue
+    /// the run (after an overflow recovery, or when queued messages are waiting).
+    pub(super) async fn check_compaction(
+        &self,
+        message: &AssistantMessage,
+        skip_aborted: bool,
+    ) -> bool {
+        let inner = &self.inner;
+        let settings = inner.settings.get().compaction_settings();
+        if !settings.enabled {
+            return false;
+        }
+        if skip_aborted && message.stop_reason == StopReason::Aborted {
+            return false;
+        }
+        let model = self.model();
+        let same_model = message.provider == model.provider && message.model == model.id;
+        let compaction_at = {
+            let session = lock(&inner.session);
+            latest_compaction_millis(&session.branch_entries())
+        };
+        if compaction_at.is_some_and(|at| message.timestamp <= at) {
+            return false;
+        }
+        if same_model && pi_ai::is_context_overflow(message, Some(model.context_window)) {
+            if inner
+                .overflow_recovery_attempted
+                .swap(true, Ordering::SeqCst)
+            {
+                inner.emit_session(SessionOnlyEvent::CompactionEnd {
+                    reason: CompactionReason::Overflow,
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(OVERFLOW_RETRY_FAILED.into()),
+                });
+                return false;
+            }
+            inner.agent.update_messages(|messages| {
+                if messages.last().is_some_and(|m| m.is_assistant()) {
+                    messages.pop();
+                }
+            });
+            return self.run_auto_compaction(CompactionReason::Overflow).await;
+        }
+        let context_tokens = if message.stop_reason == StopReason::Error {
+            let estimate = inner.agent.with_messages(|messages| {
+                let estimate = estimate_context_tokens(messages);
+                let usage_time = estimate
+                    .last_usage_index
+                    .and_then(|i| messages[i].as_assistant())
+                    .map(|a| a.timestamp);
+                (estimate, usage_time)
+            });
+            match estimate {
+                (estimate, Some(time)) => {
+                    if compaction_at.is_some_and(|at| time <= at) {
+                        return false;
+                    }
+                    estimate.tokens
+                }
+                _ => return false,
+            }
+        } else {
+            calculate_context_tokens(&message.usage)
+        };
+        if should_compact(context_tokens, model.context_window, &settings) {
+            return self.run_auto_compaction(CompactionReason::Threshold).await;
+        }
+        false
+    }
+
+    /// Runs a threshold or overflow compaction with its events; `true` when the run should
+    /// continue afterwards.
+    async fn run_auto_compaction(&self, reason: CompactionReason) -> bool {
+        let inner = &self.inner;
+        let will_retry = reason == CompactionReason::Overflow;
+        inner.emit_session(SessionOnlyEvent::CompactionStart { reason });
+        let cancel = CancellationToken::new();
+        *lock(&inner.auto_compaction_cancel) = Some(cancel.clone());
+        let outcome = self.compact_now(None, cancel.clone()).await;
+        *lock(&inner.auto_compaction_cancel) = None;
+        let end = |result: Option<CompactionResult>,
+                   aborted: bool,
+                   will_retry: bool,
+                   error_message: Option<String>| {
+            inner.emit_session(SessionOnlyEvent::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                will_retry,
+                error_message,
+            });
+        };
+        match outcome {
+            Ok(result) => {
+                end(Some(result), false, will_retry, None);
+                if will_retry {
+                    inner.agent.update_messages(|messages| {
+                        let failed = messages
+                            .last()
+                            .and_then(|m| m.as_assistant())
+                            .is_some_and(|a| a.stop_reason == StopReason::Error);
+                        if failed {
+                            messages.pop();
+                        }
+                    });
+                    return true;
+                }
+                inner.agent.has_queued_messages()
+            }
+            Err(CompactionRun::Skipped) => {
+                end(None, false, false, None);
+                false
+            }
+            Err(CompactionRun::Failed(CompactionError::Aborted)) => {
+                end(None, true, false, None);
+                false
+            }
+            Err(CompactionRun::Failed(error)) => {
+                let text = match reason {
+                    CompactionReason::Overflow => {
+                        format!("Context overflow recovery failed: {error}")
+                    }
+                    _ => format!("Auto-compaction failed: {error}"),
+                };
+                end(None, false, false, Some(text));
+                false
+            }
+        }
+    }
+
+    /// Compacts the session now, with optional instructions for the summary; aborts a
+    /// running prompt first.
+    pub async fn compact(
+        &self,
+        custom_instructions: Option<&str>,
+    ) -> Result<CompactionResult, SessionOpError> {
+        let inner = &self.inner;
+        self.abort().await;
+        let cancel = CancellationToken::new();
+        *lock(&inner.compaction_cancel) = Some(cancel.clone());
+        inner.emit_session(SessionOnlyEvent::CompactionStart {
+            reason: CompactionReason::Manual,
+        });
+        let outcome = self.compact_now(custom_instructions, cancel).await;
+        *lock(&inner.compaction_cancel) = None;
+        let (result, aborted, error) = match outcome {
+            Ok(result) => (Some(result), false, None),
+            Err(CompactionRun::Skipped) => {
+                let last_is_compaction = {
+                    let session = lock(&inner.session);
+                    session
+                        .branch_entries()
+                        .last()
+                        .is_some_and(|e| matches!(e.kind, EntryKind::Compaction { .. }))
+                };
+                let text = if last_is_compaction {
+                    "Already compacted"
+                } else {
+                    "Nothing to compact (session too small)"
+                };
+                (None, false, Some(text.to_owned()))
+            }
+            Err(CompactionRun::Failed(CompactionError::Aborted)) => {
+                (None, true, Some("Compaction cancelled".to_owned()))
+            }
+            Err(CompactionRun::Failed(error)) => (None, false, Some(error.to_string())),
+        };
+        inner.emit_session(SessionOnlyEvent::CompactionEnd {
+            reason: CompactionReason::Manual,
+            result: result.clone(),
+            aborted,
+            will_retry: false,
+            error_message: match (&error, aborted) {
+                (Some(text), false) => Some(format!("Compaction failed: {text}")),
+                _ => None,
+            },
+        });
+        match (result, error) {
+            (Some(result), _) => Ok(result),
+            (None, error) => Err(SessionOpError::new(
+                error.unwrap_or_else(|| "Compaction failed".into()),
+            )),
+        }
+    }
+
+    /// Cancels a running compaction (manual or automatic).
+    pub fn abort_compaction(&self) {
+        for slot in [
+            &self.inner.compaction_cancel,
+            &self.inner.auto_compaction_cancel,
+        ] {
+            if let Some(cancel) = lock(slot).as_ref() {
+                cancel.cancel();
+            }
+        }
+    }
+
+    /// Prepares, summarizes, records the entry and resets the agent's context.
+    async fn compact_now(
+        &self,
+        custom_instructions: Option<&str>,
+        cancel: CancellationToken,
+    ) -> Result<CompactionResult, CompactionRun> {
+        let inner = &self.inner;
+        let model = self.model();
+        let auth = inner
+            .request_auth(&model)
+            .map_err(|e| CompactionRun::Failed(CompactionError::Summarization(e.0)))?;
+        let settings = inner.settings.get().compaction_settings();
+        let preparation = {
+            let session = lock(&inner.session);
+            let path: Vec<SessionEntry> = session.branch_entries().into_iter().cloned().collect();
+            prepare_compaction(&path, &settings)
+        };
+        let preparation = preparation.ok_or(CompactionRun::Skipped)?;
+        let result = compact(
+            &preparation,
+            &model,
+            &auth,
+            custom_instructions,
+            Some(self.thinking_level()),
+            cancel.clone(),
+        )
+        .await
+        .map_err(CompactionRun::Failed)?;
+        if cancel.is_cancelled() {
+            return Err(CompactionRun::Failed(CompactionError::Aborted));
+        }
+        let details = serde_json::to_value(&result.details).ok();
+        let messages = {
+            let mut session = lock(&inner.session);
+            if let Err(e) = session.append_compaction(
+                &result.summary,
+                &result.first_kept_entry_id,
+                result.tokens_before,
+                details,
+                None,
+            ) {
+                eprintln!("Warning: {e}");
+            }
+            session.build_context().messages
+        };
+        inner.agent.replace_messages(messages);
+        Ok(result)
+    }
+}
+
+/// Why [`AgentSession::compact_now`] made no compaction.
+enum CompactionRun {
+    /// Nothing to compact.
+    Skipped,
+    Failed(CompactionError),
+}

@@ -1,0 +1,180 @@
+//! Model and thinking-level changes: each is recorded as a session entry and saved as the
+//! default in settings; thinking levels are clamped to what the model supports.
+
+use serde::Serialize;
+
+use pi_ai::{Model, ThinkingLevel};
+
+use super::{AgentSession, SessionOpError, lock};
+use crate::session_event::SessionOnlyEvent;
+
+/// A model of the `--models` scope, with the thinking level its pattern asked for.
+#[derive(Debug, Clone)]
+pub struct ScopedModel {
+    pub model: Model,
+    pub thinking_level: Option<ThinkingLevel>,
+}
+
+/// What `cycle_model` switched to.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCycleResult {
+    pub model: Model,
+    pub thinking_level: ThinkingLevel,
+    pub is_scoped: bool,
+}
+
+impl AgentSession {
+    /// Switches to `model` (its provider needs a key), records and saves it, and re-clamps
+    /// the thinking level.
+    pub fn set_model(&self, model: Model) -> Result<(), SessionOpError> {
+        if self.inner.request_auth(&model).is_err() {
+            return Err(SessionOpError::new(format!(
+                "No API key for {}/{}",
+                model.provider, model.id
+            )));
+        }
+        let level = self.level_for_switch(None);
+        self.apply_model(model);
+        self.set_thinking_level(level);
+        Ok(())
+    }
+
+    /// Moves to the next model: of the `--models` scope when there is one, else of every
+    /// model with a key. `None` when there is nothing to cycle to.
+    pub fn cycle_model(&self, backward: bool) -> Option<ModelCycleResult> {
+        let current = self.model();
+        let step = |len: usize, index: Option<usize>| {
+            let index = index.unwrap_or(0);
+            if backward {
+                (index + len - 1) % len
+            } else {
+                (index + 1) % len
+            }
+        };
+        let same = |m: &Model| m.provider == current.provider && m.id == current.id;
+        if !self.inner.scoped_models.is_empty() {
+            let scoped: Vec<_> = self
+                .inner
+                .scoped_models
+                .iter()
+                .filter(|s| self.inner.request_auth(&s.model).is_ok())
+                .collect();
+            if scoped.len() <= 1 {
+                return None;
+            }
+            let next = scoped[step(scoped.len(), scoped.iter().position(|s| same(&s.model)))];
+            let level = self.level_for_switch(next.thinking_level);
+            self.apply_model(next.model.clone());
+            self.set_thinking_level(level);
+            return Some(ModelCycleResult {
+                model: next.model.clone(),
+                thinking_level: self.thinking_level(),
+                is_scoped: true,
+            });
+        }
+        let available: Vec<Model> = self
+            .inner
+            .registry
+            .available()
+            .into_iter()
+            .cloned()
+            .collect();
+        if available.len() <= 1 {
+            return None;
+        }
+        let next = available[step(available.len(), available.iter().position(same))].clone();
+        let level = self.level_for_switch(None);
+        self.apply_model(next.clone());
+        self.set_thinking_level(level);
+        Some(ModelCycleResult {
+            model: next,
+            thinking_level: self.thinking_level(),
+            is_scoped: false,
+        })
+    }
+
+    /// Sets the thinking level, clamped to the model; a change is recorded, saved as the
+    /// default (unless the model cannot think and the level is off) and announced.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) {
+        let model = self.model();
+        let effective = pi_ai::clamp_thinking_level(&model, level);
+        let previous = self.thinking_level();
+        self.inner.agent.set_thinking_level(effective);
+        if effective == previous {
+            return;
+        }
+        if let Err(e) = lock(&self.inner.session).append_thinking_level_change(effective.as_str()) {
+            eprintln!("Warning: {e}");
+        }
+        if model.reasoning || effective != ThinkingLevel::Off {
+            self.inner
+                .settings
+                .set("defaultThinkingLevel", effective.as_str().into());
+        }
+        self.inner
+            .emit_session(SessionOnlyEvent::ThinkingLevelChanged { level: effective });
+    }
+
+    /// Moves to the next supported thinking level; `None` when the model cannot think.
+    pub fn cycle_thinking_level(&self) -> Option<ThinkingLevel> {
+        let model = self.model();
+        if !model.reasoning {
+            return None;
+        }
+        let levels = pi_ai::supported_thinking_levels(&model);
+        if levels.is_empty() {
+            return None;
+        }
+        let current = self.thinking_level();
+        let next = levels
+            .iter()
+            .position(|l| *l == current)
+            .map_or(0, |i| (i + 1) % levels.len());
+        self.set_thinking_level(levels[next]);
+        Some(levels[next])
+    }
+
+    /// The thinking levels the current model supports.
+    pub fn available_thinking_levels(&self) -> Vec<ThinkingLevel> {
+        pi_ai::supported_thinking_levels(&self.model())
+    }
+
+    /// The level to carry into a model switch: the scoped level if given, the current one
+    /// for a thinking model, else the saved default.
+    fn level_for_switch(&self, explicit: Option<ThinkingLevel>) -> ThinkingLevel {
+        if let Some(level) = explicit {
+            return level;
+        }
+        if !self.model().reasoning {
+            return self
+                .inner
+                .settings
+                .get()
+                .default_thinking_level
+                .as_deref()
+                .and_then(ThinkingLevel::parse)
+                .unwrap_or_default();
+        }
+        self.thinking_level()
+    }
+
+    /// Puts `model` in use: the agent, its key and headers, the session entry, and the
+    /// default model in settings.
+    fn apply_model(&self, model: Model) {
+        let inner = &self.inner;
+        let auth = inner.request_auth(&model).unwrap_or_default();
+        let mut options = inner.agent.stream_options();
+        options.api_key = auth.api_key;
+        options.headers = auth.headers;
+        inner.agent.set_stream_options(options);
+        if let Err(e) = lock(&inner.session).append_model_change(&model.provider, &model.id) {
+            eprintln!("Warning: {e}");
+        }
+        inner
+            .settings
+            .set("defaultProvider", model.provider.clone().into());
+        inner.settings.set("defaultModel", model.id.clone().into());
+        inner.agent.set_model(model);
+    }
+}

@@ -1,0 +1,91 @@
+//! Auto-retry (seed 002 §5.8): a transient failure is dropped from the agent's context
+//! (the session file keeps it), pi sleeps `baseDelayMs × 2^(n-1)` — cancellable by abort —
+//! and continues; after `maxRetries` the failure stands.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use pi_ai::{AssistantMessage, Model};
+
+use super::{AgentSession, lock};
+use crate::retry::is_retryable;
+use crate::session_event::SessionOnlyEvent;
+
+/// Whether `message` is a transient failure for the model in use.
+pub(super) fn is_retryable_for(message: &AssistantMessage, model: &Model) -> bool {
+    is_retryable(message, model.context_window)
+}
+
+impl AgentSession {
+    /// Handles one retryable failure; `true` when the caller should continue the run.
+    pub(super) async fn retry_after_failure(&self, failed: &AssistantMessage) -> bool {
+        let inner = &self.inner;
+        let settings = inner.settings.get().retry.unwrap_or_default();
+        if !settings.enabled {
+            return false;
+        }
+        let error_message = failed
+            .error_message
+            .clone()
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| "Unknown error".into());
+        let attempt = inner.retry_attempt.fetch_add(1, Ordering::SeqCst) + 1;
+        if attempt > settings.max_retries {
+            inner.retry_attempt.store(0, Ordering::SeqCst);
+            inner.emit_session(SessionOnlyEvent::AutoRetryEnd {
+                success: false,
+                attempt: attempt - 1,
+                final_error: Some(error_message),
+            });
+            return false;
+        }
+        let delay_ms = settings.delay_ms(attempt);
+        let cancel = CancellationToken::new();
+        *lock(&inner.retry_cancel) = Some(cancel.clone());
+        inner.emit_session(SessionOnlyEvent::AutoRetryStart {
+            attempt,
+            max_attempts: settings.max_retries,
+            delay_ms,
+            error_message,
+        });
+        inner.agent.update_messages(|messages| {
+            if messages.last().is_some_and(|m| m.is_assistant()) {
+                messages.pop();
+            }
+        });
+        let slept = tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(delay_ms)) => true,
+            _ = cancel.cancelled() => false,
+        };
+        if !slept {
+            let attempt = inner.retry_attempt.swap(0, Ordering::SeqCst);
+            inner.emit_session(SessionOnlyEvent::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error: Some("Retry cancelled".into()),
+            });
+        }
+        *lock(&inner.retry_cancel) = None;
+        slept
+    }
+
+    /// Cancels a retry sleep in progress.
+    pub fn abort_retry(&self) {
+        if let Some(cancel) = lock(&self.inner.retry_cancel).as_ref() {
+            cancel.cancel();
+        }
+    }
+
+    /// Cancels a retry sleep and waits (briefly) until its end is reported.
+    pub(super) async fn abort_retry_and_wait(&self) {
+        self.abort_retry();
+        for _ in 0..500 {
+            if lock(&self.inner.retry_cancel).is_none() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Session statistics and context usage, as `get_session_stats` reports them.
+
+use serde::Serialize;
+
+use pi_agent_core::AgentMessage;
+use pi_ai::StopReason;
+
+use super::{AgentSession, lock};
+use crate::compaction::{calculate_context_tokens, estimate_context_tokens};
+use crate::session::EntryKind;
+
+/// Token totals over the assistant messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenTotals {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total: u64,
+}
+
+/// How full the context window is; `tokens`/`percent` are `null` right after a compaction,
+/// until the next reply reports usage.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsage {
+    pub tokens: Option<u64>,
+    pub context_window: u64,
+    pub percent: Option<f64>,
+}
+
+/// Counts, tokens and cost of the messages in context.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStats {
+    pub session_file: Option<String>,
+    pub session_id: String,
+    pub user_messages: usize,
+    pub assistant_messages: usize,
+    pub tool_calls: usize,
+    pub tool_results: usize,
+    pub total_messages: usize,
+    pub tokens: TokenTotals,
+    #[serde(serialize_with = "pi_ai::js_number::serialize")]
+    pub cost: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_usage: Option<ContextUsage>,
+}
+
+impl AgentSession {
+    /// Statistics over the agent's current messages.
+    pub fn session_stats(&self) -> SessionStats {
+        let (counts, tokens, cost) = self.inner.agent.with_messages(|messages| {
+            let mut counts = (0, 0, 0, 0);
+            let mut tokens = TokenTotals::default();
+            let mut cost = 0.0;
+            for message in messages {
+                match message {
+                    AgentMessage::Llm(pi_ai::Message::User(_)) => counts.0 += 1,
+                    AgentMessage::Llm(pi_ai::Message::Assistant(a)) => {
+                        counts.1 += 1;
+                        counts.2 += a.tool_calls().count();
+                        tokens.input += a.usage.input;
+                        tokens.output += a.usage.output;
+                        tokens.cache_read += a.usage.cache_read;
+                        tokens.cache_write += a.usage.cache_write;
+                        cost += a.usage.cost.total;
+                    }
+                    AgentMessage::Llm(pi_ai::Message::ToolResult(_)) => counts.3 += 1,
+                    AgentMessage::Custom(_) => {}
+                }
+            }
+            tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
+            ((counts, messages.len()), tokens, cost)
+        });
+        let ((user, assistant, tool_calls, tool_results), total) = counts;
+        SessionStats {
+            session_file: self
+                .session_file()
+                .map(|p| p.to_string_lossy().into_owned()),
+            session_id: self.session_id(),
+            user_messages: user,
+            assistant_messages: assistant,
+            tool_calls,
+            tool_results,
+            total_messages: total,
+            tokens,
+            cost,
+            context_usage: self.context_usage(),
+        }
+    }
+
+    /// How full the context is: unknown after a compaction until a reply reports usage.
+    pub fn context_usage(&self) -> Option<ContextUsage> {
+        let context_window = self.model().context_window;
+        if context_window == 0 {
+            return None;
+        }
+        let trusted = {
+            let session = lock(&self.inner.session);
+            let path = session.branch_entries();
+            match path
+                .iter()
+                .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }))
+            {
+                None => true,
+                Some(at) => path[at + 1..]
+                    .iter()
+                    .rev()
+                    .filter_map(|e| e.message().and_then(AgentMessage::as_assistant))
+                    .find(|a| !matches!(a.stop_reason, StopReason::Aborted | StopReason::Error))
+                    .is_some_and(|a| calculate_context_tokens(&a.usage) > 0),
+            }
+        };
+        if !trusted {
+            return Some(ContextUsage {
+                tokens: None,
+                context_window,
+                percent: None,
+            });
+        }
+        let tokens = self
+            .inner
+            .agent
+            .with_messages(|m| estimate_context_tokens(m).tokens);
+        Some(ContextUsage {
+            tokens: Some(tokens),
+            context_window,
+            percent: Some(tokens as f64 / context_window as f64 * 100.0),
+        })
+    }
+
+    /// The text of the last assistant reply (skipping an empty aborted one), trimmed.
+    pub fn last_assistant_text(&self) -> Option<String> {
+        self.inner.agent.with_messages(|messages| {
+            let last = messages.iter().rev().find_map(|m| {
+                m.as_assistant()
+                    .filter(|a| !(a.stop_reason == StopReason::Aborted && a.content.is_empty()))
+            })?;
+            let text = last.text();
+            let trimmed = text.trim();
+            (!trimmed.is_empty()).then(|| trimmed.to_owned())
+        })
+    }
+}

@@ -1,0 +1,169 @@
+//! Settings that change at run time: the merged view of the global and project files, and
+//! the writes back to the global `settings.json` (as the TypeScript pi does for the model,
+//! thinking level, queue modes, auto-compaction and auto-retry).
+//!
+//! A write re-reads the global file, sets only the changed key (or nested key), keeps every
+//! other key in its order, and writes it with 2-space indentation and no trailing newline.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::settings::{Settings, merge, read_object};
+
+/// The settings of a running session, writable.
+#[derive(Debug)]
+pub struct SettingsStore {
+    global_path: PathBuf,
+    project_path: PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    global: Map<String, Value>,
+    project: Map<String, Value>,
+    merged: Settings,
+    /// The global file exists but is not a JSON object: it is never overwritten.
+    global_unreadable: bool,
+}
+
+impl State {
+    fn remerge(&mut self) {
+        let mut merged = self.global.clone();
+        merge(&mut merged, self.project.clone());
+        self.merged = Settings::deserialize(Value::Object(merged)).unwrap_or_default();
+    }
+}
+
+fn unreadable(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .is_some_and(|text| !matches!(serde_json::from_str::<Value>(&text), Ok(Value::Object(_))))
+}
+
+impl SettingsStore {
+    /// Loads the global file and the project's `.pi/settings.json`.
+    pub fn load(global: &Path, project: &Path) -> Self {
+        let mut state = State {
+            global: read_object(global),
+            project: read_object(project),
+            merged: Settings::default(),
+            global_unreadable: unreadable(global),
+        };
+        state.remerge();
+        Self {
+            global_path: global.to_path_buf(),
+            project_path: project.to_path_buf(),
+            state: Mutex::new(state),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The merged settings now.
+    pub fn get(&self) -> Settings {
+        self.lock().merged.clone()
+    }
+
+    /// The project settings file this store reads.
+    pub fn project_path(&self) -> &Path {
+        &self.project_path
+    }
+
+    /// Sets a top-level global key and writes it.
+    pub fn set(&self, key: &str, value: Value) {
+        let mut state = self.lock();
+        state.global.insert(key.to_owned(), value.clone());
+        state.remerge();
+        if !state.global_unreadable {
+            self.write(|file| {
+                file.insert(key.to_owned(), value);
+            });
+        }
+    }
+
+    /// Sets `key.nested` in the global settings and writes it, keeping the other nested keys.
+    pub fn set_nested(&self, key: &str, nested: &str, value: Value) {
+        let mut state = self.lock();
+        set_in(&mut state.global, key, nested, value.clone());
+        state.remerge();
+        if !state.global_unreadable {
+            self.write(|file| set_in(file, key, nested, value));
+        }
+    }
+
+    /// Re-reads the global file, applies `change`, and writes it back.
+    fn write(&self, change: impl FnOnce(&mut Map<String, Value>)) {
+        let mut file = read_object(&self.global_path);
+        change(&mut file);
+        let Ok(text) = serde_json::to_string_pretty(&Value::Object(file)) else {
+            return;
+        };
+        if let Some(dir) = self.global_path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Err(e) = std::fs::write(&self.global_path, text) {
+            eprintln!(
+                "Warning: could not write {}: {e}",
+                self.global_path.display()
+            );
+        }
+    }
+}
+
+fn set_in(map: &mut Map<String, Value>, key: &str, nested: &str, value: Value) {
+    let entry = map
+        .entry(key.to_owned())
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !entry.is_object() {
+        *entry = Value::Object(Map::new());
+    }
+    if let Value::Object(inner) = entry {
+        inner.insert(nested.to_owned(), value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_keep_order_and_append_new_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let global = dir.path().join("settings.json");
+        std::fs::write(
+            &global,
+            "{\n  \"defaultModel\": \"a\",\n  \"compaction\": {\"reserveTokens\": 1000},\n  \"theme\": \"dark\"\n}\n",
+        )
+        .unwrap();
+        let store = SettingsStore::load(&global, &dir.path().join("none.json"));
+        store.set("defaultModel", "b".into());
+        store.set("steeringMode", "all".into());
+        store.set_nested("compaction", "enabled", false.into());
+        store.set_nested("retry", "enabled", true.into());
+        let text = std::fs::read_to_string(&global).unwrap();
+        assert_eq!(
+            text,
+            "{\n  \"defaultModel\": \"b\",\n  \"compaction\": {\n    \"reserveTokens\": 1000,\n    \"enabled\": false\n  },\n  \"theme\": \"dark\",\n  \"steeringMode\": \"all\",\n  \"retry\": {\n    \"enabled\": true\n  }\n}"
+        );
+        assert_eq!(store.get().default_model.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn an_unreadable_global_file_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let global = dir.path().join("settings.json");
+        std::fs::write(&global, "{ not json").unwrap();
+        let store = SettingsStore::load(&global, &dir.path().join("none.json"));
+        store.set("defaultModel", "b".into());
+        assert_eq!(std::fs::read_to_string(&global).unwrap(), "{ not json");
+        assert_eq!(store.get().default_model.as_deref(), Some("b"));
+    }
+}

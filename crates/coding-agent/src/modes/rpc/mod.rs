@@ -1,0 +1,338 @@
+//! RPC mode (`pi --mode rpc`): commands as JSON lines on stdin; responses and every
+//! session event as JSON lines on stdout. Lines are split on `\n` only (a trailing `\r` is
+//! dropped). A bad line gets an error response and the process keeps serving; stdin EOF
+//! ends it with exit code 0.
+
+pub mod command;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::agent_session::{AgentSession, PromptOptions, SessionOpError};
+use command::{Input, RpcCommand, error, parse_line, success};
+
+/// Writes whole lines to stdout, one writer at a time.
+#[derive(Clone, Default)]
+struct Output {
+    lock: Arc<std::sync::Mutex<()>>,
+}
+
+impl Output {
+    fn line(&self, value: &impl serde::Serialize) {
+        let Ok(mut text) = serde_json::to_string(value) else {
+            return;
+        };
+        text.push('\n');
+        let _guard = self
+            .lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+}
+
+/// Serves commands until stdin closes or a signal arrives; returns the exit code.
+pub async fn run(session: AgentSession) -> i32 {
+    let output = Output::default();
+    {
+        let output = output.clone();
+        session.subscribe(move |event| output.line(event));
+    }
+    let mut stdin = BufReader::new(tokio::io::stdin());
+    let signal = crate::modes::signals::wait_for_signal();
+    tokio::pin!(signal);
+    loop {
+        let mut buffer = Vec::new();
+        let read = tokio::select! {
+            read = stdin.read_until(b'\n', &mut buffer) => read,
+            code = &mut signal => {
+                shut_down(&session).await;
+                return code.unwrap_or(143);
+            }
+        };
+        match read {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if buffer.last() == Some(&b'\n') {
+            buffer.pop();
+        }
+        if buffer.last() == Some(&b'\r') {
+            buffer.pop();
+        }
+        let line = String::from_utf8_lossy(&buffer);
+        handle_line(&session, &output, &line).await;
+    }
+    shut_down(&session).await;
+    0
+}
+
+/// Stops whatever runs (bounded, so a stuck tool cannot keep pi alive).
+async fn shut_down(session: &AgentSession) {
+    session.abort_bash();
+    session.abort_compaction();
+    let _ = tokio::time::timeout(Duration::from_secs(3), session.abort()).await;
+}
+
+async fn handle_line(session: &AgentSession, output: &Output, line: &str) {
+    let (id, kind, command) = match parse_line(line) {
+        Input::Invalid(response) => return output.line(&response),
+        Input::UiResponse => return,
+        Input::Command { id, kind, command } => (id, kind, command),
+    };
+    let id = id.as_ref();
+    match command {
+        RpcCommand::Prompt {
+            message,
+            images,
+            streaming_behavior,
+        } => {
+            // The response is written from the preflight callback itself, so it precedes
+            // the run's first event.
+            let (sender, receiver) = tokio::sync::oneshot::channel::<()>();
+            let session = session.clone();
+            let answer = output.clone();
+            let id = id.cloned();
+            tokio::spawn(async move {
+                let options = PromptOptions {
+                    images,
+                    streaming_behavior,
+                    ..PromptOptions::default()
+                };
+                let preflight = Box::new(move |result: Result<(), String>| {
+                    let response = match result {
+                        Ok(()) => success(id.as_ref(), "prompt", None),
+                        Err(message) => error(id.as_ref(), "prompt", &message),
+                    };
+                    answer.line(&response);
+                    let _ = sender.send(());
+                });
+                let _ = session.prompt(&message, options, Some(preflight)).await;
+            });
+            let _ = receiver.await;
+        }
+        RpcCommand::Bash { command } => {
+            let session = session.clone();
+            let output = output.clone();
+            let id = id.cloned();
+            tokio::spawn(async move {
+                let response = match session.execute_bash(&command, false, None).await {
+                    Ok(result) => success(id.as_ref(), "bash", serde_json::to_value(result).ok()),
+                    Err(e) => error(id.as_ref(), "bash", &e.0),
+                };
+                output.line(&response);
+            });
+        }
+        RpcCommand::Compact {
+            custom_instructions,
+        } => {
+            let session = session.clone();
+            let output = output.clone();
+            let id = id.cloned();
+            tokio::spawn(async move {
+                let response = match session.compact(custom_instructions.as_deref()).await {
+                    Ok(result) => {
+                        success(id.as_ref(), "compact", serde_json::to_value(result).ok())
+                    }
+                    Err(e) => error(id.as_ref(), "compact", &e.0),
+                };
+                output.line(&response);
+            });
+        }
+        command => {
+            let response = match execute(session, command).await {
+                Ok(data) => success(id, &kind, data),
+                Err(e) => error(id, &kind, &e.0),
+            };
+            output.line(&response);
+        }
+    }
+}
+
+fn to_value(value: impl serde::Serialize) -> Option<Value> {
+    serde_json::to_value(value).ok()
+}
+
+/// Runs a command that answers at once (or after a short wait); `Ok(None)` is a success
+/// without data.
+async fn execute(
+    session: &AgentSession,
+    command: RpcCommand,
+) -> Result<Option<Value>, SessionOpError> {
+    Ok(match command {
+        RpcCommand::Steer { message, images } => {
+            session.steer(&message, images);
+            None
+        }
+        RpcCommand::FollowUp { message, images } => {
+            session.follow_up(&message, images);
+            None
+        }
+        RpcCommand::Abort => {
+            session.abort().await;
+            None
+        }
+        RpcCommand::NewSession { parent_session } => {
+            session.new_session(parent_session).await?;
+            Some(json!({"cancelled": false}))
+        }
+        RpcCommand::GetState => Some(state(session)),
+        RpcCommand::SetModel { provider, model_id } => {
+            let model = session
+                .registry()
+                .available()
+                .into_iter()
+                .find(|m| m.provider == provider && m.id == model_id)
+                .cloned()
+                .ok_or_else(|| SessionOpError(format!("Model not found: {provider}/{model_id}")))?;
+            session.set_model(model.clone())?;
+            to_value(model)
+        }
+        RpcCommand::CycleModel => Some(to_value(session.cycle_model(false)).unwrap_or(Value::Null)),
+        RpcCommand::GetAvailableModels => {
+            let models: Vec<_> = session
+                .registry()
+                .available()
+                .into_iter()
+                .cloned()
+                .collect();
+            Some(json!({ "models": models }))
+        }
+        RpcCommand::SetThinkingLevel { level } => {
+            session.set_thinking_level(level);
+            None
+        }
+        RpcCommand::CycleThinkingLevel => Some(match session.cycle_thinking_level() {
+            Some(level) => json!({ "level": level }),
+            None => Value::Null,
+        }),
+        RpcCommand::SetSteeringMode { mode } => {
+            session.set_steering_mode(mode);
+            None
+        }
+        RpcCommand::SetFollowUpMode { mode } => {
+            session.set_follow_up_mode(mode);
+            None
+        }
+        RpcCommand::SetAutoCompaction { enabled } => {
+            session.set_auto_compaction_enabled(enabled);
+            None
+        }
+        RpcCommand::SetAutoRetry { enabled } => {
+            session.set_auto_retry_enabled(enabled);
+            None
+        }
+        RpcCommand::AbortRetry => {
+            session.abort_retry();
+            None
+        }
+        RpcCommand::AbortBash => {
+            session.abort_bash();
+            None
+        }
+        RpcCommand::GetSessionStats => to_value(session.session_stats()),
+        RpcCommand::ExportHtml { output_path } => {
+            let path = session.with_session(|manager| {
+                crate::export::export_session_html(
+                    manager,
+                    output_path.as_deref().map(std::path::Path::new),
+                    session.cwd(),
+                )
+            });
+            let path = path.map_err(|e| SessionOpError(e.to_string()))?;
+            Some(json!({ "path": path.to_string_lossy() }))
+        }
+        RpcCommand::SwitchSession { session_path } => {
+            session
+                .switch_session(std::path::Path::new(&session_path))
+                .await?;
+            Some(json!({"cancelled": false}))
+        }
+        RpcCommand::Fork { entry_id } => {
+            let result = session.fork(&entry_id).await?;
+            Some(json!({"text": result.text, "cancelled": result.cancelled}))
+        }
+        RpcCommand::Clone => {
+            session.clone_session().await?;
+            Some(json!({"cancelled": false}))
+        }
+        RpcCommand::GetForkMessages => {
+            let messages: Vec<Value> = session
+                .user_messages_for_forking()
+                .into_iter()
+                .map(|(entry_id, text)| json!({"entryId": entry_id, "text": text}))
+                .collect();
+            Some(json!({ "messages": messages }))
+        }
+        RpcCommand::GetLastAssistantText => Some(json!({ "text": session.last_assistant_text() })),
+        RpcCommand::SetSessionName { name } => {
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(SessionOpError("Session name cannot be empty".into()));
+            }
+            session.set_session_name(name)?;
+            None
+        }
+        RpcCommand::GetMessages => Some(json!({ "messages": session.messages() })),
+        RpcCommand::GetCommands => Some(json!({ "commands": commands(session) })),
+        RpcCommand::Prompt { .. } | RpcCommand::Bash { .. } | RpcCommand::Compact { .. } => None,
+    })
+}
+
+/// `get_state`'s data, keys in the reference's order (absent values omitted).
+fn state(session: &AgentSession) -> Value {
+    let mut map = Map::new();
+    if let Some(model) = to_value(session.model()) {
+        map.insert("model".into(), model);
+    }
+    map.insert("thinkingLevel".into(), json!(session.thinking_level()));
+    map.insert("isStreaming".into(), session.is_streaming().into());
+    map.insert("isCompacting".into(), session.is_compacting().into());
+    map.insert("steeringMode".into(), json!(session.steering_mode()));
+    map.insert("followUpMode".into(), json!(session.follow_up_mode()));
+    if let Some(file) = session.session_file() {
+        map.insert("sessionFile".into(), file.to_string_lossy().into());
+    }
+    map.insert("sessionId".into(), session.session_id().into());
+    if let Some(name) = session.session_name() {
+        map.insert("sessionName".into(), name.into());
+    }
+    map.insert(
+        "autoCompactionEnabled".into(),
+        session.auto_compaction_enabled().into(),
+    );
+    map.insert("messageCount".into(), session.message_count().into());
+    map.insert(
+        "pendingMessageCount".into(),
+        session.pending_message_count().into(),
+    );
+    Value::Object(map)
+}
+
+/// Prompt templates and skills, as `/name` commands.
+fn commands(session: &AgentSession) -> Vec<Value> {
+    let mut commands = Vec::new();
+    for template in session.prompt_templates() {
+        commands.push(json!({
+            "name": template.name,
+            "description": template.description,
+            "source": "prompt",
+            "sourceInfo": template.source_info,
+        }));
+    }
+    for skill in session.skills() {
+        commands.push(json!({
+            "name": format!("skill:{}", skill.name),
+            "description": skill.description,
+            "source": "skill",
+            "sourceInfo": skill.source_info,
+        }));
+    }
+    commands
+}

@@ -1,0 +1,418 @@
+//! Prompt templates: Markdown files whose name (without `.md`) becomes a `/name` command.
+//! `/name args` is replaced by the file's body with `$1`, `$@`, `$ARGUMENTS`, `${@:N}` and
+//! `${@:N:L}` filled in from the arguments.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::frontmatter::{self, Value};
+use super::{
+    DiscoveryOptions, Kind, ResourceDiagnostic, SourceInfo, SourceScope, is_local_path, is_under,
+    normalize, read_dir_sorted, resolve, resolve_from,
+};
+
+/// A loaded prompt template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptTemplate {
+    /// The command name: the file name without `.md`.
+    pub name: String,
+    /// `description` from the frontmatter, else the body's first non-empty line (at most 60
+    /// characters, then `...`).
+    pub description: String,
+    /// `argument-hint` from the frontmatter, shown before the description in completions.
+    pub argument_hint: Option<String>,
+    /// The body (after the frontmatter, trimmed).
+    pub content: String,
+    /// Where the template was found.
+    pub source_info: SourceInfo,
+    /// The template's file.
+    pub file_path: PathBuf,
+}
+
+/// Prompt templates and what went wrong loading them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadPromptTemplatesResult {
+    /// The templates, in precedence order, one per name.
+    pub templates: Vec<PromptTemplate>,
+    /// Name collisions and missing command-line paths.
+    pub diagnostics: Vec<ResourceDiagnostic>,
+}
+
+/// Splits command arguments at spaces and tabs; `"…"` and `'…'` group words (the quotes
+/// are dropped, there are no escapes).
+pub fn parse_command_args(args: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    for c in args.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => current.push(c),
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == ' ' || c == '\t' => {
+                if !current.is_empty() {
+                    out.push(std::mem::take(&mut current));
+                }
+            }
+            None => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// Replaces every `$` + digits in `text` using `f(number)` (`None` when too large).
+fn replace_positional(text: &str, f: impl Fn(Option<usize>) -> String) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        out.push_str(&f(after[..digits].parse().ok()));
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Parses `${@:N}` or `${@:N:L}` at the start of `text`: (N, L, length of the match).
+fn parse_slice(text: &str) -> Option<(Option<usize>, Option<Option<usize>>, usize)> {
+    let body = text.strip_prefix("${@:")?;
+    let digits = |s: &str| s.len() - s.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let n = digits(body);
+    if n == 0 {
+        return None;
+    }
+    let start = body[..n].parse().ok();
+    let tail = &body[n..];
+    if tail.starts_with('}') {
+        return Some((start, None, 4 + n + 1));
+    }
+    let tail = tail.strip_prefix(':')?;
+    let m = digits(tail);
+    if m == 0 || !tail[m..].starts_with('}') {
+        return None;
+    }
+    Some((start, Some(tail[..m].parse().ok()), 4 + n + 1 + m + 1))
+}
+
+/// Fills a template's placeholders from `args`: `$1`, `$2`, … (missing ones become empty),
+/// then `${@:N}` / `${@:N:L}` (arguments from the Nth, optionally L of them), then
+/// `$ARGUMENTS` and `$@` (all arguments joined by spaces).
+pub fn substitute_args(content: &str, args: &[String]) -> String {
+    let result = replace_positional(content, |n| {
+        n.and_then(|n| n.checked_sub(1))
+            .and_then(|i| args.get(i))
+            .cloned()
+            .unwrap_or_default()
+    });
+
+    let mut sliced = String::with_capacity(result.len());
+    let mut rest = result.as_str();
+    while let Some(pos) = rest.find("${@:") {
+        sliced.push_str(&rest[..pos]);
+        match parse_slice(&rest[pos..]) {
+            Some((start, length, consumed)) => {
+                let start = start
+                    .unwrap_or(usize::MAX)
+                    .saturating_sub(1)
+                    .min(args.len());
+                let end = match length {
+                    None => args.len(),
+                    Some(l) => start
+                        .saturating_add(l.unwrap_or(usize::MAX))
+                        .min(args.len()),
+                };
+                sliced.push_str(&args[start..end].join(" "));
+                rest = &rest[pos + consumed..];
+            }
+            None => {
+                sliced.push_str("${@:");
+                rest = &rest[pos + 4..];
+            }
+        }
+    }
+    sliced.push_str(rest);
+
+    let all = args.join(" ");
+    sliced.replace("$ARGUMENTS", &all).replace("$@", &all)
+}
+
+/// Expands `/name args` when `name` is a template; any other text comes back unchanged.
+pub fn expand_prompt_template(text: &str, templates: &[PromptTemplate]) -> String {
+    let Some(rest) = text.strip_prefix('/') else {
+        return text.to_owned();
+    };
+    let (name, args) = match rest.find(' ') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    };
+    match templates.iter().find(|t| t.name == name) {
+        Some(template) => substitute_args(&template.content, &parse_command_args(args)),
+        None => text.to_owned(),
+    }
+}
+
+fn scalar_text(value: Option<&Value>) -> Option<String> {
+    match value {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.clone()),
+        Some(Value::Bool(true)) => Some("true".into()),
+        _ => None,
+    }
+}
+
+/// Loads one template; `None` when the file can't be read or its frontmatter is invalid.
+fn load_template_file(path: &Path, source_info: SourceInfo) -> Option<PromptTemplate> {
+    let content = std::fs::read_to_string(path).ok()?;
+    let parsed = frontmatter::parse(&content).ok()?;
+    let file_name = path.file_name()?.to_string_lossy();
+    let name = file_name
+        .strip_suffix(".md")
+        .unwrap_or(&file_name)
+        .to_owned();
+    let description = scalar_text(parsed.frontmatter.get("description")).unwrap_or_else(|| {
+        parsed
+            .body
+            .split('\n')
+            .find(|line| !line.trim().is_empty())
+            .map(|line| {
+                let mut d: String = line.chars().take(60).collect();
+                if line.chars().count() > 60 {
+                    d.push_str("...");
+                }
+                d
+            })
+            .unwrap_or_default()
+    });
+    Some(PromptTemplate {
+        name,
+        description,
+        argument_hint: scalar_text(parsed.frontmatter.get("argument-hint")),
+        content: parsed.body,
+        source_info,
+        file_path: path.to_path_buf(),
+    })
+}
+
+/// The `.md` files directly in a directory given as a path (no recursion).
+fn load_templates_from_dir(dir: &Path, info: &dyn Fn(&Path) -> SourceInfo) -> Vec<PromptTemplate> {
+    read_dir_sorted(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.is_file && e.name.ends_with(".md"))
+        .filter_map(|e| load_template_file(&e.path, info(&e.path)))
+        .collect()
+}
+
+/// Loads the prompt templates of every configured location (see the [module docs](super)),
+/// keeping the first template of each name, with diagnostics for the rest.
+pub fn load_prompt_templates_with_diagnostics(
+    options: &DiscoveryOptions,
+) -> LoadPromptTemplatesResult {
+    let resolved = resolve(options, Kind::Prompts);
+    let user_dir = normalize(&options.agent_dir.join("prompts"));
+    let project_dir = options.project_base().join("prompts");
+    let fallback = |path: &Path| -> SourceInfo {
+        if is_under(path, &user_dir) {
+            SourceInfo::local(path, "local", SourceScope::User, Some(user_dir.clone()))
+        } else if is_under(path, &project_dir) {
+            SourceInfo::local(
+                path,
+                "local",
+                SourceScope::Project,
+                Some(project_dir.clone()),
+            )
+        } else {
+            let base = if path.is_dir() {
+                path.to_path_buf()
+            } else {
+                path.parent().map(Path::to_path_buf).unwrap_or_default()
+            };
+            SourceInfo::local(path, "local", SourceScope::Temporary, Some(base))
+        }
+    };
+    let info = |path: &Path| -> SourceInfo {
+        resolved
+            .meta
+            .get(path)
+            .map(|m| m.source_info(path))
+            .unwrap_or_else(|| fallback(path))
+    };
+
+    let mut all = Vec::new();
+    for path in &resolved.paths {
+        let Ok(meta) = std::fs::metadata(path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            all.extend(load_templates_from_dir(path, &info));
+        } else if meta.is_file() && path.to_string_lossy().ends_with(".md") {
+            all.extend(load_template_file(path, info(path)));
+        }
+    }
+
+    let mut templates: Vec<PromptTemplate> = Vec::new();
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut diagnostics = Vec::new();
+    for template in all {
+        if let Some(&winner) = by_name.get(&template.name) {
+            diagnostics.push(ResourceDiagnostic::collision(
+                "prompt",
+                &format!("/{}", template.name),
+                &template.name,
+                &templates[winner].file_path,
+                &template.file_path,
+            ));
+            continue;
+        }
+        by_name.insert(template.name.clone(), templates.len());
+        templates.push(template);
+    }
+
+    let home = options.home();
+    for raw in &options.cli_paths {
+        let path = resolve_from(raw, &options.cwd, &home);
+        if is_local_path(raw)
+            && !path.exists()
+            && !diagnostics
+                .iter()
+                .any(|d: &ResourceDiagnostic| d.path.as_deref() == Some(path.as_path()))
+        {
+            diagnostics.push(ResourceDiagnostic::error(
+                "Prompt template path does not exist",
+                &path,
+            ));
+        }
+    }
+    LoadPromptTemplatesResult {
+        templates,
+        diagnostics,
+    }
+}
+
+/// Loads the prompt templates of every configured location, one per name (the first found).
+pub fn load_prompt_templates(options: &DiscoveryOptions) -> Vec<PromptTemplate> {
+    load_prompt_templates_with_diagnostics(options).templates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn args_split_like_a_shell() {
+        assert_eq!(
+            parse_command_args("Button \"click handler\"\t'it is'  x"),
+            ["Button", "click handler", "it is", "x"]
+        );
+        assert_eq!(parse_command_args("a\"b c\"d"), ["ab cd"]);
+        assert!(parse_command_args("  \"\"  ").is_empty());
+        assert_eq!(
+            parse_command_args("\"unterminated arg"),
+            ["unterminated arg"]
+        );
+    }
+
+    #[test]
+    fn placeholders() {
+        let a = args(&["one", "two", "three"]);
+        assert_eq!(substitute_args("$1-$2-$3-$4-$0", &a), "one-two-three--");
+        assert_eq!(
+            substitute_args("all: $@ / $ARGUMENTS", &a),
+            "all: one two three / one two three"
+        );
+        assert_eq!(substitute_args("${@:2}", &a), "two three");
+        assert_eq!(substitute_args("${@:0}", &a), "one two three");
+        assert_eq!(
+            substitute_args("${@:2:1}|${@:3:9}|${@:9}", &a),
+            "two|three|"
+        );
+        assert_eq!(
+            substitute_args("${@:x} $ $$ ${@:1:}", &a),
+            "${@:x} $ $$ ${@:1:}"
+        );
+        assert_eq!(substitute_args("$10$99999999999999999999999", &a), "");
+        let ten = args(&["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]);
+        assert_eq!(substitute_args("$10$01", &ten), "ja");
+        assert_eq!(
+            substitute_args("${@:1:0}|$@$ARGUMENTS", &args(&["a", "b c"])),
+            "|a b ca b c"
+        );
+        assert_eq!(
+            parse_command_args("  \"\"  'it''s' a\"b c\"d"),
+            ["its", "ab cd"]
+        );
+        // Passes run one after another over the whole text, as in the TypeScript pi.
+        assert_eq!(
+            substitute_args("$1", &args(&["$ARGUMENTS", "z"])),
+            "$ARGUMENTS z"
+        );
+        // Values are not substituted again by the positional pass.
+        assert_eq!(substitute_args("$1 $2", &args(&["$2", "x"])), "$2 x");
+    }
+
+    #[test]
+    fn expansion_matches_the_first_word_only() {
+        let t = PromptTemplate {
+            name: "component".into(),
+            description: String::new(),
+            argument_hint: None,
+            content: "Create $1 with $@".into(),
+            source_info: SourceInfo::local(Path::new("/x"), "local", SourceScope::User, None),
+            file_path: PathBuf::from("/x/component.md"),
+        };
+        let list = [t];
+        assert_eq!(
+            expand_prompt_template("/component Button \"click handler\"", &list),
+            "Create Button with Button click handler"
+        );
+        assert_eq!(expand_prompt_template("/component", &list), "Create  with ");
+        assert_eq!(expand_prompt_template("/other a", &list), "/other a");
+        assert_eq!(expand_prompt_template("component a", &list), "component a");
+        assert_eq!(
+            expand_prompt_template("/component\tx", &list),
+            "/component\tx"
+        );
+    }
+
+    #[test]
+    fn template_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let info = SourceInfo::local(dir.path(), "local", SourceScope::User, None);
+        let a = dir.path().join("review.md");
+        std::fs::write(
+            &a,
+            "---\ndescription: Review changes\nargument-hint: \"<pr>\"\n---\nBody $1\n",
+        )
+        .unwrap();
+        let t = load_template_file(&a, info.clone()).unwrap();
+        assert_eq!(t.name, "review");
+        assert_eq!(t.description, "Review changes");
+        assert_eq!(t.argument_hint.as_deref(), Some("<pr>"));
+        assert_eq!(t.content, "Body $1");
+
+        let b = dir.path().join("long.md");
+        let line = "x".repeat(70);
+        std::fs::write(&b, format!("\n\n{line}\nmore")).unwrap();
+        let t = load_template_file(&b, info.clone()).unwrap();
+        assert_eq!(t.description, format!("{}...", "x".repeat(60)));
+        assert!(t.argument_hint.is_none());
+
+        let c = dir.path().join("bad.md");
+        std::fs::write(&c, "---\ndescription: \"open\n---\nbody").unwrap();
+        assert!(load_template_file(&c, info).is_none());
+    }
+}
