@@ -299,9 +299,7 @@ environment variable, pass --api-key, or configure it in {}",
         &args.skill,
         !args.no_skills,
     ));
-    for diagnostic in &skills.diagnostics {
-        eprintln!("Warning: {diagnostic}");
-    }
+    // Like the TypeScript pi, only interactive mode lists resource diagnostics.
     let skills = skills.skills;
     let prompt_templates = load_prompt_templates(&discovery(
         &resource_settings.user_prompts,
@@ -335,11 +333,7 @@ environment variable, pass --api-key, or configure it in {}",
         tools: active_tools,
         system_prompt: prompt,
         prompt_templates,
-        skills: if resource_settings.enable_skill_commands {
-            skills
-        } else {
-            Vec::new()
-        },
+        skills,
         api_key: args.api_key.clone(),
     });
     if rpc {

@@ -11,6 +11,17 @@ use pi_agent_core::{AgentMessage, CustomMessage};
 use super::{AgentSession, Inner, SessionOpError, lock};
 use crate::tools::bash_process::{ChunkFn, RunOptions, run_command, with_command_prefix};
 
+/// A user's `!command` (into the context) or `!!command` (kept out of it): the command and
+/// whether it is excluded; `None` for other text or an empty command.
+pub fn parse_bash_input(text: &str) -> Option<(&str, bool)> {
+    let (rest, exclude) = match text.strip_prefix("!!") {
+        Some(rest) => (rest, true),
+        None => (text.strip_prefix('!')?, false),
+    };
+    let command = rest.trim();
+    (!command.is_empty()).then_some((command, exclude))
+}
+
 /// What a user bash command produced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -130,4 +141,20 @@ fn bash_message(command: &str, result: &BashResult, exclude: bool) -> AgentMessa
         fields.insert("excludeFromContext".into(), true.into());
     }
     AgentMessage::Custom(CustomMessage::new("bashExecution", fields))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bash_input;
+
+    #[test]
+    fn bang_and_double_bang() {
+        assert_eq!(parse_bash_input("!ls -la"), Some(("ls -la", false)));
+        assert_eq!(
+            parse_bash_input("!! git status "),
+            Some(("git status", true))
+        );
+        assert_eq!(parse_bash_input("!  "), None);
+        assert_eq!(parse_bash_input("hello !ls"), None);
+    }
 }

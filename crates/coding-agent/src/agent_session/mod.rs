@@ -28,7 +28,7 @@ use crate::resources::{PromptTemplate, Skill};
 use crate::session::SessionManager;
 use crate::session_event::{AgentSessionEvent, SessionOnlyEvent};
 
-pub use bash::BashResult;
+pub use bash::{BashResult, parse_bash_input};
 pub use models::{ModelCycleResult, ScopedModel};
 pub use navigation::{ForkResult, NavigateOptions, NavigateResult};
 pub use stats::{ContextUsage, SessionStats, TokenTotals};

@@ -56,6 +56,24 @@ pub async fn run(session: AgentSession, prompts: Vec<RunPrompt>, output: Output)
         });
     }
     for prompt in prompts {
+        if let Some((command, exclude)) = crate::agent_session::parse_bash_input(&prompt.text) {
+            match session.execute_bash(command, exclude, None).await {
+                Ok(result) if output == Output::Text => {
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(result.output.as_bytes());
+                    if !result.output.is_empty() && !result.output.ends_with('\n') {
+                        let _ = out.write_all(b"\n");
+                    }
+                    let _ = out.flush();
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    eprintln!("{e}");
+                    return 1;
+                }
+            }
+            continue;
+        }
         let options = PromptOptions {
             images: prompt.images,
             ..PromptOptions::default()
