@@ -68,7 +68,7 @@ fn exports_the_reference_session() {
 }
 
 #[test]
-fn missing_or_invalid_files_fail_clearly() {
+fn export_of_missing_or_invalid_files_fails_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.jsonl");
     let err = export_file_html(&missing, None, dir.path()).unwrap_err();

@@ -113,6 +113,11 @@ impl MockServer {
         self.inner.shared.clear_requests();
     }
 
+    /// Drops the scripts still queued (later requests get the default reply).
+    pub fn clear_queue(&self) {
+        self.inner.shared.clear_queue();
+    }
+
     /// Number of scripts still queued.
     pub fn pending(&self) -> usize {
         self.inner.shared.pending()

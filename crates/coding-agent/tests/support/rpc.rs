@@ -84,7 +84,12 @@ pub struct Rpc {
 
 impl Rpc {
     pub fn start(env: &Env, args: &[&str]) -> Rpc {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
+        Self::start_program(env, Command::new(env!("CARGO_BIN_EXE_pi")), args)
+    }
+
+    /// Starts another pi (for example the TypeScript one: `node cli.js`) in RPC mode.
+    pub fn start_program(env: &Env, mut program: Command, args: &[&str]) -> Rpc {
+        let mut child = program
             .arg("--mode")
             .arg("rpc")
             .args(args)

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Cross-checks session files with the TypeScript pi: installs
+# @mariozechner/pi-coding-agent@0.73.1 from npm into target/ts-pi (once), then runs the
+# ts_compat tests, which compact a session with each pi and continue it with the other.
+# Needs node (20+) and npm. Exits 0 with a notice when they are missing or npm is
+# unreachable; a failing test fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+version=0.73.1
+dir=target/ts-pi
+cli="$dir/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "ts-compat: node/npm not found; skipped"
+  exit 0
+fi
+if [ ! -f "$cli" ]; then
+  mkdir -p "$dir"
+  echo "ts-compat: installing the TypeScript pi $version into $dir"
+  if ! (cd "$dir" && npm install --no-audit --no-fund --loglevel=error \
+        "@mariozechner/pi-coding-agent@$version" >/dev/null); then
+    echo "ts-compat: npm install failed; skipped"
+    exit 0
+  fi
+fi
+PI_TS_CLI="$PWD/$cli" cargo test -p pi-coding-agent --test ts_compat -- --nocapture
