@@ -6,7 +6,11 @@ use std::path::Path;
 
 use pi_coding_agent::export::{ExportError, export_file_html};
 
-const TRACE: &str = "/work/shared/reference/traces/pi-ts-session.jsonl";
+/// A copy of `../shared/reference/traces/pi-ts-session.jsonl`.
+const TRACE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/pi-ts-session.jsonl"
+);
 
 #[test]
 fn exports_the_reference_session() {

@@ -11,7 +11,8 @@ use serde_json::{Map, Value, json};
 use mock_llm::{Fault, MockServer, Script};
 use support::rpc::{Env, Rpc, of_type, read_jsonl};
 
-const REFERENCE: &str = "../../../shared/reference/traces";
+/// Copies of the reference traces (`../shared/reference/traces`).
+const REFERENCE: &str = "tests/fixtures";
 
 /// The structure of a value: object keys and array elements kept, scalars replaced by
 /// their JSON type.

@@ -125,8 +125,12 @@ pub(crate) struct Inner {
     listeners: Mutex<Vec<(u64, SessionListener)>>,
     next_listener: AtomicU64,
     queued: Mutex<QueuedTexts>,
-    /// The last assistant message of the current run (checked for retry and compaction).
+    /// The last assistant message of the current run.
     last_assistant: Mutex<Option<AssistantMessage>>,
+    /// The last assistant message of the run that ended (checked for retry and compaction).
+    ended_assistant: Mutex<Option<AssistantMessage>>,
+    /// `agent_end` was emitted; the agent finishes its run without further events.
+    run_ended: AtomicBool,
     retry_attempt: AtomicU32,
     retry_cancel: Mutex<Option<CancellationToken>>,
     compaction_cancel: Mutex<Option<CancellationToken>>,
@@ -220,6 +224,8 @@ impl AgentSession {
                 next_listener: AtomicU64::new(1),
                 queued: Mutex::new(QueuedTexts::default()),
                 last_assistant: Mutex::new(None),
+                ended_assistant: Mutex::new(None),
+                run_ended: AtomicBool::new(true),
                 retry_attempt: AtomicU32::new(0),
                 retry_cancel: Mutex::new(None),
                 compaction_cancel: Mutex::new(None),
@@ -275,8 +281,9 @@ impl AgentSession {
         self.inner.agent.thinking_level()
     }
 
+    /// Whether a run is in progress; false from its `agent_end` on, as clients see it.
     pub fn is_streaming(&self) -> bool {
-        self.inner.agent.is_streaming()
+        self.inner.agent.is_streaming() && !self.inner.run_ended.load(Ordering::SeqCst)
     }
 
     /// Whether a manual or automatic compaction (or a branch summary) is running.
@@ -456,6 +463,8 @@ impl AgentSession {
         blocks.extend(options.images.into_iter().map(InputBlock::Image));
         let message = AgentMessage::from(UserMessage::blocks(blocks));
         report(Ok(()));
+        // The previous run may still be finishing after its agent_end.
+        self.inner.agent.wait_for_idle().await;
         if let Err(e) = self.inner.agent.prompt(vec![message]).await {
             return Err(SessionOpError::new(e.to_string()));
         }
@@ -486,7 +495,7 @@ impl AgentSession {
     /// compacts when the context passed the threshold; repeats while a new run was started.
     async fn settle(&self) {
         loop {
-            let Some(last) = lock(&self.inner.last_assistant).take() else {
+            let Some(last) = lock(&self.inner.ended_assistant).take() else {
                 return;
             };
             if retry::is_retryable_for(&last, &self.model())
@@ -654,6 +663,14 @@ impl Inner {
                     self.emit_queue_update();
                 }
             }
+        }
+        match event {
+            AgentEvent::AgentStart => self.run_ended.store(false, Ordering::SeqCst),
+            AgentEvent::AgentEnd { .. } => {
+                *lock(&self.ended_assistant) = lock(&self.last_assistant).take();
+                self.run_ended.store(true, Ordering::SeqCst);
+            }
+            _ => {}
         }
         self.emit(&AgentSessionEvent::Agent(event.clone()));
         let AgentEvent::MessageEnd { message } = event else {

@@ -375,6 +375,7 @@ impl AgentSession {
         *lock(&inner.queued) = Default::default();
         lock(&inner.pending_bash).clear();
         *lock(&inner.last_assistant) = None;
+        *lock(&inner.ended_assistant) = None;
         inner
             .retry_attempt
             .store(0, std::sync::atomic::Ordering::SeqCst);
