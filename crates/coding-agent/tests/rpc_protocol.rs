@@ -430,3 +430,25 @@ async fn sessions_fork_clone_switch_and_export() {
         6
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cycling_stays_within_the_models_scope() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let mut rpc = Rpc::start(&env, &["--models", "mock/mock-thinker:high,mock-model"]);
+    let first = rpc.call("c1", json!({"type": "cycle_model"}));
+    assert_eq!(first["data"]["model"]["id"], "mock-thinker");
+    assert_eq!(first["data"]["isScoped"], true);
+    assert_eq!(first["data"]["thinkingLevel"], "high");
+    let second = rpc.call("c2", json!({"type": "cycle_model"}));
+    assert_eq!(second["data"]["model"]["id"], "mock-model");
+    assert_eq!(second["data"]["thinkingLevel"], "off");
+    // Glob patterns match provider/id or the id.
+    let mut globbed = Rpc::start(&env, &["--models", "*thinker"]);
+    let single = globbed.call("c", json!({"type": "cycle_model"}));
+    assert_eq!(
+        single["data"],
+        Value::Null,
+        "one model in scope: nothing to cycle to"
+    );
+}
