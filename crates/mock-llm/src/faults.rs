@@ -27,7 +27,7 @@ pub(crate) fn plan(
     wire: &dyn WireFormat,
     line_ending: LineEnding,
 ) -> Vec<Op> {
-    let render = |frame: &Frame| Op::Write(frame.render(line_ending));
+    let render = |frame: &Frame| Op::Write(wire.encode(frame, line_ending));
     let split_at = |after: usize| after.min(frames.len());
     let mut ops: Vec<Op> = Vec::with_capacity(frames.len() + 2);
     match fault {

@@ -66,7 +66,7 @@ pub(crate) fn respond(
     insert(
         &mut headers,
         header::CONTENT_TYPE.as_str(),
-        "text/event-stream",
+        wire.content_type(),
     );
     insert(&mut headers, header::CACHE_CONTROL.as_str(), "no-cache");
     (StatusCode::OK, headers, faults::into_body(ops)).into_response()

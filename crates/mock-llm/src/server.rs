@@ -184,8 +184,14 @@ async fn provider(wire: &dyn WireFormat, shared: &Shared, request: Request) -> R
     respond(wire, &script, &json, raw.len(), shared)
 }
 
-/// Unknown routes are recorded (to ease debugging of wrong base URLs) and answered 404.
+/// Paths matched by suffix go to their wire format ([`crate::wire::for_path`]); other
+/// routes are recorded (to ease debugging of wrong base URLs) and answered 404.
 async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    if request.method() == axum::http::Method::POST
+        && let Some(wire) = crate::wire::for_path(request.uri().path())
+    {
+        return provider(wire, &shared, request).await;
+    }
     let (parts, body) = request.into_parts();
     let raw = axum::body::to_bytes(body, usize::MAX)
         .await

@@ -1,7 +1,11 @@
 //! Provider wire formats: each module renders a [`Script`] into SSE frames or an HTTP error.
 
 pub(crate) mod anthropic;
+pub(crate) mod bedrock;
+pub(crate) mod google;
+pub(crate) mod mistral;
 pub(crate) mod openai_chat;
+pub(crate) mod openai_responses;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -83,8 +87,38 @@ pub(crate) trait WireFormat: Send + Sync {
         &[]
     }
 
+    /// The bytes of one frame on the wire (SSE by default; binary for Bedrock).
+    fn encode(&self, frame: &Frame, line_ending: crate::script::LineEnding) -> bytes::Bytes {
+        frame.render(line_ending)
+    }
+
+    /// The `content-type` of a streamed response.
+    fn content_type(&self) -> &'static str {
+        "text/event-stream"
+    }
+
     /// The reply used when the script queue is empty.
     fn default_reply(&self, request: &Value) -> Script {
         default_reply::from_messages(request)
+    }
+}
+
+/// The wire format a provider path belongs to, for the routes matched by suffix:
+/// `…/responses` (OpenAI, Azure, Codex), `…:streamGenerateContent` (Gemini, Vertex; the
+/// `v1internal` one is Cloud Code Assist), `…/converse-stream` (Bedrock) and
+/// `/mistral/…/chat/completions` (Mistral, mounted under its own prefix).
+pub(crate) fn for_path(path: &str) -> Option<&'static dyn WireFormat> {
+    if path.ends_with("/responses") {
+        Some(&openai_responses::OpenAiResponses)
+    } else if path.ends_with("v1internal:streamGenerateContent") {
+        Some(&google::GeminiCli)
+    } else if path.ends_with(":streamGenerateContent") {
+        Some(&google::Google)
+    } else if path.ends_with("/converse-stream") {
+        Some(&bedrock::Bedrock)
+    } else if path.starts_with("/mistral/") && path.ends_with("/chat/completions") {
+        Some(&mistral::Mistral)
+    } else {
+        None
     }
 }
