@@ -9,6 +9,7 @@ pub mod env_keys;
 pub mod event_stream;
 pub mod http;
 pub mod js_number;
+pub mod schema;
 pub mod models;
 pub mod overflow;
 pub mod partial_json;

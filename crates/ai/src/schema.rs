@@ -1,0 +1,379 @@
+//! Tool-schema normalization per provider (seed 000, layer 6). Tools are written once in
+//! JSON Schema; each API accepts a different subset. These rewrites keep the meaning:
+//! references are inlined, and a constraint an API cannot express moves into the
+//! description instead of vanishing.
+
+use serde_json::{Map, Value, json};
+
+/// Keywords that only organize a schema document; no API needs them in a tool schema.
+const META: [&str; 8] = [
+    "$schema",
+    "$id",
+    "$anchor",
+    "$dynamicAnchor",
+    "$vocabulary",
+    "$comment",
+    "$defs",
+    "definitions",
+];
+
+/// What Gemini's OpenAPI-style `Schema` understands.
+const GEMINI_KEYWORDS: [&str; 23] = [
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "example",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+    "items",
+    "minimum",
+    "maximum",
+    "additionalProperties",
+];
+
+/// How deep `$ref`s are inlined (recursive schemas stop here).
+const MAX_REF_DEPTH: usize = 8;
+
+/// Replaces local `$ref`s (`#/$defs/…`, `#/definitions/…`) with the schemas they name.
+pub fn inline_refs(schema: &Value) -> Value {
+    let defs = collect_defs(schema);
+    inline(schema, &defs, 0)
+}
+
+fn collect_defs(schema: &Value) -> Map<String, Value> {
+    let mut defs = Map::new();
+    for key in ["$defs", "definitions"] {
+        if let Some(Value::Object(found)) = schema.get(key) {
+            for (name, def) in found {
+                defs.insert(format!("#/{key}/{name}"), def.clone());
+            }
+        }
+    }
+    defs
+}
+
+fn inline(value: &Value, defs: &Map<String, Value>, depth: usize) -> Value {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref")
+                && let Some(target) = defs.get(reference)
+            {
+                if depth >= MAX_REF_DEPTH {
+                    return json!({"type": "object", "description": format!("(recursive {reference})")});
+                }
+                let mut resolved = inline(target, defs, depth + 1);
+                // Sibling keywords (a description next to the $ref) refine the target.
+                if let Value::Object(resolved_map) = &mut resolved {
+                    for (k, v) in map.iter().filter(|(k, _)| *k != "$ref") {
+                        resolved_map.insert(k.clone(), inline(v, defs, depth));
+                    }
+                }
+                return resolved;
+            }
+            Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), inline(v, defs, depth)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| inline(v, defs, depth)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Drops the document-level keywords (`$schema`, `$defs`, …) everywhere.
+pub fn strip_meta(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !META.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), strip_meta(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(strip_meta).collect()),
+        other => other.clone(),
+    }
+}
+
+/// For Gemini (`parameters`, the OpenAPI subset): refs inlined, no `$schema`, no
+/// `additionalProperties: false`, `const` as a one-value `enum`, `["t","null"]` types as
+/// `nullable`, `oneOf` as `anyOf`, and other constraints written into the description.
+pub fn for_gemini(schema: &Value) -> Value {
+    gemini_node(&strip_meta(&inline_refs(schema)), true)
+}
+
+fn is_schema_map(key: &str) -> bool {
+    key == "properties"
+}
+
+fn gemini_node(value: &Value, is_schema: bool) -> Value {
+    let Value::Object(map) = value else {
+        return value.clone();
+    };
+    if !is_schema {
+        return value.clone();
+    }
+    let mut out = Map::new();
+    let mut notes: Vec<String> = Vec::new();
+    for (key, v) in map {
+        match key.as_str() {
+            "additionalProperties" => {
+                // `false` is what Gemini rejects; a schema for extra values is kept.
+                if v.is_object() {
+                    out.insert(key.clone(), gemini_node(v, true));
+                }
+            }
+            "const" => {
+                out.insert("enum".into(), Value::Array(vec![v.clone()]));
+            }
+            "type" => match v {
+                Value::Array(types) => {
+                    let non_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                    if non_null.len() < types.len() {
+                        out.insert("nullable".into(), true.into());
+                    }
+                    match non_null.as_slice() {
+                        [single] => {
+                            out.insert("type".into(), (*single).clone());
+                        }
+                        [] => {}
+                        many => {
+                            out.insert(
+                                "anyOf".into(),
+                                Value::Array(many.iter().map(|t| json!({"type": t})).collect()),
+                            );
+                        }
+                    }
+                }
+                other => {
+                    out.insert(key.clone(), other.clone());
+                }
+            },
+            "oneOf" | "anyOf" => {
+                let variants = v
+                    .as_array()
+                    .map(|items| items.iter().map(|i| gemini_node(i, true)).collect())
+                    .unwrap_or_default();
+                out.insert("anyOf".into(), Value::Array(variants));
+            }
+            "properties" => {
+                let props = v
+                    .as_object()
+                    .map(|props| {
+                        props
+                            .iter()
+                            .map(|(name, s)| (name.clone(), gemini_node(s, true)))
+                            .collect::<Map<_, _>>()
+                    })
+                    .unwrap_or_default();
+                out.insert(key.clone(), Value::Object(props));
+            }
+            "items" => {
+                out.insert(key.clone(), gemini_node(v, true));
+            }
+            k if GEMINI_KEYWORDS.contains(&k) => {
+                out.insert(key.clone(), gemini_node(v, is_schema_map(k)));
+            }
+            _ => notes.push(format!("{key}: {}", compact(v))),
+        }
+    }
+    if !notes.is_empty() {
+        let base = out
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let constraint = format!("({})", notes.join("; "));
+        let description = if base.is_empty() {
+            constraint
+        } else {
+            format!("{base} {constraint}")
+        };
+        out.insert("description".into(), description.into());
+    }
+    Value::Object(out)
+}
+
+fn compact(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// For OpenAI strict mode: every object closed (`additionalProperties: false`) with all
+/// properties required; a property that was optional becomes nullable, so leaving it out
+/// is still expressible (`null`).
+pub fn for_openai_strict(schema: &Value) -> Value {
+    strict_node(&strip_meta(&inline_refs(schema)))
+}
+
+fn strict_node(value: &Value) -> Value {
+    let Value::Object(map) = value else {
+        return value.clone();
+    };
+    let mut out: Map<String, Value> = map
+        .iter()
+        .map(|(k, v)| {
+            let v = match k.as_str() {
+                "items" | "not" => strict_node(v),
+                "anyOf" | "oneOf" | "allOf" | "prefixItems" => match v {
+                    Value::Array(items) => Value::Array(items.iter().map(strict_node).collect()),
+                    other => other.clone(),
+                },
+                _ => v.clone(),
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    if let Some(Value::Object(props)) = map.get("properties") {
+        let required: Vec<String> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut strict_props = Map::new();
+        for (name, prop) in props {
+            let mut prop = strict_node(prop);
+            if !required.contains(name) {
+                prop = make_nullable(prop);
+            }
+            strict_props.insert(name.clone(), prop);
+        }
+        out.insert(
+            "required".into(),
+            Value::Array(props.keys().cloned().map(Value::String).collect()),
+        );
+        out.insert("properties".into(), Value::Object(strict_props));
+    }
+    let is_object =
+        map.get("type").and_then(Value::as_str) == Some("object") || map.contains_key("properties");
+    if is_object {
+        out.insert("additionalProperties".into(), false.into());
+    }
+    Value::Object(out)
+}
+
+fn make_nullable(prop: Value) -> Value {
+    let Value::Object(mut map) = prop else {
+        return prop;
+    };
+    match map.get("type").cloned() {
+        Some(Value::String(t)) if t != "null" => {
+            map.insert("type".into(), json!([t, "null"]));
+        }
+        Some(Value::Array(mut types)) if !types.iter().any(|t| t == "null") => {
+            types.push("null".into());
+            map.insert("type".into(), Value::Array(types));
+        }
+        Some(_) => {}
+        None => {
+            return json!({"anyOf": [Value::Object(map), {"type": "null"}]});
+        }
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+    Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Value {
+        json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "additionalProperties": false,
+            "$defs": {"Mode": {"type": "string", "enum": ["a", "b"]}},
+            "properties": {
+                "path": {"type": "string", "description": "File", "pattern": "^/"},
+                "mode": {"$ref": "#/$defs/Mode", "description": "How"},
+                "kind": {"const": "file"},
+                "limit": {"type": ["integer", "null"], "exclusiveMinimum": 0},
+                "tags": {"type": "array", "items": {"type": "object", "additionalProperties": false,
+                          "properties": {"name": {"type": "string"}}}}
+            },
+            "required": ["path"]
+        })
+    }
+
+    #[test]
+    fn gemini_gets_the_openapi_subset_without_losing_meaning() {
+        let out = for_gemini(&sample());
+        assert!(out.get("$schema").is_none());
+        assert!(out.get("$defs").is_none());
+        assert!(out.get("additionalProperties").is_none());
+        assert_eq!(
+            out["properties"]["mode"],
+            json!({"type": "string", "enum": ["a", "b"], "description": "How"})
+        );
+        assert_eq!(out["properties"]["kind"], json!({"enum": ["file"]}));
+        assert_eq!(out["properties"]["limit"]["type"], "integer");
+        assert_eq!(out["properties"]["limit"]["nullable"], true);
+        assert_eq!(
+            out["properties"]["limit"]["description"],
+            "(exclusiveMinimum: 0)"
+        );
+        assert_eq!(out["properties"]["path"]["pattern"], "^/");
+        assert!(
+            out["properties"]["tags"]["items"]
+                .get("additionalProperties")
+                .is_none()
+        );
+        assert_eq!(out["required"], json!(["path"]));
+    }
+
+    #[test]
+    fn openai_strict_closes_objects_and_requires_everything() {
+        let out = for_openai_strict(&sample());
+        assert_eq!(out["additionalProperties"], false);
+        assert_eq!(
+            out["required"],
+            json!(["path", "mode", "kind", "limit", "tags"])
+        );
+        assert_eq!(out["properties"]["path"]["type"], "string");
+        assert_eq!(out["properties"]["mode"]["type"], json!(["string", "null"]));
+        assert_eq!(out["properties"]["mode"]["enum"], json!(["a", "b", null]));
+        assert_eq!(
+            out["properties"]["kind"]["anyOf"][1],
+            json!({"type": "null"})
+        );
+        assert_eq!(
+            out["properties"]["limit"]["type"],
+            json!(["integer", "null"])
+        );
+        let item = &out["properties"]["tags"]["items"];
+        assert_eq!(item["additionalProperties"], false);
+        assert_eq!(item["required"], json!(["name"]));
+        assert!(out.get("$schema").is_none());
+    }
+
+    #[test]
+    fn recursive_refs_stop() {
+        let schema = json!({"$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
+                            "$ref": "#/$defs/Node"});
+        let out = inline_refs(&schema);
+        assert!(out.to_string().contains("recursive"));
+    }
+}
