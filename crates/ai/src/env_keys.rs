@@ -51,7 +51,7 @@ pub fn get_env_api_key(provider: &str) -> Option<String> {
     let authenticated = || Some("<authenticated>".to_owned());
     match provider {
         "google-vertex" => {
-            let has_credentials = match non_empty_env("GOOGLE_APPLICATION_CREDENTIALS") {
+            let has_adc = match non_empty_env("GOOGLE_APPLICATION_CREDENTIALS") {
                 Some(path) => std::path::Path::new(&path).exists(),
                 None => std::env::var_os("HOME").is_some_and(|home| {
                     std::path::Path::new(&home)
@@ -59,6 +59,8 @@ pub fn get_env_api_key(provider: &str) -> Option<String> {
                         .exists()
                 }),
             };
+            // GOOGLE_CLOUD_ACCESS_TOKEN (a ready OAuth token) is pi-rs's addition.
+            let has_credentials = has_adc || non_empty_env("GOOGLE_CLOUD_ACCESS_TOKEN").is_some();
             let has_project = non_empty_env("GOOGLE_CLOUD_PROJECT")
                 .or_else(|| non_empty_env("GCLOUD_PROJECT"))
                 .is_some();

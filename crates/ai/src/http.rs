@@ -41,6 +41,10 @@ pub enum ErrorStyle {
     Anthropic,
     /// `"Proxy error: <body.error>"`, else `"Proxy error: <status> <reason>"` (pi's stream proxy).
     Proxy,
+    /// `"Mistral API error (<status>): <raw body>"`, the body cut at 4000 characters (Mistral).
+    Mistral,
+    /// `"<prefix>: <body.message>"`, the prefix from `x-amzn-errortype` (AWS SDK, Bedrock).
+    Bedrock,
 }
 
 /// A request ready to send: URL, headers and serialized JSON body.
@@ -183,6 +187,11 @@ pub async fn send(
                 let status = response.status().as_u16();
                 let retryable = should_retry(status, response.headers());
                 let delay = retry_after(response.headers());
+                let aws_error_type = response
+                    .headers()
+                    .get("x-amzn-errortype")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
                 let body = tokio::select! {
                     biased;
                     _ = cancel.cancelled() => {
@@ -190,7 +199,14 @@ pub async fn send(
                     }
                     body = response.bytes() => body.unwrap_or_default(),
                 };
-                let failure = RequestFailure::error(status_message(status, &body, style));
+                let failure = RequestFailure::error(match style {
+                    ErrorStyle::Bedrock => crate::providers::bedrock::http_error_message(
+                        status,
+                        aws_error_type.as_deref(),
+                        &body,
+                    ),
+                    _ => status_message(status, &body, style),
+                });
                 if !retryable {
                     return Err(failure);
                 }
@@ -318,11 +334,20 @@ pub fn status_message(status: u16, body: &[u8], style: ErrorStyle) -> String {
             }
         };
     }
+    if style == ErrorStyle::Bedrock {
+        return crate::providers::bedrock::http_error_message(status, None, body);
+    }
     let text = String::from_utf8_lossy(body);
+    if style == ErrorStyle::Mistral {
+        return mistral_status_message(status, text.trim());
+    }
     let detail = match serde_json::from_slice::<Value>(body) {
         Ok(json) => {
             let error = match style {
-                ErrorStyle::OpenAi | ErrorStyle::Proxy => json.get("error").cloned(),
+                ErrorStyle::OpenAi
+                | ErrorStyle::Proxy
+                | ErrorStyle::Mistral
+                | ErrorStyle::Bedrock => json.get("error").cloned(),
                 ErrorStyle::Anthropic => Some(json),
             };
             match error {
@@ -341,6 +366,26 @@ pub fn status_message(status: u16, body: &[u8], style: ErrorStyle) -> String {
     } else {
         format!("{status} {detail}")
     }
+}
+
+/// The Mistral SDK's error text as pi words it: the raw body (trimmed, at most 4000
+/// characters), or the SDK's own sentence when the body is empty.
+fn mistral_status_message(status: u16, body: &str) -> String {
+    const MAX_CHARS: usize = 4000;
+    if body.is_empty() {
+        return format!(
+            "Mistral API error ({status}): API error occurred: Status {status}. Body: \"\""
+        );
+    }
+    let total = body.chars().count();
+    if total <= MAX_CHARS {
+        return format!("Mistral API error ({status}): {body}");
+    }
+    let head: String = body.chars().take(MAX_CHARS).collect();
+    format!(
+        "Mistral API error ({status}): {head}... [truncated {} chars]",
+        total - MAX_CHARS
+    )
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! mock-llm: a scripted HTTP server on 127.0.0.1 speaking the streaming wire formats of
-//! LLM providers (OpenAI Chat Completions, Anthropic Messages), with fault injection.
+//! LLM providers (OpenAI Chat Completions and Responses, Anthropic Messages, Gemini, Vertex,
+//! Cloud Code Assist, Bedrock ConverseStream, Mistral), with fault injection.
 //!
 //! Queue [`Script`]s on a [`MockServer`]; each provider request consumes the next one
 //! (or gets an echo reply when the queue is empty) and is recorded for inspection.
@@ -9,6 +10,7 @@ mod default_reply;
 mod error;
 mod faults;
 mod recording;
+mod render;
 mod respond;
 pub mod script;
 mod server;
@@ -19,5 +21,6 @@ mod wire;
 
 pub use error::MockError;
 pub use recording::RecordedRequest;
+pub use render::{WIRE_FORMATS, render_body};
 pub use script::{Fault, Item, LineEnding, Script, ScriptUsage, StopReason};
 pub use server::MockServer;

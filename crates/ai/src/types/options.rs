@@ -91,6 +91,28 @@ pub struct StreamOptions {
     pub reasoning_effort: Option<ThinkingLevel>,
     /// Anthropic thinking configuration.
     pub anthropic_thinking: Option<AnthropicThinking>,
+    /// OpenAI Responses, Azure and Codex settings.
+    pub openai_responses: Option<OpenAiResponsesOptions>,
+}
+
+/// Settings of the OpenAI Responses APIs (`openai-responses`, `azure-openai-responses`,
+/// `openai-codex-responses`) beyond the common options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenAiResponsesOptions {
+    /// `reasoning.summary`: `auto` (default), `concise`, `detailed` (Codex also `on`, `off`).
+    pub reasoning_summary: Option<String>,
+    /// `service_tier` (`auto`, `default`, `flex`, `priority`, …); flex and priority reprice.
+    pub service_tier: Option<String>,
+    /// Codex `text.verbosity` (`low` by default, `medium`, `high`).
+    pub text_verbosity: Option<String>,
+    /// Azure `api-version` (else `AZURE_OPENAI_API_VERSION`, else `v1`).
+    pub azure_api_version: Option<String>,
+    /// Azure resource name (else `AZURE_OPENAI_RESOURCE_NAME`).
+    pub azure_resource_name: Option<String>,
+    /// Azure base URL (else `AZURE_OPENAI_BASE_URL`).
+    pub azure_base_url: Option<String>,
+    /// Azure deployment name (else `AZURE_OPENAI_DEPLOYMENT_NAME_MAP`, else the model id).
+    pub azure_deployment_name: Option<String>,
 }
 
 impl fmt::Debug for StreamOptions {

@@ -1,16 +1,80 @@
-//! Scaffold: replaced by the provider's implementation.
+//! `bedrock-converse-stream`: Amazon Bedrock's ConverseStream API without the AWS SDK —
+//! `POST /model/{modelId}/converse-stream` signed with SigV4 (or a Bedrock bearer token),
+//! answered with an AWS event-stream of binary messages.
 
+pub mod credentials;
+mod decode;
+pub mod eventstream;
+pub mod request;
+pub mod sigv4;
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use tokio_util::sync::CancellationToken;
+
+use super::common::{base_options, encode_body, join_url};
 use crate::event_stream::AssistantMessageEventStream;
+use crate::http::{HttpRequest, RetryPolicy};
 use crate::registry::ApiProvider;
-use crate::types::{AssistantMessage, Context, Model, SimpleStreamOptions, StreamOptions, api};
+use crate::sse::StreamControl;
+use crate::types::{
+    Context, Model, SimpleStreamOptions, StreamOptions, ThinkingBudgets, ThinkingLevel, api,
+};
 
-fn not_yet(model: &Model) -> AssistantMessageEventStream {
-    let mut message = AssistantMessage::empty(&model.api, &model.provider, &model.id);
-    message.error_message = Some(format!("The {} API is not available yet", model.api));
-    AssistantMessageEventStream::failed(message)
+pub use credentials::AwsCredentials;
+pub use decode::{Decoder, exception_prefix, map_stop_reason};
+
+/// The signing name of Bedrock Runtime.
+pub const SERVICE: &str = "bedrock";
+/// The region used when nothing configures one.
+pub const DEFAULT_REGION: &str = "us-east-1";
+
+/// Bedrock-specific options (the TypeScript `BedrockOptions` beyond `StreamOptions`).
+#[derive(Clone, Default)]
+pub struct BedrockOptions {
+    /// Region; else `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's, or `us-east-1`.
+    pub region: Option<String>,
+    /// Shared-config profile; else `AWS_PROFILE`.
+    pub profile: Option<String>,
+    /// Reasoning level (Claude thinking); `None`/`off` disables it.
+    pub reasoning: Option<ThinkingLevel>,
+    /// Token budgets per level for budget-based Claude models.
+    pub thinking_budgets: Option<ThinkingBudgets>,
+    /// Interleaved thinking beta for budget-based Claude models (default on).
+    pub interleaved_thinking: Option<bool>,
+    /// `summarized` (default) or `omitted`.
+    pub thinking_display: Option<String>,
+    /// Cost-allocation tags sent as `requestMetadata`.
+    pub request_metadata: Option<BTreeMap<String, String>>,
+    /// Bedrock API key, sent as `Authorization: Bearer`; else `AWS_BEARER_TOKEN_BEDROCK`.
+    pub bearer_token: Option<String>,
+    /// Explicit credentials, used before the environment and the shared files.
+    pub credentials: Option<AwsCredentials>,
 }
 
-/// `bedrock-converse-stream`: Amazon Bedrock's ConverseStream API.
+impl std::fmt::Debug for BedrockOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BedrockOptions")
+            .field("region", &self.region)
+            .field("profile", &self.profile)
+            .field("reasoning", &self.reasoning)
+            .field("thinking_budgets", &self.thinking_budgets)
+            .field("interleaved_thinking", &self.interleaved_thinking)
+            .field("thinking_display", &self.thinking_display)
+            .field("request_metadata", &self.request_metadata)
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("credentials", &self.credentials)
+            .finish()
+    }
+}
+
+/// The `bedrock-converse-stream` provider.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BedrockConverseStream;
 
@@ -22,18 +86,445 @@ impl ApiProvider for BedrockConverseStream {
     fn stream(
         &self,
         model: &Model,
-        _context: &Context,
-        _options: StreamOptions,
+        context: &Context,
+        options: StreamOptions,
     ) -> AssistantMessageEventStream {
-        not_yet(model)
+        let bedrock = BedrockOptions {
+            reasoning: options.reasoning_effort,
+            ..BedrockOptions::default()
+        };
+        stream_bedrock(model, context, options, bedrock)
     }
 
     fn stream_simple(
         &self,
         model: &Model,
-        _context: &Context,
-        _options: SimpleStreamOptions,
+        context: &Context,
+        options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        not_yet(model)
+        stream_simple_bedrock(model, context, options, BedrockOptions::default())
+    }
+}
+
+/// Streams with provider-level and Bedrock options.
+pub fn stream_bedrock(
+    model: &Model,
+    context: &Context,
+    options: StreamOptions,
+    bedrock: BedrockOptions,
+) -> AssistantMessageEventStream {
+    let request = build_request(model, context, &options, &bedrock, SystemTime::now());
+    eventstream::run(
+        model.clone(),
+        request,
+        RetryPolicy::from_options(&options),
+        StreamControl::from_options(&options),
+        Decoder::new(model.clone()),
+    )
+}
+
+/// Streams with a reasoning level: Claude budget models get the budget added to
+/// `maxTokens`; adaptive Claude models get an effort.
+pub fn stream_simple_bedrock(
+    model: &Model,
+    context: &Context,
+    options: SimpleStreamOptions,
+    mut bedrock: BedrockOptions,
+) -> AssistantMessageEventStream {
+    let mut base = base_options(model, &options);
+    let level = options.reasoning.filter(|l| *l != ThinkingLevel::Off);
+    bedrock.reasoning = level;
+    bedrock.thinking_budgets = options.thinking_budgets;
+    if let Some(level) = level
+        && request::is_claude(model)
+        && !request::supports_adaptive_thinking(model)
+    {
+        let budgets = options.thinking_budgets.unwrap_or_default();
+        let (max_tokens, budget) = super::anthropic_messages::adjust_max_tokens_for_thinking(
+            base.max_tokens.unwrap_or(0),
+            model.max_tokens,
+            level,
+            &budgets,
+        );
+        base.max_tokens = Some(max_tokens);
+        let mut budgets = budgets;
+        match level.clamp_to_high() {
+            ThinkingLevel::Minimal => budgets.minimal = Some(budget),
+            ThinkingLevel::Low => budgets.low = Some(budget),
+            ThinkingLevel::Medium => budgets.medium = Some(budget),
+            _ => budgets.high = Some(budget),
+        }
+        bedrock.thinking_budgets = Some(budgets);
+    }
+    stream_bedrock(model, context, base, bedrock)
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The region from the options or the environment (`AWS_REGION`, `AWS_DEFAULT_REGION`).
+pub fn configured_region(bedrock: &BedrockOptions) -> Option<String> {
+    bedrock
+        .region
+        .clone()
+        .filter(|r| !r.is_empty())
+        .or_else(|| env("AWS_REGION"))
+        .or_else(|| env("AWS_DEFAULT_REGION"))
+}
+
+/// The region of a standard Bedrock Runtime endpoint URL
+/// (`https://bedrock-runtime[-fips].{region}.amazonaws.com[.cn]`).
+pub fn standard_endpoint_region(base_url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(base_url).ok()?;
+    let host = url.host_str()?.to_ascii_lowercase();
+    let rest = host
+        .strip_prefix("bedrock-runtime-fips.")
+        .or_else(|| host.strip_prefix("bedrock-runtime."))?;
+    let region = rest
+        .strip_suffix(".amazonaws.com")
+        .or_else(|| rest.strip_suffix(".amazonaws.com.cn"))?;
+    let valid = !region.is_empty()
+        && region
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    valid.then(|| region.to_owned())
+}
+
+/// Where to send the request and which region to sign for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Base URL (`/model/…` is appended).
+    pub base_url: String,
+    pub region: String,
+}
+
+/// Resolves endpoint and region as the TypeScript pi does: a custom `baseUrl` (proxy, VPC
+/// endpoint, test server) is always used; a standard regional one only when no region or
+/// profile is configured, else the configured region's endpoint.
+pub fn resolve_target(model: &Model, bedrock: &BedrockOptions) -> Result<Target, String> {
+    let configured = configured_region(bedrock);
+    let has_profile = env("AWS_PROFILE").is_some();
+    let endpoint_region = standard_endpoint_region(&model.base_url);
+    let explicit = endpoint_region.is_none() || (configured.is_none() && !has_profile);
+    let region = match (configured, explicit.then_some(endpoint_region).flatten()) {
+        (Some(region), _) => region,
+        (None, Some(region)) => region,
+        (None, None) if !has_profile => DEFAULT_REGION.to_owned(),
+        (None, None) => credentials::profile_region(bedrock.profile.as_deref())
+            .ok_or_else(|| "Region is missing".to_owned())?,
+    };
+    let base_url = if explicit && !model.base_url.is_empty() {
+        model.base_url.trim_end_matches('/').to_owned()
+    } else {
+        let suffix = if region.starts_with("cn-") {
+            "amazonaws.com.cn"
+        } else {
+            "amazonaws.com"
+        };
+        format!("https://bedrock-runtime.{region}.{suffix}")
+    };
+    Ok(Target { base_url, region })
+}
+
+/// How the request authenticates.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Auth {
+    /// `Authorization: Bearer <token>` (Bedrock API keys).
+    Bearer(String),
+    /// SigV4 with these credentials.
+    SigV4(AwsCredentials),
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Bearer(_) => f.write_str("Bearer(<redacted>)"),
+            Self::SigV4(c) => f.debug_tuple("SigV4").field(c).finish(),
+        }
+    }
+}
+
+/// Picks the authentication: an explicit bearer token, explicit credentials, then
+/// `AWS_BEARER_TOKEN_BEDROCK`, then the SDK chain (environment keys, shared files).
+/// `AWS_BEDROCK_SKIP_AUTH=1` signs with dummy keys (proxies that need none).
+pub fn resolve_auth(bedrock: &BedrockOptions) -> Result<Auth, String> {
+    if env("AWS_BEDROCK_SKIP_AUTH").as_deref() == Some("1") {
+        return Ok(Auth::SigV4(AwsCredentials::new(
+            "dummy-access-key",
+            "dummy-secret-key",
+        )));
+    }
+    if let Some(token) = bedrock.bearer_token.clone().filter(|t| !t.is_empty()) {
+        return Ok(Auth::Bearer(token));
+    }
+    if let Some(credentials) = &bedrock.credentials {
+        return Ok(Auth::SigV4(credentials.clone()));
+    }
+    if let Some(token) = env("AWS_BEARER_TOKEN_BEDROCK") {
+        return Ok(Auth::Bearer(token));
+    }
+    credentials::resolve(bedrock.profile.as_deref()).map(Auth::SigV4)
+}
+
+/// Builds the signed HTTP request (`now` dates the signature).
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    bedrock: &BedrockOptions,
+    now: SystemTime,
+) -> Result<HttpRequest, String> {
+    let target = resolve_target(model, bedrock)?;
+    let auth = resolve_auth(bedrock)?;
+    let region = configured_region(bedrock);
+    let body = request::build_body(model, context, options, bedrock, region.as_deref())?;
+    let body = encode_body(model, &body, options)?;
+    let path = format!(
+        "model/{}/converse-stream",
+        sigv4::uri_encode(&model.id, true)
+    );
+    let mut request = HttpRequest {
+        url: join_url(&target.base_url, &path),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body,
+    };
+    request.apply_overrides(model.headers.iter().flatten());
+    request.apply_overrides(&options.headers);
+    match auth {
+        Auth::Bearer(token) => request.set_header("authorization", &format!("Bearer {token}")),
+        Auth::SigV4(credentials) => sign_request(&mut request, &credentials, &target.region, now)?,
+    }
+    Ok(request)
+}
+
+/// Adds `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token` and the SigV4
+/// `authorization` header, signing every signable header plus `host`.
+pub fn sign_request(
+    request: &mut HttpRequest,
+    credentials: &AwsCredentials,
+    region: &str,
+    now: SystemTime,
+) -> Result<(), String> {
+    let url = reqwest::Url::parse(&request.url)
+        .map_err(|e| format!("Invalid Bedrock endpoint {}: {e}", request.url))?;
+    let host = match (url.host_str(), url.port()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (Some(host), None) => host.to_owned(),
+        (None, _) => return Err(format!("Invalid Bedrock endpoint {}", request.url)),
+    };
+    let date = sigv4::amz_date(now);
+    let payload_hash = sigv4::sha256_hex(&request.body);
+    request.set_header("x-amz-date", &date);
+    request.set_header("x-amz-content-sha256", &payload_hash);
+    match credentials.session_token.as_deref() {
+        Some(token) => request.set_header("x-amz-security-token", token),
+        None => request
+            .headers
+            .retain(|(n, _)| !n.eq_ignore_ascii_case("x-amz-security-token")),
+    }
+    request
+        .headers
+        .retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
+    let mut signed_headers = request.headers.clone();
+    signed_headers.push(("host".into(), host));
+    let key = sigv4::SigningKey {
+        access_key_id: &credentials.access_key_id,
+        secret_access_key: &credentials.secret_access_key,
+        region,
+        service: SERVICE,
+    };
+    let signature = sigv4::sign(
+        &key,
+        "POST",
+        url.path(),
+        url.query().unwrap_or(""),
+        &signed_headers,
+        &payload_hash,
+        &date,
+    );
+    request.set_header("authorization", &signature.authorization);
+    Ok(())
+}
+
+/// The AWS SDK's error for an HTTP error status, with pi's readable prefix: the error code
+/// comes from `x-amzn-errortype`, else the body's `code` / `__type`; the message from the
+/// body's `message` / `Message`.
+pub fn http_error_message(status: u16, error_type: Option<&str>, body: &[u8]) -> String {
+    fn sanitize(raw: &str) -> String {
+        let mut code = raw;
+        if let Some((head, _)) = code.split_once(',') {
+            code = head;
+        }
+        if let Some((head, _)) = code.split_once(':') {
+            code = head;
+        }
+        if let Some((_, tail)) = code.split_once('#') {
+            code = tail;
+        }
+        code.trim().to_owned()
+    }
+    let text = String::from_utf8_lossy(body);
+    let json: Option<serde_json::Value> = if text.trim().is_empty() {
+        Some(serde_json::Value::Object(serde_json::Map::new()))
+    } else {
+        serde_json::from_str(&text).ok()
+    };
+    let field = |name: &str| {
+        json.as_ref()
+            .and_then(|j| j.get(name))
+            .and_then(|v| match v {
+                serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+    };
+    let code = error_type
+        .map(sanitize)
+        .or_else(|| field("code").map(|c| sanitize(&c)))
+        .or_else(|| field("__type").map(|c| sanitize(&c)))
+        .filter(|c| !c.is_empty());
+    let message = match &json {
+        Some(_) => field("message")
+            .or_else(|| field("Message"))
+            .unwrap_or_else(|| "UnknownError".to_owned()),
+        // Not JSON (a proxy's page): its text.
+        None => text.trim().to_owned(),
+    };
+    const MODELED: &[&str] = &[
+        "AccessDeniedException",
+        "InternalServerException",
+        "ModelErrorException",
+        "ModelNotReadyException",
+        "ModelTimeoutException",
+        "ResourceNotFoundException",
+        "ServiceQuotaExceededException",
+        "ServiceUnavailableException",
+        "ThrottlingException",
+        "ValidationException",
+    ];
+    let name = match code {
+        Some(code) if MODELED.contains(&code.as_str()) => code,
+        code => field("code")
+            .or_else(|| field("Code"))
+            .or(code)
+            .unwrap_or_else(|| status.to_string()),
+    };
+    format!("{}: {message}", exception_prefix(&name))
+}
+
+/// Decodes a recorded event-stream body of this API (replay tests and benchmarks).
+pub fn decode_bytes<S, E>(
+    model: &Model,
+    bytes: S,
+    cancel: CancellationToken,
+) -> AssistantMessageEventStream
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    eventstream::replay(model, bytes, cancel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(base_url: &str) -> Model {
+        let mut m = crate::models::get_model("amazon-bedrock", "amazon.nova-lite-v1:0").unwrap();
+        m.base_url = base_url.into();
+        m
+    }
+
+    #[test]
+    fn recognizes_standard_endpoints() {
+        for (url, region) in [
+            (
+                "https://bedrock-runtime.us-west-2.amazonaws.com",
+                Some("us-west-2"),
+            ),
+            (
+                "https://bedrock-runtime-fips.us-east-1.amazonaws.com/",
+                Some("us-east-1"),
+            ),
+            (
+                "https://bedrock-runtime.cn-north-1.amazonaws.com.cn",
+                Some("cn-north-1"),
+            ),
+            ("https://my-proxy.example.com", None),
+            ("http://127.0.0.1:8080", None),
+        ] {
+            assert_eq!(standard_endpoint_region(url).as_deref(), region, "{url}");
+        }
+    }
+
+    #[test]
+    fn custom_endpoints_are_used_with_the_configured_region() {
+        let bedrock = BedrockOptions {
+            region: Some("eu-central-1".into()),
+            ..Default::default()
+        };
+        let target = resolve_target(&model("http://127.0.0.1:9/"), &bedrock).unwrap();
+        assert_eq!(target.base_url, "http://127.0.0.1:9");
+        assert_eq!(target.region, "eu-central-1");
+        // A standard endpoint yields to the configured region.
+        let target = resolve_target(
+            &model("https://bedrock-runtime.us-east-1.amazonaws.com"),
+            &bedrock,
+        )
+        .unwrap();
+        assert_eq!(
+            target.base_url,
+            "https://bedrock-runtime.eu-central-1.amazonaws.com"
+        );
+    }
+
+    #[test]
+    fn http_errors_read_like_the_sdk() {
+        let body = br#"{"message":"Too many requests, please wait before trying again."}"#;
+        assert_eq!(
+            http_error_message(
+                429,
+                Some("ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"),
+                body
+            ),
+            "Throttling error: Too many requests, please wait before trying again."
+        );
+        assert_eq!(
+            http_error_message(
+                400,
+                None,
+                br#"{"__type":"com.amazonaws.bedrockruntime#ValidationException","Message":"bad"}"#
+            ),
+            "Validation error: bad"
+        );
+        assert_eq!(
+            http_error_message(
+                403,
+                Some("AccessDeniedException"),
+                br#"{"message":"denied"}"#
+            ),
+            "AccessDeniedException: denied"
+        );
+        assert_eq!(http_error_message(500, None, b""), "500: UnknownError");
+        assert_eq!(
+            http_error_message(418, Some("TeapotException"), br#"{}"#),
+            "TeapotException: UnknownError"
+        );
+        assert_eq!(
+            http_error_message(502, None, b"<html>Bad gateway</html>"),
+            "502: <html>Bad gateway</html>"
+        );
+    }
+
+    #[test]
+    fn debug_output_hides_tokens() {
+        let bedrock = BedrockOptions {
+            bearer_token: Some("bedrock-api-key-secret".into()),
+            credentials: Some(AwsCredentials::new("AKID", "top-secret")),
+            ..Default::default()
+        };
+        let shown = format!("{bedrock:?}");
+        assert!(!shown.contains("bedrock-api-key-secret") && !shown.contains("top-secret"));
     }
 }

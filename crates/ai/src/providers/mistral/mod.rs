@@ -1,14 +1,26 @@
-//! Scaffold: replaced by the provider's implementation.
+//! `mistral-conversations`: Mistral's own chat completions API (`POST /v1/chat/completions`,
+//! streamed), as pi's TypeScript provider drives it through the `@mistralai/mistralai` SDK.
 
+mod decode;
+pub mod ids;
+pub mod request;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use tokio_util::sync::CancellationToken;
+
+use super::common::{base_options, encode_body, join_url, missing_key, resolve_api_key};
 use crate::event_stream::AssistantMessageEventStream;
+use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
+use crate::models::clamp_thinking_level;
 use crate::registry::ApiProvider;
-use crate::types::{AssistantMessage, Context, Model, SimpleStreamOptions, StreamOptions, api};
+use crate::sse::{self, StreamControl};
+use crate::types::{Context, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api};
 
-fn not_yet(model: &Model) -> AssistantMessageEventStream {
-    let mut message = AssistantMessage::empty(&model.api, &model.provider, &model.id);
-    message.error_message = Some(format!("The {} API is not available yet", model.api));
-    AssistantMessageEventStream::failed(message)
-}
+pub use decode::Decoder;
+
+/// The SDK's request timeout when none is given (5 minutes).
+const SDK_TIMEOUT_MS: u64 = 300_000;
 
 /// `mistral-conversations`: Mistral's chat API.
 #[derive(Debug, Clone, Copy, Default)]
@@ -22,18 +34,97 @@ impl ApiProvider for MistralConversations {
     fn stream(
         &self,
         model: &Model,
-        _context: &Context,
-        _options: StreamOptions,
+        context: &Context,
+        options: StreamOptions,
     ) -> AssistantMessageEventStream {
-        not_yet(model)
+        let Some(api_key) = resolve_api_key(model, &options) else {
+            return missing_key(model);
+        };
+        let request = build_request(model, context, &options, &api_key);
+        sse::run(
+            model.clone(),
+            request,
+            retry_policy(&options),
+            StreamControl::from_options(&options),
+            ErrorStyle::Mistral,
+            Decoder::new(model.clone()),
+        )
     }
 
     fn stream_simple(
         &self,
         model: &Model,
-        _context: &Context,
-        _options: SimpleStreamOptions,
+        context: &Context,
+        options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        not_yet(model)
+        let mut base = base_options(model, &options);
+        base.reasoning_effort = options
+            .reasoning
+            .map(|level| clamp_thinking_level(model, level))
+            .filter(|level| *level != ThinkingLevel::Off);
+        self.stream(model, context, base)
     }
+}
+
+/// pi runs the Mistral SDK with retries off (`strategy: "none"`) and its 5-minute timeout;
+/// explicit `max_retries` / `timeout_ms` options still apply.
+fn retry_policy(options: &StreamOptions) -> RetryPolicy {
+    let mut policy = RetryPolicy::from_options(options);
+    if options.max_retries.is_none() {
+        policy.max_retries = 0;
+    }
+    if options.timeout_ms.is_none() {
+        policy.timeout_ms = SDK_TIMEOUT_MS;
+    }
+    policy
+}
+
+/// Builds the HTTP request: `{baseUrl}/v1/chat/completions`, bearer auth, the model's and the
+/// caller's headers, and `x-affinity` (Mistral's KV-cache routing) from the session id.
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: &str,
+) -> Result<HttpRequest, String> {
+    let messages = request::prepare_messages(model, context);
+    let body = request::build_body(model, context, &messages, options);
+    let body = encode_body(model, &body, options)?;
+
+    let headers: Vec<(String, String)> = vec![
+        ("content-type".into(), "application/json".into()),
+        ("accept".into(), "text/event-stream".into()),
+        ("authorization".into(), format!("Bearer {api_key}")),
+    ];
+    let mut request = HttpRequest {
+        url: join_url(&model.base_url, "v1/chat/completions"),
+        headers,
+        body,
+    };
+    request.apply_overrides(model.headers.iter().flatten());
+    request.apply_overrides(&options.headers);
+    let has_affinity = model
+        .headers
+        .iter()
+        .flatten()
+        .chain(&options.headers)
+        .any(|(name, _)| name.eq_ignore_ascii_case("x-affinity"));
+    if !has_affinity && let Some(session) = options.session_id.as_deref().filter(|s| !s.is_empty())
+    {
+        request.set_header("x-affinity", session);
+    }
+    Ok(request)
+}
+
+/// Decodes a recorded SSE body of this API (replay tests and benchmarks).
+pub fn decode_sse_bytes<S, E>(
+    model: &Model,
+    bytes: S,
+    cancel: CancellationToken,
+) -> AssistantMessageEventStream
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    sse::replay(model, bytes, cancel, Decoder::new(model.clone()))
 }

@@ -1,14 +1,36 @@
-//! Scaffold: replaced by the provider's implementation.
+//! The OpenAI Responses APIs: `openai-responses` (OpenAI and compatible gateways),
+//! `azure-openai-responses` (Azure OpenAI) and `openai-codex-responses` (the ChatGPT Codex
+//! backend), as pi's TypeScript providers drive them.
+//!
+//! All three send the conversation as Responses `input` items and read the same
+//! `response.*` event stream; reasoning comes back as a reasoning item whose JSON (with its
+//! `encrypted_content`) is kept as the thinking block's signature and replayed next turn.
 
+pub mod azure;
+pub mod codex;
+mod decode;
+pub mod request;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use tokio_util::sync::CancellationToken;
+
+use super::common::{base_options, encode_body, join_url, missing_key, resolve_api_key};
 use crate::event_stream::AssistantMessageEventStream;
+use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
+use crate::models::clamp_thinking_level;
 use crate::registry::ApiProvider;
-use crate::types::{AssistantMessage, Context, Model, SimpleStreamOptions, StreamOptions, api};
+use crate::sse::{self, StreamControl};
+use crate::types::{
+    CacheRetention, Context, InputBlock, Message, Model, SimpleStreamOptions, StreamOptions,
+    ThinkingLevel, UserContent, api,
+};
 
-fn not_yet(model: &Model) -> AssistantMessageEventStream {
-    let mut message = AssistantMessage::empty(&model.api, &model.provider, &model.id);
-    message.error_message = Some(format!("The {} API is not available yet", model.api));
-    AssistantMessageEventStream::failed(message)
-}
+pub use azure::AzureOpenAiResponses;
+pub use codex::OpenAiCodexResponses;
+pub use decode::{Decoder, Flavor};
+
+const MISSING_OPENAI_KEY: &str = "OpenAI API key is required. Set OPENAI_API_KEY environment variable or pass it as an argument.";
 
 /// `openai-responses`: the OpenAI Responses API.
 #[derive(Debug, Clone, Copy, Default)]
@@ -22,74 +44,286 @@ impl ApiProvider for OpenAiResponses {
     fn stream(
         &self,
         model: &Model,
-        _context: &Context,
-        _options: StreamOptions,
+        context: &Context,
+        options: StreamOptions,
     ) -> AssistantMessageEventStream {
-        not_yet(model)
+        let api_key = resolve_api_key(model, &options).or_else(|| env_var("OPENAI_API_KEY"));
+        let request = match api_key {
+            Some(key) => build_request(model, context, &options, &key),
+            None => Err(MISSING_OPENAI_KEY.to_owned()),
+        };
+        let tier = service_tier(&options);
+        sse::run(
+            model.clone(),
+            request,
+            RetryPolicy::from_options(&options),
+            StreamControl::from_options(&options),
+            ErrorStyle::OpenAi,
+            Decoder::new(model.clone(), Flavor::OpenAi, tier),
+        )
     }
 
     fn stream_simple(
         &self,
         model: &Model,
-        _context: &Context,
-        _options: SimpleStreamOptions,
+        context: &Context,
+        options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        not_yet(model)
+        match simple_options(model, &options) {
+            Some(base) => self.stream(model, context, base),
+            None => missing_key(model),
+        }
     }
 }
 
-/// `azure-openai-responses`: the Responses API on Azure OpenAI.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AzureOpenAiResponses;
-
-impl ApiProvider for AzureOpenAiResponses {
-    fn api(&self) -> &str {
-        api::AZURE_OPENAI_RESPONSES
-    }
-
-    fn stream(
-        &self,
-        model: &Model,
-        _context: &Context,
-        _options: StreamOptions,
-    ) -> AssistantMessageEventStream {
-        not_yet(model)
-    }
-
-    fn stream_simple(
-        &self,
-        model: &Model,
-        _context: &Context,
-        _options: SimpleStreamOptions,
-    ) -> AssistantMessageEventStream {
-        not_yet(model)
-    }
+/// A non-empty environment variable.
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-/// `openai-codex-responses`: the ChatGPT Codex backend's Responses API.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct OpenAiCodexResponses;
+/// The options `stream_simple` passes on: the base options with the key resolved and the
+/// reasoning level clamped to the model (`off` meaning no effort); `None` without a key.
+pub(crate) fn simple_options(
+    model: &Model,
+    options: &SimpleStreamOptions,
+) -> Option<StreamOptions> {
+    let key = resolve_api_key(model, &options.stream)?;
+    let mut base = base_options(model, options);
+    base.api_key = Some(key);
+    base.reasoning_effort = options
+        .reasoning
+        .map(|level| clamp_thinking_level(model, level))
+        .filter(|level| *level != ThinkingLevel::Off);
+    Some(base)
+}
 
-impl ApiProvider for OpenAiCodexResponses {
-    fn api(&self) -> &str {
-        api::OPENAI_CODEX_RESPONSES
+/// The requested service tier, if any.
+pub(crate) fn service_tier(options: &StreamOptions) -> Option<String> {
+    options
+        .openai_responses
+        .as_ref()
+        .and_then(|o| o.service_tier.clone())
+}
+
+fn is_cloudflare(provider: &str) -> bool {
+    provider == "cloudflare-workers-ai" || provider == "cloudflare-ai-gateway"
+}
+
+/// Fills `{VAR}` placeholders of a Cloudflare base URL from the environment.
+fn resolve_cloudflare_base_url(model: &Model) -> Result<String, String> {
+    let url = &model.base_url;
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url.as_str();
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let name_len = after
+            .char_indices()
+            .find(|&(i, c)| !(c == '_' || c.is_ascii_uppercase() || (i > 0 && c.is_ascii_digit())))
+            .map_or(after.len(), |(i, _)| i);
+        let name = &after[..name_len];
+        if name_len > 0 && after[name_len..].starts_with('}') {
+            let value = env_var(name).ok_or_else(|| {
+                format!(
+                    "{name} is required for provider {} but is not set.",
+                    model.provider
+                )
+            })?;
+            out.push_str(&value);
+            rest = &after[name_len + 1..];
+        } else {
+            out.push('{');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn has_image(blocks: &[InputBlock]) -> bool {
+    blocks.iter().any(|b| matches!(b, InputBlock::Image(_)))
+}
+
+/// GitHub Copilot's per-request headers: who started the turn, and whether it has images.
+fn copilot_headers(messages: &[Message]) -> Vec<(&'static str, &'static str)> {
+    let initiator = match messages.last() {
+        Some(last) if !matches!(last, Message::User(_)) => "agent",
+        _ => "user",
+    };
+    let mut headers = vec![
+        ("X-Initiator", initiator),
+        ("Openai-Intent", "conversation-edits"),
+    ];
+    let images = messages.iter().any(|m| match m {
+        Message::User(u) => matches!(&u.content, UserContent::Blocks(b) if has_image(b)),
+        Message::ToolResult(r) => has_image(&r.content),
+        Message::Assistant(_) => false,
+    });
+    if images {
+        headers.push(("Copilot-Vision-Request", "true"));
+    }
+    headers
+}
+
+/// Builds the `openai-responses` request: URL, headers (SDK defaults, the model's, Copilot's,
+/// session affinity, then the caller's) and body.
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: &str,
+) -> Result<HttpRequest, String> {
+    let retention = CacheRetention::resolve(options.cache_retention);
+    let compat = model.compat.as_ref();
+    let send_session_id_header = compat
+        .and_then(|c| c.send_session_id_header)
+        .unwrap_or(true);
+    let long_retention = compat
+        .and_then(|c| c.supports_long_cache_retention)
+        .unwrap_or(true);
+    let extra = options.openai_responses.as_ref();
+    let session = options
+        .session_id
+        .as_deref()
+        .filter(|_| retention != CacheRetention::None);
+
+    let messages = request::prepare_messages(model, context, request::OPENAI_TOOL_CALL_PROVIDERS);
+    let (reasoning, include) = request::reasoning_param(
+        model,
+        options.reasoning_effort,
+        extra.and_then(|o| o.reasoning_summary.as_deref()),
+        model.provider != "github-copilot",
+    );
+    let body = request::Body {
+        model: &model.id,
+        input: request::convert_messages(model, context.system_prompt.as_deref(), &messages),
+        stream: true,
+        prompt_cache_key: session,
+        prompt_cache_retention: (retention == CacheRetention::Long && long_retention)
+            .then_some("24h"),
+        store: Some(false),
+        max_output_tokens: options.max_tokens.filter(|m| *m > 0),
+        temperature: options.temperature,
+        service_tier: extra.and_then(|o| o.service_tier.as_deref()),
+        tools: (!context.tools.is_empty())
+            .then(|| request::convert_tools(&context.tools, Some(false))),
+        reasoning,
+        include: include.then_some(request::INCLUDE_ENCRYPTED_REASONING),
+    };
+    let body = encode_body(model, &body, options)?;
+
+    let base_url = if is_cloudflare(&model.provider) {
+        resolve_cloudflare_base_url(model)?
+    } else {
+        model.base_url.clone()
+    };
+    let mut request = HttpRequest {
+        url: join_url(&base_url, "responses"),
+        headers: vec![
+            ("authorization".into(), format!("Bearer {api_key}")),
+            ("content-type".into(), "application/json".into()),
+            ("accept".into(), "application/json".into()),
+        ],
+        body,
+    };
+    request.apply_overrides(model.headers.iter().flatten());
+    if model.provider == "github-copilot" {
+        for (name, value) in copilot_headers(&context.messages) {
+            request.set_header(name, value);
+        }
+    }
+    if let Some(session) = session.filter(|s| !s.is_empty()) {
+        if send_session_id_header {
+            request.set_header("session_id", session);
+        }
+        request.set_header("x-client-request-id", session);
+    }
+    request.apply_overrides(&options.headers);
+    if model.provider == "cloudflare-ai-gateway" {
+        // The gateway authenticates with its own header; the OpenAI key header goes unless
+        // the caller set one.
+        let explicit = model
+            .headers
+            .iter()
+            .flatten()
+            .chain(&options.headers)
+            .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+        if !explicit {
+            request
+                .headers
+                .retain(|(name, _)| !name.eq_ignore_ascii_case("authorization"));
+        }
+        request.set_header("cf-aig-authorization", &format!("Bearer {api_key}"));
+    }
+    Ok(request)
+}
+
+/// Decodes a recorded Responses SSE body (replay tests and benchmarks), with the client
+/// behaviour of the model's API.
+pub fn decode_sse_bytes<S, E>(
+    model: &Model,
+    bytes: S,
+    cancel: CancellationToken,
+) -> AssistantMessageEventStream
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let flavor = match model.api.as_str() {
+        api::OPENAI_CODEX_RESPONSES => Flavor::Codex,
+        api::AZURE_OPENAI_RESPONSES => Flavor::Azure,
+        _ => Flavor::OpenAi,
+    };
+    sse::replay(
+        model,
+        bytes,
+        cancel,
+        Decoder::new(model.clone(), flavor, None),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{AssistantMessage, ToolResultMessage, UserMessage};
+
+    #[test]
+    fn copilot_initiator_and_vision() {
+        let user = Message::User(UserMessage::text("hi"));
+        assert_eq!(
+            copilot_headers(std::slice::from_ref(&user))[0],
+            ("X-Initiator", "user")
+        );
+        let tool = Message::ToolResult(ToolResultMessage {
+            content: vec![InputBlock::Image(crate::types::ImageContent::new(
+                "aGk=",
+                "image/png",
+            ))],
+            ..Default::default()
+        });
+        let headers = copilot_headers(&[user, tool]);
+        assert_eq!(headers[0], ("X-Initiator", "agent"));
+        assert_eq!(headers[2], ("Copilot-Vision-Request", "true"));
+        let assistant = Message::Assistant(AssistantMessage::empty("a", "b", "c"));
+        assert_eq!(copilot_headers(&[assistant])[0], ("X-Initiator", "agent"));
     }
 
-    fn stream(
-        &self,
-        model: &Model,
-        _context: &Context,
-        _options: StreamOptions,
-    ) -> AssistantMessageEventStream {
-        not_yet(model)
-    }
-
-    fn stream_simple(
-        &self,
-        model: &Model,
-        _context: &Context,
-        _options: SimpleStreamOptions,
-    ) -> AssistantMessageEventStream {
-        not_yet(model)
+    #[test]
+    fn cloudflare_placeholders_need_their_variables() {
+        let mut model = crate::models::get_model("openai", "gpt-4o").unwrap();
+        model.provider = "cloudflare-ai-gateway".into();
+        model.base_url = "https://gateway/v1/{PI_TEST_SURELY_UNSET_VAR}/openai".into();
+        assert_eq!(
+            resolve_cloudflare_base_url(&model),
+            Err(
+                "PI_TEST_SURELY_UNSET_VAR is required for provider cloudflare-ai-gateway but is not set."
+                    .into()
+            )
+        );
+        model.base_url = "https://gateway/{lower}/x".into();
+        assert_eq!(
+            resolve_cloudflare_base_url(&model).unwrap(),
+            "https://gateway/{lower}/x"
+        );
     }
 }

@@ -1,0 +1,350 @@
+//! Decoding ConverseStream events (`messageStart`, `contentBlockStart/Delta/Stop`,
+//! `messageStop`, `metadata`) and exceptions into message updates.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::Map;
+
+use super::eventstream::Message;
+use crate::assembler::Assembler;
+use crate::models::calculate_cost;
+use crate::sse::parse_json;
+use crate::types::{AssistantBlock, Model, StopReason, ThinkingContent};
+
+#[derive(Deserialize)]
+struct MessageStartEvent {
+    #[serde(default)]
+    role: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ContentBlockStartEvent {
+    #[serde(default)]
+    content_block_index: u64,
+    #[serde(default)]
+    start: Option<BlockStart>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BlockStart {
+    #[serde(default)]
+    tool_use: Option<ToolUseStart>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolUseStart {
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ContentBlockDeltaEvent<'a> {
+    #[serde(default)]
+    content_block_index: u64,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_use: Option<ToolUseDelta<'a>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<ReasoningDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ToolUseDelta<'a> {
+    #[serde(default, borrow)]
+    input: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReasoningDelta<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    redacted_content: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ContentBlockStopEvent {
+    #[serde(default)]
+    content_block_index: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MessageStopEvent {
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct MetadataEvent {
+    #[serde(default)]
+    usage: Option<TokenUsage>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    total_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_write_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct ExceptionBody {
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default, rename = "Message")]
+    message_upper: Option<String>,
+}
+
+/// Maps Bedrock's stop reason; unknown ones (guardrails, content filters) are errors.
+pub fn map_stop_reason(reason: Option<&str>) -> StopReason {
+    match reason {
+        Some("end_turn" | "stop_sequence") => StopReason::Stop,
+        Some("max_tokens" | "model_context_window_exceeded") => StopReason::Length,
+        Some("tool_use") => StopReason::ToolUse,
+        _ => StopReason::Error,
+    }
+}
+
+/// The readable prefix pi puts before a Bedrock exception's message (kept stable because
+/// retry and overflow detection match on it); other exceptions keep their name.
+pub fn exception_prefix(name: &str) -> &str {
+    match name {
+        "InternalServerException" => "Internal server error",
+        "ModelStreamErrorException" => "Model stream error",
+        "ValidationException" => "Validation error",
+        "ThrottlingException" => "Throttling error",
+        "ServiceUnavailableException" => "Service unavailable",
+        other => other,
+    }
+}
+
+/// The SDK's message of an exception body: `message`, else `Message`, else `UnknownError`.
+pub fn exception_message(body: &[u8]) -> String {
+    serde_json::from_slice::<ExceptionBody>(body)
+        .ok()
+        .and_then(|b| b.message.or(b.message_upper))
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| "UnknownError".to_owned())
+}
+
+/// The error text of an in-stream exception message, as the TypeScript pi words it.
+fn exception_text(kind: &str, payload: &[u8]) -> String {
+    let modeled = match kind {
+        "internalServerException" => "InternalServerException",
+        "modelStreamErrorException" => "ModelStreamErrorException",
+        "validationException" => "ValidationException",
+        "throttlingException" => "ThrottlingException",
+        "serviceUnavailableException" => "ServiceUnavailableException",
+        // An exception the SDK does not model: a plain error with the raw body.
+        _ => return String::from_utf8_lossy(payload).into_owned(),
+    };
+    format!(
+        "{}: {}",
+        exception_prefix(modeled),
+        exception_message(payload)
+    )
+}
+
+/// Per-stream decoding state.
+pub struct Decoder {
+    model: Model,
+    /// Bedrock content block index → our content index, while the block is open.
+    blocks: HashMap<u64, usize>,
+}
+
+impl Decoder {
+    /// A decoder for `model`.
+    pub fn new(model: Model) -> Self {
+        Self {
+            model,
+            blocks: HashMap::new(),
+        }
+    }
+
+    /// Applies one event-stream message; an `Err` ends the stream with that text.
+    pub fn on_message(&mut self, message: &Message, asm: &mut Assembler) -> Result<(), String> {
+        match message.header_str(":message-type").unwrap_or("event") {
+            "exception" => {
+                let kind = message.header_str(":exception-type").unwrap_or("");
+                return Err(exception_text(kind, &message.payload));
+            }
+            "error" => {
+                return Err(message
+                    .header_str(":error-message")
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or("UnknownError")
+                    .to_owned());
+            }
+            "event" => {}
+            _ => return Ok(()),
+        }
+        let Some(kind) = message.header_str(":event-type") else {
+            return Ok(());
+        };
+        if !matches!(
+            kind,
+            "messageStart"
+                | "contentBlockStart"
+                | "contentBlockDelta"
+                | "contentBlockStop"
+                | "messageStop"
+                | "metadata"
+        ) {
+            return Ok(());
+        }
+        let data = std::str::from_utf8(&message.payload)
+            .map_err(|_| format!("Bedrock {kind} event payload is not UTF-8"))?;
+        match kind {
+            "messageStart" => {
+                let event: MessageStartEvent = parse_json(data)?;
+                if event.role.as_deref() != Some("assistant") {
+                    return Err(
+                        "Unexpected assistant message start but got user message start instead"
+                            .to_owned(),
+                    );
+                }
+            }
+            "contentBlockStart" => {
+                let event: ContentBlockStartEvent = parse_json(data)?;
+                if let Some(tool) = event.start.and_then(|s| s.tool_use) {
+                    let index = asm.begin_tool_call(
+                        tool.tool_use_id.as_deref().unwrap_or(""),
+                        tool.name.as_deref().unwrap_or(""),
+                        Map::new(),
+                    );
+                    self.blocks.insert(event.content_block_index, index);
+                }
+            }
+            "contentBlockDelta" => {
+                let event: ContentBlockDeltaEvent = parse_json(data)?;
+                if let Some(delta) = event.delta {
+                    self.on_delta(event.content_block_index, delta, asm);
+                }
+            }
+            "contentBlockStop" => {
+                let event: ContentBlockStopEvent = parse_json(data)?;
+                if let Some(index) = self.blocks.remove(&event.content_block_index) {
+                    asm.end_block(index);
+                }
+            }
+            "messageStop" => {
+                let event: MessageStopEvent = parse_json(data)?;
+                asm.message_mut().stop_reason = map_stop_reason(event.stop_reason.as_deref());
+            }
+            _ => {
+                let event: MetadataEvent = parse_json(data)?;
+                if let Some(usage) = event.usage {
+                    let model = &self.model;
+                    let u = &mut asm.message_mut().usage;
+                    u.input = usage.input_tokens.unwrap_or(0);
+                    u.output = usage.output_tokens.unwrap_or(0);
+                    u.cache_read = usage.cache_read_input_tokens.unwrap_or(0);
+                    u.cache_write = usage.cache_write_input_tokens.unwrap_or(0);
+                    u.total_tokens = usage
+                        .total_tokens
+                        .filter(|t| *t > 0)
+                        .unwrap_or(u.input + u.output);
+                    calculate_cost(model, u);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn on_delta(&mut self, bedrock_index: u64, delta: Delta<'_>, asm: &mut Assembler) {
+        let open = self.blocks.get(&bedrock_index).copied();
+        let kind = |asm: &Assembler, index: usize| match asm.message().content.get(index) {
+            Some(AssistantBlock::Text(_)) => "text",
+            Some(AssistantBlock::Thinking(_)) => "thinking",
+            Some(AssistantBlock::ToolCall(_)) => "toolCall",
+            None => "",
+        };
+        if let Some(text) = delta.text {
+            // Text blocks have no contentBlockStart: the first delta opens one.
+            let index = match open {
+                Some(index) => index,
+                None => {
+                    let index = asm.begin_text();
+                    self.blocks.insert(bedrock_index, index);
+                    index
+                }
+            };
+            if kind(asm, index) == "text" {
+                asm.push_text(index, &text);
+            }
+        } else if let Some(tool) = delta.tool_use {
+            if let Some(index) = open.filter(|i| kind(asm, *i) == "toolCall") {
+                asm.push_tool_args(index, tool.input.as_deref().unwrap_or(""));
+            }
+        } else if let Some(reasoning) = delta.reasoning_content {
+            let index = match open {
+                Some(index) => index,
+                None => {
+                    let mut thinking = ThinkingContent::new("");
+                    thinking.thinking_signature = Some(String::new());
+                    let index = asm.begin_thinking(thinking);
+                    self.blocks.insert(bedrock_index, index);
+                    index
+                }
+            };
+            if kind(asm, index) != "thinking" {
+                return;
+            }
+            if let Some(text) = reasoning.text.filter(|t| !t.is_empty()) {
+                asm.push_thinking(index, &text);
+            }
+            if let Some(signature) = reasoning.signature.filter(|s| !s.is_empty()) {
+                asm.push_signature(index, &signature);
+            }
+            if let Some(data) = reasoning.redacted_content.filter(|d| !d.is_empty())
+                && let Some(AssistantBlock::Thinking(block)) =
+                    asm.message_mut().content.get_mut(index)
+            {
+                // Encrypted reasoning: kept (in the signature) so it can be sent back.
+                block.redacted = Some(true);
+                block
+                    .thinking_signature
+                    .get_or_insert_with(String::new)
+                    .push_str(&data);
+            }
+        }
+    }
+
+    /// Called once when the body ends: a failed stop reason becomes the TypeScript pi's
+    /// generic error.
+    pub fn finish(&mut self, asm: &mut Assembler) -> Result<(), String> {
+        if asm.message().stop_reason.is_failure() {
+            return Err("An unknown error occurred".to_owned());
+        }
+        Ok(())
+    }
+}

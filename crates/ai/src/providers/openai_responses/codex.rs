@@ -1,0 +1,588 @@
+//! `openai-codex-responses`: the Responses API of the ChatGPT Codex backend
+//! (`<base>/codex/responses`, default base `https://chatgpt.com/backend-api`), signed in with
+//! a ChatGPT OAuth token whose JWT names the account (`chatgpt-account-id` header).
+//!
+//! pi talks to it with its own client rather than the OpenAI SDK: the system prompt goes in
+//! `instructions`, reasoning is always included encrypted, failed requests are retried three
+//! times (1 s, 2 s, 4 s), and errors are worded as pi words them ("You have hit your ChatGPT
+//! usage limit …", "Codex error: …"). pi's WebSocket transport is not implemented; requests
+//! always use SSE.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::super::common::{encode_body, missing_key, resolve_api_key};
+use super::request::{self, InputItem, Reasoning, ToolParam};
+use super::{Decoder, Flavor, service_tier, simple_options};
+use crate::assembler::Assembler;
+use crate::event_stream::AssistantMessageEventStream;
+use crate::http::{self, HttpRequest};
+use crate::registry::ApiProvider;
+use crate::sse::{self, StreamControl};
+use crate::types::{
+    Context, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api, now_ms,
+};
+
+/// The backend pi uses when the model names none.
+pub const DEFAULT_BASE_URL: &str = "https://chatgpt.com/backend-api";
+const JWT_CLAIM_PATH: &str = "https://api.openai.com/auth";
+const DEFAULT_INSTRUCTIONS: &str = "You are a helpful assistant.";
+const MAX_RETRIES: u32 = 3;
+const BASE_DELAY_MS: u64 = 1000;
+const DEFAULT_TIMEOUT_MS: u64 = 600_000;
+const FETCH_FAILED: &str = "fetch failed";
+const ACCOUNT_ID_ERROR: &str = "Failed to extract accountId from token";
+
+static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| format!("Could not create the HTTP client: {e}"))
+});
+
+static RETRYABLE_TEXT: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)rate.?limit|overloaded|service.?unavailable|upstream.?connect|connection.?refused",
+    )
+    .ok()
+});
+
+static USAGE_LIMIT_CODE: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
+    regex::Regex::new(r"(?i)usage_limit_reached|usage_not_included|rate_limit_exceeded").ok()
+});
+
+/// `openai-codex-responses`: the ChatGPT Codex backend's Responses API.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenAiCodexResponses;
+
+impl ApiProvider for OpenAiCodexResponses {
+    fn api(&self) -> &str {
+        api::OPENAI_CODEX_RESPONSES
+    }
+
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantMessageEventStream {
+        let Some(token) = resolve_api_key(model, &options) else {
+            return missing_key(model);
+        };
+        let request = build_request(model, context, &options, &token);
+        run(
+            model.clone(),
+            request,
+            &options,
+            Decoder::new(model.clone(), Flavor::Codex, service_tier(&options)),
+        )
+    }
+
+    fn stream_simple(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: SimpleStreamOptions,
+    ) -> AssistantMessageEventStream {
+        match simple_options(model, &options) {
+            Some(base) => self.stream(model, context, base),
+            None => missing_key(model),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct TextParam<'a> {
+    verbosity: &'a str,
+}
+
+/// The Codex request body, keys in the order pi sends them.
+#[derive(Debug, Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    store: bool,
+    stream: bool,
+    instructions: &'a str,
+    input: Vec<InputItem<'a>>,
+    text: TextParam<'a>,
+    include: [&'static str; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    tool_choice: &'static str,
+    parallel_tool_calls: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service_tier: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Vec<ToolParam<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Reasoning>,
+}
+
+/// `<base>/codex/responses`, whatever part of that path the base already has.
+pub fn resolve_url(base_url: &str) -> String {
+    let raw = if base_url.trim().is_empty() {
+        DEFAULT_BASE_URL
+    } else {
+        base_url
+    };
+    let normalized = raw.trim_end_matches('/');
+    if normalized.ends_with("/codex/responses") {
+        normalized.to_owned()
+    } else if normalized.ends_with("/codex") {
+        format!("{normalized}/responses")
+    } else {
+        format!("{normalized}/codex/responses")
+    }
+}
+
+/// Decodes standard or URL-safe base64, padded or not.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim_end_matches('=');
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut bits = 0u32;
+    let mut count = 0u32;
+    for byte in text.bytes() {
+        let value = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(value);
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+            bits &= (1 << count) - 1;
+        }
+    }
+    (text.len() % 4 != 1).then_some(out)
+}
+
+/// The ChatGPT account id in the token's `https://api.openai.com/auth` claim.
+pub fn extract_account_id(token: &str) -> Result<String, String> {
+    let fail = || ACCOUNT_ID_ERROR.to_owned();
+    let parts: Vec<&str> = token.split('.').collect();
+    let [_, payload, _] = parts.as_slice() else {
+        return Err(fail());
+    };
+    let bytes = decode_base64(payload).ok_or_else(fail)?;
+    let payload: Value = serde_json::from_slice(&bytes).map_err(|_| fail())?;
+    match payload
+        .get(JWT_CLAIM_PATH)
+        .and_then(|c| c.get("chatgpt_account_id"))
+    {
+        Some(Value::String(id)) if !id.is_empty() => Ok(id.clone()),
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f != 0.0) => Ok(n.to_string()),
+        _ => Err(fail()),
+    }
+}
+
+/// `pi (<platform> <release>; <arch>)`, with Node's names for platform and architecture.
+fn user_agent() -> &'static str {
+    static AGENT: LazyLock<String> = LazyLock::new(|| {
+        let platform = match std::env::consts::OS {
+            "macos" => "darwin",
+            "windows" => "win32",
+            other => other,
+        };
+        let arch = match std::env::consts::ARCH {
+            "x86_64" => "x64",
+            "aarch64" => "arm64",
+            "x86" => "ia32",
+            "powerpc64" => "ppc64",
+            other => other,
+        };
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .or_else(|| {
+                std::process::Command::new("uname")
+                    .arg("-r")
+                    .output()
+                    .ok()
+                    .and_then(|o| String::from_utf8(o.stdout).ok())
+            })
+            .map(|r| r.trim().to_owned())
+            .unwrap_or_default();
+        format!("pi ({platform} {release}; {arch})")
+    });
+    &AGENT
+}
+
+/// Builds the Codex request: body, then the model's and caller's headers under pi's fixed
+/// ones (token, account, originator, user agent, beta flag, SSE accept, session).
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    token: &str,
+) -> Result<HttpRequest, String> {
+    let account_id = extract_account_id(token)?;
+    let extra = options.openai_responses.as_ref();
+    let messages = request::prepare_messages(model, context, request::OPENAI_TOOL_CALL_PROVIDERS);
+    let reasoning = options.reasoning_effort.map(|level| {
+        let effort = if level == ThinkingLevel::Off {
+            match model.thinking_level_value(ThinkingLevel::Off) {
+                Some(Some(off)) => off.to_owned(),
+                _ => "none".to_owned(),
+            }
+        } else {
+            request::effort_value(model, level)
+        };
+        Reasoning {
+            effort,
+            summary: Some(
+                extra
+                    .and_then(|o| o.reasoning_summary.clone())
+                    .unwrap_or_else(|| "auto".to_owned()),
+            ),
+        }
+    });
+    let body = Body {
+        model: &model.id,
+        store: false,
+        stream: true,
+        instructions: context
+            .system_prompt
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .unwrap_or(DEFAULT_INSTRUCTIONS),
+        input: request::convert_messages(model, None, &messages),
+        text: TextParam {
+            verbosity: extra
+                .and_then(|o| o.text_verbosity.as_deref())
+                .filter(|v| !v.is_empty())
+                .unwrap_or("low"),
+        },
+        include: request::INCLUDE_ENCRYPTED_REASONING,
+        prompt_cache_key: options.session_id.as_deref(),
+        tool_choice: "auto",
+        parallel_tool_calls: true,
+        temperature: options.temperature,
+        service_tier: extra.and_then(|o| o.service_tier.as_deref()),
+        tools: (!context.tools.is_empty()).then(|| request::convert_tools(&context.tools, None)),
+        reasoning,
+    };
+    let body = encode_body(model, &body, options)?;
+    let mut request = HttpRequest {
+        url: resolve_url(&model.base_url),
+        headers: Vec::new(),
+        body,
+    };
+    request.apply_overrides(model.headers.iter().flatten());
+    request.apply_overrides(&options.headers);
+    request.set_header("Authorization", &format!("Bearer {token}"));
+    request.set_header("chatgpt-account-id", &account_id);
+    request.set_header("originator", "pi");
+    request.set_header("User-Agent", user_agent());
+    request.set_header("OpenAI-Beta", "responses=experimental");
+    request.set_header("accept", "text/event-stream");
+    request.set_header("content-type", "application/json");
+    if let Some(session) = options.session_id.as_deref().filter(|s| !s.is_empty()) {
+        request.set_header("session_id", session);
+        request.set_header("x-client-request-id", session);
+    }
+    Ok(request)
+}
+
+/// pi's text for a failed Codex request: a usage-limit sentence for rate limits, else the
+/// error's message, else the raw body.
+pub fn error_message(status: u16, reason: &str, body: &str) -> String {
+    let mut message = if !body.is_empty() {
+        body.to_owned()
+    } else if !reason.is_empty() {
+        reason.to_owned()
+    } else {
+        "Request failed".to_owned()
+    };
+    let mut friendly = None;
+    if let Ok(parsed) = serde_json::from_str::<Value>(body)
+        && let Some(error) = parsed.get("error").filter(|e| is_truthy(e))
+    {
+        let code = [error.get("code"), error.get("type")]
+            .into_iter()
+            .flatten()
+            .find(|v| is_truthy(v))
+            .map(value_text)
+            .unwrap_or_default();
+        let limited = USAGE_LIMIT_CODE
+            .as_ref()
+            .is_some_and(|re| re.is_match(&code));
+        if limited || status == 429 {
+            let plan = match error.get("plan_type") {
+                Some(Value::String(plan)) if !plan.is_empty() => {
+                    format!(" ({} plan)", plan.to_lowercase())
+                }
+                _ => String::new(),
+            };
+            let when = error
+                .get("resets_at")
+                .and_then(Value::as_f64)
+                .filter(|at| *at != 0.0)
+                .map(|at| {
+                    let minutes = ((at * 1000.0 - now_ms() as f64) / 60_000.0).round();
+                    format!(" Try again in ~{} min.", minutes.max(0.0) as i64)
+                })
+                .unwrap_or_default();
+            friendly = Some(
+                format!("You have hit your ChatGPT usage limit{plan}.{when}")
+                    .trim()
+                    .to_owned(),
+            );
+        }
+        match error.get("message").filter(|m| is_truthy(m)) {
+            Some(m) => message = value_text(m),
+            None => {
+                if let Some(f) = &friendly {
+                    message.clone_from(f);
+                }
+            }
+        }
+    }
+    friendly.unwrap_or(message)
+}
+
+fn is_truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn is_retryable(status: u16, body: &str) -> bool {
+    matches!(status, 429 | 500 | 502 | 503 | 504)
+        || RETRYABLE_TEXT.as_ref().is_some_and(|re| re.is_match(body))
+}
+
+/// Why no response arrived.
+struct Failure {
+    message: String,
+    aborted: bool,
+}
+
+impl Failure {
+    fn aborted() -> Self {
+        Self {
+            message: http::ABORTED.to_owned(),
+            aborted: true,
+        }
+    }
+}
+
+/// Sleeps before retry `attempt` (1 s, 2 s, 4 s …); `false` when cancelled meanwhile.
+async fn backoff(attempt: u32, cancel: &CancellationToken) -> bool {
+    let delay = Duration::from_millis(BASE_DELAY_MS << attempt.min(16));
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => false,
+        _ = tokio::time::sleep(delay) => true,
+    }
+}
+
+/// Sends the request as pi's Codex client does: up to `max_retries` retries after any
+/// failure, except a non-retryable status whose error speaks of a usage limit.
+async fn send(
+    request: &HttpRequest,
+    max_retries: u32,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<reqwest::Response, Failure> {
+    let client = CLIENT.as_ref().map_err(|e| Failure {
+        message: e.clone(),
+        aborted: false,
+    })?;
+    let mut attempt = 0u32;
+    loop {
+        if cancel.is_cancelled() {
+            return Err(Failure::aborted());
+        }
+        let mut builder = client.post(&request.url).body(request.body.clone());
+        for (name, value) in &request.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        let outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(Failure::aborted()),
+            outcome = tokio::time::timeout(timeout, builder.send()) => outcome,
+        };
+        let message = match outcome {
+            Err(_elapsed) => http::TIMED_OUT.to_owned(),
+            Ok(Err(error)) if error.is_builder() => {
+                return Err(Failure {
+                    message: format!("Invalid request to {}: {error}", request.url),
+                    aborted: false,
+                });
+            }
+            Ok(Err(_)) => FETCH_FAILED.to_owned(),
+            Ok(Ok(response)) if response.status().is_success() => return Ok(response),
+            Ok(Ok(response)) => {
+                let status = response.status();
+                let body = tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => return Err(Failure::aborted()),
+                    body = response.text() => body.unwrap_or_default(),
+                };
+                if attempt < max_retries && is_retryable(status.as_u16(), &body) {
+                    if !backoff(attempt, cancel).await {
+                        return Err(Failure::aborted());
+                    }
+                    attempt += 1;
+                    continue;
+                }
+                error_message(
+                    status.as_u16(),
+                    status.canonical_reason().unwrap_or(""),
+                    &body,
+                )
+            }
+        };
+        if attempt < max_retries && !message.contains("usage limit") {
+            if !backoff(attempt, cancel).await {
+                return Err(Failure::aborted());
+            }
+            attempt += 1;
+            continue;
+        }
+        return Err(Failure {
+            message,
+            aborted: false,
+        });
+    }
+}
+
+/// Sends `request` with Codex retries and streams the response through `decoder`.
+fn run(
+    model: Model,
+    request: Result<HttpRequest, String>,
+    options: &StreamOptions,
+    decoder: Decoder,
+) -> AssistantMessageEventStream {
+    let control = StreamControl::from_options(options);
+    let max_retries = options.max_retries.unwrap_or(MAX_RETRIES);
+    let timeout = Duration::from_millis(options.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
+    AssistantMessageEventStream::new(async_stream::stream! {
+        let request = match request {
+            Ok(request) => request,
+            Err(message) => {
+                yield Assembler::new(&model).fail(false, message);
+                return;
+            }
+        };
+        let response = match send(&request, max_retries, timeout, &control.cancel).await {
+            Ok(response) => response,
+            Err(failure) => {
+                yield Assembler::new(&model).fail(failure.aborted, failure.message);
+                return;
+            }
+        };
+        let mut events = Box::pin(sse::decode(model, response.bytes_stream(), control, decoder));
+        while let Some(event) = events.next().await {
+            yield event;
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jwt(payload: &str) -> String {
+        const ALPHABET: &[u8; 64] =
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let bytes = payload.as_bytes();
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+            for i in 0..=chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            }
+        }
+        format!("eyJhbGciOiJub25lIn0.{out}.sig")
+    }
+
+    #[test]
+    fn account_id_comes_from_the_auth_claim() {
+        let token = jwt(r#"{"https://api.openai.com/auth":{"chatgpt_account_id":"acc-123"}}"#);
+        assert_eq!(extract_account_id(&token).unwrap(), "acc-123");
+        assert_eq!(
+            extract_account_id(&jwt(r#"{"sub":"x"}"#)),
+            Err(ACCOUNT_ID_ERROR.into())
+        );
+        assert_eq!(
+            extract_account_id("sk-plain-key"),
+            Err(ACCOUNT_ID_ERROR.into())
+        );
+        assert_eq!(decode_base64("aGk=").unwrap(), b"hi");
+        assert_eq!(decode_base64("aGk").unwrap(), b"hi");
+    }
+
+    #[test]
+    fn urls_end_in_codex_responses() {
+        assert_eq!(
+            resolve_url(""),
+            "https://chatgpt.com/backend-api/codex/responses"
+        );
+        assert_eq!(resolve_url("http://x/api/"), "http://x/api/codex/responses");
+        assert_eq!(resolve_url("http://x/codex"), "http://x/codex/responses");
+        assert_eq!(
+            resolve_url("http://x/codex/responses/"),
+            "http://x/codex/responses"
+        );
+    }
+
+    #[test]
+    fn error_messages_follow_pi() {
+        let limit =
+            r#"{"error":{"code":"usage_limit_reached","message":"limit","plan_type":"PLUS"}}"#;
+        assert_eq!(
+            error_message(403, "Forbidden", limit),
+            "You have hit your ChatGPT usage limit (plus plan)."
+        );
+        let resets = format!(
+            r#"{{"error":{{"type":"x","resets_at":{}}}}}"#,
+            (now_ms() / 1000) + 600
+        );
+        let text = error_message(429, "Too Many Requests", &resets);
+        assert!(
+            text.starts_with("You have hit your ChatGPT usage limit. Try again in ~"),
+            "{text}"
+        );
+        assert_eq!(
+            error_message(
+                500,
+                "Internal Server Error",
+                r#"{"error":{"message":"boom"}}"#
+            ),
+            "boom"
+        );
+        assert_eq!(
+            error_message(502, "Bad Gateway", "upstream down"),
+            "upstream down"
+        );
+        assert_eq!(error_message(502, "Bad Gateway", ""), "Bad Gateway");
+        assert!(user_agent().starts_with("pi ("));
+    }
+}

@@ -1,0 +1,583 @@
+//! The Responses request shared by the three APIs: input items converted from the
+//! conversation (messages, reasoning items, function calls and their outputs), tools and the
+//! reasoning setting.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::transform::transform_messages;
+use crate::types::{
+    AssistantBlock, AssistantMessage, Context, InputBlock, Message, Model, ThinkingLevel, Tool,
+    UserContent,
+};
+
+/// Providers whose `call_id|item_id` tool-call ids the OpenAI and Codex APIs keep as pairs.
+pub const OPENAI_TOOL_CALL_PROVIDERS: &[&str] = &["openai", "openai-codex", "opencode"];
+/// The same for Azure, which also accepts its own ids.
+pub const AZURE_TOOL_CALL_PROVIDERS: &[&str] = &[
+    "openai",
+    "openai-codex",
+    "opencode",
+    "azure-openai-responses",
+];
+
+const MAX_ID_LENGTH: usize = 64;
+const IMAGE_ONLY_TOOL_RESULT: &str = "(see attached image)";
+
+/// One part of user (or tool-output) content.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum InputPart<'a> {
+    InputText {
+        text: Cow<'a, str>,
+    },
+    InputImage {
+        detail: &'static str,
+        image_url: String,
+    },
+}
+
+/// Content of a role message: a string (system/developer) or parts (user).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum RoleContent<'a> {
+    Text(&'a str),
+    Parts(Vec<InputPart<'a>>),
+}
+
+/// A `{role, content}` message.
+#[derive(Debug, Serialize)]
+pub struct RoleMessage<'a> {
+    pub role: &'static str,
+    pub content: RoleContent<'a>,
+}
+
+/// An `output_text` part of an assistant message.
+#[derive(Debug, Serialize)]
+pub struct OutputText<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub text: &'a str,
+    pub annotations: [(); 0],
+}
+
+/// An earlier assistant message, replayed as an output item.
+#[derive(Debug, Serialize)]
+pub struct OutputMessage<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub role: &'static str,
+    pub content: [OutputText<'a>; 1],
+    pub status: &'static str,
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+}
+
+/// An earlier function call.
+#[derive(Debug, Serialize)]
+pub struct FunctionCall<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'a str>,
+    pub call_id: &'a str,
+    pub name: &'a str,
+    pub arguments: String,
+}
+
+/// A tool result: text, or parts when it carries images.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum ToolOutput<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<InputPart<'a>>),
+}
+
+/// The result of a function call.
+#[derive(Debug, Serialize)]
+pub struct FunctionCallOutput<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub call_id: &'a str,
+    pub output: ToolOutput<'a>,
+}
+
+/// One entry of the request's `input`.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum InputItem<'a> {
+    Role(RoleMessage<'a>),
+    Message(OutputMessage<'a>),
+    /// A reasoning item exactly as the API returned it (with its `encrypted_content`).
+    Reasoning(Value),
+    FunctionCall(FunctionCall<'a>),
+    FunctionCallOutput(FunctionCallOutput<'a>),
+}
+
+/// A function tool.
+#[derive(Debug, Serialize)]
+pub struct ToolParam<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub name: &'a str,
+    pub description: &'a str,
+    pub parameters: Cow<'a, Value>,
+    /// `false` (OpenAI, Azure) or `null` (Codex); `true` sends a strict-mode schema.
+    pub strict: Option<bool>,
+}
+
+/// The `reasoning` field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reasoning {
+    pub effort: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
+/// The OpenAI and Azure request body, keys in the order pi sends them.
+#[derive(Debug, Serialize)]
+pub struct Body<'a> {
+    pub model: &'a str,
+    pub input: Vec<InputItem<'a>>,
+    pub stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_retention: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<ToolParam<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<Reasoning>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub include: Option<[&'static str; 1]>,
+}
+
+/// The `include` value that returns reasoning as `encrypted_content`.
+pub const INCLUDE_ENCRYPTED_REASONING: [&str; 1] = ["reasoning.encrypted_content"];
+
+/// pi's `shortHash`: two 32-bit lanes over UTF-16 code units, printed as base-36 numbers.
+pub fn short_hash(text: &str) -> String {
+    let mut h1: u32 = 0xdead_beef;
+    let mut h2: u32 = 0x41c6_ce57;
+    for unit in text.encode_utf16() {
+        let ch = u32::from(unit);
+        h1 = (h1 ^ ch).wrapping_mul(2_654_435_761);
+        h2 = (h2 ^ ch).wrapping_mul(1_597_334_677);
+    }
+    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
+    let mut out = base36(h2);
+    out.push_str(&base36(h1));
+    out
+}
+
+fn base36(mut value: u32) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut digits = Vec::with_capacity(7);
+    loop {
+        digits.push(DIGITS[(value % 36) as usize]);
+        value /= 36;
+        if value == 0 {
+            break;
+        }
+    }
+    digits.iter().rev().map(|&b| char::from(b)).collect()
+}
+
+/// An id part the API accepts: `[a-zA-Z0-9_-]` (others become `_`, one per UTF-16 unit), at
+/// most 64 characters, no trailing underscores.
+fn normalize_id_part(part: &str) -> String {
+    let mut out = String::with_capacity(part.len());
+    for c in part.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            for _ in 0..c.len_utf16() {
+                out.push('_');
+            }
+        }
+    }
+    out.truncate(MAX_ID_LENGTH);
+    let trimmed = out.trim_end_matches('_').len();
+    out.truncate(trimmed);
+    out
+}
+
+/// Rewrites a tool-call id from another model: `call|item` pairs stay pairs for providers
+/// that keep them (the item id starting with `fc_`, hashed when it came from another API),
+/// everything else becomes one sanitized id.
+pub fn normalize_tool_call_id(id: &str, keeps_pairs: bool, foreign: bool) -> String {
+    if !keeps_pairs || !id.contains('|') {
+        return normalize_id_part(id);
+    }
+    let mut parts = id.split('|');
+    let call_id = normalize_id_part(parts.next().unwrap_or(""));
+    let item_id = parts.next().unwrap_or("");
+    let mut item_id = if foreign {
+        let mut hashed = format!("fc_{}", short_hash(item_id));
+        hashed.truncate(MAX_ID_LENGTH);
+        hashed
+    } else {
+        normalize_id_part(item_id)
+    };
+    if !item_id.starts_with("fc_") {
+        item_id = normalize_id_part(&format!("fc_{item_id}"));
+    }
+    format!("{call_id}|{item_id}")
+}
+
+/// The conversation as this model should receive it (ids normalized, orphans answered).
+pub fn prepare_messages(model: &Model, context: &Context, allowed: &[&str]) -> Vec<Message> {
+    // The normalizer sees only the id; the ids of calls from another provider or API are
+    // collected first, since their item ids are hashed rather than kept.
+    let foreign: HashSet<&str> = context
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant(a) if a.provider != model.provider || a.api != model.api => Some(a),
+            _ => None,
+        })
+        .flat_map(|a| a.tool_calls().map(|c| c.id.as_str()))
+        .collect();
+    let keeps_pairs = allowed.contains(&model.provider.as_str());
+    let normalize = |id: &str| normalize_tool_call_id(id, keeps_pairs, foreign.contains(id));
+    transform_messages(&context.messages, model, Some(&normalize))
+}
+
+fn image_part(mime: &str, data: &str) -> InputPart<'static> {
+    InputPart::InputImage {
+        detail: "auto",
+        image_url: format!("data:{mime};base64,{data}"),
+    }
+}
+
+fn input_part(block: &InputBlock) -> InputPart<'_> {
+    match block {
+        InputBlock::Text(t) => InputPart::InputText {
+            text: Cow::Borrowed(&t.text),
+        },
+        InputBlock::Image(i) => image_part(&i.mime_type, &i.data),
+    }
+}
+
+/// The id (and phase) stored in a text block's signature: `{"v":1,"id":…,"phase":…}` or a
+/// legacy plain id.
+fn parse_text_signature(signature: Option<&str>) -> Option<(String, Option<String>)> {
+    let signature = signature.filter(|s| !s.is_empty())?;
+    if signature.starts_with('{')
+        && let Ok(Value::Object(parsed)) = serde_json::from_str::<Value>(signature)
+        && parsed.get("v").and_then(Value::as_f64) == Some(1.0)
+        && let Some(Value::String(id)) = parsed.get("id")
+    {
+        let phase = match parsed.get("phase").and_then(Value::as_str) {
+            Some(p @ ("commentary" | "final_answer")) => Some(p.to_owned()),
+            _ => None,
+        };
+        return Some((id.clone(), phase));
+    }
+    Some((signature.to_owned(), None))
+}
+
+fn convert_assistant<'a>(
+    model: &Model,
+    assistant: &'a AssistantMessage,
+    msg_index: usize,
+    out: &mut Vec<InputItem<'a>>,
+) {
+    let different_model = assistant.model != model.id
+        && assistant.provider == model.provider
+        && assistant.api == model.api;
+    for block in &assistant.content {
+        match block {
+            AssistantBlock::Thinking(thinking) => {
+                // The signature is the whole reasoning item; replaying it keeps the model's
+                // encrypted reasoning across turns.
+                if let Some(signature) = thinking
+                    .thinking_signature
+                    .as_deref()
+                    .filter(|s| !s.is_empty())
+                    && let Ok(item) = serde_json::from_str::<Value>(signature)
+                {
+                    out.push(InputItem::Reasoning(item));
+                }
+            }
+            AssistantBlock::Text(text) => {
+                let parsed = parse_text_signature(text.text_signature.as_deref());
+                let (id, phase) = match parsed {
+                    Some((id, phase)) if !id.is_empty() => (id, phase),
+                    Some((_, phase)) => (format!("msg_{msg_index}"), phase),
+                    None => (format!("msg_{msg_index}"), None),
+                };
+                let id = if id.encode_utf16().count() > MAX_ID_LENGTH {
+                    format!("msg_{}", short_hash(&id))
+                } else {
+                    id
+                };
+                out.push(InputItem::Message(OutputMessage {
+                    kind: "message",
+                    role: "assistant",
+                    content: [OutputText {
+                        kind: "output_text",
+                        text: &text.text,
+                        annotations: [],
+                    }],
+                    status: "completed",
+                    id,
+                    phase,
+                }));
+            }
+            AssistantBlock::ToolCall(call) => {
+                let mut parts = call.id.split('|');
+                let call_id = parts.next().unwrap_or("");
+                // A call from another model of this provider: its `fc_` item id was paired
+                // with that model's reasoning item, so it is left out.
+                let item_id = parts
+                    .next()
+                    .filter(|item| !(different_model && item.starts_with("fc_")));
+                out.push(InputItem::FunctionCall(FunctionCall {
+                    kind: "function_call",
+                    id: item_id,
+                    call_id,
+                    name: &call.name,
+                    arguments: serde_json::to_string(&call.arguments)
+                        .unwrap_or_else(|_| "{}".into()),
+                }));
+            }
+        }
+    }
+}
+
+fn convert_tool_result<'a>(
+    model: &Model,
+    result: &'a crate::types::ToolResultMessage,
+) -> InputItem<'a> {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(InputBlock::as_text)
+        .collect();
+    let text: Cow<str> = match texts.as_slice() {
+        [single] => Cow::Borrowed(single),
+        _ => Cow::Owned(texts.join("\n")),
+    };
+    let has_images = result
+        .content
+        .iter()
+        .any(|b| matches!(b, InputBlock::Image(_)));
+    let output = if has_images && model.supports_images() {
+        let mut parts = Vec::with_capacity(result.content.len() + 1);
+        if !text.is_empty() {
+            parts.push(InputPart::InputText { text });
+        }
+        for block in &result.content {
+            if let InputBlock::Image(image) = block {
+                parts.push(image_part(&image.mime_type, &image.data));
+            }
+        }
+        ToolOutput::Parts(parts)
+    } else if text.is_empty() {
+        ToolOutput::Text(Cow::Borrowed(IMAGE_ONLY_TOOL_RESULT))
+    } else {
+        ToolOutput::Text(text)
+    };
+    InputItem::FunctionCallOutput(FunctionCallOutput {
+        kind: "function_call_output",
+        call_id: result.tool_call_id.split('|').next().unwrap_or(""),
+        output,
+    })
+}
+
+/// Converts the (prepared) conversation to `input` items; the system prompt becomes a
+/// `developer` (reasoning models) or `system` message first when given.
+pub fn convert_messages<'a>(
+    model: &Model,
+    system_prompt: Option<&'a str>,
+    messages: &'a [Message],
+) -> Vec<InputItem<'a>> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if let Some(system) = system_prompt.filter(|s| !s.is_empty()) {
+        out.push(InputItem::Role(RoleMessage {
+            role: if model.reasoning {
+                "developer"
+            } else {
+                "system"
+            },
+            content: RoleContent::Text(system),
+        }));
+    }
+    let mut msg_index = 0usize;
+    for message in messages {
+        match message {
+            Message::User(user) => {
+                let parts: Vec<InputPart> = match &user.content {
+                    UserContent::Text(text) => vec![InputPart::InputText {
+                        text: Cow::Borrowed(text),
+                    }],
+                    UserContent::Blocks(blocks) => blocks.iter().map(input_part).collect(),
+                };
+                if parts.is_empty() {
+                    continue;
+                }
+                out.push(InputItem::Role(RoleMessage {
+                    role: "user",
+                    content: RoleContent::Parts(parts),
+                }));
+            }
+            Message::Assistant(assistant) => {
+                let before = out.len();
+                convert_assistant(model, assistant, msg_index, &mut out);
+                if out.len() == before {
+                    continue;
+                }
+            }
+            Message::ToolResult(result) => out.push(convert_tool_result(model, result)),
+        }
+        msg_index += 1;
+    }
+    out
+}
+
+/// Function tools; `strict: Some(true)` sends schemas rewritten for OpenAI strict mode.
+pub fn convert_tools(tools: &[Tool], strict: Option<bool>) -> Vec<ToolParam<'_>> {
+    tools
+        .iter()
+        .map(|tool| ToolParam {
+            kind: "function",
+            name: &tool.name,
+            description: &tool.description,
+            parameters: if strict == Some(true) {
+                Cow::Owned(crate::schema::for_openai_strict(&tool.parameters))
+            } else {
+                Cow::Borrowed(&tool.parameters)
+            },
+            strict,
+        })
+        .collect()
+}
+
+/// The model's value for a level: its mapping when it has one, else the level's name.
+pub fn effort_value(model: &Model, level: ThinkingLevel) -> String {
+    match model.thinking_level_value(level) {
+        Some(Some(mapped)) => mapped.to_owned(),
+        _ => level.as_str().to_owned(),
+    }
+}
+
+/// `reasoning` (and whether to include encrypted reasoning) for OpenAI and Azure: an effort
+/// or summary asks for reasoning with a summary; otherwise reasoning models get the model's
+/// "off" effort (`none` by default) unless the model cannot turn reasoning off.
+pub fn reasoning_param(
+    model: &Model,
+    effort: Option<ThinkingLevel>,
+    summary: Option<&str>,
+    send_off_effort: bool,
+) -> (Option<Reasoning>, bool) {
+    if !model.reasoning {
+        return (None, false);
+    }
+    let effort = effort.filter(|l| *l != ThinkingLevel::Off);
+    let summary = summary.filter(|s| !s.is_empty());
+    if effort.is_some() || summary.is_some() {
+        let effort = match effort {
+            Some(level) => effort_value(model, level),
+            None => "medium".to_owned(),
+        };
+        let reasoning = Reasoning {
+            effort,
+            summary: Some(summary.unwrap_or("auto").to_owned()),
+        };
+        return (Some(reasoning), true);
+    }
+    if !send_off_effort {
+        return (None, false);
+    }
+    match model.thinking_level_value(ThinkingLevel::Off) {
+        Some(None) => (None, false),
+        Some(Some(off)) => (
+            Some(Reasoning {
+                effort: off.to_owned(),
+                summary: None,
+            }),
+            false,
+        ),
+        None => (
+            Some(Reasoning {
+                effort: "none".to_owned(),
+                summary: None,
+            }),
+            false,
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_hash_matches_the_typescript_one() {
+        assert_eq!(short_hash(""), "k4n83c7h0j2b");
+        assert_eq!(short_hash("a"), "m8735310ae7sx");
+        assert_eq!(short_hash("call_abc123"), "sb0y391xa16ki");
+    }
+
+    #[test]
+    fn id_parts_are_sanitized_cut_and_trimmed() {
+        assert_eq!(normalize_id_part("call+1/x__"), "call_1_x");
+        assert_eq!(normalize_id_part("a🎉b"), "a__b");
+        assert_eq!(normalize_id_part(&"x".repeat(80)).len(), 64);
+    }
+
+    #[test]
+    fn tool_call_ids_keep_pairs_only_where_allowed() {
+        assert_eq!(
+            normalize_tool_call_id("call_1|fc_2", true, false),
+            "call_1|fc_2"
+        );
+        assert_eq!(
+            normalize_tool_call_id("call_1|item+2", true, false),
+            "call_1|fc_item_2"
+        );
+        let foreign = normalize_tool_call_id("call_1|rs_abc", true, true);
+        assert_eq!(foreign, format!("call_1|fc_{}", short_hash("rs_abc")));
+        assert_eq!(
+            normalize_tool_call_id("call_1|fc_2", false, false),
+            "call_1_fc_2"
+        );
+        assert_eq!(
+            normalize_tool_call_id("toolu_01+x", true, true),
+            "toolu_01_x"
+        );
+    }
+
+    #[test]
+    fn text_signatures_parse_both_forms() {
+        assert_eq!(
+            parse_text_signature(Some(r#"{"v":1,"id":"msg_1","phase":"final_answer"}"#)),
+            Some(("msg_1".into(), Some("final_answer".into())))
+        );
+        assert_eq!(
+            parse_text_signature(Some("msg_legacy")),
+            Some(("msg_legacy".into(), None))
+        );
+        assert_eq!(
+            parse_text_signature(Some(r#"{"v":2,"id":"x"}"#)),
+            Some((r#"{"v":2,"id":"x"}"#.into(), None))
+        );
+        assert_eq!(parse_text_signature(None), None);
+    }
+}
