@@ -418,7 +418,29 @@ where
                 Some(Some(Err(error))) => Err(transport_error(&error)),
                 Some(Some(Ok(chunk))) => {
                     frames.push(&chunk);
-                    feed(&mut frames, &mut decoder, &mut asm)
+                    // Events leave after each message: a pending event keeps the partial
+                    // message shared, so the next delta would have to copy it.
+                    let mut outcome = Ok(());
+                    loop {
+                        match frames.next_message() {
+                            Ok(Some(message)) => {
+                                if let Err(e) = decoder.on_message(&message, &mut asm) {
+                                    outcome = Err(e);
+                                    break;
+                                }
+                                let pending: Vec<_> = asm.drain().collect();
+                                for event in pending {
+                                    yield event;
+                                }
+                            }
+                            Ok(None) => break,
+                            Err(e) => {
+                                outcome = Err(e.to_string());
+                                break;
+                            }
+                        }
+                    }
+                    outcome
                 }
             };
             let pending: Vec<_> = asm.drain().collect();
@@ -448,18 +470,6 @@ where
             Err(message) => yield asm.fail(false, message),
         }
     }
-}
-
-/// Hands every complete message to the decoder.
-fn feed(
-    frames: &mut MessageDecoder,
-    decoder: &mut Decoder,
-    asm: &mut Assembler,
-) -> Result<(), String> {
-    while let Some(message) = frames.next_message().map_err(|e| e.to_string())? {
-        decoder.on_message(&message, asm)?;
-    }
-    Ok(())
 }
 
 /// Decodes a recorded body (replay tests and benchmarks).
