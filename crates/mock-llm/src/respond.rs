@@ -57,9 +57,14 @@ pub(crate) fn respond(
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    let frames = wire.render(script, &ctx);
-    let line_ending = script.line_ending.unwrap_or_default();
-    let mut ops = faults::plan(frames, script.fault.as_ref(), wire, line_ending);
+    let mut ops = match &script.raw_body {
+        Some(raw) => vec![faults::Op::Write(bytes::Bytes::from(raw.clone()))],
+        None => {
+            let frames = wire.render(script, &ctx);
+            let line_ending = script.line_ending.unwrap_or_default();
+            faults::plan(frames, script.fault.as_ref(), wire, line_ending)
+        }
+    };
     if let Some(max) = script.write_chunk_bytes {
         ops = faults::split_writes(ops, max);
     }

@@ -42,6 +42,10 @@ pub struct Script {
     /// OpenAI only: delta field carrying thinking (default `reasoning_content`).
     #[serde(default, alias = "reasoning_field")]
     pub reasoning_field: Option<String>,
+    /// Replay: send exactly this body (a recorded provider stream) instead of rendering
+    /// `items`; `writeChunkBytes` still splits it. Faults other than HTTP errors are ignored.
+    #[serde(default, alias = "raw_body")]
+    pub raw_body: Option<String>,
 }
 
 /// One content item of a scripted response.
@@ -382,6 +386,14 @@ impl Script {
     pub fn with_response_id(mut self, id: impl Into<String>) -> Script {
         self.response_id = Some(id.into());
         self
+    }
+
+    /// A script that replays a recorded response body verbatim.
+    pub fn raw(body: impl Into<String>) -> Script {
+        Script {
+            raw_body: Some(body.into()),
+            ..Script::default()
+        }
     }
 
     /// Sets the OpenAI delta field used for thinking.
