@@ -191,7 +191,7 @@ config.setdefault("providers", {})["local"] = {
                "supportsReasoningEffort": False, "supportsUsageInStreaming": True,
                "maxTokensField": "max_tokens"},
     "models": [{"id": "gemma-3-270m", "name": "Gemma 3 270M (local, base model)",
-                "reasoning": False, "input": ["text"], "contextWindow": 8192, "maxTokens": 1024,
+                "reasoning": False, "input": ["text"], "contextWindow": 32768, "maxTokens": 1024,
                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}],
 }
 os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -220,7 +220,7 @@ start_server() {
   say "step 6/6: starting llama-server on 127.0.0.1:$port"
   # Greedy decoding (--top-k 1), a nudge toward end-of-sequence so one tool call ends the
   # reply, and stop strings that end a plain reply at the next turn.
-  nohup "$server" -m "$model" --host 127.0.0.1 --port "$port" -c 8192 -np 1 -t "$(nproc 2>/dev/null || echo 2)" \
+  nohup "$server" -m "$model" --host 127.0.0.1 --port "$port" -c 32768 -np 1 -t "$(nproc 2>/dev/null || echo 2)" \
     --no-webui --jinja --chat-template-file "$template" --temp 0 --top-k 1 --logit-bias 1+3 \
     -r $'\nUser:' -r $'\nTool:' >"$log" 2>&1 &
   echo $! >"$pidfile"

@@ -35,6 +35,7 @@ impl AgentSession {
         &self,
         message: &AssistantMessage,
         skip_aborted: bool,
+        allow_threshold: bool,
     ) -> bool {
         let inner = &self.inner;
         let settings = inner.settings.get().compaction_settings();
@@ -95,7 +96,7 @@ impl AgentSession {
         } else {
             calculate_context_tokens(&message.usage)
         };
-        if should_compact(context_tokens, model.context_window, &settings) {
+        if allow_threshold && should_compact(context_tokens, model.context_window, &settings) {
             return self.run_auto_compaction(CompactionReason::Threshold).await;
         }
         false

@@ -131,6 +131,8 @@ pub(crate) struct Inner {
     ended_assistant: Mutex<Option<AssistantMessage>>,
     /// `agent_end` was emitted; the agent finishes its run without further events.
     run_ended: AtomicBool,
+    /// Compact after a run whose context passed the threshold (off in print mode).
+    compact_after_runs: AtomicBool,
     retry_attempt: AtomicU32,
     retry_cancel: Mutex<Option<CancellationToken>>,
     compaction_cancel: Mutex<Option<CancellationToken>>,
@@ -226,6 +228,7 @@ impl AgentSession {
                 last_assistant: Mutex::new(None),
                 ended_assistant: Mutex::new(None),
                 run_ended: AtomicBool::new(true),
+                compact_after_runs: AtomicBool::new(true),
                 retry_attempt: AtomicU32::new(0),
                 retry_cancel: Mutex::new(None),
                 compaction_cancel: Mutex::new(None),
@@ -291,6 +294,15 @@ impl AgentSession {
         lock(&self.inner.compaction_cancel).is_some()
             || lock(&self.inner.auto_compaction_cancel).is_some()
             || lock(&self.inner.branch_summary_cancel).is_some()
+    }
+
+    /// Whether a run that ends over the compaction threshold compacts at once (the default)
+    /// or only before the next prompt, as print mode does so it can exit when the reply is
+    /// in; an overflow is always recovered.
+    pub fn set_compact_after_runs(&self, enabled: bool) {
+        self.inner
+            .compact_after_runs
+            .store(enabled, Ordering::SeqCst);
     }
 
     /// Whether an auto-retry sleep is in progress.
@@ -457,7 +469,7 @@ impl AgentSession {
                 .find_map(|m| m.as_assistant().cloned())
         });
         if let Some(last) = last {
-            self.check_compaction(&last, false).await;
+            self.check_compaction(&last, false, true).await;
         }
         let mut blocks = vec![InputBlock::text(text)];
         blocks.extend(options.images.into_iter().map(InputBlock::Image));
@@ -506,7 +518,14 @@ impl AgentSession {
                 }
                 continue;
             }
-            if self.check_compaction(&last, true).await {
+            if self
+                .check_compaction(
+                    &last,
+                    true,
+                    self.inner.compact_after_runs.load(Ordering::SeqCst),
+                )
+                .await
+            {
                 if self.inner.agent.continue_run().await.is_err() {
                     return;
                 }

@@ -36,6 +36,9 @@ fn print_line(value: &impl serde::Serialize) {
 
 /// Sends each prompt in turn and returns the exit code.
 pub async fn run(session: AgentSession, prompts: Vec<RunPrompt>, output: Output) -> i32 {
+    // Like the TypeScript pi, a one-shot run does not wait for a threshold compaction after
+    // the reply; the next prompt of the session compacts first.
+    session.set_compact_after_runs(false);
     if output == Output::Json {
         session.with_session(|s| print_line(s.header()));
         session.subscribe(print_line);
