@@ -97,6 +97,9 @@ pub struct Args {
     /// Comma-separated model patterns for model cycling.
     #[arg(long, value_name = "patterns")]
     pub models: Option<String>,
+    /// Export a session file to HTML and exit (the first message names the output file).
+    #[arg(long)]
+    pub export: Option<String>,
     /// Thinking level: off, minimal, low, medium, high, xhigh.
     #[arg(long)]
     pub thinking: Option<String>,
@@ -179,12 +182,14 @@ Options:
   --no-session                   Don't save session (ephemeral)
   --tools, -t <tools>            Comma-separated allowlist of tools (read,bash,edit,write,grep,find,ls)
   --no-tools, -nt                Disable all tools
+  --no-builtin-tools, -nbt       Disable the built-in tools
   --no-context-files, -nc        Don't load AGENTS.md / CLAUDE.md
   --skill <path>                 Load a skill file or directory (repeatable)
   --no-skills, -ns               Don't discover skills (--skill paths still load)
   --prompt-template <path>       Load a prompt template file or directory (repeatable)
   --no-prompt-templates, -np     Don't discover prompt templates (--prompt-template paths still load)
   --thinking <level>             Set thinking level: off, minimal, low, medium, high, xhigh
+  --export <file>                Export session file to HTML and exit
   --list-models [search]         List available models (with optional fuzzy search)
   --offline                      Disable startup network operations (same as PI_OFFLINE=1)
   --verbose                      Force verbose startup

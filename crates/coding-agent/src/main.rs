@@ -50,6 +50,25 @@ fn run() -> Result<i32> {
         return Ok(0);
     }
 
+    if let Some(file) = &args.export {
+        let cwd = std::env::current_dir()?;
+        let out = args.messages.first().map(std::path::Path::new);
+        return match pi_coding_agent::export::export_file_html(
+            std::path::Path::new(file),
+            out,
+            &cwd,
+        ) {
+            Ok(path) => {
+                output.info(&format!("Exported to: {}", path.display()));
+                Ok(0)
+            }
+            Err(e) => {
+                eprintln!("Error: {e}");
+                Ok(1)
+            }
+        };
+    }
+
     let agent_dir = paths::agent_dir();
     if let Err(e) = pi_coding_agent::config::auth::ensure_auth_file(&paths::auth_path(&agent_dir)) {
         eprintln!(

@@ -1,0 +1,44 @@
+//! `pi --export FILE [OUT]`: a session file to a self-contained HTML page.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+const TRACE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/pi-ts-session.jsonl"
+);
+
+#[test]
+fn exports_a_session_file_and_reports_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("session.jsonl");
+    std::fs::copy(TRACE, &input).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["--export", "session.jsonl", "page.html"])
+        .current_dir(dir.path())
+        .env("PI_CODING_AGENT_DIR", dir.path().join("agent"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = dir.path().join("page.html");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("Exported to: {}", page.display()))
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("read hello.txt"));
+
+    let missing = Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["--export", "nope.jsonl"])
+        .current_dir(dir.path())
+        .env("PI_CODING_AGENT_DIR", dir.path().join("agent"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).starts_with("Error: "));
+}
