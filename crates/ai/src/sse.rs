@@ -54,6 +54,69 @@ impl StreamControl {
     }
 }
 
+impl StreamControl {
+    /// The error of a stream that went quiet for longer than the idle timeout.
+    pub(crate) fn idle_timeout_message(&self) -> String {
+        format!(
+            "Request timed out: no data from the provider for {}s",
+            self.idle_timeout.as_secs_f64()
+        )
+    }
+}
+
+/// What the next read of a provider body gave.
+pub(crate) enum Read<T> {
+    Item(T),
+    End,
+    Cancelled,
+    IdleTimeout,
+}
+
+/// A provider body read under the stream's cancellation and idle timeout, with one
+/// cancellation waiter and one idle timer for the whole stream: re-arming either per event
+/// would cost more than decoding the event. Shared by the SSE and binary decoders.
+pub(crate) struct Watched<S> {
+    body: std::pin::Pin<Box<S>>,
+    cancelled: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
+    idle: std::pin::Pin<Box<tokio::time::Sleep>>,
+    last_data: tokio::time::Instant,
+    idle_timeout: Duration,
+}
+
+impl<S: Stream> Watched<S> {
+    pub(crate) fn new(body: S, control: &StreamControl) -> Self {
+        Self {
+            body: Box::pin(body),
+            cancelled: Box::pin(control.cancel.clone().cancelled_owned()),
+            idle: Box::pin(tokio::time::sleep(control.idle_timeout)),
+            last_data: tokio::time::Instant::now(),
+            idle_timeout: control.idle_timeout,
+        }
+    }
+
+    /// The next item, or why there is none; cancellation wins over data.
+    pub(crate) async fn next(&mut self) -> Read<S::Item> {
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.cancelled.as_mut() => return Read::Cancelled,
+                next = self.body.next() => {
+                    self.last_data = tokio::time::Instant::now();
+                    return next.map_or(Read::End, Read::Item);
+                }
+                _ = self.idle.as_mut() => {
+                    let deadline = self.last_data + self.idle_timeout;
+                    if tokio::time::Instant::now() < deadline {
+                        self.idle.as_mut().reset(deadline);
+                        continue;
+                    }
+                    return Read::IdleTimeout;
+                }
+            }
+        }
+    }
+}
+
 /// Sends `request` and streams the response through `decoder`.
 pub fn run<D: SseDecoder>(
     model: Model,
@@ -104,43 +167,18 @@ where
         for event in asm.drain() {
             yield event;
         }
-        let mut sse = Box::pin(SseByteStream::new(bytes));
+        let mut body = Watched::new(SseByteStream::new(bytes), &control);
         let mut ended_by_provider = false;
-        // One cancellation waiter and one idle timer for the whole stream: re-arming either
-        // per event would cost more than decoding the event.
-        let cancelled = control.cancel.clone().cancelled_owned();
-        tokio::pin!(cancelled);
-        let idle = tokio::time::sleep(control.idle_timeout);
-        tokio::pin!(idle);
-        let mut last_data = tokio::time::Instant::now();
         loop {
-            let next = tokio::select! {
-                biased;
-                _ = &mut cancelled => {
+            let outcome = match body.next().await {
+                Read::Cancelled => {
                     yield asm.fail(true, http::ABORTED.to_owned());
                     return;
                 }
-                next = sse.next() => {
-                    last_data = tokio::time::Instant::now();
-                    Some(next)
-                }
-                _ = &mut idle => {
-                    let deadline = last_data + control.idle_timeout;
-                    if tokio::time::Instant::now() < deadline {
-                        idle.as_mut().reset(deadline);
-                        continue;
-                    }
-                    None
-                }
-            };
-            let outcome = match next {
-                None => Err(format!(
-                    "Request timed out: no data from the provider for {}s",
-                    control.idle_timeout.as_secs_f64()
-                )),
-                Some(None) => break,
-                Some(Some(Err(error))) => Err(transport_error(&error)),
-                Some(Some(Ok(event))) => decoder.on_event(&event, &mut asm),
+                Read::IdleTimeout => Err(control.idle_timeout_message()),
+                Read::End => break,
+                Read::Item(Err(error)) => Err(transport_error(&error)),
+                Read::Item(Ok(event)) => decoder.on_event(&event, &mut asm),
             };
             let pending: Vec<_> = asm.drain().collect();
             for event in pending {

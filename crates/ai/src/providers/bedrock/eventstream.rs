@@ -14,7 +14,7 @@ use super::decode::Decoder;
 use crate::assembler::Assembler;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{self, ErrorStyle, HttpRequest, RetryPolicy};
-use crate::sse::StreamControl;
+use crate::sse::{Read, StreamControl, Watched};
 use crate::types::{AssistantMessageEvent, Model};
 
 /// Prelude: total length, headers length, prelude CRC.
@@ -382,41 +382,18 @@ where
         for event in asm.drain() {
             yield event;
         }
-        let mut body = Box::pin(bytes);
+        let mut body = Watched::new(bytes, &control);
         let mut frames = MessageDecoder::new();
-        let cancelled = control.cancel.clone().cancelled_owned();
-        tokio::pin!(cancelled);
-        let idle = tokio::time::sleep(control.idle_timeout);
-        tokio::pin!(idle);
-        let mut last_data = tokio::time::Instant::now();
         loop {
-            let next = tokio::select! {
-                biased;
-                _ = &mut cancelled => {
+            let outcome = match body.next().await {
+                Read::Cancelled => {
                     yield asm.fail(true, http::ABORTED.to_owned());
                     return;
                 }
-                next = body.next() => {
-                    last_data = tokio::time::Instant::now();
-                    Some(next)
-                }
-                _ = &mut idle => {
-                    let deadline = last_data + control.idle_timeout;
-                    if tokio::time::Instant::now() < deadline {
-                        idle.as_mut().reset(deadline);
-                        continue;
-                    }
-                    None
-                }
-            };
-            let outcome = match next {
-                None => Err(format!(
-                    "Request timed out: no data from the provider for {}s",
-                    control.idle_timeout.as_secs_f64()
-                )),
-                Some(None) => break,
-                Some(Some(Err(error))) => Err(transport_error(&error)),
-                Some(Some(Ok(chunk))) => {
+                Read::IdleTimeout => Err(control.idle_timeout_message()),
+                Read::End => break,
+                Read::Item(Err(error)) => Err(transport_error(&error)),
+                Read::Item(Ok(chunk)) => {
                     frames.push(&chunk);
                     // Events leave after each message: a pending event keeps the partial
                     // message shared, so the next delta would have to copy it.
