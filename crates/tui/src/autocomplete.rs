@@ -1,0 +1,1 @@
+//! Completion providers: slash commands and @-file paths.

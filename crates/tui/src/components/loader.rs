@@ -1,0 +1,1 @@
+//! A spinner with a message.

@@ -1,0 +1,1 @@
+//! Markdown rendered to styled lines.

@@ -1,0 +1,8 @@
+//! The components pi draws with.
+
+pub mod editor;
+pub mod loader;
+pub mod markdown;
+pub mod select_list;
+pub mod spacer;
+pub mod text;

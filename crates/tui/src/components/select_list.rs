@@ -1,0 +1,1 @@
+//! A filterable, scrolling list to pick one item.

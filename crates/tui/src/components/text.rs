@@ -1,0 +1,1 @@
+//! Wrapped text with padding and an optional background.

@@ -1,0 +1,1 @@
+//! Fuzzy matching for completion lists.

@@ -1,0 +1,1 @@
+//! Syntax highlighting of code blocks.

@@ -1,0 +1,1 @@
+//! Keybinding definitions, user overrides and matching.

@@ -1,0 +1,1 @@
+//! The differential renderer: diffs lines against what the terminal shows.
