@@ -41,6 +41,10 @@ pub fn key_id(key: &KeyEvent) -> Option<String> {
     let mut mods = key.modifiers;
     let base = match key.code {
         KeyCode::Char(' ') => "space".to_string(),
+        // Legacy terminals send Ctrl+- as 0x1f and Ctrl+] as 0x1d, which crossterm
+        // reports as Ctrl+7 and Ctrl+5.
+        KeyCode::Char('7') if mods.contains(KeyModifiers::CONTROL) => "-".to_string(),
+        KeyCode::Char('5') if mods.contains(KeyModifiers::CONTROL) => "]".to_string(),
         KeyCode::Char(c) => {
             // Shifted letters arrive as uppercase with SHIFT; keep "shift+a".
             if c.is_ascii_uppercase() {
@@ -112,7 +116,7 @@ pub fn normalize_key_id(id: &str) -> String {
         " " => "space",
         other => other,
     };
-    let has = |m: &str| mods.iter().any(|x| *x == m);
+    let has = |m: &str| mods.contains(&m);
     let mut out = String::new();
     if has("ctrl") || has("control") {
         out.push_str("ctrl+");
@@ -149,6 +153,8 @@ mod tests {
         );
         assert_eq!(k(KeyCode::Char('?'), KeyModifiers::SHIFT), "?");
         assert_eq!(k(KeyCode::PageUp, KeyModifiers::NONE), "pageUp");
+        assert_eq!(k(KeyCode::Char('7'), KeyModifiers::CONTROL), "ctrl+-");
+        assert_eq!(k(KeyCode::Char('5'), KeyModifiers::CONTROL), "ctrl+]");
         assert_eq!(normalize_key_id("Shift+Ctrl+P"), "ctrl+shift+p");
         assert_eq!(normalize_key_id("esc"), "escape");
         assert_eq!(normalize_key_id("ctrl+-"), "ctrl+-");

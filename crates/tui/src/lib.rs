@@ -7,6 +7,7 @@
 pub mod autocomplete;
 pub mod component;
 pub mod components;
+pub mod events;
 pub mod fuzzy;
 pub mod highlight;
 pub mod input;
@@ -16,7 +17,21 @@ pub mod style;
 pub mod terminal;
 pub mod width;
 
+pub use autocomplete::{
+    AutocompleteProvider, CombinedAutocompleteProvider, SlashCommand, Suggestion, Suggestions,
+};
 pub use component::{CURSOR_MARKER, Component};
+pub use components::editor::{Editor, EditorAction, EditorTheme};
+pub use components::loader::Loader;
+pub use components::markdown::{Markdown, MarkdownTheme};
+pub use components::select_list::{SelectAction, SelectItem, SelectList, SelectListTheme};
+pub use components::spacer::Spacer;
+pub use components::text::Text;
+pub use fuzzy::{fuzzy_filter, fuzzy_match};
+pub use highlight::{SyntaxTheme, highlight_code, supports_language};
 pub use input::{Input, KeyCode, KeyEvent, KeyModifiers, key_id, normalize_key_id};
+pub use keybindings::{KeybindingDef, Keybindings, TUI_KEYBINDINGS};
+pub use renderer::{RenderStats, Renderer};
 pub use style::{Color, ColorMode, Style};
+pub use terminal::{CrosstermTerminal, Terminal, VirtualTerminal};
 pub use width::{truncate_to_width, visible_width, wrap_text_with_ansi};

@@ -1,1 +1,0 @@
-//! The multi-line prompt editor.
