@@ -88,12 +88,6 @@ fn run() -> Result<i32> {
         ));
         return Ok(0);
     }
-    if interactive {
-        eprintln!(
-            "Error: interactive mode is not available in this build yet; use -p \"<prompt>\""
-        );
-        return Ok(1);
-    }
     let rpc = mode == Mode::Rpc;
 
     let settings_store = std::sync::Arc::new(SettingsStore::load(
@@ -109,7 +103,7 @@ fn run() -> Result<i32> {
         session_dir: args.session_dir.as_deref(),
         settings_dir: settings.session_dir.as_deref(),
     };
-    if args.resume && !rpc {
+    if args.resume && !rpc && !interactive {
         let dir = select::session_dir(&choice, &agent_dir, &cwd);
         for line in select::list(&dir) {
             println!("{line}");
@@ -225,7 +219,9 @@ ANTHROPIC_API_KEY or OPENAI_API_KEY) or add a provider to {}",
             return Ok(1);
         }
     };
-    if auth.api_key.is_none() {
+    // Interactive mode starts without a key: the first prompt reports it, and /model
+    // can switch to a provider that has one.
+    if auth.api_key.is_none() && !interactive {
         eprintln!(
             "No API key found for the selected model ({}). Set the provider's API key \
 environment variable, pass --api-key, or configure it in {}",
@@ -256,7 +252,7 @@ environment variable, pass --api-key, or configure it in {}",
         }
     };
     let mut piped = String::new();
-    if !rpc && !Output::stdin_is_tty() {
+    if !rpc && !interactive && !Output::stdin_is_tty() {
         std::io::stdin().read_to_string(&mut piped)?;
     }
     // The first prompt is piped stdin + @file text + the first message, with no separator.
@@ -267,7 +263,7 @@ environment variable, pass --api-key, or configure it in {}",
             None => prompts.push(head),
         }
     }
-    if prompts.is_empty() && !rpc {
+    if prompts.is_empty() && !rpc && !interactive {
         eprintln!("Error: no prompt given (pi -p \"<prompt>\", or pipe text on stdin)");
         return Ok(1);
     }
@@ -319,6 +315,14 @@ environment variable, pass --api-key, or configure it in {}",
         !args.no_skills,
     ));
     // Like the TypeScript pi, only interactive mode lists resource diagnostics.
+    let startup_warnings: Vec<String> = skills
+        .diagnostics
+        .iter()
+        .map(|d| match &d.path {
+            Some(path) => format!("{} ({})", d.message, path.display()),
+            None => d.message.clone(),
+        })
+        .collect();
     let skills = skills.skills;
     let prompt_templates = load_prompt_templates(&discovery(
         &resource_settings.user_prompts,
@@ -357,6 +361,30 @@ environment variable, pass --api-key, or configure it in {}",
     });
     if rpc {
         return Ok(runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session)));
+    }
+    if interactive {
+        let mut initial_prompts: Vec<RunPrompt> = prompts
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .map(|text| RunPrompt {
+                text,
+                images: Vec::new(),
+            })
+            .collect();
+        if let Some(first) = initial_prompts.first_mut() {
+            first.images = files.images;
+        }
+        let options = pi_coding_agent::modes::interactive::InteractiveOptions {
+            agent_dir,
+            initial_prompts,
+            open_resume_picker: args.resume,
+            warnings: startup_warnings,
+            version: VERSION.to_owned(),
+        };
+        return Ok(runtime.block_on(pi_coding_agent::modes::interactive::run(
+            agent_session,
+            options,
+        )));
     }
     let mut inputs: Vec<RunPrompt> = prompts
         .into_iter()

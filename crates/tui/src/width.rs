@@ -67,26 +67,33 @@ pub fn grapheme_width(g: &str) -> usize {
 
 /// Split a styled string into escapes and graphemes.
 pub fn segments(s: &str) -> Vec<Segment<'_>> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(s.len());
     let mut rest = s;
     while !rest.is_empty() {
         if let Some(pos) = rest.find('\x1b') {
             let (text, tail) = rest.split_at(pos);
-            for g in text.graphemes(true) {
-                out.push(Segment::Grapheme(g, grapheme_width(g)));
-            }
+            push_graphemes(text, &mut out);
             let len = escape_len(tail).max(1);
             let (esc, after) = tail.split_at(len.min(tail.len()));
             out.push(Segment::Escape(esc));
             rest = after;
         } else {
-            for g in rest.graphemes(true) {
-                out.push(Segment::Grapheme(g, grapheme_width(g)));
-            }
+            push_graphemes(rest, &mut out);
             break;
         }
     }
     out
+}
+
+fn push_graphemes<'a>(text: &'a str, out: &mut Vec<Segment<'a>>) {
+    // Printable ASCII is one column per byte; skip grapheme segmentation for it.
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        out.extend((0..text.len()).map(|i| Segment::Grapheme(&text[i..i + 1], 1)));
+        return;
+    }
+    for g in text.graphemes(true) {
+        out.push(Segment::Grapheme(g, grapheme_width(g)));
+    }
 }
 
 /// Columns `s` occupies on screen, ignoring escape sequences.

@@ -47,6 +47,34 @@ pub struct Settings {
     pub follow_up_mode: Option<pi_agent_core::QueueMode>,
     /// Model patterns for cycling when `--models` is not given.
     pub enabled_models: Option<Vec<String>>,
+    /// Interactive theme name (`dark`, `light` or a custom theme's `name`).
+    pub theme: Option<String>,
+    /// Extra theme files or directories.
+    #[serde(
+        default,
+        deserialize_with = "crate::resources::deserialize_string_list"
+    )]
+    pub themes: Option<Vec<String>>,
+    /// Collapse thinking blocks in the interactive view.
+    pub hide_thinking_block: Option<bool>,
+    /// Skip the startup header in interactive mode.
+    pub quiet_startup: Option<bool>,
+    /// Horizontal padding inside the editor.
+    pub editor_padding_x: Option<usize>,
+    /// Rows of the autocomplete list.
+    pub autocomplete_max_visible: Option<usize>,
+    /// What a double Escape on an empty editor opens: `tree`, `fork` or `none`.
+    pub double_escape_action: Option<String>,
+    /// Markdown rendering options.
+    pub markdown: Option<MarkdownSettings>,
+}
+
+/// Markdown rendering settings.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MarkdownSettings {
+    /// Indent of code block lines (a string of spaces, default two).
+    pub code_block_indent: Option<String>,
 }
 
 /// Bash tool settings.

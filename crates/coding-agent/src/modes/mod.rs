@@ -1,5 +1,6 @@
-//! The ways pi runs without a terminal UI: print and JSON modes, and RPC mode.
+//! The ways pi runs: interactive, print and JSON modes, and RPC mode.
 
+pub mod interactive;
 pub mod rpc;
 pub mod run;
 pub mod signals;

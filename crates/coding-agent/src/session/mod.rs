@@ -4,6 +4,7 @@
 pub mod context;
 pub mod entry;
 pub mod ids;
+pub mod list;
 pub mod manager;
 pub mod migrate;
 pub mod select;

@@ -1,0 +1,375 @@
+//! The interactive app: its state, what it draws, and how it reacts to events.
+
+mod keys;
+mod overlay;
+mod session_events;
+mod slash;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use pi_tui::components::editor::{Editor, EditorTheme};
+use pi_tui::components::loader::Loader;
+use pi_tui::events::TermEvent;
+use pi_tui::keybindings::Keybindings;
+use pi_tui::renderer::Renderer;
+use pi_tui::terminal::{CrosstermTerminal, Terminal as _};
+use pi_tui::width::truncate_to_width;
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::chat::{Chat, NoticeKind};
+use super::components::footer::{Footer, FooterData};
+use super::theme::{self, Theme};
+use super::{AppEvent, InteractiveOptions, keymap};
+use crate::agent_session::{AgentSession, BashResult, ForkResult, NavigateResult};
+use crate::modes::run::RunPrompt;
+
+pub(crate) use overlay::Overlay;
+
+/// A background operation that finished.
+#[derive(Debug)]
+pub(crate) enum Completion {
+    /// A prompt could not be sent (no key, already compacting, …).
+    PromptFailed(String),
+    /// A manual compaction ended (the session's events already drew it).
+    Compacted(Result<(), String>),
+    /// `/tree` moved the leaf.
+    Navigated(Result<NavigateResult, String>),
+    /// `/fork` made a new session file.
+    Forked(Result<ForkResult, String>),
+    /// `/new`, `/resume`, `/clone` replaced the session; the notice to show.
+    Replaced(Result<Option<String>, String>),
+    /// Output of the running `!` command.
+    BashChunk(String),
+    /// The `!` command ended.
+    BashDone(Result<BashResult, String>),
+}
+
+/// What the status line above the editor shows.
+enum Status {
+    Idle,
+    Working(Loader),
+    Compacting(Loader),
+    Retrying(Loader),
+}
+
+/// All UI state; owned by the UI task.
+pub(crate) struct App {
+    session: AgentSession,
+    tx: UnboundedSender<AppEvent>,
+    renderer: Renderer<CrosstermTerminal>,
+    theme: Theme,
+    keys: Arc<Keybindings>,
+    editor: Editor,
+    chat: Chat,
+    footer: Footer,
+    footer_dirty: bool,
+    overlay: Option<Overlay>,
+    status: Status,
+    steering: Vec<String>,
+    follow_up: Vec<String>,
+    /// Messages typed while a compaction runs, sent when it ends.
+    after_compaction: Vec<String>,
+    quit: Option<i32>,
+    last_ctrl_c: Option<Instant>,
+    last_escape: Option<Instant>,
+    bash_mode: bool,
+    agent_dir: PathBuf,
+}
+
+impl App {
+    /// Loads theme and keybindings, takes over the terminal and draws the history.
+    pub(crate) fn start(
+        session: AgentSession,
+        options: &InteractiveOptions,
+        tx: UnboundedSender<AppEvent>,
+    ) -> std::io::Result<Self> {
+        let settings = session.settings().get();
+        let (theme, theme_warnings) = theme::load_theme(
+            settings.theme.as_deref(),
+            &options.agent_dir,
+            session.cwd(),
+            settings.themes.as_deref().unwrap_or_default(),
+        );
+        let keys = Arc::new(keymap::load(&options.agent_dir));
+        let mut editor = Editor::new(editor_theme(&theme), Arc::clone(&keys));
+        editor.set_focused(true);
+        if let Some(padding) = settings.editor_padding_x {
+            editor.set_padding_x(padding);
+        }
+        let mut terminal = CrosstermTerminal::new();
+        terminal.start()?;
+        let mut app = App {
+            chat: Chat::new(&theme, settings.hide_thinking_block.unwrap_or(false)),
+            footer: Footer::new(&theme),
+            session,
+            tx,
+            renderer: Renderer::new(terminal),
+            theme,
+            keys,
+            editor,
+            footer_dirty: true,
+            overlay: None,
+            status: Status::Idle,
+            steering: Vec::new(),
+            follow_up: Vec::new(),
+            after_compaction: Vec::new(),
+            quit: None,
+            last_ctrl_c: None,
+            last_escape: None,
+            bash_mode: false,
+            agent_dir: options.agent_dir.clone(),
+        };
+        app.install_autocomplete();
+        if !settings.quiet_startup.unwrap_or(false) {
+            let header = app.header_text(&options.version);
+            app.chat.add_header(&header);
+        }
+        for warning in options.warnings.iter().chain(&theme_warnings) {
+            app.chat.add_notice(NoticeKind::Warning, warning);
+        }
+        app.reload_history();
+        app.update_editor_border();
+        if options.open_resume_picker {
+            app.open_session_picker();
+        }
+        Ok(app)
+    }
+
+    pub(crate) fn should_quit(&self) -> bool {
+        self.quit.is_some()
+    }
+
+    /// Whether a spinner is running (the loop ticks only then).
+    pub(crate) fn is_animating(&self) -> bool {
+        !matches!(self.status, Status::Idle) || self.chat.is_bash_running()
+    }
+
+    pub(crate) fn tick(&mut self) {
+        self.chat.tick();
+        match &mut self.status {
+            Status::Idle => {}
+            Status::Working(l) | Status::Compacting(l) | Status::Retrying(l) => l.tick(),
+        }
+    }
+
+    /// Sends a prompt given on the command line.
+    pub(crate) fn submit_initial(&mut self, prompt: RunPrompt) {
+        let session = self.session.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let options = crate::agent_session::PromptOptions {
+                images: prompt.images,
+                ..Default::default()
+            };
+            if let Err(e) = session.prompt(&prompt.text, options, None).await {
+                let _ = tx.send(AppEvent::Done(Completion::PromptFailed(e.0)));
+            }
+        });
+    }
+
+    pub(crate) async fn handle(&mut self, event: AppEvent) {
+        match event {
+            AppEvent::Term(TermEvent::Input(input)) => self.on_input(&input).await,
+            AppEvent::Term(TermEvent::Resize(..)) => self.renderer.request_full_redraw(),
+            AppEvent::InputClosed => self.quit = Some(0),
+            AppEvent::Session(event) => self.on_session_event(*event),
+            AppEvent::Done(done) => self.on_completion(done),
+            AppEvent::Signal(code) => self.quit = Some(code),
+        }
+    }
+
+    /// Draws everything: history, queued messages, status, editor (or picker), footer.
+    pub(crate) fn render(&mut self) {
+        let width = self.renderer.terminal().size().0.max(1);
+        let mut lines = self.chat.render(width);
+        if !self.steering.is_empty() || !self.follow_up.is_empty() {
+            lines.push(String::new());
+            let dim = self.theme.fg(theme::ThemeColor::Dim);
+            for text in &self.steering {
+                lines.push(pending_line(
+                    &dim.paint(&format!("Steering: {text}")),
+                    width,
+                ));
+            }
+            for text in &self.follow_up {
+                lines.push(pending_line(
+                    &dim.paint(&format!("Follow-up: {text}")),
+                    width,
+                ));
+            }
+            let hint = format!(
+                "↳ {} to edit all queued messages",
+                self.key_text("app.message.dequeue")
+            );
+            lines.push(pending_line(&dim.paint(&hint), width));
+        }
+        match &mut self.status {
+            Status::Idle => lines.push(String::new()),
+            Status::Working(l) | Status::Compacting(l) | Status::Retrying(l) => {
+                lines.push(String::new());
+                lines.extend(pi_tui::Component::render(l, width));
+            }
+        }
+        match &mut self.overlay {
+            Some(overlay) => lines.extend(overlay.render(width)),
+            None => lines.extend(pi_tui::Component::render(&mut self.editor, width)),
+        }
+        if self.footer_dirty {
+            let data = self.footer_data();
+            self.footer.set_data(data);
+            self.footer_dirty = false;
+        }
+        lines.extend(pi_tui::Component::render(&mut self.footer, width));
+        let _ = self.renderer.render(lines);
+    }
+
+    /// Restores the terminal and returns the exit code.
+    pub(crate) async fn shutdown(mut self) -> i32 {
+        self.session.abort_bash();
+        if self.session.is_streaming() {
+            self.session.abort().await;
+        }
+        let _ = self.renderer.stop();
+        let _ = self.renderer.terminal_mut().stop();
+        self.quit.unwrap_or(0)
+    }
+
+    fn footer_data(&self) -> FooterData {
+        let stats = self.session.session_stats();
+        let usage = self.session.context_usage();
+        let model = self.session.model();
+        let cwd = self.session.cwd().to_string_lossy().into_owned();
+        let home = std::env::var("HOME").unwrap_or_default();
+        let cwd = match cwd.strip_prefix(&home) {
+            Some(rest) if !home.is_empty() => format!("~{rest}"),
+            _ => cwd,
+        };
+        let providers: std::collections::HashSet<&str> = self
+            .session
+            .registry()
+            .available()
+            .iter()
+            .map(|m| m.provider.as_str())
+            .collect();
+        FooterData {
+            cwd,
+            git_branch: git_branch(self.session.cwd()),
+            session_name: self.session.session_name(),
+            input: stats.tokens.input,
+            output: stats.tokens.output,
+            cache_read: stats.tokens.cache_read,
+            cache_write: stats.tokens.cache_write,
+            cost: stats.cost,
+            context_percent: usage.as_ref().and_then(|u| u.percent),
+            context_window: usage
+                .as_ref()
+                .map_or(model.context_window, |u| u.context_window),
+            auto_compact: self.session.auto_compaction_enabled(),
+            model_id: model.id.clone(),
+            provider: model.provider.clone(),
+            reasoning: model.reasoning,
+            thinking_level: self.session.thinking_level().as_str().to_owned(),
+            show_provider: providers.len() > 1,
+        }
+    }
+
+    /// The display form of an action's first key (`ctrl+o`), or the action id.
+    fn key_text(&self, action: &str) -> String {
+        self.keys
+            .keys(action)
+            .first()
+            .cloned()
+            .unwrap_or_else(|| action.to_owned())
+    }
+
+    fn header_text(&self, version: &str) -> String {
+        let accent = self.theme.fg(theme::ThemeColor::Accent).bold();
+        let dim = self.theme.fg(theme::ThemeColor::Dim);
+        let muted = self.theme.fg(theme::ThemeColor::Muted);
+        let hint = |key: String, what: &str| format!("{} {}", dim.paint(&key), muted.paint(what));
+        let sep = muted.paint(" · ");
+        let compact = [
+            hint(self.key_text("app.interrupt"), "interrupt"),
+            hint(
+                format!(
+                    "{}/{}",
+                    self.key_text("app.clear"),
+                    self.key_text("app.exit")
+                ),
+                "clear/exit",
+            ),
+            hint("/".into(), "commands"),
+            hint("!".into(), "bash"),
+            hint(self.key_text("app.tools.expand"), "more"),
+        ]
+        .join(&sep);
+        format!(
+            "{}{}\n{compact}\n{}",
+            accent.paint("pi"),
+            dim.paint(&format!(" v{version}")),
+            dim.paint("Type /hotkeys for every keyboard shortcut."),
+        )
+    }
+
+    /// Rebuilds the history view from the session (start, resume, tree, fork, new).
+    fn reload_history(&mut self) {
+        let messages = self.session.messages();
+        self.chat.rebuild(&messages);
+        self.footer_dirty = true;
+        self.renderer.request_full_redraw();
+    }
+
+    fn update_editor_border(&mut self) {
+        use theme::ThemeColor as C;
+        let color = if self.bash_mode {
+            C::BashMode
+        } else {
+            match self.session.thinking_level().as_str() {
+                "minimal" => C::ThinkingMinimal,
+                "low" => C::ThinkingLow,
+                "medium" => C::ThinkingMedium,
+                "high" => C::ThinkingHigh,
+                "xhigh" => C::ThinkingXhigh,
+                _ => C::ThinkingOff,
+            }
+        };
+        self.editor.set_border_style(self.theme.fg(color));
+    }
+
+    fn notice(&mut self, kind: NoticeKind, text: &str) {
+        self.chat.add_notice(kind, text);
+    }
+}
+
+fn pending_line(text: &str, width: usize) -> String {
+    truncate_to_width(&format!(" {text}"), width, "...", false)
+}
+
+fn editor_theme(theme: &Theme) -> EditorTheme {
+    use theme::ThemeColor as C;
+    EditorTheme {
+        border: theme.fg(C::Border),
+        select: theme.fg(C::Accent),
+        description: theme.fg(C::Muted),
+        scroll_info: theme.fg(C::Dim),
+    }
+}
+
+/// The current git branch from `.git/HEAD` (no process spawned).
+fn git_branch(cwd: &std::path::Path) -> Option<String> {
+    let mut dir = Some(cwd);
+    while let Some(d) = dir {
+        let head = d.join(".git").join("HEAD");
+        if let Ok(text) = std::fs::read_to_string(&head) {
+            let text = text.trim();
+            return Some(match text.strip_prefix("ref: refs/heads/") {
+                Some(branch) => branch.to_owned(),
+                None => "detached".to_owned(),
+            });
+        }
+        dir = d.parent();
+    }
+    None
+}

@@ -1,0 +1,289 @@
+//! Pickers that take the editor's place: models, thinking level, sessions, the session
+//! tree (and its branch-summary question), fork points.
+
+use pi_tui::Input;
+use pi_tui::autocomplete::{CombinedAutocompleteProvider, SlashCommand};
+use pi_tui::components::select_list::{SelectAction, SelectItem, SelectList};
+
+use super::{App, Completion};
+use crate::agent_session::NavigateOptions;
+use crate::modes::interactive::AppEvent;
+use crate::modes::interactive::chat::NoticeKind;
+use crate::modes::interactive::commands::BUILTIN_COMMANDS;
+use crate::modes::interactive::selectors::SelectorOutcome;
+use crate::modes::interactive::selectors::fork::UserMessageSelector;
+use crate::modes::interactive::selectors::model::{ModelItem, ModelSelector};
+use crate::modes::interactive::selectors::session::SessionSelector;
+use crate::modes::interactive::selectors::thinking::ThinkingSelector;
+use crate::modes::interactive::selectors::tree::TreeSelector;
+use crate::session::list::{list_all_sessions, list_sessions};
+
+/// The picker shown instead of the editor.
+pub(crate) enum Overlay {
+    Model(ModelSelector),
+    Thinking(ThinkingSelector),
+    Session(SessionSelector),
+    Tree(TreeSelector),
+    /// Summarize the branch being left? Holds the target entry id.
+    BranchSummary(SelectList, String),
+    Fork(UserMessageSelector),
+}
+
+impl Overlay {
+    pub(crate) fn render(&mut self, width: usize) -> Vec<String> {
+        use pi_tui::Component;
+        match self {
+            Overlay::Model(s) => s.render(width),
+            Overlay::Thinking(s) => s.render(width),
+            Overlay::Session(s) => s.render(width),
+            Overlay::Tree(s) => s.render(width),
+            Overlay::BranchSummary(list, _) => {
+                let mut lines = vec![
+                    String::new(),
+                    " Summarize the branch you are leaving?".into(),
+                ];
+                lines.extend(list.render(width));
+                lines
+            }
+            Overlay::Fork(s) => s.render(width),
+        }
+    }
+}
+
+impl App {
+    /// Slash commands (built-ins, templates, skills) and @-files for the editor.
+    pub(super) fn install_autocomplete(&mut self) {
+        let mut commands: Vec<SlashCommand> = BUILTIN_COMMANDS
+            .iter()
+            .map(|(name, description)| SlashCommand {
+                name: (*name).to_owned(),
+                description: Some((*description).to_owned()),
+            })
+            .collect();
+        for template in self.session.prompt_templates() {
+            commands.push(SlashCommand {
+                name: template.name.clone(),
+                description: Some(template.description.clone()).filter(|d| !d.is_empty()),
+            });
+        }
+        if self
+            .session
+            .settings()
+            .get()
+            .enable_skill_commands
+            .unwrap_or(true)
+        {
+            for skill in self.session.skills() {
+                commands.push(SlashCommand {
+                    name: format!("skill:{}", skill.name),
+                    description: Some(skill.description.clone()).filter(|d| !d.is_empty()),
+                });
+            }
+        }
+        let provider =
+            CombinedAutocompleteProvider::new(commands, self.session.cwd().to_path_buf());
+        self.editor.set_autocomplete(Box::new(provider));
+    }
+
+    pub(super) fn open_model_picker(&mut self, search: Option<String>) {
+        let current = self.session.model();
+        let items: Vec<ModelItem> = self
+            .session
+            .registry()
+            .available()
+            .into_iter()
+            .map(|m| ModelItem {
+                provider: m.provider.clone(),
+                id: m.id.clone(),
+                name: Some(m.name.clone()).filter(|n| !n.is_empty()),
+                is_current: m.provider == current.provider && m.id == current.id,
+            })
+            .collect();
+        if items.is_empty() {
+            self.notice(
+                NoticeKind::Warning,
+                "No models available (no API keys configured)",
+            );
+            return;
+        }
+        self.overlay = Some(Overlay::Model(ModelSelector::new(
+            items,
+            search.as_deref().unwrap_or(""),
+            &self.theme,
+        )));
+    }
+
+    pub(super) fn open_thinking_picker(&mut self) {
+        let levels: Vec<String> = self
+            .session
+            .available_thinking_levels()
+            .iter()
+            .map(|l| l.as_str().to_owned())
+            .collect();
+        let current = self.session.thinking_level().as_str().to_owned();
+        self.overlay = Some(Overlay::Thinking(ThinkingSelector::new(
+            levels,
+            &current,
+            &self.theme,
+        )));
+    }
+
+    pub(super) fn open_session_picker(&mut self) {
+        let dir = self
+            .session
+            .with_session(|s| s.session_dir().map(std::path::Path::to_path_buf));
+        let current = dir.as_deref().map(list_sessions).unwrap_or_default();
+        let root = self.agent_dir.join("sessions");
+        let all = list_all_sessions(&root);
+        if current.is_empty() && all.is_empty() {
+            self.notice(NoticeKind::Info, "No sessions found");
+            return;
+        }
+        self.overlay = Some(Overlay::Session(SessionSelector::new(
+            current,
+            all,
+            &self.theme,
+        )));
+    }
+
+    pub(super) fn open_tree_picker(&mut self) {
+        let selector = self.session.with_session(|s| {
+            TreeSelector::new(s.entries(), s.leaf_id(), &self.theme, tree_rows(self))
+        });
+        if self.session.message_count() == 0 {
+            self.notice(NoticeKind::Info, "No entries in session");
+            return;
+        }
+        self.overlay = Some(Overlay::Tree(selector));
+    }
+
+    pub(super) fn open_fork_picker(&mut self) {
+        let messages = self.session.user_messages_for_forking();
+        if messages.is_empty() {
+            self.notice(NoticeKind::Info, "No messages to fork from");
+            return;
+        }
+        self.overlay = Some(Overlay::Fork(UserMessageSelector::new(
+            messages,
+            &self.theme,
+        )));
+    }
+
+    pub(super) async fn on_overlay_input(&mut self, input: &Input) {
+        let Some(overlay) = self.overlay.as_mut() else {
+            return;
+        };
+        let keys = std::sync::Arc::clone(&self.keys);
+        match overlay {
+            Overlay::Model(s) => match s.handle(input, &keys) {
+                SelectorOutcome::Pending => {}
+                SelectorOutcome::Cancelled => self.overlay = None,
+                SelectorOutcome::Done((provider, id)) => {
+                    self.overlay = None;
+                    if let Some(model) = self.session.registry().find(&provider, &id).cloned() {
+                        self.apply_model(model);
+                    }
+                }
+            },
+            Overlay::Thinking(s) => match s.handle(input, &keys) {
+                SelectorOutcome::Pending => {}
+                SelectorOutcome::Cancelled => self.overlay = None,
+                SelectorOutcome::Done(level) => {
+                    self.overlay = None;
+                    self.set_thinking(&level);
+                }
+            },
+            Overlay::Session(s) => match s.handle(input, &keys) {
+                SelectorOutcome::Pending => {}
+                SelectorOutcome::Cancelled => self.overlay = None,
+                SelectorOutcome::Done(path) => {
+                    self.overlay = None;
+                    self.replace_session(move |s| async move {
+                        s.switch_session(&path).await.map(|()| None)
+                    });
+                }
+            },
+            Overlay::Tree(s) => match s.handle(input, &keys) {
+                SelectorOutcome::Pending => {}
+                SelectorOutcome::Cancelled => self.overlay = None,
+                SelectorOutcome::Done(target) => {
+                    let skip_prompt = self
+                        .session
+                        .settings()
+                        .get()
+                        .branch_summary
+                        .unwrap_or_default()
+                        .skip_prompt;
+                    let leaf = self
+                        .session
+                        .with_session(|s| s.leaf_id().map(str::to_owned));
+                    if leaf.as_deref() == Some(target.as_str()) {
+                        self.overlay = None;
+                        self.notice(NoticeKind::Info, "Already at this point");
+                    } else if skip_prompt {
+                        self.overlay = None;
+                        self.navigate(target, false);
+                    } else {
+                        let items = vec![
+                            SelectItem::new("no", "No summary"),
+                            SelectItem::new("yes", "Summarize"),
+                        ];
+                        let list = SelectList::new(
+                            items,
+                            5,
+                            crate::modes::interactive::chat::select_theme(&self.theme),
+                        );
+                        self.overlay = Some(Overlay::BranchSummary(list, target));
+                    }
+                }
+            },
+            Overlay::BranchSummary(list, target) => match list.handle_key(input, &keys) {
+                SelectAction::Confirm(value) => {
+                    let target = std::mem::take(target);
+                    self.overlay = None;
+                    self.navigate(target, value == "yes");
+                }
+                SelectAction::Cancel => self.overlay = None,
+                SelectAction::None | SelectAction::Changed => {}
+            },
+            Overlay::Fork(s) => match s.handle(input, &keys) {
+                SelectorOutcome::Pending => {}
+                SelectorOutcome::Cancelled => self.overlay = None,
+                SelectorOutcome::Done(entry_id) => {
+                    self.overlay = None;
+                    let session = self.session.clone();
+                    let tx = self.tx.clone();
+                    tokio::spawn(async move {
+                        let result = session.fork(&entry_id).await.map_err(|e| e.0);
+                        let _ = tx.send(AppEvent::Done(Completion::Forked(result)));
+                    });
+                }
+            },
+        }
+    }
+
+    fn navigate(&mut self, target: String, summarize: bool) {
+        if summarize {
+            self.notice(NoticeKind::Info, "Summarizing branch...");
+        }
+        let session = self.session.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let options = NavigateOptions {
+                summarize,
+                ..Default::default()
+            };
+            let result = session
+                .navigate_tree(&target, options)
+                .await
+                .map_err(|e| e.0);
+            let _ = tx.send(AppEvent::Done(Completion::Navigated(result)));
+        });
+    }
+}
+
+/// Rows the tree may use: most of the terminal.
+fn tree_rows(app: &App) -> usize {
+    let rows = pi_tui::terminal::Terminal::size(app.renderer.terminal()).1;
+    rows.saturating_sub(8).max(5)
+}

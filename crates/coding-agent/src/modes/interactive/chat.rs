@@ -1,0 +1,488 @@
+//! The chat history as components, with the bookkeeping that ties streaming events to
+//! them (the streaming reply, tool calls by id, the running `!` command).
+//!
+//! Items before the first one that can still change are rendered once per width and
+//! kept, so a streamed token re-renders only the live tail.
+
+use std::collections::HashMap;
+
+use pi_agent_core::{AgentMessage, AgentToolResult};
+use pi_ai::{AssistantBlock, Message, StopReason};
+use pi_tui::Component;
+use pi_tui::components::select_list::SelectListTheme;
+use pi_tui::components::text::Text;
+use pi_tui::width::truncate_to_width;
+use serde_json::Value;
+
+use super::components::{
+    AssistantMessage, BashExecution, Notice, SummaryMessage, ToolExecution, UserMessage,
+};
+use super::theme::{Theme, ThemeColor};
+use crate::agent_session::BashResult;
+
+pub(crate) use super::components::NoticeKind;
+
+/// One thing in the history.
+enum Item {
+    /// Pre-rendered lines (the hotkeys table), cut to the width.
+    Lines(Vec<String>),
+    /// Wrapped text with one column of padding after a blank line.
+    Text(Text),
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    Tool(ToolExecution),
+    Bash(BashExecution),
+    Summary(SummaryMessage),
+    Notice(Notice),
+}
+
+impl Item {
+    fn render(&mut self, width: usize) -> Vec<String> {
+        match self {
+            Item::Lines(lines) => {
+                let mut out = vec![String::new()];
+                out.extend(lines.iter().map(|l| truncate_to_width(l, width, "", false)));
+                out
+            }
+            Item::Text(t) => {
+                let mut out = vec![String::new()];
+                out.extend(t.render(width));
+                out
+            }
+            Item::User(c) => c.render(width),
+            Item::Assistant(c) => c.render(width),
+            Item::Tool(c) => c.render(width),
+            Item::Bash(c) => c.render(width),
+            Item::Summary(c) => c.render(width),
+            Item::Notice(c) => c.render(width),
+        }
+    }
+
+    fn set_theme(&mut self, theme: &Theme) {
+        match self {
+            Item::Lines(_) | Item::Text(_) => {}
+            Item::User(c) => c.set_theme(theme),
+            Item::Assistant(c) => c.set_theme(theme),
+            Item::Tool(c) => c.set_theme(theme),
+            Item::Bash(c) => c.set_theme(theme),
+            Item::Summary(c) => c.set_theme(theme),
+            Item::Notice(c) => c.set_theme(theme),
+        }
+    }
+}
+
+/// Lines of the settled items, for one width.
+struct Settled {
+    width: usize,
+    items: usize,
+    lines: Vec<String>,
+}
+
+/// The history view.
+pub(crate) struct Chat {
+    /// Startup header and notices; kept when the history is rebuilt.
+    header_len: usize,
+    items: Vec<Item>,
+    tools: HashMap<String, usize>,
+    streaming: Option<usize>,
+    bash: Option<usize>,
+    theme: Theme,
+    tools_expanded: bool,
+    hide_thinking: bool,
+    settled: Option<Settled>,
+}
+
+impl Chat {
+    pub(crate) fn new(theme: &Theme, hide_thinking: bool) -> Self {
+        Chat {
+            header_len: 0,
+            items: Vec::new(),
+            tools: HashMap::new(),
+            streaming: None,
+            bash: None,
+            theme: theme.clone(),
+            tools_expanded: false,
+            hide_thinking,
+            settled: None,
+        }
+    }
+
+    /// The header shown above the history (startup help).
+    pub(crate) fn add_header(&mut self, text: &str) {
+        self.items
+            .push(Item::Text(Text::new(text).with_padding(1, 0)));
+        self.header_len = self.items.len();
+    }
+
+    pub(crate) fn add_notice(&mut self, kind: NoticeKind, text: &str) {
+        self.push(Item::Notice(Notice::new(kind, text, &self.theme)));
+    }
+
+    /// An accent-colored confirmation (`✓ New session started`).
+    pub(crate) fn add_success(&mut self, text: &str) {
+        let painted = self.theme.fg(ThemeColor::Accent).paint(text);
+        self.push(Item::Text(Text::new(&painted).with_padding(1, 0)));
+    }
+
+    pub(crate) fn add_text_block(&mut self, text: &str) {
+        self.push(Item::Text(Text::new(text).with_padding(1, 0)));
+    }
+
+    pub(crate) fn add_lines(&mut self, lines: Vec<String>) {
+        self.push(Item::Lines(lines));
+    }
+
+    fn push(&mut self, item: Item) {
+        self.items.push(item);
+    }
+
+    /// Marks item `index` changed: drops the settled lines if it is among them.
+    fn touch(&mut self, index: usize) {
+        if self.settled.as_ref().is_some_and(|s| index < s.items) {
+            self.settled = None;
+        }
+    }
+
+    /// Replaces the history with `messages` (start, resume, tree, fork, compaction).
+    pub(crate) fn rebuild(&mut self, messages: &[AgentMessage]) {
+        self.items.truncate(self.header_len);
+        self.tools.clear();
+        self.streaming = None;
+        self.bash = None;
+        self.settled = None;
+        for message in messages {
+            match message {
+                AgentMessage::Llm(Message::Assistant(a)) => {
+                    let mut component =
+                        AssistantMessage::from_message(a, &self.theme, self.hide_thinking);
+                    component.set_hide_thinking(self.hide_thinking);
+                    self.push(Item::Assistant(component));
+                    self.add_tool_calls(a, true);
+                }
+                AgentMessage::Llm(Message::ToolResult(result)) => {
+                    if let Some(index) = self.tools.remove(&result.tool_call_id)
+                        && let Some(Item::Tool(tool)) = self.items.get_mut(index)
+                    {
+                        tool.finish_with_message(result);
+                    }
+                }
+                other => self.add_message(other),
+            }
+        }
+        // Calls without results (an interrupted run) stay as they are.
+        self.tools.clear();
+    }
+
+    /// A user or custom message.
+    pub(crate) fn add_message(&mut self, message: &AgentMessage) {
+        match message {
+            AgentMessage::Llm(Message::User(user)) => {
+                self.push(Item::User(UserMessage::new(
+                    user.text_content(),
+                    &self.theme,
+                )));
+            }
+            AgentMessage::Custom(custom) => match custom.role.as_str() {
+                "bashExecution" => {
+                    if let Some(mut bash) = BashExecution::from_custom(custom, &self.theme) {
+                        bash.set_expanded(self.tools_expanded);
+                        self.push(Item::Bash(bash));
+                    }
+                }
+                "compactionSummary" | "branchSummary" => {
+                    if let Some(summary) = SummaryMessage::from_custom(custom, &self.theme) {
+                        self.push(Item::Summary(summary));
+                    }
+                }
+                _ => {
+                    let display = custom.data.get("display").and_then(Value::as_bool);
+                    let content = custom.data.get("content").and_then(Value::as_str);
+                    if display != Some(false)
+                        && let Some(content) = content
+                    {
+                        self.add_text_block(content);
+                    }
+                }
+            },
+            AgentMessage::Llm(_) => {}
+        }
+    }
+
+    fn add_tool_calls(&mut self, message: &pi_ai::AssistantMessage, complete: bool) {
+        for block in &message.content {
+            let AssistantBlock::ToolCall(call) = block else {
+                continue;
+            };
+            match self.tools.get(&call.id) {
+                Some(&index) => {
+                    self.touch(index);
+                    if let Some(Item::Tool(tool)) = self.items.get_mut(index) {
+                        tool.update_args(Value::Object(call.arguments.clone()));
+                    }
+                }
+                None => {
+                    let mut tool = ToolExecution::new(
+                        call.name.clone(),
+                        call.id.clone(),
+                        Value::Object(call.arguments.clone()),
+                        &self.theme,
+                    );
+                    tool.set_expanded(self.tools_expanded);
+                    if complete {
+                        tool.set_args_complete();
+                    }
+                    self.tools.insert(call.id.clone(), self.items.len());
+                    self.push(Item::Tool(tool));
+                }
+            }
+        }
+    }
+
+    pub(crate) fn start_assistant(&mut self, message: &pi_ai::AssistantMessage) {
+        let mut component = AssistantMessage::new(&self.theme, self.hide_thinking);
+        component.update(message);
+        self.streaming = Some(self.items.len());
+        self.push(Item::Assistant(component));
+    }
+
+    pub(crate) fn update_assistant(&mut self, message: &pi_ai::AssistantMessage) {
+        if let Some(index) = self.streaming {
+            self.touch(index);
+            if let Some(Item::Assistant(c)) = self.items.get_mut(index) {
+                c.update(message);
+            }
+        }
+        self.add_tool_calls(message, false);
+    }
+
+    pub(crate) fn end_assistant(&mut self, message: &pi_ai::AssistantMessage) {
+        let mut message = message.clone();
+        if message.stop_reason == StopReason::Aborted && message.error_message.is_none() {
+            message.error_message = Some("Operation aborted".into());
+        }
+        if let Some(index) = self.streaming.take() {
+            self.touch(index);
+            if let Some(Item::Assistant(c)) = self.items.get_mut(index) {
+                c.update(&message);
+            }
+        }
+        self.add_tool_calls(&message, true);
+        let failed = matches!(message.stop_reason, StopReason::Aborted | StopReason::Error);
+        let error = message
+            .error_message
+            .clone()
+            .unwrap_or_else(|| "Error".into());
+        let pending: Vec<usize> = self.tools.values().copied().collect();
+        for index in pending {
+            self.touch(index);
+            if let Some(Item::Tool(tool)) = self.items.get_mut(index) {
+                if failed && !tool.is_finished() {
+                    tool.finish(&error_result(&error), true);
+                } else {
+                    tool.set_args_complete();
+                }
+            }
+        }
+        if failed {
+            self.tools.clear();
+        }
+    }
+
+    pub(crate) fn tool_started(&mut self, id: &str, name: &str, args: &Value) {
+        let index = match self.tools.get(id) {
+            Some(&index) => index,
+            None => {
+                let mut tool =
+                    ToolExecution::new(name.to_owned(), id.to_owned(), args.clone(), &self.theme);
+                tool.set_expanded(self.tools_expanded);
+                tool.set_args_complete();
+                self.tools.insert(id.to_owned(), self.items.len());
+                self.push(Item::Tool(tool));
+                self.items.len() - 1
+            }
+        };
+        self.touch(index);
+        if let Some(Item::Tool(tool)) = self.items.get_mut(index) {
+            tool.mark_started();
+        }
+    }
+
+    pub(crate) fn tool_updated(&mut self, id: &str, partial: &AgentToolResult) {
+        if let Some(&index) = self.tools.get(id) {
+            self.touch(index);
+            if let Some(Item::Tool(tool)) = self.items.get_mut(index) {
+                tool.update_partial(partial);
+            }
+        }
+    }
+
+    pub(crate) fn tool_ended(&mut self, id: &str, result: &AgentToolResult, is_error: bool) {
+        if let Some(index) = self.tools.remove(id) {
+            self.touch(index);
+            if let Some(Item::Tool(tool)) = self.items.get_mut(index) {
+                tool.finish(result, is_error);
+            }
+        }
+    }
+
+    /// The run ended: drop a reply that never got a message_end.
+    pub(crate) fn end_run(&mut self) {
+        if let Some(index) = self.streaming.take() {
+            self.touch(index);
+            if index + 1 == self.items.len() {
+                self.items.pop();
+            }
+        }
+        self.tools.clear();
+    }
+
+    /// A `!` command started; its output streams into the history.
+    pub(crate) fn start_bash(&mut self, command: &str, exclude: bool) {
+        let mut bash = BashExecution::new(command, exclude, &self.theme);
+        bash.set_expanded(self.tools_expanded);
+        self.bash = Some(self.items.len());
+        self.push(Item::Bash(bash));
+    }
+
+    pub(crate) fn bash_output(&mut self, chunk: &str) {
+        if let Some(index) = self.bash {
+            self.touch(index);
+            if let Some(Item::Bash(bash)) = self.items.get_mut(index) {
+                bash.append_output(chunk);
+            }
+        }
+    }
+
+    pub(crate) fn end_bash(&mut self, result: Result<BashResult, String>) {
+        let Some(index) = self.bash.take() else {
+            return;
+        };
+        self.touch(index);
+        match result {
+            Ok(result) => {
+                if let Some(Item::Bash(bash)) = self.items.get_mut(index) {
+                    bash.set_complete(
+                        result.exit_code,
+                        result.cancelled,
+                        result.truncated,
+                        result.full_output_path,
+                    );
+                }
+            }
+            Err(error) => {
+                if let Some(Item::Bash(bash)) = self.items.get_mut(index) {
+                    bash.set_complete(None, false, false, None);
+                }
+                self.add_notice(NoticeKind::Error, &error);
+            }
+        }
+    }
+
+    pub(crate) fn is_bash_running(&self) -> bool {
+        self.bash.is_some()
+    }
+
+    /// Advances the running command's spinner.
+    pub(crate) fn tick(&mut self) {
+        if let Some(index) = self.bash {
+            self.touch(index);
+            if let Some(Item::Bash(bash)) = self.items.get_mut(index) {
+                bash.tick();
+            }
+        }
+    }
+
+    pub(crate) fn toggle_tools_expanded(&mut self) {
+        self.tools_expanded = !self.tools_expanded;
+        let expanded = self.tools_expanded;
+        for item in &mut self.items {
+            match item {
+                Item::Tool(t) => t.set_expanded(expanded),
+                Item::Bash(b) => b.set_expanded(expanded),
+                Item::Summary(s) => s.set_expanded(expanded),
+                _ => {}
+            }
+        }
+        self.settled = None;
+    }
+
+    pub(crate) fn toggle_thinking_hidden(&mut self) {
+        self.hide_thinking = !self.hide_thinking;
+        let hide = self.hide_thinking;
+        for item in &mut self.items {
+            if let Item::Assistant(a) = item {
+                a.set_hide_thinking(hide);
+            }
+        }
+        self.settled = None;
+    }
+
+    pub(crate) fn set_theme(&mut self, theme: &Theme) {
+        self.theme = theme.clone();
+        for item in &mut self.items {
+            item.set_theme(theme);
+        }
+        self.settled = None;
+    }
+
+    /// Index of the first item that can still change.
+    fn first_live(&self) -> usize {
+        self.tools
+            .values()
+            .copied()
+            .chain(self.streaming)
+            .chain(self.bash)
+            .min()
+            .unwrap_or(self.items.len())
+            .min(self.items.len())
+    }
+
+    pub(crate) fn render(&mut self, width: usize) -> Vec<String> {
+        let live = self.first_live();
+        let reuse = self
+            .settled
+            .as_ref()
+            .is_some_and(|s| s.width == width && s.items <= live);
+        if !reuse {
+            self.settled = Some(Settled {
+                width,
+                items: 0,
+                lines: Vec::new(),
+            });
+        }
+        if let Some(settled) = self.settled.as_mut() {
+            for item in &mut self.items[settled.items..live] {
+                settled.lines.extend(item.render(width));
+            }
+            settled.items = live;
+        }
+        let mut lines = self
+            .settled
+            .as_ref()
+            .map(|s| s.lines.clone())
+            .unwrap_or_default();
+        for item in &mut self.items[live..] {
+            lines.extend(item.render(width));
+        }
+        lines
+    }
+}
+
+fn error_result(text: &str) -> AgentToolResult {
+    AgentToolResult {
+        content: vec![pi_ai::InputBlock::text(text)],
+        details: None,
+        terminate: None,
+    }
+}
+
+/// Styles of a select list drawn with the theme.
+pub(crate) fn select_theme(theme: &Theme) -> SelectListTheme {
+    SelectListTheme {
+        selected: theme.fg(ThemeColor::Accent),
+        normal: theme.fg(ThemeColor::Text),
+        description: theme.fg(ThemeColor::Muted),
+        scroll_info: theme.fg(ThemeColor::Dim),
+        no_match: theme.fg(ThemeColor::Muted),
+    }
+}

@@ -1,0 +1,118 @@
+//! The built-in slash commands of interactive mode and how a typed line is read as one.
+
+/// Built-in commands with the descriptions the autocomplete list shows.
+pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
+    ("model", "Select model (opens selector UI)"),
+    ("thinking", "Set thinking level (opens selector UI)"),
+    ("export", "Export session to HTML (optionally give a path)"),
+    ("copy", "Copy last agent message to clipboard"),
+    ("name", "Set session display name"),
+    ("session", "Show session info and stats"),
+    ("hotkeys", "Show all keyboard shortcuts"),
+    ("fork", "Create a new fork from a previous user message"),
+    (
+        "clone",
+        "Duplicate the current session at the current position",
+    ),
+    ("tree", "Navigate session tree (switch branches)"),
+    ("new", "Start a new session"),
+    ("compact", "Manually compact the session context"),
+    ("resume", "Resume a different session"),
+    ("reload", "Reload keybindings, skills, prompts, and themes"),
+    ("quit", "Quit pi"),
+];
+
+/// A built-in command with its argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Model(Option<String>),
+    Thinking(Option<String>),
+    Export(Option<String>),
+    Copy,
+    Name(String),
+    Session,
+    Hotkeys,
+    Fork,
+    Clone,
+    Tree,
+    New,
+    Compact(Option<String>),
+    Resume,
+    Reload,
+    Quit,
+}
+
+/// Reads `text` as a built-in command; anything else (prompt templates, skills, plain
+/// text) is `None` and goes to the model.
+pub fn parse(text: &str) -> Option<Command> {
+    let rest = text.strip_prefix('/')?;
+    let (name, arg) = match rest.find(char::is_whitespace) {
+        Some(i) => (&rest[..i], rest[i..].trim()),
+        None => (rest, ""),
+    };
+    let arg_opt = || (!arg.is_empty()).then(|| arg.to_owned());
+    Some(match name {
+        "model" => Command::Model(arg_opt()),
+        "thinking" => Command::Thinking(arg_opt()),
+        "export" => Command::Export(path_argument(arg)),
+        "copy" if arg.is_empty() => Command::Copy,
+        "name" => Command::Name(arg.to_owned()),
+        "session" if arg.is_empty() => Command::Session,
+        "hotkeys" if arg.is_empty() => Command::Hotkeys,
+        "fork" if arg.is_empty() => Command::Fork,
+        "clone" if arg.is_empty() => Command::Clone,
+        "tree" if arg.is_empty() => Command::Tree,
+        "new" if arg.is_empty() => Command::New,
+        "compact" => Command::Compact(arg_opt()),
+        "resume" if arg.is_empty() => Command::Resume,
+        "reload" if arg.is_empty() => Command::Reload,
+        "quit" | "exit" if arg.is_empty() => Command::Quit,
+        _ => return None,
+    })
+}
+
+/// The first argument as a path: quoted (`"my file.html"`) or up to the first space.
+fn path_argument(arg: &str) -> Option<String> {
+    let mut chars = arg.chars();
+    match chars.next()? {
+        quote @ ('"' | '\'') => {
+            let inner = &arg[1..];
+            inner.find(quote).map(|end| inner[..end].to_owned())
+        }
+        _ => Some(arg.split_whitespace().next()?.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_commands_and_arguments() {
+        assert_eq!(parse("/model"), Some(Command::Model(None)));
+        assert_eq!(
+            parse("/model sonnet"),
+            Some(Command::Model(Some("sonnet".into())))
+        );
+        assert_eq!(
+            parse("/compact keep the plan"),
+            Some(Command::Compact(Some("keep the plan".into())))
+        );
+        assert_eq!(
+            parse("/export \"a b.html\" x"),
+            Some(Command::Export(Some("a b.html".into())))
+        );
+        assert_eq!(
+            parse("/export out.html"),
+            Some(Command::Export(Some("out.html".into())))
+        );
+        assert_eq!(
+            parse("/name  My work "),
+            Some(Command::Name("My work".into()))
+        );
+        assert_eq!(parse("/quit"), Some(Command::Quit));
+        assert_eq!(parse("/review this"), None);
+        assert_eq!(parse("/new please"), None);
+        assert_eq!(parse("hello"), None);
+    }
+}

@@ -1,0 +1,218 @@
+//! A tool call and its result in a box colored pending, success or error; what is drawn
+//! inside depends on the tool.
+
+use std::time::Instant;
+
+use pi_agent_core::AgentToolResult;
+use pi_ai::ToolResultMessage;
+use pi_tui::Component;
+use serde_json::Value;
+
+use super::tool_render::{ResultData, ToolView, render_tool};
+use super::{LineCache, boxed, inner_width};
+use crate::modes::interactive::theme::{Theme, ThemeBg};
+
+/// One tool call: its arguments (possibly still streaming), live output and result.
+pub struct ToolExecution {
+    theme: Theme,
+    tool_name: String,
+    call_id: String,
+    args: Value,
+    args_complete: bool,
+    started_at: Option<Instant>,
+    ended_at: Option<Instant>,
+    result: Option<ResultData>,
+    is_partial: bool,
+    is_error: bool,
+    expanded: bool,
+    cache: LineCache,
+}
+
+impl ToolExecution {
+    /// A pending call of `tool_name` with `args` (a JSON object).
+    pub fn new(
+        tool_name: impl Into<String>,
+        call_id: impl Into<String>,
+        args: Value,
+        theme: &Theme,
+    ) -> Self {
+        ToolExecution {
+            theme: theme.clone(),
+            tool_name: tool_name.into(),
+            call_id: call_id.into(),
+            args,
+            args_complete: false,
+            started_at: None,
+            ended_at: None,
+            result: None,
+            is_partial: true,
+            is_error: false,
+            expanded: false,
+            cache: LineCache::default(),
+        }
+    }
+
+    /// Replace the arguments (they grow while the model streams the call).
+    pub fn update_args(&mut self, args: Value) {
+        if args != self.args {
+            self.args = args;
+            self.cache.clear();
+        }
+    }
+
+    /// The arguments are complete (the model finished the call).
+    pub fn set_args_complete(&mut self) {
+        self.args_complete = true;
+        self.cache.clear();
+    }
+
+    /// The tool started running (starts the elapsed-time clock of bash calls).
+    pub fn mark_started(&mut self) {
+        self.args_complete = true;
+        if self.started_at.is_none() {
+            self.started_at = Some(Instant::now());
+            self.ended_at = None;
+        }
+        self.cache.clear();
+    }
+
+    /// Show a partial result while the tool runs (live bash output).
+    pub fn update_partial(&mut self, result: &AgentToolResult) {
+        self.result = Some(ResultData {
+            content: result.content.clone(),
+            details: result.details.clone(),
+        });
+        self.is_partial = true;
+        self.cache.clear();
+    }
+
+    /// The tool finished with `result`.
+    pub fn finish(&mut self, result: &AgentToolResult, is_error: bool) {
+        self.set_final(
+            ResultData {
+                content: result.content.clone(),
+                details: result.details.clone(),
+            },
+            is_error,
+        );
+    }
+
+    /// The tool finished; the result as stored in the transcript (session replay).
+    pub fn finish_with_message(&mut self, message: &ToolResultMessage) {
+        self.set_final(
+            ResultData {
+                content: message.content.clone(),
+                details: message.details.clone(),
+            },
+            message.is_error,
+        );
+    }
+
+    fn set_final(&mut self, result: ResultData, is_error: bool) {
+        self.result = Some(result);
+        self.is_partial = false;
+        self.is_error = is_error;
+        self.args_complete = true;
+        if self.started_at.is_some() && self.ended_at.is_none() {
+            self.ended_at = Some(Instant::now());
+        }
+        self.cache.clear();
+    }
+
+    /// Show all output (true) or the collapsed preview.
+    pub fn set_expanded(&mut self, expanded: bool) {
+        if self.expanded != expanded {
+            self.expanded = expanded;
+            self.cache.clear();
+        }
+    }
+
+    /// Whether all output is shown.
+    pub fn is_expanded(&self) -> bool {
+        self.expanded
+    }
+
+    /// The tool's name.
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+
+    /// The tool call id.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The current arguments.
+    pub fn args(&self) -> &Value {
+        &self.args
+    }
+
+    /// Whether the arguments are complete.
+    pub fn args_complete(&self) -> bool {
+        self.args_complete
+    }
+
+    /// Whether the final result arrived.
+    pub fn is_finished(&self) -> bool {
+        self.result.is_some() && !self.is_partial
+    }
+
+    /// Whether the tool failed.
+    pub fn is_error(&self) -> bool {
+        self.is_error
+    }
+
+    /// Redraw with another theme.
+    pub fn set_theme(&mut self, theme: &Theme) {
+        self.theme = theme.clone();
+        self.cache.clear();
+    }
+
+    /// `Elapsed 1.2s` while a started bash call streams, `Took 3.4s` when it is done.
+    fn timing_label(&self) -> String {
+        match (self.tool_name.as_str(), self.started_at, &self.result) {
+            ("bash", Some(start), Some(_)) => {
+                let end = self.ended_at.unwrap_or_else(Instant::now);
+                let secs = end.saturating_duration_since(start).as_secs_f64();
+                let label = if self.is_partial { "Elapsed" } else { "Took" };
+                format!("{label} {secs:.1}s")
+            }
+            _ => String::new(),
+        }
+    }
+}
+
+impl Component for ToolExecution {
+    fn render(&mut self, width: usize) -> Vec<String> {
+        let timing = self.timing_label();
+        if let Some(lines) = self.cache.get(width, &timing) {
+            return lines;
+        }
+        let view = ToolView {
+            theme: &self.theme,
+            name: &self.tool_name,
+            args: &self.args,
+            result: self.result.as_ref(),
+            is_partial: self.is_partial,
+            is_error: self.is_error,
+            expanded: self.expanded,
+            timing: (!timing.is_empty()).then_some(timing.as_str()),
+        };
+        let inner = render_tool(&view, inner_width(width, 1));
+        let bg = if self.is_partial {
+            ThemeBg::ToolPendingBg
+        } else if self.is_error {
+            ThemeBg::ToolErrorBg
+        } else {
+            ThemeBg::ToolSuccessBg
+        };
+        let mut lines = vec![String::new()];
+        lines.extend(boxed(inner, width, 1, 1, Some(self.theme.bg(bg))));
+        self.cache.store(width, &timing, &lines);
+        lines
+    }
+
+    fn invalidate(&mut self) {
+        self.cache.clear();
+    }
+}

@@ -1,0 +1,139 @@
+//! Interactive mode: the terminal coding agent drawn with pi-tui.
+//!
+//! One task owns all UI state. Terminal input (from a reader thread), session events
+//! (from the session's subscription) and finished background operations arrive on one
+//! channel; after each batch the whole view is rendered as lines and the differential
+//! renderer writes only what changed.
+
+mod app;
+mod chat;
+pub mod clipboard;
+pub mod commands;
+pub mod components;
+pub mod keymap;
+pub mod selectors;
+pub mod theme;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pi_tui::events::{TermEvent, read_event};
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+
+use crate::agent_session::AgentSession;
+use crate::modes::run::RunPrompt;
+use crate::session_event::AgentSessionEvent;
+
+use app::App;
+
+/// What interactive mode starts with besides the session.
+#[derive(Debug, Clone, Default)]
+pub struct InteractiveOptions {
+    /// The agent dir (keybindings, themes, sessions).
+    pub agent_dir: PathBuf,
+    /// Prompts from the command line, sent in turn once the UI is up.
+    pub initial_prompts: Vec<RunPrompt>,
+    /// `pi -r`: open the session picker first.
+    pub open_resume_picker: bool,
+    /// Startup diagnostics (skills, templates, themes) shown under the header.
+    pub warnings: Vec<String>,
+    /// The version shown in the header.
+    pub version: String,
+}
+
+/// Everything the UI task reacts to.
+#[derive(Debug)]
+pub(crate) enum AppEvent {
+    Term(TermEvent),
+    /// The terminal's input stream ended (its reader thread stopped).
+    InputClosed,
+    Session(Box<AgentSessionEvent>),
+    /// A background operation finished; the closure-free description of what to do.
+    Done(app::Completion),
+    /// SIGTERM / SIGHUP: leave with this exit code.
+    Signal(i32),
+}
+
+/// Runs the interactive UI until the user quits; returns the exit code.
+pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
+    let (tx, mut rx) = unbounded_channel::<AppEvent>();
+    spawn_input_reader(tx.clone());
+    spawn_signal_watch(tx.clone());
+    let subscription = {
+        let tx = tx.clone();
+        session.subscribe(move |event| {
+            let _ = tx.send(AppEvent::Session(Box::new(event.clone())));
+        })
+    };
+    let mut app = match App::start(session.clone(), &options, tx.clone()) {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("Error: cannot start the terminal UI: {e}");
+            session.unsubscribe(subscription);
+            return 1;
+        }
+    };
+    app.render();
+    for prompt in options.initial_prompts {
+        app.submit_initial(prompt);
+    }
+    let mut ticker = tokio::time::interval(Duration::from_millis(80));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    while !app.should_quit() {
+        tokio::select! {
+            event = rx.recv() => {
+                let Some(event) = event else { break };
+                app.handle(event).await;
+                // Coalesce: apply everything already queued, then draw once.
+                while let Ok(event) = rx.try_recv() {
+                    app.handle(event).await;
+                    if app.should_quit() {
+                        break;
+                    }
+                }
+            }
+            _ = ticker.tick(), if app.is_animating() => app.tick(),
+        }
+        if !app.should_quit() {
+            app.render();
+        }
+    }
+    session.unsubscribe(subscription);
+    app.shutdown().await
+}
+
+/// Terminal input comes from a blocking reader thread.
+fn spawn_input_reader(tx: UnboundedSender<AppEvent>) {
+    std::thread::spawn(move || {
+        loop {
+            match read_event() {
+                Ok(event) => {
+                    if tx.send(AppEvent::Term(event)).is_err() {
+                        break;
+                    }
+                }
+                Err(_) => {
+                    let _ = tx.send(AppEvent::InputClosed);
+                    break;
+                }
+            }
+        }
+    });
+}
+
+fn spawn_signal_watch(tx: UnboundedSender<AppEvent>) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut terminate), Ok(mut hangup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return;
+        };
+        let code = tokio::select! {
+            _ = terminate.recv() => 143,
+            _ = hangup.recv() => 129,
+        };
+        let _ = tx.send(AppEvent::Signal(code));
+    });
+}

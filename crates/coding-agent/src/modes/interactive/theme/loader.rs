@@ -1,0 +1,171 @@
+//! Finding theme files and picking the configured theme.
+
+use std::path::{Path, PathBuf};
+
+use pi_tui::style::ColorMode;
+
+use super::{Theme, ThemeError, parse_theme_json};
+use crate::config::paths::expand_tilde;
+
+/// The built-in theme names.
+const BUILTINS: [&str; 2] = ["dark", "light"];
+
+/// Read, parse and resolve one theme file.
+pub fn load_theme_from_path(path: &Path, mode: ColorMode) -> Result<Theme, ThemeError> {
+    let label = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ThemeError::Read {
+        label: label.clone(),
+        message: e.to_string(),
+    })?;
+    let json = parse_theme_json(&label, &text)?;
+    Theme::from_json(&json, &label, mode, Some(path.to_path_buf()))
+}
+
+/// `dark` or `light` from a `COLORFGBG` value (`fg;bg`, bg < 8 means dark), as the TS pi does.
+pub fn theme_name_for_background(colorfgbg: Option<&str>) -> &'static str {
+    let Some(value) = colorfgbg else {
+        return "dark";
+    };
+    let parts: Vec<&str> = value.split(';').collect();
+    match parts.get(1).and_then(|bg| bg.trim().parse::<i64>().ok()) {
+        Some(bg) if bg >= 8 => "light",
+        _ => "dark",
+    }
+}
+
+/// The theme used when settings name none: picked from the terminal background.
+pub fn default_theme_name() -> &'static str {
+    theme_name_for_background(std::env::var("COLORFGBG").ok().as_deref())
+}
+
+/// The `.json` files of a directory, sorted; a missing directory has none.
+fn json_files_in(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            warnings.push(format!("theme directory {}: {e}", dir.display()));
+            return Vec::new();
+        }
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// Theme files: `<agentDir>/themes`, `<cwd>/.pi/themes`, then the settings `themes` entries.
+fn theme_files(
+    agent_dir: &Path,
+    cwd: &Path,
+    extra: &[String],
+    warnings: &mut Vec<String>,
+) -> Vec<PathBuf> {
+    let mut files = json_files_in(&agent_dir.join("themes"), warnings);
+    files.extend(json_files_in(&cwd.join(".pi").join("themes"), warnings));
+    for entry in extra {
+        let path = cwd.join(expand_tilde(entry));
+        if path.is_dir() {
+            files.extend(json_files_in(&path, warnings));
+        } else if path.is_file() && path.extension().is_some_and(|e| e == "json") {
+            files.push(path);
+        } else if path.exists() {
+            warnings.push(format!("theme path {} is not a .json file", path.display()));
+        } else {
+            warnings.push(format!("theme path {} does not exist", path.display()));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| seen.insert(f.clone()));
+    files
+}
+
+/// Every custom theme file with its load result.
+fn load_custom(
+    agent_dir: &Path,
+    cwd: &Path,
+    extra: &[String],
+    mode: ColorMode,
+    warnings: &mut Vec<String>,
+) -> Vec<(PathBuf, Result<Theme, ThemeError>)> {
+    theme_files(agent_dir, cwd, extra, warnings)
+        .into_iter()
+        .map(|path| {
+            let result = load_theme_from_path(&path, mode);
+            (path, result)
+        })
+        .collect()
+}
+
+/// Load the theme `name` (default: by terminal background), in the detected color mode.
+///
+/// Never fails: problems become warnings and the dark theme is used instead.
+pub fn load_theme(
+    name: Option<&str>,
+    agent_dir: &Path,
+    cwd: &Path,
+    extra: &[String],
+) -> (Theme, Vec<String>) {
+    load_theme_with_mode(name, agent_dir, cwd, extra, ColorMode::detect())
+}
+
+/// [`load_theme`] with an explicit color mode.
+pub fn load_theme_with_mode(
+    name: Option<&str>,
+    agent_dir: &Path,
+    cwd: &Path,
+    extra: &[String],
+    mode: ColorMode,
+) -> (Theme, Vec<String>) {
+    let wanted: &str = match name {
+        Some(n) => n,
+        None => default_theme_name(),
+    };
+    let mut warnings = Vec::new();
+    let custom = load_custom(agent_dir, cwd, extra, mode, &mut warnings);
+    for (_, result) in &custom {
+        if let Err(e) = result {
+            warnings.push(e.to_string());
+        }
+    }
+
+    // A custom theme's `name` wins (as in the TS pi), then the built-ins, then a file stem.
+    let by_name = custom
+        .iter()
+        .find_map(|(_, r)| r.as_ref().ok().filter(|t| t.name() == wanted));
+    if let Some(theme) = by_name {
+        return (theme.clone(), warnings);
+    }
+    if let Some(theme) = Theme::builtin(wanted, mode) {
+        return (theme, warnings);
+    }
+    let by_stem = custom
+        .iter()
+        .find(|(path, _)| path.file_stem().is_some_and(|s| s == wanted));
+    match by_stem {
+        Some((_, Ok(theme))) => return (theme.clone(), warnings),
+        Some((path, Err(_))) => warnings.push(format!(
+            "theme \"{wanted}\" ({}) could not be loaded; using \"dark\"",
+            path.display()
+        )),
+        None => warnings.push(format!("theme \"{wanted}\" not found; using \"dark\"")),
+    }
+    (Theme::dark(mode), warnings)
+}
+
+/// The names of the built-in themes and every loadable custom theme, sorted.
+pub fn available_themes(agent_dir: &Path, cwd: &Path, extra: &[String]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut names: Vec<String> = BUILTINS.iter().map(|s| (*s).to_string()).collect();
+    for (_, result) in load_custom(agent_dir, cwd, extra, ColorMode::TrueColor, &mut warnings) {
+        if let Ok(theme) = result {
+            names.push(theme.name().to_string());
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}

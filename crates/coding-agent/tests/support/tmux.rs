@@ -1,0 +1,212 @@
+//! Drives the real `pi` binary in a pseudo-terminal through tmux: send keys, read the
+//! screen (and the scrollback) as a user would see it.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use super::rpc::Env;
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether tmux is installed (the pty tests skip with a note otherwise).
+pub fn available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// One `pi` running in its own tmux server.
+pub struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// Starts `pi <args>` in `env.work`, on a `cols`×`rows` terminal.
+    pub fn start(env: &Env, args: &[&str], cols: u16, rows: u16) -> Tmux {
+        let socket = format!(
+            "pi-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let tmux = Tmux { socket };
+        let pi = env!("CARGO_BIN_EXE_pi");
+        let mut command = vec![
+            "env".to_owned(),
+            format!("PI_CODING_AGENT_DIR={}", env.agent.display()),
+            format!("HOME={}", env.dir.path().display()),
+            "COLORTERM=truecolor".to_owned(),
+            "ANTHROPIC_API_KEY=".to_owned(),
+            "OPENAI_API_KEY=".to_owned(),
+            pi.to_owned(),
+        ];
+        command.extend(args.iter().map(|a| (*a).to_owned()));
+        let shell_command = command
+            .iter()
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let out = tmux.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "pi",
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+            "-c",
+            &env.work.display().to_string(),
+            &shell_command,
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tmux.run(&["set-option", "-t", "pi", "remain-on-exit", "on"]);
+        tmux.run(&["set-option", "-t", "pi", "history-limit", "10000"]);
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    /// Types `text` literally.
+    pub fn type_text(&self, text: &str) {
+        self.run(&["send-keys", "-t", "pi", "-l", text]);
+    }
+
+    /// Sends tmux key names: `Enter`, `Escape`, `C-c`, `M-Enter`, `BTab`, `Up`, …
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "pi"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+
+    /// Sends raw bytes as if typed (for sequences tmux has no name for).
+    pub fn raw(&self, hex: &[u8]) {
+        let hex: Vec<String> = hex.iter().map(|b| format!("{b:02x}")).collect();
+        let mut args = vec!["send-keys", "-t", "pi", "-H"];
+        let refs: Vec<&str> = hex.iter().map(String::as_str).collect();
+        args.extend(refs);
+        self.run(&args);
+    }
+
+    /// The visible screen, one line per row (trailing spaces trimmed by tmux).
+    pub fn screen(&self) -> String {
+        let out = self.run(&["capture-pane", "-p", "-t", "pi"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Scrollback and screen together.
+    pub fn history(&self) -> String {
+        let out = self.run(&["capture-pane", "-p", "-t", "pi", "-S", "-", "-E", "-"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the screen satisfies `check`; panics with the screen after `timeout`.
+    pub fn wait(&self, what: &str, timeout: Duration, check: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            if start.elapsed() > timeout {
+                panic!(
+                    "timed out waiting for {what}; screen:\n{screen}\n--- history:\n{}",
+                    self.history()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until the screen contains `needle`.
+    pub fn wait_for(&self, needle: &str) -> String {
+        self.wait(&format!("{needle:?}"), Duration::from_secs(15), |s| {
+            s.contains(needle)
+        })
+    }
+
+    /// Resizes the terminal.
+    pub fn resize(&self, cols: u16, rows: u16) {
+        self.run(&[
+            "resize-window",
+            "-t",
+            "pi",
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+        ]);
+    }
+
+    /// The exit status once pi has exited.
+    pub fn exit_status(&self) -> Option<i32> {
+        let out = self.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            "pi",
+            "#{pane_dead} #{pane_dead_status}",
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut parts = text.split_whitespace();
+        match (parts.next(), parts.next()) {
+            (Some("1"), Some(code)) => code.parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// Waits for pi to exit and returns its status.
+    pub fn wait_exit(&self, timeout: Duration) -> i32 {
+        let start = Instant::now();
+        loop {
+            if let Some(code) = self.exit_status() {
+                return code;
+            }
+            if start.elapsed() > timeout {
+                panic!("pi did not exit; screen:\n{}", self.screen());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+fn shell_quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,".contains(&b))
+    {
+        return arg.to_owned();
+    }
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// Counts how often `needle` occurs in `haystack`.
+pub fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
