@@ -21,6 +21,8 @@ pub fn available() -> bool {
 /// One `pi` running in its own tmux server.
 pub struct Tmux {
     socket: String,
+    /// Where the wrapper shell writes pi's exit status.
+    exit_file: std::path::PathBuf,
 }
 
 impl Tmux {
@@ -31,9 +33,21 @@ impl Tmux {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::SeqCst)
         );
-        let tmux = Tmux { socket };
+        let exit_file = env.dir.path().join(format!("{socket}.exit"));
+        let tmux = Tmux {
+            socket,
+            exit_file: exit_file.clone(),
+        };
         let pi = env!("CARGO_BIN_EXE_pi");
+        // tmux is slow to notice a dead pane at times; a wrapper shell records the status.
         let mut command = vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            format!(
+                "\"$@\"; echo $? > {}",
+                shell_quote(&exit_file.display().to_string())
+            ),
+            "sh".to_owned(),
             "env".to_owned(),
             format!("PI_CODING_AGENT_DIR={}", env.agent.display()),
             format!("HOME={}", env.dir.path().display()),
@@ -155,19 +169,8 @@ impl Tmux {
 
     /// The exit status once pi has exited.
     pub fn exit_status(&self) -> Option<i32> {
-        let out = self.run(&[
-            "display-message",
-            "-p",
-            "-t",
-            "pi",
-            "#{pane_dead} #{pane_dead_status}",
-        ]);
-        let text = String::from_utf8_lossy(&out.stdout);
-        let mut parts = text.split_whitespace();
-        match (parts.next(), parts.next()) {
-            (Some("1"), Some(code)) => code.parse().ok(),
-            _ => None,
-        }
+        let text = std::fs::read_to_string(&self.exit_file).ok()?;
+        text.trim().parse().ok()
     }
 
     /// Waits for pi to exit and returns its status.

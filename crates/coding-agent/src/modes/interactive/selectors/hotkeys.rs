@@ -1,7 +1,7 @@
 //! `/hotkeys`: the keyboard shortcuts table, with the user's keybindings.
 
 use pi_tui::keybindings::Keybindings;
-use pi_tui::width::{truncate_to_width, visible_width};
+use pi_tui::width::{truncate_to_width, visible_width, wrap_text_with_ansi};
 
 use super::{border, fit};
 use crate::modes::interactive::theme::{Theme, ThemeColor};
@@ -122,13 +122,16 @@ pub fn hotkeys_lines(keys: &Keybindings, theme: &Theme, width: usize) -> Vec<Str
     ];
     let key_style = theme.fg(ThemeColor::MdCode);
     let heading = theme.fg(ThemeColor::MdHeading).bold();
-    // One key column for all sections, at most half the width.
+    // One key column for all sections, at most a third of the width; longer keys get
+    // a line of their own.
     let widest = sections
         .iter()
         .flat_map(|(_, rows)| rows.iter().map(|(k, _)| visible_width(k)))
         .max()
         .unwrap_or(0);
-    let column = widest.min(width.saturating_sub(4) / 2).max(1);
+    let column = widest.min(width / 3).max(6);
+    let indent = 3;
+    let text_width = width.saturating_sub(indent + column + 2).max(10);
 
     let mut lines = vec![
         border(theme, width),
@@ -147,9 +150,23 @@ pub fn hotkeys_lines(keys: &Keybindings, theme: &Theme, width: usize) -> Vec<Str
         lines.push(String::new());
         lines.push(fit(&format!(" {}", heading.paint(name)), width));
         for (key, description) in rows {
-            let key_text = truncate_to_width(&key, column, "…", true);
-            let line = format!("   {}  {description}", key_style.paint(&key_text));
-            lines.push(fit(&line, width));
+            let mut wrapped = wrap_text_with_ansi(&description, text_width).into_iter();
+            let first = wrapped.next().unwrap_or_default();
+            let pad = " ".repeat(indent);
+            if visible_width(&key) > column {
+                lines.push(fit(&format!("{pad}{}", key_style.paint(&key)), width));
+                let blank = " ".repeat(column);
+                lines.push(fit(&format!("{pad}{blank}  {first}"), width));
+            } else {
+                let key_text = truncate_to_width(&key, column, "…", true);
+                lines.push(fit(
+                    &format!("{pad}{}  {first}", key_style.paint(&key_text)),
+                    width,
+                ));
+            }
+            for rest in wrapped {
+                lines.push(fit(&format!("{pad}{}  {rest}", " ".repeat(column)), width));
+            }
         }
     }
     lines.push(String::new());

@@ -649,10 +649,17 @@ impl TreeSelector {
                 ("↑↓", "move"),
                 ("←→", "page"),
                 ("ctrl+←→", "fold/branch"),
-                ("ctrl+d/t/u/l/a", "filters"),
-                ("ctrl+o", "cycle"),
                 ("enter", "select"),
                 ("esc", "cancel"),
+            ],
+            width,
+        ));
+        lines.push(hint_line(
+            t,
+            &[
+                ("ctrl+d/t/u/l/a", "filters"),
+                ("ctrl+o", "cycle"),
+                ("type", "search"),
             ],
             width,
         ));
