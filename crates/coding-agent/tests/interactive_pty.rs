@@ -329,3 +329,68 @@ async fn ctrl_c_twice_exits_and_ctrl_d_exits_when_empty() {
     tmux.keys(&["C-d"]);
     assert_eq!(tmux.wait_exit(WAIT), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_g_edits_the_prompt_in_the_external_editor() {
+    require_tmux!();
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let tmux = Tmux::start_with(&env, &[("VISUAL", "sed -i s/draft/edited/")], &[], 100, 30);
+    tmux.wait_for("mock-model");
+    tmux.type_text("a draft prompt");
+    tmux.wait_for("a draft prompt");
+    tmux.keys(&["C-g"]);
+    tmux.wait_for("a edited prompt");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("ok: a edited prompt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_name_export_session_and_new() {
+    require_tmux!();
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let tmux = start(&env, &[]);
+    submit(&tmux, "hello there");
+    tmux.wait_for("ok: hello there");
+    submit(&tmux, "/name refactor work");
+    tmux.wait_for("Session name set: refactor work");
+    // The footer shows the name next to the directory.
+    tmux.wait_for("• refactor work");
+    let out = env.work.join("out.html");
+    submit(&tmux, &format!("/export {}", out.display()));
+    tmux.wait_for("Session exported to:");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("hello there") && html.contains("ok: hello there"));
+    submit(&tmux, "/session");
+    let screen = tmux.wait_for("Session Info");
+    assert!(screen.contains("User: 1"), "{screen}");
+    submit(&tmux, "/new");
+    tmux.wait_for("New session started");
+    submit(&tmux, "fresh start");
+    tmux.wait_for("ok: fresh start");
+    let body = server.requests().last().unwrap().body.clone();
+    assert_eq!(user_texts(&body), ["fresh start"]);
+    assert_eq!(env.session_files().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_templates_complete_and_expand() {
+    require_tmux!();
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    std::fs::create_dir_all(env.agent.join("prompts")).unwrap();
+    std::fs::write(
+        env.agent.join("prompts/review.md"),
+        "---\ndescription: Review a file\n---\nPlease review $1 carefully",
+    )
+    .unwrap();
+    let tmux = start(&env, &[]);
+    tmux.type_text("/rev");
+    let screen = tmux.wait_for("Review a file");
+    assert!(screen.contains("review"), "{screen}");
+    tmux.keys(&["Tab"]);
+    tmux.type_text("main.rs");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("ok: Please review main.rs carefully");
+}

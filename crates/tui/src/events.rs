@@ -1,6 +1,7 @@
 //! Reading terminal events: key presses, pastes and resizes, as [`Input`] for components.
 
 use std::io;
+use std::time::Duration;
 
 use crossterm::event::{Event, KeyEventKind};
 
@@ -15,19 +16,32 @@ pub enum TermEvent {
     Resize(usize, usize),
 }
 
-/// Blocks until the next terminal event that matters (key releases, focus and mouse
-/// events are skipped).
+/// The events that matter (key releases, focus and mouse events are skipped).
+fn convert(event: Event) -> Option<TermEvent> {
+    match event {
+        Event::Key(key) if key.kind != KeyEventKind::Release => {
+            Some(TermEvent::Input(Input::Key(key)))
+        }
+        Event::Paste(text) => Some(TermEvent::Input(Input::Paste(text))),
+        Event::Resize(cols, rows) => Some(TermEvent::Resize(usize::from(cols), usize::from(rows))),
+        _ => None,
+    }
+}
+
+/// Blocks until the next terminal event that matters.
 pub fn read_event() -> io::Result<TermEvent> {
     loop {
-        match crossterm::event::read()? {
-            Event::Key(key) if key.kind != KeyEventKind::Release => {
-                return Ok(TermEvent::Input(Input::Key(key)));
-            }
-            Event::Paste(text) => return Ok(TermEvent::Input(Input::Paste(text))),
-            Event::Resize(cols, rows) => {
-                return Ok(TermEvent::Resize(usize::from(cols), usize::from(rows)));
-            }
-            _ => {}
+        if let Some(event) = convert(crossterm::event::read()?) {
+            return Ok(event);
         }
     }
+}
+
+/// Like [`read_event`], but gives up after `timeout` with `None`, so a reader thread can
+/// notice that it should pause (while an external program owns the terminal).
+pub fn read_event_timeout(timeout: Duration) -> io::Result<Option<TermEvent>> {
+    if !crossterm::event::poll(timeout)? {
+        return Ok(None);
+    }
+    Ok(convert(crossterm::event::read()?))
 }

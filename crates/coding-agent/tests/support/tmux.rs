@@ -28,6 +28,17 @@ pub struct Tmux {
 impl Tmux {
     /// Starts `pi <args>` in `env.work`, on a `cols`×`rows` terminal.
     pub fn start(env: &Env, args: &[&str], cols: u16, rows: u16) -> Tmux {
+        Self::start_with(env, &[], args, cols, rows)
+    }
+
+    /// [`Tmux::start`] with extra environment variables.
+    pub fn start_with(
+        env: &Env,
+        vars: &[(&str, &str)],
+        args: &[&str],
+        cols: u16,
+        rows: u16,
+    ) -> Tmux {
         let socket = format!(
             "pi-test-{}-{}",
             std::process::id(),
@@ -54,8 +65,9 @@ impl Tmux {
             "COLORTERM=truecolor".to_owned(),
             "ANTHROPIC_API_KEY=".to_owned(),
             "OPENAI_API_KEY=".to_owned(),
-            pi.to_owned(),
         ];
+        command.extend(vars.iter().map(|(k, v)| format!("{k}={v}")));
+        command.push(pi.to_owned());
         command.extend(args.iter().map(|a| (*a).to_owned()));
         let shell_command = command
             .iter()

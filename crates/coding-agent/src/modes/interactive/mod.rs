@@ -15,9 +15,11 @@ pub mod selectors;
 pub mod theme;
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use pi_tui::events::{TermEvent, read_event};
+use pi_tui::events::{TermEvent, read_event_timeout};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use crate::agent_session::AgentSession;
@@ -57,7 +59,8 @@ pub(crate) enum AppEvent {
 /// Runs the interactive UI until the user quits; returns the exit code.
 pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
     let (tx, mut rx) = unbounded_channel::<AppEvent>();
-    spawn_input_reader(tx.clone());
+    let input_paused = Arc::new(AtomicBool::new(false));
+    spawn_input_reader(tx.clone(), Arc::clone(&input_paused));
     spawn_signal_watch(tx.clone());
     let subscription = {
         let tx = tx.clone();
@@ -65,7 +68,7 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
             let _ = tx.send(AppEvent::Session(Box::new(event.clone())));
         })
     };
-    let mut app = match App::start(session.clone(), &options, tx.clone()) {
+    let mut app = match App::start(session.clone(), &options, tx.clone(), input_paused) {
         Ok(app) => app,
         Err(e) => {
             eprintln!("Error: cannot start the terminal UI: {e}");
@@ -102,12 +105,22 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
     app.shutdown().await
 }
 
-/// Terminal input comes from a blocking reader thread.
-fn spawn_input_reader(tx: UnboundedSender<AppEvent>) {
+/// Terminal input comes from a reader thread; it stops reading while `paused` is set
+/// (an external editor or a suspended pi owns the terminal then).
+fn spawn_input_reader(tx: UnboundedSender<AppEvent>, paused: Arc<AtomicBool>) {
     std::thread::spawn(move || {
         loop {
-            match read_event() {
-                Ok(event) => {
+            if paused.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            match read_event_timeout(Duration::from_millis(50)) {
+                Ok(None) => {
+                    if tx.is_closed() {
+                        break;
+                    }
+                }
+                Ok(Some(event)) => {
                     if tx.send(AppEvent::Term(event)).is_err() {
                         break;
                     }

@@ -109,6 +109,15 @@ impl App {
             }
         } else if is("app.message.dequeue") {
             self.restore_queued_to_editor(false);
+        } else if is("app.editor.external") {
+            self.open_external_editor();
+        } else if is("app.suspend") {
+            self.suspend();
+        } else if is("app.clipboard.pasteImage") {
+            self.notice(
+                NoticeKind::Warning,
+                "Pasting images from the clipboard is not supported in this build; use @file",
+            );
         } else if is("app.session.new") {
             self.run_slash(crate::modes::interactive::commands::Command::New)
                 .await;

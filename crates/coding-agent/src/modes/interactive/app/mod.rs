@@ -1,5 +1,6 @@
 //! The interactive app: its state, what it draws, and how it reacts to events.
 
+mod handoff;
 mod keys;
 mod overlay;
 mod session_events;
@@ -7,6 +8,7 @@ mod slash;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use pi_tui::components::editor::{Editor, EditorTheme};
@@ -76,6 +78,8 @@ pub(crate) struct App {
     last_escape: Option<Instant>,
     bash_mode: bool,
     agent_dir: PathBuf,
+    /// Set while another program owns the terminal (the input thread stops reading).
+    input_paused: Arc<AtomicBool>,
 }
 
 impl App {
@@ -84,6 +88,7 @@ impl App {
         session: AgentSession,
         options: &InteractiveOptions,
         tx: UnboundedSender<AppEvent>,
+        input_paused: Arc<AtomicBool>,
     ) -> std::io::Result<Self> {
         let settings = session.settings().get();
         let (theme, theme_warnings) = theme::load_theme(
@@ -120,6 +125,7 @@ impl App {
             last_escape: None,
             bash_mode: false,
             agent_dir: options.agent_dir.clone(),
+            input_paused,
         };
         app.install_autocomplete();
         if !settings.quiet_startup.unwrap_or(false) {

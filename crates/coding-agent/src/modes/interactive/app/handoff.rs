@@ -1,0 +1,82 @@
+//! Handing the terminal to someone else and taking it back: the external editor
+//! (Ctrl+G) and suspending pi to the shell (Ctrl+Z).
+
+use std::io::Write as _;
+use std::sync::atomic::Ordering;
+
+use super::App;
+use crate::modes::interactive::chat::NoticeKind;
+
+impl App {
+    /// Leaves raw mode and stops reading keys; the screen below the cursor is free.
+    fn release_terminal(&mut self) {
+        self.input_paused.store(true, Ordering::SeqCst);
+        let _ = self.renderer.stop();
+        let _ = self.renderer.terminal_mut().stop();
+    }
+
+    /// Takes the terminal back and redraws everything.
+    fn reclaim_terminal(&mut self) {
+        let _ = self.renderer.terminal_mut().start();
+        self.input_paused.store(false, Ordering::SeqCst);
+        self.renderer.request_full_redraw();
+    }
+
+    /// Ctrl+G: edits the editor's text in `$VISUAL` / `$EDITOR`.
+    pub(super) fn open_external_editor(&mut self) {
+        let Some(editor) = std::env::var("VISUAL")
+            .ok()
+            .or_else(|| std::env::var("EDITOR").ok())
+            .filter(|e| !e.trim().is_empty())
+        else {
+            self.notice(
+                NoticeKind::Warning,
+                "No editor configured. Set $VISUAL or $EDITOR environment variable.",
+            );
+            return;
+        };
+        let file = std::env::temp_dir().join(format!("pi-editor-{}.pi.md", std::process::id()));
+        let written = std::fs::File::create(&file)
+            .and_then(|mut f| f.write_all(self.editor.expanded_text().as_bytes()));
+        if let Err(e) = written {
+            self.notice(
+                NoticeKind::Error,
+                &format!("Cannot open the external editor: {e}"),
+            );
+            return;
+        }
+        self.release_terminal();
+        // `$EDITOR` may carry arguments ("code --wait"); the shell splits them.
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("sh")
+            .arg(&file)
+            .status();
+        self.reclaim_terminal();
+        match status {
+            Ok(status) if status.success() => match std::fs::read_to_string(&file) {
+                Ok(text) => {
+                    self.editor.set_text(text.trim_end_matches('\n'));
+                }
+                Err(e) => self.notice(
+                    NoticeKind::Error,
+                    &format!("Cannot read the edited text: {e}"),
+                ),
+            },
+            Ok(status) => self.notice(
+                NoticeKind::Warning,
+                &format!("The editor exited with {status}; the text is unchanged"),
+            ),
+            Err(e) => self.notice(NoticeKind::Error, &format!("Cannot run {editor}: {e}")),
+        }
+        let _ = std::fs::remove_file(&file);
+    }
+
+    /// Ctrl+Z: stops pi like any job; `fg` brings it back with the screen redrawn.
+    pub(super) fn suspend(&mut self) {
+        self.release_terminal();
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTSTP);
+        self.reclaim_terminal();
+    }
+}
