@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use base64::Engine as _;
+use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd};
 use serde_json::{Map, Value};
 use similar::{ChangeTag, TextDiff};
 
@@ -354,7 +355,7 @@ impl<'a> Page<'a> {
 
     fn compaction(&mut self, entry: &SessionEntry, summary: &str, tokens_before: Option<u64>) {
         let what = match tokens_before {
-            Some(tokens) => format!("Compacted from {} tokens", group_digits(tokens)),
+            Some(tokens) => format!("Compacted from {}", count(tokens, "token", "tokens")),
             None => "Compacted".to_owned(),
         };
         self.out.push_str(&format!(
@@ -381,16 +382,24 @@ impl<'a> Page<'a> {
         let mut counts = vec![
             format!("{} user", totals.user),
             format!("{} assistant", totals.assistant),
-            format!("{} tool results", totals.tool_results),
+            count(totals.tool_results as u64, "tool result", "tool results"),
         ];
         if totals.bash > 0 {
             counts.push(format!("{} bash", totals.bash));
         }
         if totals.compactions > 0 {
-            counts.push(format!("{} compactions", totals.compactions));
+            counts.push(count(
+                totals.compactions as u64,
+                "compaction",
+                "compactions",
+            ));
         }
         if totals.branch_summaries > 0 {
-            counts.push(format!("{} branch summaries", totals.branch_summaries));
+            counts.push(count(
+                totals.branch_summaries as u64,
+                "branch summary",
+                "branch summaries",
+            ));
         }
         let tokens = format!(
             "input {} · output {} · cache read {} · cache write {} · total {}",
@@ -754,9 +763,9 @@ fn fold(text: &str, class: &str) -> String {
         preview.truncate(cut);
     }
     let what = if lines > 1 {
-        format!("{} lines", group_digits(lines as u64))
+        count(lines as u64, "line", "lines")
     } else {
-        format!("{} characters", group_digits(text.chars().count() as u64))
+        count(text.chars().count() as u64, "character", "characters")
     };
     format!(
         "<div class=\"fold\"><details><summary>Show all {what}</summary><pre class=\"{class}\">{}</pre></details><pre class=\"{class} preview\">{}\n…</pre></div>\n",
@@ -774,6 +783,12 @@ fn time(iso: &str) -> String {
         iso.to_owned()
     };
     format!("<time datetime=\"{}\">{}</time>", esc(iso), esc(&shown))
+}
+
+/// `1 line`, `2 lines`, `1,000 lines`: the count with its noun in singular or plural.
+fn count(n: u64, one: &str, many: &str) -> String {
+    let noun = if n == 1 { one } else { many };
+    format!("{} {noun}", group_digits(n))
 }
 
 /// `1234567` → `1,234,567`.
@@ -820,70 +835,138 @@ fn markdown_div(text: &str) -> String {
     format!("<div class=\"md\">{}</div>\n", markdown(text))
 }
 
-/// A small markdown subset: fenced code blocks, paragraphs (single newlines kept as
-/// line breaks) and inline code; everything else is escaped text.
+/// Markdown options: GFM tables, strikethrough and task lists; `~x~` parses as subscript
+/// only so that it can be put back as text (strikethrough needs `~~`, as in pi's page).
+const MARKDOWN_OPTIONS: Options = Options::ENABLE_TABLES
+    .union(Options::ENABLE_STRIKETHROUGH)
+    .union(Options::ENABLE_TASKLISTS)
+    .union(Options::ENABLE_SUBSCRIPT);
+
+/// CommonMark with GFM tables, strikethrough and task lists as HTML. Raw HTML shows as
+/// text, links keep only http(s), mailto and relative URLs, single newlines break lines.
 fn markdown(text: &str) -> String {
-    let mut html = String::new();
-    let mut paragraph: Vec<&str> = Vec::new();
-    // The open fence: its marker (``` or ~~~, possibly longer), language and lines.
-    let mut fence: Option<(&str, &str)> = None;
-    let mut code: Vec<&str> = Vec::new();
-    for line in text.lines() {
-        if let Some((marker, lang)) = fence {
-            if closes_fence(line, marker) {
-                html.push_str(&code_block(lang, &code));
-                code.clear();
-                fence = None;
-            } else {
-                code.push(line);
+    let mut events: Vec<Event> = Vec::new();
+    // The open fenced or indented code block: its language and text.
+    let mut code: Option<(String, String)> = None;
+    // The lines of the open raw HTML block.
+    let mut html_block: Option<String> = None;
+    // For each open link and image: whether it renders as a link.
+    let mut links: Vec<bool> = Vec::new();
+    for event in Parser::new_ext(text, MARKDOWN_OPTIONS) {
+        if let Some((lang, body)) = &mut code {
+            match event {
+                Event::Text(t) => body.push_str(&t),
+                Event::End(TagEnd::CodeBlock) => {
+                    let body = body.strip_suffix('\n').unwrap_or(body);
+                    events.push(Event::Html(code_block(lang, body).into()));
+                    code = None;
+                }
+                _ => {}
             }
             continue;
         }
-        if let Some(open) = opens_fence(line) {
-            flush_paragraph(&mut html, &mut paragraph);
-            fence = Some(open);
-        } else if line.trim().is_empty() {
-            flush_paragraph(&mut html, &mut paragraph);
-        } else {
-            paragraph.push(line);
+        if let Some(block) = &mut html_block {
+            match event {
+                Event::Html(t) | Event::Text(t) => block.push_str(&t),
+                Event::End(TagEnd::HtmlBlock) => {
+                    let shown = esc(block.trim_end()).replace('\n', "<br>\n");
+                    events.push(Event::Html(format!("<p>{shown}</p>\n").into()));
+                    html_block = None;
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match event {
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let lang = match kind {
+                    CodeBlockKind::Fenced(info) => {
+                        info.split_whitespace().next().unwrap_or("").to_owned()
+                    }
+                    CodeBlockKind::Indented => String::new(),
+                };
+                code = Some((lang, String::new()));
+            }
+            Event::Start(Tag::HtmlBlock) => html_block = Some(String::new()),
+            Event::Html(t) | Event::InlineHtml(t) => events.push(Event::Text(t)),
+            Event::SoftBreak | Event::HardBreak => events.push(Event::Html("<br>\n".into())),
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => {
+                let keep = !links.contains(&true) && safe_url(&dest_url);
+                links.push(keep);
+                if keep {
+                    events.push(Event::Start(Tag::Link {
+                        link_type,
+                        dest_url,
+                        title,
+                        id,
+                    }));
+                }
+            }
+            Event::End(TagEnd::Link) => {
+                if links.pop() == Some(true) {
+                    events.push(Event::End(TagEnd::Link));
+                }
+            }
+            // Images would load from elsewhere: they show as their alt text, a link to
+            // the image when the URL is safe.
+            Event::Start(Tag::Image {
+                dest_url,
+                title,
+                id,
+                ..
+            }) => {
+                let keep = !links.contains(&true) && safe_url(&dest_url);
+                links.push(keep);
+                if keep {
+                    events.push(Event::Start(Tag::Link {
+                        link_type: LinkType::Inline,
+                        dest_url,
+                        title,
+                        id,
+                    }));
+                }
+                events.push(Event::Html("<span class=\"md-image\">".into()));
+            }
+            Event::End(TagEnd::Image) => {
+                events.push(Event::Html("</span>".into()));
+                if links.pop() == Some(true) {
+                    events.push(Event::End(TagEnd::Link));
+                }
+            }
+            Event::Start(Tag::Subscript) | Event::End(TagEnd::Subscript) => {
+                events.push(Event::Text("~".into()));
+            }
+            event => events.push(event),
         }
     }
-    if let Some((_, lang)) = fence {
-        html.push_str(&code_block(lang, &code));
-    }
-    flush_paragraph(&mut html, &mut paragraph);
+    let mut html = String::with_capacity(text.len() * 3 / 2);
+    pulldown_cmark::html::push_html(&mut html, events.into_iter());
     html
 }
 
-/// `(marker, language)` when `line` opens a fenced code block.
-fn opens_fence(line: &str) -> Option<(&str, &str)> {
-    let trimmed = line.trim_start();
-    if line.len() - trimmed.len() > 3 {
-        return None;
+/// Whether a link URL is safe to keep: http(s), mailto or relative (no other scheme).
+fn safe_url(url: &str) -> bool {
+    // Browsers skip tabs, newlines and other control characters inside a URL's scheme.
+    let url: String = url
+        .chars()
+        .filter(|c| !c.is_ascii_control() && *c != ' ')
+        .collect();
+    match url.find([':', '/', '?', '#']) {
+        Some(end) if url[end..].starts_with(':') => {
+            let scheme = url[..end].to_ascii_lowercase();
+            matches!(scheme.as_str(), "http" | "https" | "mailto")
+        }
+        _ => true,
     }
-    let first = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
-    let run = trimmed.len() - trimmed.trim_start_matches(first).len();
-    if run < 3 {
-        return None;
-    }
-    let (marker, rest) = trimmed.split_at(run);
-    let lang = rest.trim();
-    if first == '`' && lang.contains('`') {
-        return None;
-    }
-    Some((marker, lang.split_whitespace().next().unwrap_or("")))
 }
 
-/// Whether `line` closes a fence opened with `marker`.
-fn closes_fence(line: &str, marker: &str) -> bool {
-    let trimmed = line.trim();
-    let Some(first) = marker.chars().next() else {
-        return false;
-    };
-    trimmed.len() >= marker.len() && trimmed.chars().all(|c| c == first)
-}
-
-fn code_block(lang: &str, lines: &[&str]) -> String {
+/// A code block, its language (when given) as `data-lang`.
+fn code_block(lang: &str, code: &str) -> String {
     let lang_attr = if lang.is_empty() {
         String::new()
     } else {
@@ -891,70 +974,8 @@ fn code_block(lang: &str, lines: &[&str]) -> String {
     };
     format!(
         "<pre class=\"code\"{lang_attr}><code>{}</code></pre>\n",
-        esc(&lines.join("\n"))
+        esc(code)
     )
-}
-
-fn flush_paragraph(html: &mut String, paragraph: &mut Vec<&str>) {
-    if paragraph.is_empty() {
-        return;
-    }
-    html.push_str(&format!("<p>{}</p>\n", inline(&paragraph.join("\n"))));
-    paragraph.clear();
-}
-
-/// Inline code spans (`` `x` ``, ``` ``x`` ```) as `<code>`; newlines as `<br>`.
-fn inline(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut html = String::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'`' {
-            let next = text[i..].find('`').map_or(text.len(), |p| i + p);
-            html.push_str(&esc(&text[i..next]).replace('\n', "<br>\n"));
-            i = next;
-            continue;
-        }
-        let run = backtick_run(bytes, i);
-        match closing_run(bytes, i + run, run) {
-            Some(end) => {
-                let inner = text[i + run..end].replace('\n', " ");
-                let inner = match inner.strip_prefix(' ').and_then(|s| s.strip_suffix(' ')) {
-                    Some(stripped) if !stripped.trim().is_empty() => stripped.to_owned(),
-                    _ => inner,
-                };
-                html.push_str(&format!("<code>{}</code>", esc(&inner)));
-                i = end + run;
-            }
-            None => {
-                html.push_str(&text[i..i + run]);
-                i += run;
-            }
-        }
-    }
-    html
-}
-
-/// The length of the run of backticks starting at `start`.
-fn backtick_run(bytes: &[u8], start: usize) -> usize {
-    bytes[start..].iter().take_while(|b| **b == b'`').count()
-}
-
-/// The start of the next run of exactly `len` backticks at or after `from`.
-fn closing_run(bytes: &[u8], from: usize, len: usize) -> Option<usize> {
-    let mut i = from;
-    while i < bytes.len() {
-        if bytes[i] == b'`' {
-            let run = backtick_run(bytes, i);
-            if run == len {
-                return Some(i);
-            }
-            i += run;
-        } else {
-            i += 1;
-        }
-    }
-    None
 }
 
 const CSS: &str = r#":root {
@@ -1019,7 +1040,7 @@ pre {
   word-break: break-word;
   overflow-x: auto;
 }
-p code, li code { background: var(--code-bg); padding: 1px 4px; border-radius: 4px; }
+.md :not(pre) > code { background: var(--code-bg); padding: 1px 4px; border-radius: 4px; }
 .muted { color: var(--muted); }
 .session-header, .totals, .msg, .summary {
   background: var(--card);
@@ -1051,6 +1072,26 @@ button:hover { border-color: var(--accent); }
 .label { font-size: 12px; padding: 0 6px; border-radius: 8px; background: var(--card-alt); color: var(--warn); }
 .msg.user { background: var(--user); }
 .md p { margin: 6px 0; }
+.md h1, .md h2, .md h3, .md h4, .md h5, .md h6 { margin: 14px 0 6px; line-height: 1.3; }
+.md h1 { font-size: 1.35em; }
+.md h2 { font-size: 1.2em; }
+.md h3 { font-size: 1.08em; }
+.md h4, .md h5, .md h6 { font-size: 1em; }
+.md > :first-child { margin-top: 0; }
+.md > :last-child { margin-bottom: 0; }
+.md ul, .md ol { margin: 6px 0; padding-left: 26px; }
+.md li { margin: 2px 0; }
+.md li > p { margin: 2px 0; }
+.md li > input[type="checkbox"] { margin: 0 6px 0 0; vertical-align: middle; }
+.md ul:has(> li > input[type="checkbox"]) { list-style: none; padding-left: 8px; }
+.md blockquote { margin: 8px 0; padding: 2px 12px; border-left: 3px solid var(--border); color: var(--muted); }
+.md table { border-collapse: collapse; margin: 8px 0; display: block; max-width: 100%; overflow-x: auto; }
+.md th, .md td { border: 1px solid var(--border); padding: 4px 10px; }
+.md th { background: var(--card-alt); font-weight: 600; }
+.md hr { border: none; border-top: 1px solid var(--border); margin: 12px 0; }
+.md a { color: var(--accent); }
+.md del { color: var(--muted); }
+.md .md-image::before { content: "image: "; color: var(--muted); }
 .md pre.code[data-lang]::before {
   content: attr(data-lang);
   display: block;
