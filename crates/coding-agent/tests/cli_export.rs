@@ -42,3 +42,31 @@ fn exports_a_session_file_and_reports_where() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).starts_with("Error: "));
 }
+
+#[test]
+fn exported_answers_are_rendered_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let rich = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/html-export-rich-session.jsonl"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["--export", rich, "rich.html"])
+        .current_dir(dir.path())
+        .env("PI_CODING_AGENT_DIR", dir.path().join("agent"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(dir.path().join("rich.html")).unwrap();
+    assert!(html.contains("<h2>Summary</h2>"));
+    assert!(html.contains("<li>Fixed <strong>both</strong> typos in <code>src/main.rs</code>"));
+    assert!(html.contains("<pre class=\"code\" data-lang=\"rust\"><code>fn main() {"));
+    assert!(!html.contains("## Summary"));
+    // Totals: three tool results, one user message.
+    assert!(html.contains("1 user · 4 assistant · 3 tool results"));
+}

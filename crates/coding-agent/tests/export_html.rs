@@ -45,7 +45,8 @@ fn exports_the_reference_session() {
         .expect("final answer");
     assert!(prompt < call && call < args && args < result && result < answer);
     // Totals over both assistant messages.
-    assert!(html.contains("1 user · 2 assistant · 1 tool results"));
+    assert!(html.contains("1 user · 2 assistant · 1 tool result<"));
+    assert!(!html.contains("1 tool results"));
     assert!(html.contains("total 2,860"));
 
     // Self-contained: no remote resources of any kind.
@@ -87,4 +88,76 @@ fn export_of_missing_or_invalid_files_fails_clearly() {
     let err = export_file_html(&bad, None, dir.path()).unwrap_err();
     assert!(matches!(err, ExportError::Invalid { .. }), "{err}");
     assert!(std::fs::read_dir(dir.path()).unwrap().count() == 1);
+}
+
+/// A session file with one user message and one assistant reply, both markdown.
+fn markdown_session(user: &str, assistant: &str) -> String {
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "md-session",
+            "timestamp": "2026-11-22T09:00:00.000Z", "cwd": "/nowhere"}),
+        serde_json::json!({"type": "message", "id": "m1", "parentId": null,
+            "timestamp": "2026-11-22T09:00:01.000Z",
+            "message": {"role": "user", "content": user, "timestamp": 1}}),
+        serde_json::json!({"type": "message", "id": "m2", "parentId": "m1",
+            "timestamp": "2026-11-22T09:00:02.000Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": assistant}],
+                "api": "openai-completions", "provider": "mock", "model": "mock-model",
+                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                "stopReason": "stop", "timestamp": 2}}),
+    ];
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+fn export(jsonl: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("s.jsonl");
+    std::fs::write(&input, jsonl).unwrap();
+    let written = export_file_html(&input, None, dir.path()).unwrap();
+    std::fs::read_to_string(written).unwrap()
+}
+
+#[test]
+fn messages_render_as_markdown() {
+    let html = export(&markdown_session(
+        "## Plan\n\n1. read\n2. *fix*",
+        "# Done\n\n- **bold** item\n- [x] checked\n\n> note\n\n| file | status |\n|------|--------|\n| a.rs | ok |\n\n\
+         See [the docs](https://docs.example/x) or [local](notes.md).\n\n```rust\nlet a = 1 < 2;\n```",
+    ));
+    for part in [
+        "<h2>Plan</h2>",
+        "<ol>\n<li>read</li>\n<li><em>fix</em></li>\n</ol>",
+        "<h1>Done</h1>",
+        "<li><strong>bold</strong> item</li>",
+        "type=\"checkbox\" checked=\"\"",
+        "<blockquote>\n<p>note</p>\n</blockquote>",
+        "<table><thead><tr><th>file</th><th>status</th></tr></thead><tbody>\n<tr><td>a.rs</td><td>ok</td></tr>",
+        "<a href=\"https://docs.example/x\">the docs</a>",
+        "<a href=\"notes.md\">local</a>",
+        "<pre class=\"code\" data-lang=\"rust\"><code>let a = 1 &lt; 2;</code></pre>",
+    ] {
+        assert!(html.contains(part), "missing {part}");
+    }
+}
+
+#[test]
+fn markdown_never_passes_html_or_script_links_through() {
+    let html = export(&markdown_session(
+        "<script>alert('user')</script>",
+        "Hi <script>alert(1)</script> <img src=x onerror=alert(2)>\n\n<iframe src=\"https://evil.example\"></iframe>\n\n\
+         [click](javascript:alert(3)) [also](JAVASCRIPT:alert(4)) <javascript:alert(5)> ![img](javascript:alert(6))",
+    ));
+    // Only the page's own two scripts, no injected element or handler.
+    assert_eq!(html.matches("<script").count(), 2);
+    for bad in ["<img src=x", "<iframe", "<a ", "href="] {
+        assert!(!html.contains(bad), "found {bad}");
+    }
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;")
+    );
+    assert!(html.contains("&lt;iframe src=&quot;https://evil.example&quot;&gt;&lt;/iframe&gt;"));
+    // Dropped links keep their text; an autolink shows its URL as plain text.
+    assert!(
+        html.contains("<p>click also javascript:alert(5) <span class=\"md-image\">img</span></p>")
+    );
 }

@@ -1284,14 +1284,101 @@ mod tests {
              <pre class=\"code\" data-lang=\"rust\"><code>fn x() {}\n\nlet y = 1 &lt; 2;</code></pre>\n\
              <p>after</p>\n"
         );
-        assert_eq!(inline("a `` x`y `` b"), "a <code>x`y</code> b");
-        assert_eq!(inline("un`closed"), "un`closed");
+        assert_eq!(markdown("a `` x`y `` b"), "<p>a <code>x`y</code> b</p>\n");
+        assert_eq!(markdown("un`closed"), "<p>un`closed</p>\n");
         // An unterminated fence runs to the end.
         assert_eq!(
             markdown("~~~~\ncode\n~~~"),
             "<pre class=\"code\"><code>code\n~~~</code></pre>\n"
         );
         assert_eq!(markdown("  \n\n"), "");
+    }
+
+    #[test]
+    fn markdown_renders_gfm_elements() {
+        let html = markdown(
+            "# Title\n\n## Sub\n\n- **bold** and *em*\n- ~~gone~~ about ~5 min or ~10\n\n\
+             1. one\n2. two\n\n- [x] done\n- [ ] todo\n\n> quoted\n\n\
+             | a | b |\n|---|:-:|\n| 1 | `x` |\n\n---\n\n[site](https://example.com \"t\") \
+             [rel](docs/a.md) [mail](mailto:a@b.c) <https://x.org>",
+        );
+        for part in [
+            "<h1>Title</h1>",
+            "<h2>Sub</h2>",
+            "<ul>\n<li><strong>bold</strong> and <em>em</em></li>",
+            "<li><del>gone</del> about ~5 min or ~10</li>",
+            "<ol>\n<li>one</li>\n<li>two</li>\n</ol>",
+            "<input disabled=\"\" type=\"checkbox\" checked=\"\"/>\ndone",
+            "<blockquote>\n<p>quoted</p>\n</blockquote>",
+            "<table><thead><tr><th>a</th><th style=\"text-align: center\">b</th></tr></thead>",
+            "<td style=\"text-align: center\"><code>x</code></td>",
+            "<hr />",
+            "<a href=\"https://example.com\" title=\"t\">site</a>",
+            "<a href=\"docs/a.md\">rel</a>",
+            "<a href=\"mailto:a@b.c\">mail</a>",
+            "<a href=\"https://x.org\">https://x.org</a>",
+        ] {
+            assert!(html.contains(part), "{part} not in {html}");
+        }
+        // Subscript syntax is text again: `~a~` is not struck through.
+        assert_eq!(markdown("~a~ b"), "<p>~a~ b</p>\n");
+    }
+
+    #[test]
+    fn markdown_escapes_raw_html_and_drops_unsafe_links() {
+        let html = markdown(
+            "<script>alert(1)</script>\n\ntext <b onclick=\"x()\">bold</b> <img src=x onerror=y>\n\n\
+             <div>\n*block*\n</div>",
+        );
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<b "), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(!html.contains("<div"), "{html}");
+        assert!(
+            html.contains("<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("&lt;b onclick=\"x()\"&gt;bold&lt;/b&gt;"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<p>&lt;div&gt;<br>\n*block*<br>\n&lt;/div&gt;</p>"),
+            "{html}"
+        );
+
+        for link in [
+            "[x](javascript:alert(1))",
+            "[x](JavaScript:alert(1))",
+            "[x](java\tscript:alert(1))",
+            "[x](<java script:alert(1)>)",
+            "[x](javascript&#58;alert(1))",
+            "[x](vbscript:msgbox)",
+            "[x](data:text/html,hi)",
+            "<javascript:alert(1)>",
+            "[x][r]\n\n[r]: javascript:alert(1)",
+            "![x](javascript:alert(1))",
+        ] {
+            let html = markdown(link);
+            assert!(!html.contains("<a"), "{link}: {html}");
+            assert!(!html.to_lowercase().contains("href"), "{link}: {html}");
+        }
+        assert_eq!(
+            markdown("[click **me**](javascript:alert(1))"),
+            "<p>click <strong>me</strong></p>\n"
+        );
+        // Images load nothing: their alt text links to them.
+        assert_eq!(
+            markdown("![a cat](https://example.com/cat.png)"),
+            "<p><a href=\"https://example.com/cat.png\"><span class=\"md-image\">a cat</span></a></p>\n"
+        );
+        assert_eq!(
+            markdown("[![badge](b.svg)](https://ci.example)"),
+            "<p><a href=\"https://ci.example\"><span class=\"md-image\">badge</span></a></p>\n"
+        );
+        assert!(safe_url("https://a") && safe_url("HTTP://a") && safe_url("mailto:a@b"));
+        assert!(safe_url("a/b:c") && safe_url("#frag") && safe_url("?q=a:b") && safe_url(""));
+        assert!(!safe_url("file:///etc/passwd") && !safe_url(" javascript:x") && !safe_url(":x"));
     }
 
     #[test]
@@ -1495,5 +1582,8 @@ mod tests {
             "<time datetime=\"2026-11-21T23:22:23.092Z\">2026-11-21 23:22:23 UTC</time>"
         );
         assert_eq!(time("bad"), "<time datetime=\"bad\">bad</time>");
+        assert_eq!(count(0, "line", "lines"), "0 lines");
+        assert_eq!(count(1, "line", "lines"), "1 line");
+        assert_eq!(count(1200, "line", "lines"), "1,200 lines");
     }
 }
