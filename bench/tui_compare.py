@@ -131,7 +131,7 @@ def reply_text():
     parts.append("\n".join(f"- {sentence(rng)}" for _ in range(10)))
     parts += [paragraph(rng, 6), "## Step by step"]
     parts.append("\n".join(f"{i}. {sentence(rng)}" for i in range(1, 9)))
-    for _ in range(6):
+    for _ in range(14):
         parts.append(paragraph(rng, 6))
     parts += ["## Summary", paragraph(rng, 6), paragraph(rng, 5), END_MARKER]
     return "\n\n".join(parts)
@@ -151,7 +151,8 @@ def mock_call(method, path, body=None):
                                  headers={"content-type": "application/json"})
     with urllib.request.urlopen(req, timeout=10) as resp:
         text = resp.read()
-    return json.loads(text) if text else None
+        is_json = "json" in resp.headers.get("content-type", "")
+    return json.loads(text) if text and is_json else text
 
 
 class PacedHandler(http.server.BaseHTTPRequestHandler):
@@ -210,6 +211,12 @@ class PacedHandler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
         self.wfile.write(b"0\r\n\r\n")
 
+    def handle_one_request(self):
+        try:
+            super().handle_one_request()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # pi went away mid-stream (killed on cleanup)
+
     do_POST = forward
     do_GET = forward
 
@@ -224,12 +231,18 @@ class Pane:
                "PI_SKIP_VERSION_CHECK": "1", "COLORTERM": "truecolor", "TERM": "xterm-256color"}
         shell = "exec env " + " ".join(f"{k}={shq(v)}" for k, v in env.items()) + " " + \
             " ".join(shq(c) for c in command)
-        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "pi", "-x", str(COLS),
-                  "-y", str(ROWS), "-c", work, shell, check=True,
-                  env=dict(os.environ, HOME=home))
-        self.tmux("set-option", "-t", "pi", "history-limit", "20000")
-        self.tmux("pipe-pane", "-o", "-t", "pi", f"cat >> {shq(out_file)}", check=True)
-        self.pid = int(self.tmux("display", "-p", "-t", "pi", "#{pane_pid}").strip())
+        self.socket_path = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"),
+                                        f"tmux-{os.getuid()}", self.socket)
+        try:
+            self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "pi", "-x", str(COLS),
+                      "-y", str(ROWS), "-c", work, shell, check=True,
+                      env={**{k: v for k, v in os.environ.items() if k != "TMUX"}, "HOME": home})
+            self.tmux("set-option", "-t", "pi", "history-limit", "20000")
+            self.tmux("pipe-pane", "-o", "-t", "pi", f"cat >> {shq(out_file)}", check=True)
+            self.pid = int(self.tmux("display", "-p", "-t", "pi", "#{pane_pid}").strip())
+        except BaseException:
+            self.kill()
+            raise
 
     def tmux(self, *args, check=False, env=None):
         out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
@@ -249,6 +262,10 @@ class Pane:
 
     def kill(self):
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        try:
+            os.unlink(self.socket_path)  # kill-server leaves the socket file behind
+        except OSError:
+            pass
 
 
 def shq(s):

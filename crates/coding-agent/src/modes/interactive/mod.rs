@@ -28,6 +28,9 @@ use crate::session_event::AgentSessionEvent;
 
 use app::App;
 
+/// The shortest time between two frames (about 60 per second).
+const FRAME: Duration = Duration::from_millis(16);
+
 /// What interactive mode starts with besides the session.
 #[derive(Debug, Clone, Default)]
 pub struct InteractiveOptions {
@@ -82,23 +85,34 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
     }
     let mut ticker = tokio::time::interval(Duration::from_millis(80));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    // Frames are drawn at most every FRAME: a burst of stream deltas becomes one frame.
+    let mut last_frame = tokio::time::Instant::now();
+    let mut dirty = false;
     while !app.should_quit() {
+        let next_frame = last_frame + FRAME;
         tokio::select! {
             event = rx.recv() => {
                 let Some(event) = event else { break };
                 app.handle(event).await;
-                // Coalesce: apply everything already queued, then draw once.
+                // Apply everything already queued before drawing.
                 while let Ok(event) = rx.try_recv() {
                     app.handle(event).await;
                     if app.should_quit() {
                         break;
                     }
                 }
+                dirty = true;
             }
-            _ = ticker.tick(), if app.is_animating() => app.tick(),
+            _ = ticker.tick(), if app.is_animating() => {
+                app.tick();
+                dirty = true;
+            }
+            _ = tokio::time::sleep_until(next_frame), if dirty => {}
         }
-        if !app.should_quit() {
+        if dirty && !app.should_quit() && tokio::time::Instant::now() >= last_frame + FRAME {
             app.render();
+            last_frame = tokio::time::Instant::now();
+            dirty = false;
         }
     }
     session.unsubscribe(subscription);
