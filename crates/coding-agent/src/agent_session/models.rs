@@ -140,6 +140,30 @@ impl AgentSession {
         pi_ai::supported_thinking_levels(&self.model())
     }
 
+    /// Records a compaction summarized by the caller (an embedding runtime with its own
+    /// summarizer and key) and rebuilds the agent's context from the session.
+    pub fn apply_external_compaction(
+        &self,
+        result: &crate::compaction::CompactionResult,
+    ) -> Result<(), SessionOpError> {
+        let details = serde_json::to_value(&result.details).ok();
+        let messages = {
+            let mut session = lock(&self.inner.session);
+            session
+                .append_compaction(
+                    &result.summary,
+                    &result.first_kept_entry_id,
+                    result.tokens_before,
+                    details,
+                    None,
+                )
+                .map_err(|e| SessionOpError::new(e.to_string()))?;
+            session.build_context().messages
+        };
+        self.inner.agent.replace_messages(messages);
+        Ok(())
+    }
+
     /// The level to carry into a model switch: the scoped level if given, the current one
     /// for a thinking model, else the saved default.
     fn level_for_switch(&self, explicit: Option<ThinkingLevel>) -> ThinkingLevel {

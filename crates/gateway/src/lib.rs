@@ -1,0 +1,12 @@
+//! pi-gateway: the OpenClaw runtime around pi — many AgentSessions behind one WebSocket
+//! server, each with its own lane, the 7-layer tool pipeline, lifecycle events with `seq`
+//! and `stateVersion`, auth profile rotation and context-overflow recovery.
+
+pub mod compaction_chunks;
+pub mod config_file;
+pub mod create;
+pub mod events;
+pub mod pipeline;
+pub mod runner;
+pub mod sandbox;
+pub mod server;

@@ -1,0 +1,280 @@
+//! `pi-gateway`: serves pi sessions over WebSocket; `pi-gateway sessions …` talks to one.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+
+use pi_gateway::events::Limits;
+use pi_gateway::server::client::Client;
+use pi_gateway::server::{GatewayConfig, serve, tree};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "pi-gateway",
+    version,
+    about = "Serves pi sessions over WebSocket"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Args, Debug)]
+struct ServeArgs {
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    #[arg(long, default_value_t = 7878)]
+    port: u16,
+    /// The pi agent dir (default: $PI_CODING_AGENT_DIR or ~/.pi/agent).
+    #[arg(long)]
+    agent_dir: Option<PathBuf>,
+    /// An accepted token, `[PRINCIPAL:]TOKEN` (repeatable; also PI_GATEWAY_TOKEN,
+    /// comma-separated). Without a principal, the token's principal is `default`.
+    #[arg(long = "token")]
+    tokens: Vec<String>,
+    /// Run limits `HARD,IDLE`, e.g. `48h,120s` or `500ms,200ms` (units ms, s, m, h).
+    #[arg(long)]
+    limits: Option<String>,
+    /// Events kept per session for replay.
+    #[arg(long, default_value_t = 4096)]
+    event_log: usize,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Inspect and move between a running gateway's sessions.
+    Sessions {
+        #[command(flatten)]
+        target: Target,
+        #[command(subcommand)]
+        action: SessionsAction,
+    },
+}
+
+#[derive(Args, Debug)]
+struct Target {
+    #[arg(long, global = true, default_value = "ws://127.0.0.1:7878/")]
+    url: String,
+    /// The token (default: the first of PI_GATEWAY_TOKEN).
+    #[arg(long, global = true)]
+    token: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum SessionsAction {
+    /// Print the sessions as a tree.
+    Tree {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a session current (resuming it on the gateway).
+    Switch { id: String },
+    /// Branch the current (or given) session at a message.
+    Branch {
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        session: Option<String>,
+    },
+}
+
+/// Parses `500ms`, `120s`, `5m`, `48h` (a bare number is milliseconds).
+fn parse_duration(text: &str) -> anyhow::Result<Duration> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: u64 = number
+        .parse()
+        .with_context(|| format!("invalid duration {text}"))?;
+    Ok(match unit {
+        "" | "ms" => Duration::from_millis(value),
+        "s" => Duration::from_secs(value),
+        "m" => Duration::from_secs(value * 60),
+        "h" => Duration::from_secs(value * 3600),
+        other => bail!("unknown duration unit {other} in {text}"),
+    })
+}
+
+fn parse_limits(text: &str) -> anyhow::Result<Limits> {
+    let (hard, idle) = text.split_once(',').context("--limits takes HARD,IDLE")?;
+    Ok(Limits {
+        hard: parse_duration(hard)?,
+        idle: parse_duration(idle)?,
+    })
+}
+
+/// `[PRINCIPAL:]TOKEN` → (token, principal).
+fn parse_token(entry: &str) -> (String, String) {
+    match entry.split_once(':') {
+        Some((principal, token)) if !principal.is_empty() => {
+            (token.to_owned(), principal.to_owned())
+        }
+        _ => (entry.to_owned(), "default".to_owned()),
+    }
+}
+
+fn env_tokens() -> Vec<String> {
+    std::env::var("PI_GATEWAY_TOKEN")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Where `sessions switch` remembers the current session.
+fn current_file() -> PathBuf {
+    pi_coding_agent::config::paths::agent_dir().join("gateway-current-session")
+}
+
+async fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
+    let agent_dir = args
+        .agent_dir
+        .unwrap_or_else(pi_coding_agent::config::paths::agent_dir);
+    let mut config = GatewayConfig::new(agent_dir);
+    for entry in args.tokens.iter().cloned().chain(env_tokens()) {
+        let (token, principal) = parse_token(&entry);
+        config.tokens.insert(token, principal);
+    }
+    if config.tokens.is_empty() {
+        bail!("no token configured: pass --token [PRINCIPAL:]TOKEN or set PI_GATEWAY_TOKEN");
+    }
+    if let Some(limits) = &args.limits {
+        config.limits = parse_limits(limits)?;
+    }
+    config.event_log = args.event_log;
+    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+        .await
+        .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+    let handle = serve(listener, config).await?;
+    eprintln!("pi-gateway listening on {}", handle.url());
+    wait_for_signal().await;
+    eprintln!("pi-gateway: shutting down");
+    handle.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let terminated = async {
+        match term.as_mut() {
+            Some(term) => {
+                term.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminated => {}
+    }
+}
+
+async fn run_sessions(target: Target, action: SessionsAction) -> anyhow::Result<()> {
+    let token = target
+        .token
+        .or_else(|| env_tokens().first().map(|entry| parse_token(entry).0));
+    let mut client = Client::connect(&target.url, token.as_deref()).await?;
+    match action {
+        SessionsAction::Tree { json } => {
+            let result = client.call("sessions.tree", json!({})).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&result)?);
+            } else {
+                let roots = result["roots"].as_array().cloned().unwrap_or_default();
+                let current = std::fs::read_to_string(current_file()).unwrap_or_default();
+                for line in tree::render(&roots).lines() {
+                    let marker = if !current.trim().is_empty()
+                        && line.trim_start().starts_with(current.trim())
+                    {
+                        "* "
+                    } else {
+                        "  "
+                    };
+                    println!("{marker}{line}");
+                }
+            }
+        }
+        SessionsAction::Switch { id } => {
+            let result = client
+                .call(
+                    "session.resume",
+                    json!({ "sessionId": id, "subscribe": false }),
+                )
+                .await?;
+            std::fs::write(current_file(), &id)
+                .with_context(|| format!("cannot write {}", current_file().display()))?;
+            println!("Switched to {id}");
+            println!("{}", serde_json::to_string_pretty(&result["node"])?);
+        }
+        SessionsAction::Branch { from, session } => {
+            let session = match session {
+                Some(id) => id,
+                None => std::fs::read_to_string(current_file())
+                    .map(|s| s.trim().to_owned())
+                    .ok()
+                    .filter(|s| !s.is_empty())
+                    .context("no current session: pass --session or run `sessions switch <id>`")?,
+            };
+            let result = client
+                .call(
+                    "session.branch",
+                    json!({ "sessionId": session, "fromMessage": from, "subscribe": false }),
+                )
+                .await?;
+            let id = result["sessionId"].as_str().unwrap_or_default().to_owned();
+            std::fs::write(current_file(), &id)
+                .with_context(|| format!("cannot write {}", current_file().display()))?;
+            println!("Branched {session} at {from}: {id}");
+        }
+    }
+    client.close().await;
+    Ok(())
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            std::process::exit(1);
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Some(Command::Sessions { target, action }) => run_sessions(target, action).await,
+            None => run_serve(cli.serve).await,
+        }
+    });
+    if let Err(e) = result {
+        eprintln!("Error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_and_tokens_parse() {
+        let limits = parse_limits("48h,120s").unwrap_or_default();
+        assert_eq!(limits, Limits::default());
+        let limits = parse_limits("500ms,20").unwrap_or_default();
+        assert_eq!(limits.idle, Duration::from_millis(20));
+        assert_eq!(parse_token("alice:abc"), ("abc".into(), "alice".into()));
+        assert_eq!(parse_token("abc"), ("abc".into(), "default".into()));
+    }
+}

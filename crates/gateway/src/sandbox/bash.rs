@@ -1,0 +1,215 @@
+//! `bash` under `pi-sandbox`: pi's bash tool (streaming, truncation, timeout and
+//! process-group kill) with its "shell" replaced by a private wrapper script running
+//! `exec pi-sandbox <args> -- <bash> "$@"`, so name, schema and output stay the bash tool's.
+//! The configured timeout is the default timeout and caps what a call may ask for.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolExecutionMode, ToolUpdateFn};
+use pi_coding_agent::tools::bash::{BashOptions, bash_tool, resolve_shell};
+
+use super::exec::SandboxedExec;
+use super::wrapper::{WrapperDir, wrapper_script};
+use super::{SandboxConfig, SandboxError, confine};
+
+/// Builds the `bash` tool whose commands run under `pi-sandbox`.
+pub struct SandboxedBash {
+    config: SandboxConfig,
+    cwd: PathBuf,
+    options: BashOptions,
+    wrapper_dir: Option<PathBuf>,
+}
+
+impl SandboxedBash {
+    /// A sandboxed bash running commands in `cwd` with default [`BashOptions`].
+    pub fn new(config: SandboxConfig, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            config,
+            cwd: cwd.into(),
+            options: BashOptions::default(),
+            wrapper_dir: None,
+        }
+    }
+
+    /// The bash tool's settings (`shell` is the shell run inside the sandbox).
+    pub fn options(mut self, options: BashOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Where the wrapper script's private directory is created (default: the temp dir).
+    pub fn wrapper_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.wrapper_dir = Some(dir.into());
+        self
+    }
+
+    /// Checks Landlock, the launcher and the paths, writes the wrapper and builds the tool.
+    pub fn build(self) -> Result<Arc<dyn AgentTool>, SandboxError> {
+        check_ready(&self.config, &self.cwd)?;
+        let shell = resolve_shell(self.options.shell.as_deref())
+            .map_err(|e| SandboxError::Setup(e.to_string()))?;
+        let mut args = self.config.launcher_args(&self.cwd);
+        args.push(shell.into_os_string());
+        let mut script = wrapper_script(&self.config.launcher, &args);
+        script.extend_from_slice(b" \"$@\"\n");
+        let dir = Arc::new(WrapperDir::create(self.wrapper_dir.as_deref())?);
+        let wrapper = dir.write_script("bash", &script)?;
+        let max = self.config.timeout;
+        let inner = bash_tool(
+            self.cwd,
+            BashOptions {
+                shell: Some(wrapper),
+                default_timeout: default_timeout(self.options.default_timeout, max),
+                command_prefix: self.options.command_prefix,
+            },
+        );
+        Ok(Arc::new(ClampedBash { inner, max, dir }))
+    }
+}
+
+/// Replaces the tool named `bash` with [`SandboxedBash`] and `exec` with [`SandboxedExec`]
+/// (both confined by `config`, running in `cwd`); other tools are kept as they are.
+/// Fails with [`SandboxError::Unavailable`] when there is something to confine but no Landlock.
+pub fn sandbox_tools(
+    tools: Vec<Arc<dyn AgentTool>>,
+    config: &SandboxConfig,
+    cwd: &Path,
+    bash: BashOptions,
+) -> Result<Vec<Arc<dyn AgentTool>>, SandboxError> {
+    tools
+        .into_iter()
+        .map(|tool| match tool.name() {
+            "bash" => SandboxedBash::new(config.clone(), cwd)
+                .options(bash.clone())
+                .build(),
+            "exec" => SandboxedExec::new(config.clone(), cwd)
+                .default_timeout(bash.default_timeout)
+                .build(),
+            _ => Ok(tool),
+        })
+        .collect()
+}
+
+/// Fails fast when commands could never run: no Landlock, no launcher, a missing path.
+pub(super) fn check_ready(config: &SandboxConfig, cwd: &Path) -> Result<(), SandboxError> {
+    confine::landlock_available()?;
+    if !config.launcher.is_file() {
+        return Err(SandboxError::LauncherNotFound(
+            config.launcher.display().to_string(),
+        ));
+    }
+    for path in config
+        .allowed_read_paths
+        .iter()
+        .chain(&config.allowed_write_paths)
+    {
+        confine::rule_path(path, cwd)?;
+    }
+    Ok(())
+}
+
+/// The smaller of the two timeouts, or whichever is set.
+pub(super) fn default_timeout(
+    requested: Option<Duration>,
+    max: Option<Duration>,
+) -> Option<Duration> {
+    match (requested, max) {
+        (Some(requested), Some(max)) => Some(requested.min(max)),
+        (requested, max) => requested.or(max),
+    }
+}
+
+/// `args` with a `timeout` above `max` (seconds) lowered to `max`.
+pub(super) fn clamp_timeout(mut args: Value, max: Option<Duration>) -> Value {
+    let Some(max) = max else { return args };
+    let max_secs = max.as_secs_f64();
+    if let Some(object) = args.as_object_mut() {
+        let too_long = object
+            .get("timeout")
+            .and_then(Value::as_f64)
+            .is_some_and(|secs| secs > max_secs);
+        if too_long {
+            object.insert("timeout".to_owned(), json!(max_secs));
+        }
+    }
+    args
+}
+
+/// The bash tool on the wrapper, with the timeout argument capped.
+struct ClampedBash {
+    inner: Arc<dyn AgentTool>,
+    max: Option<Duration>,
+    dir: Arc<WrapperDir>,
+}
+
+impl AgentTool for ClampedBash {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn label(&self) -> &str {
+        self.inner.label()
+    }
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+    fn parameters(&self) -> &Value {
+        self.inner.parameters()
+    }
+    fn execution_mode(&self) -> Option<ToolExecutionMode> {
+        self.inner.execution_mode()
+    }
+    fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
+        self.inner.prepare_arguments(arguments)
+    }
+
+    fn execute(
+        &self,
+        tool_call_id: &str,
+        args: Value,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> BoxFuture<'static, Result<AgentToolResult, ToolError>> {
+        let run = (self.inner).execute(
+            tool_call_id,
+            clamp_timeout(args, self.max),
+            cancel,
+            on_update,
+        );
+        let dir = Arc::clone(&self.dir);
+        Box::pin(async move {
+            let _wrapper_kept = dir;
+            run.await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_are_capped() {
+        let max = Some(Duration::from_secs(10));
+        let clamped = clamp_timeout(json!({"command": "x", "timeout": 600}), max);
+        assert_eq!(clamped["timeout"].as_f64(), Some(10.0));
+        let kept = clamp_timeout(json!({"command": "x", "timeout": 5}), max);
+        assert_eq!(kept["timeout"], json!(5));
+        let absent = clamp_timeout(json!({"command": "x"}), max);
+        assert!(absent.get("timeout").is_none());
+        let unbounded = clamp_timeout(json!({"command": "x", "timeout": 600}), None);
+        assert_eq!(unbounded["timeout"], json!(600));
+
+        let secs = |s| Some(Duration::from_secs(s));
+        assert_eq!(default_timeout(None, secs(10)), secs(10));
+        assert_eq!(default_timeout(secs(30), secs(10)), secs(10));
+        assert_eq!(default_timeout(secs(5), secs(10)), secs(5));
+        assert_eq!(default_timeout(secs(5), None), secs(5));
+        assert_eq!(default_timeout(None, None), None);
+    }
+}

@@ -1,0 +1,406 @@
+//! One WebSocket connection: authentication, request dispatch, the outbound writer and
+//! the subscriptions it holds.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::gateway::Gateway;
+use super::protocol::{
+    ApiError, AuthParams, BranchParams, CreateParams, NavigateParams, PromptParams, Request,
+    Response, ResumeParams, SessionParams, SubscribeParams, codes, params,
+};
+use super::session::{LiveSession, SubscribeInfo, Subscriber};
+
+/// How long an unauthenticated client may take to send its `auth` frame.
+const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the upgrade request said about authentication.
+#[derive(Debug, Clone)]
+pub enum PreAuth {
+    /// No token: the first frame must be `auth`.
+    Missing,
+    Principal(String),
+    Rejected,
+}
+
+type Deferred = Pin<Box<dyn Future<Output = Result<Value, ApiError>> + Send>>;
+
+/// What handling a request produced.
+enum Outcome {
+    Reply(Result<Value, ApiError>),
+    /// The response was queued already (before a replay).
+    Sent,
+    Later(Deferred),
+}
+
+struct Conn {
+    id: u64,
+    principal: String,
+    tx: mpsc::Sender<Utf8Bytes>,
+    lagged: CancellationToken,
+    subscriptions: Mutex<HashSet<String>>,
+}
+
+impl Conn {
+    fn subscriber(&self) -> Subscriber {
+        Subscriber {
+            conn: self.id,
+            tx: self.tx.clone(),
+            lagged: self.lagged.clone(),
+        }
+    }
+
+    fn send(&self, frame: String) {
+        self.subscriber().offer(Utf8Bytes::from(frame));
+    }
+
+    fn respond(&self, id: Value, outcome: Result<Value, ApiError>) {
+        self.send(Response::new(id, outcome).to_text());
+    }
+}
+
+fn unauthorized(id: Value, message: &str) -> String {
+    Response::new(id, Err(ApiError::new(codes::UNAUTHORIZED, message))).to_text()
+}
+
+/// Serves one upgraded connection until it closes, lags, or the gateway closes.
+pub async fn run(gateway: Arc<Gateway>, socket: WebSocket, pre: PreAuth) {
+    let (mut sink, mut stream) = socket.split();
+    let (tx, mut rx) = mpsc::channel::<Utf8Bytes>(gateway.config().outbound_buffer.max(16));
+    let done = CancellationToken::new();
+    let writer_done = done.clone();
+    let writer = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                biased;
+                frame = rx.recv() => match frame {
+                    Some(frame) => {
+                        if sink.send(Message::Text(frame)).await.is_err() {
+                            return;
+                        }
+                    }
+                    None => break,
+                },
+                _ = writer_done.cancelled() => {
+                    while let Ok(frame) = rx.try_recv() {
+                        if sink.send(Message::Text(frame)).await.is_err() {
+                            return;
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        let _ = sink.send(Message::Close(None)).await;
+        let _ = sink.close().await;
+    });
+    let finish = |done: CancellationToken, writer: tokio::task::JoinHandle<()>| async move {
+        done.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+    };
+
+    let principal = match pre {
+        PreAuth::Principal(principal) => principal,
+        PreAuth::Rejected => {
+            let _ = tx
+                .send(Utf8Bytes::from(unauthorized(Value::Null, "invalid token")))
+                .await;
+            drop(tx);
+            finish(done, writer).await;
+            return;
+        }
+        PreAuth::Missing => match first_frame_auth(&gateway, &mut stream).await {
+            Ok((id, principal)) => {
+                let response = Response::new(id, Ok(json!({ "principal": principal }))).to_text();
+                let _ = tx.send(Utf8Bytes::from(response)).await;
+                principal
+            }
+            Err((id, message)) => {
+                let _ = tx.send(Utf8Bytes::from(unauthorized(id, &message))).await;
+                drop(tx);
+                finish(done, writer).await;
+                return;
+            }
+        },
+    };
+
+    let conn = Arc::new(Conn {
+        id: gateway.next_conn_id(),
+        principal,
+        tx,
+        lagged: CancellationToken::new(),
+        subscriptions: Mutex::new(HashSet::new()),
+    });
+    let closing = gateway.closing();
+    loop {
+        tokio::select! {
+            frame = stream.next() => match frame {
+                Some(Ok(Message::Text(text))) => {
+                    handle_frame(&gateway, &conn, text.as_str());
+                }
+                Some(Ok(Message::Binary(_))) => conn.respond(
+                    Value::Null,
+                    Err(ApiError::new(codes::BAD_REQUEST, "binary frames are not supported")),
+                ),
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                Some(Ok(Message::Close(_)) | Err(_)) | None => break,
+            },
+            _ = conn.lagged.cancelled() => break,
+            _ = closing.cancelled() => break,
+        }
+    }
+    let subscriptions: Vec<String> = conn
+        .subscriptions
+        .lock()
+        .map(|s| s.iter().cloned().collect())
+        .unwrap_or_default();
+    for id in subscriptions {
+        if let Some(live) = gateway.live_session(&id) {
+            live.unsubscribe(conn.id);
+        }
+    }
+    drop(conn);
+    finish(done, writer).await;
+}
+
+/// Waits for the first frame, which must be a valid `auth` request.
+async fn first_frame_auth(
+    gateway: &Gateway,
+    stream: &mut futures_util::stream::SplitStream<WebSocket>,
+) -> Result<(Value, String), (Value, String)> {
+    let frame = tokio::time::timeout(AUTH_TIMEOUT, async {
+        loop {
+            match stream.next().await {
+                Some(Ok(Message::Text(text))) => return Some(text),
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                _ => return None,
+            }
+        }
+    })
+    .await
+    .ok()
+    .flatten()
+    .ok_or((Value::Null, "authenticate first".to_owned()))?;
+    let request: Request = serde_json::from_str(frame.as_str())
+        .map_err(|_| (Value::Null, "authenticate first".to_owned()))?;
+    if request.method != "auth" {
+        return Err((request.id, "authenticate first".into()));
+    }
+    let auth: AuthParams = params(&request.params).map_err(|e| (request.id.clone(), e.message))?;
+    match gateway.principal(&auth.token) {
+        Some(principal) => Ok((request.id, principal)),
+        None => Err((request.id, "invalid token".into())),
+    }
+}
+
+fn handle_frame(gateway: &Arc<Gateway>, conn: &Arc<Conn>, text: &str) {
+    let request: Request = match serde_json::from_str(text) {
+        Ok(request) => request,
+        Err(e) => {
+            conn.respond(
+                Value::Null,
+                Err(ApiError::new(codes::BAD_REQUEST, e.to_string())),
+            );
+            return;
+        }
+    };
+    let id = request.id.clone();
+    match dispatch(gateway, conn, request) {
+        Outcome::Reply(result) => conn.respond(id, result),
+        Outcome::Sent => {}
+        Outcome::Later(future) => {
+            let conn = Arc::clone(conn);
+            tokio::spawn(async move {
+                let result = future.await;
+                conn.respond(id, result);
+            });
+        }
+    }
+}
+
+fn reply<T>(result: Result<T, ApiError>, map: impl FnOnce(T) -> Value) -> Outcome {
+    Outcome::Reply(result.map(map))
+}
+
+/// Subscribes `conn` to `live`, the response (built from `base`) preceding any replay.
+fn subscribe(
+    conn: &Conn,
+    live: &LiveSession,
+    request_id: Value,
+    from_seq: Option<u64>,
+    base: Value,
+) -> Outcome {
+    if let Ok(mut subscriptions) = conn.subscriptions.lock() {
+        subscriptions.insert(live.id.clone());
+    }
+    live.subscribe(conn.subscriber(), from_seq, |info: SubscribeInfo| {
+        let mut result = base;
+        if let Value::Object(map) = &mut result {
+            map.insert("replayed".into(), info.replayed.into());
+            map.insert("gap".into(), info.gap.into());
+            map.insert("seq".into(), info.seq.into());
+            map.insert("stateVersion".into(), info.state_version.into());
+            map.insert("subscribed".into(), true.into());
+        }
+        Utf8Bytes::from(Response::new(request_id, Ok(result)).to_text())
+    });
+    Outcome::Sent
+}
+
+/// A created, resumed or branched session: described, and subscribed to when asked.
+fn opened(
+    gateway: &Gateway,
+    conn: &Conn,
+    request_id: Value,
+    live: Result<Arc<LiveSession>, ApiError>,
+    subscribe_to: bool,
+) -> Outcome {
+    let live = match live {
+        Ok(live) => live,
+        Err(e) => return Outcome::Reply(Err(e)),
+    };
+    let base = gateway.describe(&live);
+    if subscribe_to {
+        subscribe(conn, &live, request_id, None, base)
+    } else {
+        Outcome::Reply(Ok(base))
+    }
+}
+
+fn dispatch(gateway: &Arc<Gateway>, conn: &Conn, request: Request) -> Outcome {
+    let principal = conn.principal.as_str();
+    let p = &request.params;
+    match request.method.as_str() {
+        "auth" => {
+            let result =
+                params::<AuthParams>(p).and_then(|auth| match gateway.principal(&auth.token) {
+                    Some(found) if found == principal => Ok(json!({ "principal": found })),
+                    _ => Err(ApiError::new(
+                        codes::UNAUTHORIZED,
+                        "a connection keeps the principal it authenticated as",
+                    )),
+                });
+            Outcome::Reply(result)
+        }
+        "session.create" => match params::<CreateParams>(p) {
+            Ok(create) => {
+                let live = gateway.create(principal, &create);
+                opened(gateway, conn, request.id, live, create.subscribe)
+            }
+            Err(e) => Outcome::Reply(Err(e)),
+        },
+        "session.resume" => match params::<ResumeParams>(p) {
+            Ok(resume) => {
+                let live = gateway.resume(principal, &resume.session_id);
+                opened(gateway, conn, request.id, live, resume.subscribe)
+            }
+            Err(e) => Outcome::Reply(Err(e)),
+        },
+        "session.branch" => match params::<BranchParams>(p) {
+            Ok(branch) => {
+                let live = gateway.branch(principal, &branch);
+                opened(gateway, conn, request.id, live, branch.subscribe)
+            }
+            Err(e) => Outcome::Reply(Err(e)),
+        },
+        "session.subscribe" => {
+            let result = params::<SubscribeParams>(p).and_then(|s| {
+                gateway
+                    .session(principal, &s.session_id)
+                    .map(|live| (live, s.from_seq))
+            });
+            match result {
+                Ok((live, from_seq)) => subscribe(
+                    conn,
+                    &live,
+                    request.id,
+                    from_seq,
+                    json!({ "sessionId": live.id }),
+                ),
+                Err(e) => Outcome::Reply(Err(e)),
+            }
+        }
+        "session.unsubscribe" => {
+            let result =
+                params::<SessionParams>(p).and_then(|s| gateway.session(principal, &s.session_id));
+            reply(result, |live| {
+                live.unsubscribe(conn.id);
+                if let Ok(mut subscriptions) = conn.subscriptions.lock() {
+                    subscriptions.remove(&live.id);
+                }
+                json!({})
+            })
+        }
+        "session.prompt" => {
+            let result = params::<PromptParams>(p).and_then(|prompt| {
+                let live = gateway.session(principal, &prompt.session_id)?;
+                let (ahead, outcome) = gateway.prompt(&live, prompt.text)?;
+                Ok((prompt.wait, ahead, outcome))
+            });
+            match result {
+                Ok((true, _, outcome)) => Outcome::Later(Box::pin(async move {
+                    outcome
+                        .await
+                        .map(|o| o.to_json())
+                        .map_err(|_| ApiError::failed("the session closed"))
+                })),
+                Ok((false, ahead, _)) => Outcome::Reply(Ok(json!({ "queued": ahead }))),
+                Err(e) => Outcome::Reply(Err(e)),
+            }
+        }
+        method @ ("session.steer" | "session.followUp") => {
+            let result = params::<PromptParams>(p).and_then(|prompt| {
+                let live = gateway.session(principal, &prompt.session_id)?;
+                if live.is_running() {
+                    if method == "session.steer" {
+                        live.session.steer(&prompt.text, Vec::new());
+                        return Ok(json!({ "delivered": "steer" }));
+                    }
+                    live.session.follow_up(&prompt.text, Vec::new());
+                    return Ok(json!({ "delivered": "followUp" }));
+                }
+                let (ahead, _) = gateway.prompt(&live, prompt.text)?;
+                Ok(json!({ "delivered": "prompt", "queued": ahead }))
+            });
+            Outcome::Reply(result)
+        }
+        "session.interrupt" => {
+            let result = params::<SessionParams>(p)
+                .and_then(|s| gateway.interrupt(principal, &s.session_id));
+            reply(result, |aborted| json!({ "aborted": aborted }))
+        }
+        "session.navigate" => {
+            let result = params::<NavigateParams>(p).and_then(|nav| {
+                let live = gateway.session(principal, &nav.session_id)?;
+                gateway.navigate(&live, &nav.target, nav.summarize)
+            });
+            match result {
+                Ok(done) => Outcome::Later(Box::pin(async move {
+                    done.await
+                        .map_err(|_| ApiError::failed("the session closed"))?
+                })),
+                Err(e) => Outcome::Reply(Err(e)),
+            }
+        }
+        "session.history" => {
+            let result =
+                params::<SessionParams>(p).and_then(|s| gateway.session(principal, &s.session_id));
+            reply(result, |live| live.history())
+        }
+        "sessions.list" => Outcome::Reply(Ok(gateway.list(principal))),
+        "sessions.tree" => Outcome::Reply(Ok(gateway.tree(principal))),
+        other => Outcome::Reply(Err(ApiError::new(
+            codes::UNKNOWN_METHOD,
+            format!("unknown method {other}"),
+        ))),
+    }
+}
