@@ -408,3 +408,59 @@ async fn a_branch_starts_from_a_message_and_hangs_under_its_source() {
         .unwrap();
     assert_eq!(message_texts(&history), ["first", "ok: first"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steering_and_follow_ups_reach_the_running_agent() {
+    let env = Env::start(relaxed()).await;
+    let mut a = env.client(ALICE).await;
+    let id = env.create(&mut a, json!({})).await;
+    env.mock.push(Script::tool_call(
+        "bash",
+        json!({"command": "sleep 0.5; echo slept"}),
+    ));
+    env.mock.push(Script::text("saw the steer"));
+    env.mock.push(Script::text("saw the follow-up"));
+    a.call("session.prompt", json!({"sessionId": id, "text": "start"}))
+        .await
+        .unwrap();
+    collect_until(&mut a, |f| is_event(f, "tool_execution_start", &id)).await;
+    let steer = a
+        .call(
+            "session.steer",
+            json!({"sessionId": id, "text": "change course"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(steer["delivered"], "steer");
+    let follow = a
+        .call(
+            "session.followUp",
+            json!({"sessionId": id, "text": "and then this"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(follow["delivered"], "followUp");
+    let (end, _) = until_agent_end(&mut a, &id).await;
+    assert_eq!(end["terminationReason"], "no_tool_calls");
+    let history = a
+        .call("session.history", json!({"sessionId": id}))
+        .await
+        .unwrap();
+    let texts = message_texts(&history);
+    let at = |t: &str| texts.iter().position(|x| x == t).unwrap();
+    assert!(at("change course") < at("saw the steer"), "{texts:?}");
+    assert!(at("saw the steer") < at("and then this"), "{texts:?}");
+    assert_eq!(texts.last().map(String::as_str), Some("saw the follow-up"));
+
+    // Without a run, a steer starts one.
+    let idle = a
+        .call(
+            "session.steer",
+            json!({"sessionId": id, "text": "hello again"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(idle["delivered"], "prompt");
+    let (end, _) = until_agent_end(&mut a, &id).await;
+    assert_eq!(end["terminationReason"], "no_tool_calls");
+}
