@@ -549,6 +549,9 @@ impl Gateway {
             on_event: None,
         })
         .map_err(|e| ApiError::invalid(e.to_string()))?;
+        for warning in &created.pipeline.warnings {
+            eprintln!("pi-gateway: session {}: {warning}", created.session.session_id());
+        }
         let session = created.session;
         let requested_tools = tool_names;
         let tool_names = created.tool_names;
