@@ -550,7 +550,10 @@ impl Gateway {
         })
         .map_err(|e| ApiError::invalid(e.to_string()))?;
         for warning in &created.pipeline.warnings {
-            eprintln!("pi-gateway: session {}: {warning}", created.session.session_id());
+            eprintln!(
+                "pi-gateway: session {}: {warning}",
+                created.session.session_id()
+            );
         }
         let session = created.session;
         let requested_tools = tool_names;
