@@ -160,6 +160,15 @@ impl AuthProfileStore {
             .collect()
     }
 
+    /// The keys of every profile (to redact them from error texts).
+    pub fn api_keys(&self) -> Vec<String> {
+        self.lock()
+            .profiles
+            .iter()
+            .map(|p| p.api_key.clone())
+            .collect()
+    }
+
     /// Whether the provider has any profile.
     pub fn has_profiles(&self, provider: &str) -> bool {
         self.lock().profiles.iter().any(|p| p.provider == provider)
@@ -235,6 +244,50 @@ impl AuthProfileStore {
     }
 }
 
+/// What a key in an error text is replaced by.
+pub const REDACTED: &str = "<redacted>";
+/// Shorter "keys" are not redacted (they would mangle ordinary words); real keys are longer.
+const MIN_SECRET_LEN: usize = 8;
+
+/// Keeps the keys of a store (and the session's own) out of texts such as provider errors,
+/// which may echo the key they were sent.
+#[derive(Clone, Default)]
+pub(crate) struct SecretRedactor {
+    /// Longest first, so a key containing another is replaced whole.
+    secrets: Vec<String>,
+}
+
+impl SecretRedactor {
+    pub(crate) fn new(store: &AuthProfileStore, session_key: Option<&str>) -> Self {
+        let mut secrets: Vec<String> = store
+            .api_keys()
+            .into_iter()
+            .chain(session_key.map(str::to_owned))
+            .filter(|key| key.len() >= MIN_SECRET_LEN)
+            .collect();
+        secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        secrets.dedup();
+        Self { secrets }
+    }
+
+    /// `text` with every known key replaced by [`REDACTED`].
+    pub(crate) fn redact(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for secret in &self.secrets {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), REDACTED);
+            }
+        }
+        text
+    }
+}
+
+impl fmt::Debug for SecretRedactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SecretRedactor({} keys)", self.secrets.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +301,26 @@ mod tests {
             ],
             CooldownConfig::uniform(Duration::from_millis(50)),
         )
+    }
+
+    #[test]
+    fn known_keys_are_redacted_whole_and_short_ones_left_alone() {
+        let store = AuthProfileStore::new(
+            vec![
+                AuthProfile::new("a", "p", "sk-short"),
+                AuthProfile::new("b", "p", "sk-short-and-longer"),
+                AuthProfile::new("c", "q", "k-1"),
+            ],
+            CooldownConfig::default(),
+        );
+        let redactor = SecretRedactor::new(&store, Some("sk-session"));
+        assert_eq!(
+            redactor.redact("bad key sk-short-and-longer, sk-short or sk-session; k-1"),
+            "bad key <redacted>, <redacted> or <redacted>; k-1"
+        );
+        assert!(!format!("{redactor:?}").contains("sk-"));
+        let none = SecretRedactor::new(&AuthProfileStore::default(), Some(""));
+        assert_eq!(none.redact("text"), "text");
     }
 
     #[test]

@@ -291,6 +291,21 @@ pub fn fallback_thinking_level(current: ThinkingLevel, error_text: &str) -> Opti
     downgrade_thinking(current)
 }
 
+/// Like [`fallback_thinking_level`], but only a level in `supported` (the model's levels):
+/// levels the model does not offer are passed over on the way down, since the provider
+/// layer would clamp them back up to the refused one.
+pub fn supported_fallback_thinking_level(
+    current: ThinkingLevel,
+    error_text: &str,
+    supported: &[ThinkingLevel],
+) -> Option<ThinkingLevel> {
+    let mut level = fallback_thinking_level(current, error_text)?;
+    while !supported.contains(&level) {
+        level = downgrade_thinking(level)?;
+    }
+    Some(level)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,5 +407,25 @@ mod tests {
             Some(Medium)
         );
         assert_eq!(fallback_thinking_level(Off, "thinking not supported"), None);
+    }
+
+    #[test]
+    fn the_fallback_passes_over_levels_the_model_lacks() {
+        use ThinkingLevel::*;
+        let all = [Off, Minimal, Low, Medium, High];
+        assert_eq!(
+            supported_fallback_thinking_level(High, "not supported", &all),
+            Some(Medium)
+        );
+        let no_minimal = [Off, Low, Medium, High];
+        assert_eq!(
+            supported_fallback_thinking_level(Low, "not supported", &no_minimal),
+            Some(Off)
+        );
+        let must_think = [Low, Medium, High];
+        assert_eq!(
+            supported_fallback_thinking_level(Low, "not supported", &must_think),
+            None
+        );
     }
 }

@@ -4,192 +4,27 @@
 //! seed 004's retry table says.
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use pi_agent_core::{AgentEvent, AgentMessage};
 use pi_ai::{AssistantMessage, ImageContent, InputBlock, ThinkingLevel, UserMessage};
 use pi_coding_agent::agent_session::AgentSession;
 use pi_coding_agent::compaction::should_compact;
-use pi_coding_agent::modes::system_prompt::ContextFile;
 
-use super::auth_profiles::{AuthProfile, AuthProfileStore};
-use super::classify::{FailureKind, classify_failure, fallback_thinking_level, friendly_message};
+use super::auth_profiles::{AuthProfile, AuthProfileStore, SecretRedactor};
+use super::classify::{
+    FailureKind, classify_failure, friendly_message, supported_fallback_thinking_level,
+};
 use super::compact::{CompactOptions, SessionCompactionError, compact_session, compaction_count};
-use super::prompt::{PromptMode, PromptParams, build_system_prompt};
+use super::params::{
+    AttemptRecord, EmbeddedRunParams, EmbeddedRunResult, Payload, RunError, RunMeta, RunnerConfig,
+    default_max_run_loop_iterations,
+};
+use super::prompt::{PromptParams, build_system_prompt};
 use super::truncation::{max_tool_result_chars, truncate_oversized_tool_results};
-use super::usage::{RunUsage, UsageAccumulator};
-
-/// Compactions tried for context overflows in one run (never reset within the run).
-pub const MAX_OVERFLOW_COMPACTIONS: u32 = 3;
-/// Fewest loop iterations a run may take.
-pub const MIN_RUN_LOOP_ITERATIONS: u32 = 32;
-/// Most loop iterations a run may take, however many profiles there are.
-pub const MAX_RUN_LOOP_ITERATIONS: u32 = 160;
-
-/// The loop cap for a provider with `profiles` auth profiles: 24 + 8 per profile, within
-/// [`MIN_RUN_LOOP_ITERATIONS`]..=[`MAX_RUN_LOOP_ITERATIONS`].
-pub fn default_max_run_loop_iterations(profiles: usize) -> u32 {
-    let profiles = u32::try_from(profiles).unwrap_or(u32::MAX);
-    24u32
-        .saturating_add(profiles.saturating_mul(8))
-        .clamp(MIN_RUN_LOOP_ITERATIONS, MAX_RUN_LOOP_ITERATIONS)
-}
-
-/// Tunables of the runner.
-#[derive(Debug, Clone)]
-pub struct RunnerConfig {
-    /// Cap on attempts; default from [`default_max_run_loop_iterations`].
-    pub max_run_loop_iterations: Option<u32>,
-    pub max_overflow_compactions: u32,
-    /// Longest silence of a streaming response before the attempt times out.
-    pub idle_timeout_ms: Option<u64>,
-    /// Longest wait for response headers.
-    pub request_timeout_ms: Option<u64>,
-    /// Retries inside one provider request (default 0: the runner rotates instead).
-    pub provider_max_retries: Option<u32>,
-    /// Tool results longer than this are truncated on overflow (default: 30% of the window).
-    pub tool_result_max_chars: Option<usize>,
-    /// Parts a too-large history is split into for summarizing.
-    pub compaction_parts: usize,
-    /// Pause before retrying a failed summary call.
-    pub summary_retry_delay: Duration,
-    /// Compact before the prompt when the context is past the session's threshold.
-    pub compact_before_prompt: bool,
-}
-
-impl Default for RunnerConfig {
-    fn default() -> Self {
-        Self {
-            max_run_loop_iterations: None,
-            max_overflow_compactions: MAX_OVERFLOW_COMPACTIONS,
-            idle_timeout_ms: Some(120_000),
-            request_timeout_ms: None,
-            provider_max_retries: Some(0),
-            tool_result_max_chars: None,
-            compaction_parts: crate::compaction_chunks::DEFAULT_PARTS,
-            summary_retry_delay: Duration::from_millis(500),
-            compact_before_prompt: true,
-        }
-    }
-}
-
-/// One run's input.
-pub struct EmbeddedRunParams {
-    pub session: AgentSession,
-    /// The user's text (prompt templates and `/skill:` commands are expanded).
-    pub prompt: String,
-    pub images: Vec<ImageContent>,
-    /// Keys to rotate through; without profiles for the provider the session's key is used.
-    pub auth_profiles: AuthProfileStore,
-    /// Thinking level for this run (clamped to the model); default: the session's.
-    pub thinking_level: Option<ThinkingLevel>,
-    /// Replaces the session's system prompt for this run.
-    pub prompt_mode: Option<PromptMode>,
-    /// Context files for [`PromptMode::Full`].
-    pub context_files: Vec<ContextFile>,
-    pub config: RunnerConfig,
-    /// Aborts the run.
-    pub cancel: Option<CancellationToken>,
-}
-
-impl EmbeddedRunParams {
-    /// Params with defaults for everything but the session, prompt and profiles.
-    pub fn new(
-        session: AgentSession,
-        prompt: impl Into<String>,
-        auth_profiles: AuthProfileStore,
-    ) -> Self {
-        Self {
-            session,
-            prompt: prompt.into(),
-            images: Vec::new(),
-            auth_profiles,
-            thinking_level: None,
-            prompt_mode: None,
-            context_files: Vec::new(),
-            config: RunnerConfig::default(),
-            cancel: None,
-        }
-    }
-}
-
-/// One piece of the reply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Payload {
-    pub text: String,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub is_error: bool,
-}
-
-/// Why a run failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RunError {
-    pub kind: FailureKind,
-    pub message: String,
-}
-
-/// Facts about a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunMeta {
-    pub duration_ms: u64,
-    pub session_id: String,
-    pub provider: String,
-    pub model: String,
-    /// The thinking level in effect at the end (after any downgrade).
-    pub thinking_level: ThinkingLevel,
-    /// The profile of the last attempt.
-    pub profile_id: Option<String>,
-    pub error: Option<RunError>,
-}
-
-/// One LLM attempt of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AttemptRecord {
-    pub profile_id: Option<String>,
-    pub thinking_level: ThinkingLevel,
-    /// `None` when the attempt succeeded.
-    pub failure: Option<FailureKind>,
-    pub error_message: Option<String>,
-}
-
-/// What a run produced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EmbeddedRunResult {
-    pub payloads: Vec<Payload>,
-    pub meta: RunMeta,
-    pub usage: Option<RunUsage>,
-    /// Compactions made during the run (overflow and threshold).
-    pub auto_compaction_count: u32,
-    /// Overflow recoveries that went to compaction (the counter is never reset).
-    pub overflow_compaction_attempts: u32,
-    /// Tool results shortened by the last-resort truncation.
-    pub truncated_tool_results: usize,
-    pub attempts: Vec<AttemptRecord>,
-}
-
-impl EmbeddedRunResult {
-    /// Whether the run ended without an error.
-    pub fn is_ok(&self) -> bool {
-        self.meta.error.is_none()
-    }
-
-    /// The texts of the non-error payloads, joined by blank lines.
-    pub fn text(&self) -> String {
-        self.payloads
-            .iter()
-            .filter(|p| !p.is_error)
-            .map(|p| p.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n")
-    }
-}
+use super::usage::UsageAccumulator;
 
 /// Assistant messages finished during the run, in order.
 #[derive(Default)]
@@ -226,6 +61,8 @@ struct Run<'a> {
     overflow_compactions: u32,
     truncation_attempted: bool,
     truncated: usize,
+    /// Keys to keep out of error texts.
+    secrets: SecretRedactor,
 }
 
 impl Run<'_> {
@@ -275,6 +112,11 @@ impl Run<'_> {
                 messages.pop();
             }
         });
+    }
+
+    /// `text` without any key the run knows of (providers echo keys in error texts).
+    fn redact(&self, text: &str) -> String {
+        self.secrets.redact(text)
     }
 
     fn error(&self, kind: FailureKind, message: impl Into<String>) -> RunError {
@@ -432,7 +274,7 @@ impl Run<'_> {
                 None => agent.continue_run().await,
             };
             if let Err(e) = outcome {
-                return Err(self.error(FailureKind::Other, e.to_string()));
+                return Err(self.error(FailureKind::Other, self.redact(&e.to_string())));
             }
             let last = lock(log).assistants[logged_before..].last().cloned();
             let failure = last
@@ -440,7 +282,8 @@ impl Run<'_> {
                 .and_then(|m| classify_failure(m, Some(self.context_window)));
             let raw = last
                 .as_ref()
-                .and_then(|m| m.error_message.clone())
+                .and_then(|m| m.error_message.as_deref())
+                .map(|text| self.redact(text))
                 .unwrap_or_default();
             self.attempts.push(AttemptRecord {
                 profile_id: self.profile.as_ref().map(|p| p.id.clone()),
@@ -462,7 +305,10 @@ impl Run<'_> {
                     self.recover_overflow(sdk_compacted).await?;
                 }
                 FailureKind::ThinkingUnsupported => {
-                    let Some(lower) = fallback_thinking_level(thinking_level, &raw) else {
+                    let supported = pi_ai::supported_thinking_levels(&session.model());
+                    let Some(lower) =
+                        supported_fallback_thinking_level(thinking_level, &raw, &supported)
+                    else {
                         return Err(self.error(kind, friendly_message(kind, &raw)));
                     };
                     agent.set_thinking_level(lower);
@@ -578,9 +424,17 @@ pub async fn run_embedded(params: EmbeddedRunParams) -> EmbeddedRunResult {
         overflow_compactions: 0,
         truncation_attempted: false,
         truncated: 0,
+        secrets: SecretRedactor::new(&auth_profiles, saved.options.api_key.as_deref()),
     };
     let message = user_message(&session, &prompt, images);
     let outcome = run.drive(&log, message).await;
+    if outcome
+        .as_ref()
+        .is_err_and(|e| e.kind != FailureKind::Aborted)
+    {
+        // A run that gives up leaves no failed reply behind (an aborted one keeps its part).
+        run.drop_failed_tail();
+    }
 
     watcher.abort();
     agent.unsubscribe(listener);
@@ -630,18 +484,5 @@ pub async fn run_embedded(params: EmbeddedRunParams) -> EmbeddedRunResult {
         overflow_compaction_attempts: run.overflow_compactions,
         truncated_tool_results: run.truncated,
         attempts: run.attempts,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loop_cap_grows_with_profiles_within_bounds() {
-        assert_eq!(default_max_run_loop_iterations(0), 32);
-        assert_eq!(default_max_run_loop_iterations(2), 40);
-        assert_eq!(default_max_run_loop_iterations(10), 104);
-        assert_eq!(default_max_run_loop_iterations(1000), 160);
     }
 }
