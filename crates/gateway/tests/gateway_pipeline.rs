@@ -263,3 +263,105 @@ async fn a_failing_model_call_is_reported_as_an_error_event() {
             .any(|f| is_event(f, "error", &id) && f["payload"]["code"] == "model_error")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn channel_tools_declared_by_a_client_are_answered_by_it() {
+    let env = Env::start(relaxed()).await;
+    let mut a = env.client(ALICE).await;
+    let created = a
+        .call(
+            "session.create",
+            json!({"cwd": env.work.to_string_lossy(), "channelTools": [{
+                "name": "channel_note",
+                "description": "Posts a note to the channel this session serves.",
+                "parameters": {"type": "object", "properties": {"text": {"type": "string"}},
+                               "required": ["text"]}
+            }]}),
+        )
+        .await
+        .unwrap();
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    assert!(tool_names(&created).contains(&"channel_note".to_owned()));
+    env.mock.push(Script::tool_call(
+        "channel_note",
+        json!({"text": "hello channel"}),
+    ));
+    env.mock.push(Script::text("posted"));
+    a.call(
+        "session.prompt",
+        json!({"sessionId": id, "text": "post it"}),
+    )
+    .await
+    .unwrap();
+    let frames = collect_until(&mut a, |f| f["type"] == "tool_request").await;
+    let request = frames.last().unwrap().clone();
+    assert_eq!(request["sessionId"], id.as_str());
+    assert_eq!(request["name"], "channel_note");
+    assert_eq!(request["arguments"], json!({"text": "hello channel"}));
+    a.call(
+        "tool.result",
+        json!({"requestId": request["requestId"], "content": "note 42 posted"}),
+    )
+    .await
+    .unwrap();
+    let (end, frames) = until_agent_end(&mut a, &id).await;
+    assert_eq!(end["terminationReason"], "no_tool_calls");
+    let tool_end = frames
+        .iter()
+        .find(|f| is_event(f, "tool_execution_end", &id))
+        .unwrap();
+    assert_eq!(tool_end["payload"]["success"], true);
+    assert_eq!(tool_end["payload"]["output"], "note 42 posted");
+    let last = env.mock.requests().pop().unwrap().body.to_string();
+    assert!(last.contains("note 42 posted"), "the model got the answer");
+
+    // An answer nobody waits for is refused.
+    let stale = a
+        .call("tool.result", json!({"requestId": "nope", "content": "x"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(stale.starts_with("not_found"), "{stale}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_tool_fails_when_its_client_disconnects() {
+    let env = Env::start(relaxed()).await;
+    let mut watcher = env.client(ALICE).await;
+    let mut binder = env.client(ALICE).await;
+    let created = binder
+        .call(
+            "session.create",
+            json!({"cwd": env.work.to_string_lossy(), "subscribe": false,
+                   "channelTools": [{"name": "channel_react"}]}),
+        )
+        .await
+        .unwrap();
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    watcher
+        .call("session.subscribe", json!({"sessionId": id}))
+        .await
+        .unwrap();
+    env.mock.push(Script::tool_call("channel_react", json!({})));
+    env.mock.push(Script::text("gave up"));
+    binder
+        .call("session.prompt", json!({"sessionId": id, "text": "react"}))
+        .await
+        .unwrap();
+    collect_until(&mut binder, |f| f["type"] == "tool_request").await;
+    binder.close().await;
+    let (end, frames) = until_agent_end(&mut watcher, &id).await;
+    assert_eq!(end["terminationReason"], "no_tool_calls");
+    let tool_end = frames
+        .iter()
+        .find(|f| is_event(f, "tool_execution_end", &id))
+        .unwrap();
+    assert_eq!(tool_end["payload"]["success"], false);
+    assert!(
+        tool_end["payload"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("disconnected"),
+        "{tool_end}"
+    );
+}

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::channel_binding::{ChannelBinding, ToolReply};
 use super::gateway::Gateway;
 use super::protocol::{
     ApiError, AuthParams, BranchParams, CreateParams, NavigateParams, PromptParams, Request,
@@ -48,6 +49,8 @@ struct Conn {
     tx: mpsc::Sender<Utf8Bytes>,
     lagged: CancellationToken,
     subscriptions: Mutex<HashSet<String>>,
+    /// The channel tools this client declared.
+    binding: Arc<ChannelBinding>,
 }
 
 impl Conn {
@@ -133,9 +136,11 @@ pub async fn run(gateway: Arc<Gateway>, socket: WebSocket, pre: PreAuth) {
         },
     };
 
+    let binding = ChannelBinding::new(tx.clone());
     let conn = Arc::new(Conn {
         id: gateway.next_conn_id(),
         principal,
+        binding: Arc::clone(&binding),
         tx,
         lagged: CancellationToken::new(),
         subscriptions: Mutex::new(HashSet::new()),
@@ -168,6 +173,7 @@ pub async fn run(gateway: Arc<Gateway>, socket: WebSocket, pre: PreAuth) {
             live.unsubscribe(conn.id);
         }
     }
+    binding.close();
     drop(conn);
     finish(done, writer).await;
 }
@@ -293,7 +299,12 @@ fn dispatch(gateway: &Arc<Gateway>, conn: &Conn, request: Request) -> Outcome {
         }
         "session.create" => match params::<CreateParams>(p) {
             Ok(create) => {
-                let live = gateway.create(principal, &create);
+                let session = Arc::new(std::sync::OnceLock::new());
+                let channel = conn.binding.tools(&create.channel_tools, &session);
+                let live = gateway.create(principal, &create, channel);
+                if let Ok(live) = &live {
+                    let _ = session.set(live.id.clone());
+                }
                 opened(gateway, conn, request.id, live, create.subscribe)
             }
             Err(e) => Outcome::Reply(Err(e)),
@@ -396,6 +407,17 @@ fn dispatch(gateway: &Arc<Gateway>, conn: &Conn, request: Request) -> Outcome {
                 params::<SessionParams>(p).and_then(|s| gateway.session(principal, &s.session_id));
             reply(result, |live| live.history())
         }
+        "tool.result" => Outcome::Reply(params::<ToolReply>(p).and_then(|reply| {
+            let id = reply.request_id.clone();
+            if conn.binding.resolve(reply) {
+                Ok(json!({}))
+            } else {
+                Err(ApiError::new(
+                    codes::NOT_FOUND,
+                    format!("no tool call waits for request {id}"),
+                ))
+            }
+        })),
         "sessions.list" => Outcome::Reply(Ok(gateway.list(principal))),
         "sessions.tree" => Outcome::Reply(Ok(gateway.tree(principal))),
         other => Outcome::Reply(Err(ApiError::new(

@@ -123,6 +123,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// A session about to become live.
 struct Opening {
     manager: SessionManager,
+    /// Tools of the client binding that opens the session.
+    channel: Vec<ChannelTool>,
     cwd: PathBuf,
     model: Model,
     thinking: ThinkingLevel,
@@ -346,6 +348,7 @@ impl Gateway {
             .or_else(|| ThinkingLevel::parse(&node.thinking_level))
             .unwrap_or_default();
         self.open(Opening {
+            channel: Vec::new(),
             manager,
             cwd,
             model,
@@ -364,6 +367,7 @@ impl Gateway {
         &self,
         principal: &str,
         params: &CreateParams,
+        channel: Vec<ChannelTool>,
     ) -> Result<Arc<LiveSession>, ApiError> {
         self.refuse_when_closing()?;
         if let Some(id) = &params.session_id {
@@ -429,6 +433,7 @@ impl Gateway {
             manager.new_session(parent.map(|p| p.to_string_lossy().into_owned()));
         }
         self.open(Opening {
+            channel,
             manager,
             cwd,
             model,
@@ -472,6 +477,7 @@ impl Gateway {
             .map_err(|e| ApiError::failed(e.to_string()))?;
         let info = source.info();
         let live = self.open(Opening {
+            channel: Vec::new(),
             manager,
             cwd,
             model: source.session.model(),
@@ -490,6 +496,7 @@ impl Gateway {
     /// Builds the AgentSession, makes it live and records its node.
     fn open(&self, opening: Opening) -> Result<Arc<LiveSession>, ApiError> {
         let Opening {
+            channel,
             manager,
             cwd,
             model,
@@ -528,7 +535,10 @@ impl Gateway {
                     .channel_tools
                     .get(&owner)
                     .cloned()
-                    .unwrap_or_default(),
+                    .unwrap_or_default()
+                    .into_iter()
+                    .chain(channel)
+                    .collect(),
                 custom_tool_scopes: Default::default(),
                 policy: file.policy.clone(),
                 agent_id: principal.agent_id.clone(),

@@ -2,6 +2,7 @@
 //! lifecycle events with `seq` and `stateVersion`, replay, principals and the session tree.
 //! The protocol is documented in [`protocol`].
 
+pub mod channel_binding;
 pub mod client;
 pub mod conn;
 pub mod gateway;

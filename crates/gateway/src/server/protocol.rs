@@ -18,7 +18,7 @@
 //! | method | params | result |
 //! |---|---|---|
 //! | `auth` | `token` | `principal` |
-//! | `session.create` | `cwd`, `model?`, `thinkingLevel?`, `parentId?`, `sessionId?` (resume), `tools?`, `subscribe?` (default true) | a session |
+//! | `session.create` | `cwd`, `model?`, `thinkingLevel?`, `parentId?`, `sessionId?` (resume), `tools?`, `channelTools?` (`name`, `description`, `parameters`, `scope?`), `subscribe?` (default true) | a session |
 //! | `session.resume` | `sessionId`, `subscribe?` | a session |
 //! | `session.branch` | `sessionId`, `fromMessage` (entry id or `messageId`), `subscribe?` | the new session |
 //! | `session.navigate` | `sessionId`, `target` (entry id or `messageId`), `summarize?` | `editorText?`, `cancelled`, `summaryEntryId?` |
@@ -28,6 +28,7 @@
 //! | `session.subscribe` | `sessionId`, `fromSeq?` | `replayed`, `gap`, `seq`, `stateVersion` |
 //! | `session.unsubscribe` | `sessionId` | `{}` |
 //! | `session.history` | `sessionId` | `entries`: `entryId`, `parentId`, `role`, `text`, `messageId?` |
+//! | `tool.result` | `requestId`, `content`, `isError?` | `{}` (answers a `tool_request`) |
 //! | `sessions.list` | | `sessions`: session nodes |
 //! | `sessions.tree` | | `roots`: nodes with `children` |
 //!
@@ -46,6 +47,13 @@
 //! were dropped), then sends live events, without duplicates. The response precedes the
 //! replay. A client too slow to drain its buffer is disconnected and resubscribes with
 //! its last `seq`.
+//!
+//! # Channel tools
+//!
+//! Tools a client declares in `session.create` join the session's tools (pipeline layer
+//! 4, subject to the policy). When the model calls one, the client receives
+//! `{"type":"tool_request","requestId","sessionId","toolCallId","name","arguments"}` and
+//! answers with `tool.result`; if it disconnects first, the call fails.
 //!
 //! # Lanes
 //!
@@ -193,6 +201,9 @@ pub struct CreateParams {
     pub session_id: Option<String>,
     #[serde(default)]
     pub tools: Option<Vec<String>>,
+    /// Tools this client provides (answered with `tool.result`).
+    #[serde(default)]
+    pub channel_tools: Vec<super::channel_binding::ChannelToolSpec>,
     #[serde(default = "yes")]
     pub subscribe: bool,
 }
