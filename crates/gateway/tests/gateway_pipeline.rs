@@ -365,3 +365,29 @@ async fn a_channel_tool_fails_when_its_client_disconnects() {
         "{tool_end}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_profiles_a_rate_limit_is_retried_after_its_retry_after() {
+    let env = Env::start(relaxed()).await;
+    let mut a = env.client(ALICE).await;
+    let id = env.create(&mut a, json!({})).await;
+    env.mock.push(
+        Script::http_error(429).with_fault(mock_llm::Fault::HttpError {
+            status: 429,
+            retry_after: None,
+            retry_after_ms: Some("50".into()),
+            body: None,
+        }),
+    );
+    env.mock.push(Script::text("after waiting"));
+    env.mock.clear_requests();
+    let done = a
+        .call(
+            "session.prompt",
+            json!({"sessionId": id, "text": "hi", "wait": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done["terminationReason"], "no_tool_calls");
+    assert_eq!(env.mock.requests().len(), 2, "the single key was retried");
+}

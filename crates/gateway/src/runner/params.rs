@@ -41,7 +41,8 @@ pub struct RunnerConfig {
     pub idle_timeout_ms: Option<u64>,
     /// Longest wait for response headers.
     pub request_timeout_ms: Option<u64>,
-    /// Retries inside one provider request (default 0: the runner rotates instead).
+    /// Retries inside one provider request when an auth profile is in use (default 0: the
+    /// runner rotates instead); without profiles the provider's own retry policy applies.
     pub provider_max_retries: Option<u32>,
     /// Tool results longer than this are truncated on overflow (default: 30% of the window).
     pub tool_result_max_chars: Option<usize>,

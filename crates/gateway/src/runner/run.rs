@@ -95,7 +95,11 @@ impl Run<'_> {
         if let Some(ms) = self.config.request_timeout_ms {
             options.timeout_ms = Some(ms);
         }
-        if let Some(retries) = self.config.provider_max_retries {
+        // With profiles the runner rotates instead of retrying; with the session's single
+        // key, the provider's own retries (retry-after, backoff) are all there is.
+        if let Some(retries) = self.config.provider_max_retries
+            && self.profile.is_some()
+        {
             options.max_retries = Some(retries);
         }
         agent.set_stream_options(options);
