@@ -33,7 +33,7 @@ pub enum ConfigFileError {
 }
 
 /// `sandbox`: confinement of `bash` and `exec` (Linux Landlock).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SandboxFile {
     pub enabled: bool,
@@ -42,10 +42,25 @@ pub struct SandboxFile {
     pub allowed_paths: Option<Vec<PathBuf>>,
     /// Where commands may read; default: everywhere.
     pub read_paths: Vec<PathBuf>,
+    /// Also allow writes to the system temp dir (heredocs and most tools need it).
+    pub allow_temp: bool,
     /// Longest a command may run.
     pub timeout_seconds: Option<u64>,
     /// The `pi-sandbox` launcher; default: next to the gateway binary.
     pub launcher: Option<PathBuf>,
+}
+
+impl Default for SandboxFile {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            allowed_paths: None,
+            read_paths: Vec::new(),
+            allow_temp: true,
+            timeout_seconds: None,
+            launcher: None,
+        }
+    }
 }
 
 /// `principals.<name>`: what a token's principal may do.
@@ -176,6 +191,9 @@ impl GatewayFile {
             Some(paths) => paths.iter().map(|p| cwd.join(p)).collect(),
             None => vec![cwd.to_path_buf()],
         };
+        if self.sandbox.allow_temp {
+            config.allowed_write_paths.push(std::env::temp_dir());
+        }
         config.allowed_read_paths = self
             .sandbox
             .read_paths
@@ -221,7 +239,10 @@ mod tests {
         assert_eq!(file.runner_config().idle_timeout_ms, Some(500));
         assert_eq!(file.prompt_mode, Some(PromptMode::Minimal));
         let sandbox = file.sandbox_config(Path::new("/w")).unwrap().unwrap();
-        assert_eq!(sandbox.allowed_write_paths, [PathBuf::from("/w/out")]);
+        assert_eq!(
+            sandbox.allowed_write_paths,
+            [PathBuf::from("/w/out"), std::env::temp_dir()]
+        );
         assert_eq!(sandbox.timeout, Some(Duration::from_secs(30)));
         assert!(
             !format!("{file:?}").contains("k-a"),

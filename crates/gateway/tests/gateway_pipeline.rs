@@ -108,13 +108,18 @@ async fn the_models_bash_cannot_write_outside_the_sandbox() {
         return;
     }
     let env = env_with(json!({"sandbox": {"enabled": true, "timeoutSeconds": 20}})).await;
-    let outside = env.dir.path().join("outside");
+    // Outside the work dir and the temp dir (which the sandbox allows by default).
+    let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside_dir.path().to_path_buf();
     std::fs::create_dir_all(&outside).unwrap();
     let mut a = env.client(ALICE).await;
     let id = env.create(&mut a, json!({})).await;
     env.mock.push(Script::tool_call(
         "bash",
-        json!({"command": format!("echo inside > inside.txt && echo escaped > {}/x.txt", outside.display())}),
+        json!({"command": format!(
+            "cat > inside.txt <<'END'\ninside\nEND\necho escaped > {}/x.txt",
+            outside.display()
+        )}),
     ));
     env.mock.push(Script::text("tried"));
     a.call(
