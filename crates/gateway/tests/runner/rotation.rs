@@ -356,3 +356,46 @@ async fn keys_echoed_by_the_provider_never_reach_results_or_errors() {
     assert_eq!(error.message, "400 Malformed request from <redacted>");
     assert_no_secrets(&result);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_profiles_the_provider_retries_and_nothing_rotates() {
+    let env = Env::new(128_000, json!({})).await;
+    let limited = || {
+        Script::default().with_fault(Fault::HttpError {
+            status: 429,
+            retry_after: Some("0".into()),
+            retry_after_ms: None,
+            body: None,
+        })
+    };
+    env.server.push_all([limited(), Script::text("second try")]);
+    let session = env.session("mock-model", ThinkingLevel::Off);
+
+    let result = run_embedded(params(&session, "hi", &profiles(&[]), fast_config())).await;
+
+    // The session's single key: the provider layer honours retry-after within one attempt.
+    assert!(result.is_ok(), "{:?}", result.meta.error);
+    assert_eq!(result.text(), "second try");
+    assert_eq!(
+        bearer_keys(&env.server.requests()),
+        [SESSION_KEY, SESSION_KEY]
+    );
+    assert_eq!(attempt_log(&result), [(None, None)]);
+
+    // Once the provider's retries are spent, a rate limit with no profile to rotate to is
+    // final: one attempt, the provider's text.
+    env.server.clear_requests();
+    env.server
+        .push_all([limited(), limited(), limited(), Script::text("never sent")]);
+    let result = run_embedded(params(&session, "again", &profiles(&[]), fast_config())).await;
+    let error = result.meta.error.clone().expect("the run fails");
+    assert_eq!(error.kind, FailureKind::RateLimit);
+    assert_eq!(error.message, "429 Rate limit reached for requests");
+    assert_eq!(
+        env.server.requests().len(),
+        3,
+        "first try and two provider retries"
+    );
+    assert_eq!(attempt_log(&result), [(None, Some(FailureKind::RateLimit))]);
+    assert_no_secrets(&result);
+}
