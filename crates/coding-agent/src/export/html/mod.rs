@@ -1,0 +1,27 @@
+//! The HTML page of a session: inline CSS and script, images as `data:` URIs and the
+//! session's JSONL embedded (base64) for download, so the file works offline.
+//!
+//! Everything is rendered here, not in the browser: the current branch from root to leaf,
+//! each tool call with its result, and totals over the whole session.
+
+mod assets;
+mod content;
+mod entries;
+mod format;
+mod markdown;
+mod page;
+mod stats;
+mod tools;
+
+#[cfg(test)]
+mod tests;
+
+use crate::session::SessionManager;
+
+use page::Page;
+
+/// Renders the session as a complete HTML document (the current branch, root to leaf).
+pub fn render_session_html(session: &SessionManager) -> String {
+    let branch = session.branch_entries();
+    Page::new(session, &branch).render()
+}
