@@ -107,17 +107,18 @@ async fn the_models_bash_cannot_write_outside_the_sandbox() {
         assert!(error.contains("Landlock is not available"), "{error}");
         return;
     }
-    let env = env_with(json!({"sandbox": {"enabled": true, "timeoutSeconds": 20}})).await;
-    // Outside the work dir and the temp dir (which the sandbox allows by default).
-    let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let outside = outside_dir.path().to_path_buf();
+    let env =
+        env_with(json!({"sandbox": {"enabled": true, "allowTemp": false, "timeoutSeconds": 20}}))
+            .await;
+    // The temp dir (allowed by default) holds this test's dirs, so it is closed here.
+    let outside = env.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     let mut a = env.client(ALICE).await;
     let id = env.create(&mut a, json!({})).await;
     env.mock.push(Script::tool_call(
         "bash",
         json!({"command": format!(
-            "cat > inside.txt <<'END'\ninside\nEND\necho escaped > {}/x.txt",
+            "echo inside > inside.txt; echo escaped > {}/x.txt",
             outside.display()
         )}),
     ));
