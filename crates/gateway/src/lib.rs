@@ -10,3 +10,4 @@ pub mod pipeline;
 pub mod runner;
 pub mod sandbox;
 pub mod server;
+mod tool_wrap;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolExecutionMode, ToolUpdateFn};
+use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 use pi_ai::Tool;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 /// The error of a call made after the session was cancelled.
@@ -28,29 +28,7 @@ impl CancellableTool {
 }
 
 impl AgentTool for CancellableTool {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn label(&self) -> &str {
-        self.inner.label()
-    }
-
-    fn description(&self) -> &str {
-        self.inner.description()
-    }
-
-    fn parameters(&self) -> &Value {
-        self.inner.parameters()
-    }
-
-    fn execution_mode(&self) -> Option<ToolExecutionMode> {
-        self.inner.execution_mode()
-    }
-
-    fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
-        self.inner.prepare_arguments(arguments)
-    }
+    crate::tool_wrap::delegate_tool_description!();
 
     fn definition(&self) -> Tool {
         self.inner.definition()
@@ -108,6 +86,8 @@ mod tests {
 
     use super::*;
     use crate::pipeline::test_support::{FakeTool, no_updates, result_text};
+    use pi_agent_core::ToolExecutionMode;
+    use serde_json::Map;
 
     /// Waits for its token, then reports that it was cancelled.
     struct WaitsForCancel;

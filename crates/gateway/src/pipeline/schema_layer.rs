@@ -12,9 +12,9 @@
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolExecutionMode, ToolUpdateFn};
+use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 use pi_ai::Tool;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::schema::{SchemaFamily, normalize_schema};
@@ -38,29 +38,7 @@ impl NormalizedTool {
 }
 
 impl AgentTool for NormalizedTool {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn label(&self) -> &str {
-        self.inner.label()
-    }
-
-    fn description(&self) -> &str {
-        self.inner.description()
-    }
-
-    fn parameters(&self) -> &Value {
-        self.inner.parameters()
-    }
-
-    fn execution_mode(&self) -> Option<ToolExecutionMode> {
-        self.inner.execution_mode()
-    }
-
-    fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
-        self.inner.prepare_arguments(arguments)
-    }
+    crate::tool_wrap::delegate_tool_description!();
 
     fn execute(
         &self,
@@ -109,6 +87,8 @@ mod tests {
 
     use super::*;
     use crate::pipeline::test_support::{FakeTool, no_updates, result_text};
+    use pi_agent_core::ToolExecutionMode;
+    use serde_json::Map;
 
     fn nullable_tool() -> Arc<dyn AgentTool> {
         Arc::new(FakeTool::with_schema(

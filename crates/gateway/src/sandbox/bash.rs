@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolExecutionMode, ToolUpdateFn};
+use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 use pi_coding_agent::tools::bash::{BashOptions, bash_tool, resolve_shell};
 
 use super::exec::SandboxedExec;
@@ -149,24 +149,7 @@ struct ClampedBash {
 }
 
 impl AgentTool for ClampedBash {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn label(&self) -> &str {
-        self.inner.label()
-    }
-    fn description(&self) -> &str {
-        self.inner.description()
-    }
-    fn parameters(&self) -> &Value {
-        self.inner.parameters()
-    }
-    fn execution_mode(&self) -> Option<ToolExecutionMode> {
-        self.inner.execution_mode()
-    }
-    fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
-        self.inner.prepare_arguments(arguments)
-    }
+    crate::tool_wrap::delegate_tool_description!();
 
     fn execute(
         &self,
