@@ -342,6 +342,11 @@ impl Agent {
         lock(&self.listeners).retain(|(i, _)| *i != id);
     }
 
+    /// The system prompt of the next LLM call.
+    pub fn system_prompt(&self) -> String {
+        lock(&self.state).system_prompt.clone()
+    }
+
     pub fn set_system_prompt(&self, prompt: impl Into<String>) {
         lock(&self.state).system_prompt = prompt.into();
     }
@@ -352,6 +357,11 @@ impl Agent {
 
     pub fn set_thinking_level(&self, level: ThinkingLevel) {
         lock(&self.state).thinking_level = level;
+    }
+
+    /// The active tools.
+    pub fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        lock(&self.state).tools.clone()
     }
 
     pub fn set_tools(&self, tools: Vec<Arc<dyn AgentTool>>) {

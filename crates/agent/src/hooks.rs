@@ -19,11 +19,14 @@ pub struct BeforeToolCallContext<'a> {
     pub messages: &'a [AgentMessage],
 }
 
-/// `before_tool_call`'s verdict: block the call, with the text the model will see.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `before_tool_call`'s verdict: block the call, with the text the model will see, or run
+/// it with changed arguments (a hook that edits the input in place).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BeforeToolCallResult {
     pub block: bool,
     pub reason: Option<String>,
+    /// Arguments to run the tool with instead of the validated ones.
+    pub args: Option<Value>,
 }
 
 impl BeforeToolCallResult {
@@ -32,6 +35,7 @@ impl BeforeToolCallResult {
         Self {
             block: true,
             reason: Some(reason.into()),
+            args: None,
         }
     }
 }

@@ -113,7 +113,12 @@ async fn prepare<'a>(
                 .reason
                 .unwrap_or_else(|| "Tool execution was blocked".to_owned()),
         ),
-        Ok(_) => Preparation::Ready(Prepared { call, tool, args }),
+        Ok(Some(verdict)) => Preparation::Ready(Prepared {
+            call,
+            tool,
+            args: verdict.args.unwrap_or(args),
+        }),
+        Ok(None) => Preparation::Ready(Prepared { call, tool, args }),
         Err(panic) => immediate(call, panic_text(&*panic)),
     }
 }

@@ -562,6 +562,7 @@ impl AgentHooks for BlockingHooks {
                 Some("silent") => Some(BeforeToolCallResult {
                     block: true,
                     reason: None,
+                    args: None,
                 }),
                 _ => None,
             }

@@ -76,10 +76,18 @@ pub struct Args {
     /// Do not load AGENTS.md / CLAUDE.md files.
     #[arg(long = "no-context-files")]
     pub no_context_files: bool,
-    /// Accepted for compatibility: this build discovers no extensions or themes, so there is
-    /// nothing to disable.
-    #[arg(long = "no-extensions", hide = true)]
+    /// Load an extension file or directory (repeatable).
+    #[arg(short = 'e', long = "extension", value_name = "path")]
+    pub extension: Vec<String>,
+    /// Do not discover extensions (`-e` paths still load).
+    #[arg(long = "no-extensions")]
     pub no_extensions: bool,
+    /// Trust project-local files (`.pi/extensions`, project settings) for this run.
+    #[arg(short = 'a', long = "approve")]
+    pub approve: bool,
+    /// Ignore project-local files for this run.
+    #[arg(long = "no-approve")]
+    pub no_approve: bool,
     /// Load a skill file or directory (repeatable; also with `--no-skills`).
     #[arg(long = "skill", value_name = "path")]
     pub skill: Vec<String>,
@@ -120,6 +128,10 @@ pub struct Args {
     pub version: bool,
     /// Messages to send (each further message is sent after the previous reply).
     pub messages: Vec<String>,
+    /// Options pi does not know: flags an extension may register (`--plan`, `--name x`),
+    /// checked once extensions are loaded.
+    #[arg(skip)]
+    pub extension_flags: Vec<(String, Option<String>)>,
 }
 
 /// The TypeScript pi's multi-letter short flags, as their long forms.
@@ -131,13 +143,65 @@ fn expand_short_flags(arg: String) -> String {
         "-ne" => "--no-extensions".into(),
         "-ns" => "--no-skills".into(),
         "-np" => "--no-prompt-templates".into(),
+        "-na" => "--no-approve".into(),
         _ => arg,
     }
 }
 
-/// Parses arguments; an unknown flag is reported as the TypeScript pi words it.
+/// Takes out the `--name` options pi does not know, as the TypeScript pi does: `--x=v`
+/// and `--x v` (when `v` starts with neither `-` nor `@`) carry a value, else the flag
+/// stands alone.
+fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, Option<String>)>) {
+    use clap::CommandFactory;
+    let command = Args::command();
+    let known: Vec<(String, bool)> = command
+        .get_arguments()
+        .filter_map(|a| {
+            a.get_long()
+                .map(|l| (l.to_owned(), a.get_action().takes_values()))
+        })
+        .collect();
+    let mut kept = Vec::with_capacity(args.len());
+    let mut unknown = Vec::new();
+    let mut iter = args.into_iter().enumerate().peekable();
+    while let Some((index, arg)) = iter.next() {
+        let long = arg.strip_prefix("--").filter(|_| index > 0);
+        let Some(long) = long.filter(|l| !l.is_empty()) else {
+            kept.push(arg);
+            continue;
+        };
+        let name = long.split('=').next().unwrap_or(long).to_owned();
+        if let Some((_, takes_value)) = known.iter().find(|(k, _)| *k == name) {
+            let inline = long.contains('=');
+            kept.push(arg);
+            if *takes_value && !inline && let Some((_, value)) = iter.next() {
+                kept.push(value);
+            }
+            continue;
+        }
+        if let Some((flag, value)) = long.split_once('=') {
+            unknown.push((flag.to_owned(), Some(value.to_owned())));
+            continue;
+        }
+        let takes_next = iter
+            .peek()
+            .is_some_and(|(_, next)| !next.starts_with('-') && !next.starts_with('@'));
+        let value = if takes_next {
+            iter.next().map(|(_, v)| v)
+        } else {
+            None
+        };
+        unknown.push((name, value));
+    }
+    (kept, unknown)
+}
+
+/// Parses arguments; an unknown short option is reported as the TypeScript pi words it,
+/// unknown long options are kept for extension flags.
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
-    Args::try_parse_from(args.into_iter().map(expand_short_flags)).map_err(|e| {
+    let expanded: Vec<String> = args.into_iter().map(expand_short_flags).collect();
+    let (kept, unknown) = split_unknown_flags(expanded);
+    let mut parsed = Args::try_parse_from(kept).map_err(|e| {
         use clap::error::{ContextKind, ErrorKind};
         match e.kind() {
             ErrorKind::UnknownArgument => {
@@ -154,11 +218,36 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
                 .trim_start_matches("error: ")
                 .to_owned(),
         }
-    })
+    })?;
+    parsed.extension_flags = unknown;
+    Ok(parsed)
+}
+
+/// The help lines of extension flags (`--name <value>   description`).
+pub fn extension_flags_help(flags: &[crate::extensions::FlagDef]) -> String {
+    if flags.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = flags
+        .iter()
+        .map(|flag| {
+            let value = if flag.kind == crate::extensions::registry::FlagType::String {
+                " <value>"
+            } else {
+                ""
+            };
+            let description = flag
+                .description
+                .clone()
+                .unwrap_or_else(|| format!("Registered by {}", flag.extension_path));
+            format!("{:<30}{description}", format!("  --{}{value}", flag.name))
+        })
+        .collect();
+    format!("\n\nExtension CLI Flags:\n{}", lines.join("\n"))
 }
 
 /// The `--help` text.
-pub fn help_text() -> String {
+pub fn help_text(extension_flags: &str) -> String {
     format!(
         "pi {version} - AI coding assistant (pi-rs)
 
@@ -184,6 +273,10 @@ Options:
   --no-tools, -nt                Disable all tools
   --no-builtin-tools, -nbt       Disable the built-in tools
   --no-context-files, -nc        Don't load AGENTS.md / CLAUDE.md
+  --extension, -e <path>         Load an extension file or directory (repeatable)
+  --no-extensions, -ne           Disable extension discovery (explicit -e paths still work)
+  --approve, -a                  Trust project-local files (.pi/extensions, …) for this run
+  --no-approve, -na              Ignore project-local files for this run
   --skill <path>                 Load a skill file or directory (repeatable)
   --no-skills, -ns               Don't discover skills (--skill paths still load)
   --prompt-template <path>       Load a prompt template file or directory (repeatable)
@@ -196,6 +289,8 @@ Options:
   --help, -h                     Show this help
   --version, -v                  Show version number
 
+Extensions can register additional flags (e.g., --plan from plan-mode extension).{extension_flags}
+
 Examples:
   pi -p \"List all .rs files in src/\"
   pi --model anthropic/claude-sonnet-4-5:high -p \"Solve this problem\"
@@ -206,6 +301,7 @@ Environment Variables:
   DEEPSEEK_API_KEY, OPENROUTER_API_KEY, MISTRAL_API_KEY, ...  Provider API keys
   PI_CODING_AGENT_DIR   Config directory (default: ~/.pi/agent)
   PI_CACHE_RETENTION    Set to \"long\" for extended prompt caching",
-        version = crate::VERSION
+        version = crate::VERSION,
+        extension_flags = extension_flags
     )
 }

@@ -6,6 +6,9 @@ pub mod cli;
 pub mod compaction;
 pub mod config;
 pub mod export;
+pub mod extension_host;
+pub mod extension_loader;
+pub mod extensions;
 pub mod file_args;
 pub mod list_models;
 pub mod messages;
@@ -18,6 +21,7 @@ pub mod scope;
 pub mod session;
 pub mod session_event;
 pub mod tools;
+pub mod trust;
 
 /// The version `pi --version` prints.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -4,20 +4,20 @@ use std::io::Read;
 
 use anyhow::Result;
 use pi_ai::ThinkingLevel;
-use pi_coding_agent::agent_session::{AgentSession, AgentSessionConfig};
+use pi_coding_agent::agent_session::{AgentSession, AgentSessionConfig, ExtensionSetup};
 use pi_coding_agent::cli::{self, Mode};
 use pi_coding_agent::config::settings_store::SettingsStore;
 use pi_coding_agent::config::{paths, settings::Settings};
 use pi_coding_agent::model_registry::ModelRegistry;
 use pi_coding_agent::modes::run::{self, Output as RunOutput, RunPrompt};
-use pi_coding_agent::modes::system_prompt::{self, PromptInputs};
+use pi_coding_agent::modes::system_prompt;
 use pi_coding_agent::output::Output;
 use pi_coding_agent::resources::{
     DiscoveryOptions, ResourceSettings, load_prompt_templates, load_skills,
 };
 use pi_coding_agent::session::select::{self, SessionChoice};
 use pi_coding_agent::tools;
-use pi_coding_agent::{VERSION, list_models, scope};
+use pi_coding_agent::{VERSION, extension_loader, list_models, scope};
 
 fn main() {
     let code = match run() {
@@ -45,11 +45,6 @@ fn run() -> Result<i32> {
         output.info(VERSION);
         return Ok(0);
     }
-    if args.help {
-        output.info(&cli::help_text());
-        return Ok(0);
-    }
-
     if let Some(file) = &args.export {
         let cwd = std::env::current_dir()?;
         let out = args.messages.first().map(std::path::Path::new);
@@ -77,6 +72,61 @@ fn run() -> Result<i32> {
         );
     }
     let cwd = std::env::current_dir()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let _guard = runtime.enter();
+    let mode_name = if mode == Mode::Rpc {
+        "rpc"
+    } else if mode == Mode::Json {
+        "json"
+    } else if interactive {
+        "interactive"
+    } else {
+        "print"
+    };
+    let loaded = runtime.block_on(extension_loader::load(
+        extension_loader::LoadOptions {
+            cwd: cwd.clone(),
+            agent_dir: agent_dir.clone(),
+            mode: mode_name.to_owned(),
+            cli_paths: args.extension.clone(),
+            no_extensions: args.no_extensions,
+            approve: if args.approve {
+                Some(true)
+            } else if args.no_approve {
+                Some(false)
+            } else {
+                None
+            },
+            ask_trust: interactive.then(|| Box::new(ask_trust) as Box<dyn Fn(&std::path::Path) -> Option<bool> + Send>),
+            theme: "dark".to_owned(),
+        },
+        Vec::new(),
+    ));
+    for warning in &loaded.warnings {
+        eprintln!("{warning}");
+    }
+    if let Some(fatal) = &loaded.fatal {
+        eprintln!("{fatal}");
+        runtime.block_on(loaded.runtime.shutdown());
+        return Ok(1);
+    }
+    let extensions = loaded.runtime;
+    if args.help {
+        output.info(&cli::help_text(&cli::extension_flags_help(&extensions.flags())));
+        runtime.block_on(extensions.shutdown());
+        return Ok(0);
+    }
+    match extension_loader::resolve_flags(&extensions, &args.extension_flags) {
+        Ok(values) => extensions.set_flags(&values),
+        Err(message) => {
+            eprintln!("Error: {message}");
+            runtime.block_on(extensions.shutdown());
+            return Ok(1);
+        }
+    }
     let registry = ModelRegistry::load(&agent_dir);
     if let Some(error) = registry.load_error() {
         eprintln!("Warning: errors loading models.json:\n{error}");
@@ -283,14 +333,45 @@ environment variable, pass --api-key, or configure it in {}",
                 .collect(),
         }
     };
-    let active_tools = match tools::build_tools(&tool_names, &session_cwd, bash_options(&settings))
-    {
-        Ok(active) => active,
-        Err(message) => {
-            eprintln!("Error: {message}");
-            return Ok(1);
+    let extension_tools = extensions.tools();
+    let builtin_names: Vec<String> = tool_names
+        .iter()
+        .filter(|name| !extension_tools.iter().any(|t| t.name() == name.as_str()))
+        .cloned()
+        .collect();
+    let mut active_tools =
+        match tools::build_tools(&builtin_names, &session_cwd, bash_options(&settings)) {
+            Ok(active) => active,
+            Err(message) => {
+                eprintln!("Error: {message}");
+                return Ok(1);
+            }
+        };
+    // Extension tools are active unless --tools leaves them out or --no-tools is given.
+    for tool in &extension_tools {
+        let wanted = match &args.tools {
+            Some(_) => tool_names.iter().any(|n| n == tool.name()),
+            None => !args.no_tools,
+        };
+        if wanted {
+            active_tools.retain(|t| t.name() != tool.name());
+            active_tools.push(tool.clone());
         }
-    };
+    }
+    let mut tool_registry = tools::build_tools(
+        &tools::ALL_TOOLS
+            .iter()
+            .map(|t| (*t).to_owned())
+            .collect::<Vec<_>>(),
+        &session_cwd,
+        bash_options(&settings),
+    )
+    .unwrap_or_default();
+    for tool in &extension_tools {
+        tool_registry.retain(|t| t.name() != tool.name());
+        tool_registry.push(tool.clone());
+    }
+    let tool_names: Vec<String> = active_tools.iter().map(|t| t.name().to_owned()).collect();
     let context_files = if args.no_context_files {
         Vec::new()
     } else {
@@ -330,21 +411,13 @@ environment variable, pass --api-key, or configure it in {}",
         &args.prompt_template,
         !args.no_prompt_templates,
     ));
-    let prompt = system_prompt::build(
-        &PromptInputs {
-            custom: args.system_prompt.as_deref(),
-            append: &args.append_system_prompt,
-            tools: &tool_names,
-            context_files: &context_files,
-            skills: &skills,
-        },
-        &session_cwd,
-    );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let _guard = runtime.enter();
+    let recipe = system_prompt::PromptRecipe {
+        custom: args.system_prompt.clone(),
+        append: args.append_system_prompt.clone(),
+        context_files,
+    };
+    let (snippets, guidelines) = extensions.prompt_additions(&tool_names);
+    let prompt = recipe.build(&tool_names, &skills, &snippets, &guidelines, &session_cwd);
     let agent_session = AgentSession::new(AgentSessionConfig {
         cwd: session_cwd,
         registry: std::sync::Arc::new(registry),
@@ -358,6 +431,11 @@ environment variable, pass --api-key, or configure it in {}",
         prompt_templates,
         skills,
         api_key: args.api_key.clone(),
+        extensions: ExtensionSetup {
+            runtime: extensions.clone(),
+            tool_registry,
+            prompt_recipe: Some(recipe),
+        },
     });
     if rpc {
         return Ok(runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session)));
@@ -402,6 +480,21 @@ environment variable, pass --api-key, or configure it in {}",
         RunOutput::Text
     };
     Ok(runtime.block_on(run::run(agent_session, inputs, output)))
+}
+
+/// Asks on the terminal whether to trust a project's own extensions (remembered in
+/// trust.json by the caller).
+fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
+    use std::io::Write as _;
+    eprint!(
+        "{} has project extensions (.pi/extensions or project settings). They run code on \
+this machine. Trust this folder? [y/N] ",
+        cwd.display()
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).ok()?;
+    Some(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }
 
 /// Bash tool options from settings: the shell, the command prefix, and a default timeout

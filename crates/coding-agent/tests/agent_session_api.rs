@@ -38,6 +38,7 @@ fn session(env: &Env, manager: SessionManager) -> AgentSession {
         prompt_templates: Vec::new(),
         skills: Vec::new(),
         api_key: None,
+        extensions: Default::default(),
     })
 }
 

@@ -384,6 +384,6 @@ fn resources_cli_flags_parse() {
     assert!(args.no_skills && args.no_prompt_templates);
     assert_eq!(args.models.as_deref(), Some("sonnet:high,haiku"));
     assert_eq!(args.messages, ["hi"]);
-    let help = pi_coding_agent::cli::help_text();
+    let help = pi_coding_agent::cli::help_text("");
     assert!(help.contains("--skill <path>") && help.contains("--no-prompt-templates, -np"));
 }

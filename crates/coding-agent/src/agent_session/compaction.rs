@@ -13,6 +13,7 @@ use crate::compaction::{
     CompactionError, CompactionResult, calculate_context_tokens, compact, estimate_context_tokens,
     prepare_compaction, should_compact,
 };
+use crate::extensions::ExtensionEvent;
 use crate::session::{EntryKind, SessionEntry};
 use crate::session_event::{CompactionReason, SessionOnlyEvent};
 
@@ -241,42 +242,134 @@ impl AgentSession {
             .request_auth(&model)
             .map_err(|e| CompactionRun::Failed(CompactionError::Summarization(e.0)))?;
         let settings = inner.settings.get().compaction_settings();
-        let preparation = {
+        let (preparation, path) = {
             let session = lock(&inner.session);
             let path: Vec<SessionEntry> = session.branch_entries().into_iter().cloned().collect();
-            prepare_compaction(&path, &settings)
+            (prepare_compaction(&path, &settings), path)
         };
         let preparation = preparation.ok_or(CompactionRun::Skipped)?;
-        let result = compact(
-            &preparation,
-            &model,
-            &auth,
-            custom_instructions,
-            Some(self.thinking_level()),
-            cancel.clone(),
-        )
-        .await
-        .map_err(CompactionRun::Failed)?;
+        let runtime = inner.ext.runtime.clone();
+        let mut from_extension: Option<(CompactionResult, Option<serde_json::Value>)> = None;
+        if runtime.has_handlers("session_before_compact") {
+            let event = ExtensionEvent::SessionBeforeCompact {
+                preparation: preparation_json(&preparation),
+                branch_entries: path
+                    .iter()
+                    .filter_map(|e| e.to_json().ok().map(serde_json::Value::Object))
+                    .collect(),
+                custom_instructions: custom_instructions.map(str::to_owned),
+            };
+            let outcome = runtime.emit_session_before(&event, cancel.clone()).await;
+            if outcome.cancel {
+                return Err(CompactionRun::Failed(CompactionError::Aborted));
+            }
+            if let Some(custom) = outcome.result.get("compaction") {
+                from_extension = extension_compaction(custom, &preparation);
+            }
+        }
+        let from_hook = from_extension.is_some();
+        let (result, details) = match from_extension {
+            Some(found) => found,
+            None => {
+                let result = compact(
+                    &preparation,
+                    &model,
+                    &auth,
+                    custom_instructions,
+                    Some(self.thinking_level()),
+                    cancel.clone(),
+                )
+                .await
+                .map_err(CompactionRun::Failed)?;
+                let details = serde_json::to_value(&result.details).ok();
+                (result, details)
+            }
+        };
         if cancel.is_cancelled() {
             return Err(CompactionRun::Failed(CompactionError::Aborted));
         }
-        let details = serde_json::to_value(&result.details).ok();
-        let messages = {
+        let (messages, entry) = {
             let mut session = lock(&inner.session);
-            if let Err(e) = session.append_compaction(
+            let id = match session.append_compaction(
                 &result.summary,
                 &result.first_kept_entry_id,
                 result.tokens_before,
                 details,
-                None,
+                from_hook.then_some(true),
             ) {
-                eprintln!("Warning: {e}");
-            }
-            session.build_context().messages
+                Ok(id) => Some(id),
+                Err(e) => {
+                    eprintln!("Warning: {e}");
+                    None
+                }
+            };
+            let entry = id
+                .and_then(|id| session.entry(&id).cloned())
+                .and_then(|e| e.to_json().ok());
+            (session.build_context().messages, entry)
         };
         inner.agent.replace_messages(messages);
+        if let Some(entry) = entry
+            && runtime.has_handlers("session_compact")
+        {
+            let event = ExtensionEvent::SessionCompact {
+                compaction_entry: serde_json::Value::Object(entry),
+                from_extension: from_hook,
+            };
+            runtime.emit(&event, CancellationToken::new()).await;
+        }
         Ok(result)
     }
+}
+
+/// The preparation as `session_before_compact` handlers see it.
+fn preparation_json(preparation: &crate::compaction::CompactionPreparation) -> serde_json::Value {
+    serde_json::json!({
+        "firstKeptEntryId": preparation.first_kept_entry_id,
+        "messagesToSummarize": preparation.messages_to_summarize,
+        "turnPrefixMessages": preparation.turn_prefix_messages,
+        "isSplitTurn": preparation.is_split_turn,
+        "tokensBefore": preparation.tokens_before,
+        "previousSummary": preparation.previous_summary,
+        "fileOps": {
+            "read": preparation.file_ops.read,
+            "written": preparation.file_ops.written,
+            "edited": preparation.file_ops.edited,
+        },
+        "settings": preparation.settings,
+    })
+}
+
+/// A compaction an extension supplied (`{summary, firstKeptEntryId?, tokensBefore?,
+/// details?}`), with its raw details for the entry.
+fn extension_compaction(
+    value: &serde_json::Value,
+    preparation: &crate::compaction::CompactionPreparation,
+) -> Option<(CompactionResult, Option<serde_json::Value>)> {
+    let summary = value.get("summary")?.as_str()?.to_owned();
+    let first_kept_entry_id = value
+        .get("firstKeptEntryId")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or(&preparation.first_kept_entry_id)
+        .to_owned();
+    let tokens_before = value
+        .get("tokensBefore")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(preparation.tokens_before);
+    let details = value.get("details").cloned().filter(|d| !d.is_null());
+    let typed = details
+        .clone()
+        .and_then(|d| serde_json::from_value(d).ok())
+        .unwrap_or_default();
+    Some((
+        CompactionResult {
+            summary,
+            first_kept_entry_id,
+            tokens_before,
+            details: typed,
+        },
+        details,
+    ))
 }
 
 /// Why [`AgentSession::compact_now`] made no compaction.

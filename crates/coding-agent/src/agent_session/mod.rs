@@ -5,6 +5,8 @@
 
 mod bash;
 mod compaction;
+mod extension_actions;
+mod extensions;
 mod models;
 mod navigation;
 mod retry;
@@ -16,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use tokio_util::sync::CancellationToken;
 
-use pi_agent_core::{Agent, AgentEvent, AgentHooks, AgentMessage, AgentOptions, AgentTool};
+use pi_agent_core::{Agent, AgentEvent, AgentMessage, AgentOptions, AgentTool};
 use pi_ai::{
     AssistantMessage, ImageContent, InputBlock, Message, Model, StreamOptions, ThinkingLevel,
     UserMessage,
@@ -29,6 +31,7 @@ use crate::session::SessionManager;
 use crate::session_event::{AgentSessionEvent, SessionOnlyEvent};
 
 pub use bash::{BashResult, parse_bash_input};
+pub use extensions::ExtensionSetup;
 pub use models::{ModelCycleResult, ScopedModel};
 pub use navigation::{ForkResult, NavigateOptions, NavigateResult};
 pub use stats::{ContextUsage, SessionStats, TokenTotals};
@@ -58,8 +61,12 @@ pub struct PromptOptions {
     pub images: Vec<ImageContent>,
     /// Required while the agent streams: where the message goes.
     pub streaming_behavior: Option<StreamingBehavior>,
-    /// Expand `/skill:name` and `/template` commands (default true).
+    /// Expand `/skill:name` and `/template` commands, and run extension commands
+    /// (default true).
     pub expand_templates: bool,
+    /// Where the input came from, for the `input` event: `interactive` (default), `rpc`
+    /// or `extension`.
+    pub source: Option<String>,
 }
 
 impl Default for PromptOptions {
@@ -68,6 +75,7 @@ impl Default for PromptOptions {
             images: Vec::new(),
             streaming_behavior: None,
             expand_templates: true,
+            source: None,
         }
     }
 }
@@ -94,15 +102,8 @@ pub struct AgentSessionConfig {
     pub skills: Vec<Skill>,
     /// `--api-key`: used for the initial model's provider.
     pub api_key: Option<String>,
-}
-
-/// The coding agent's hooks: its message conversion.
-struct CodingHooks;
-
-impl AgentHooks for CodingHooks {
-    fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
-        crate::messages::convert_to_llm(messages)
-    }
+    /// Loaded extensions, every tool they can activate, and how to rebuild the prompt.
+    pub extensions: ExtensionSetup,
 }
 
 /// Texts of the queued steering and follow-up messages, as shown to users.
@@ -141,6 +142,7 @@ pub(crate) struct Inner {
     overflow_recovery_attempted: AtomicBool,
     bash_cancel: Mutex<Option<CancellationToken>>,
     pending_bash: Mutex<Vec<AgentMessage>>,
+    ext: extensions::ExtensionState,
 }
 
 /// A running coding-agent session; cheap to clone (all clones are the same session).
@@ -180,6 +182,7 @@ impl AgentSession {
             prompt_templates,
             skills,
             api_key,
+            extensions: setup,
         } = config;
         let thinking_level = pi_ai::clamp_thinking_level(&model, thinking_level);
         let context = session.build_context();
@@ -193,25 +196,22 @@ impl AgentSession {
         let auth = registry
             .request_auth(&model, api_key.as_deref())
             .unwrap_or_default();
+        let base_prompt = system_prompt.clone();
         let agent = Agent::new(AgentOptions {
             system_prompt,
             model: Some(model.clone()),
             thinking_level,
             tools,
             messages: context.messages,
-            hooks: Arc::new(CodingHooks),
+            hooks: extensions::hooks(&setup.runtime),
             steering_mode: current.steering_mode.unwrap_or_default(),
             follow_up_mode: current.follow_up_mode.unwrap_or_default(),
-            stream_options: stream_options(auth, &current),
+            stream_options: extensions::with_payload_hook(stream_options(auth, &current), &setup.runtime),
             ..AgentOptions::default()
         });
+        let ext = extensions::ExtensionState::new(setup, base_prompt);
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
-            let weak = weak.clone();
-            agent.subscribe_fn(move |event| {
-                if let Some(inner) = weak.upgrade() {
-                    inner.on_agent_event(event);
-                }
-            });
+            agent.subscribe(Arc::new(extensions::SessionListener(weak.clone())));
             Inner {
                 agent,
                 session: Mutex::new(session),
@@ -237,6 +237,7 @@ impl AgentSession {
                 overflow_recovery_attempted: AtomicBool::new(false),
                 bash_cancel: Mutex::new(None),
                 pending_bash: Mutex::new(Vec::new()),
+                ext,
             }
         });
         Self { inner }
@@ -436,10 +437,44 @@ impl AgentSession {
                 callback(result);
             }
         };
+        // Extension commands run at once, even while streaming.
+        if options.expand_templates
+            && text.starts_with('/')
+            && self.run_extension_command(text).await.is_some()
+        {
+            report(Ok(()));
+            return Ok(());
+        }
+        let mut options = options;
+        let mut text = text.to_owned();
+        let runtime = self.inner.ext.runtime.clone();
+        if runtime.has_handlers("input") {
+            let source = options.source.clone().unwrap_or_else(|| "interactive".into());
+            let images = (!options.images.is_empty()).then(|| options.images.clone());
+            match runtime
+                .emit_input(&text, images, &source, CancellationToken::new())
+                .await
+            {
+                crate::extensions::InputOutcome::Handled => {
+                    report(Ok(()));
+                    return Ok(());
+                }
+                crate::extensions::InputOutcome::Transform {
+                    text: changed,
+                    images,
+                } => {
+                    text = changed;
+                    if let Some(images) = images {
+                        options.images = images;
+                    }
+                }
+                crate::extensions::InputOutcome::Continue => {}
+            }
+        }
         let text = if options.expand_templates {
-            self.expand(text)
+            self.expand(&text)
         } else {
-            text.to_owned()
+            text
         };
         if self.is_streaming() {
             let Some(behavior) = options.streaming_behavior else {
@@ -471,13 +506,17 @@ impl AgentSession {
         if let Some(last) = last {
             self.check_compaction(&last, false, true).await;
         }
-        let mut blocks = vec![InputBlock::text(text)];
-        blocks.extend(options.images.into_iter().map(InputBlock::Image));
-        let message = AgentMessage::from(UserMessage::blocks(blocks));
+        let mut blocks = vec![InputBlock::text(text.clone())];
+        blocks.extend(options.images.iter().cloned().map(InputBlock::Image));
+        let mut messages = vec![AgentMessage::from(UserMessage::blocks(blocks))];
+        messages.extend(
+            self.extension_prompt_messages(&text, &options.images)
+                .await,
+        );
         report(Ok(()));
         // The previous run may still be finishing after its agent_end.
         self.inner.agent.wait_for_idle().await;
-        if let Err(e) = self.inner.agent.prompt(vec![message]).await {
+        if let Err(e) = self.inner.agent.prompt(messages).await {
             return Err(SessionOpError::new(e.to_string()));
         }
         self.settle().await;

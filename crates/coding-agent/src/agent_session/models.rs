@@ -35,7 +35,7 @@ impl AgentSession {
             )));
         }
         let level = self.level_for_switch(None);
-        self.apply_model(model);
+        self.apply_model(model, "set");
         self.set_thinking_level(level);
         Ok(())
     }
@@ -65,7 +65,7 @@ impl AgentSession {
             }
             let next = scoped[step(scoped.len(), scoped.iter().position(|s| same(&s.model)))];
             let level = self.level_for_switch(next.thinking_level);
-            self.apply_model(next.model.clone());
+            self.apply_model(next.model.clone(), "cycle");
             self.set_thinking_level(level);
             return Some(ModelCycleResult {
                 model: next.model.clone(),
@@ -85,7 +85,7 @@ impl AgentSession {
         }
         let next = available[step(available.len(), available.iter().position(same))].clone();
         let level = self.level_for_switch(None);
-        self.apply_model(next.clone());
+        self.apply_model(next.clone(), "cycle");
         self.set_thinking_level(level);
         Some(ModelCycleResult {
             model: next,
@@ -114,6 +114,25 @@ impl AgentSession {
         }
         self.inner
             .emit_session(SessionOnlyEvent::ThinkingLevelChanged { level: effective });
+        self.emit_extension_event_later(crate::extensions::ExtensionEvent::ThinkingLevelSelect {
+            level: effective.as_str().to_owned(),
+            previous_level: previous.as_str().to_owned(),
+        });
+    }
+
+    /// Tells extensions about a change made by synchronous code, without waiting for them.
+    pub(super) fn emit_extension_event_later(&self, event: crate::extensions::ExtensionEvent) {
+        let runtime = self.inner.ext.runtime.clone();
+        if !runtime.has_handlers(event.kind()) {
+            return;
+        }
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                runtime
+                    .emit(&event, tokio_util::sync::CancellationToken::new())
+                    .await;
+            });
+        }
     }
 
     /// Moves to the next supported thinking level; `None` when the model cannot think.
@@ -185,8 +204,9 @@ impl AgentSession {
 
     /// Puts `model` in use: the agent, its key and headers, the session entry, and the
     /// default model in settings.
-    fn apply_model(&self, model: Model) {
+    fn apply_model(&self, model: Model, source: &str) {
         let inner = &self.inner;
+        let previous = self.model();
         let auth = inner.request_auth(&model).unwrap_or_default();
         let mut options = inner.agent.stream_options();
         options.api_key = auth.api_key;
@@ -199,6 +219,11 @@ impl AgentSession {
             .settings
             .set("defaultProvider", model.provider.clone().into());
         inner.settings.set("defaultModel", model.id.clone().into());
-        inner.agent.set_model(model);
+        inner.agent.set_model(model.clone());
+        self.emit_extension_event_later(crate::extensions::ExtensionEvent::ModelSelect {
+            model,
+            previous_model: Some(previous),
+            source: source.into(),
+        });
     }
 }

@@ -169,13 +169,65 @@ impl AgentSession {
                 .entry(target)
                 .cloned()
                 .ok_or_else(|| SessionOpError::new(format!("Entry {target} not found")))?;
-            let collected =
+            let collected = (
                 collect_entries_for_branch_summary(session.entries(), old_leaf.as_deref(), target)
-                    .entries;
+                    .entries,
+                old_leaf.clone(),
+            );
             (entry, collected)
         };
+        let (target_entry, to_summarize, old_leaf) = (target_entry, to_summarize.0, to_summarize.1);
+        let mut options = options;
         let mut summary: Option<(String, serde_json::Value)> = None;
-        if options.summarize && !to_summarize.is_empty() {
+        let mut from_extension = false;
+        let runtime = self.inner.ext.runtime.clone();
+        if runtime.has_handlers("session_before_tree") {
+            let preparation = serde_json::json!({
+                "targetId": target,
+                "oldLeafId": old_leaf,
+                "commonAncestorId": serde_json::Value::Null,
+                "entriesToSummarize": to_summarize.iter().filter_map(|e| e.to_json().ok().map(serde_json::Value::Object)).collect::<Vec<_>>(),
+                "userWantsSummary": options.summarize,
+                "customInstructions": options.custom_instructions,
+                "replaceInstructions": options.replace_instructions,
+                "label": options.label,
+            });
+            let event = crate::extensions::ExtensionEvent::SessionBeforeTree { preparation };
+            let outcome = runtime
+                .emit_session_before(&event, CancellationToken::new())
+                .await;
+            if outcome.cancel {
+                return Ok(NavigateResult {
+                    cancelled: true,
+                    ..NavigateResult::default()
+                });
+            }
+            let answer = &outcome.result;
+            if let Some(text) = answer
+                .get("summary")
+                .and_then(|s| s.get("summary"))
+                .and_then(serde_json::Value::as_str)
+                && options.summarize
+            {
+                let details = answer
+                    .get("summary")
+                    .and_then(|s| s.get("details"))
+                    .cloned()
+                    .unwrap_or(serde_json::Value::Null);
+                summary = Some((text.to_owned(), details));
+                from_extension = true;
+            }
+            if let Some(text) = answer.get("customInstructions").and_then(serde_json::Value::as_str) {
+                options.custom_instructions = Some(text.to_owned());
+            }
+            if let Some(flag) = answer.get("replaceInstructions").and_then(serde_json::Value::as_bool) {
+                options.replace_instructions = flag;
+            }
+            if let Some(label) = answer.get("label").and_then(serde_json::Value::as_str) {
+                options.label = Some(label.to_owned());
+            }
+        }
+        if summary.is_none() && options.summarize && !to_summarize.is_empty() {
             let model = self.model();
             let auth = self.inner.request_auth(&model)?;
             let cancel = CancellationToken::new();
@@ -241,7 +293,12 @@ impl AgentSession {
             let mut session = lock(&self.inner.session);
             let written = match summary {
                 Some((text, details)) => session
-                    .branch_with_summary(new_leaf.as_deref(), &text, Some(details), None)
+                    .branch_with_summary(
+                        new_leaf.as_deref(),
+                        &text,
+                        Some(details),
+                        from_extension.then_some(true),
+                    )
                     .map(|id| {
                         summary_entry_id = Some(id.clone());
                         if let Some(label) = &options.label {
@@ -266,6 +323,26 @@ impl AgentSession {
             session.build_context().messages
         };
         self.inner.agent.replace_messages(messages);
+        if runtime.has_handlers("session_tree") {
+            let (new_leaf_id, summary_entry) = {
+                let session = lock(&self.inner.session);
+                (
+                    session.leaf_id().map(str::to_owned),
+                    summary_entry_id
+                        .as_deref()
+                        .and_then(|id| session.entry(id))
+                        .and_then(|e| e.to_json().ok())
+                        .map(serde_json::Value::Object),
+                )
+            };
+            let event = crate::extensions::ExtensionEvent::SessionTree {
+                new_leaf_id,
+                old_leaf_id: old_leaf,
+                summary_entry,
+                from_extension: summary_entry_id.as_ref().map(|_| from_extension),
+            };
+            runtime.emit(&event, CancellationToken::new()).await;
+        }
         Ok(NavigateResult {
             editor_text,
             cancelled: false,

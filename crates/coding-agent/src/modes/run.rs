@@ -34,7 +34,8 @@ fn print_line(value: &impl serde::Serialize) {
     }
 }
 
-/// Sends each prompt in turn and returns the exit code.
+/// Sends each prompt in turn and returns the exit code. Extensions run without a UI
+/// (`ctx.hasUI` false; dialogs answer at once) and their errors go to stderr.
 pub async fn run(session: AgentSession, prompts: Vec<RunPrompt>, output: Output) -> i32 {
     // Like the TypeScript pi, a one-shot run does not wait for a threshold compaction after
     // the reply; the next prompt of the session compacts first.
@@ -43,6 +44,21 @@ pub async fn run(session: AgentSession, prompts: Vec<RunPrompt>, output: Output)
         session.with_session(|s| print_line(s.header()));
         session.subscribe(print_line);
     }
+    session
+        .bind_extensions(
+            Arc::new(crate::extensions::NoUi),
+            Arc::new(|error: crate::extensions::ExtensionErrorInfo| {
+                eprintln!("Extension error ({}): {}", error.extension_path, error.error);
+            }),
+            Arc::new(|| {}),
+        )
+        .await;
+    let code = run_prompts(&session, prompts, output).await;
+    session.shutdown_extensions().await;
+    code
+}
+
+async fn run_prompts(session: &AgentSession, prompts: Vec<RunPrompt>, output: Output) -> i32 {
     // SIGINT / SIGTERM / SIGHUP abort the run (running tools kill their process groups),
     // then pi exits with 128 + the signal number.
     let signaled = Arc::new(AtomicI32::new(0));

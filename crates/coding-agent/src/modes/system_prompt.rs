@@ -69,6 +69,10 @@ pub struct PromptInputs<'a> {
     pub context_files: &'a [ContextFile],
     /// Skills listed for the model (only when the `read` tool is active).
     pub skills: &'a [crate::resources::Skill],
+    /// One-line descriptions of extension tools (`promptSnippet`), by tool name.
+    pub tool_snippets: &'a [(String, String)],
+    /// Guidelines extension tools add (`promptGuidelines`).
+    pub extra_guidelines: &'a [String],
 }
 
 fn guidelines(tools: &[String]) -> Vec<&'static str> {
@@ -108,7 +112,16 @@ editing code and writing new files.",
             let listed: Vec<String> = inputs
                 .tools
                 .iter()
-                .filter_map(|t| tool_summary(t).map(|s| format!("- {t}: {s}")))
+                .filter_map(|t| {
+                    let snippet = inputs
+                        .tool_snippets
+                        .iter()
+                        .find(|(name, _)| name == t)
+                        .map(|(_, s)| s.as_str());
+                    snippet
+                        .or_else(|| tool_summary(t))
+                        .map(|s| format!("- {t}: {s}"))
+                })
                 .collect();
             if !listed.is_empty() {
                 text.push_str("\n\nAvailable tools:\n");
@@ -116,13 +129,17 @@ editing code and writing new files.",
                 text.push_str("\n\nOther tools may be available depending on the project.");
             }
             text.push_str("\n\nGuidelines:\n");
-            text.push_str(
-                &guidelines(inputs.tools)
-                    .iter()
-                    .map(|g| format!("- {g}"))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            );
+            let mut lines: Vec<String> = guidelines(inputs.tools)
+                .iter()
+                .map(|g| format!("- {g}"))
+                .collect();
+            for extra in inputs.extra_guidelines {
+                let line = format!("- {}", extra.trim());
+                if !extra.trim().is_empty() && !lines.contains(&line) {
+                    lines.push(line);
+                }
+            }
+            text.push_str(&lines.join("\n"));
             text
         }
     };
@@ -148,6 +165,40 @@ editing code and writing new files.",
     prompt.push_str(&format!("\nCurrent date: {}", today()));
     prompt.push_str(&format!("\nCurrent working directory: {}", cwd.display()));
     prompt
+}
+
+/// What a session rebuilds its system prompt from when its tools change (an extension
+/// calls `setActiveTools`, or registers a tool with a prompt snippet).
+#[derive(Debug, Clone, Default)]
+pub struct PromptRecipe {
+    pub custom: Option<String>,
+    pub append: Vec<String>,
+    pub context_files: Vec<ContextFile>,
+}
+
+impl PromptRecipe {
+    /// The prompt for these active tools, skills and extension additions.
+    pub fn build(
+        &self,
+        tools: &[String],
+        skills: &[crate::resources::Skill],
+        tool_snippets: &[(String, String)],
+        extra_guidelines: &[String],
+        cwd: &Path,
+    ) -> String {
+        build(
+            &PromptInputs {
+                custom: self.custom.as_deref(),
+                append: &self.append,
+                tools,
+                context_files: &self.context_files,
+                skills,
+                tool_snippets,
+                extra_guidelines,
+            },
+            cwd,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -194,6 +194,7 @@ pub fn create_agent_session(params: SessionParams) -> Result<CreatedSession, Cre
                 tools: &tool_names,
                 context_files: &resources.context_files,
                 skills: &resources.skills,
+                ..PromptInputs::default()
             },
             &cwd,
         ),
@@ -211,6 +212,7 @@ pub fn create_agent_session(params: SessionParams) -> Result<CreatedSession, Cre
         prompt_templates: resources.templates,
         skills: resources.skills,
         api_key: None,
+        extensions: Default::default(),
     });
     if let Some(callback) = on_event {
         session.subscribe(move |event| callback(event));

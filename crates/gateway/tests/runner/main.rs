@@ -108,6 +108,7 @@ impl Env {
             prompt_templates: Vec::new(),
             skills: Vec::new(),
             api_key: None,
+            extensions: Default::default(),
         })
     }
 }

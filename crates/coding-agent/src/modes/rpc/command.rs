@@ -133,8 +133,8 @@ pub enum Input {
         kind: String,
         command: RpcCommand,
     },
-    /// An answer to an extension UI request (this build sends none, so it is ignored).
-    UiResponse,
+    /// An answer to an extension UI request.
+    UiResponse(Map<String, Value>),
     /// A line that gets an error response and nothing else.
     Invalid(Map<String, Value>),
 }
@@ -159,7 +159,10 @@ pub fn parse_line(line: &str) -> Input {
         None => "undefined".to_owned(),
     };
     if kind == "extension_ui_response" {
-        return Input::UiResponse;
+        return Input::UiResponse(match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        });
     }
     if !COMMAND_TYPES.contains(&kind.as_str()) {
         return Input::Invalid(error(None, &kind, &format!("Unknown command: {kind}")));

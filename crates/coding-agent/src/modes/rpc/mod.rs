@@ -4,6 +4,7 @@
 //! ends it with exit code 0.
 
 pub mod command;
+mod ui;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use command::{Input, RpcCommand, error, parse_line, success};
 
 /// Writes whole lines to stdout, one writer at a time.
 #[derive(Clone, Default)]
-struct Output {
+pub(crate) struct Output {
     lock: Arc<std::sync::Mutex<()>>,
 }
 
@@ -44,30 +45,73 @@ pub async fn run(session: AgentSession) -> i32 {
         let output = output.clone();
         session.subscribe(move |event| output.line(event));
     }
-    let mut stdin = BufReader::new(tokio::io::stdin());
+    let ui = Arc::new(ui::RpcUi::new(output.clone()));
+    let shutdown_requested = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Extension UI answers are handled as they arrive, even while a command waits for a
+    // dialog; everything else is handled in order.
+    let (lines, mut commands) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    {
+        let ui = ui.clone();
+        tokio::spawn(async move {
+            let mut stdin = BufReader::new(tokio::io::stdin());
+            loop {
+                let mut buffer = Vec::new();
+                match stdin.read_until(b'\n', &mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if buffer.last() == Some(&b'\n') {
+                    buffer.pop();
+                }
+                if buffer.last() == Some(&b'\r') {
+                    buffer.pop();
+                }
+                if let Input::UiResponse(response) = parse_line(&String::from_utf8_lossy(&buffer)) {
+                    ui.answer(response);
+                    continue;
+                }
+                if lines.send(buffer).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    {
+        let errors = output.clone();
+        let requested = shutdown_requested.clone();
+        session
+            .bind_extensions(
+                ui,
+                Arc::new(move |error: crate::extensions::ExtensionErrorInfo| {
+                    errors.line(&json!({
+                        "type": "extension_error",
+                        "extensionPath": error.extension_path,
+                        "event": error.event,
+                        "error": error.error,
+                    }));
+                }),
+                Arc::new(move || requested.store(true, std::sync::atomic::Ordering::SeqCst)),
+            )
+            .await;
+    }
     let signal = crate::modes::signals::wait_for_signal();
     tokio::pin!(signal);
     loop {
-        let mut buffer = Vec::new();
-        let read = tokio::select! {
-            read = stdin.read_until(b'\n', &mut buffer) => read,
+        let buffer = tokio::select! {
+            line = commands.recv() => line,
             code = &mut signal => {
                 shut_down(&session).await;
                 return code.unwrap_or(143);
             }
         };
-        match read {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if buffer.last() == Some(&b'\n') {
-            buffer.pop();
-        }
-        if buffer.last() == Some(&b'\r') {
-            buffer.pop();
-        }
+        let Some(buffer) = buffer else {
+            break;
+        };
         let line = String::from_utf8_lossy(&buffer);
         handle_line(&session, &output, &line).await;
+        if shutdown_requested.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
     }
     shut_down(&session).await;
     0
@@ -78,12 +122,13 @@ async fn shut_down(session: &AgentSession) {
     session.abort_bash();
     session.abort_compaction();
     let _ = tokio::time::timeout(Duration::from_secs(3), session.abort()).await;
+    let _ = tokio::time::timeout(Duration::from_secs(3), session.shutdown_extensions()).await;
 }
 
 async fn handle_line(session: &AgentSession, output: &Output, line: &str) {
     let (id, kind, command) = match parse_line(line) {
         Input::Invalid(response) => return output.line(&response),
-        Input::UiResponse => return,
+        Input::UiResponse(_) => return,
         Input::Command { id, kind, command } => (id, kind, command),
     };
     let id = id.as_ref();
@@ -103,6 +148,7 @@ async fn handle_line(session: &AgentSession, output: &Output, line: &str) {
                 let options = PromptOptions {
                     images,
                     streaming_behavior,
+                    source: Some("rpc".into()),
                     ..PromptOptions::default()
                 };
                 let preflight = Box::new(move |result: Result<(), String>| {
@@ -178,10 +224,14 @@ async fn execute(
             session.abort().await;
             None
         }
-        RpcCommand::NewSession { parent_session } => {
-            session.new_session(parent_session).await?;
-            Some(json!({"cancelled": false}))
-        }
+        RpcCommand::NewSession { parent_session } => Some(
+            session
+                .perform_extension_action(crate::extensions::ExtensionAction::NewSession {
+                    parent_session,
+                })
+                .await
+                .map_err(SessionOpError)?,
+        ),
         RpcCommand::GetState => Some(state(session)),
         RpcCommand::SetModel { provider, model_id } => {
             let model = session
@@ -248,14 +298,16 @@ async fn execute(
             let path = path.map_err(|e| SessionOpError(e.to_string()))?;
             Some(json!({ "path": path.to_string_lossy() }))
         }
-        RpcCommand::SwitchSession { session_path } => {
+        RpcCommand::SwitchSession { session_path } => Some(
             session
-                .switch_session(std::path::Path::new(&session_path))
-                .await?;
-            Some(json!({"cancelled": false}))
-        }
+                .perform_extension_action(crate::extensions::ExtensionAction::SwitchSession {
+                    session_path,
+                })
+                .await
+                .map_err(SessionOpError)?,
+        ),
         RpcCommand::Fork { entry_id } => {
-            let result = session.fork(&entry_id).await?;
+            let result = session.fork_with_extensions(&entry_id, None).await?;
             Some(json!({"text": result.text, "cancelled": result.cancelled}))
         }
         RpcCommand::Clone => {
@@ -280,7 +332,7 @@ async fn execute(
             None
         }
         RpcCommand::GetMessages => Some(json!({ "messages": session.messages() })),
-        RpcCommand::GetCommands => Some(json!({ "commands": commands(session) })),
+        RpcCommand::GetCommands => Some(json!({ "commands": session.slash_commands() })),
         RpcCommand::Prompt { .. } | RpcCommand::Bash { .. } | RpcCommand::Compact { .. } => None,
     })
 }
@@ -315,24 +367,3 @@ fn state(session: &AgentSession) -> Value {
     Value::Object(map)
 }
 
-/// Prompt templates and skills, as `/name` commands.
-fn commands(session: &AgentSession) -> Vec<Value> {
-    let mut commands = Vec::new();
-    for template in session.prompt_templates() {
-        commands.push(json!({
-            "name": template.name,
-            "description": template.description,
-            "source": "prompt",
-            "sourceInfo": template.source_info,
-        }));
-    }
-    for skill in session.skills() {
-        commands.push(json!({
-            "name": format!("skill:{}", skill.name),
-            "description": skill.description,
-            "source": "skill",
-            "sourceInfo": skill.source_info,
-        }));
-    }
-    commands
-}

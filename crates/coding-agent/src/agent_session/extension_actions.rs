@@ -1,0 +1,486 @@
+//! What extensions may ask of a session (`pi.sendMessage`, `ctx.newSession`, …), and the
+//! state snapshot their synchronous getters read.
+
+use std::sync::atomic::Ordering;
+use std::sync::Weak;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use pi_agent_core::AgentMessage;
+use pi_ai::{ImageContent, InputBlock, ThinkingLevel};
+
+use super::extensions::custom_message;
+use super::{AgentSession, Inner, NavigateOptions, PromptOptions, StreamingBehavior, lock};
+use crate::extensions::actions::{SessionMirror, StateSnapshot};
+use crate::extensions::{
+    ExtensionAction, ExtensionActions, ExtensionEvent, ExtensionMessage, SendMessageOptions,
+};
+use crate::session::EntryKind;
+
+/// The session as extensions reach it (weakly: extensions never keep a session alive).
+pub(super) struct SessionActions {
+    inner: Weak<Inner>,
+}
+
+impl SessionActions {
+    pub(super) fn new(session: &AgentSession) -> Self {
+        Self {
+            inner: std::sync::Arc::downgrade(&session.inner),
+        }
+    }
+
+    fn session(&self) -> Option<AgentSession> {
+        self.inner.upgrade().map(|inner| AgentSession { inner })
+    }
+}
+
+impl ExtensionActions for SessionActions {
+    fn perform(&self, action: ExtensionAction) -> BoxFuture<'_, Result<Value, String>> {
+        let session = self.session();
+        Box::pin(async move {
+            match session {
+                Some(session) => session.perform_extension_action(action).await,
+                None => Err("The session has ended".into()),
+            }
+        })
+    }
+
+    fn snapshot(&self, entries_from: Option<(String, usize)>) -> StateSnapshot {
+        match self.session() {
+            Some(session) => session.extension_snapshot(entries_from),
+            None => StateSnapshot::default(),
+        }
+    }
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// `sendUserMessage` content: a string, or text and image blocks.
+fn split_content(content: &Value) -> (String, Vec<ImageContent>) {
+    match content {
+        Value::String(text) => (text.clone(), Vec::new()),
+        Value::Array(blocks) => {
+            let mut texts = Vec::new();
+            let mut images = Vec::new();
+            for block in blocks {
+                match serde_json::from_value::<InputBlock>(block.clone()) {
+                    Ok(InputBlock::Text(text)) => texts.push(text.text),
+                    Ok(InputBlock::Image(image)) => images.push(image),
+                    Err(_) => {}
+                }
+            }
+            (texts.join("\n"), images)
+        }
+        _ => (String::new(), Vec::new()),
+    }
+}
+
+impl AgentSession {
+    /// Carries out one extension request.
+    pub async fn perform_extension_action(&self, action: ExtensionAction) -> Result<Value, String> {
+        match action {
+            ExtensionAction::SendMessage { message, options } => {
+                self.send_custom_message(&message, &options).await;
+                Ok(Value::Null)
+            }
+            ExtensionAction::SendUserMessage { content, options } => {
+                let (text, images) = split_content(&content);
+                let streaming_behavior = match options.deliver_as.as_deref() {
+                    Some("followUp") => Some(StreamingBehavior::FollowUp),
+                    Some("steer") => Some(StreamingBehavior::Steer),
+                    _ => None,
+                };
+                let options = PromptOptions {
+                    images,
+                    streaming_behavior,
+                    expand_templates: false,
+                    source: Some("extension".into()),
+                };
+                self.prompt(&text, options, None)
+                    .await
+                    .map(|()| Value::Null)
+                    .map_err(|e| e.0)
+            }
+            ExtensionAction::AppendEntry { custom_type, data } => lock(&self.inner.session)
+                .append(EntryKind::Custom { custom_type, data })
+                .map(|_| Value::Null)
+                .map_err(|e| e.to_string()),
+            ExtensionAction::SetSessionName { name } => self
+                .set_session_name(&name)
+                .map(|()| Value::Null)
+                .map_err(|e| e.0),
+            ExtensionAction::SetLabel { entry_id, label } => lock(&self.inner.session)
+                .append_label(&entry_id, label.as_deref())
+                .map(|_| Value::Null)
+                .map_err(|e| e.to_string()),
+            ExtensionAction::SetActiveTools { tool_names } => {
+                self.set_active_tools(&tool_names);
+                Ok(Value::Null)
+            }
+            ExtensionAction::RefreshTools {} => {
+                self.refresh_extension_tools();
+                Ok(Value::Null)
+            }
+            ExtensionAction::SetModel { provider, id } => {
+                let Some(model) = self.registry().find(&provider, &id).cloned() else {
+                    return Ok(Value::Bool(false));
+                };
+                Ok(Value::Bool(self.set_model(model).is_ok()))
+            }
+            ExtensionAction::SetThinkingLevel { level } => {
+                if let Some(level) = ThinkingLevel::parse(&level) {
+                    self.set_thinking_level(level);
+                }
+                Ok(Value::Null)
+            }
+            ExtensionAction::Abort {} => {
+                self.abort().await;
+                Ok(Value::Null)
+            }
+            ExtensionAction::Shutdown {} => {
+                let handler = lock(&self.inner.ext.shutdown).clone();
+                if let Some(handler) = handler {
+                    handler();
+                }
+                Ok(Value::Null)
+            }
+            ExtensionAction::Compact {
+                custom_instructions,
+            } => self
+                .compact(custom_instructions.as_deref())
+                .await
+                .map(|result| to_value(&result))
+                .map_err(|e| e.0),
+            ExtensionAction::RegisterProvider { name, .. }
+            | ExtensionAction::UnregisterProvider { name } => Err(format!(
+                "Registering providers from extensions is not supported yet (provider {name})"
+            )),
+            ExtensionAction::GetApiKeyAndHeaders { provider, id } => {
+                let model = match id {
+                    Some(id) => self.registry().find(&provider, &id).cloned(),
+                    None => self
+                        .registry()
+                        .all()
+                        .iter()
+                        .find(|m| m.provider == provider)
+                        .cloned(),
+                };
+                let Some(model) = model else {
+                    return Ok(Value::Null);
+                };
+                match self.registry().request_auth(&model, None) {
+                    Ok(auth) => Ok(json!({"apiKey": auth.api_key, "headers": auth.headers})),
+                    Err(_) => Ok(Value::Null),
+                }
+            }
+            ExtensionAction::WaitForIdle {} => {
+                self.inner.agent.wait_for_idle().await;
+                Ok(Value::Null)
+            }
+            ExtensionAction::NewSession { parent_session } => {
+                if self.before_switch("new", None).await {
+                    return Ok(json!({"cancelled": true}));
+                }
+                let previous = self.session_file();
+                self.emit_extension_shutdown("new").await;
+                self.new_session(parent_session).await.map_err(|e| e.0)?;
+                self.emit_session_start("new", previous).await;
+                Ok(json!({"cancelled": false}))
+            }
+            ExtensionAction::Fork { entry_id, position } => {
+                let result = self
+                    .fork_with_extensions(&entry_id, position.as_deref())
+                    .await
+                    .map_err(|e| e.0)?;
+                Ok(json!({"cancelled": result.cancelled}))
+            }
+            ExtensionAction::NavigateTree {
+                target_id,
+                summarize,
+                custom_instructions,
+                replace_instructions,
+                label,
+            } => {
+                let options = NavigateOptions {
+                    summarize: summarize.unwrap_or(false),
+                    custom_instructions,
+                    replace_instructions: replace_instructions.unwrap_or(false),
+                    label,
+                };
+                let result = self
+                    .navigate_tree(&target_id, options)
+                    .await
+                    .map_err(|e| e.0)?;
+                Ok(json!({"cancelled": result.cancelled}))
+            }
+            ExtensionAction::SwitchSession { session_path } => {
+                if self
+                    .before_switch("resume", Some(session_path.clone()))
+                    .await
+                {
+                    return Ok(json!({"cancelled": true}));
+                }
+                let previous = self.session_file();
+                self.emit_extension_shutdown("resume").await;
+                self.switch_session(std::path::Path::new(&session_path))
+                    .await
+                    .map_err(|e| e.0)?;
+                self.emit_session_start("resume", previous).await;
+                Ok(json!({"cancelled": false}))
+            }
+            ExtensionAction::Reload {} => Err("Reloading extensions is not supported yet".into()),
+        }
+    }
+
+    /// Forks as `fork` does, with the extension events around it (`session_before_fork`
+    /// may cancel; `session_shutdown` and `session_start` announce the new session).
+    pub async fn fork_with_extensions(
+        &self,
+        entry_id: &str,
+        position: Option<&str>,
+    ) -> Result<super::ForkResult, super::SessionOpError> {
+        let runtime = self.extension_runtime().clone();
+        let event = ExtensionEvent::SessionBeforeFork {
+            entry_id: entry_id.to_owned(),
+            position: position.unwrap_or("before").to_owned(),
+        };
+        if runtime
+            .emit_session_before(&event, CancellationToken::new())
+            .await
+            .cancel
+        {
+            return Ok(super::ForkResult {
+                text: None,
+                cancelled: true,
+            });
+        }
+        let previous = self.session_file();
+        self.emit_extension_shutdown("fork").await;
+        let result = self.fork(entry_id).await?;
+        self.emit_session_start("fork", previous).await;
+        Ok(result)
+    }
+
+    /// `session_before_switch`; true when an extension cancelled.
+    async fn before_switch(&self, reason: &str, target: Option<String>) -> bool {
+        let event = ExtensionEvent::SessionBeforeSwitch {
+            reason: reason.into(),
+            target_session_file: target,
+        };
+        self.extension_runtime()
+            .emit_session_before(&event, CancellationToken::new())
+            .await
+            .cancel
+    }
+
+    async fn emit_extension_shutdown(&self, reason: &str) {
+        let event = ExtensionEvent::SessionShutdown {
+            reason: reason.into(),
+            target_session_file: None,
+        };
+        self.extension_runtime()
+            .emit(&event, CancellationToken::new())
+            .await;
+    }
+
+    async fn emit_session_start(&self, reason: &str, previous: Option<std::path::PathBuf>) {
+        let event = ExtensionEvent::SessionStart {
+            reason: reason.into(),
+            previous_session_file: previous.map(|p| p.display().to_string()),
+        };
+        self.extension_runtime()
+            .emit(&event, CancellationToken::new())
+            .await;
+    }
+
+    /// `sendMessage`: a custom message for the next turn, queued while streaming, run as a
+    /// turn (`triggerTurn`), or else added to the transcript at once.
+    pub async fn send_custom_message(
+        &self,
+        message: &ExtensionMessage,
+        options: &SendMessageOptions,
+    ) {
+        let custom = custom_message(message);
+        if options.deliver_as.as_deref() == Some("nextTurn") {
+            lock(&self.inner.ext.next_turn).push(custom);
+        } else if self.is_streaming() {
+            if options.deliver_as.as_deref() == Some("followUp") {
+                self.inner.agent.follow_up(custom);
+            } else {
+                self.inner.agent.steer(custom);
+            }
+        } else if options.trigger_turn {
+            self.inner.agent.wait_for_idle().await;
+            if self.inner.agent.prompt(vec![custom]).await.is_ok() {
+                self.settle().await;
+            }
+        } else {
+            self.inner.agent.append_message(custom.clone());
+            if let Err(e) = lock(&self.inner.session).append_custom_message(
+                &message.custom_type,
+                message.content.clone(),
+                message.display,
+                message.details.clone(),
+            ) {
+                eprintln!("Warning: {e}");
+            }
+            self.inner
+                .emit(&crate::session_event::AgentSessionEvent::Agent(
+                    pi_agent_core::AgentEvent::MessageStart {
+                        message: custom.clone(),
+                    },
+                ));
+            self.inner
+                .emit(&crate::session_event::AgentSessionEvent::Agent(
+                    pi_agent_core::AgentEvent::MessageEnd { message: custom },
+                ));
+        }
+    }
+
+    /// What the extension host mirrors (see [`StateSnapshot`]).
+    pub fn extension_snapshot(&self, entries_from: Option<(String, usize)>) -> StateSnapshot {
+        let generation = self.inner.ext.generation.load(Ordering::SeqCst);
+        let session = lock(&self.inner.session);
+        let session_id = session.session_id().to_owned();
+        let entries = session.entries();
+        let (reset, from) = match &entries_from {
+            Some((id, count)) if *id == session_id && *count <= entries.len() => (false, *count),
+            _ => (true, 0),
+        };
+        let mirror = SessionMirror {
+            reset,
+            header: to_value(session.header()),
+            entries: entries[from..]
+                .iter()
+                .filter_map(|e| e.to_json().ok().map(Value::Object))
+                .collect(),
+            total_entries: entries.len(),
+            session_file: session.session_file().map(|p| p.display().to_string()),
+            session_dir: session
+                .session_dir()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            session_id,
+            leaf_id: session.leaf_id().map(str::to_owned),
+            name: session.name().map(str::to_owned),
+        };
+        drop(session);
+        let all_tools: Vec<Value> = self
+            .all_tools()
+            .iter()
+            .map(|t| {
+                let source = self
+                    .extension_runtime()
+                    .tool_defs()
+                    .into_iter()
+                    .find(|d| d.name == t.name())
+                    .map(|d| json!({"path": d.extension_path, "source": "extension", "scope": "temporary", "origin": "top-level"}))
+                    .unwrap_or_else(|| json!({"path": format!("<builtin:{}>", t.name()), "source": "builtin", "scope": "temporary", "origin": "top-level"}));
+                json!({"name": t.name(), "description": t.description(), "parameters": t.parameters(), "sourceInfo": source})
+            })
+            .collect();
+        let registry = self.registry();
+        StateSnapshot {
+            model: to_value(&self.model()),
+            thinking_level: self.thinking_level().as_str().to_owned(),
+            is_idle: !self.is_streaming(),
+            has_pending_messages: self.pending_message_count() > 0,
+            active_tools: self.active_tool_names(),
+            all_tools: Value::Array(all_tools),
+            commands: Value::Array(self.slash_commands()),
+            system_prompt: self.inner.agent.system_prompt(),
+            context_usage: self.context_usage().map_or(Value::Null, |u| to_value(&u)),
+            session: mirror,
+            models: json!({
+                "generation": generation,
+                "all": registry.all(),
+                "available": registry.available(),
+            }),
+        }
+    }
+
+    /// The commands `get_commands` lists: extension commands, prompt templates, skills.
+    pub fn slash_commands(&self) -> Vec<Value> {
+        let runtime = self.extension_runtime();
+        let sources: Vec<(String, Value)> = runtime
+            .extensions()
+            .into_iter()
+            .map(|e| (e.path, e.source_info))
+            .collect();
+        let mut commands = Vec::new();
+        for command in runtime.commands() {
+            let source_info = sources
+                .iter()
+                .find(|(path, _)| *path == command.def.extension_path)
+                .map(|(_, info)| info.clone())
+                .unwrap_or(Value::Null);
+            let mut entry = serde_json::Map::new();
+            entry.insert("name".into(), command.invocation_name.into());
+            if let Some(description) = command.def.description {
+                entry.insert("description".into(), description.into());
+            }
+            entry.insert("source".into(), "extension".into());
+            entry.insert("sourceInfo".into(), source_info);
+            commands.push(Value::Object(entry));
+        }
+        for template in self.prompt_templates() {
+            commands.push(json!({
+                "name": template.name,
+                "description": template.description,
+                "source": "prompt",
+                "sourceInfo": template.source_info,
+            }));
+        }
+        for skill in self.skills() {
+            commands.push(json!({
+                "name": format!("skill:{}", skill.name),
+                "description": skill.description,
+                "source": "skill",
+                "sourceInfo": skill.source_info,
+            }));
+        }
+        commands
+    }
+
+    /// The messages a prompt sends with it: queued `nextTurn` messages, then what
+    /// `before_agent_start` added; also applies or resets the system prompt.
+    pub(super) async fn extension_prompt_messages(
+        &self,
+        text: &str,
+        images: &[ImageContent],
+    ) -> Vec<AgentMessage> {
+        let mut messages: Vec<AgentMessage> =
+            std::mem::take(&mut *lock(&self.inner.ext.next_turn));
+        let runtime = self.extension_runtime().clone();
+        if runtime.is_empty() {
+            return messages;
+        }
+        let base = self.base_system_prompt();
+        let outcome = if runtime.has_handlers("before_agent_start") {
+            runtime
+                .emit_before_agent_start(
+                    text,
+                    (!images.is_empty()).then(|| images.to_vec()),
+                    &base,
+                    self.system_prompt_options(),
+                    CancellationToken::new(),
+                )
+                .await
+        } else {
+            None
+        };
+        let (added, prompt) = match outcome {
+            Some(outcome) => (outcome.messages, outcome.system_prompt),
+            None => (Vec::new(), None),
+        };
+        messages.extend(added.iter().map(custom_message));
+        self.inner
+            .agent
+            .set_system_prompt(prompt.filter(|p| !p.is_empty()).unwrap_or(base));
+        messages
+    }
+}

@@ -1,0 +1,485 @@
+//! AgentSession's side of the extension runtime: the agent hooks (`tool_call`,
+//! `tool_result`, `context`, `before_provider_request`), agent events handed to extensions
+//! before anyone else sees them, extension commands, the active tool set, and binding a
+//! mode's UI.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use pi_agent_core::{
+    AfterToolCallContext, AfterToolCallResult, AgentEvent, AgentHooks, AgentListener,
+    AgentMessage, AgentTool, BeforeToolCallContext, BeforeToolCallResult, CustomMessage,
+};
+use pi_ai::{Message, StreamOptions};
+
+use super::{AgentSession, Inner, lock};
+use crate::extensions::backend::{ErrorSink, ExtensionBinding};
+use crate::extensions::tool::block_on_host;
+use crate::extensions::{ExtensionEvent, ExtensionMessage, ExtensionRuntime, ExtensionUi};
+use crate::modes::system_prompt::PromptRecipe;
+
+/// What a session needs to run extensions.
+#[derive(Clone)]
+pub struct ExtensionSetup {
+    pub runtime: Arc<ExtensionRuntime>,
+    /// Every tool that can be active (built-in and extension tools); empty: the
+    /// session's tools.
+    pub tool_registry: Vec<Arc<dyn AgentTool>>,
+    /// How to rebuild the system prompt when the tools change; `None` keeps it fixed.
+    pub prompt_recipe: Option<PromptRecipe>,
+}
+
+impl Default for ExtensionSetup {
+    fn default() -> Self {
+        Self {
+            runtime: Arc::new(ExtensionRuntime::empty()),
+            tool_registry: Vec::new(),
+            prompt_recipe: None,
+        }
+    }
+}
+
+/// The session's extension state.
+pub(super) struct ExtensionState {
+    pub(super) runtime: Arc<ExtensionRuntime>,
+    pub(super) registry: Mutex<Vec<Arc<dyn AgentTool>>>,
+    pub(super) recipe: Option<PromptRecipe>,
+    /// The system prompt without `before_agent_start` changes.
+    pub(super) base_prompt: Mutex<String>,
+    turn_index: AtomicU64,
+    /// `sendMessage(…, {deliverAs: "nextTurn"})` messages, sent with the next prompt.
+    pub(super) next_turn: Mutex<Vec<AgentMessage>>,
+    pub(super) shutdown: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
+    /// Bumped when tools, commands or models change (the host re-reads them).
+    pub(super) generation: AtomicU64,
+}
+
+impl ExtensionState {
+    pub(super) fn new(setup: ExtensionSetup, base_prompt: String) -> Self {
+        Self {
+            runtime: setup.runtime,
+            registry: Mutex::new(setup.tool_registry),
+            recipe: setup.prompt_recipe,
+            base_prompt: Mutex::new(base_prompt),
+            turn_index: AtomicU64::new(0),
+            next_turn: Mutex::new(Vec::new()),
+            shutdown: Mutex::new(None),
+            generation: AtomicU64::new(1),
+        }
+    }
+}
+
+/// The agent hooks of a session: message conversion, plus the extension hooks.
+pub(super) fn hooks(runtime: &Arc<ExtensionRuntime>) -> Arc<dyn AgentHooks> {
+    Arc::new(SessionHooks {
+        runtime: runtime.clone(),
+    })
+}
+
+/// Adds the `before_provider_request` hook to stream options when an extension has one.
+pub(super) fn with_payload_hook(
+    mut options: StreamOptions,
+    runtime: &Arc<ExtensionRuntime>,
+) -> StreamOptions {
+    if runtime.has_handlers("before_provider_request") {
+        let runtime = runtime.clone();
+        options.on_payload = Some(Arc::new(move |_model, payload: &mut Value| {
+            let runtime = runtime.clone();
+            let current = payload.clone();
+            let changed = block_on_host(async move {
+                runtime
+                    .emit_before_provider_request(&current, CancellationToken::new())
+                    .await
+            })
+            .flatten();
+            if let Some(changed) = changed {
+                *payload = changed;
+            }
+        }));
+    }
+    options
+}
+
+struct SessionHooks {
+    runtime: Arc<ExtensionRuntime>,
+}
+
+impl AgentHooks for SessionHooks {
+    fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
+        crate::messages::convert_to_llm(messages)
+    }
+
+    fn transform_context<'a>(
+        &'a self,
+        messages: &'a [AgentMessage],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Vec<AgentMessage>>> {
+        Box::pin(async move {
+            if !self.runtime.has_handlers("context") {
+                return None;
+            }
+            self.runtime.emit_context(messages, cancel.clone()).await
+        })
+    }
+
+    fn before_tool_call<'a>(
+        &'a self,
+        context: BeforeToolCallContext<'a>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<BeforeToolCallResult>> {
+        Box::pin(async move {
+            if !self.runtime.has_handlers("tool_call") {
+                return None;
+            }
+            let outcome = self
+                .runtime
+                .emit_tool_call(
+                    &context.tool_call.name,
+                    &context.tool_call.id,
+                    context.args.clone(),
+                    cancel.clone(),
+                )
+                .await;
+            if outcome.block {
+                return Some(BeforeToolCallResult {
+                    block: true,
+                    reason: outcome.reason,
+                    args: None,
+                });
+            }
+            (outcome.input != *context.args).then_some(BeforeToolCallResult {
+                block: false,
+                reason: None,
+                args: Some(outcome.input),
+            })
+        })
+    }
+
+    fn after_tool_call<'a>(
+        &'a self,
+        context: AfterToolCallContext<'a>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<AfterToolCallResult>> {
+        Box::pin(async move {
+            if !self.runtime.has_handlers("tool_result") {
+                return None;
+            }
+            let patch = self
+                .runtime
+                .emit_tool_result(
+                    &context.tool_call.name,
+                    &context.tool_call.id,
+                    context.args,
+                    context.result.content.clone(),
+                    context.result.details.clone().unwrap_or(Value::Null),
+                    context.is_error,
+                    cancel.clone(),
+                )
+                .await?;
+            Some(AfterToolCallResult {
+                content: patch.content,
+                details: patch.details,
+                is_error: patch.is_error,
+                terminate: None,
+            })
+        })
+    }
+}
+
+/// Hands each agent event to extensions first (awaiting them, as the TypeScript pi's
+/// event queue does), then to the session.
+pub(super) struct SessionListener(pub(super) Weak<Inner>);
+
+impl AgentListener for SessionListener {
+    fn on_event<'a>(
+        &'a self,
+        event: &'a AgentEvent,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(inner) = self.0.upgrade() else {
+                return;
+            };
+            let replaced = inner.dispatch_to_extensions(event, cancel).await;
+            inner.on_agent_event(replaced.as_ref().unwrap_or(event));
+        })
+    }
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Inner {
+    /// The extension event of an agent event; a `message_end` replacement comes back as
+    /// the event the session goes on with.
+    async fn dispatch_to_extensions(
+        &self,
+        event: &AgentEvent,
+        cancel: &CancellationToken,
+    ) -> Option<AgentEvent> {
+        let runtime = &self.ext.runtime;
+        if let AgentEvent::AgentStart = event {
+            self.ext.turn_index.store(0, Ordering::SeqCst);
+        }
+        if !runtime.has_handlers(event.kind()) {
+            if let AgentEvent::TurnEnd { .. } = event {
+                self.ext.turn_index.fetch_add(1, Ordering::SeqCst);
+            }
+            return None;
+        }
+        let turn_index = self.ext.turn_index.load(Ordering::SeqCst);
+        let extension_event = match event {
+            AgentEvent::AgentStart => ExtensionEvent::AgentStart,
+            AgentEvent::AgentEnd { messages } => ExtensionEvent::AgentEnd {
+                messages: messages.clone(),
+            },
+            AgentEvent::TurnStart => ExtensionEvent::TurnStart {
+                turn_index,
+                timestamp: now_ms(),
+            },
+            AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            } => ExtensionEvent::TurnEnd {
+                turn_index,
+                message: message.clone(),
+                tool_results: tool_results.iter().map(to_value).collect(),
+            },
+            AgentEvent::MessageStart { message } => ExtensionEvent::MessageStart {
+                message: message.clone(),
+            },
+            AgentEvent::MessageUpdate {
+                message,
+                assistant_message_event,
+            } => ExtensionEvent::MessageUpdate {
+                message: AgentMessage::from((**message).clone()),
+                assistant_message_event: to_value(assistant_message_event),
+            },
+            AgentEvent::MessageEnd { message } => {
+                let replacement = runtime.emit_message_end(message, cancel.clone()).await?;
+                self.agent.update_messages(|messages| {
+                    if let Some(at) = messages.iter().rposition(|m| m == message) {
+                        messages[at] = replacement.clone();
+                    }
+                });
+                return Some(AgentEvent::MessageEnd {
+                    message: replacement,
+                });
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => ExtensionEvent::ToolExecutionStart {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                args: args.clone(),
+            },
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result,
+            } => ExtensionEvent::ToolExecutionUpdate {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                args: args.clone(),
+                partial_result: to_value(partial_result),
+            },
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => ExtensionEvent::ToolExecutionEnd {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                result: to_value(result),
+                is_error: *is_error,
+            },
+        };
+        runtime.emit(&extension_event, cancel.clone()).await;
+        if let AgentEvent::TurnEnd { .. } = event {
+            self.ext.turn_index.fetch_add(1, Ordering::SeqCst);
+        }
+        None
+    }
+}
+
+/// A custom message as `sendMessage` and `before_agent_start` create it.
+pub(super) fn custom_message(message: &ExtensionMessage) -> AgentMessage {
+    let mut fields = Map::new();
+    fields.insert("customType".into(), message.custom_type.clone().into());
+    fields.insert("content".into(), message.content.clone());
+    fields.insert("display".into(), message.display.into());
+    if let Some(details) = &message.details {
+        fields.insert("details".into(), details.clone());
+    }
+    fields.insert("timestamp".into(), now_ms().into());
+    AgentMessage::Custom(CustomMessage::new("custom", fields))
+}
+
+impl AgentSession {
+    /// The loaded extensions.
+    pub fn extension_runtime(&self) -> &Arc<ExtensionRuntime> {
+        &self.inner.ext.runtime
+    }
+
+    /// Connects the extensions to this session and the mode's UI, then tells them the
+    /// session started (`session_start`).
+    pub async fn bind_extensions(
+        &self,
+        ui: Arc<dyn ExtensionUi>,
+        errors: ErrorSink,
+        shutdown: Arc<dyn Fn() + Send + Sync>,
+    ) {
+        *lock(&self.inner.ext.shutdown) = Some(shutdown);
+        let runtime = self.inner.ext.runtime.clone();
+        if runtime.is_empty() {
+            return;
+        }
+        runtime.bind(ExtensionBinding {
+            actions: Arc::new(super::extension_actions::SessionActions::new(self)),
+            ui,
+            errors,
+        });
+        let event = ExtensionEvent::SessionStart {
+            reason: "startup".into(),
+            previous_session_file: None,
+        };
+        runtime.emit(&event, CancellationToken::new()).await;
+    }
+
+    /// Tells extensions pi is quitting (`session_shutdown`) and stops their host.
+    pub async fn shutdown_extensions(&self) {
+        let runtime = self.inner.ext.runtime.clone();
+        if runtime.is_empty() {
+            return;
+        }
+        let event = ExtensionEvent::SessionShutdown {
+            reason: "quit".into(),
+            target_session_file: None,
+        };
+        runtime.emit(&event, CancellationToken::new()).await;
+        runtime.shutdown().await;
+    }
+
+    /// Runs `/name args` when `name` is an extension command; `None` when it is not one.
+    /// A failing handler is reported as an `extension_error`; the prompt counts as handled.
+    pub async fn run_extension_command(&self, text: &str) -> Option<()> {
+        let runtime = self.inner.ext.runtime.clone();
+        let (command, args) = runtime.find_command(text)?;
+        let _ = runtime
+            .run_command(&command, &args, CancellationToken::new())
+            .await;
+        Some(())
+    }
+
+    /// The names of the active tools.
+    pub fn active_tool_names(&self) -> Vec<String> {
+        self.inner
+            .agent
+            .tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect()
+    }
+
+    /// Every tool that can be made active.
+    pub fn all_tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        let registry = lock(&self.inner.ext.registry).clone();
+        if registry.is_empty() {
+            self.inner.agent.tools()
+        } else {
+            registry
+        }
+    }
+
+    /// Activates these tools (unknown names are skipped) and rebuilds the system prompt.
+    pub fn set_active_tools(&self, names: &[String]) {
+        let all = self.all_tools();
+        let tools: Vec<Arc<dyn AgentTool>> = names
+            .iter()
+            .filter_map(|name| all.iter().find(|t| t.name() == name).cloned())
+            .collect();
+        self.inner.agent.set_tools(tools);
+        self.rebuild_system_prompt();
+    }
+
+    /// Re-reads the extensions' tools (one registered or replaced a tool after loading):
+    /// new tools become active.
+    pub fn refresh_extension_tools(&self) {
+        let before: Vec<String> = self.all_tools().iter().map(|t| t.name().to_owned()).collect();
+        let mut active = self.active_tool_names();
+        {
+            let mut registry = lock(&self.inner.ext.registry);
+            if registry.is_empty() {
+                *registry = self.inner.agent.tools();
+            }
+            for tool in self.inner.ext.runtime.tools() {
+                registry.retain(|t| t.name() != tool.name());
+                if !before.iter().any(|n| n == tool.name()) {
+                    active.push(tool.name().to_owned());
+                }
+                registry.push(tool);
+            }
+        }
+        self.inner.ext.generation.fetch_add(1, Ordering::SeqCst);
+        self.set_active_tools(&active);
+    }
+
+    /// The system prompt before `before_agent_start` changes.
+    pub fn base_system_prompt(&self) -> String {
+        lock(&self.inner.ext.base_prompt).clone()
+    }
+
+    /// Rebuilds the base prompt from the active tools (when the session has a recipe).
+    pub(super) fn rebuild_system_prompt(&self) {
+        let Some(recipe) = &self.inner.ext.recipe else {
+            return;
+        };
+        let names = self.active_tool_names();
+        let (snippets, guidelines) = self.inner.ext.runtime.prompt_additions(&names);
+        let prompt = recipe.build(
+            &names,
+            &self.inner.skills,
+            &snippets,
+            &guidelines,
+            &self.inner.cwd,
+        );
+        *lock(&self.inner.ext.base_prompt) = prompt.clone();
+        self.inner.agent.set_system_prompt(prompt);
+    }
+
+    /// The `systemPromptOptions` of `before_agent_start`.
+    pub(super) fn system_prompt_options(&self) -> Value {
+        let names = self.active_tool_names();
+        let (snippets, guidelines) = self.inner.ext.runtime.prompt_additions(&names);
+        let snippets: Map<String, Value> = snippets
+            .into_iter()
+            .map(|(name, text)| (name, Value::String(text)))
+            .collect();
+        let recipe = self.inner.ext.recipe.clone().unwrap_or_default();
+        json!({
+            "cwd": self.inner.cwd,
+            "skills": self.inner.skills.iter().map(|s| json!({"name": s.name, "description": s.description, "filePath": s.file_path})).collect::<Vec<_>>(),
+            "contextFiles": recipe.context_files.iter().map(|f| json!({"path": f.path, "content": f.content})).collect::<Vec<_>>(),
+            "customPrompt": recipe.custom,
+            "selectedTools": names,
+            "toolSnippets": snippets,
+            "promptGuidelines": guidelines,
+        })
+    }
+}

@@ -1,0 +1,325 @@
+//! The socket to the host: request/response correlation both ways, notifications, the
+//! state mirror kept current, and what happens when the host dies.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use pi_agent_core::{AgentToolResult, ToolUpdateFn};
+
+use super::protocol::{HostFrame, parse_frame};
+use crate::extensions::backend::ExtensionBinding;
+use crate::extensions::registry::ExtensionErrorInfo;
+use crate::extensions::ui::{UiDialog, UiNotice};
+use crate::extensions::{ExtensionAction, StateSnapshot};
+
+type Pending = oneshot::Sender<Result<Value, String>>;
+
+/// What the mirror in the host holds, so only changes cross.
+#[derive(Default)]
+struct Mirror {
+    sent: Map<String, Value>,
+    session: Option<(String, usize)>,
+}
+
+/// One live connection to a host process.
+pub struct Connection {
+    out: mpsc::UnboundedSender<String>,
+    pending: Mutex<HashMap<u64, Pending>>,
+    updates: Mutex<HashMap<u64, ToolUpdateFn>>,
+    dialogs: Mutex<HashMap<u64, CancellationToken>>,
+    next_id: AtomicU64,
+    alive: AtomicBool,
+    exit_reason: Mutex<Option<String>>,
+    binding: Mutex<Option<ExtensionBinding>>,
+    mirror: Mutex<Mirror>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Connection {
+    /// Starts the reader and writer tasks on an accepted socket. `exited` reports why the
+    /// process ended, once the socket closed.
+    pub fn start(
+        stream: UnixStream,
+        exited: impl Fn() -> String + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        let (reader, mut writer) = stream.into_split();
+        let (out, mut outgoing) = mpsc::unbounded_channel::<String>();
+        let connection = Arc::new(Self {
+            out,
+            pending: Mutex::new(HashMap::new()),
+            updates: Mutex::new(HashMap::new()),
+            dialogs: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            alive: AtomicBool::new(true),
+            exit_reason: Mutex::new(None),
+            binding: Mutex::new(None),
+            mirror: Mutex::new(Mirror::default()),
+        });
+        tokio::spawn(async move {
+            while let Some(line) = outgoing.recv().await {
+                if writer.write_all(line.as_bytes()).await.is_err()
+                    || writer.write_all(b"\n").await.is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let weak = Arc::downgrade(&connection);
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(reader).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Some(connection) = weak.upgrade() else {
+                    return;
+                };
+                connection.receive(&line);
+            }
+            if let Some(connection) = weak.upgrade() {
+                // Give the process a moment to be reaped so its exit status is known.
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                connection.closed(exited());
+            }
+        });
+        connection
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::SeqCst)
+    }
+
+    fn dead_error(&self) -> String {
+        let reason = lock(&self.exit_reason)
+            .clone()
+            .unwrap_or_else(|| "connection closed".into());
+        format!("Extension host exited: {reason}")
+    }
+
+    /// Marks the host dead and fails everything waiting on it.
+    fn closed(&self, reason: String) {
+        if !self.alive.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        *lock(&self.exit_reason) = Some(reason);
+        let error = self.dead_error();
+        for (_, waiting) in lock(&self.pending).drain() {
+            let _ = waiting.send(Err(error.clone()));
+        }
+        lock(&self.updates).clear();
+        for (_, token) in lock(&self.dialogs).drain() {
+            token.cancel();
+        }
+        let binding = lock(&self.binding).clone();
+        if let Some(binding) = binding {
+            (binding.errors)(ExtensionErrorInfo {
+                extension_path: "<extension host>".into(),
+                event: "host".into(),
+                error: format!("{error}; extension tools and hooks are unavailable until /reload"),
+                stack: None,
+            });
+        }
+    }
+
+    pub fn bind(&self, binding: ExtensionBinding) {
+        *lock(&self.binding) = Some(binding);
+    }
+
+    /// Sends a notification frame.
+    pub fn notify(&self, frame: Value) {
+        if self.is_alive() {
+            let _ = self.out.send(frame.to_string());
+        }
+    }
+
+    /// Sends a request and waits for its answer; `cancel` sends `cancel` and gives up.
+    /// `updates` receives `tool_update` frames of this request.
+    pub async fn request(
+        &self,
+        mut frame: Map<String, Value>,
+        cancel: Option<CancellationToken>,
+        updates: Option<ToolUpdateFn>,
+    ) -> Result<Value, String> {
+        if !self.is_alive() {
+            return Err(self.dead_error());
+        }
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        frame.insert("id".into(), id.into());
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id, tx);
+        if let Some(updates) = updates {
+            lock(&self.updates).insert(id, updates);
+        }
+        if self.out.send(Value::Object(frame).to_string()).is_err() {
+            lock(&self.pending).remove(&id);
+            return Err(self.dead_error());
+        }
+        let cancel = cancel.unwrap_or_default();
+        let result = tokio::select! {
+            answer = rx => answer.unwrap_or_else(|_| Err(self.dead_error())),
+            () = cancel.cancelled() => {
+                self.notify(json!({"type": "cancel", "id": id}));
+                lock(&self.pending).remove(&id);
+                Err("Aborted".into())
+            }
+        };
+        lock(&self.updates).remove(&id);
+        result
+    }
+
+    /// Sends the state that changed since the last sync, before extension code runs.
+    pub fn sync_state(&self) {
+        let Some(binding) = lock(&self.binding).clone() else {
+            return;
+        };
+        let mut mirror = lock(&self.mirror);
+        let snapshot: StateSnapshot = binding.actions.snapshot(mirror.session.clone());
+        let total = snapshot.session.total_entries;
+        let session_id = snapshot.session.session_id.clone();
+        let Ok(Value::Object(fields)) = serde_json::to_value(&snapshot) else {
+            return;
+        };
+        let mut changed = Map::new();
+        for (key, value) in fields {
+            if key == "session" {
+                let unchanged_session = value.get("entries").and_then(Value::as_array).is_some_and(Vec::is_empty)
+                    && value.get("reset") == Some(&Value::Bool(false))
+                    && mirror.sent.get("sessionFields") == Some(&session_fields(&value));
+                if !unchanged_session {
+                    mirror.sent.insert("sessionFields".into(), session_fields(&value));
+                    changed.insert(key, value);
+                }
+            } else if mirror.sent.get(&key) != Some(&value) {
+                mirror.sent.insert(key.clone(), value.clone());
+                changed.insert(key, value);
+            }
+        }
+        mirror.session = Some((session_id, total));
+        if !changed.is_empty() {
+            changed.insert("type".into(), "state".into());
+            self.notify(Value::Object(changed));
+        }
+    }
+
+    /// Handles one line from the host.
+    fn receive(self: &Arc<Self>, line: &str) {
+        let frame = match parse_frame(line) {
+            Ok(frame) => frame,
+            Err(message) => {
+                eprintln!("Warning: {message}");
+                return;
+            }
+        };
+        match frame {
+            HostFrame::Response { id, result, error } => {
+                if let Some(waiting) = lock(&self.pending).remove(&id) {
+                    let _ = waiting.send(match error {
+                        Some(error) => Err(error),
+                        None => Ok(result),
+                    });
+                }
+            }
+            HostFrame::ToolUpdate { id, partial_result } => {
+                let update = lock(&self.updates).get(&id).cloned();
+                if let (Some(update), Ok(partial)) = (
+                    update,
+                    serde_json::from_value::<AgentToolResult>(partial_result),
+                ) {
+                    update(partial);
+                }
+            }
+            HostFrame::Request { id, method, params } => {
+                let connection = self.clone();
+                tokio::spawn(async move {
+                    let answer = connection.answer(id, &method, params).await;
+                    connection.notify(match answer {
+                        Ok(result) => json!({"type": "response", "id": id, "result": result}),
+                        Err(error) => json!({"type": "response", "id": id, "error": error}),
+                    });
+                });
+            }
+            HostFrame::Ui { method, params } => {
+                let binding = lock(&self.binding).clone();
+                if let (Some(binding), Some(notice)) = (binding, notice(&method, params)) {
+                    binding.ui.notice(notice);
+                }
+            }
+            HostFrame::UiCancel { id } => {
+                if let Some(token) = lock(&self.dialogs).remove(&id) {
+                    token.cancel();
+                }
+            }
+            HostFrame::ExtensionError(info) => {
+                let binding = lock(&self.binding).clone();
+                match binding {
+                    Some(binding) => (binding.errors)(info),
+                    None => eprintln!("Extension error ({}): {}", info.extension_path, info.error),
+                }
+            }
+            HostFrame::Log { level, message } => eprintln!("[extension host {level}] {message}"),
+        }
+    }
+
+    /// Carries out a request from the host.
+    async fn answer(&self, id: u64, method: &str, params: Value) -> Result<Value, String> {
+        let Some(binding) = lock(&self.binding).clone() else {
+            return Err("Extension runtime not initialized. Action methods cannot be called during extension loading.".into());
+        };
+        if let Some(dialog_method) = method.strip_prefix("ui.") {
+            let mut fields = match params {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            fields.insert("method".into(), dialog_method.into());
+            let dialog: UiDialog = serde_json::from_value(Value::Object(fields))
+                .map_err(|e| format!("bad ui request {method}: {e}"))?;
+            let token = CancellationToken::new();
+            lock(&self.dialogs).insert(id, token.clone());
+            let answer = binding.ui.dialog(dialog, token).await;
+            lock(&self.dialogs).remove(&id);
+            return Ok(answer);
+        }
+        let action: ExtensionAction =
+            serde_json::from_value(json!({"method": method, "params": params}))
+                .map_err(|e| format!("Unknown or malformed request {method}: {e}"))?;
+        // The host sees the effects of its action in the state it reads next.
+        let result = binding.actions.perform(action).await;
+        self.sync_state();
+        result
+    }
+}
+
+/// The session fields other than the entries, to notice a changed leaf or name.
+fn session_fields(session: &Value) -> Value {
+    let mut fields = session.clone();
+    if let Some(map) = fields.as_object_mut() {
+        map.remove("entries");
+        map.remove("reset");
+    }
+    fields
+}
+
+/// A `ui` notification's fields as a typed notice.
+fn notice(method: &str, params: Value) -> Option<UiNotice> {
+    let mut fields = match params {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    fields.insert("method".into(), method.into());
+    match serde_json::from_value(Value::Object(fields)) {
+        Ok(notice) => Some(notice),
+        Err(e) => {
+            eprintln!("Warning: bad ui notification {method} from the extension host: {e}");
+            None
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! Puts the host's JavaScript (embedded in the binary) in its folder, and installs its
+//! pinned npm packages there on first use; after that the host runs offline.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/host_files.rs"));
+}
+
+/// Why the host cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InstallError {
+    #[error("could not write the extension host to {path}: {message}")]
+    Write { path: String, message: String },
+    #[error(
+        "npm is needed once to install the extension host's packages (into {dir}); install Node.js 20 or newer, which includes npm"
+    )]
+    NoNpm { dir: String },
+    #[error("installing the extension host's packages into {dir} failed: {message}")]
+    Npm { dir: String, message: String },
+}
+
+/// The host's folder: `PI_EXTENSION_HOST_DIR`, else `<agentDir>/extension-host`.
+pub fn host_dir(agent_dir: &Path) -> PathBuf {
+    match std::env::var_os("PI_EXTENSION_HOST_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => agent_dir.join("extension-host"),
+    }
+}
+
+/// A short fingerprint of some bytes (FNV-1a), to notice changed files.
+fn fingerprint<'a>(parts: impl Iterator<Item = &'a [u8]>) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in part {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        hash ^= 0xff;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
+    let fail = |e: std::io::Error| InstallError::Write {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    std::fs::write(path, bytes).map_err(fail)
+}
+
+/// Makes `dir` hold this build's host files and its npm packages; returns the entry file.
+/// Writes only when the files changed, and runs npm only when the package list changed.
+pub fn ensure_installed(dir: &Path) -> Result<PathBuf, InstallError> {
+    let files_stamp = fingerprint(
+        embedded::FILES
+            .iter()
+            .flat_map(|(name, bytes)| [name.as_bytes(), *bytes]),
+    );
+    let stamp_path = dir.join(".pi-host-files");
+    if std::fs::read_to_string(&stamp_path).ok().as_deref() != Some(files_stamp.as_str()) {
+        for (name, bytes) in embedded::FILES {
+            write(&dir.join(name), bytes)?;
+        }
+        write(&stamp_path, files_stamp.as_bytes())?;
+    }
+    let deps_stamp = fingerprint(
+        embedded::FILES
+            .iter()
+            .filter(|(name, _)| *name == "package.json" || *name == "package-lock.json")
+            .map(|(_, bytes)| *bytes),
+    );
+    let deps_path = dir.join("node_modules").join(".pi-host-deps");
+    if std::fs::read_to_string(&deps_path).ok().as_deref() != Some(deps_stamp.as_str()) {
+        npm_install(dir)?;
+        write(&deps_path, deps_stamp.as_bytes())?;
+    }
+    Ok(dir.join("host.mjs"))
+}
+
+/// `npm ci` (or `npm install` without a lock file), with a progress line on stderr.
+fn npm_install(dir: &Path) -> Result<(), InstallError> {
+    let shown = dir.display().to_string();
+    eprintln!("Installing the extension host's packages into {shown} (first use; needs npm)…");
+    let command = if dir.join("package-lock.json").exists() {
+        "ci"
+    } else {
+        "install"
+    };
+    let output = Command::new(std::env::var_os("PI_NPM").unwrap_or_else(|| "npm".into()))
+        .args([
+            command,
+            "--omit=dev",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    match output {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(InstallError::NoNpm { dir: shown })
+        }
+        Err(e) => Err(InstallError::Npm {
+            dir: shown,
+            message: e.to_string(),
+        }),
+        Ok(out) if !out.status.success() => Err(InstallError::Npm {
+            dir: shown,
+            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        }),
+        Ok(_) => {
+            eprintln!("Extension host ready.");
+            Ok(())
+        }
+    }
+}
+
+/// Whether the embedded host has files (a build without `extension-host/` has none).
+pub fn has_embedded_host() -> bool {
+    embedded::FILES.iter().any(|(name, _)| *name == "host.mjs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_differ_by_content_and_split() {
+        let a = fingerprint([b"ab".as_slice(), b"c".as_slice()].into_iter());
+        let b = fingerprint([b"a".as_slice(), b"bc".as_slice()].into_iter());
+        assert_ne!(a, b);
+        assert_eq!(a, fingerprint([b"ab".as_slice(), b"c".as_slice()].into_iter()));
+    }
+}

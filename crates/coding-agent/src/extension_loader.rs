@@ -1,0 +1,208 @@
+//! Loading extensions at startup: the trust decision for project code, discovery, the
+//! node host (started only when a TypeScript extension was found), Rust extensions, and
+//! the one runtime they make. The errors a user sees are decided here.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::extension_host::{HostOptions, HostStartError, NodeHost};
+use crate::extensions::backend::ExtensionBackend;
+use crate::extensions::discovery::{self, ExtensionSources};
+use crate::extensions::registry::{FlagType, LoadError};
+use crate::extensions::{Extension, ExtensionRuntime, RustBackend};
+use crate::trust::{self, DefaultTrust, TrustStore};
+
+/// What startup knows when it loads extensions.
+pub struct LoadOptions {
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    /// `rpc`, `print`, `json` or `interactive`.
+    pub mode: String,
+    /// `-e` paths.
+    pub cli_paths: Vec<String>,
+    pub no_extensions: bool,
+    /// `--approve` (true) / `--no-approve` (false).
+    pub approve: Option<bool>,
+    /// Asks the user whether to trust the project (interactive mode); `None` cannot ask.
+    pub ask_trust: Option<Box<dyn Fn(&Path) -> Option<bool> + Send>>,
+    pub theme: String,
+}
+
+/// The loaded extensions, and what went wrong.
+pub struct Loaded {
+    pub runtime: Arc<ExtensionRuntime>,
+    /// Messages for stderr (extensions that failed to load, node missing, …).
+    pub warnings: Vec<String>,
+    /// A failure that ends pi with exit code 1 (an explicit `-e` that did not load).
+    pub fatal: Option<String>,
+}
+
+/// `extensions` and `defaultProjectTrust` of a settings file.
+fn settings_entries(path: &Path) -> (Vec<String>, Option<String>) {
+    let Some(Value::Object(map)) = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    else {
+        return (Vec::new(), None);
+    };
+    let entries = map
+        .get("extensions")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let trust = map
+        .get("defaultProjectTrust")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    (entries, trust)
+}
+
+/// Whether the project's own extensions may load (asking when it can and must).
+fn project_trusted(options: &LoadOptions, project_entries: &[String], default: DefaultTrust) -> (bool, Option<String>) {
+    if !discovery::project_has_extensions(&options.cwd, project_entries) {
+        return (false, None);
+    }
+    let store = TrustStore::new(&options.agent_dir);
+    match trust::decide(options.approve, &store, &options.cwd, default) {
+        Ok(Some(decision)) => (decision, None),
+        Ok(None) => match &options.ask_trust {
+            Some(ask) => match ask(&options.cwd) {
+                Some(decision) => {
+                    let warning = store
+                        .set(&options.cwd, Some(decision))
+                        .err()
+                        .map(|e| e.to_string());
+                    (decision, warning)
+                }
+                None => (false, None),
+            },
+            None => (false, None),
+        },
+        Err(e) => (false, Some(e.to_string())),
+    }
+}
+
+/// Discovers and loads every extension; TypeScript ones in the node host.
+pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>) -> Loaded {
+    let mut warnings = Vec::new();
+    let (user_entries, default_trust) =
+        settings_entries(&options.agent_dir.join("settings.json"));
+    let (project_entries, _) = settings_entries(&options.cwd.join(".pi").join("settings.json"));
+    let (trusted, trust_warning) = if options.no_extensions {
+        (false, None)
+    } else {
+        project_trusted(
+            &options,
+            &project_entries,
+            DefaultTrust::parse(default_trust.as_deref()),
+        )
+    };
+    warnings.extend(trust_warning);
+    let found = discovery::discover(&ExtensionSources {
+        cwd: options.cwd.clone(),
+        agent_dir: options.agent_dir.clone(),
+        user_entries,
+        project_entries,
+        cli_paths: options.cli_paths.clone(),
+        no_discovery: options.no_extensions,
+        project_trusted: trusted,
+    });
+    let mut backends: Vec<Arc<dyn ExtensionBackend>> = rust_extensions
+        .into_iter()
+        .map(|ext| Arc::new(RustBackend::new(ext, options.cwd.clone())) as Arc<dyn ExtensionBackend>)
+        .collect();
+    let mut errors: Vec<LoadError> = Vec::new();
+    let mut fatal = None;
+    if !found.is_empty() {
+        let explicit: Vec<String> = found
+            .iter()
+            .filter(|e| e.explicit)
+            .map(|e| e.path.display().to_string())
+            .collect();
+        let host = NodeHost::start(HostOptions {
+            agent_dir: options.agent_dir.clone(),
+            cwd: options.cwd.clone(),
+            mode: options.mode.clone(),
+            extensions: found,
+            flag_values: Map::new(),
+            theme: options.theme.clone(),
+        })
+        .await;
+        match host {
+            Ok((host, failed)) => {
+                backends.push(host as Arc<dyn ExtensionBackend>);
+                errors = failed;
+            }
+            Err(error) => {
+                // Without the host nothing loaded: an explicit -e makes that fatal.
+                let message = match &error {
+                    HostStartError::NoNode { .. } => error.to_string(),
+                    _ => format!("Error: {error}"),
+                };
+                if explicit.is_empty() {
+                    warnings.push(message);
+                } else {
+                    fatal = Some(message);
+                }
+            }
+        }
+        for error in &errors {
+            let line = format!("Failed to load extension \"{}\": {}", error.path, error.error);
+            if fatal.is_none() && explicit.iter().any(|p| *p == error.path) {
+                fatal = Some(line);
+            } else {
+                warnings.push(line);
+            }
+        }
+    }
+    Loaded {
+        runtime: Arc::new(ExtensionRuntime::new(backends, errors)),
+        warnings,
+        fatal,
+    }
+}
+
+/// Resolves the command line's unknown `--flags` against the flags extensions registered:
+/// their values for the runtime, or the TypeScript pi's error text.
+pub fn resolve_flags(
+    runtime: &ExtensionRuntime,
+    given: &[(String, Option<String>)],
+) -> Result<Map<String, Value>, String> {
+    let registered = runtime.flags();
+    let mut values = Map::new();
+    for flag in &registered {
+        if let Some(default) = &flag.default {
+            values.insert(flag.name.clone(), default.clone());
+        }
+    }
+    let mut unknown = Vec::new();
+    for (name, value) in given {
+        let Some(flag) = registered.iter().find(|f| f.name == *name) else {
+            unknown.push(format!("--{name}"));
+            continue;
+        };
+        match (flag.kind, value) {
+            (FlagType::Boolean, _) => {
+                values.insert(name.clone(), Value::Bool(true));
+            }
+            (FlagType::String, Some(value)) => {
+                values.insert(name.clone(), Value::String(value.clone()));
+            }
+            (FlagType::String, None) => {
+                return Err(format!("Extension flag \"--{name}\" requires a value"));
+            }
+        }
+    }
+    if !unknown.is_empty() {
+        let plural = if unknown.len() == 1 { "" } else { "s" };
+        return Err(format!("Unknown option{plural}: {}", unknown.join(", ")));
+    }
+    Ok(values)
+}

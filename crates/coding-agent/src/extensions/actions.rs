@@ -1,0 +1,221 @@
+//! What extensions ask of pi (`pi.sendMessage`, `ctx.newSession`, …), and the read-only
+//! state their synchronous getters read.
+
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Options of `pi.sendMessage`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageOptions {
+    #[serde(default)]
+    pub trigger_turn: bool,
+    /// `steer`, `followUp` or `nextTurn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliver_as: Option<String>,
+}
+
+/// A custom message from an extension (`customType`, `content`, `display`, `details`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionMessage {
+    pub custom_type: String,
+    #[serde(default)]
+    pub content: Value,
+    #[serde(default)]
+    pub display: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+/// A request from an extension to pi; serialized as the host protocol's `method`/`params`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", content = "params", rename_all = "camelCase")]
+pub enum ExtensionAction {
+    SendMessage {
+        message: ExtensionMessage,
+        #[serde(default)]
+        options: SendMessageOptions,
+    },
+    #[serde(rename_all = "camelCase")]
+    SendUserMessage {
+        content: Value,
+        #[serde(default)]
+        options: SendMessageOptions,
+    },
+    #[serde(rename_all = "camelCase")]
+    AppendEntry {
+        custom_type: String,
+        #[serde(default)]
+        data: Option<Value>,
+    },
+    SetSessionName {
+        name: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    SetLabel {
+        entry_id: String,
+        #[serde(default)]
+        label: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    SetActiveTools {
+        tool_names: Vec<String>,
+    },
+    RefreshTools {},
+    /// → `true` when the model was set (it has a key).
+    SetModel {
+        provider: String,
+        id: String,
+    },
+    SetThinkingLevel {
+        level: String,
+    },
+    Abort {},
+    Shutdown {},
+    /// → when the compaction finished.
+    #[serde(rename_all = "camelCase")]
+    Compact {
+        #[serde(default)]
+        custom_instructions: Option<String>,
+    },
+    RegisterProvider {
+        name: String,
+        #[serde(default)]
+        config: Value,
+    },
+    UnregisterProvider {
+        name: String,
+    },
+    /// → `{apiKey, headers}` for a model; only for extensions that ask.
+    GetApiKeyAndHeaders {
+        provider: String,
+        #[serde(default)]
+        id: Option<String>,
+    },
+    WaitForIdle {},
+    /// → `{cancelled}`.
+    #[serde(rename_all = "camelCase")]
+    NewSession {
+        #[serde(default)]
+        parent_session: Option<String>,
+    },
+    /// → `{cancelled}`.
+    #[serde(rename_all = "camelCase")]
+    Fork {
+        entry_id: String,
+        #[serde(default)]
+        position: Option<String>,
+    },
+    /// → `{cancelled}`.
+    #[serde(rename_all = "camelCase")]
+    NavigateTree {
+        target_id: String,
+        #[serde(default)]
+        summarize: Option<bool>,
+        #[serde(default)]
+        custom_instructions: Option<String>,
+        #[serde(default)]
+        replace_instructions: Option<bool>,
+        #[serde(default)]
+        label: Option<String>,
+    },
+    /// → `{cancelled}`.
+    #[serde(rename_all = "camelCase")]
+    SwitchSession {
+        session_path: String,
+    },
+    Reload {},
+}
+
+impl ExtensionAction {
+    /// Whether only a command handler may ask for it (the TypeScript pi's command context).
+    pub fn needs_command_context(&self) -> bool {
+        matches!(
+            self,
+            Self::WaitForIdle {}
+                | Self::NewSession { .. }
+                | Self::Fork { .. }
+                | Self::NavigateTree { .. }
+                | Self::SwitchSession { .. }
+                | Self::Reload {}
+        )
+    }
+}
+
+/// Carries out extension requests against the session; the mode's session binding
+/// implements it. Errors are texts the extension sees as a thrown `Error`.
+pub trait ExtensionActions: Send + Sync {
+    fn perform(&self, action: ExtensionAction) -> BoxFuture<'_, Result<Value, String>>;
+
+    /// The state the host mirrors for the synchronous getters, as the `state` frame's
+    /// fields (see `extension-host/PROTOCOL.md`). `entries_from` is how many session
+    /// entries the mirror already holds (`None`: send the whole session).
+    fn snapshot(&self, entries_from: Option<(String, usize)>) -> StateSnapshot;
+}
+
+/// The mirrored state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateSnapshot {
+    pub model: Value,
+    pub thinking_level: String,
+    pub is_idle: bool,
+    pub has_pending_messages: bool,
+    pub active_tools: Vec<String>,
+    pub all_tools: Value,
+    pub commands: Value,
+    pub system_prompt: String,
+    pub context_usage: Value,
+    pub session: SessionMirror,
+    pub models: Value,
+}
+
+/// The session part of the mirror.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMirror {
+    /// The entries replace the mirror's (a new or switched session).
+    pub reset: bool,
+    pub header: Value,
+    /// New entries (all of them on a reset).
+    pub entries: Vec<Value>,
+    /// How many entries the session has in total (the mirror's count after this frame).
+    #[serde(skip)]
+    pub total_entries: usize,
+    pub session_file: Option<String>,
+    pub session_dir: String,
+    pub session_id: String,
+    pub leaf_id: Option<String>,
+    pub name: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_parse_from_host_requests() {
+        let action: ExtensionAction = serde_json::from_value(serde_json::json!({
+            "method": "sendMessage",
+            "params": {"message": {"customType": "note", "content": "hi", "display": true},
+                       "options": {"triggerTurn": true, "deliverAs": "steer"}}
+        }))
+        .unwrap();
+        let ExtensionAction::SendMessage { message, options } = action else {
+            panic!("wrong variant");
+        };
+        assert_eq!(message.custom_type, "note");
+        assert!(options.trigger_turn);
+        assert_eq!(options.deliver_as.as_deref(), Some("steer"));
+        let abort: ExtensionAction =
+            serde_json::from_value(serde_json::json!({"method": "abort", "params": {}})).unwrap();
+        assert_eq!(abort, ExtensionAction::Abort {});
+        let fork: ExtensionAction = serde_json::from_value(
+            serde_json::json!({"method": "fork", "params": {"entryId": "e1"}}),
+        )
+        .unwrap();
+        assert!(fork.needs_command_context());
+    }
+}

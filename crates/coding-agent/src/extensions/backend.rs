@@ -1,0 +1,111 @@
+//! A backend runs a group of extensions: the node host runs the TypeScript ones, and each
+//! in-process Rust extension is a backend of its own. The runtime combines backends in
+//! load order with the same rules a backend applies to its own handlers.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use pi_agent_core::{AgentToolResult, ToolError, ToolUpdateFn};
+
+use super::actions::ExtensionActions;
+use super::event::ExtensionEvent;
+use super::registry::{ExtensionErrorInfo, LoadedExtension, ProviderDef};
+use super::ui::ExtensionUi;
+
+/// Why a backend could not answer (its process died, the channel broke).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BackendError(pub String);
+
+/// Reports handler errors (`extension_error`).
+pub type ErrorSink = Arc<dyn Fn(ExtensionErrorInfo) + Send + Sync>;
+
+/// What a backend needs from the running session and mode.
+#[derive(Clone)]
+pub struct ExtensionBinding {
+    pub actions: Arc<dyn ExtensionActions>,
+    pub ui: Arc<dyn ExtensionUi>,
+    pub errors: ErrorSink,
+}
+
+/// A group of extensions behind one dispatch.
+pub trait ExtensionBackend: Send + Sync {
+    /// The extensions it runs, in load order, with their registrations.
+    fn extensions(&self) -> Vec<LoadedExtension>;
+
+    /// Providers registered while loading.
+    fn providers(&self) -> Vec<ProviderDef> {
+        Vec::new()
+    }
+
+    /// Whether any of its extensions handles this event type.
+    fn has_handlers(&self, kind: &str) -> bool;
+
+    /// Connects it to the session and the mode's UI.
+    fn bind(&self, binding: ExtensionBinding);
+
+    /// Final values of the CLI flags its extensions registered.
+    fn set_flags(&self, _values: &Map<String, Value>) {}
+
+    /// Runs every handler for the event and returns the combined result in the host
+    /// protocol's shape (`extension-host/PROTOCOL.md`), `None` when there is nothing.
+    fn dispatch<'a>(
+        &'a self,
+        event: &'a ExtensionEvent,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Option<Value>, BackendError>>;
+
+    /// Runs one of its tools.
+    fn execute_tool(
+        self: Arc<Self>,
+        tool_name: String,
+        tool_call_id: String,
+        params: Value,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> BoxFuture<'static, Result<AgentToolResult, ToolError>>;
+
+    /// A tool's `prepareArguments`.
+    fn prepare_arguments<'a>(
+        &'a self,
+        _tool_name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        Box::pin(async move { Ok(args) })
+    }
+
+    /// Runs a command's handler (`/name args`).
+    fn run_command<'a>(
+        &'a self,
+        name: &'a str,
+        args: &'a str,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<(), String>>;
+
+    /// Runs a shortcut's handler.
+    fn run_shortcut<'a>(&'a self, _shortcut: &'a str) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// A command's argument completions for a prefix.
+    fn command_completions<'a>(
+        &'a self,
+        _name: &'a str,
+        _prefix: &'a str,
+    ) -> BoxFuture<'a, Option<Value>> {
+        Box::pin(async { None })
+    }
+
+    /// Stops it (the node host exits); later calls fail.
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    /// Whether it still runs (false after the host died).
+    fn is_alive(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,278 @@
+//! The 29 extension events of the TypeScript pi's 0.73.1 API, with the payloads its
+//! handlers receive (`{"type": …, …}`), so a TypeScript handler sees the same object.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use pi_agent_core::AgentMessage;
+use pi_ai::{ImageContent, InputBlock, Model};
+
+/// An event sent to extensions; serializes to the TypeScript event object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+#[allow(clippy::large_enum_variant)]
+pub enum ExtensionEvent {
+    ResourcesDiscover {
+        cwd: String,
+        reason: String,
+    },
+    SessionStart {
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        previous_session_file: Option<String>,
+    },
+    SessionBeforeSwitch {
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target_session_file: Option<String>,
+    },
+    SessionBeforeFork {
+        entry_id: String,
+        position: String,
+    },
+    SessionBeforeCompact {
+        preparation: Value,
+        branch_entries: Vec<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        custom_instructions: Option<String>,
+    },
+    SessionCompact {
+        compaction_entry: Value,
+        from_extension: bool,
+    },
+    SessionShutdown {
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target_session_file: Option<String>,
+    },
+    SessionBeforeTree {
+        preparation: Value,
+    },
+    SessionTree {
+        new_leaf_id: Option<String>,
+        old_leaf_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary_entry: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from_extension: Option<bool>,
+    },
+    Context {
+        messages: Vec<AgentMessage>,
+    },
+    BeforeProviderRequest {
+        payload: Value,
+    },
+    AfterProviderResponse {
+        status: u16,
+        headers: BTreeMap<String, String>,
+    },
+    BeforeAgentStart {
+        prompt: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        images: Option<Vec<ImageContent>>,
+        system_prompt: String,
+        system_prompt_options: Value,
+    },
+    AgentStart,
+    AgentEnd {
+        messages: Vec<AgentMessage>,
+    },
+    TurnStart {
+        turn_index: u64,
+        timestamp: u64,
+    },
+    TurnEnd {
+        turn_index: u64,
+        message: AgentMessage,
+        tool_results: Vec<Value>,
+    },
+    MessageStart {
+        message: AgentMessage,
+    },
+    MessageUpdate {
+        message: AgentMessage,
+        assistant_message_event: Value,
+    },
+    MessageEnd {
+        message: AgentMessage,
+    },
+    ToolExecutionStart {
+        tool_call_id: String,
+        tool_name: String,
+        args: Value,
+    },
+    ToolExecutionUpdate {
+        tool_call_id: String,
+        tool_name: String,
+        args: Value,
+        partial_result: Value,
+    },
+    ToolExecutionEnd {
+        tool_call_id: String,
+        tool_name: String,
+        result: Value,
+        is_error: bool,
+    },
+    ModelSelect {
+        model: Model,
+        previous_model: Option<Model>,
+        source: String,
+    },
+    ThinkingLevelSelect {
+        level: String,
+        previous_level: String,
+    },
+    UserBash {
+        command: String,
+        exclude_from_context: bool,
+        cwd: String,
+    },
+    Input {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        images: Option<Vec<ImageContent>>,
+        source: String,
+    },
+    ToolCall {
+        tool_call_id: String,
+        tool_name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_call_id: String,
+        tool_name: String,
+        input: Value,
+        content: Vec<InputBlock>,
+        details: Value,
+        is_error: bool,
+    },
+}
+
+/// Every event type name of the 0.73.1 API, in the order `types.d.ts` declares them.
+pub const EVENT_TYPES: [&str; 29] = [
+    "resources_discover",
+    "session_start",
+    "session_before_switch",
+    "session_before_fork",
+    "session_before_compact",
+    "session_compact",
+    "session_shutdown",
+    "session_before_tree",
+    "session_tree",
+    "context",
+    "before_provider_request",
+    "after_provider_response",
+    "before_agent_start",
+    "agent_start",
+    "agent_end",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "model_select",
+    "thinking_level_select",
+    "tool_call",
+    "tool_result",
+    "user_bash",
+    "input",
+];
+
+impl ExtensionEvent {
+    /// The event's `type` tag.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::ResourcesDiscover { .. } => "resources_discover",
+            Self::SessionStart { .. } => "session_start",
+            Self::SessionBeforeSwitch { .. } => "session_before_switch",
+            Self::SessionBeforeFork { .. } => "session_before_fork",
+            Self::SessionBeforeCompact { .. } => "session_before_compact",
+            Self::SessionCompact { .. } => "session_compact",
+            Self::SessionShutdown { .. } => "session_shutdown",
+            Self::SessionBeforeTree { .. } => "session_before_tree",
+            Self::SessionTree { .. } => "session_tree",
+            Self::Context { .. } => "context",
+            Self::BeforeProviderRequest { .. } => "before_provider_request",
+            Self::AfterProviderResponse { .. } => "after_provider_response",
+            Self::BeforeAgentStart { .. } => "before_agent_start",
+            Self::AgentStart => "agent_start",
+            Self::AgentEnd { .. } => "agent_end",
+            Self::TurnStart { .. } => "turn_start",
+            Self::TurnEnd { .. } => "turn_end",
+            Self::MessageStart { .. } => "message_start",
+            Self::MessageUpdate { .. } => "message_update",
+            Self::MessageEnd { .. } => "message_end",
+            Self::ToolExecutionStart { .. } => "tool_execution_start",
+            Self::ToolExecutionUpdate { .. } => "tool_execution_update",
+            Self::ToolExecutionEnd { .. } => "tool_execution_end",
+            Self::ModelSelect { .. } => "model_select",
+            Self::ThinkingLevelSelect { .. } => "thinking_level_select",
+            Self::UserBash { .. } => "user_bash",
+            Self::Input { .. } => "input",
+            Self::ToolCall { .. } => "tool_call",
+            Self::ToolResult { .. } => "tool_result",
+        }
+    }
+
+    /// Whether the first `{cancel: true}` result ends the dispatch.
+    pub fn is_session_before(&self) -> bool {
+        matches!(
+            self,
+            Self::SessionBeforeSwitch { .. }
+                | Self::SessionBeforeFork { .. }
+                | Self::SessionBeforeCompact { .. }
+                | Self::SessionBeforeTree { .. }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialize_as_the_typescript_objects() {
+        let event = ExtensionEvent::ToolCall {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            input: serde_json::json!({"command": "ls"}),
+        };
+        assert_eq!(
+            serde_json::to_string(&event).unwrap(),
+            r#"{"type":"tool_call","toolCallId":"c1","toolName":"bash","input":{"command":"ls"}}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&ExtensionEvent::AgentStart).unwrap(),
+            r#"{"type":"agent_start"}"#
+        );
+        let start = ExtensionEvent::SessionStart {
+            reason: "startup".into(),
+            previous_session_file: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&start).unwrap(),
+            r#"{"type":"session_start","reason":"startup"}"#
+        );
+    }
+
+    #[test]
+    fn every_kind_is_listed() {
+        let event = ExtensionEvent::TurnStart {
+            turn_index: 0,
+            timestamp: 1,
+        };
+        assert!(EVENT_TYPES.contains(&event.kind()));
+        let parsed: ExtensionEvent =
+            serde_json::from_str(r#"{"type":"input","text":"hi","source":"rpc"}"#).unwrap();
+        assert_eq!(parsed.kind(), "input");
+    }
+}

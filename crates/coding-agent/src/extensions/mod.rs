@@ -1,0 +1,24 @@
+//! The extension runtime: the events of the TypeScript pi's extension API, what
+//! extensions register, how their answers combine, and the Rust trait for in-process
+//! extensions. It knows no mode: AgentSession calls it, and each mode binds a UI.
+//! TypeScript extensions run in the node host (`crate::extension_host`).
+
+pub mod actions;
+pub mod backend;
+pub mod discovery;
+pub mod event;
+pub mod outcome;
+pub mod registry;
+pub mod runtime;
+pub mod rust;
+pub mod tool;
+pub mod ui;
+
+pub use actions::{ExtensionAction, ExtensionActions, ExtensionMessage, SendMessageOptions, StateSnapshot};
+pub use backend::{BackendError, ExtensionBackend, ExtensionBinding};
+pub use event::{EVENT_TYPES, ExtensionEvent};
+pub use outcome::{BeforeAgentStartOutcome, InputOutcome, ToolCallOutcome, ToolResultPatch};
+pub use registry::{ExtensionErrorInfo, FlagDef, LoadError, LoadedExtension};
+pub use runtime::ExtensionRuntime;
+pub use rust::{Extension, ExtensionContext, Registrations, RustBackend};
+pub use ui::{ExtensionUi, NoUi, UiDialog, UiNotice};
