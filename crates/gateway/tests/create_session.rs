@@ -101,6 +101,7 @@ fn params(
                 );
             }
         })),
+        extensions: Vec::new(),
     }
 }
 

@@ -47,9 +47,13 @@ impl ExtensionActions for SessionActions {
         })
     }
 
-    fn snapshot(&self, entries_from: Option<(String, usize)>) -> StateSnapshot {
+    fn snapshot(
+        &self,
+        entries_from: Option<(String, usize)>,
+        known_generation: Option<u64>,
+    ) -> StateSnapshot {
         match self.session() {
-            Some(session) => session.extension_snapshot(entries_from),
+            Some(session) => session.extension_snapshot(entries_from, known_generation),
             None => StateSnapshot::default(),
         }
     }
@@ -162,32 +166,52 @@ impl AgentSession {
             ExtensionAction::GetApiKeyAndHeaders { provider, id } => {
                 let model = match id {
                     Some(id) => self.registry().find(&provider, &id).cloned(),
-                    None => self
-                        .registry()
+                    None => None,
+                }
+                .or_else(|| {
+                    self.registry()
                         .all()
                         .iter()
                         .find(|m| m.provider == provider)
-                        .cloned(),
-                };
+                        .cloned()
+                });
                 let Some(model) = model else {
-                    return Ok(Value::Null);
+                    return Ok(json!({"ok": false, "error": format!("Unknown provider: {provider}")}));
                 };
                 match self.registry().request_auth(&model, None) {
-                    Ok(auth) => Ok(json!({"apiKey": auth.api_key, "headers": auth.headers})),
-                    Err(_) => Ok(Value::Null),
+                    Ok(auth) => Ok(json!({"ok": true, "apiKey": auth.api_key, "headers": auth.headers})),
+                    Err(error) => Ok(json!({"ok": false, "error": error})),
                 }
+            }
+            ExtensionAction::GetApiKeyForProvider { provider } => {
+                let model = self
+                    .registry()
+                    .all()
+                    .iter()
+                    .find(|m| m.provider == provider)
+                    .cloned();
+                Ok(model
+                    .and_then(|m| self.registry().request_auth(&m, None).ok())
+                    .and_then(|auth| auth.api_key)
+                    .map_or(Value::Null, Value::String))
             }
             ExtensionAction::WaitForIdle {} => {
                 self.inner.agent.wait_for_idle().await;
                 Ok(Value::Null)
             }
-            ExtensionAction::NewSession { parent_session } => {
+            ExtensionAction::NewSession {
+                parent_session,
+                setup_entries,
+            } => {
                 if self.before_switch("new", None).await {
                     return Ok(json!({"cancelled": true}));
                 }
                 let previous = self.session_file();
                 self.emit_extension_shutdown("new").await;
                 self.new_session(parent_session).await.map_err(|e| e.0)?;
+                if let Some(entries) = setup_entries {
+                    self.append_setup_entries(entries);
+                }
                 self.emit_session_start("new", previous).await;
                 Ok(json!({"cancelled": false}))
             }
@@ -263,6 +287,26 @@ impl AgentSession {
         let result = self.fork(entry_id).await?;
         self.emit_session_start("fork", previous).await;
         Ok(result)
+    }
+
+    /// Writes the entries a `newSession` setup appended (their kinds; ids are the file's).
+    fn append_setup_entries(&self, entries: Vec<Value>) {
+        {
+            let mut session = lock(&self.inner.session);
+            for entry in entries {
+                let Value::Object(object) = entry else {
+                    continue;
+                };
+                if let Ok((Some(crate::session::entry::FileLine::Entry(entry)), _)) =
+                    crate::session::entry::parse_object(object, 0)
+                    && let Err(e) = session.append(entry.kind)
+                {
+                    eprintln!("Warning: {e}");
+                }
+            }
+        }
+        let messages = lock(&self.inner.session).build_context().messages;
+        self.inner.agent.replace_messages(messages);
     }
 
     /// `session_before_switch`; true when an extension cancelled.
@@ -342,7 +386,11 @@ impl AgentSession {
     }
 
     /// What the extension host mirrors (see [`StateSnapshot`]).
-    pub fn extension_snapshot(&self, entries_from: Option<(String, usize)>) -> StateSnapshot {
+    pub fn extension_snapshot(
+        &self,
+        entries_from: Option<(String, usize)>,
+        known_generation: Option<u64>,
+    ) -> StateSnapshot {
         let generation = self.inner.ext.generation.load(Ordering::SeqCst);
         let session = lock(&self.inner.session);
         let session_id = session.session_id().to_owned();
@@ -369,14 +417,45 @@ impl AgentSession {
             name: session.name().map(str::to_owned),
         };
         drop(session);
+        let (all_tools, commands, models) = if known_generation == Some(generation) {
+            (None, None, None)
+        } else {
+            let [tools, commands, models] = self.mirror_statics(generation);
+            (Some(tools), Some(commands), Some(models))
+        };
+        StateSnapshot {
+            model: to_value(&self.model()),
+            thinking_level: self.thinking_level().as_str().to_owned(),
+            is_idle: !self.is_streaming(),
+            has_pending_messages: self.pending_message_count() > 0,
+            active_tools: self.active_tool_names(),
+            all_tools,
+            commands,
+            system_prompt: self.inner.agent.system_prompt(),
+            context_usage: self.context_usage().map_or(Value::Null, |u| to_value(&u)),
+            session: mirror,
+            cwd: self.cwd().display().to_string(),
+            generation,
+            ui: lock(&self.inner.ext.ui_state).clone(),
+            models,
+        }
+    }
+
+    /// The parts of the mirror that change only with the generation (tools, commands,
+    /// models), built once per generation.
+    fn mirror_statics(&self, generation: u64) -> [Value; 3] {
+        if let Some((built, values)) = lock(&self.inner.ext.static_cache).as_ref()
+            && *built == generation
+        {
+            return values.clone();
+        }
+        let defs = self.extension_runtime().tool_defs();
         let all_tools: Vec<Value> = self
             .all_tools()
             .iter()
             .map(|t| {
-                let source = self
-                    .extension_runtime()
-                    .tool_defs()
-                    .into_iter()
+                let source = defs
+                    .iter()
                     .find(|d| d.name == t.name())
                     .map(|d| json!({"path": d.extension_path, "source": "extension", "scope": "temporary", "origin": "top-level"}))
                     .unwrap_or_else(|| json!({"path": format!("<builtin:{}>", t.name()), "source": "builtin", "scope": "temporary", "origin": "top-level"}));
@@ -384,23 +463,13 @@ impl AgentSession {
             })
             .collect();
         let registry = self.registry();
-        StateSnapshot {
-            model: to_value(&self.model()),
-            thinking_level: self.thinking_level().as_str().to_owned(),
-            is_idle: !self.is_streaming(),
-            has_pending_messages: self.pending_message_count() > 0,
-            active_tools: self.active_tool_names(),
-            all_tools: Value::Array(all_tools),
-            commands: Value::Array(self.slash_commands()),
-            system_prompt: self.inner.agent.system_prompt(),
-            context_usage: self.context_usage().map_or(Value::Null, |u| to_value(&u)),
-            session: mirror,
-            models: json!({
-                "generation": generation,
-                "all": registry.all(),
-                "available": registry.available(),
-            }),
-        }
+        let values = [
+            Value::Array(all_tools),
+            Value::Array(self.slash_commands()),
+            json!({"all": registry.all(), "available": registry.available()}),
+        ];
+        *lock(&self.inner.ext.static_cache) = Some((generation, values.clone()));
+        values
     }
 
     /// The commands `get_commands` lists: extension commands, prompt templates, skills.

@@ -56,6 +56,10 @@ pub(super) struct ExtensionState {
     pub(super) shutdown: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
     /// Bumped when tools, commands or models change (the host re-reads them).
     pub(super) generation: AtomicU64,
+    /// Fields the mode adds to the host's mirror (terminal size, editor text, …).
+    pub(super) ui_state: Mutex<Map<String, Value>>,
+    /// `allTools`, `commands` and `models` of the mirror, built once per generation.
+    pub(super) static_cache: Mutex<Option<(u64, [Value; 3])>>,
 }
 
 impl ExtensionState {
@@ -69,6 +73,8 @@ impl ExtensionState {
             next_turn: Mutex::new(Vec::new()),
             shutdown: Mutex::new(None),
             generation: AtomicU64::new(1),
+            ui_state: Mutex::new(Map::new()),
+            static_cache: Mutex::new(None),
         }
     }
 }
@@ -385,6 +391,12 @@ impl AgentSession {
             .run_command(&command, &args, CancellationToken::new())
             .await;
         Some(())
+    }
+
+    /// Sets a field the mode adds to the extension host's mirror (`terminal`,
+    /// `editorText`, `toolsExpanded`, `themeName`, `footer`).
+    pub fn set_extension_ui_state(&self, key: &str, value: Value) {
+        lock(&self.inner.ext.ui_state).insert(key.to_owned(), value);
     }
 
     /// The names of the active tools.

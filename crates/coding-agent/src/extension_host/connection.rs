@@ -1,7 +1,7 @@
 //! The socket to the host: request/response correlation both ways, notifications, the
 //! state mirror kept current, and what happens when the host dies.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -15,7 +15,7 @@ use pi_agent_core::{AgentToolResult, ToolUpdateFn};
 
 use super::protocol::{HostFrame, parse_frame};
 use crate::extensions::backend::ExtensionBinding;
-use crate::extensions::registry::ExtensionErrorInfo;
+use crate::extensions::registry::{ExtensionErrorInfo, LoadedExtension};
 use crate::extensions::ui::{UiDialog, UiNotice};
 use crate::extensions::{ExtensionAction, StateSnapshot};
 
@@ -26,6 +26,7 @@ type Pending = oneshot::Sender<Result<Value, String>>;
 struct Mirror {
     sent: Map<String, Value>,
     session: Option<(String, usize)>,
+    generation: Option<u64>,
 }
 
 /// One live connection to a host process.
@@ -39,6 +40,32 @@ pub struct Connection {
     exit_reason: Mutex<Option<String>>,
     binding: Mutex<Option<ExtensionBinding>>,
     mirror: Mutex<Mirror>,
+    registry: Mutex<Registry>,
+}
+
+/// What the host's extensions registered, kept current by `registrations` frames.
+#[derive(Default)]
+pub struct Registry {
+    pub loaded: Vec<LoadedExtension>,
+    pub handlers: HashSet<String>,
+    /// `sourceInfo` by extension path, from discovery.
+    pub sources: HashMap<String, Value>,
+}
+
+impl Registry {
+    /// Replaces the list, keeping each extension's `sourceInfo`.
+    pub fn set(&mut self, mut loaded: Vec<LoadedExtension>) {
+        for extension in &mut loaded {
+            if let Some(source) = self.sources.get(&extension.path) {
+                extension.source_info = source.clone();
+            }
+        }
+        self.handlers = loaded
+            .iter()
+            .flat_map(|e| e.handlers.iter().cloned())
+            .collect();
+        self.loaded = loaded;
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -66,6 +93,7 @@ impl Connection {
             exit_reason: Mutex::new(None),
             binding: Mutex::new(None),
             mirror: Mutex::new(Mirror::default()),
+            registry: Mutex::new(Registry::default()),
         });
         tokio::spawn(async move {
             while let Some(line) = outgoing.recv().await {
@@ -92,6 +120,11 @@ impl Connection {
             }
         });
         connection
+    }
+
+    /// What the extensions registered.
+    pub fn registry(&self) -> MutexGuard<'_, Registry> {
+        lock(&self.registry)
     }
 
     pub fn is_alive(&self) -> bool {
@@ -182,9 +215,12 @@ impl Connection {
             return;
         };
         let mut mirror = lock(&self.mirror);
-        let snapshot: StateSnapshot = binding.actions.snapshot(mirror.session.clone());
+        let snapshot: StateSnapshot = binding
+            .actions
+            .snapshot(mirror.session.clone(), mirror.generation);
         let total = snapshot.session.total_entries;
         let session_id = snapshot.session.session_id.clone();
+        mirror.generation = Some(snapshot.generation);
         let Ok(Value::Object(fields)) = serde_json::to_value(&snapshot) else {
             return;
         };
@@ -266,6 +302,15 @@ impl Connection {
                 }
             }
             HostFrame::Log { level, message } => eprintln!("[extension host {level}] {message}"),
+            HostFrame::Registrations { extensions } => {
+                lock(&self.registry).set(extensions);
+                let binding = lock(&self.binding).clone();
+                if let Some(binding) = binding {
+                    tokio::spawn(async move {
+                        let _ = binding.actions.perform(ExtensionAction::RefreshTools {}).await;
+                    });
+                }
+            }
         }
     }
 

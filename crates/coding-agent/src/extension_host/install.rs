@@ -57,6 +57,28 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
 /// Makes `dir` hold this build's host files and its npm packages; returns the entry file.
 /// Writes only when the files changed, and runs npm only when the package list changed.
 pub fn ensure_installed(dir: &Path) -> Result<PathBuf, InstallError> {
+    // Several pi processes may start at once (tests, sub-agents): one installs, the others
+    // wait for it.
+    std::fs::create_dir_all(dir).map_err(|e| InstallError::Write {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".pi-host-lock"))
+        .and_then(|file| file.lock().map(|()| file))
+        .map_err(|e| InstallError::Write {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        })?;
+    let installed = install_locked(dir);
+    drop(lock);
+    installed
+}
+
+fn install_locked(dir: &Path) -> Result<PathBuf, InstallError> {
     let files_stamp = fingerprint(
         embedded::FILES
             .iter()

@@ -6,7 +6,6 @@ mod connection;
 pub mod install;
 pub mod protocol;
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -54,8 +53,6 @@ pub enum HostStartError {
 /// The running host: one backend for every TypeScript extension.
 pub struct NodeHost {
     connection: Arc<Connection>,
-    loaded: Vec<LoadedExtension>,
-    handlers: HashSet<String>,
     providers: Vec<ProviderDef>,
     child: Mutex<Option<tokio::process::Child>>,
 }
@@ -146,25 +143,22 @@ impl NodeHost {
         let result: InitResult = answer
             .and_then(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
             .map_err(HostStartError::Start)?;
-        let mut result = result;
-        for loaded in &mut result.extensions {
-            if let Some(found) = options
+        {
+            let mut registry = connection.registry();
+            registry.sources = options
                 .extensions
                 .iter()
-                .find(|e| e.path.display().to_string() == loaded.path)
-            {
-                loaded.source_info = serde_json::to_value(&found.source_info).unwrap_or_default();
-            }
+                .map(|e| {
+                    (
+                        e.path.display().to_string(),
+                        serde_json::to_value(&e.source_info).unwrap_or_default(),
+                    )
+                })
+                .collect();
+            registry.set(result.extensions);
         }
-        let handlers = result
-            .extensions
-            .iter()
-            .flat_map(|e| e.handlers.iter().cloned())
-            .collect();
         let host = Arc::new(Self {
             connection,
-            loaded: result.extensions,
-            handlers,
             providers: result.providers,
             child: Mutex::new(Some(child)),
         });
@@ -190,7 +184,7 @@ fn describe(status: std::io::Result<std::process::ExitStatus>) -> String {
 
 impl ExtensionBackend for NodeHost {
     fn extensions(&self) -> Vec<LoadedExtension> {
-        self.loaded.clone()
+        self.connection.registry().loaded.clone()
     }
 
     fn providers(&self) -> Vec<ProviderDef> {
@@ -198,7 +192,7 @@ impl ExtensionBackend for NodeHost {
     }
 
     fn has_handlers(&self, kind: &str) -> bool {
-        self.handlers.contains(kind)
+        self.connection.registry().handlers.contains(kind)
     }
 
     fn bind(&self, binding: ExtensionBinding) {
@@ -325,5 +319,23 @@ impl ExtensionBackend for NodeHost {
 
     fn is_alive(&self) -> bool {
         self.connection.is_alive()
+    }
+
+    fn call<'a>(
+        &'a self,
+        kind: &'a str,
+        fields: Value,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        Box::pin(async move {
+            self.connection.sync_state();
+            self.connection
+                .request(Self::frame(kind, fields), None, None)
+                .await
+                .map_err(BackendError)
+        })
+    }
+
+    fn notify(&self, kind: &str, fields: Value) {
+        self.connection.notify(Value::Object(Self::frame(kind, fields)));
     }
 }

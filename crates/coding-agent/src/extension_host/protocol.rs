@@ -41,6 +41,11 @@ pub enum HostFrame {
     },
     /// A handler threw.
     ExtensionError(ExtensionErrorInfo),
+    /// Extensions registered something after loading: the whole current list.
+    Registrations {
+        #[serde(default)]
+        extensions: Vec<LoadedExtension>,
+    },
     /// A diagnostic of the host itself.
     Log {
         #[serde(default)]

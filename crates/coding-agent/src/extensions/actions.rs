@@ -95,11 +95,17 @@ pub enum ExtensionAction {
         id: Option<String>,
     },
     WaitForIdle {},
-    /// → `{cancelled}`.
+    /// → `{cancelled}`. `setup_entries` are what the extension's `setup` appended.
     #[serde(rename_all = "camelCase")]
     NewSession {
         #[serde(default)]
         parent_session: Option<String>,
+        #[serde(default)]
+        setup_entries: Option<Vec<Value>>,
+    },
+    /// → the provider's key, or null; only for extensions that ask.
+    GetApiKeyForProvider {
+        provider: String,
     },
     /// → `{cancelled}`.
     #[serde(rename_all = "camelCase")]
@@ -151,8 +157,13 @@ pub trait ExtensionActions: Send + Sync {
 
     /// The state the host mirrors for the synchronous getters, as the `state` frame's
     /// fields (see `extension-host/PROTOCOL.md`). `entries_from` is how many session
-    /// entries the mirror already holds (`None`: send the whole session).
-    fn snapshot(&self, entries_from: Option<(String, usize)>) -> StateSnapshot;
+    /// entries the mirror already holds (`None`: send the whole session); tools, commands
+    /// and models are left out when `known_generation` is current.
+    fn snapshot(
+        &self,
+        entries_from: Option<(String, usize)>,
+        known_generation: Option<u64>,
+    ) -> StateSnapshot;
 }
 
 /// The mirrored state.
@@ -164,12 +175,23 @@ pub struct StateSnapshot {
     pub is_idle: bool,
     pub has_pending_messages: bool,
     pub active_tools: Vec<String>,
-    pub all_tools: Value,
-    pub commands: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub all_tools: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commands: Option<Value>,
     pub system_prompt: String,
     pub context_usage: Value,
     pub session: SessionMirror,
-    pub models: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub models: Option<Value>,
+    pub cwd: String,
+    /// Changes whenever `allTools`, `commands` or `models` may have changed.
+    #[serde(skip)]
+    pub generation: u64,
+    /// Mode-owned fields (interactive: `terminal`, `editorText`, `toolsExpanded`,
+    /// `themeName`, `footer`).
+    #[serde(flatten)]
+    pub ui: serde_json::Map<String, Value>,
 }
 
 /// The session part of the mirror.

@@ -104,6 +104,19 @@ pub trait ExtensionBackend: Send + Sync {
         Box::pin(async {})
     }
 
+    /// A request of the host protocol outside the typed ones (component rendering, …);
+    /// only the node host answers.
+    fn call<'a>(
+        &'a self,
+        _kind: &'a str,
+        _fields: Value,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        Box::pin(async { Err(BackendError("not supported by this backend".into())) })
+    }
+
+    /// A notification of the host protocol (component disposal, focus, …).
+    fn notify(&self, _kind: &str, _fields: Value) {}
+
     /// Whether it still runs (false after the host died).
     fn is_alive(&self) -> bool {
         true

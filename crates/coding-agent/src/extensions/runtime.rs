@@ -214,6 +214,25 @@ impl ExtensionRuntime {
             .any(|e| e.message_renderers.iter().any(|r| r == custom_type))
     }
 
+    /// A host protocol request to the node host (component rendering and the like);
+    /// `None` without a host or when it failed.
+    pub async fn host_call(&self, kind: &str, fields: Value) -> Option<Value> {
+        for backend in &self.backends {
+            match backend.call(kind, fields.clone()).await {
+                Ok(value) => return Some(value),
+                Err(_) => continue,
+            }
+        }
+        None
+    }
+
+    /// A host protocol notification to every backend that takes them.
+    pub fn host_notify(&self, kind: &str, fields: Value) {
+        for backend in &self.backends {
+            backend.notify(kind, fields.clone());
+        }
+    }
+
     /// Stops every backend.
     pub async fn shutdown(&self) {
         for backend in &self.backends {
@@ -505,11 +524,26 @@ impl ExtensionRuntime {
             };
             match backend.dispatch(&event, cancel.clone()).await {
                 Ok(Some(answer)) => {
-                    if let Some(m) = answer.get("message")
-                        && let Ok(parsed) = serde_json::from_value::<AgentMessage>(m.clone())
-                        && parsed.role() == message.role()
-                    {
+                    let Some(parsed) = answer
+                        .get("message")
+                        .and_then(|m| serde_json::from_value::<AgentMessage>(m.clone()).ok())
+                    else {
+                        continue;
+                    };
+                    if parsed.role() == message.role() {
                         current = Some(parsed);
+                    } else {
+                        self.report_error(ExtensionErrorInfo {
+                            extension_path: backend
+                                .extensions()
+                                .first()
+                                .map(|e| e.path.clone())
+                                .unwrap_or_default(),
+                            event: "message_end".into(),
+                            error: "message_end handlers must return a message with the same role"
+                                .into(),
+                            stack: None,
+                        });
                     }
                 }
                 Ok(None) => {}

@@ -40,13 +40,17 @@ pub enum UiDialog {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prefill: Option<String>,
     },
-    /// A component drawn by the extension host (`ctx.ui.custom`); → the `done` value.
+    /// A component drawn by the extension host (`ctx.ui.custom`); answered when it is
+    /// no longer shown.
+    #[serde(rename_all = "camelCase")]
     Custom {
         component_id: u64,
         #[serde(default)]
         overlay: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         overlay_options: Option<Value>,
+        #[serde(default)]
+        wants_key_release: bool,
     },
 }
 
@@ -146,6 +150,48 @@ pub enum UiNotice {
         #[serde(default)]
         value: Value,
     },
+    /// A custom editor (`setEditorComponent`) submitted its text.
+    #[serde(rename = "editorSubmit", rename_all = "camelCase")]
+    EditorSubmit { component_id: u64, text: String },
+    /// A custom editor's text changed.
+    #[serde(rename = "editorChange", rename_all = "camelCase")]
+    EditorChange { component_id: u64, text: String },
+    /// A custom editor asks for an app action (`app.interrupt`, `app.exit`, …).
+    #[serde(rename = "editorAction", rename_all = "camelCase")]
+    EditorAction { component_id: u64, action: String },
+    /// `tui.showOverlay(component, options)` of a host component.
+    #[serde(rename = "showOverlay", rename_all = "camelCase")]
+    ShowOverlay {
+        component_id: u64,
+        #[serde(default)]
+        parent_component_id: Option<u64>,
+        #[serde(default)]
+        overlay_options: Option<Value>,
+    },
+    /// `tui.hideOverlay()`: hides the topmost overlay.
+    #[serde(rename = "hideOverlay", rename_all = "camelCase")]
+    HideOverlay {
+        #[serde(default)]
+        parent_component_id: Option<u64>,
+    },
+    /// An OverlayHandle call: `hide`, `setHidden`, `setVisible`, `focus`, `unfocus`.
+    #[serde(rename = "overlay", rename_all = "camelCase")]
+    Overlay { component_id: u64, action: String },
+    /// `tui.setFocus(component | null)`.
+    #[serde(rename = "setFocus", rename_all = "camelCase")]
+    SetFocus {
+        #[serde(default)]
+        component_id: Option<u64>,
+    },
+    /// `tui.stop()`: hand the terminal to a child process.
+    #[serde(rename = "tuiStop")]
+    TuiStop {},
+    /// `tui.start()`: take the terminal back.
+    #[serde(rename = "tuiStart")]
+    TuiStart {},
+    /// Whether keys go to the host first (`terminal_input`).
+    #[serde(rename = "setTerminalInputListening")]
+    SetTerminalInputListening { active: bool },
 }
 
 /// Draws components that live in the extension host (interactive mode).
@@ -212,6 +258,35 @@ mod tests {
         let parsed: UiNotice =
             serde_json::from_str(r#"{"method":"set_editor_text","text":"x"}"#).unwrap();
         assert_eq!(parsed, UiNotice::SetEditorText { text: "x".into() });
+    }
+
+    #[test]
+    fn interactive_notices_parse() {
+        let parse = |json: &str| serde_json::from_str::<UiNotice>(json).unwrap();
+        assert_eq!(
+            parse(r#"{"method":"editorSubmit","componentId":3,"text":"hi"}"#),
+            UiNotice::EditorSubmit {
+                component_id: 3,
+                text: "hi".into()
+            }
+        );
+        assert_eq!(
+            parse(r#"{"method":"showOverlay","componentId":4,"parentComponentId":2}"#),
+            UiNotice::ShowOverlay {
+                component_id: 4,
+                parent_component_id: Some(2),
+                overlay_options: None
+            }
+        );
+        assert_eq!(parse(r#"{"method":"tuiStop"}"#), UiNotice::TuiStop {});
+        assert_eq!(
+            parse(r#"{"method":"setFocus","componentId":null}"#),
+            UiNotice::SetFocus { component_id: None }
+        );
+        assert_eq!(
+            parse(r#"{"method":"setTerminalInputListening","active":true}"#),
+            UiNotice::SetTerminalInputListening { active: true }
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests.
 
+pub mod ext_host;
 pub mod rpc;
 pub mod tmux;

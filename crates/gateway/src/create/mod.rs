@@ -11,7 +11,10 @@ use tokio_util::sync::CancellationToken;
 
 use pi_agent_core::AgentTool;
 use pi_ai::{Model, ThinkingLevel};
-use pi_coding_agent::agent_session::{AgentSession, AgentSessionConfig};
+use pi_coding_agent::agent_session::{AgentSession, AgentSessionConfig, ExtensionSetup};
+use pi_coding_agent::extensions::{
+    Extension, ExtensionBackend, ExtensionErrorInfo, ExtensionRuntime, NoUi, RustBackend,
+};
 use pi_coding_agent::config::settings_store::SettingsStore;
 use pi_coding_agent::model_registry::ModelRegistry;
 use pi_coding_agent::modes::system_prompt::{self, ContextFile, PromptInputs};
@@ -91,6 +94,9 @@ pub struct SessionParams {
     /// Cancelling it aborts the session's run and refuses further tool calls.
     pub cancel: CancellationToken,
     pub on_event: Option<EventCallback>,
+    /// In-process Rust extensions: their hooks see every event, their tools join layer 1
+    /// (and so pass the same policy as the embedding code's tools).
+    pub extensions: Vec<Arc<dyn Extension>>,
 }
 
 /// A created session.
@@ -147,7 +153,20 @@ pub fn create_agent_session(params: SessionParams) -> Result<CreatedSession, Cre
         prompt_mode,
         cancel,
         on_event,
+        extensions,
     } = params;
+    let runtime = Arc::new(ExtensionRuntime::new(
+        extensions
+            .into_iter()
+            .map(|ext| Arc::new(RustBackend::new(ext, cwd.clone())) as Arc<dyn ExtensionBackend>)
+            .collect(),
+        Vec::new(),
+    ));
+    let mut custom_tools = custom_tools;
+    for tool in runtime.tools() {
+        custom_tools.retain(|t| t.name() != tool.name());
+        custom_tools.push(tool);
+    }
     let bash = bash_options(&settings.get());
     let sandbox = tool_options.sandbox.map(|config| {
         Arc::new(LandlockSandbox::new(config, &cwd, bash.clone()))
@@ -212,10 +231,29 @@ pub fn create_agent_session(params: SessionParams) -> Result<CreatedSession, Cre
         prompt_templates: resources.templates,
         skills: resources.skills,
         api_key: None,
-        extensions: Default::default(),
+        extensions: ExtensionSetup {
+            runtime: runtime.clone(),
+            ..ExtensionSetup::default()
+        },
     });
     if let Some(callback) = on_event {
         session.subscribe(move |event| callback(event));
+    }
+    if !runtime.is_empty()
+        && let Ok(handle) = tokio::runtime::Handle::try_current()
+    {
+        let session = session.clone();
+        handle.spawn(async move {
+            session
+                .bind_extensions(
+                    Arc::new(NoUi),
+                    Arc::new(|error: ExtensionErrorInfo| {
+                        eprintln!("Extension error ({}): {}", error.extension_path, error.error);
+                    }),
+                    Arc::new(|| {}),
+                )
+                .await;
+        });
     }
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         let cancel = cancel.clone();

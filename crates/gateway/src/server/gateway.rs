@@ -48,6 +48,8 @@ pub struct GatewayConfig {
     pub shutdown_grace: Duration,
     /// Tools the client binding of a principal injects into its sessions (layer 4).
     pub channel_tools: HashMap<String, Vec<ChannelTool>>,
+    /// In-process Rust extensions every session runs.
+    pub extensions: Vec<Arc<dyn pi_coding_agent::extensions::Extension>>,
 }
 
 impl std::fmt::Debug for GatewayConfig {
@@ -72,6 +74,7 @@ impl GatewayConfig {
             outbound_buffer: 16384,
             shutdown_grace: Duration::from_secs(10),
             channel_tools: HashMap::new(),
+            extensions: Vec::new(),
         }
     }
 
@@ -557,6 +560,7 @@ impl Gateway {
             prompt_mode: file.prompt_mode,
             cancel: self.closing.child_token(),
             on_event: None,
+            extensions: self.config.extensions.clone(),
         })
         .map_err(|e| ApiError::invalid(e.to_string()))?;
         for warning in &created.pipeline.warnings {

@@ -228,6 +228,7 @@ async fn execute(
             session
                 .perform_extension_action(crate::extensions::ExtensionAction::NewSession {
                     parent_session,
+                    setup_entries: None,
                 })
                 .await
                 .map_err(SessionOpError)?,

@@ -1,0 +1,96 @@
+/**
+ * The host's shared objects (`core`), and `init`: set up mode, state, theme and UI, load
+ * the extensions, answer with what they registered, then bind the runtime so actions
+ * reach pi.
+ */
+import { createEventBus } from "./event-bus.mjs";
+import { loadExtensions } from "./loader.mjs";
+import { createModelRegistry } from "./model-registry.mjs";
+import { preloadSpecs } from "./modules.mjs";
+import { preloadAll, supportsRequireEsm } from "./native.mjs";
+import { Registry } from "./registry.mjs";
+import { Runtime } from "./runtime.mjs";
+import { StateMirror } from "./state.mjs";
+import { BashOperations } from "./bash-operations.mjs";
+import { runShortcutForKey } from "./commands.mjs";
+import { configureTheme } from "./theme.mjs";
+import { ComponentTable } from "./ui/components.mjs";
+import { createInteractiveUI } from "./ui/interactive.mjs";
+import { createNoopUI } from "./ui/noop.mjs";
+import { createRpcUI } from "./ui/rpc.mjs";
+import { TerminalInput } from "./ui/terminal-input.mjs";
+
+export function createCore(channel) {
+	const state = new StateMirror();
+	const registry = new Registry();
+	const runtime = new Runtime({ channel, state, registry });
+	const send = (method, params) => channel.notify("ui", { method, params });
+	const terminalInput = new TerminalInput(send);
+	const core = {
+		channel,
+		state,
+		registry,
+		runtime,
+		mode: "print",
+		hasUI: false,
+		ui: createNoopUI(),
+		eventBus: createEventBus(),
+		terminalInput,
+		components: new ComponentTable({ channel, state, terminalInput }),
+		bashOperations: new BashOperations(),
+		modelRegistry: createModelRegistry({ state, channel, runtime }),
+		initialised: false,
+		loadTimings: [],
+	};
+	registry.onChange = (extensions) => channel.notify("registrations", { extensions });
+	channel.beforeResponse = () => registry.flush();
+	return core;
+}
+
+/** Handle `init`: returns the init answer. */
+export async function initialise(core, frame) {
+	if (core.initialised) throw new Error("Extension host already initialised");
+	core.initialised = true;
+	const mode = frame.mode ?? "print";
+	core.mode = mode;
+	if (frame.agentDir) process.env.PI_CODING_AGENT_DIR = frame.agentDir;
+	core.state.apply(frame.state ?? {});
+	if (frame.cwd) core.state.cwd = frame.cwd;
+	if (!core.state.session.cwd) core.state.session.cwd = core.state.cwd;
+	configureTheme({ name: frame.themeName ?? core.state.themeName ?? "dark", color: mode === "interactive" });
+	core.state.onChange((update) => {
+		if (update.themeName) configureTheme({ name: update.themeName });
+	});
+	if (mode === "rpc") {
+		core.ui = createRpcUI(core.channel);
+		core.hasUI = true;
+	} else if (mode === "interactive") {
+		core.ui = createInteractiveUI({
+			channel: core.channel,
+			state: core.state,
+			components: core.components,
+			terminalInput: core.terminalInput,
+			runShortcutFor: (data) => runShortcutForKey(core, data),
+		});
+		core.hasUI = true;
+	}
+	for (const [name, value] of Object.entries(frame.flagValues ?? {})) core.runtime.flagValues.set(name, value);
+	if (!supportsRequireEsm) {
+		await preloadAll(preloadSpecs(), ["index.js", "modes/interactive/theme/theme.js", "core/keybindings.js", "core/session-manager.js"]);
+	}
+	const { errors, timings } = await loadExtensions(frame.extensions ?? [], core);
+	core.loadTimings = timings;
+	const result = {
+		extensions: core.registry.describe(),
+		errors,
+		conflicts: core.registry.conflicts(),
+		providers: core.runtime.takePendingProviders(),
+	};
+	core.runtime.bind();
+	return result;
+}
+
+/** Handle the `flags` notification: the final flag values after pi parsed its command line. */
+export function applyFlags(core, values) {
+	for (const [name, value] of Object.entries(values ?? {})) core.runtime.flagValues.set(name, value);
+}

@@ -1,0 +1,78 @@
+/**
+ * Routing of pi's frames to the host's handlers.
+ *
+ * Requests that run extension code get an AbortController, kept by request id until the
+ * handler settles, so pi's `cancel {id}` can abort `ctx.signal` / the tool's signal.
+ */
+import { commandCompletions, runCommand, runShortcut } from "./commands.mjs";
+import { applyFlags, initialise } from "./core.mjs";
+import { streamProvider } from "./providers.mjs";
+import { dispatchEvent } from "./runner.mjs";
+import { disposeToolRender, executeTool, prepareToolArguments, renderMessage, renderTool } from "./tools.mjs";
+
+/** Request handlers: (core, frame, signal) => result. */
+const REQUESTS = {
+	init: (core, frame) => initialise(core, frame),
+	event: (core, frame, signal) => dispatchEvent(core, frame.event ?? {}, signal),
+	tool_execute: executeTool,
+	tool_prepare: prepareToolArguments,
+	tool_render: renderTool,
+	message_render: renderMessage,
+	command: runCommand,
+	command_completions: commandCompletions,
+	shortcut: runShortcut,
+	component_render: (core, frame) => core.components.render(frame.componentId, frame.width ?? 80),
+	component_input: (core, frame) => {
+		core.components.input(frame.componentId, frame.data ?? "");
+		return null;
+	},
+	terminal_input: (core, frame) => core.terminalInput.handle(frame.data ?? ""),
+	provider_stream: streamProvider,
+	bash_exec: (core, frame, signal) => core.bashOperations.exec(core, frame, signal),
+	ping: () => ({ pong: true, rss: process.memoryUsage().rss }),
+	stats: (core) => {
+		const cpu = process.cpuUsage();
+		return { rss: process.memoryUsage().rss, cpuMs: Math.round((cpu.user + cpu.system) / 1000), loadTimings: core.loadTimings };
+	},
+};
+
+/** Notification handlers: (core, frame) => void. */
+const NOTIFICATIONS = {
+	state: (core, frame) => core.state.apply(frame),
+	flags: (core, frame) => applyFlags(core, frame.values),
+	component_dispose: (core, frame) => core.components.dispose(frame.componentId),
+	component_focus: (core, frame) => core.components.focus(frame.componentId, frame.focused !== false),
+	component_invalidate: (core, frame) => core.components.invalidate(frame.componentId),
+	tool_render_dispose: (core, frame) => disposeToolRender(core, frame.toolCallId),
+};
+
+export function createDispatcher(core, { onShutdown }) {
+	const controllers = new Map();
+	return {
+		async onRequest(frame) {
+			const handler = REQUESTS[frame.type];
+			if (!handler) throw new Error(`Unknown request type: ${frame.type}`);
+			if (frame.type !== "init" && !core.initialised) throw new Error("Extension host not initialised");
+			const controller = new AbortController();
+			controllers.set(frame.id, controller);
+			try {
+				return await handler(core, frame, controller.signal);
+			} finally {
+				controllers.delete(frame.id);
+			}
+		},
+		onNotification(frame) {
+			if (frame.type === "cancel") {
+				controllers.get(frame.id)?.abort();
+				return;
+			}
+			if (frame.type === "shutdown") {
+				onShutdown();
+				return;
+			}
+			const handler = NOTIFICATIONS[frame.type];
+			if (handler) handler(core, frame);
+			else core.channel.log(`unknown notification type: ${frame.type}`);
+		},
+	};
+}

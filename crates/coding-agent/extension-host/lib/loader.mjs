@@ -1,0 +1,83 @@
+/**
+ * Loading extensions: one shared jiti instance (TypeScript without a build step, with an
+ * on-disk transform cache), the host-provided packages as lazy virtual modules, and each
+ * extension's default export awaited as its factory with its own `pi` object.
+ *
+ * Like pi 0.73.1 the module cache is off (`moduleCache: false`): every extension evaluates
+ * its own copy of its files and npm dependencies, so one extension's module state never
+ * leaks into another's. Errors use pi's messages ("Failed to load extension: ...",
+ * "Extension does not export a valid factory function: ...").
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createJiti } from "jiti";
+import { createExtensionAPI } from "./api.mjs";
+import { createVirtualModules } from "./modules.mjs";
+import { createExtensionRecord } from "./registry.mjs";
+
+const hostDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+let sharedJiti;
+
+/** The jiti cache folder: `PI_EXT_HOST_CACHE`, else the host's node_modules/.cache/jiti. */
+function cacheDir() {
+	if (process.env.PI_EXT_HOST_CACHE) return process.env.PI_EXT_HOST_CACHE;
+	const modules = path.join(hostDir, "node_modules");
+	return fs.existsSync(modules) ? path.join(modules, ".cache", "jiti") : true;
+}
+
+export function getJiti() {
+	sharedJiti ??= createJiti(import.meta.url, {
+		moduleCache: process.env.PI_EXT_HOST_MODULE_CACHE === "1",
+		fsCache: cacheDir(),
+		virtualModules: createVirtualModules(),
+	});
+	return sharedJiti;
+}
+
+/** pi's path normalisation: unicode spaces, `~`, relative to cwd. */
+export function resolveExtensionPath(extPath, cwd) {
+	const normalized = extPath.replace(/[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g, " ");
+	let expanded = normalized;
+	if (normalized.startsWith("~/")) expanded = path.join(os.homedir(), normalized.slice(2));
+	else if (normalized.startsWith("~")) expanded = path.join(os.homedir(), normalized.slice(1));
+	return path.isAbsolute(expanded) ? expanded : path.resolve(cwd, expanded);
+}
+
+/**
+ * Load one extension; returns `{extension}` or `{error}`.
+ * @param {{path: string, source?: string, baseDir?: string, sourceInfo?: object}} info
+ * @param {object} core
+ */
+export async function loadExtension(info, core) {
+	const resolvedPath = resolveExtensionPath(info.path, core.state.cwd);
+	try {
+		const factory = await getJiti().import(resolvedPath, { default: true });
+		if (typeof factory !== "function") {
+			return { error: `Extension does not export a valid factory function: ${info.path}` };
+		}
+		const extension = createExtensionRecord(info, resolvedPath);
+		const api = createExtensionAPI(extension, core.runtime, { cwd: () => core.state.cwd, eventBus: core.eventBus });
+		await factory(api);
+		return { extension };
+	} catch (err) {
+		const message = err instanceof Error ? err.message : String(err);
+		return { error: `Failed to load extension: ${message}` };
+	}
+}
+
+/** Load extensions in order; the ones that fail are reported and skipped. */
+export async function loadExtensions(infos, core) {
+	const errors = [];
+	const timings = [];
+	for (const info of infos) {
+		const started = performance.now();
+		const { extension, error } = await loadExtension(info, core);
+		timings.push({ path: info.path, ms: Math.round(performance.now() - started) });
+		if (error) errors.push({ path: info.path, error });
+		else core.registry.add(extension);
+	}
+	return { errors, timings };
+}

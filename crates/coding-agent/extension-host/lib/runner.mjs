@@ -1,0 +1,214 @@
+/**
+ * Event dispatch: runs every handler of an event (extensions in load order, handlers in
+ * registration order) and combines their results with pi 0.73.1's runner rules.
+ *
+ * One `event` request from pi = one call here, whose return value is the JSON answer
+ * (`null` when there is nothing to report). Handler errors become `extension_error`
+ * notifications and dispatch goes on, except in `tool_call`, where an error blocks the tool.
+ */
+import { createContext } from "./context.mjs";
+
+const SESSION_BEFORE = new Set(["session_before_switch", "session_before_fork", "session_before_compact", "session_before_tree"]);
+const WITH_SIGNAL = new Set(["session_before_compact", "session_before_tree"]);
+
+/**
+ * @param {object} core
+ * @param {{type: string}} event the payload pi built
+ * @param {AbortSignal} signal aborted by pi's `cancel`
+ */
+export async function dispatchEvent(core, event, signal) {
+	if (WITH_SIGNAL.has(event.type)) event.signal = signal;
+	const ctx = createContext(core, { signal });
+	const run = RULES[event.type] ?? (SESSION_BEFORE.has(event.type) ? emitSessionBefore : emitPlain);
+	return run(core, event, ctx, signal);
+}
+
+function reportError(core, ext, eventType, err) {
+	core.runtime.emitError({
+		extensionPath: ext.path,
+		event: eventType,
+		error: err instanceof Error ? err.message : String(err),
+		stack: err instanceof Error ? err.stack : undefined,
+	});
+}
+
+/** Run each handler with `makeEvent()` and feed its result to `onResult`; stop when it returns true. */
+async function each(core, type, makeEvent, ctx, onResult) {
+	for (const { ext, handler } of core.registry.handlersFor(type)) {
+		try {
+			const result = await handler(makeEvent(), ctx);
+			if (onResult(result, ext) === true) return true;
+		} catch (err) {
+			reportError(core, ext, type, err);
+		}
+	}
+	return false;
+}
+
+async function emitPlain(core, event, ctx) {
+	await each(core, event.type, () => event, ctx, () => false);
+	return null;
+}
+
+async function emitSessionBefore(core, event, ctx) {
+	let result = null;
+	await each(core, event.type, () => event, ctx, (handlerResult) => {
+		if (!handlerResult) return false;
+		result = handlerResult;
+		return Boolean(handlerResult.cancel);
+	});
+	return result;
+}
+
+async function emitToolCall(core, event, ctx) {
+	for (const { handler } of core.registry.handlersFor("tool_call")) {
+		let handlerResult;
+		try {
+			handlerResult = await handler(event, ctx);
+		} catch (err) {
+			const reason = err instanceof Error ? err.message : `Extension failed, blocking execution: ${String(err)}`;
+			return { block: true, reason, input: event.input };
+		}
+		if (handlerResult?.block) {
+			return { block: true, ...(handlerResult.reason !== undefined ? { reason: handlerResult.reason } : {}), input: event.input };
+		}
+	}
+	return { block: false, input: event.input };
+}
+
+async function emitToolResult(core, event, ctx) {
+	const current = { ...event };
+	let modified = false;
+	await each(core, "tool_result", () => current, ctx, (r) => {
+		if (!r) return false;
+		for (const key of ["content", "details", "isError"]) {
+			if (r[key] !== undefined) {
+				current[key] = r[key];
+				modified = true;
+			}
+		}
+		return false;
+	});
+	return modified ? { content: current.content, details: current.details, isError: current.isError } : null;
+}
+
+async function emitMessageEnd(core, event, ctx) {
+	let message = event.message;
+	let modified = false;
+	await each(core, "message_end", () => ({ ...event, message }), ctx, (r, ext) => {
+		if (!r?.message) return false;
+		if (r.message.role !== message.role) {
+			core.runtime.emitError({
+				extensionPath: ext.path,
+				event: "message_end",
+				error: "message_end handlers must return a message with the same role",
+			});
+			return false;
+		}
+		message = r.message;
+		modified = true;
+		return false;
+	});
+	return modified ? { message } : null;
+}
+
+async function emitContext(core, event, ctx) {
+	let messages = structuredClone(event.messages ?? []);
+	await each(core, "context", () => ({ type: "context", messages }), ctx, (r) => {
+		if (r?.messages) messages = r.messages;
+		return false;
+	});
+	return { messages };
+}
+
+async function emitBeforeProviderRequest(core, event, ctx) {
+	let payload = event.payload;
+	await each(core, "before_provider_request", () => ({ type: "before_provider_request", payload }), ctx, (r) => {
+		if (r !== undefined) payload = r;
+		return false;
+	});
+	return { payload };
+}
+
+async function emitBeforeAgentStart(core, event, baseCtx, signal) {
+	let systemPrompt = event.systemPrompt;
+	const ctx = createContext(core, { signal, getSystemPrompt: () => systemPrompt });
+	const messages = [];
+	let promptModified = false;
+	const makeEvent = () => ({
+		type: "before_agent_start",
+		prompt: event.prompt,
+		images: event.images,
+		systemPrompt,
+		systemPromptOptions: event.systemPromptOptions,
+	});
+	await each(core, "before_agent_start", makeEvent, ctx, (r) => {
+		if (!r) return false;
+		if (r.message) messages.push(r.message);
+		if (r.systemPrompt !== undefined) {
+			systemPrompt = r.systemPrompt;
+			promptModified = true;
+		}
+		return false;
+	});
+	if (messages.length === 0 && !promptModified) return null;
+	return {
+		...(messages.length > 0 ? { messages } : {}),
+		...(promptModified ? { systemPrompt } : {}),
+	};
+}
+
+async function emitResourcesDiscover(core, event, ctx) {
+	const out = { skillPaths: [], promptPaths: [], themePaths: [] };
+	await each(core, "resources_discover", () => ({ type: "resources_discover", cwd: event.cwd, reason: event.reason }), ctx, (r, ext) => {
+		for (const key of ["skillPaths", "promptPaths", "themePaths"]) {
+			if (r?.[key]?.length) out[key].push(...r[key].map((path) => ({ path, extensionPath: ext.path })));
+		}
+		return false;
+	});
+	return out;
+}
+
+async function emitUserBash(core, event, ctx) {
+	let result = null;
+	await each(core, "user_bash", () => event, ctx, (r) => {
+		if (!r) return false;
+		result = core.bashOperations ? core.bashOperations.describe(r) : r;
+		return true;
+	});
+	return result;
+}
+
+async function emitInput(core, event, ctx) {
+	let text = event.text;
+	let images = event.images;
+	let handled = false;
+	await each(core, "input", () => ({ type: "input", text, images, source: event.source }), ctx, (r) => {
+		if (r?.action === "handled") {
+			handled = true;
+			return true;
+		}
+		if (r?.action === "transform") {
+			text = r.text;
+			images = r.images ?? images;
+		}
+		return false;
+	});
+	if (handled) return { action: "handled" };
+	if (text !== event.text || images !== event.images) {
+		return { action: "transform", text, ...(images !== undefined ? { images } : {}) };
+	}
+	return { action: "continue" };
+}
+
+const RULES = {
+	tool_call: emitToolCall,
+	tool_result: emitToolResult,
+	message_end: emitMessageEnd,
+	context: emitContext,
+	before_provider_request: emitBeforeProviderRequest,
+	before_agent_start: emitBeforeAgentStart,
+	resources_discover: emitResourcesDiscover,
+	user_bash: emitUserBash,
+	input: emitInput,
+};

@@ -1,0 +1,178 @@
+/**
+ * The shared extension runtime: what every extension's `pi` object delegates its actions to.
+ *
+ * Until pi has answered `init` (i.e. while factories run) the action methods throw pi's
+ * "Extension runtime not initialized" error and `registerProvider` queues, exactly as the
+ * TypeScript loader's stubs do. After `bind()` the actions become requests to pi. Actions
+ * that are fire-and-forget in the TypeScript pi stay so here: their failures become
+ * `extension_error` notifications from `<runtime>`. Synchronous getters read the state mirror.
+ */
+
+const NOT_INITIALIZED = "Extension runtime not initialized. Action methods cannot be called during extension loading.";
+
+function notInitialized() {
+	throw new Error(NOT_INITIALIZED);
+}
+
+export class Runtime {
+	/**
+	 * @param {{channel: import("./channel.mjs").Channel, state: import("./state.mjs").StateMirror, registry: import("./registry.mjs").Registry}} deps
+	 */
+	constructor({ channel, state, registry }) {
+		this.channel = channel;
+		this.state = state;
+		this.registry = registry;
+		this.bound = false;
+		/** @type {Map<string, boolean|string>} */
+		this.flagValues = new Map();
+		this.pendingProviderRegistrations = [];
+	}
+
+	/** Called once pi has the init answer: actions go to pi from now on. */
+	bind() {
+		this.bound = true;
+	}
+
+	emitError(error) {
+		this.channel.notify("extension_error", {
+			extensionPath: error.extensionPath,
+			event: error.event,
+			error: error.error,
+			...(error.stack ? { stack: error.stack } : {}),
+		});
+	}
+
+	/** Send an action request whose result nobody awaits; failures become extension_error. */
+	fireAndForget(method, params, event) {
+		this.channel.request(method, params).catch((err) => {
+			this.emitError({ extensionPath: "<runtime>", event, error: err instanceof Error ? err.message : String(err) });
+		});
+	}
+
+	guard() {
+		if (!this.bound) notInitialized();
+	}
+
+	sendMessage(message, options) {
+		this.guard();
+		this.fireAndForget("sendMessage", { message, options: options ?? {} }, "send_message");
+	}
+
+	sendUserMessage(content, options) {
+		this.guard();
+		this.fireAndForget("sendUserMessage", { content, options: options ?? {} }, "send_user_message");
+	}
+
+	appendEntry(customType, data) {
+		this.guard();
+		this.fireAndForget("appendEntry", { customType, data }, "append_entry");
+	}
+
+	setSessionName(name) {
+		this.guard();
+		this.state.session.pendingName = String(name);
+		this.fireAndForget("setSessionName", { name }, "set_session_name");
+	}
+
+	getSessionName() {
+		this.guard();
+		return this.state.session.getSessionName();
+	}
+
+	setLabel(entryId, label) {
+		this.guard();
+		const session = this.state.session;
+		if (session.byId.has(entryId)) {
+			if (label) session.labelsById.set(entryId, label);
+			else session.labelsById.delete(entryId);
+		}
+		this.fireAndForget("setLabel", { entryId, label: label ?? null }, "set_label");
+	}
+
+	getActiveTools() {
+		this.guard();
+		return [...this.state.activeTools];
+	}
+
+	getAllTools() {
+		this.guard();
+		return this.state.allTools.map((tool) => ({ ...tool }));
+	}
+
+	setActiveTools(toolNames) {
+		this.guard();
+		this.state.setActiveToolsLocally(toolNames);
+		this.fireAndForget("setActiveTools", { toolNames }, "set_active_tools");
+	}
+
+	/** registerTool after load: pi learns the new tool from the `registrations` notification. */
+	refreshTools() {
+		if (this.bound) this.registry.changed();
+	}
+
+	getCommands() {
+		this.guard();
+		const fromExtensions = this.registry.resolveCommands().map((command) => ({
+			name: command.invocationName,
+			description: command.description,
+			source: "extension",
+			sourceInfo: command.sourceInfo,
+		}));
+		const others = this.state.commands.filter((command) => command.source !== "extension");
+		return [...fromExtensions, ...others];
+	}
+
+	setModel(model) {
+		if (!this.bound) return Promise.reject(new Error("Extension runtime not initialized"));
+		if (!model) return Promise.resolve(false);
+		return this.channel.request("setModel", { provider: model.provider, id: model.id }).then((ok) => ok === true);
+	}
+
+	getThinkingLevel() {
+		this.guard();
+		return this.state.thinkingLevel;
+	}
+
+	setThinkingLevel(level) {
+		this.guard();
+		this.state.thinkingLevel = level;
+		this.fireAndForget("setThinkingLevel", { level }, "set_thinking_level");
+	}
+
+	registerProvider(name, config, extensionPath = "<unknown>") {
+		this.registry.setProvider(name, config, extensionPath);
+		if (!this.bound) {
+			this.pendingProviderRegistrations.push({ name, config, extensionPath });
+			return;
+		}
+		this.channel.request("registerProvider", { name, config: describeProviderConfig(config) }).catch((err) => {
+			this.emitError({ extensionPath, event: "register_provider", error: err instanceof Error ? err.message : String(err) });
+		});
+	}
+
+	unregisterProvider(name, extensionPath = "<unknown>") {
+		this.registry.deleteProvider(name);
+		if (!this.bound) {
+			this.pendingProviderRegistrations = this.pendingProviderRegistrations.filter((r) => r.name !== name);
+			return;
+		}
+		this.channel.request("unregisterProvider", { name }).catch((err) => {
+			this.emitError({ extensionPath, event: "unregister_provider", error: err instanceof Error ? err.message : String(err) });
+		});
+	}
+
+	/** The providers queued during loading, as reported in the init answer. */
+	takePendingProviders() {
+		const pending = this.pendingProviderRegistrations;
+		this.pendingProviderRegistrations = [];
+		return pending.map(({ name, config }) => ({ name, config: describeProviderConfig(config) }));
+	}
+}
+
+/** A provider config as JSON: functions dropped, their presence flagged. */
+export function describeProviderConfig(config) {
+	const plain = JSON.parse(JSON.stringify(config ?? {}, (_k, v) => (typeof v === "function" ? undefined : v)));
+	plain.hasStreamSimple = typeof config?.streamSimple === "function";
+	if (config?.oauth) plain.oauth = { name: config.oauth.name, hasModifyModels: typeof config.oauth.modifyModels === "function" };
+	return plain;
+}

@@ -1,0 +1,117 @@
+/**
+ * Extension tools on pi's request: `tool_execute` (execute with signal, streamed updates and
+ * a ctx), `tool_prepare` (prepareArguments) and, in interactive mode, `tool_render`
+ * (renderCall / renderResult as remote components).
+ *
+ * Renderer state follows pi's ToolExecutionComponent: one `state` object per tool call
+ * shared by its call and result renderers, and `lastComponent` = what the same renderer
+ * returned last time (returning it again keeps its componentId).
+ */
+import { createContext } from "./context.mjs";
+import { currentTheme } from "./theme.mjs";
+
+export async function executeTool(core, frame, signal) {
+	const found = core.registry.findTool(frame.toolName);
+	if (!found) throw new Error(`Tool ${frame.toolName} is not registered by any extension`);
+	const ctx = createContext(core, { signal });
+	const onUpdate = (partialResult) => {
+		core.channel.notify("tool_update", { id: frame.id, partialResult });
+	};
+	const result = await found.tool.execute(frame.toolCallId, frame.params ?? {}, signal, onUpdate, ctx);
+	return {
+		content: result?.content ?? [],
+		details: result?.details,
+		...(result?.terminate !== undefined ? { terminate: result.terminate } : {}),
+	};
+}
+
+export async function prepareToolArguments(core, frame) {
+	const found = core.registry.findTool(frame.toolName);
+	if (!found) throw new Error(`Tool ${frame.toolName} is not registered by any extension`);
+	if (typeof found.tool.prepareArguments !== "function") return frame.args;
+	return found.tool.prepareArguments(frame.args);
+}
+
+/** Per tool call: renderer state and the last components (by kind). */
+const renderSlots = new Map();
+
+/**
+ * `tool_render {toolName, toolCallId, kind: "call"|"result", args, result?, context}` →
+ * `{componentId}`, or null when the tool has no such renderer (pi draws its default).
+ * A renderer that throws makes pi fall back too (null), as in pi.
+ */
+export function renderTool(core, frame) {
+	const found = core.registry.findTool(frame.toolName);
+	const kind = frame.kind === "result" ? "result" : "call";
+	const renderer = kind === "call" ? found?.tool.renderCall : found?.tool.renderResult;
+	if (typeof renderer !== "function") return null;
+	let slot = renderSlots.get(frame.toolCallId);
+	if (!slot) {
+		slot = { state: {}, call: undefined, result: undefined };
+		renderSlots.set(frame.toolCallId, slot);
+	}
+	const info = frame.context ?? {};
+	const last = slot[kind];
+	const context = {
+		args: frame.args,
+		toolCallId: frame.toolCallId,
+		invalidate: () => {
+			const id = slot[kind]?.id;
+			if (id === undefined) return;
+			core.components.get(id)?.invalidate?.();
+			core.channel.notify("ui", { method: "requestRender", params: { componentId: id } });
+		},
+		lastComponent: last?.component,
+		state: slot.state,
+		cwd: core.state.cwd,
+		executionStarted: info.executionStarted === true,
+		argsComplete: info.argsComplete === true,
+		isPartial: info.isPartial !== false,
+		expanded: info.expanded === true,
+		showImages: info.showImages !== false,
+		isError: info.isError === true,
+	};
+	let component;
+	try {
+		component =
+			kind === "call"
+				? renderer(frame.args, currentTheme(), context)
+				: renderer(
+						{ content: frame.result?.content ?? [], details: frame.result?.details },
+						{ expanded: context.expanded, isPartial: context.isPartial },
+						currentTheme(),
+						context,
+					);
+	} catch {
+		component = undefined;
+	}
+	if (!component) {
+		if (last) core.components.dispose(last.id);
+		slot[kind] = undefined;
+		return null;
+	}
+	if (last && last.component !== component) core.components.dispose(last.id);
+	const id = last?.component === component ? last.id : core.components.add(component);
+	slot[kind] = { component, id };
+	return { componentId: id };
+}
+
+/** `tool_render_dispose {toolCallId}`: forget the renderers' state and components. */
+export function disposeToolRender(core, toolCallId) {
+	const slot = renderSlots.get(toolCallId);
+	if (!slot) return;
+	renderSlots.delete(toolCallId);
+	for (const kind of ["call", "result"]) if (slot[kind]) core.components.dispose(slot[kind].id);
+}
+
+/**
+ * `message_render {customType, message, expanded}` → `{componentId}` or null when no
+ * extension registered a renderer for the type or it returned nothing.
+ */
+export function renderMessage(core, frame) {
+	const found = core.registry.findMessageRenderer(frame.message?.customType ?? frame.customType);
+	if (!found) return null;
+	const component = found.renderer(frame.message, { expanded: frame.expanded === true }, currentTheme());
+	if (!component) return null;
+	return { componentId: core.components.add(component) };
+}
