@@ -65,7 +65,11 @@ fn settings_entries(path: &Path) -> (Vec<String>, Option<String>) {
 }
 
 /// Whether the project's own extensions may load (asking when it can and must).
-fn project_trusted(options: &LoadOptions, project_entries: &[String], default: DefaultTrust) -> (bool, Option<String>) {
+fn project_trusted(
+    options: &LoadOptions,
+    project_entries: &[String],
+    default: DefaultTrust,
+) -> (bool, Option<String>) {
     if !discovery::project_has_extensions(&options.cwd, project_entries) {
         return (false, None);
     }
@@ -92,8 +96,7 @@ fn project_trusted(options: &LoadOptions, project_entries: &[String], default: D
 /// Discovers and loads every extension; TypeScript ones in the node host.
 pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>) -> Loaded {
     let mut warnings = Vec::new();
-    let (user_entries, default_trust) =
-        settings_entries(&options.agent_dir.join("settings.json"));
+    let (_, default_trust) = settings_entries(&options.agent_dir.join("settings.json"));
     let (project_entries, _) = settings_entries(&options.cwd.join(".pi").join("settings.json"));
     let (trusted, trust_warning) = if options.no_extensions {
         (false, None)
@@ -105,6 +108,65 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         )
     };
     warnings.extend(trust_warning);
+    let again = Reload {
+        cwd: options.cwd.clone(),
+        agent_dir: options.agent_dir.clone(),
+        mode: options.mode.clone(),
+        cli_paths: options.cli_paths.clone(),
+        no_extensions: options.no_extensions,
+        trusted,
+        theme: options.theme.clone(),
+        rust: rust_extensions,
+    };
+    let (backends, errors, more_warnings, fatal) = load_backends(&again).await;
+    warnings.extend(more_warnings);
+    let runtime = Arc::new(ExtensionRuntime::new(backends, errors));
+    runtime.set_reloader(Arc::new(move || {
+        let again = again.clone();
+        Box::pin(async move {
+            let (backends, errors, warnings, fatal) = load_backends(&again).await;
+            for warning in warnings {
+                eprintln!("{warning}");
+            }
+            match fatal {
+                Some(message) if backends.is_empty() => Err(message),
+                _ => Ok((backends, errors)),
+            }
+        })
+    }));
+    Loaded {
+        runtime,
+        warnings,
+        fatal,
+    }
+}
+
+/// What a reload needs to load the same extensions again (the trust decision is kept).
+#[derive(Clone)]
+struct Reload {
+    cwd: PathBuf,
+    agent_dir: PathBuf,
+    mode: String,
+    cli_paths: Vec<String>,
+    no_extensions: bool,
+    trusted: bool,
+    theme: String,
+    rust: Vec<Arc<dyn Extension>>,
+}
+
+type LoadedBackends = (
+    Vec<Arc<dyn ExtensionBackend>>,
+    Vec<LoadError>,
+    Vec<String>,
+    Option<String>,
+);
+
+/// Discovers the extensions and starts their backends: (backends, load errors, warnings,
+/// a fatal error).
+async fn load_backends(options: &Reload) -> LoadedBackends {
+    let mut warnings = Vec::new();
+    let (user_entries, _) = settings_entries(&options.agent_dir.join("settings.json"));
+    let (project_entries, _) = settings_entries(&options.cwd.join(".pi").join("settings.json"));
     let found = discovery::discover(&ExtensionSources {
         cwd: options.cwd.clone(),
         agent_dir: options.agent_dir.clone(),
@@ -112,11 +174,15 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         project_entries,
         cli_paths: options.cli_paths.clone(),
         no_discovery: options.no_extensions,
-        project_trusted: trusted,
+        project_trusted: options.trusted,
     });
-    let mut backends: Vec<Arc<dyn ExtensionBackend>> = rust_extensions
-        .into_iter()
-        .map(|ext| Arc::new(RustBackend::new(ext, options.cwd.clone())) as Arc<dyn ExtensionBackend>)
+    let mut backends: Vec<Arc<dyn ExtensionBackend>> = options
+        .rust
+        .iter()
+        .map(|ext| {
+            Arc::new(RustBackend::new(ext.clone(), options.cwd.clone()))
+                as Arc<dyn ExtensionBackend>
+        })
         .collect();
     let mut errors: Vec<LoadError> = Vec::new();
     let mut fatal = None;
@@ -154,19 +220,18 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
             }
         }
         for error in &errors {
-            let line = format!("Failed to load extension \"{}\": {}", error.path, error.error);
+            let line = format!(
+                "Failed to load extension \"{}\": {}",
+                error.path, error.error
+            );
             if fatal.is_none() && explicit.iter().any(|p| *p == error.path) {
-                fatal = Some(line);
+                fatal = Some(format!("Error: {line}"));
             } else {
                 warnings.push(line);
             }
         }
     }
-    Loaded {
-        runtime: Arc::new(ExtensionRuntime::new(backends, errors)),
-        warnings,
-        fatal,
-    }
+    (backends, errors, warnings, fatal)
 }
 
 /// Resolves the command line's unknown `--flags` against the flags extensions registered:

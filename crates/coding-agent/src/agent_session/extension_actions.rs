@@ -1,8 +1,8 @@
 //! What extensions may ask of a session (`pi.sendMessage`, `ctx.newSession`, …), and the
 //! state snapshot their synchronous getters read.
 
-use std::sync::atomic::Ordering;
 use std::sync::Weak;
+use std::sync::atomic::Ordering;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -176,10 +176,14 @@ impl AgentSession {
                         .cloned()
                 });
                 let Some(model) = model else {
-                    return Ok(json!({"ok": false, "error": format!("Unknown provider: {provider}")}));
+                    return Ok(
+                        json!({"ok": false, "error": format!("Unknown provider: {provider}")}),
+                    );
                 };
                 match self.registry().request_auth(&model, None) {
-                    Ok(auth) => Ok(json!({"ok": true, "apiKey": auth.api_key, "headers": auth.headers})),
+                    Ok(auth) => {
+                        Ok(json!({"ok": true, "apiKey": auth.api_key, "headers": auth.headers}))
+                    }
                     Err(error) => Ok(json!({"ok": false, "error": error})),
                 }
             }
@@ -256,7 +260,7 @@ impl AgentSession {
                 self.emit_session_start("resume", previous).await;
                 Ok(json!({"cancelled": false}))
             }
-            ExtensionAction::Reload {} => Err("Reloading extensions is not supported yet".into()),
+            ExtensionAction::Reload {} => self.reload_extensions().await.map(|()| Value::Null),
         }
     }
 
@@ -307,6 +311,26 @@ impl AgentSession {
         }
         let messages = lock(&self.inner.session).build_context().messages;
         self.inner.agent.replace_messages(messages);
+    }
+
+    /// `/reload`: tells the extensions (`session_shutdown` with reason `reload`), loads
+    /// them again in a new host (a dead one comes back), refreshes their tools, and starts
+    /// them (`session_start` with reason `reload`). Load failures become extension errors.
+    pub async fn reload_extensions(&self) -> Result<(), String> {
+        let runtime = self.extension_runtime().clone();
+        self.emit_extension_shutdown("reload").await;
+        let errors = runtime.reload().await?;
+        for error in errors {
+            runtime.report_error(crate::extensions::ExtensionErrorInfo {
+                extension_path: error.path,
+                event: "load".into(),
+                error: error.error,
+                stack: None,
+            });
+        }
+        self.refresh_extension_tools();
+        self.emit_session_start("reload", None).await;
+        Ok(())
     }
 
     /// `session_before_switch`; true when an extension cancelled.
@@ -522,8 +546,7 @@ impl AgentSession {
         text: &str,
         images: &[ImageContent],
     ) -> Vec<AgentMessage> {
-        let mut messages: Vec<AgentMessage> =
-            std::mem::take(&mut *lock(&self.inner.ext.next_turn));
+        let mut messages: Vec<AgentMessage> = std::mem::take(&mut *lock(&self.inner.ext.next_turn));
         let runtime = self.extension_runtime().clone();
         if runtime.is_empty() {
             return messages;

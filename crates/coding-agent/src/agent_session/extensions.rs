@@ -11,8 +11,8 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use pi_agent_core::{
-    AfterToolCallContext, AfterToolCallResult, AgentEvent, AgentHooks, AgentListener,
-    AgentMessage, AgentTool, BeforeToolCallContext, BeforeToolCallResult, CustomMessage,
+    AfterToolCallContext, AfterToolCallResult, AgentEvent, AgentHooks, AgentListener, AgentMessage,
+    AgentTool, BeforeToolCallContext, BeforeToolCallResult, CustomMessage,
 };
 use pi_ai::{Message, StreamOptions};
 
@@ -58,6 +58,8 @@ pub(super) struct ExtensionState {
     pub(super) generation: AtomicU64,
     /// Fields the mode adds to the host's mirror (terminal size, editor text, …).
     pub(super) ui_state: Mutex<Map<String, Value>>,
+    /// Names of the extension tools in the registry (replaced on refresh and reload).
+    pub(super) extension_tools: Mutex<Vec<String>>,
     /// `allTools`, `commands` and `models` of the mirror, built once per generation.
     pub(super) static_cache: Mutex<Option<(u64, [Value; 3])>>,
 }
@@ -75,6 +77,7 @@ impl ExtensionState {
             generation: AtomicU64::new(1),
             ui_state: Mutex::new(Map::new()),
             static_cache: Mutex::new(None),
+            extension_tools: Mutex::new(Vec::new()),
         }
     }
 }
@@ -433,21 +436,34 @@ impl AgentSession {
     /// Re-reads the extensions' tools (one registered or replaced a tool after loading):
     /// new tools become active.
     pub fn refresh_extension_tools(&self) {
-        let before: Vec<String> = self.all_tools().iter().map(|t| t.name().to_owned()).collect();
+        let mut known = lock(&self.inner.ext.extension_tools);
+        let before: Vec<String> = self
+            .all_tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
         let mut active = self.active_tool_names();
+        let fresh = self.inner.ext.runtime.tools();
         {
             let mut registry = lock(&self.inner.ext.registry);
             if registry.is_empty() {
                 *registry = self.inner.agent.tools();
             }
-            for tool in self.inner.ext.runtime.tools() {
+            if known.is_empty() {
+                // The first refresh: the session started with these extension tools.
+                *known = fresh.iter().map(|t| t.name().to_owned()).collect();
+            }
+            registry.retain(|t| !known.iter().any(|n| n == t.name()));
+            for tool in &fresh {
                 registry.retain(|t| t.name() != tool.name());
                 if !before.iter().any(|n| n == tool.name()) {
                     active.push(tool.name().to_owned());
                 }
-                registry.push(tool);
+                registry.push(tool.clone());
             }
         }
+        *known = fresh.iter().map(|t| t.name().to_owned()).collect();
+        drop(known);
         self.inner.ext.generation.fetch_add(1, Ordering::SeqCst);
         self.set_active_tools(&active);
     }

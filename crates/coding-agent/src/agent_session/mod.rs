@@ -206,7 +206,10 @@ impl AgentSession {
             hooks: extensions::hooks(&setup.runtime),
             steering_mode: current.steering_mode.unwrap_or_default(),
             follow_up_mode: current.follow_up_mode.unwrap_or_default(),
-            stream_options: extensions::with_payload_hook(stream_options(auth, &current), &setup.runtime),
+            stream_options: extensions::with_payload_hook(
+                stream_options(auth, &current),
+                &setup.runtime,
+            ),
             ..AgentOptions::default()
         });
         let ext = extensions::ExtensionState::new(setup, base_prompt);
@@ -449,7 +452,10 @@ impl AgentSession {
         let mut text = text.to_owned();
         let runtime = self.inner.ext.runtime.clone();
         if runtime.has_handlers("input") {
-            let source = options.source.clone().unwrap_or_else(|| "interactive".into());
+            let source = options
+                .source
+                .clone()
+                .unwrap_or_else(|| "interactive".into());
             let images = (!options.images.is_empty()).then(|| options.images.clone());
             match runtime
                 .emit_input(&text, images, &source, CancellationToken::new())
@@ -509,10 +515,7 @@ impl AgentSession {
         let mut blocks = vec![InputBlock::text(text.clone())];
         blocks.extend(options.images.iter().cloned().map(InputBlock::Image));
         let mut messages = vec![AgentMessage::from(UserMessage::blocks(blocks))];
-        messages.extend(
-            self.extension_prompt_messages(&text, &options.images)
-                .await,
-        );
+        messages.extend(self.extension_prompt_messages(&text, &options.images).await);
         report(Ok(()));
         // The previous run may still be finishing after its agent_end.
         self.inner.agent.wait_for_idle().await;

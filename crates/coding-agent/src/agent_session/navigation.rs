@@ -217,10 +217,16 @@ impl AgentSession {
                 summary = Some((text.to_owned(), details));
                 from_extension = true;
             }
-            if let Some(text) = answer.get("customInstructions").and_then(serde_json::Value::as_str) {
+            if let Some(text) = answer
+                .get("customInstructions")
+                .and_then(serde_json::Value::as_str)
+            {
                 options.custom_instructions = Some(text.to_owned());
             }
-            if let Some(flag) = answer.get("replaceInstructions").and_then(serde_json::Value::as_bool) {
+            if let Some(flag) = answer
+                .get("replaceInstructions")
+                .and_then(serde_json::Value::as_bool)
+            {
                 options.replace_instructions = flag;
             }
             if let Some(label) = answer.get("label").and_then(serde_json::Value::as_str) {

@@ -227,11 +227,16 @@ impl Connection {
         let mut changed = Map::new();
         for (key, value) in fields {
             if key == "session" {
-                let unchanged_session = value.get("entries").and_then(Value::as_array).is_some_and(Vec::is_empty)
+                let unchanged_session = value
+                    .get("entries")
+                    .and_then(Value::as_array)
+                    .is_some_and(Vec::is_empty)
                     && value.get("reset") == Some(&Value::Bool(false))
                     && mirror.sent.get("sessionFields") == Some(&session_fields(&value));
                 if !unchanged_session {
-                    mirror.sent.insert("sessionFields".into(), session_fields(&value));
+                    mirror
+                        .sent
+                        .insert("sessionFields".into(), session_fields(&value));
                     changed.insert(key, value);
                 }
             } else if mirror.sent.get(&key) != Some(&value) {
@@ -307,7 +312,10 @@ impl Connection {
                 let binding = lock(&self.binding).clone();
                 if let Some(binding) = binding {
                     tokio::spawn(async move {
-                        let _ = binding.actions.perform(ExtensionAction::RefreshTools {}).await;
+                        let _ = binding
+                            .actions
+                            .perform(ExtensionAction::RefreshTools {})
+                            .await;
                     });
                 }
             }

@@ -160,6 +160,9 @@ mod tests {
         let a = fingerprint([b"ab".as_slice(), b"c".as_slice()].into_iter());
         let b = fingerprint([b"a".as_slice(), b"bc".as_slice()].into_iter());
         assert_ne!(a, b);
-        assert_eq!(a, fingerprint([b"ab".as_slice(), b"c".as_slice()].into_iter()));
+        assert_eq!(
+            a,
+            fingerprint([b"ab".as_slice(), b"c".as_slice()].into_iter())
+        );
     }
 }

@@ -60,7 +60,9 @@ pub struct NodeHost {
 impl NodeHost {
     /// Installs (once), starts node, loads the extensions, and returns the host with the
     /// extensions that failed to load.
-    pub async fn start(options: HostOptions) -> Result<(Arc<Self>, Vec<LoadError>), HostStartError> {
+    pub async fn start(
+        options: HostOptions,
+    ) -> Result<(Arc<Self>, Vec<LoadError>), HostStartError> {
         let dir = install::host_dir(&options.agent_dir);
         let names: Vec<String> = options
             .extensions
@@ -73,8 +75,9 @@ impl NodeHost {
             std::process::id(),
             uuid::Uuid::new_v4().simple()
         ));
-        let listener = tokio::net::UnixListener::bind(&socket_path)
-            .map_err(|e| HostStartError::Start(format!("cannot listen on {}: {e}", socket_path.display())))?;
+        let listener = tokio::net::UnixListener::bind(&socket_path).map_err(|e| {
+            HostStartError::Start(format!("cannot listen on {}: {e}", socket_path.display()))
+        })?;
         let node = std::env::var_os("PI_NODE").unwrap_or_else(|| "node".into());
         let stdout = std::os::fd::AsFd::as_fd(&std::io::stderr())
             .try_clone_to_owned()
@@ -290,7 +293,10 @@ impl ExtensionBackend for NodeHost {
         prefix: &'a str,
     ) -> BoxFuture<'a, Option<Value>> {
         Box::pin(async move {
-            let frame = Self::frame("command_completions", json!({"name": name, "prefix": prefix}));
+            let frame = Self::frame(
+                "command_completions",
+                json!({"name": name, "prefix": prefix}),
+            );
             self.connection
                 .request(frame, None, None)
                 .await
@@ -302,11 +308,7 @@ impl ExtensionBackend for NodeHost {
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             self.connection.notify(json!({"type": "shutdown"}));
-            let child = self
-                .child
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
+            let child = self.child.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(mut child) = child {
                 let waited =
                     tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await;
@@ -336,6 +338,7 @@ impl ExtensionBackend for NodeHost {
     }
 
     fn notify(&self, kind: &str, fields: Value) {
-        self.connection.notify(Value::Object(Self::frame(kind, fields)));
+        self.connection
+            .notify(Value::Object(Self::frame(kind, fields)));
     }
 }

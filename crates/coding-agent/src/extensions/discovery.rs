@@ -2,7 +2,6 @@
 //! project), `<agentDir>/extensions/`, the settings' `extensions` entries, then `-e` paths;
 //! de-duplicated by resolved path, in that order.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::resources::{SourceInfo, SourceScope};
@@ -40,16 +39,21 @@ pub fn project_has_extensions(cwd: &Path, project_entries: &[String]) -> bool {
 
 /// Every extension to load, in load order.
 pub fn discover(sources: &ExtensionSources) -> Vec<DiscoveredExtension> {
-    let mut found = Vec::new();
-    let mut seen = HashSet::new();
+    let mut found: Vec<DiscoveredExtension> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
     let mut add = |path: PathBuf, source: &str, scope: SourceScope, base: &Path, explicit: bool| {
         let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-        if seen.insert(key) {
-            found.push(DiscoveredExtension {
-                source_info: SourceInfo::local(&path, source, scope, Some(base.to_path_buf())),
-                path,
-                explicit,
-            });
+        match seen.iter().position(|k| *k == key) {
+            // Given again with -e: still found once, but now a failure is fatal.
+            Some(at) => found[at].explicit |= explicit,
+            None => {
+                seen.push(key);
+                found.push(DiscoveredExtension {
+                    source_info: SourceInfo::local(&path, source, scope, Some(base.to_path_buf())),
+                    path,
+                    explicit,
+                });
+            }
         }
     };
     if !sources.no_discovery {

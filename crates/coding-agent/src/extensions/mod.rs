@@ -14,7 +14,9 @@ pub mod rust;
 pub mod tool;
 pub mod ui;
 
-pub use actions::{ExtensionAction, ExtensionActions, ExtensionMessage, SendMessageOptions, StateSnapshot};
+pub use actions::{
+    ExtensionAction, ExtensionActions, ExtensionMessage, SendMessageOptions, StateSnapshot,
+};
 pub use backend::{BackendError, ExtensionBackend, ExtensionBinding};
 pub use event::{EVENT_TYPES, ExtensionEvent};
 pub use outcome::{BeforeAgentStartOutcome, InputOutcome, ToolCallOutcome, ToolResultPatch};

@@ -25,10 +25,20 @@ use super::tool::ExtensionTool;
 
 /// Every loaded extension, across backends.
 pub struct ExtensionRuntime {
-    backends: Vec<Arc<dyn ExtensionBackend>>,
-    load_errors: Vec<LoadError>,
+    backends: std::sync::RwLock<Vec<Arc<dyn ExtensionBackend>>>,
+    load_errors: Mutex<Vec<LoadError>>,
     binding: Mutex<Option<ExtensionBinding>>,
+    reloader: Mutex<Option<Reloader>>,
 }
+
+/// Loads the extensions again (`/reload`): new backends and the extensions that failed.
+pub type Reloader = Arc<
+    dyn Fn() -> futures_util::future::BoxFuture<
+            'static,
+            Result<(Vec<Arc<dyn ExtensionBackend>>, Vec<LoadError>), String>,
+        > + Send
+        + Sync,
+>;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
@@ -40,9 +50,10 @@ impl ExtensionRuntime {
     /// A runtime over these backends (in load order) and the extensions that failed.
     pub fn new(backends: Vec<Arc<dyn ExtensionBackend>>, load_errors: Vec<LoadError>) -> Self {
         Self {
-            backends,
-            load_errors,
+            backends: std::sync::RwLock::new(backends),
+            load_errors: Mutex::new(load_errors),
             binding: Mutex::new(None),
+            reloader: Mutex::new(None),
         }
     }
 
@@ -52,21 +63,64 @@ impl ExtensionRuntime {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.backends.is_empty()
+        self.backends
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
     }
 
-    pub fn load_errors(&self) -> &[LoadError] {
-        &self.load_errors
+    pub fn load_errors(&self) -> Vec<LoadError> {
+        lock(&self.load_errors).clone()
+    }
+
+    /// The backends, in load order.
+    fn backends(&self) -> Vec<Arc<dyn ExtensionBackend>> {
+        self.backends
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sets how `/reload` loads the extensions again.
+    pub fn set_reloader(&self, reloader: Reloader) {
+        *lock(&self.reloader) = Some(reloader);
+    }
+
+    /// Stops the backends and loads the extensions again (a dead host comes back), bound
+    /// to the same session and UI; returns the load errors.
+    pub async fn reload(&self) -> Result<Vec<LoadError>, String> {
+        let reloader = lock(&self.reloader)
+            .clone()
+            .ok_or_else(|| "These extensions cannot be reloaded".to_owned())?;
+        let (backends, errors) = reloader().await?;
+        let old = std::mem::replace(
+            &mut *self.backends.write().unwrap_or_else(|p| p.into_inner()),
+            backends,
+        );
+        for backend in old {
+            backend.shutdown().await;
+        }
+        *lock(&self.load_errors) = errors.clone();
+        let binding = lock(&self.binding).clone();
+        if let Some(binding) = binding {
+            for backend in self.backends() {
+                backend.bind(binding.clone());
+            }
+        }
+        Ok(errors)
     }
 
     /// The loaded extensions, in load order.
     pub fn extensions(&self) -> Vec<LoadedExtension> {
-        self.backends.iter().flat_map(|b| b.extensions()).collect()
+        self.backends()
+            .iter()
+            .flat_map(|b| b.extensions())
+            .collect()
     }
 
     /// Connects every backend to the session and the mode's UI.
     pub fn bind(&self, binding: ExtensionBinding) {
-        for backend in &self.backends {
+        for backend in &self.backends() {
             backend.bind(binding.clone());
         }
         *lock(&self.binding) = Some(binding);
@@ -95,11 +149,11 @@ impl ExtensionRuntime {
 
     /// Whether any extension handles this event type.
     pub fn has_handlers(&self, kind: &str) -> bool {
-        self.backends.iter().any(|b| b.has_handlers(kind))
+        self.backends().iter().any(|b| b.has_handlers(kind))
     }
 
     fn handling(&self, kind: &str) -> Vec<Arc<dyn ExtensionBackend>> {
-        self.backends
+        self.backends()
             .iter()
             .filter(|b| b.has_handlers(kind))
             .cloned()
@@ -108,13 +162,16 @@ impl ExtensionRuntime {
 
     /// Every registered tool, in load order (a later one with the same name wins).
     pub fn tool_defs(&self) -> Vec<ToolDef> {
-        self.extensions().into_iter().flat_map(|e| e.tools).collect()
+        self.extensions()
+            .into_iter()
+            .flat_map(|e| e.tools)
+            .collect()
     }
 
     /// The registered tools as agent tools.
     pub fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
         let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
-        for backend in &self.backends {
+        for backend in &self.backends() {
             for def in backend.extensions().into_iter().flat_map(|e| e.tools) {
                 tools.retain(|t| t.name() != def.name);
                 tools.push(Arc::new(ExtensionTool::new(def, backend.clone())));
@@ -126,7 +183,7 @@ impl ExtensionRuntime {
     /// The registered commands, duplicates numbered.
     pub fn commands(&self) -> Vec<ResolvedCommand> {
         let mut all = Vec::new();
-        for (index, backend) in self.backends.iter().enumerate() {
+        for (index, backend) in self.backends().iter().enumerate() {
             for ext in backend.extensions() {
                 all.extend(ext.commands.into_iter().map(|c| (index, c)));
             }
@@ -155,7 +212,7 @@ impl ExtensionRuntime {
         args: &str,
         cancel: CancellationToken,
     ) -> Result<(), String> {
-        let Some(backend) = self.backends.get(command.backend).cloned() else {
+        let Some(backend) = self.backends().get(command.backend).cloned() else {
             return Err(format!("Unknown command: {}", command.invocation_name));
         };
         let result = backend.run_command(&command.def.name, args, cancel).await;
@@ -172,12 +229,15 @@ impl ExtensionRuntime {
 
     /// The flags extensions registered.
     pub fn flags(&self) -> Vec<FlagDef> {
-        self.extensions().into_iter().flat_map(|e| e.flags).collect()
+        self.extensions()
+            .into_iter()
+            .flat_map(|e| e.flags)
+            .collect()
     }
 
     /// Hands the parsed flag values to the backends.
     pub fn set_flags(&self, values: &Map<String, Value>) {
-        for backend in &self.backends {
+        for backend in &self.backends() {
             backend.set_flags(values);
         }
     }
@@ -191,7 +251,7 @@ impl ExtensionRuntime {
 
     /// Runs the handler of a registered shortcut.
     pub async fn run_shortcut(&self, shortcut: &str) -> Result<(), String> {
-        for backend in &self.backends {
+        for backend in &self.backends() {
             let owns = backend
                 .extensions()
                 .iter()
@@ -204,7 +264,7 @@ impl ExtensionRuntime {
     }
 
     pub fn providers(&self) -> Vec<ProviderDef> {
-        self.backends.iter().flat_map(|b| b.providers()).collect()
+        self.backends().iter().flat_map(|b| b.providers()).collect()
     }
 
     /// Whether a custom message type has a renderer.
@@ -217,7 +277,7 @@ impl ExtensionRuntime {
     /// A host protocol request to the node host (component rendering and the like);
     /// `None` without a host or when it failed.
     pub async fn host_call(&self, kind: &str, fields: Value) -> Option<Value> {
-        for backend in &self.backends {
+        for backend in &self.backends() {
             match backend.call(kind, fields.clone()).await {
                 Ok(value) => return Some(value),
                 Err(_) => continue,
@@ -228,14 +288,14 @@ impl ExtensionRuntime {
 
     /// A host protocol notification to every backend that takes them.
     pub fn host_notify(&self, kind: &str, fields: Value) {
-        for backend in &self.backends {
+        for backend in &self.backends() {
             backend.notify(kind, fields.clone());
         }
     }
 
     /// Stops every backend.
     pub async fn shutdown(&self) {
-        for backend in &self.backends {
+        for backend in &self.backends() {
             backend.shutdown().await;
         }
     }
@@ -448,10 +508,9 @@ impl ExtensionRuntime {
             match backend.dispatch(&event, cancel.clone()).await {
                 Ok(Some(answer)) => {
                     if let Some(list) = answer.get("messages").and_then(Value::as_array) {
-                        outcome.messages.extend(
-                            list.iter()
-                                .filter_map(|m| serde_json::from_value::<ExtensionMessage>(m.clone()).ok()),
-                        );
+                        outcome.messages.extend(list.iter().filter_map(|m| {
+                            serde_json::from_value::<ExtensionMessage>(m.clone()).ok()
+                        }));
                     }
                     if let Some(prompt) = answer.get("systemPrompt").and_then(Value::as_str) {
                         current = prompt.to_owned();

@@ -111,7 +111,11 @@ impl RustBackend {
         let path = extension.path().to_owned();
         let loaded = LoadedExtension {
             path: path.clone(),
-            handlers: registrations.events.iter().map(|e| (*e).to_owned()).collect(),
+            handlers: registrations
+                .events
+                .iter()
+                .map(|e| (*e).to_owned())
+                .collect(),
             tools: registrations
                 .tools
                 .iter()
@@ -246,7 +250,9 @@ impl ExtensionBackend for RustBackend {
         let tool = self.tools.iter().find(|t| t.name() == tool_name).cloned();
         match tool {
             Some(tool) => tool.execute(&tool_call_id, params, cancel, on_update),
-            None => Box::pin(async move { Err(ToolError::new(format!("Tool {tool_name} not found"))) }),
+            None => {
+                Box::pin(async move { Err(ToolError::new(format!("Tool {tool_name} not found"))) })
+            }
         }
     }
 

@@ -81,7 +81,11 @@ pub enum UiNotice {
     #[serde(rename = "notify")]
     Notify {
         message: String,
-        #[serde(rename = "notifyType", default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            rename = "notifyType",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
         notify_type: Option<String>,
     },
     #[serde(rename = "setStatus", rename_all = "camelCase")]
@@ -294,10 +298,9 @@ mod tests {
         let dialog: UiDialog =
             serde_json::from_str(r#"{"method":"confirm","title":"t","message":"m"}"#).unwrap();
         assert_eq!(dialog.empty_answer(), Value::Bool(false));
-        let select: UiDialog = serde_json::from_str(
-            r#"{"method":"select","title":"t","options":["a"],"timeout":5}"#,
-        )
-        .unwrap();
+        let select: UiDialog =
+            serde_json::from_str(r#"{"method":"select","title":"t","options":["a"],"timeout":5}"#)
+                .unwrap();
         assert_eq!(select.timeout_ms(), Some(5));
         assert_eq!(select.empty_answer(), Value::Null);
     }

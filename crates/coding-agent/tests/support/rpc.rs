@@ -87,6 +87,15 @@ impl Rpc {
         Self::start_program(env, Command::new(env!("CARGO_BIN_EXE_pi")), args)
     }
 
+    /// Starts our pi with extra environment variables.
+    pub fn start_with_env(env: &Env, args: &[&str], vars: &[(&str, &Path)]) -> Rpc {
+        let mut program = Command::new(env!("CARGO_BIN_EXE_pi"));
+        for (key, value) in vars {
+            program.env(key, value);
+        }
+        Self::start_program(env, program, args)
+    }
+
     /// Starts another pi (for example the TypeScript one: `node cli.js`) in RPC mode.
     pub fn start_program(env: &Env, mut program: Command, args: &[&str]) -> Rpc {
         let mut child = program
