@@ -7,21 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-version=0.73.1
 dir=target/ts-pi
 cli="$dir/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "ts-compat: node/npm not found; skipped"
-  exit 0
-fi
+scripts/install-ts-pi.sh
 if [ ! -f "$cli" ]; then
-  mkdir -p "$dir"
-  echo "ts-compat: installing the TypeScript pi $version into $dir"
-  if ! (cd "$dir" && npm install --no-audit --no-fund --loglevel=error \
-        "@mariozechner/pi-coding-agent@$version" >/dev/null); then
-    echo "ts-compat: npm install failed; skipped"
-    exit 0
-  fi
+  echo "ts-compat: the TypeScript pi is not installed; skipped"
+  exit 0
 fi
 PI_TS_CLI="$PWD/$cli" cargo test -p pi-coding-agent --test ts_compat -- --nocapture

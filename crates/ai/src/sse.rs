@@ -36,10 +36,21 @@ pub trait SseDecoder: Send + 'static {
 }
 
 /// Stream settings the driver needs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct StreamControl {
     pub cancel: CancellationToken,
     pub idle_timeout: Duration,
+    pub on_response: Option<crate::types::ResponseHook>,
+}
+
+impl std::fmt::Debug for StreamControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamControl")
+            .field("cancel", &self.cancel)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("on_response", &self.on_response.is_some())
+            .finish()
+    }
 }
 
 impl StreamControl {
@@ -50,6 +61,24 @@ impl StreamControl {
             idle_timeout: Duration::from_millis(
                 options.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
             ),
+            on_response: options.on_response.clone(),
+        }
+    }
+
+    /// Tells the response hook the status and headers of a response.
+    pub(crate) fn report_response(&self, response: &reqwest::Response) {
+        if let Some(hook) = &self.on_response {
+            let headers = response
+                .headers()
+                .iter()
+                .filter_map(|(name, value)| {
+                    value
+                        .to_str()
+                        .ok()
+                        .map(|v| (name.as_str().to_owned(), v.to_owned()))
+                })
+                .collect();
+            hook(response.status().as_u16(), &headers);
         }
     }
 }
@@ -135,7 +164,10 @@ pub fn run<D: SseDecoder>(
             }
         };
         let response = match http::send(&request, policy, &control.cancel, style).await {
-            Ok(response) => response,
+            Ok(response) => {
+                control.report_response(&response);
+                response
+            }
             Err(failure) => {
                 yield Assembler::new(&model).fail(failure.aborted, failure.message);
                 return;
@@ -228,6 +260,7 @@ where
     let control = StreamControl {
         cancel,
         idle_timeout: Duration::from_millis(DEFAULT_IDLE_TIMEOUT_MS),
+        on_response: None,
     };
     AssistantMessageEventStream::new(decode(model.clone(), bytes, control, decoder))
 }

@@ -22,8 +22,8 @@ pub use model::{
     InputKind, MaxTokensField, Model, ModelCompat, ModelCost, ThinkingFormat, ThinkingLevelMap, api,
 };
 pub use options::{
-    AnthropicThinking, CacheRetention, OpenAiResponsesOptions, PayloadHook, SimpleStreamOptions,
-    StreamOptions, ToolChoice,
+    AnthropicThinking, CacheRetention, OpenAiResponsesOptions, PayloadHook, ResponseHook,
+    SimpleStreamOptions, StreamOptions, ToolChoice,
 };
 pub use thinking::{ThinkingBudgets, ThinkingLevel};
 pub use usage::{Usage, UsageCost};

@@ -60,6 +60,9 @@ pub struct AnthropicThinking {
 /// Inspects or rewrites the provider request body before it is sent.
 pub type PayloadHook = Arc<dyn Fn(&Model, &mut Value) + Send + Sync>;
 
+/// Sees the status and headers of the provider's response before its body is read.
+pub type ResponseHook = Arc<dyn Fn(u16, &BTreeMap<String, String>) + Send + Sync>;
+
 /// Options every provider understands, plus provider-specific fields each reads as needed.
 #[derive(Clone, Default)]
 pub struct StreamOptions {
@@ -75,6 +78,7 @@ pub struct StreamOptions {
     /// Cancels the request; the stream then ends with `stopReason: "aborted"`.
     pub cancel: Option<CancellationToken>,
     pub on_payload: Option<PayloadHook>,
+    pub on_response: Option<ResponseHook>,
     /// Longest server-requested retry delay to honour; a longer one fails at once with the
     /// delay in the error. Default 60 000 ms; 0 means no cap.
     pub max_retry_delay_ms: Option<u64>,

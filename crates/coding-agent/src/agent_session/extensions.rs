@@ -89,14 +89,21 @@ pub(super) fn hooks(runtime: &Arc<ExtensionRuntime>) -> Arc<dyn AgentHooks> {
     })
 }
 
-/// Adds the `before_provider_request` hook to stream options when an extension has one.
+/// Adds the `before_provider_request` and `after_provider_response` hooks to stream
+/// options when an extension handles them.
 pub(super) fn with_payload_hook(
     mut options: StreamOptions,
     runtime: &Arc<ExtensionRuntime>,
 ) -> StreamOptions {
-    if runtime.has_handlers("before_provider_request") {
+    if runtime.is_empty() {
+        return options;
+    }
+    {
         let runtime = runtime.clone();
         options.on_payload = Some(Arc::new(move |_model, payload: &mut Value| {
+            if !runtime.has_handlers("before_provider_request") {
+                return;
+            }
             let runtime = runtime.clone();
             let current = payload.clone();
             let changed = block_on_host(async move {
@@ -108,6 +115,20 @@ pub(super) fn with_payload_hook(
             if let Some(changed) = changed {
                 *payload = changed;
             }
+        }));
+    }
+    {
+        let runtime = runtime.clone();
+        options.on_response = Some(Arc::new(move |status, headers| {
+            if !runtime.has_handlers("after_provider_response") {
+                return;
+            }
+            let runtime = runtime.clone();
+            let event = ExtensionEvent::AfterProviderResponse {
+                status,
+                headers: headers.clone(),
+            };
+            block_on_host(async move { runtime.emit(&event, CancellationToken::new()).await });
         }));
     }
     options

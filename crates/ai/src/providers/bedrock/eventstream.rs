@@ -351,7 +351,10 @@ pub(crate) fn run(
             }
         };
         let response = match http::send(&request, policy, &control.cancel, ErrorStyle::Bedrock).await {
-            Ok(response) => response,
+            Ok(response) => {
+                control.report_response(&response);
+                response
+            }
             Err(failure) => {
                 yield Assembler::new(&model).fail(failure.aborted, failure.message);
                 return;
@@ -462,6 +465,7 @@ where
     let control = StreamControl {
         cancel,
         idle_timeout: Duration::from_secs(600),
+        on_response: None,
     };
     let decoder = Decoder::new(model.clone());
     AssistantMessageEventStream::new(decode(model.clone(), bytes, control, decoder))

@@ -436,7 +436,10 @@ fn run(
             // The Anthropic style keeps the whole error body, from which the SDK texts are made.
             let response =
                 match http::send(&request, policy, &control.cancel, ErrorStyle::Anthropic).await {
-                    Ok(response) => response,
+                    Ok(response) => {
+                control.report_response(&response);
+                response
+            }
                     Err(failure) => {
                         let message = if failure.aborted {
                             failure.message

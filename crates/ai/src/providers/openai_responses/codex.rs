@@ -489,7 +489,10 @@ fn run(
             }
         };
         let response = match send(&request, max_retries, timeout, &control.cancel).await {
-            Ok(response) => response,
+            Ok(response) => {
+                control.report_response(&response);
+                response
+            }
             Err(failure) => {
                 yield Assembler::new(&model).fail(failure.aborted, failure.message);
                 return;
