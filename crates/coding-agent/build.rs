@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-fn collect(dir: &Path, root: &Path, files: &mut Vec<PathBuf>) {
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
     println!("cargo:rerun-if-changed={}", dir.display());
     let Ok(read) = std::fs::read_dir(dir) else {
         return;
@@ -20,7 +20,7 @@ fn collect(dir: &Path, root: &Path, files: &mut Vec<PathBuf>) {
             continue;
         }
         if path.is_dir() {
-            collect(&path, root, files);
+            collect(&path, files);
         } else if name.ends_with(".mjs")
             || name.ends_with(".js")
             || name.ends_with(".cjs")
@@ -36,8 +36,10 @@ fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
         .join("extension-host");
     let mut files = Vec::new();
-    collect(&root, &root, &mut files);
-    let mut out = String::from("/// The extension host's files: (path relative to its folder, contents).\npub static FILES: &[(&str, &[u8])] = &[\n");
+    collect(&root, &mut files);
+    let mut out = String::from(
+        "/// The extension host's files: (path relative to its folder, contents).\npub static FILES: &[(&str, &[u8])] = &[\n",
+    );
     for file in &files {
         let relative = file
             .strip_prefix(&root)

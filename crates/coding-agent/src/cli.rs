@@ -174,7 +174,10 @@ fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, Option<S
         if let Some((_, takes_value)) = known.iter().find(|(k, _)| *k == name) {
             let inline = long.contains('=');
             kept.push(arg);
-            if *takes_value && !inline && let Some((_, value)) = iter.next() {
+            if *takes_value
+                && !inline
+                && let Some((_, value)) = iter.next()
+            {
                 kept.push(value);
             }
             continue;

@@ -14,6 +14,9 @@ use crate::extensions::registry::{FlagType, LoadError};
 use crate::extensions::{Extension, ExtensionRuntime, RustBackend};
 use crate::trust::{self, DefaultTrust, TrustStore};
 
+/// Asks whether to trust a project folder; `None` when the user did not answer.
+pub type AskTrust = Box<dyn Fn(&Path) -> Option<bool> + Send>;
+
 /// What startup knows when it loads extensions.
 pub struct LoadOptions {
     pub cwd: PathBuf,
@@ -26,7 +29,7 @@ pub struct LoadOptions {
     /// `--approve` (true) / `--no-approve` (false).
     pub approve: Option<bool>,
     /// Asks the user whether to trust the project (interactive mode); `None` cannot ask.
-    pub ask_trust: Option<Box<dyn Fn(&Path) -> Option<bool> + Send>>,
+    pub ask_trust: Option<AskTrust>,
     pub theme: String,
 }
 
@@ -224,7 +227,7 @@ async fn load_backends(options: &Reload) -> LoadedBackends {
                 "Failed to load extension \"{}\": {}",
                 error.path, error.error
             );
-            if fatal.is_none() && explicit.iter().any(|p| *p == error.path) {
+            if fatal.is_none() && explicit.contains(&error.path) {
                 fatal = Some(format!("Error: {line}"));
             } else {
                 warnings.push(line);

@@ -100,7 +100,9 @@ fn run() -> Result<i32> {
             } else {
                 None
             },
-            ask_trust: interactive.then(|| Box::new(ask_trust) as Box<dyn Fn(&std::path::Path) -> Option<bool> + Send>),
+            ask_trust: interactive.then(|| {
+                Box::new(ask_trust) as extension_loader::AskTrust
+            }),
             theme: "dark".to_owned(),
         },
         Vec::new(),
@@ -115,7 +117,9 @@ fn run() -> Result<i32> {
     }
     let extensions = loaded.runtime;
     if args.help {
-        output.info(&cli::help_text(&cli::extension_flags_help(&extensions.flags())));
+        output.info(&cli::help_text(&cli::extension_flags_help(
+            &extensions.flags(),
+        )));
         runtime.block_on(extensions.shutdown());
         return Ok(0);
     }

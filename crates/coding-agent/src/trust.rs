@@ -178,8 +178,13 @@ mod tests {
         let text = std::fs::read_to_string(agent.join("trust.json")).unwrap();
         assert!(text.ends_with("true\n}\n"));
         assert_eq!(
-            decide(None, &TrustStore::new(&dir.path().join("x")), &nested, DefaultTrust::Ask)
-                .unwrap(),
+            decide(
+                None,
+                &TrustStore::new(&dir.path().join("x")),
+                &nested,
+                DefaultTrust::Ask
+            )
+            .unwrap(),
             None
         );
         std::fs::write(agent.join("trust.json"), r#"{"/a": 3}"#).unwrap();

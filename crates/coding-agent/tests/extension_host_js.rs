@@ -1,6 +1,7 @@
 //! The extension host's own JavaScript tests (`extension-host/test/*.test.mjs`, run with
 //! `node --test`): loading, the combination rules inside the host, tools, commands, UI per
 //! mode, the state mirror, and every example extension of the TypeScript pi loading.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! Rust in-process extension: load order, first block wins with in-place input changes,
 //! chained `context`, an `input` transform then `handled`, a cancelling
 //! `session_before_compact`, merged `tool_result` patches, `message_end` replacement.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::{Arc, Mutex};
 
@@ -13,8 +14,8 @@ use pi_agent_core::AgentMessage;
 use pi_ai::{InputBlock, UserMessage};
 use pi_coding_agent::extensions::outcome::InputOutcome;
 use pi_coding_agent::extensions::{
-    Extension, ExtensionBackend, ExtensionContext, ExtensionEvent, ExtensionRuntime,
-    Registrations, RustBackend,
+    Extension, ExtensionBackend, ExtensionContext, ExtensionEvent, ExtensionRuntime, Registrations,
+    RustBackend,
 };
 
 type Handler = Box<dyn Fn(&mut ExtensionEvent) -> Result<Option<Value>, String> + Send + Sync>;
@@ -67,7 +68,11 @@ fn runtime(extensions: Vec<Scripted>) -> ExtensionRuntime {
     ExtensionRuntime::new(backends, Vec::new())
 }
 
-fn ext(path: &str, seen: &Arc<Mutex<Vec<String>>>, handlers: Vec<(&'static str, Handler)>) -> Scripted {
+fn ext(
+    path: &str,
+    seen: &Arc<Mutex<Vec<String>>>,
+    handlers: Vec<(&'static str, Handler)>,
+) -> Scripted {
     Scripted {
         path: path.into(),
         handlers,
@@ -101,7 +106,12 @@ async fn tool_call_first_block_wins_and_input_changes_carry_over() {
         ext("c", &seen, vec![("tool_call", never)]),
     ]);
     let outcome = rt
-        .emit_tool_call("bash", "t1", json!({"command": "ls"}), CancellationToken::new())
+        .emit_tool_call(
+            "bash",
+            "t1",
+            json!({"command": "ls"}),
+            CancellationToken::new(),
+        )
         .await;
     assert!(outcome.block);
     assert_eq!(outcome.reason.as_deref(), Some("no listing"));
@@ -152,7 +162,12 @@ async fn context_handlers_chain() {
         .unwrap();
     let texts: Vec<String> = out
         .iter()
-        .map(|m| serde_json::to_value(m).unwrap()["content"][0]["text"].as_str().unwrap_or_default().to_owned())
+        .map(|m| {
+            serde_json::to_value(m).unwrap()["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
         .collect();
     assert_eq!(texts, ["two", "added"]);
 }
@@ -164,7 +179,9 @@ async fn input_transform_then_handled_stops_and_transforms_chain() {
         let ExtensionEvent::Input { text, .. } = event else {
             return Ok(None);
         };
-        Ok(Some(json!({"action": "transform", "text": text.to_uppercase()})))
+        Ok(Some(
+            json!({"action": "transform", "text": text.to_uppercase()}),
+        ))
     });
     let handle_hi: Handler = Box::new(|event| {
         let ExtensionEvent::Input { text, .. } = event else {
@@ -173,7 +190,9 @@ async fn input_transform_then_handled_stops_and_transforms_chain() {
         if text == "HI" {
             Ok(Some(json!({"action": "handled"})))
         } else {
-            Ok(Some(json!({"action": "transform", "text": format!("{text}!")})))
+            Ok(Some(
+                json!({"action": "transform", "text": format!("{text}!")}),
+            ))
         }
     });
     let after: Handler = Box::new(|_| Ok(Some(json!({"action": "transform", "text": "late"}))));
@@ -189,7 +208,8 @@ async fn input_transform_then_handled_stops_and_transforms_chain() {
     assert_eq!(*seen.lock().unwrap(), ["a:input", "b:input"]);
     let rt2 = runtime(vec![]);
     assert_eq!(
-        rt2.emit_input("x", None, "rpc", CancellationToken::new()).await,
+        rt2.emit_input("x", None, "rpc", CancellationToken::new())
+            .await,
         InputOutcome::Continue
     );
 }
@@ -220,7 +240,11 @@ async fn session_before_compact_first_cancel_wins() {
 #[tokio::test]
 async fn tool_result_patches_merge_and_errors_do_not_stop_dispatch() {
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let content: Handler = Box::new(|_| Ok(Some(json!({"content": [{"type": "text", "text": "redacted"}]}))));
+    let content: Handler = Box::new(|_| {
+        Ok(Some(
+            json!({"content": [{"type": "text", "text": "redacted"}]}),
+        ))
+    });
     let broken: Handler = Box::new(|_| Err("oops".into()));
     let flag: Handler = Box::new(|event| {
         let ExtensionEvent::ToolResult { content, .. } = event else {
@@ -257,10 +281,14 @@ async fn tool_result_patches_merge_and_errors_do_not_stop_dispatch() {
 async fn message_end_replacements_keep_the_role() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let wrong_role: Handler = Box::new(|_| {
-        Ok(Some(json!({"message": {"role": "custom", "customType": "x", "content": "", "display": false, "timestamp": 1}})))
+        Ok(Some(
+            json!({"message": {"role": "custom", "customType": "x", "content": "", "display": false, "timestamp": 1}}),
+        ))
     });
     let rewrite: Handler = Box::new(|_| {
-        Ok(Some(json!({"message": {"role": "user", "content": [{"type": "text", "text": "rewritten"}], "timestamp": 1}})))
+        Ok(Some(
+            json!({"message": {"role": "user", "content": [{"type": "text", "text": "rewritten"}], "timestamp": 1}}),
+        ))
     });
     let rt = runtime(vec![
         ext("a", &seen, vec![("message_end", wrong_role)]),

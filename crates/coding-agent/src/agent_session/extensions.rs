@@ -390,6 +390,66 @@ impl AgentSession {
             previous_session_file: None,
         };
         runtime.emit(&event, CancellationToken::new()).await;
+        self.extend_resources_from_extensions("startup").await;
+    }
+
+    /// `resources_discover`: skills and prompt templates extensions point to join the
+    /// session's (as `extension:<name>` sources); the system prompt is rebuilt.
+    pub(super) async fn extend_resources_from_extensions(&self, reason: &str) {
+        let runtime = self.inner.ext.runtime.clone();
+        if !runtime.has_handlers("resources_discover") {
+            return;
+        }
+        let cwd = self.inner.cwd.display().to_string();
+        let found = runtime
+            .emit_resources_discover(&cwd, reason, CancellationToken::new())
+            .await;
+        if found.skill_paths.is_empty() && found.prompt_paths.is_empty() {
+            return;
+        }
+        let agent_dir = crate::config::paths::agent_dir();
+        let label = |extension_path: &str| {
+            let name = std::path::Path::new(extension_path)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            format!(
+                "extension:{}",
+                name.trim_end_matches(".ts").trim_end_matches(".js")
+            )
+        };
+        for entry in &found.skill_paths {
+            let mut options = crate::resources::DiscoveryOptions::new(&self.inner.cwd, &agent_dir);
+            options.cli_paths = vec![entry.path.clone()];
+            options.include_defaults = false;
+            let loaded = crate::resources::load_skills(&options);
+            let mut skills = lock(&self.inner.skills);
+            for mut skill in loaded.skills {
+                if skills.iter().any(|s| s.name == skill.name) {
+                    continue;
+                }
+                skill.source_info.source = label(&entry.extension_path);
+                skill.source_info.scope = crate::resources::SourceScope::Temporary;
+                skills.push(skill);
+            }
+        }
+        for entry in &found.prompt_paths {
+            let mut options = crate::resources::DiscoveryOptions::new(&self.inner.cwd, &agent_dir);
+            options.cli_paths = vec![entry.path.clone()];
+            options.include_defaults = false;
+            let loaded = crate::resources::load_prompt_templates(&options);
+            let mut templates = lock(&self.inner.prompt_templates);
+            for mut template in loaded {
+                if templates.iter().any(|t| t.name == template.name) {
+                    continue;
+                }
+                template.source_info.source = label(&entry.extension_path);
+                template.source_info.scope = crate::resources::SourceScope::Temporary;
+                templates.push(template);
+            }
+        }
+        self.inner.ext.generation.fetch_add(1, Ordering::SeqCst);
+        self.rebuild_system_prompt();
     }
 
     /// Tells extensions pi is quitting (`session_shutdown`) and stops their host.
@@ -503,7 +563,7 @@ impl AgentSession {
         let (snippets, guidelines) = self.inner.ext.runtime.prompt_additions(&names);
         let prompt = recipe.build(
             &names,
-            &self.inner.skills,
+            &self.skills(),
             &snippets,
             &guidelines,
             &self.inner.cwd,
@@ -523,7 +583,7 @@ impl AgentSession {
         let recipe = self.inner.ext.recipe.clone().unwrap_or_default();
         json!({
             "cwd": self.inner.cwd,
-            "skills": self.inner.skills.iter().map(|s| json!({"name": s.name, "description": s.description, "filePath": s.file_path})).collect::<Vec<_>>(),
+            "skills": self.skills().iter().map(|s| json!({"name": s.name, "description": s.description, "filePath": s.file_path})).collect::<Vec<_>>(),
             "contextFiles": recipe.context_files.iter().map(|f| json!({"path": f.path, "content": f.content})).collect::<Vec<_>>(),
             "customPrompt": recipe.custom,
             "selectedTools": names,

@@ -121,8 +121,8 @@ pub(crate) struct Inner {
     cwd: PathBuf,
     api_key: Option<(String, String)>,
     scoped_models: Vec<ScopedModel>,
-    prompt_templates: Vec<PromptTemplate>,
-    skills: Vec<Skill>,
+    prompt_templates: Mutex<Vec<PromptTemplate>>,
+    skills: Mutex<Vec<Skill>>,
     listeners: Mutex<Vec<(u64, SessionListener)>>,
     next_listener: AtomicU64,
     queued: Mutex<QueuedTexts>,
@@ -223,8 +223,8 @@ impl AgentSession {
                 cwd,
                 api_key: api_key.map(|key| (model.provider.clone(), key)),
                 scoped_models,
-                prompt_templates,
-                skills,
+                prompt_templates: Mutex::new(prompt_templates),
+                skills: Mutex::new(skills),
                 listeners: Mutex::new(Vec::new()),
                 next_listener: AtomicU64::new(1),
                 queued: Mutex::new(QueuedTexts::default()),
@@ -336,12 +336,12 @@ impl AgentSession {
         lock(&self.inner.session).name().map(str::to_owned)
     }
 
-    pub fn prompt_templates(&self) -> &[PromptTemplate] {
-        &self.inner.prompt_templates
+    pub fn prompt_templates(&self) -> Vec<PromptTemplate> {
+        lock(&self.inner.prompt_templates).clone()
     }
 
-    pub fn skills(&self) -> &[Skill] {
-        &self.inner.skills
+    pub fn skills(&self) -> Vec<Skill> {
+        lock(&self.inner.skills).clone()
     }
 
     pub fn scoped_models(&self) -> &[ScopedModel] {
@@ -418,11 +418,11 @@ impl AgentSession {
 
     /// Expands `/skill:name args` and `/template args` (when the text starts with one).
     pub fn expand(&self, text: &str) -> String {
-        let expanded = match crate::resources::expand_skill_command(text, &self.inner.skills) {
+        let expanded = match crate::resources::expand_skill_command(text, &self.skills()) {
             Ok(expanded) => expanded,
             Err(_) => text.to_owned(),
         };
-        crate::resources::expand_prompt_template(&expanded, &self.inner.prompt_templates)
+        crate::resources::expand_prompt_template(&expanded, &self.prompt_templates())
     }
 
     /// Sends a prompt: expands templates and skills, queues it while the agent streams (as

@@ -672,7 +672,7 @@ impl ExtensionRuntime {
         let mut snippets = Vec::new();
         let mut guidelines = Vec::new();
         for def in self.tool_defs() {
-            if !active.iter().any(|a| *a == def.name) {
+            if !active.contains(&def.name) {
                 continue;
             }
             if let Some(snippet) = &def.prompt_snippet {

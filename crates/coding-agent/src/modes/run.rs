@@ -48,7 +48,10 @@ pub async fn run(session: AgentSession, prompts: Vec<RunPrompt>, output: Output)
         .bind_extensions(
             Arc::new(crate::extensions::NoUi),
             Arc::new(|error: crate::extensions::ExtensionErrorInfo| {
-                eprintln!("Extension error ({}): {}", error.extension_path, error.error);
+                eprintln!(
+                    "Extension error ({}): {}",
+                    error.extension_path, error.error
+                );
             }),
             Arc::new(|| {}),
         )

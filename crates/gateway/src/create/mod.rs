@@ -12,10 +12,10 @@ use tokio_util::sync::CancellationToken;
 use pi_agent_core::AgentTool;
 use pi_ai::{Model, ThinkingLevel};
 use pi_coding_agent::agent_session::{AgentSession, AgentSessionConfig, ExtensionSetup};
+use pi_coding_agent::config::settings_store::SettingsStore;
 use pi_coding_agent::extensions::{
     Extension, ExtensionBackend, ExtensionErrorInfo, ExtensionRuntime, NoUi, RustBackend,
 };
-use pi_coding_agent::config::settings_store::SettingsStore;
 use pi_coding_agent::model_registry::ModelRegistry;
 use pi_coding_agent::modes::system_prompt::{self, ContextFile, PromptInputs};
 use pi_coding_agent::resources::{PromptTemplate, Skill};
@@ -248,7 +248,10 @@ pub fn create_agent_session(params: SessionParams) -> Result<CreatedSession, Cre
                 .bind_extensions(
                     Arc::new(NoUi),
                     Arc::new(|error: ExtensionErrorInfo| {
-                        eprintln!("Extension error ({}): {}", error.extension_path, error.error);
+                        eprintln!(
+                            "Extension error ({}): {}",
+                            error.extension_path, error.error
+                        );
                     }),
                     Arc::new(|| {}),
                 )

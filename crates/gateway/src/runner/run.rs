@@ -381,7 +381,7 @@ pub async fn run_embedded(params: EmbeddedRunParams) -> EmbeddedRunResult {
             mode,
             &PromptParams {
                 tools: &tools,
-                skills: session.skills(),
+                skills: &session.skills(),
                 context_files: &context_files,
                 model: Some(&full_id),
                 thinking_level: Some(agent.thinking_level()),

@@ -17,6 +17,8 @@ use serde_json::Value;
 use super::components::{
     AssistantMessage, BashExecution, Notice, SummaryMessage, ToolExecution, UserMessage,
 };
+use super::extension_ui::custom_message::CustomMessageView;
+use super::extension_ui::tool_renderer::{ChatExtensions, ExtToolRender};
 use super::theme::{Theme, ThemeColor};
 use crate::agent_session::BashResult;
 
@@ -34,6 +36,10 @@ enum Item {
     Bash(BashExecution),
     Summary(SummaryMessage),
     Notice(Notice),
+    /// A custom message (`pi.sendMessage`), drawn by its extension renderer if any.
+    Custom(CustomMessageView),
+    /// A host component (an extension's header, `ctx.ui.setHeader`).
+    Remote(ChatExtensions, u64),
 }
 
 impl Item {
@@ -55,12 +61,19 @@ impl Item {
             Item::Bash(c) => c.render(width),
             Item::Summary(c) => c.render(width),
             Item::Notice(c) => c.render(width),
+            Item::Custom(c) => c.render(width),
+            Item::Remote(ext, id) => {
+                let mut out = vec![String::new()];
+                out.extend(ext.remote.chat_lines(*id, width));
+                out
+            }
         }
     }
 
     fn set_theme(&mut self, theme: &Theme) {
         match self {
-            Item::Lines(_) | Item::Text(_) => {}
+            Item::Lines(_) | Item::Text(_) | Item::Remote(..) => {}
+            Item::Custom(c) => c.set_theme(theme),
             Item::User(c) => c.set_theme(theme),
             Item::Assistant(c) => c.set_theme(theme),
             Item::Tool(c) => c.set_theme(theme),
@@ -89,7 +102,13 @@ pub(crate) struct Chat {
     theme: Theme,
     tools_expanded: bool,
     hide_thinking: bool,
+    /// The label of hidden thinking blocks (`ctx.ui.setHiddenThinkingLabel`).
+    hidden_thinking_label: Option<String>,
     settled: Option<Settled>,
+    /// Extension renderers (tools, custom messages) once the extensions are known.
+    ext: Option<ChatExtensions>,
+    /// pi's own header while an extension's replaces it.
+    builtin_header: Option<Item>,
 }
 
 impl Chat {
@@ -103,8 +122,103 @@ impl Chat {
             theme: theme.clone(),
             tools_expanded: false,
             hide_thinking,
+            hidden_thinking_label: None,
             settled: None,
+            ext: None,
+            builtin_header: None,
         }
+    }
+
+    /// Lets extension renderers draw tools and custom messages from now on.
+    pub(crate) fn set_extensions(&mut self, ext: ChatExtensions) {
+        self.ext = Some(ext);
+    }
+
+    /// Drops the cached lines (a host component in the history changed).
+    pub(crate) fn invalidate_cache(&mut self) {
+        self.settled = None;
+    }
+
+    /// Replaces the header by an extension's component (`None`: pi's own again).
+    pub(crate) fn set_header_component(&mut self, component: Option<u64>) {
+        let custom = match (component, &self.ext) {
+            (Some(id), Some(ext)) => Some(Item::Remote(ext.clone(), id)),
+            _ => None,
+        };
+        let has_custom = self.builtin_header.is_some();
+        match custom {
+            Some(item) if has_custom || self.header_len > 0 => {
+                let old = std::mem::replace(&mut self.items[0], item);
+                if !has_custom {
+                    self.builtin_header = Some(old);
+                }
+            }
+            Some(item) => {
+                // No header (quiet startup): the extension's goes first.
+                self.items.insert(0, item);
+                self.header_len += 1;
+                self.builtin_header = Some(Item::Lines(Vec::new()));
+                self.shift_indices(1);
+            }
+            None => {
+                let Some(builtin) = self.builtin_header.take() else {
+                    return;
+                };
+                if matches!(&builtin, Item::Lines(lines) if lines.is_empty()) {
+                    self.items.remove(0);
+                    self.header_len -= 1;
+                    self.shift_indices(-1);
+                } else {
+                    self.items[0] = builtin;
+                }
+            }
+        }
+        self.settled = None;
+    }
+
+    /// Moves the item indices kept for live items after an insert / removal at the top.
+    fn shift_indices(&mut self, by: isize) {
+        let shift = |i: &mut usize| *i = i.saturating_add_signed(by);
+        self.tools.values_mut().for_each(shift);
+        self.streaming.iter_mut().for_each(shift);
+        self.bash.iter_mut().for_each(shift);
+    }
+
+    /// `ctx.ui.setHiddenThinkingLabel`: the label of hidden thinking blocks.
+    pub(crate) fn set_hidden_thinking_label(&mut self, label: Option<String>) {
+        self.hidden_thinking_label = label;
+        let text = self.thinking_label();
+        for item in &mut self.items {
+            if let Item::Assistant(a) = item {
+                a.set_hidden_thinking_label(text.clone());
+            }
+        }
+        self.settled = None;
+    }
+
+    fn thinking_label(&self) -> String {
+        self.hidden_thinking_label.clone().unwrap_or_else(|| {
+            super::components::assistant_message::HIDDEN_THINKING_LABEL.to_owned()
+        })
+    }
+
+    /// Whether tool output is expanded.
+    pub(crate) fn tools_expanded(&self) -> bool {
+        self.tools_expanded
+    }
+
+    /// A tool call view, with the extension's renderers when the tool has any.
+    fn new_tool(&self, name: &str, id: &str, args: Value) -> ToolExecution {
+        let mut tool = ToolExecution::new(name.to_owned(), id.to_owned(), args, &self.theme);
+        tool.set_expanded(self.tools_expanded);
+        if let Some(renderer) = self
+            .ext
+            .as_ref()
+            .and_then(|ext| ExtToolRender::for_tool(ext, name, id))
+        {
+            tool.set_extension_renderer(renderer);
+        }
+        tool
     }
 
     /// The header shown above the history (startup help).
@@ -165,6 +279,9 @@ impl Chat {
                     let mut component =
                         AssistantMessage::from_message(a, &self.theme, self.hide_thinking);
                     component.set_hide_thinking(self.hide_thinking);
+                    if self.hidden_thinking_label.is_some() {
+                        component.set_hidden_thinking_label(self.thinking_label());
+                    }
                     self.push(Item::Assistant(component));
                     self.add_tool_calls(a, true);
                 }
@@ -205,11 +322,14 @@ impl Chat {
                 }
                 _ => {
                     let display = custom.data.get("display").and_then(Value::as_bool);
-                    let content = custom.data.get("content").and_then(Value::as_str);
-                    if display != Some(false)
-                        && let Some(content) = content
-                    {
-                        self.add_text_block(content);
+                    if display == Some(true) {
+                        let view = CustomMessageView::new(
+                            custom,
+                            &self.theme,
+                            self.tools_expanded,
+                            self.ext.as_ref(),
+                        );
+                        self.push(Item::Custom(view));
                     }
                 }
             },
@@ -230,13 +350,8 @@ impl Chat {
                     }
                 }
                 None => {
-                    let mut tool = ToolExecution::new(
-                        call.name.clone(),
-                        call.id.clone(),
-                        Value::Object(call.arguments.clone()),
-                        &self.theme,
-                    );
-                    tool.set_expanded(self.tools_expanded);
+                    let mut tool =
+                        self.new_tool(&call.name, &call.id, Value::Object(call.arguments.clone()));
                     if complete {
                         tool.set_args_complete();
                     }
@@ -249,6 +364,9 @@ impl Chat {
 
     pub(crate) fn start_assistant(&mut self, message: &pi_ai::AssistantMessage) {
         let mut component = AssistantMessage::new(&self.theme, self.hide_thinking);
+        if self.hidden_thinking_label.is_some() {
+            component.set_hidden_thinking_label(self.thinking_label());
+        }
         component.update(message);
         self.streaming = Some(self.items.len());
         self.push(Item::Assistant(component));
@@ -301,9 +419,7 @@ impl Chat {
         let index = match self.tools.get(id) {
             Some(&index) => index,
             None => {
-                let mut tool =
-                    ToolExecution::new(name.to_owned(), id.to_owned(), args.clone(), &self.theme);
-                tool.set_expanded(self.tools_expanded);
+                let mut tool = self.new_tool(name, id, args.clone());
                 tool.set_args_complete();
                 self.tools.insert(id.to_owned(), self.items.len());
                 self.push(Item::Tool(tool));
@@ -409,6 +525,7 @@ impl Chat {
                 Item::Tool(t) => t.set_expanded(expanded),
                 Item::Bash(b) => b.set_expanded(expanded),
                 Item::Summary(s) => s.set_expanded(expanded),
+                Item::Custom(c) => c.set_expanded(expanded),
                 _ => {}
             }
         }

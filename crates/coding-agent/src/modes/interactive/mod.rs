@@ -10,6 +10,7 @@ mod chat;
 pub mod clipboard;
 pub mod commands;
 pub mod components;
+mod extension_ui;
 pub mod keymap;
 pub mod selectors;
 pub mod theme;
@@ -57,6 +58,8 @@ pub(crate) enum AppEvent {
     Done(app::Completion),
     /// SIGTERM / SIGHUP: leave with this exit code.
     Signal(i32),
+    /// Something from the extensions (`ctx.ui`, errors, host components).
+    Ext(extension_ui::ExtEvent),
 }
 
 /// Runs the interactive UI until the user quits; returns the exit code.
@@ -76,9 +79,12 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
         Err(e) => {
             eprintln!("Error: cannot start the terminal UI: {e}");
             session.unsubscribe(subscription);
+            session.shutdown_extensions().await;
             return 1;
         }
     };
+    // The UI is up: extensions' session_start handlers may open dialogs.
+    app.bind_extensions();
     app.render();
     for prompt in options.initial_prompts {
         app.submit_initial(prompt);
@@ -116,7 +122,10 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
         }
     }
     session.unsubscribe(subscription);
-    app.shutdown().await
+    let code = app.shutdown().await;
+    // session_shutdown; a handler that hangs does not keep pi from exiting.
+    let _ = tokio::time::timeout(Duration::from_secs(3), session.shutdown_extensions()).await;
+    code
 }
 
 /// Terminal input comes from a reader thread; it stops reading while `paused` is set

@@ -367,4 +367,3 @@ fn state(session: &AgentSession) -> Value {
     );
     Value::Object(map)
 }
-

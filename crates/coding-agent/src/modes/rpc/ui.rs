@@ -30,7 +30,11 @@ impl RpcUi {
 
     /// Hands an `extension_ui_response` to the dialog waiting for it.
     pub(super) fn answer(&self, response: Map<String, Value>) {
-        let Some(id) = response.get("id").and_then(Value::as_str).map(str::to_owned) else {
+        let Some(id) = response
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
             return;
         };
         let waiting = self

@@ -9,14 +9,14 @@ use crate::modes::interactive::chat::NoticeKind;
 
 impl App {
     /// Leaves raw mode and stops reading keys; the screen below the cursor is free.
-    fn release_terminal(&mut self) {
+    pub(super) fn release_terminal(&mut self) {
         self.input_paused.store(true, Ordering::SeqCst);
         let _ = self.renderer.stop();
         let _ = self.renderer.terminal_mut().stop();
     }
 
     /// Takes the terminal back and redraws everything.
-    fn reclaim_terminal(&mut self) {
+    pub(super) fn reclaim_terminal(&mut self) {
         let _ = self.renderer.terminal_mut().start();
         self.input_paused.store(false, Ordering::SeqCst);
         self.renderer.request_full_redraw();
@@ -24,6 +24,15 @@ impl App {
 
     /// Ctrl+G: edits the editor's text in `$VISUAL` / `$EDITOR`.
     pub(super) fn open_external_editor(&mut self) {
+        let text = self.editor.expanded_text();
+        if let Some(edited) = self.edit_externally(&text) {
+            self.editor.set_text(&edited);
+        }
+    }
+
+    /// Edits `text` in `$VISUAL` / `$EDITOR`; the edited text, or `None` (with a notice)
+    /// when there is no editor or it failed.
+    pub(super) fn edit_externally(&mut self, text: &str) -> Option<String> {
         let Some(editor) = std::env::var("VISUAL")
             .ok()
             .or_else(|| std::env::var("EDITOR").ok())
@@ -33,17 +42,16 @@ impl App {
                 NoticeKind::Warning,
                 "No editor configured. Set $VISUAL or $EDITOR environment variable.",
             );
-            return;
+            return None;
         };
         let file = std::env::temp_dir().join(format!("pi-editor-{}.pi.md", std::process::id()));
-        let written = std::fs::File::create(&file)
-            .and_then(|mut f| f.write_all(self.editor.expanded_text().as_bytes()));
+        let written = std::fs::File::create(&file).and_then(|mut f| f.write_all(text.as_bytes()));
         if let Err(e) = written {
             self.notice(
                 NoticeKind::Error,
                 &format!("Cannot open the external editor: {e}"),
             );
-            return;
+            return None;
         }
         self.release_terminal();
         // `$EDITOR` may carry arguments ("code --wait"); the shell splits them.
@@ -54,23 +62,31 @@ impl App {
             .arg(&file)
             .status();
         self.reclaim_terminal();
-        match status {
+        let edited = match status {
             Ok(status) if status.success() => match std::fs::read_to_string(&file) {
-                Ok(text) => {
-                    self.editor.set_text(text.trim_end_matches('\n'));
+                Ok(text) => Some(text.trim_end_matches('\n').to_owned()),
+                Err(e) => {
+                    self.notice(
+                        NoticeKind::Error,
+                        &format!("Cannot read the edited text: {e}"),
+                    );
+                    None
                 }
-                Err(e) => self.notice(
-                    NoticeKind::Error,
-                    &format!("Cannot read the edited text: {e}"),
-                ),
             },
-            Ok(status) => self.notice(
-                NoticeKind::Warning,
-                &format!("The editor exited with {status}; the text is unchanged"),
-            ),
-            Err(e) => self.notice(NoticeKind::Error, &format!("Cannot run {editor}: {e}")),
-        }
+            Ok(status) => {
+                self.notice(
+                    NoticeKind::Warning,
+                    &format!("The editor exited with {status}; the text is unchanged"),
+                );
+                None
+            }
+            Err(e) => {
+                self.notice(NoticeKind::Error, &format!("Cannot run {editor}: {e}"));
+                None
+            }
+        };
         let _ = std::fs::remove_file(&file);
+        edited
     }
 
     /// Ctrl+Z: stops pi like any job; `fg` brings it back with the screen redrawn.

@@ -1,4 +1,5 @@
-//! Key handling: pickers first, then the app's actions, then the editor.
+//! Key handling: extension dialogs and components first, then pickers, extension
+//! shortcuts, the app's actions, and the editor.
 
 use std::time::{Duration, Instant};
 
@@ -9,18 +10,88 @@ use super::{App, Completion};
 use crate::agent_session::{PromptOptions, StreamingBehavior, parse_bash_input};
 use crate::modes::interactive::AppEvent;
 use crate::modes::interactive::chat::NoticeKind;
+use crate::modes::interactive::extension_ui::KeyTarget;
+use crate::modes::interactive::extension_ui::key_bytes::encode_input;
 
 /// Two presses of Ctrl+C (or Escape) within this window count as a double press.
 const DOUBLE_PRESS: Duration = Duration::from_millis(500);
 
+/// The app's actions, in the order a key is matched against them.
+const APP_ACTIONS: &[&str] = &[
+    "app.interrupt",
+    "app.clear",
+    "app.exit",
+    "app.thinking.cycle",
+    "app.model.cycleForward",
+    "app.model.cycleBackward",
+    "app.model.select",
+    "app.tools.expand",
+    "app.thinking.toggle",
+    "app.message.followUp",
+    "app.message.dequeue",
+    "app.editor.external",
+    "app.suspend",
+    "app.clipboard.pasteImage",
+    "app.session.new",
+    "app.session.tree",
+    "app.session.fork",
+    "app.session.resume",
+];
+
+/// Actions whose keys extension shortcuts cannot take (the TypeScript pi's list).
+const RESERVED_FOR_SHORTCUTS: &[&str] = &[
+    "app.interrupt",
+    "app.clear",
+    "app.exit",
+    "app.suspend",
+    "app.thinking.cycle",
+    "app.model.cycleForward",
+    "app.model.cycleBackward",
+    "app.model.select",
+    "app.tools.expand",
+    "app.thinking.toggle",
+    "app.editor.external",
+    "app.message.followUp",
+    "tui.input.submit",
+    "tui.select.confirm",
+    "tui.select.cancel",
+    "tui.input.copy",
+    "tui.editor.deleteToLineEnd",
+];
+
 impl App {
     pub(super) async fn on_input(&mut self, input: &Input) {
+        if self.ext.terminal_input {
+            // The host's listeners see the key first; it comes back as TerminalInput.
+            self.ext.remote.terminal_input(input.clone());
+            return;
+        }
+        self.route_input(input).await;
+    }
+
+    /// Hands a key to whoever has focus.
+    pub(super) async fn route_input(&mut self, input: &Input) {
+        match self.ext.key_target() {
+            KeyTarget::Dialog => return self.on_dialog_input(input),
+            KeyTarget::Component(id) => return self.ext.remote.input(id, encode_input(input)),
+            KeyTarget::App => {}
+        }
         if self.overlay.is_some() {
             self.on_overlay_input(input).await;
             return;
         }
+        if let Some(id) = self.ext.editor {
+            // A custom editor handles everything (app keys come back as editorAction).
+            self.ext.remote.input(id, encode_input(input));
+            return;
+        }
+        if let Some(shortcut) = self.extension_shortcut(input) {
+            self.run_extension_shortcut(shortcut);
+            return;
+        }
         // An open completion list owns Escape, Enter, Tab and the arrows.
         if !self.editor.is_showing_autocomplete() && self.on_app_key(input).await {
+            self.sync_editor_mirror();
             return;
         }
         match self.editor.handle(input) {
@@ -28,6 +99,42 @@ impl App {
             EditorAction::Changed => self.on_editor_changed(),
             EditorAction::Consumed | EditorAction::NotConsumed => {}
         }
+        self.sync_editor_mirror();
+    }
+
+    /// The extension shortcut this key runs (the last registration wins; keys of
+    /// reserved app actions stay pi's).
+    fn extension_shortcut(&self, input: &Input) -> Option<String> {
+        if self.ext.runtime.is_empty() {
+            return None;
+        }
+        let key = input.id()?;
+        let reserved = RESERVED_FOR_SHORTCUTS
+            .iter()
+            .any(|action| self.keys.keys(action).contains(&key));
+        if reserved {
+            return None;
+        }
+        self.ext
+            .runtime
+            .shortcuts()
+            .into_iter()
+            .rev()
+            .find(|s| pi_tui::normalize_key_id(&s.shortcut) == key)
+            .map(|s| s.shortcut)
+    }
+
+    fn run_extension_shortcut(&mut self, shortcut: String) {
+        self.sync_editor_mirror();
+        let runtime = std::sync::Arc::clone(&self.ext.runtime);
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            if let Err(error) = runtime.run_shortcut(&shortcut).await {
+                let _ = tx.send(AppEvent::Ext(
+                    crate::modes::interactive::extension_ui::ExtEvent::ShortcutFailed(error),
+                ));
+            }
+        });
     }
 
     fn on_editor_changed(&mut self) {
@@ -40,7 +147,23 @@ impl App {
 
     /// The `app.*` actions; true when the key was one of them.
     async fn on_app_key(&mut self, input: &Input) -> bool {
-        let is = |id: &str| self.keys.matches(input, id);
+        let Some(action) = APP_ACTIONS
+            .iter()
+            .copied()
+            .find(|id| self.keys.matches(input, id))
+        else {
+            return false;
+        };
+        if action == "app.exit" && !self.editor.is_empty() {
+            return false;
+        }
+        self.run_app_action(action).await
+    }
+
+    /// Runs an app action (from a key, or a custom editor's `editorAction`); false for an
+    /// unknown action.
+    pub(super) async fn run_app_action(&mut self, action: &str) -> bool {
+        let is = |id: &str| action == id;
         if is("app.interrupt") {
             self.on_escape().await;
         } else if is("app.clear") {
@@ -56,9 +179,6 @@ impl App {
                 self.last_ctrl_c = Some(now);
             }
         } else if is("app.exit") {
-            if !self.editor.is_empty() {
-                return false;
-            }
             self.quit = Some(0);
         } else if is("app.thinking.cycle") {
             match self.session.cycle_thinking_level() {
@@ -91,11 +211,12 @@ impl App {
         } else if is("app.model.select") {
             self.open_model_picker(None);
         } else if is("app.tools.expand") {
-            self.chat.toggle_tools_expanded();
+            let expanded = !self.chat.tools_expanded();
+            self.set_tools_expanded(expanded);
         } else if is("app.thinking.toggle") {
             self.chat.toggle_thinking_hidden();
         } else if is("app.message.followUp") {
-            let text = self.editor.expanded_text();
+            let text = self.current_editor_text();
             if text.trim().is_empty() {
                 return true;
             }
@@ -147,7 +268,7 @@ impl App {
         } else if self.bash_mode {
             self.editor.set_text("");
             self.on_editor_changed();
-        } else if self.editor.text().trim().is_empty() {
+        } else if self.current_editor_text().trim().is_empty() {
             let action = self
                 .session
                 .settings()

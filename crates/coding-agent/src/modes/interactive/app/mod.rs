@@ -1,5 +1,6 @@
 //! The interactive app: its state, what it draws, and how it reacts to events.
 
+mod extensions;
 mod handoff;
 mod keys;
 mod overlay;
@@ -22,6 +23,10 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::chat::{Chat, NoticeKind};
 use super::components::footer::{Footer, FooterData};
+use super::extension_ui::overlay_layout;
+use super::extension_ui::tool_renderer::ChatExtensions;
+use super::extension_ui::widgets::status_line;
+use super::extension_ui::{ExtensionUiState, KeyTarget};
 use super::theme::{self, Theme};
 use super::{AppEvent, InteractiveOptions, keymap};
 use crate::agent_session::{AgentSession, BashResult, ForkResult, NavigateResult};
@@ -80,6 +85,8 @@ pub(crate) struct App {
     agent_dir: PathBuf,
     /// Set while another program owns the terminal (the input thread stops reading).
     input_paused: Arc<AtomicBool>,
+    /// What extensions show (dialogs, widgets, components, …).
+    ext: ExtensionUiState,
 }
 
 impl App {
@@ -105,8 +112,15 @@ impl App {
         }
         let mut terminal = CrosstermTerminal::new();
         terminal.start()?;
+        let ext = ExtensionUiState::new(Arc::clone(session.extension_runtime()), tx.clone());
+        let mut chat = Chat::new(&theme, settings.hide_thinking_block.unwrap_or(false));
+        chat.set_extensions(ChatExtensions {
+            remote: ext.remote.clone(),
+            runtime: Arc::clone(session.extension_runtime()),
+        });
         let mut app = App {
-            chat: Chat::new(&theme, settings.hide_thinking_block.unwrap_or(false)),
+            ext,
+            chat,
             footer: Footer::new(&theme),
             session,
             tx,
@@ -149,19 +163,26 @@ impl App {
 
     /// Whether a spinner is running (the loop ticks only then).
     pub(crate) fn is_animating(&self) -> bool {
-        !matches!(self.status, Status::Idle) || self.chat.is_bash_running()
+        !matches!(self.status, Status::Idle)
+            || self.chat.is_bash_running()
+            || self.ext.has_countdown()
     }
 
     pub(crate) fn tick(&mut self) {
         self.chat.tick();
+        self.ext.expire_dialog(&self.theme, &self.keys);
         match &mut self.status {
             Status::Idle => {}
             Status::Working(l) | Status::Compacting(l) | Status::Retrying(l) => l.tick(),
         }
     }
 
-    /// Sends a prompt given on the command line.
+    /// Sends a prompt given on the command line (once the extensions are bound).
     pub(crate) fn submit_initial(&mut self, prompt: RunPrompt) {
+        if !self.ext.bound {
+            self.ext.deferred_prompts.push(prompt);
+            return;
+        }
         let session = self.session.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
@@ -178,7 +199,11 @@ impl App {
     pub(crate) async fn handle(&mut self, event: AppEvent) {
         match event {
             AppEvent::Term(TermEvent::Input(input)) => self.on_input(&input).await,
-            AppEvent::Term(TermEvent::Resize(..)) => self.renderer.request_full_redraw(),
+            AppEvent::Term(TermEvent::Resize(..)) => {
+                self.renderer.request_full_redraw();
+                self.mirror_terminal();
+            }
+            AppEvent::Ext(event) => self.on_ext_event(event).await,
             AppEvent::InputClosed => self.quit = Some(0),
             AppEvent::Session(event) => self.on_session_event(*event),
             AppEvent::Done(done) => self.on_completion(done),
@@ -186,9 +211,14 @@ impl App {
         }
     }
 
-    /// Draws everything: history, queued messages, status, editor (or picker), footer.
+    /// Draws everything: history, queued messages, status, extension widgets, editor (or
+    /// picker, dialog, extension component), footer, then extension overlays on top.
     pub(crate) fn render(&mut self) {
-        let width = self.renderer.terminal().size().0.max(1);
+        let (width, rows) = self.renderer.terminal().size();
+        let width = width.max(1);
+        if self.ext.remote.take_chat_dirty() {
+            self.chat.invalidate_cache();
+        }
         let mut lines = self.chat.render(width);
         if !self.steering.is_empty() || !self.follow_up.is_empty() {
             lines.push(String::new());
@@ -211,28 +241,75 @@ impl App {
             );
             lines.push(pending_line(&dim.paint(&hint), width));
         }
+        let working_hidden = !self.ext.working_visible;
         match &mut self.status {
+            Status::Working(_) if working_hidden => lines.push(String::new()),
             Status::Idle => lines.push(String::new()),
             Status::Working(l) | Status::Compacting(l) | Status::Retrying(l) => {
                 lines.push(String::new());
                 lines.extend(pi_tui::Component::render(l, width));
             }
         }
-        match &mut self.overlay {
-            Some(overlay) => lines.extend(overlay.render(width)),
-            None => lines.extend(pi_tui::Component::render(&mut self.editor, width)),
+        if self.ext.widgets.has_above() {
+            if !matches!(self.status, Status::Idle) {
+                lines.push(String::new());
+            }
+            lines.extend(
+                self.ext
+                    .widgets
+                    .render_above(width, &self.ext.remote, &self.theme),
+            );
         }
-        if self.footer_dirty {
-            let data = self.footer_data();
-            self.footer.set_data(data);
-            self.footer_dirty = false;
+        lines.extend(self.editor_slot(width));
+        lines.extend(
+            self.ext
+                .widgets
+                .render_below(width, &self.ext.remote, &self.theme),
+        );
+        match self.ext.footer {
+            Some(id) => lines.extend(self.ext.remote.lines(id, width)),
+            None => {
+                if self.footer_dirty {
+                    let data = self.footer_data();
+                    self.footer.set_data(data);
+                    self.footer_dirty = false;
+                }
+                lines.extend(pi_tui::Component::render(&mut self.footer, width));
+                lines.extend(status_line(&self.ext.statuses, width, &self.theme));
+            }
         }
-        lines.extend(pi_tui::Component::render(&mut self.footer, width));
+        let overlays = self.ext.placed_overlays(width, rows.max(1));
+        let lines = overlay_layout::composite(lines, &overlays, width, rows.max(1));
+        let focused = match self.ext.key_target() {
+            KeyTarget::Component(id) => Some(id),
+            KeyTarget::App if self.overlay.is_none() => self.ext.editor,
+            KeyTarget::App | KeyTarget::Dialog => None,
+        };
+        self.ext.sync_focus(focused);
         let _ = self.renderer.render(lines);
+    }
+
+    /// What takes the editor's place: an extension dialog, an extension component, a
+    /// picker, the extension's editor, or pi's editor.
+    fn editor_slot(&mut self, width: usize) -> Vec<String> {
+        if let Some(dialog) = self.ext.dialog_mut() {
+            return dialog.render(width);
+        }
+        if let Some(id) = self.ext.inline_custom() {
+            return self.ext.remote.lines(id, width);
+        }
+        if let Some(overlay) = &mut self.overlay {
+            return overlay.render(width);
+        }
+        if let Some(id) = self.ext.editor {
+            return self.ext.remote.lines(id, width);
+        }
+        pi_tui::Component::render(&mut self.editor, width)
     }
 
     /// Restores the terminal and returns the exit code.
     pub(crate) async fn shutdown(mut self) -> i32 {
+        self.ext.close_all();
         self.session.abort_bash();
         if self.session.is_streaming() {
             self.session.abort().await;
@@ -353,7 +430,7 @@ fn pending_line(text: &str, width: usize) -> String {
     truncate_to_width(&format!(" {text}"), width, "...", false)
 }
 
-fn editor_theme(theme: &Theme) -> EditorTheme {
+pub(crate) fn editor_theme(theme: &Theme) -> EditorTheme {
     use theme::ThemeColor as C;
     EditorTheme {
         border: theme.fg(C::Border),

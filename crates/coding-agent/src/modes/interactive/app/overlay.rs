@@ -2,7 +2,7 @@
 //! tree (and its branch-summary question), fork points.
 
 use pi_tui::Input;
-use pi_tui::autocomplete::{CombinedAutocompleteProvider, SlashCommand};
+use pi_tui::autocomplete::SlashCommand;
 use pi_tui::components::select_list::{SelectAction, SelectItem, SelectList};
 
 use super::{App, Completion};
@@ -10,6 +10,7 @@ use crate::agent_session::NavigateOptions;
 use crate::modes::interactive::AppEvent;
 use crate::modes::interactive::chat::NoticeKind;
 use crate::modes::interactive::commands::BUILTIN_COMMANDS;
+use crate::modes::interactive::extension_ui::autocomplete::ExtensionAutocomplete;
 use crate::modes::interactive::selectors::SelectorOutcome;
 use crate::modes::interactive::selectors::fork::UserMessageSelector;
 use crate::modes::interactive::selectors::model::{ModelItem, ModelSelector};
@@ -80,8 +81,11 @@ impl App {
                 });
             }
         }
-        let provider =
-            CombinedAutocompleteProvider::new(commands, self.session.cwd().to_path_buf());
+        let provider = ExtensionAutocomplete::new(
+            commands,
+            self.session.cwd().to_path_buf(),
+            std::sync::Arc::clone(&self.ext.runtime),
+        );
         self.editor.set_autocomplete(Box::new(provider));
     }
 

@@ -30,17 +30,18 @@ impl App {
         }
         match event {
             AgentEvent::AgentStart => {
-                let hint = format!(
-                    "Working... ({} to interrupt)",
-                    self.key_text("app.interrupt")
-                );
-                self.status = Status::Working(self.loader(&hint));
+                let message = self.working_message();
+                self.status = Status::Working(self.loader(&message));
+                self.apply_working_settings();
             }
             AgentEvent::AgentEnd { .. } => {
                 if matches!(self.status, Status::Working(_)) {
                     self.status = Status::Idle;
                 }
                 self.chat.end_run();
+                if self.ext.shutdown_requested {
+                    self.quit = Some(0);
+                }
             }
             AgentEvent::MessageStart { message } => match &message {
                 AgentMessage::Llm(pi_ai::Message::Assistant(a)) => self.chat.start_assistant(a),
@@ -102,14 +103,11 @@ impl App {
                 ..
             } => {
                 self.status = if self.session.is_streaming() || will_retry {
-                    let hint = format!(
-                        "Working... ({} to interrupt)",
-                        self.key_text("app.interrupt")
-                    );
-                    Status::Working(self.loader(&hint))
+                    Status::Working(self.loader(&self.working_message()))
                 } else {
                     Status::Idle
                 };
+                self.apply_working_settings();
                 if aborted {
                     self.notice(NoticeKind::Error, "Compaction cancelled");
                 } else if let Some(error) = error_message {

@@ -73,12 +73,10 @@ impl App {
                     self.session.cwd(),
                     settings.themes.as_deref().unwrap_or_default(),
                 );
-                self.theme = theme;
                 for warning in warnings {
                     self.notice(NoticeKind::Warning, &warning);
                 }
-                self.chat.set_theme(&self.theme);
-                self.footer.set_theme(&self.theme);
+                self.set_theme(theme);
                 self.editor = pi_tui::components::editor::Editor::new(
                     super::editor_theme(&self.theme),
                     std::sync::Arc::clone(&self.keys),

@@ -8,9 +8,10 @@ use pi_ai::ToolResultMessage;
 use pi_tui::Component;
 use serde_json::Value;
 
-use super::tool_render::{ResultData, ToolView, render_tool};
-use super::{LineCache, boxed, inner_width};
-use crate::modes::interactive::theme::{Theme, ThemeBg};
+use super::tool_render::{ResultData, ToolView, render_tool, text_output};
+use super::{LineCache, boxed, inner_width, paint, text_lines};
+use crate::modes::interactive::extension_ui::tool_renderer::{ExtToolRender, ToolRenderState};
+use crate::modes::interactive::theme::{Theme, ThemeBg, ThemeColor};
 
 /// One tool call: its arguments (possibly still streaming), live output and result.
 pub struct ToolExecution {
@@ -26,6 +27,8 @@ pub struct ToolExecution {
     is_error: bool,
     expanded: bool,
     cache: LineCache,
+    /// The extension's `renderCall` / `renderResult`, when the tool has them.
+    ext: Option<ExtToolRender>,
 }
 
 impl ToolExecution {
@@ -49,7 +52,58 @@ impl ToolExecution {
             is_error: false,
             expanded: false,
             cache: LineCache::default(),
+            ext: None,
         }
+    }
+
+    /// Draws the call with its extension's renderers (asked for at once).
+    pub(crate) fn set_extension_renderer(&mut self, renderer: ExtToolRender) {
+        self.ext = Some(renderer);
+        self.sync_ext();
+    }
+
+    /// Tells the extension renderers what changed.
+    fn sync_ext(&mut self) {
+        let Some(ext) = &mut self.ext else {
+            return;
+        };
+        let state = ToolRenderState {
+            args: &self.args,
+            result: self
+                .result
+                .as_ref()
+                .map(|r| (r.content.as_slice(), r.details.as_ref())),
+            execution_started: self.started_at.is_some(),
+            args_complete: self.args_complete,
+            is_partial: self.is_partial,
+            is_error: self.is_error,
+            expanded: self.expanded,
+        };
+        ext.sync(&state);
+    }
+
+    /// The box contents drawn by extension renderers (TypeScript fallbacks for a slot
+    /// without one).
+    fn render_ext(&self, ext: &ExtToolRender, width: usize) -> Vec<String> {
+        let fallback_call = || {
+            vec![paint(
+                self.theme.fg(ThemeColor::ToolTitle).bold(),
+                &self.tool_name,
+            )]
+        };
+        let fallback_result = self.result.as_ref().map(|result| {
+            let output = text_output(result, true);
+            if output.is_empty() {
+                Vec::new()
+            } else {
+                text_lines(
+                    &self.theme.fg(ThemeColor::ToolOutput).paint(&output),
+                    width,
+                    0,
+                )
+            }
+        });
+        ext.render(width, fallback_call, fallback_result)
     }
 
     /// Replace the arguments (they grow while the model streams the call).
@@ -57,6 +111,7 @@ impl ToolExecution {
         if args != self.args {
             self.args = args;
             self.cache.clear();
+            self.sync_ext();
         }
     }
 
@@ -64,6 +119,7 @@ impl ToolExecution {
     pub fn set_args_complete(&mut self) {
         self.args_complete = true;
         self.cache.clear();
+        self.sync_ext();
     }
 
     /// The tool started running (starts the elapsed-time clock of bash calls).
@@ -74,6 +130,7 @@ impl ToolExecution {
             self.ended_at = None;
         }
         self.cache.clear();
+        self.sync_ext();
     }
 
     /// Show a partial result while the tool runs (live bash output).
@@ -84,6 +141,7 @@ impl ToolExecution {
         });
         self.is_partial = true;
         self.cache.clear();
+        self.sync_ext();
     }
 
     /// The tool finished with `result`.
@@ -117,6 +175,7 @@ impl ToolExecution {
             self.ended_at = Some(Instant::now());
         }
         self.cache.clear();
+        self.sync_ext();
     }
 
     /// Show all output (true) or the collapsed preview.
@@ -124,6 +183,7 @@ impl ToolExecution {
         if self.expanded != expanded {
             self.expanded = expanded;
             self.cache.clear();
+            self.sync_ext();
         }
     }
 
@@ -184,6 +244,20 @@ impl ToolExecution {
 
 impl Component for ToolExecution {
     fn render(&mut self, width: usize) -> Vec<String> {
+        let bg = if self.is_partial {
+            ThemeBg::ToolPendingBg
+        } else if self.is_error {
+            ThemeBg::ToolErrorBg
+        } else {
+            ThemeBg::ToolSuccessBg
+        };
+        if let Some(ext) = &self.ext {
+            // Host components change on their own: never cached here.
+            let inner = self.render_ext(ext, inner_width(width, 1));
+            let mut lines = vec![String::new()];
+            lines.extend(boxed(inner, width, 1, 1, Some(self.theme.bg(bg))));
+            return lines;
+        }
         let timing = self.timing_label();
         if let Some(lines) = self.cache.get(width, &timing) {
             return lines;
@@ -199,13 +273,6 @@ impl Component for ToolExecution {
             timing: (!timing.is_empty()).then_some(timing.as_str()),
         };
         let inner = render_tool(&view, inner_width(width, 1));
-        let bg = if self.is_partial {
-            ThemeBg::ToolPendingBg
-        } else if self.is_error {
-            ThemeBg::ToolErrorBg
-        } else {
-            ThemeBg::ToolSuccessBg
-        };
         let mut lines = vec![String::new()];
         lines.extend(boxed(inner, width, 1, 1, Some(self.theme.bg(bg))));
         self.cache.store(width, &timing, &lines);
