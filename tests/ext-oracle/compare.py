@@ -101,7 +101,10 @@ class Side:
                 return None, 0.0
             return json.loads(p.read_text()), 0.0
         rec = driver.run(sc, self.spec)
-        norm = normalize.normalize(rec, sc, self.baseline)
+        alt = None
+        if self.label == "ours" and (GOLDEN / "_baseline.json").exists():
+            alt = json.loads((GOLDEN / "_baseline.json").read_text()).get("tools")
+        norm = normalize.normalize(rec, sc, self.baseline, alt)
         out = RESULTS / self.label
         out.mkdir(parents=True, exist_ok=True)
         (out / (name + ".json")).write_text(normalize.dumps(norm))

@@ -312,7 +312,31 @@ def is_summarization(body: dict, rest: list) -> bool:
     return bool(users) and message_digest(users[-1]).get("text", "").startswith("<conversation>")
 
 
-def digest_request(req: dict, base: dict | None) -> dict:
+# The first line of each pi's skills catalog: its own wording (not in the baselines,
+# which have no skills), so not something an extension added.
+OWN_CATALOG_INTROS = {
+    "The following skills provide specialized instructions for specific tasks.",
+    "Skills are task-specific instruction sets. When the task at hand fits a skill's "
+    "description below, load that skill's file with the read tool before you start, and "
+    "follow it.",
+}
+
+
+def without_catalog_intro(lines: list) -> list:
+    """Drops each pi's own introduction of the skills catalog (from its first line up to
+    `<available_skills>`): worded by each pi, absent from the baselines (no skills)."""
+    out, skipping = [], False
+    for line in lines:
+        if line in OWN_CATALOG_INTROS:
+            skipping = True
+        if skipping and line.strip() == "<available_skills>":
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return out
+
+
+def digest_request(req: dict, base: dict | None, alt_tools: dict | None = None) -> dict:
     """`base` is what the same pi sends without any extension (see `baseline_of`):
     {"system": its default system prompt, "vocab": every line of its system prompts
     with the default tools, all built-in tools and no tools, "tools": {name: entry}}.
@@ -323,7 +347,10 @@ def digest_request(req: dict, base: dict | None) -> dict:
                 lines, ...). Lines the pi itself writes (guidelines that follow the
                 active tools) are worded differently by each pi and left out.
       tools:    the tool names in order; a tool equal to the pi's built-in of that name
-                is just its name, others (extension tools, overridden built-ins) in full
+                is just its name, others (extension tools, overridden built-ins) in full.
+                `alt_tools` (for our pi: the TypeScript pi's built-ins) also count as
+                built-ins: an extension that re-registers the TypeScript pi's own tool
+                (createBashTool, ...) sends exactly that tool from either pi.
       messages: role / text / tool calls / tool_call_id of each non-system message.
     pi's own summarization requests (compaction) are reduced to {"kind": "summarization"}."""
     body = req.get("body") or {}
@@ -339,11 +366,13 @@ def digest_request(req: dict, base: dict | None) -> dict:
     else:
         vocab = set(base["vocab"])
         d["system"] = {"tools_listed": tools_listed(system),
-                       "added": [l for l in system.split("\n") if l.strip() and l not in vocab]}
+                       "added": [l for l in without_catalog_intro(system.split("\n"))
+                                 if l.strip() and l not in vocab]}
     tools = []
     for t in tool_entries(body):
         b = (base or {}).get("tools", {}).get(t["name"])
-        if b is not None and b == t:
+        alt = (alt_tools or {}).get(t["name"])
+        if (b is not None and b == t) or (alt is not None and alt == t):
             tools.append(t["name"])
         else:
             tools.append(t)
@@ -376,7 +405,8 @@ def baseline_of(records: list) -> dict | None:
 
 
 # -- whole record -------------------------------------------------------------------------
-def normalize(record: dict, scenario: dict | None = None, baseline: dict | None = None) -> dict:
+def normalize(record: dict, scenario: dict | None = None, baseline: dict | None = None,
+              alt_tools: dict | None = None) -> dict:
     n = Normalizer(record, scenario)
     for e in record.get("log", []):
         # dropped lines must not take a number (their count may vary)
@@ -394,7 +424,7 @@ def normalize(record: dict, scenario: dict | None = None, baseline: dict | None 
     for r in record.get("requests", []):
         if r.get("path", "").startswith("/_mock"):
             continue
-        requests.append(digest_request(n.value(r), baseline))
+        requests.append(digest_request(n.value(r), baseline, alt_tools))
     stderr = [n.text(l) for l in (record.get("stderr") or "").splitlines()
               if l.strip() and not re.match(r"\(node:\d+\) ", l)]
     return {

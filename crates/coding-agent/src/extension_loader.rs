@@ -40,6 +40,9 @@ pub struct Loaded {
     pub warnings: Vec<String>,
     /// A failure that ends pi with exit code 1 (an explicit `-e` that did not load).
     pub fatal: Option<String>,
+    /// Packages among the configured paths: their prompt templates and skills join the
+    /// session's.
+    pub packages: Vec<discovery::PackageResources>,
 }
 
 /// `extensions` and `defaultProjectTrust` of a settings file.
@@ -121,6 +124,16 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         theme: options.theme.clone(),
         rust: rust_extensions,
     };
+    let (user_entries, _) = settings_entries(&options.agent_dir.join("settings.json"));
+    let packages = discovery::packages(&ExtensionSources {
+        cwd: options.cwd.clone(),
+        agent_dir: options.agent_dir.clone(),
+        user_entries,
+        project_entries: project_entries.clone(),
+        cli_paths: options.cli_paths.clone(),
+        no_discovery: options.no_extensions,
+        project_trusted: trusted,
+    });
     let (backends, errors, more_warnings, fatal) = load_backends(&again).await;
     warnings.extend(more_warnings);
     let runtime = Arc::new(ExtensionRuntime::new(backends, errors));
@@ -141,6 +154,7 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         runtime,
         warnings,
         fatal,
+        packages,
     }
 }
 

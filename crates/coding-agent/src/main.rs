@@ -100,9 +100,7 @@ fn run() -> Result<i32> {
             } else {
                 None
             },
-            ask_trust: interactive.then(|| {
-                Box::new(ask_trust) as extension_loader::AskTrust
-            }),
+            ask_trust: interactive.then(|| Box::new(ask_trust) as extension_loader::AskTrust),
             theme: "dark".to_owned(),
         },
         Vec::new(),
@@ -116,6 +114,7 @@ fn run() -> Result<i32> {
         return Ok(1);
     }
     let extensions = loaded.runtime;
+    let packages = loaded.packages;
     if args.help {
         output.info(&cli::help_text(&cli::extension_flags_help(
             &extensions.flags(),
@@ -338,9 +337,13 @@ environment variable, pass --api-key, or configure it in {}",
         }
     };
     let extension_tools = extensions.tools();
+    // Built-ins an extension overrides are built too, so the override takes their place.
     let builtin_names: Vec<String> = tool_names
         .iter()
-        .filter(|name| !extension_tools.iter().any(|t| t.name() == name.as_str()))
+        .filter(|name| {
+            tools::ALL_TOOLS.contains(&name.as_str())
+                || !extension_tools.iter().any(|t| t.name() == name.as_str())
+        })
         .cloned()
         .collect();
     let mut active_tools =
@@ -358,8 +361,11 @@ environment variable, pass --api-key, or configure it in {}",
             None => !args.no_tools,
         };
         if wanted {
-            active_tools.retain(|t| t.name() != tool.name());
-            active_tools.push(tool.clone());
+            // An override takes the built-in's place in the list.
+            match active_tools.iter().position(|t| t.name() == tool.name()) {
+                Some(at) => active_tools[at] = tool.clone(),
+                None => active_tools.push(tool.clone()),
+            }
         }
     }
     let mut tool_registry = tools::build_tools(
@@ -372,8 +378,10 @@ environment variable, pass --api-key, or configure it in {}",
     )
     .unwrap_or_default();
     for tool in &extension_tools {
-        tool_registry.retain(|t| t.name() != tool.name());
-        tool_registry.push(tool.clone());
+        match tool_registry.iter().position(|t| t.name() == tool.name()) {
+            Some(at) => tool_registry[at] = tool.clone(),
+            None => tool_registry.push(tool.clone()),
+        }
     }
     let tool_names: Vec<String> = active_tools.iter().map(|t| t.name().to_owned()).collect();
     let context_files = if args.no_context_files {
@@ -408,13 +416,56 @@ environment variable, pass --api-key, or configure it in {}",
             None => d.message.clone(),
         })
         .collect();
-    let skills = skills.skills;
-    let prompt_templates = load_prompt_templates(&discovery(
+    let mut skills = skills.skills;
+    let mut prompt_templates = load_prompt_templates(&discovery(
         &resource_settings.user_prompts,
         &resource_settings.project_prompts,
         &args.prompt_template,
         !args.no_prompt_templates,
     ));
+    // Prompt templates and skills of packages given as extension paths.
+    for package in &packages {
+        let info = |path: &std::path::Path| pi_coding_agent::resources::SourceInfo {
+            path: path.to_path_buf(),
+            // As the TypeScript pi reports them: a manifest's resources come from the
+            // command line, a folder layout's from the package folder.
+            source: if package.manifest {
+                "cli".to_owned()
+            } else {
+                package.root.display().to_string()
+            },
+            scope: pi_coding_agent::resources::SourceScope::Temporary,
+            origin: if package.manifest {
+                pi_coding_agent::resources::SourceOrigin::TopLevel
+            } else {
+                pi_coding_agent::resources::SourceOrigin::Package
+            },
+            base_dir: (!package.manifest).then(|| package.root.clone()),
+        };
+        let paths = |list: &[std::path::PathBuf]| -> Vec<String> {
+            list.iter().map(|p| p.display().to_string()).collect()
+        };
+        if !args.no_prompt_templates {
+            for mut template in
+                load_prompt_templates(&discovery(&[], &[], &paths(&package.prompts), false))
+            {
+                if !prompt_templates.iter().any(|t| t.name == template.name) {
+                    template.source_info = info(&template.source_info.path);
+                    prompt_templates.push(template);
+                }
+            }
+        }
+        if !args.no_skills {
+            for mut skill in
+                load_skills(&discovery(&[], &[], &paths(&package.skills), false)).skills
+            {
+                if !skills.iter().any(|s| s.name == skill.name) {
+                    skill.source_info = info(&skill.source_info.path);
+                    skills.push(skill);
+                }
+            }
+        }
+    }
     let recipe = system_prompt::PromptRecipe {
         custom: args.system_prompt.clone(),
         append: args.append_system_prompt.clone(),

@@ -295,7 +295,7 @@ impl AgentSession {
                 &result.first_kept_entry_id,
                 result.tokens_before,
                 details,
-                from_hook.then_some(true),
+                Some(from_hook),
             ) {
                 Ok(id) => Some(id),
                 Err(e) => {

@@ -98,6 +98,18 @@ impl AgentSession {
                     Some("steer") => Some(StreamingBehavior::Steer),
                     _ => None,
                 };
+                self.inner.ext.commands_running.idle().await;
+                // From an agent_end handler the run is over: the prompt starts the next
+                // one once it is idle (the TypeScript pi's agent is idle by then).
+                if streaming_behavior.is_none()
+                    && self
+                        .inner
+                        .ext
+                        .ending
+                        .load(std::sync::atomic::Ordering::SeqCst)
+                {
+                    self.inner.agent.wait_for_idle().await;
+                }
                 let options = PromptOptions {
                     images,
                     streaming_behavior,
@@ -382,6 +394,7 @@ impl AgentSession {
                 self.inner.agent.steer(custom);
             }
         } else if options.trigger_turn {
+            self.inner.ext.commands_running.idle().await;
             self.inner.agent.wait_for_idle().await;
             if self.inner.agent.prompt(vec![custom]).await.is_ok() {
                 self.settle().await;

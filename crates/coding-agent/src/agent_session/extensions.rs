@@ -43,6 +43,52 @@ impl Default for ExtensionSetup {
     }
 }
 
+/// Counts running extension commands; prompts and turns they send wait until they ended.
+#[derive(Default)]
+pub(super) struct CommandGate {
+    running: std::sync::atomic::AtomicUsize,
+    ended: tokio::sync::Notify,
+}
+
+/// Held while a command runs.
+pub(super) struct CommandRunning<'a>(&'a CommandGate);
+
+impl Drop for CommandRunning<'_> {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::SeqCst);
+        self.0.ended.notify_waiters();
+    }
+}
+
+impl CommandGate {
+    pub(super) fn start(&self) -> CommandRunning<'_> {
+        self.running.fetch_add(1, Ordering::SeqCst);
+        CommandRunning(self)
+    }
+
+    /// Waits until no command runs, at most a moment: a command may itself wait for the
+    /// prompt it sent (a `withSession` context awaits `sendUserMessage`).
+    pub(super) async fn idle(&self) {
+        let wait = async {
+            loop {
+                let ended = self.ended.notified();
+                if self.running.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                ended.await;
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(200), wait).await;
+    }
+}
+
+/// An item of the queue of events sent by synchronous code.
+pub(super) enum Later {
+    Event(ExtensionEvent),
+    /// Answered once everything before it was handled.
+    Barrier(tokio::sync::oneshot::Sender<()>),
+}
+
 /// The session's extension state.
 pub(super) struct ExtensionState {
     pub(super) runtime: Arc<ExtensionRuntime>,
@@ -51,6 +97,10 @@ pub(super) struct ExtensionState {
     /// The system prompt without `before_agent_start` changes.
     pub(super) base_prompt: Mutex<String>,
     turn_index: AtomicU64,
+    /// Extension commands being run (prompts they send wait for them).
+    pub(super) commands_running: CommandGate,
+    /// `agent_end` handlers are running: the run is over but not yet idle.
+    pub(super) ending: std::sync::atomic::AtomicBool,
     /// `sendMessage(…, {deliverAs: "nextTurn"})` messages, sent with the next prompt.
     pub(super) next_turn: Mutex<Vec<AgentMessage>>,
     pub(super) shutdown: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
@@ -58,6 +108,8 @@ pub(super) struct ExtensionState {
     pub(super) generation: AtomicU64,
     /// Fields the mode adds to the host's mirror (terminal size, editor text, …).
     pub(super) ui_state: Mutex<Map<String, Value>>,
+    /// Events sent by synchronous code (model and thinking-level changes), in order.
+    pub(super) later: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Later>>>,
     /// Names of the extension tools in the registry (replaced on refresh and reload).
     pub(super) extension_tools: Mutex<Vec<String>>,
     /// `allTools`, `commands` and `models` of the mirror, built once per generation.
@@ -72,12 +124,15 @@ impl ExtensionState {
             recipe: setup.prompt_recipe,
             base_prompt: Mutex::new(base_prompt),
             turn_index: AtomicU64::new(0),
+            ending: std::sync::atomic::AtomicBool::new(false),
+            commands_running: CommandGate::default(),
             next_turn: Mutex::new(Vec::new()),
             shutdown: Mutex::new(None),
             generation: AtomicU64::new(1),
             ui_state: Mutex::new(Map::new()),
             static_cache: Mutex::new(None),
             extension_tools: Mutex::new(Vec::new()),
+            later: Mutex::new(None),
         }
     }
 }
@@ -340,7 +395,14 @@ impl Inner {
                 is_error: *is_error,
             },
         };
+        let ending = matches!(event, AgentEvent::AgentEnd { .. });
+        if ending {
+            self.ext.ending.store(true, Ordering::SeqCst);
+        }
         runtime.emit(&extension_event, cancel.clone()).await;
+        if ending {
+            self.ext.ending.store(false, Ordering::SeqCst);
+        }
         if let AgentEvent::TurnEnd { .. } = event {
             self.ext.turn_index.fetch_add(1, Ordering::SeqCst);
         }
@@ -418,6 +480,15 @@ impl AgentSession {
                 name.trim_end_matches(".ts").trim_end_matches(".js")
             )
         };
+        let base_dir = |extension_path: &str| {
+            (!extension_path.starts_with('<'))
+                .then(|| {
+                    std::path::Path::new(extension_path)
+                        .parent()
+                        .map(std::path::Path::to_path_buf)
+                })
+                .flatten()
+        };
         for entry in &found.skill_paths {
             let mut options = crate::resources::DiscoveryOptions::new(&self.inner.cwd, &agent_dir);
             options.cli_paths = vec![entry.path.clone()];
@@ -430,6 +501,7 @@ impl AgentSession {
                 }
                 skill.source_info.source = label(&entry.extension_path);
                 skill.source_info.scope = crate::resources::SourceScope::Temporary;
+                skill.source_info.base_dir = base_dir(&entry.extension_path);
                 skills.push(skill);
             }
         }
@@ -445,6 +517,7 @@ impl AgentSession {
                 }
                 template.source_info.source = label(&entry.extension_path);
                 template.source_info.scope = crate::resources::SourceScope::Temporary;
+                template.source_info.base_dir = base_dir(&entry.extension_path);
                 templates.push(template);
             }
         }
@@ -578,6 +651,7 @@ impl AgentSession {
         let (snippets, guidelines) = self.inner.ext.runtime.prompt_additions(&names);
         let snippets: Map<String, Value> = snippets
             .into_iter()
+            .filter(|(_, text)| !text.is_empty())
             .map(|(name, text)| (name, Value::String(text)))
             .collect();
         let recipe = self.inner.ext.recipe.clone().unwrap_or_default();

@@ -441,12 +441,16 @@ impl AgentSession {
             }
         };
         // Extension commands run at once, even while streaming.
-        if options.expand_templates
-            && text.starts_with('/')
-            && self.run_extension_command(text).await.is_some()
-        {
-            report(Ok(()));
-            return Ok(());
+        if options.expand_templates && text.starts_with('/') {
+            let running = self.inner.ext.commands_running.start();
+            if self.run_extension_command(text).await.is_some() {
+                // Prompts the command asked for start after its answer (as in the
+                // TypeScript pi, where they begin on a later tick).
+                report(Ok(()));
+                drop(running);
+                return Ok(());
+            }
+            drop(running);
         }
         let mut options = options;
         let mut text = text.to_owned();

@@ -35,8 +35,9 @@ impl AgentSession {
             )));
         }
         let level = self.level_for_switch(None);
-        self.apply_model(model, "set");
+        let previous = self.apply_model(model.clone());
         self.set_thinking_level(level);
+        self.announce_model(model, previous, "set");
         Ok(())
     }
 
@@ -65,8 +66,9 @@ impl AgentSession {
             }
             let next = scoped[step(scoped.len(), scoped.iter().position(|s| same(&s.model)))];
             let level = self.level_for_switch(next.thinking_level);
-            self.apply_model(next.model.clone(), "cycle");
+            let previous = self.apply_model(next.model.clone());
             self.set_thinking_level(level);
+            self.announce_model(next.model.clone(), previous, "cycle");
             return Some(ModelCycleResult {
                 model: next.model.clone(),
                 thinking_level: self.thinking_level(),
@@ -85,8 +87,9 @@ impl AgentSession {
         }
         let next = available[step(available.len(), available.iter().position(same))].clone();
         let level = self.level_for_switch(None);
-        self.apply_model(next.clone(), "cycle");
+        let previous = self.apply_model(next.clone());
         self.set_thinking_level(level);
+        self.announce_model(next.clone(), previous, "cycle");
         Some(ModelCycleResult {
             model: next,
             thinking_level: self.thinking_level(),
@@ -120,18 +123,50 @@ impl AgentSession {
         });
     }
 
+    /// Waits until extensions handled the model and thinking-level changes made so far (an
+    /// RPC answer comes after their output, as in the TypeScript pi).
+    pub async fn extension_events_settled(&self) {
+        let (done, wait) = tokio::sync::oneshot::channel();
+        let sent = lock(&self.inner.ext.later)
+            .as_ref()
+            .is_some_and(|q| q.send(super::extensions::Later::Barrier(done)).is_ok());
+        if sent {
+            let _ = wait.await;
+        }
+    }
+
     /// Tells extensions about a change made by synchronous code, without waiting for them.
     pub(super) fn emit_extension_event_later(&self, event: crate::extensions::ExtensionEvent) {
         let runtime = self.inner.ext.runtime.clone();
         if !runtime.has_handlers(event.kind()) {
             return;
         }
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+        // One queue, so these events reach extensions in the order they happened.
+        let mut queue = lock(&self.inner.ext.later);
+        if queue.as_ref().is_none_or(|q| q.is_closed()) {
+            let Ok(handle) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            let (sender, mut receiver) =
+                tokio::sync::mpsc::unbounded_channel::<super::extensions::Later>();
             handle.spawn(async move {
-                runtime
-                    .emit(&event, tokio_util::sync::CancellationToken::new())
-                    .await;
+                while let Some(item) = receiver.recv().await {
+                    match item {
+                        super::extensions::Later::Event(event) => {
+                            runtime
+                                .emit(&event, tokio_util::sync::CancellationToken::new())
+                                .await;
+                        }
+                        super::extensions::Later::Barrier(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
             });
+            *queue = Some(sender);
+        }
+        if let Some(queue) = queue.as_ref() {
+            let _ = queue.send(super::extensions::Later::Event(event));
         }
     }
 
@@ -197,14 +232,15 @@ impl AgentSession {
                 .default_thinking_level
                 .as_deref()
                 .and_then(ThinkingLevel::parse)
-                .unwrap_or_default();
+                // The TypeScript pi's DEFAULT_THINKING_LEVEL.
+                .unwrap_or(ThinkingLevel::Medium);
         }
         self.thinking_level()
     }
 
     /// Puts `model` in use: the agent, its key and headers, the session entry, and the
     /// default model in settings.
-    fn apply_model(&self, model: Model, source: &str) {
+    fn apply_model(&self, model: Model) -> Model {
         let inner = &self.inner;
         let previous = self.model();
         let auth = inner.request_auth(&model).unwrap_or_default();
@@ -219,7 +255,12 @@ impl AgentSession {
             .settings
             .set("defaultProvider", model.provider.clone().into());
         inner.settings.set("defaultModel", model.id.clone().into());
-        inner.agent.set_model(model.clone());
+        inner.agent.set_model(model);
+        previous
+    }
+
+    /// `model_select`, after the thinking level followed the new model.
+    fn announce_model(&self, model: Model, previous: Model, source: &str) {
         self.emit_extension_event_later(crate::extensions::ExtensionEvent::ModelSelect {
             model,
             previous_model: Some(previous),

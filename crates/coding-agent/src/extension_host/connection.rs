@@ -21,6 +21,19 @@ use crate::extensions::{ExtensionAction, StateSnapshot};
 
 type Pending = oneshot::Sender<Result<Value, String>>;
 
+/// Host requests that never wait on a run, a dialog or the network.
+const QUICK_METHODS: [&str; 9] = [
+    "appendEntry",
+    "setSessionName",
+    "setLabel",
+    "setActiveTools",
+    "setThinkingLevel",
+    "setModel",
+    "refreshTools",
+    "getApiKeyAndHeaders",
+    "getApiKeyForProvider",
+];
+
 /// What the mirror in the host holds, so only changes cross.
 #[derive(Default)]
 struct Mirror {
@@ -37,6 +50,8 @@ pub struct Connection {
     dialogs: Mutex<HashMap<u64, CancellationToken>>,
     next_id: AtomicU64,
     alive: AtomicBool,
+    /// pi asked the host to stop.
+    stopping: AtomicBool,
     exit_reason: Mutex<Option<String>>,
     binding: Mutex<Option<ExtensionBinding>>,
     mirror: Mutex<Mirror>,
@@ -90,6 +105,7 @@ impl Connection {
             dialogs: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             alive: AtomicBool::new(true),
+            stopping: AtomicBool::new(false),
             exit_reason: Mutex::new(None),
             binding: Mutex::new(None),
             mirror: Mutex::new(Mirror::default()),
@@ -111,7 +127,7 @@ impl Connection {
                 let Some(connection) = weak.upgrade() else {
                     return;
                 };
-                connection.receive(&line);
+                connection.receive(&line).await;
             }
             if let Some(connection) = weak.upgrade() {
                 // Give the process a moment to be reaped so its exit status is known.
@@ -145,14 +161,20 @@ impl Connection {
         }
         *lock(&self.exit_reason) = Some(reason);
         let error = self.dead_error();
+        // A host pi stopped on purpose (reload, quit) ends what it was doing quietly.
+        let stopping = self.stopping.load(Ordering::SeqCst);
         for (_, waiting) in lock(&self.pending).drain() {
-            let _ = waiting.send(Err(error.clone()));
+            let _ = waiting.send(if stopping {
+                Ok(Value::Null)
+            } else {
+                Err(error.clone())
+            });
         }
         lock(&self.updates).clear();
         for (_, token) in lock(&self.dialogs).drain() {
             token.cancel();
         }
-        let binding = lock(&self.binding).clone();
+        let binding = lock(&self.binding).clone().filter(|_| !stopping);
         if let Some(binding) = binding {
             (binding.errors)(ExtensionErrorInfo {
                 extension_path: "<extension host>".into(),
@@ -165,6 +187,12 @@ impl Connection {
 
     pub fn bind(&self, binding: ExtensionBinding) {
         *lock(&self.binding) = Some(binding);
+    }
+
+    /// Tells the host to exit; its going away is then no fault.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.notify(json!({"type": "shutdown"}));
     }
 
     /// Sends a notification frame.
@@ -252,7 +280,7 @@ impl Connection {
     }
 
     /// Handles one line from the host.
-    fn receive(self: &Arc<Self>, line: &str) {
+    async fn receive(self: &Arc<Self>, line: &str) {
         let frame = match parse_frame(line) {
             Ok(frame) => frame,
             Err(message) => {
@@ -260,6 +288,10 @@ impl Connection {
                 return;
             }
         };
+        let quick = matches!(
+            &frame,
+            HostFrame::Request { method, .. } if QUICK_METHODS.contains(&method.as_str())
+        );
         match frame {
             HostFrame::Response { id, result, error } => {
                 if let Some(waiting) = lock(&self.pending).remove(&id) {
@@ -280,13 +312,21 @@ impl Connection {
             }
             HostFrame::Request { id, method, params } => {
                 let connection = self.clone();
-                tokio::spawn(async move {
+                let handle = async move {
                     let answer = connection.answer(id, &method, params).await;
                     connection.notify(match answer {
                         Ok(result) => json!({"type": "response", "id": id, "result": result}),
                         Err(error) => json!({"type": "response", "id": id, "error": error}),
                     });
-                });
+                };
+                // Actions that change state at once are done before the next frame, so
+                // their effects (session_info_changed, …) come out in the order the
+                // extension made them; anything that can wait runs on its own.
+                if quick {
+                    handle.await;
+                } else {
+                    tokio::spawn(handle);
+                }
             }
             HostFrame::Ui { method, params } => {
                 let binding = lock(&self.binding).clone();

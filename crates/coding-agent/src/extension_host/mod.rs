@@ -307,7 +307,7 @@ impl ExtensionBackend for NodeHost {
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            self.connection.notify(json!({"type": "shutdown"}));
+            self.connection.stop();
             let child = self.child.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(mut child) = child {
                 let waited =

@@ -41,21 +41,22 @@ pub fn project_has_extensions(cwd: &Path, project_entries: &[String]) -> bool {
 pub fn discover(sources: &ExtensionSources) -> Vec<DiscoveredExtension> {
     let mut found: Vec<DiscoveredExtension> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
-    let mut add = |path: PathBuf, source: &str, scope: SourceScope, base: &Path, explicit: bool| {
-        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-        match seen.iter().position(|k| *k == key) {
-            // Given again with -e: still found once, but now a failure is fatal.
-            Some(at) => found[at].explicit |= explicit,
-            None => {
-                seen.push(key);
-                found.push(DiscoveredExtension {
-                    source_info: SourceInfo::local(&path, source, scope, Some(base.to_path_buf())),
-                    path,
-                    explicit,
-                });
+    let mut add =
+        |path: PathBuf, source: &str, scope: SourceScope, _base: &Path, explicit: bool| {
+            let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            match seen.iter().position(|k| *k == key) {
+                // Given again with -e: still found once, but now a failure is fatal.
+                Some(at) => found[at].explicit |= explicit,
+                None => {
+                    seen.push(key);
+                    found.push(DiscoveredExtension {
+                        source_info: SourceInfo::local(&path, source, scope, None),
+                        path,
+                        explicit,
+                    });
+                }
             }
-        }
-    };
+        };
     if !sources.no_discovery {
         if sources.project_trusted {
             let dir = sources.cwd.join(".pi").join("extensions");
@@ -110,21 +111,111 @@ fn expand(entry: &str, base: &Path) -> PathBuf {
     }
 }
 
-/// A configured path: a file as it is; a directory by its manifest or index, else its
-/// extension files. A missing path is kept, so loading reports it.
+/// A configured path (`-e`, settings `extensions`), resolved as the TypeScript pi resolves
+/// a local source: a file as it is; a directory as a package (its `package.json` `pi`
+/// manifest, else its `extensions/`, `skills/`, `prompts/`, `themes/` folders), or, when it
+/// is neither, as one extension (its index file). A missing path is kept, so loading
+/// reports it.
 fn resolve_entry(entry: &str, base: &Path) -> Vec<PathBuf> {
     let path = expand(entry, base);
-    if path.is_dir() {
-        if let Some(entries) = package_entries(&path) {
-            return entries;
-        }
-        return entries_in_dir(&path);
+    match package(&path) {
+        Some(found) => found.extensions,
+        None => vec![path],
     }
-    vec![path]
+}
+
+/// What a package directory holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PackageResources {
+    pub root: PathBuf,
+    /// Declared by a `package.json` `pi` manifest (else found by folder names).
+    pub manifest: bool,
+    pub extensions: Vec<PathBuf>,
+    pub prompts: Vec<PathBuf>,
+    pub skills: Vec<PathBuf>,
+}
+
+/// A directory's package contents, or `None` when it is not a package (a file, a missing
+/// path, or a folder with neither a manifest nor resource folders).
+pub fn package(dir: &Path) -> Option<PackageResources> {
+    if !dir.is_dir() {
+        return None;
+    }
+    let listed = |manifest: &serde_json::Value, key: &str| -> Vec<PathBuf> {
+        manifest
+            .get(key)
+            .and_then(serde_json::Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .filter(|p| !p.starts_with('!'))
+                    .map(|p| normalize(&dir.join(p)))
+                    .filter(|p| p.exists())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if let Ok(text) = std::fs::read_to_string(dir.join("package.json"))
+        && let Ok(json) = serde_json::from_str::<serde_json::Value>(&text)
+        && let Some(manifest) = json.get("pi").filter(|pi| pi.is_object())
+    {
+        let mut extensions = Vec::new();
+        for path in listed(manifest, "extensions") {
+            if path.is_dir() {
+                extensions.extend(entries_in_dir(&path));
+            } else {
+                extensions.push(path);
+            }
+        }
+        return Some(PackageResources {
+            root: dir.to_path_buf(),
+            manifest: true,
+            extensions,
+            prompts: listed(manifest, "prompts"),
+            skills: listed(manifest, "skills"),
+        });
+    }
+    let folder = |name: &str| Some(dir.join(name)).filter(|p| p.is_dir());
+    let (extensions, prompts, skills, themes) = (
+        folder("extensions"),
+        folder("prompts"),
+        folder("skills"),
+        folder("themes"),
+    );
+    if extensions.is_none() && prompts.is_none() && skills.is_none() && themes.is_none() {
+        return None;
+    }
+    Some(PackageResources {
+        root: dir.to_path_buf(),
+        manifest: false,
+        extensions: extensions.map(|d| entries_in_dir(&d)).unwrap_or_default(),
+        prompts: prompts.into_iter().collect(),
+        skills: skills.into_iter().collect(),
+    })
+}
+
+/// The packages among the configured paths (settings entries and `-e`), for their prompt
+/// templates and skills.
+pub fn packages(sources: &ExtensionSources) -> Vec<PackageResources> {
+    let mut entries: Vec<PathBuf> = Vec::new();
+    if !sources.no_discovery {
+        entries.extend(
+            sources
+                .user_entries
+                .iter()
+                .map(|e| expand(e, &sources.agent_dir)),
+        );
+        if sources.project_trusted {
+            let base = sources.cwd.join(".pi");
+            entries.extend(sources.project_entries.iter().map(|e| expand(e, &base)));
+        }
+    }
+    entries.extend(sources.cli_paths.iter().map(|e| expand(e, &sources.cwd)));
+    entries.iter().filter_map(|p| package(p)).collect()
 }
 
 /// The entries of a directory holding one extension: `package.json` `pi.extensions`
-/// (those that exist), else `index.ts`, else `index.js`.
+/// (those that exist), else `index.ts`, else `index.js` (auto-discovered subfolders).
 fn package_entries(dir: &Path) -> Option<Vec<PathBuf>> {
     let manifest = dir.join("package.json");
     if let Ok(text) = std::fs::read_to_string(&manifest)

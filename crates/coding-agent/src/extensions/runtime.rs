@@ -667,7 +667,8 @@ impl ExtensionRuntime {
         None
     }
 
-    /// The tools' prompt snippets and guidelines for the system prompt.
+    /// The active extension tools' prompt snippets ("" for none) and guidelines for the
+    /// system prompt.
     pub fn prompt_additions(&self, active: &[String]) -> (Vec<(String, String)>, Vec<String>) {
         let mut snippets = Vec::new();
         let mut guidelines = Vec::new();
@@ -675,9 +676,13 @@ impl ExtensionRuntime {
             if !active.contains(&def.name) {
                 continue;
             }
-            if let Some(snippet) = &def.prompt_snippet {
-                snippets.push((def.name.clone(), snippet.clone()));
-            }
+            // Every active extension tool is named, with "" when it has no snippet: a
+            // built-in it overrides is then not listed (as the TypeScript pi does).
+            snippets.retain(|(name, _)| *name != def.name);
+            snippets.push((
+                def.name.clone(),
+                def.prompt_snippet.clone().unwrap_or_default(),
+            ));
             guidelines.extend(def.prompt_guidelines.iter().cloned());
         }
         (snippets, guidelines)

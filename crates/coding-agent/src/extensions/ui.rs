@@ -107,7 +107,10 @@ pub enum UiNotice {
     #[serde(rename = "setTitle")]
     SetTitle { title: String },
     #[serde(rename = "set_editor_text")]
-    SetEditorText { text: String },
+    SetEditorText {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
     #[serde(rename = "pasteToEditor")]
     PasteToEditor { text: String },
     #[serde(rename = "setWorkingMessage")]
@@ -261,7 +264,12 @@ mod tests {
         );
         let parsed: UiNotice =
             serde_json::from_str(r#"{"method":"set_editor_text","text":"x"}"#).unwrap();
-        assert_eq!(parsed, UiNotice::SetEditorText { text: "x".into() });
+        assert_eq!(
+            parsed,
+            UiNotice::SetEditorText {
+                text: Some("x".into())
+            }
+        );
     }
 
     #[test]

@@ -69,7 +69,9 @@ pub struct PromptInputs<'a> {
     pub context_files: &'a [ContextFile],
     /// Skills listed for the model (only when the `read` tool is active).
     pub skills: &'a [crate::resources::Skill],
-    /// One-line descriptions of extension tools (`promptSnippet`), by tool name.
+    /// One-line descriptions of extension tools (`promptSnippet`), by tool name; an empty
+    /// one leaves the tool out of the list. A built-in named here is overridden: its line
+    /// and its guidelines are gone.
     pub tool_snippets: &'a [(String, String)],
     /// Guidelines extension tools add (`promptGuidelines`).
     pub extra_guidelines: &'a [String],
@@ -118,9 +120,11 @@ editing code and writing new files.",
                         .iter()
                         .find(|(name, _)| name == t)
                         .map(|(_, s)| s.as_str());
-                    snippet
-                        .or_else(|| tool_summary(t))
-                        .map(|s| format!("- {t}: {s}"))
+                    match snippet {
+                        Some("") => None,
+                        Some(text) => Some(format!("- {t}: {text}")),
+                        None => tool_summary(t).map(|s| format!("- {t}: {s}")),
+                    }
                 })
                 .collect();
             if !listed.is_empty() {
@@ -129,7 +133,13 @@ editing code and writing new files.",
                 text.push_str("\n\nOther tools may be available depending on the project.");
             }
             text.push_str("\n\nGuidelines:\n");
-            let mut lines: Vec<String> = guidelines(inputs.tools)
+            let builtin: Vec<String> = inputs
+                .tools
+                .iter()
+                .filter(|t| !inputs.tool_snippets.iter().any(|(name, _)| name == *t))
+                .cloned()
+                .collect();
+            let mut lines: Vec<String> = guidelines(&builtin)
                 .iter()
                 .map(|g| format!("- {g}"))
                 .collect();

@@ -77,7 +77,7 @@ pub enum EntryKind {
     },
     Label {
         target_id: String,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         label: Option<String>,
     },
     SessionInfo {

@@ -243,9 +243,14 @@ async fn execute(
                 .cloned()
                 .ok_or_else(|| SessionOpError(format!("Model not found: {provider}/{model_id}")))?;
             session.set_model(model.clone())?;
+            session.extension_events_settled().await;
             to_value(model)
         }
-        RpcCommand::CycleModel => Some(to_value(session.cycle_model(false)).unwrap_or(Value::Null)),
+        RpcCommand::CycleModel => {
+            let cycled = session.cycle_model(false);
+            session.extension_events_settled().await;
+            Some(to_value(cycled).unwrap_or(Value::Null))
+        }
         RpcCommand::GetAvailableModels => {
             let models: Vec<_> = session
                 .registry()
@@ -257,6 +262,7 @@ async fn execute(
         }
         RpcCommand::SetThinkingLevel { level } => {
             session.set_thinking_level(level);
+            session.extension_events_settled().await;
             None
         }
         RpcCommand::CycleThinkingLevel => Some(match session.cycle_thinking_level() {
@@ -309,7 +315,11 @@ async fn execute(
         ),
         RpcCommand::Fork { entry_id } => {
             let result = session.fork_with_extensions(&entry_id, None).await?;
-            Some(json!({"text": result.text, "cancelled": result.cancelled}))
+            // An absent text is left out, as JSON.stringify drops undefined.
+            Some(match result.text {
+                Some(text) => json!({"text": text, "cancelled": result.cancelled}),
+                None => json!({"cancelled": result.cancelled}),
+            })
         }
         RpcCommand::Clone => {
             session.clone_session().await?;

@@ -113,7 +113,7 @@ impl ExtensionUi for RpcUi {
 
     fn notice(&self, notice: UiNotice) {
         let notice = match notice {
-            UiNotice::PasteToEditor { text } => UiNotice::SetEditorText { text },
+            UiNotice::PasteToEditor { text } => UiNotice::SetEditorText { text: Some(text) },
             UiNotice::SetWidget {
                 component_id: Some(_),
                 ..

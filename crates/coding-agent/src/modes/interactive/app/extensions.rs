@@ -190,7 +190,7 @@ impl App {
                 let _ = pi_tui::terminal::Terminal::flush(terminal);
             }
             UiNotice::SetEditorText { text } => {
-                self.editor.set_text(&text);
+                self.editor.set_text(text.as_deref().unwrap_or_default());
                 self.on_editor_text_set();
             }
             UiNotice::PasteToEditor { text } => match self.ext.editor {
