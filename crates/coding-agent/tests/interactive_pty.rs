@@ -197,9 +197,10 @@ async fn model_picker_switches_the_model() {
         serde_json::from_str(&std::fs::read_to_string(env.agent.join("settings.json")).unwrap())
             .unwrap();
     assert_eq!(settings["defaultModel"], "mock-thinker");
-    // Shift+Tab cycles the thinking level of the reasoning model.
+    // Coming from a model that cannot think, the level is the default (medium, as in the
+    // TypeScript pi); Shift+Tab cycles it.
     tmux.keys(&["BTab"]);
-    tmux.wait_for("Thinking level: minimal");
+    tmux.wait_for("Thinking level: high");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
