@@ -47,6 +47,40 @@ impl ExtensionActions for SessionActions {
         })
     }
 
+    fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let Some(session) = self.session() else {
+            return 0;
+        };
+        let mut hash = std::collections::hash_map::DefaultHasher::new();
+        {
+            let manager = lock(&session.inner.session);
+            manager.session_id().hash(&mut hash);
+            manager.entries().len().hash(&mut hash);
+            manager.leaf_id().hash(&mut hash);
+        }
+        session.message_count().hash(&mut hash);
+        let model = session.model();
+        model.provider.hash(&mut hash);
+        model.id.hash(&mut hash);
+        session.thinking_level().as_str().hash(&mut hash);
+        session.is_streaming().hash(&mut hash);
+        session.pending_message_count().hash(&mut hash);
+        session
+            .inner
+            .ext
+            .generation
+            .load(Ordering::SeqCst)
+            .hash(&mut hash);
+        session.active_tool_names().hash(&mut hash);
+        session.inner.agent.system_prompt().hash(&mut hash);
+        serde_json::to_string(&*lock(&session.inner.ext.ui_state))
+            .unwrap_or_default()
+            .hash(&mut hash);
+        // 0 means "no fingerprint"; keep it out of the range.
+        hash.finish() | 1
+    }
+
     fn snapshot(
         &self,
         entries_from: Option<(String, usize)>,

@@ -83,6 +83,7 @@ impl CommandGate {
 }
 
 /// An item of the queue of events sent by synchronous code.
+#[allow(clippy::large_enum_variant)] // rare: model and thinking-level changes
 pub(super) enum Later {
     Event(ExtensionEvent),
     /// Answered once everything before it was handled.

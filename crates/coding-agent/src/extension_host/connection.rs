@@ -40,6 +40,7 @@ struct Mirror {
     sent: Map<String, Value>,
     session: Option<(String, usize)>,
     generation: Option<u64>,
+    fingerprint: Option<u64>,
 }
 
 /// One live connection to a host process.
@@ -112,10 +113,18 @@ impl Connection {
             registry: Mutex::new(Registry::default()),
         });
         tokio::spawn(async move {
+            // One write per batch of frames (a frame and its newline together): the host
+            // then wakes once per frame, not once per piece.
+            let mut batch = Vec::new();
             while let Some(line) = outgoing.recv().await {
-                if writer.write_all(line.as_bytes()).await.is_err()
-                    || writer.write_all(b"\n").await.is_err()
-                {
+                batch.clear();
+                batch.extend_from_slice(line.as_bytes());
+                batch.push(b'\n');
+                while let Ok(more) = outgoing.try_recv() {
+                    batch.extend_from_slice(more.as_bytes());
+                    batch.push(b'\n');
+                }
+                if writer.write_all(&batch).await.is_err() {
                     break;
                 }
             }
@@ -243,6 +252,11 @@ impl Connection {
             return;
         };
         let mut mirror = lock(&self.mirror);
+        let fingerprint = binding.actions.fingerprint();
+        if fingerprint != 0 && mirror.fingerprint == Some(fingerprint) {
+            return;
+        }
+        mirror.fingerprint = Some(fingerprint);
         let snapshot: StateSnapshot = binding
             .actions
             .snapshot(mirror.session.clone(), mirror.generation);

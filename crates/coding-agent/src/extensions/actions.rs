@@ -164,6 +164,12 @@ pub trait ExtensionActions: Send + Sync {
         entries_from: Option<(String, usize)>,
         known_generation: Option<u64>,
     ) -> StateSnapshot;
+
+    /// A cheap fingerprint of the mirrored state: equal fingerprints mean nothing to send
+    /// (so a hooked tool call does not rebuild the snapshot).
+    fn fingerprint(&self) -> u64 {
+        0
+    }
 }
 
 /// The mirrored state.

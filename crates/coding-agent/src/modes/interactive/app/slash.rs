@@ -85,7 +85,25 @@ impl App {
                 self.install_autocomplete();
                 self.update_editor_border();
                 self.reload_history();
-                self.notice(NoticeKind::Info, "Reloaded keybindings and theme");
+                if self.session.extension_runtime().is_empty() {
+                    self.notice(NoticeKind::Info, "Reloaded keybindings and theme");
+                } else {
+                    // Extensions load again in a new host (a dead one comes back); load
+                    // failures arrive as extension errors.
+                    self.notice(
+                        NoticeKind::Info,
+                        "Reloaded keybindings and theme; reloading extensions",
+                    );
+                    let session = self.session.clone();
+                    let tx = self.tx.clone();
+                    tokio::spawn(async move {
+                        if let Err(error) = session.reload_extensions().await {
+                            let _ = tx.send(AppEvent::Done(Completion::PromptFailed(format!(
+                                "Reloading extensions failed: {error}"
+                            ))));
+                        }
+                    });
+                }
             }
             Command::Quit => self.quit = Some(0),
         }
