@@ -130,7 +130,17 @@ fn run() -> Result<i32> {
             return Ok(1);
         }
     }
-    let registry = ModelRegistry::load(&agent_dir);
+    let mut registry = ModelRegistry::load(&agent_dir);
+    // Providers extensions registered while loading (the TypeScript pi queues them until
+    // the session exists; calls made later are not applied yet).
+    for provider in extensions.providers() {
+        if let Err(e) = registry.register_provider(&provider.name, &provider.config) {
+            eprintln!(
+                "Warning: extension {} could not register provider {}: {e}",
+                provider.extension_path, provider.name
+            );
+        }
+    }
     if let Some(error) = registry.load_error() {
         eprintln!("Warning: errors loading models.json:\n{error}");
     }

@@ -104,6 +104,33 @@ impl ModelRegistry {
         }
     }
 
+    /// `pi.registerProvider(name, config)` of an extension, with the config shaped like a
+    /// `models.json` provider entry: with `models`, they replace the provider's models;
+    /// without, `baseUrl` and the request settings override the provider's.
+    pub fn register_provider(
+        &mut self,
+        name: &str,
+        config: &serde_json::Value,
+    ) -> Result<(), String> {
+        let text = serde_json::json!({ "providers": { name: config } }).to_string();
+        let parsed = ModelsConfig::parse(&text).map_err(|e| e.to_string())?;
+        let replaces = config
+            .get("models")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|m| !m.is_empty());
+        let mut current = self.resolved.models.clone();
+        if replaces {
+            current.retain(|m| m.provider != name);
+        }
+        let resolved = parsed.resolve(current).map_err(|e| e.to_string())?;
+        self.resolved.models = resolved.models;
+        self.resolved
+            .request_configs
+            .extend(resolved.request_configs);
+        self.resolved.model_headers.extend(resolved.model_headers);
+        Ok(())
+    }
+
     /// Why `models.json` could not be used, if it could not.
     pub fn load_error(&self) -> Option<&str> {
         self.load_error.as_deref()
