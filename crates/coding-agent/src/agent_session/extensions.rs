@@ -402,6 +402,9 @@ impl Inner {
         }
         runtime.emit(&extension_event, cancel.clone()).await;
         if ending {
+            // The run counts as over before the flag drops, so a prompt an agent_end
+            // handler sent never finds the session busy.
+            self.run_ended.store(true, Ordering::SeqCst);
             self.ext.ending.store(false, Ordering::SeqCst);
         }
         if let AgentEvent::TurnEnd { .. } = event {

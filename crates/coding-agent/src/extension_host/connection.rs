@@ -302,10 +302,18 @@ impl Connection {
                 return;
             }
         };
-        let quick = matches!(
-            &frame,
-            HostFrame::Request { method, .. } if QUICK_METHODS.contains(&method.as_str())
-        );
+        let quick = match &frame {
+            HostFrame::Request { method, params, .. } => {
+                QUICK_METHODS.contains(&method.as_str())
+                    // A message that does not start a turn is added at once.
+                    || (method == "sendMessage"
+                        && params
+                            .pointer("/options/triggerTurn")
+                            .and_then(Value::as_bool)
+                            != Some(true))
+            }
+            _ => false,
+        };
         match frame {
             HostFrame::Response { id, result, error } => {
                 if let Some(waiting) = lock(&self.pending).remove(&id) {
