@@ -419,9 +419,16 @@ impl AgentSession {
         options: &SendMessageOptions,
     ) {
         let custom = custom_message(message);
+        // A turn asked for from an agent_end handler follows the run that is ending.
+        let ending = options.trigger_turn
+            && self
+                .inner
+                .ext
+                .ending
+                .load(std::sync::atomic::Ordering::SeqCst);
         if options.deliver_as.as_deref() == Some("nextTurn") {
             lock(&self.inner.ext.next_turn).push(custom);
-        } else if self.is_streaming() {
+        } else if self.is_streaming() && !ending {
             if options.deliver_as.as_deref() == Some("followUp") {
                 self.inner.agent.follow_up(custom);
             } else {
