@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 use mock_llm::{Fault, MockServer, Script};
-use support::rpc::{Env, Rpc, read_jsonl};
+use support::rpc::{Env, Rpc, read_jsonl, user_texts};
 
 fn pi(env: &Env, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pi"))
@@ -25,25 +25,6 @@ fn pi(env: &Env, args: &[&str]) -> Output {
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// The text of every user message of a request body.
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| match &m["content"] {
-            Value::String(text) => text.clone(),
-            blocks => blocks
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect(),
-        })
-        .collect()
 }
 
 fn system_prompt(body: &Value) -> String {

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 
 use mock_llm::{MockServer, Script};
-use support::rpc::{Env, Rpc, of_type};
+use support::rpc::{Env, Rpc, of_type, user_texts};
 
 fn write(path: &Path, text: &str) -> PathBuf {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -50,24 +50,6 @@ export default function (pi) {
   pi.on("session_before_compact", async () => ({ cancel: true }));
 };
 "#;
-
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| match &m["content"] {
-            Value::String(text) => text.clone(),
-            blocks => blocks
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect(),
-        })
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rules_combine_across_typescript_extensions_in_load_order() {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use mock_llm::{Fault, MockServer, Script};
-use support::rpc::{Env, read_jsonl};
+use support::rpc::{Env, read_jsonl, user_texts};
 use support::tmux::{self, Tmux};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -33,24 +33,6 @@ fn session_messages(env: &Env) -> Vec<Value> {
     read_jsonl(&files[0])
         .into_iter()
         .filter(|e| e["type"] == "message")
-        .collect()
-}
-
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| match &m["content"] {
-            Value::String(text) => text.clone(),
-            blocks => blocks
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect(),
-        })
         .collect()
 }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use mock_llm::{Fault, MockServer, Script};
-use support::rpc::{Env, Rpc, of_type, read_jsonl};
+use support::rpc::{Env, Rpc, of_type, read_jsonl, user_texts};
 
 /// Fast retries, and no retries inside a request, so every failure reaches pi's auto-retry.
 fn retry_settings(base_delay_ms: u64) -> Value {
@@ -27,24 +27,6 @@ fn overflow_error() -> Script {
             .to_string(),
         ),
     })
-}
-
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| match &m["content"] {
-            Value::String(text) => text.clone(),
-            blocks => blocks
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect(),
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

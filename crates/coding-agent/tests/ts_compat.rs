@@ -12,7 +12,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use mock_llm::{MockServer, Script};
-use support::rpc::{Env, Rpc, read_jsonl};
+use support::rpc::{Env, Rpc, read_jsonl, user_texts};
 
 fn ts_cli() -> Option<PathBuf> {
     let cli = std::env::var_os("PI_TS_CLI").map(PathBuf::from);
@@ -46,24 +46,6 @@ fn run(env: &Env, mut command: Command, args: &[&str]) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| match &m["content"] {
-            Value::String(text) => text.clone(),
-            blocks => blocks
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect(),
-        })
-        .collect()
 }
 
 /// Two turns and a manual compaction through `program` in RPC mode, in session `file`.

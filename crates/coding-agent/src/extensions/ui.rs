@@ -1,8 +1,6 @@
 //! The UI extensions talk to (`ctx.ui`): each mode implements [`ExtensionUi`]. Dialogs wait
 //! for an answer; everything else is fire-and-forget.
 
-use std::sync::Arc;
-
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -201,16 +199,6 @@ pub enum UiNotice {
     SetTerminalInputListening { active: bool },
 }
 
-/// Draws components that live in the extension host (interactive mode).
-pub trait RemoteComponents: Send + Sync {
-    /// The component's lines at this width.
-    fn render(&self, component_id: u64, width: u16) -> BoxFuture<'_, Vec<String>>;
-    /// Hands a key (raw terminal bytes) to the component.
-    fn input(&self, component_id: u64, data: String) -> BoxFuture<'_, ()>;
-    /// Forgets a component.
-    fn dispose(&self, component_id: u64);
-}
-
 /// The UI of a mode, as extensions see it.
 pub trait ExtensionUi: Send + Sync {
     /// `ctx.hasUI`: false in print and JSON modes.
@@ -219,8 +207,6 @@ pub trait ExtensionUi: Send + Sync {
     fn dialog(&self, dialog: UiDialog, cancel: CancellationToken) -> BoxFuture<'_, Value>;
     /// A fire-and-forget call.
     fn notice(&self, notice: UiNotice);
-    /// Where host components are drawn from (set by the runtime for interactive mode).
-    fn set_components(&self, _components: Arc<dyn RemoteComponents>) {}
 }
 
 /// Print and JSON modes: no UI; dialogs answer at once with their empty answer.

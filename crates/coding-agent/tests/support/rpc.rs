@@ -213,6 +213,25 @@ impl Drop for Rpc {
     }
 }
 
+/// The text of every user message of a provider request body.
+pub fn user_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            blocks => blocks
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect(),
+        })
+        .collect()
+}
+
 /// The events of a type among `lines`.
 pub fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
     lines.iter().filter(|l| l["type"] == kind).collect()
