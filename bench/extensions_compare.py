@@ -6,10 +6,10 @@ Measured per implementation (medians over the runs, implementations alternating)
   and with every loadable example of the TS package (all but `sandbox/`, which needs its own
   npm install);
 - the added latency of a no-op `tool_call` handler per tool call: one prompt whose reply
-  asks for N `read` calls, with and without the handler; (with - without) / N;
+  asks for N `read` calls, with and without the handler; (median with - median without) / N;
 - peak RSS (VmHWM) after startup with all examples: pi plus its extension host for ours.
 
-usage: bench/extensions_compare.py [runs=5] [tool_calls=100]
+usage: bench/extensions_compare.py [runs=5] [tool_calls=400]
 (needs node >= 20, npm and cargo; installs the TS pi into target/bench-pi like
 bench/rpc_compare.py, and the extension host's packages into target/bench-pi/ext-host)
 """
@@ -200,7 +200,7 @@ def tool_calls(command, extensions, n):
 
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 400
     ts_bin, ours, examples_dir = setup()
     examples = loadable_together(ts_bin, loadable_examples(examples_dir))
     noop = os.path.join(WORK, "noop-tool-call.ts")
@@ -211,7 +211,8 @@ def main():
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.3)
     impls = {"ts": [ts_bin], "rust": [ours]}
-    results = {impl: {"bare": [], "hello": [], "all": [], "rss": [], "hook": []} for impl in impls}
+    results = {impl: {"bare": [], "hello": [], "all": [], "rss": [], "without": [], "with": []}
+               for impl in impls}
     try:
         # One warm-up each: npm install of the host, jiti's transform cache, page cache.
         for command in impls.values():
@@ -223,11 +224,14 @@ def main():
                 ready, rss = startup(command, examples)
                 results[impl]["all"].append(ready)
                 results[impl]["rss"].append(rss)
-                without = tool_calls(command, [], n)
-                with_hook = tool_calls(command, [noop], n)
-                results[impl]["hook"].append((with_hook - without) / n)
+                results[impl]["without"].append(tool_calls(command, [], n))
+                results[impl]["with"].append(tool_calls(command, [noop], n))
     finally:
         mock.kill()
+    # The hook's cost: the difference of the medians of whole turns with and without it.
+    for impl in impls:
+        results[impl]["hook"] = [(statistics.median(results[impl]["with"])
+                                  - statistics.median(results[impl]["without"])) / n]
     print(f"examples loaded: {len(examples)}; tool calls per hook run: {n}; runs: {runs}")
     for key, label, unit, scale in [("bare", "startup, no extension", "ms", 1000),
                                     ("hello", "startup, hello.ts", "ms", 1000),

@@ -134,13 +134,13 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         no_discovery: options.no_extensions,
         project_trusted: trusted,
     });
-    let (backends, errors, more_warnings, fatal) = load_backends(&again).await;
+    let (backends, errors, more_warnings, fatal) = load_backends(&again, Vec::new()).await;
     warnings.extend(more_warnings);
     let runtime = Arc::new(ExtensionRuntime::new(backends, errors));
-    runtime.set_reloader(Arc::new(move || {
+    runtime.set_reloader(Arc::new(move |current| {
         let again = again.clone();
         Box::pin(async move {
-            let (backends, errors, warnings, fatal) = load_backends(&again).await;
+            let (backends, errors, warnings, fatal) = load_backends(&again, current).await;
             for warning in warnings {
                 eprintln!("{warning}");
             }
@@ -179,8 +179,12 @@ type LoadedBackends = (
 );
 
 /// Discovers the extensions and starts their backends: (backends, load errors, warnings,
-/// a fatal error).
-async fn load_backends(options: &Reload) -> LoadedBackends {
+/// a fatal error). A live host among `current` loads them again in place instead of a new
+/// one starting.
+async fn load_backends(
+    options: &Reload,
+    current: Vec<Arc<dyn ExtensionBackend>>,
+) -> LoadedBackends {
     let mut warnings = Vec::new();
     let (user_entries, _) = settings_entries(&options.agent_dir.join("settings.json"));
     let (project_entries, _) = settings_entries(&options.cwd.join(".pi").join("settings.json"));
@@ -209,18 +213,32 @@ async fn load_backends(options: &Reload) -> LoadedBackends {
             .filter(|e| e.explicit)
             .map(|e| e.path.display().to_string())
             .collect();
-        let host = NodeHost::start(HostOptions {
-            agent_dir: options.agent_dir.clone(),
-            cwd: options.cwd.clone(),
-            mode: options.mode.clone(),
-            extensions: found,
-            flag_values: Map::new(),
-            theme: options.theme.clone(),
-        })
-        .await;
+        let mut reused = None;
+        for backend in &current {
+            if let Some(reloading) = backend.reload_in_place(&found) {
+                match reloading.await {
+                    Ok(failed) => reused = Some((backend.clone(), failed)),
+                    Err(e) => warnings.push(format!("Reloading the extensions failed: {e}")),
+                }
+                break;
+            }
+        }
+        let host = match reused {
+            Some(reused) => Ok(reused),
+            None => NodeHost::start(HostOptions {
+                agent_dir: options.agent_dir.clone(),
+                cwd: options.cwd.clone(),
+                mode: options.mode.clone(),
+                extensions: found,
+                flag_values: Map::new(),
+                theme: options.theme.clone(),
+            })
+            .await
+            .map(|(host, failed)| (host as Arc<dyn ExtensionBackend>, failed)),
+        };
         match host {
             Ok((host, failed)) => {
-                backends.push(host as Arc<dyn ExtensionBackend>);
+                backends.push(host);
                 errors = failed;
             }
             Err(error) => {

@@ -362,7 +362,7 @@ async fn help_lists_extension_flags_and_unknown_flags_are_errors() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reload_runs_the_factories_again_in_a_new_host() {
+async fn reload_and_session_replacement_run_the_factories_again() {
     let Some(host) = support::ext_host::host_dir() else {
         return;
     };
@@ -394,13 +394,22 @@ export default function (pi) {{
     assert!(!lines.is_empty());
     let commands = rpc.call("c", json!({"type": "get_commands"}));
     assert_eq!(commands["data"]["commands"][0]["name"], "again");
+    // A new session loads the extensions again too; the RPC mode then announces the
+    // session a second time, as the TypeScript pi does.
+    let replaced = rpc.call("n", json!({"type": "new_session"}));
+    assert_eq!(replaced["data"]["cancelled"], false, "{replaced}");
+    let starts = rpc
+        .seen
+        .iter()
+        .filter(|l| l["message"] == "start new")
+        .count();
+    assert_eq!(starts, 2);
     assert_eq!(rpc.finish(), Some(0));
     let log = std::fs::read_to_string(&counter).unwrap();
     let loads: Vec<&str> = log.lines().filter(|l| l.starts_with("load ")).collect();
-    assert_eq!(loads.len(), 2, "{log}");
-    assert_ne!(loads[0], loads[1], "a new host process: {log}");
-    assert!(
-        log.contains("shutdown reload") && log.contains("shutdown quit"),
-        "{log}"
-    );
+    assert_eq!(loads.len(), 3, "{log}");
+    assert_eq!(loads[0], loads[1], "reloaded in the same host process: {log}");
+    for reason in ["reload", "new", "quit"] {
+        assert!(log.contains(&format!("shutdown {reason}")), "{log}");
+    }
 }

@@ -78,7 +78,12 @@ export async function initialise(core, frame) {
 	if (!supportsRequireEsm) {
 		await preloadAll(preloadSpecs(), ["index.js", "modes/interactive/theme/theme.js", "core/keybindings.js", "core/session-manager.js"]);
 	}
-	const { errors, timings } = await loadExtensions(frame.extensions ?? [], core);
+	return loadAndBind(core, frame.extensions ?? []);
+}
+
+/** Load the extensions, bind the runtime, and answer with what they registered. */
+async function loadAndBind(core, extensions) {
+	const { errors, timings } = await loadExtensions(extensions, core);
 	core.loadTimings = timings;
 	const result = {
 		extensions: core.registry.describe(),
@@ -88,6 +93,19 @@ export async function initialise(core, frame) {
 	};
 	core.runtime.bind();
 	return result;
+}
+
+/**
+ * Handle `reload {extensions}`: as pi does on /reload and when it replaces the session
+ * (new, resume, fork), every factory runs again, here in the same process (packages stay
+ * loaded). The earlier instances' `pi` objects go stale and their bus subscriptions end.
+ * Answers like `init`.
+ */
+export async function reloadExtensions(core, frame) {
+	core.runtime.invalidate();
+	core.eventBus.clear();
+	core.registry.reset();
+	return loadAndBind(core, frame.extensions ?? []);
 }
 
 /** Handle the `flags` notification: the final flag values after pi parsed its command line. */

@@ -5,7 +5,7 @@
  * handler settles, so pi's `cancel {id}` can abort `ctx.signal` / the tool's signal.
  */
 import { commandCompletions, runCommand, runShortcut } from "./commands.mjs";
-import { applyFlags, initialise } from "./core.mjs";
+import { applyFlags, initialise, reloadExtensions } from "./core.mjs";
 import { streamProvider } from "./providers.mjs";
 import { dispatchEvent } from "./runner.mjs";
 import { disposeToolRender, executeTool, prepareToolArguments, renderMessage, renderTool } from "./tools.mjs";
@@ -13,6 +13,7 @@ import { disposeToolRender, executeTool, prepareToolArguments, renderMessage, re
 /** Request handlers: (core, frame, signal) => result. */
 const REQUESTS = {
 	init: (core, frame) => initialise(core, frame),
+	reload: (core, frame) => reloadExtensions(core, frame),
 	event: (core, frame, signal) => dispatchEvent(core, frame.event ?? {}, signal),
 	tool_execute: executeTool,
 	tool_prepare: prepareToolArguments,

@@ -18,6 +18,13 @@ export class Registry {
 		this.dirty = false;
 	}
 
+	/** Forget every extension (before they load again). */
+	reset() {
+		this.extensions = [];
+		this.providers = new Map();
+		this.dirty = false;
+	}
+
 	add(extension) {
 		this.extensions.push(extension);
 	}

@@ -23,6 +23,8 @@ export class Runtime {
 		this.state = state;
 		this.registry = registry;
 		this.bound = false;
+		/** Bumped when the extensions load again; `pi` objects of older loads are stale. */
+		this.generation = 0;
 		/** @type {Map<string, boolean|string>} */
 		this.flagValues = new Map();
 		this.pendingProviderRegistrations = [];
@@ -31,6 +33,13 @@ export class Runtime {
 	/** Called once pi has the init answer: actions go to pi from now on. */
 	bind() {
 		this.bound = true;
+	}
+
+	/** Before the extensions load again: older `pi` objects go stale, actions queue as while loading. */
+	invalidate() {
+		this.generation++;
+		this.bound = false;
+		this.pendingProviderRegistrations = [];
 	}
 
 	emitError(error) {

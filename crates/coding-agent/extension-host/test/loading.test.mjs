@@ -126,3 +126,24 @@ describe("nodes without require(esm)", () => {
 		}
 	});
 });
+
+describe("reload", () => {
+	it("runs every factory again in the same process; the earlier `pi` objects go stale", async () => {
+		const { pi } = await startHost(["counter.ts"]);
+		try {
+			const run = () => pi.call("tool_execute", { toolName: "counter", toolCallId: "t", params: {} });
+			assert.equal((await run()).content[0].text, "1:1");
+			const before = await run();
+			assert.equal(before.content[0].text, "1:2");
+			assert.equal(before.details.first, "active");
+			const result = await pi.call("reload", { extensions: [{ path: fixture("counter.ts") }] });
+			assert.deepEqual(result.extensions.map((e) => e.path), [fixture("counter.ts")]);
+			assert.deepEqual(result.errors, []);
+			const after = await run();
+			assert.equal(after.content[0].text, "2:1");
+			assert.match(after.details.first, /^This extension ctx is stale after session replacement or reload/);
+		} finally {
+			pi.stop();
+		}
+	});
+});

@@ -14,9 +14,7 @@ use pi_ai::{ImageContent, InputBlock, ThinkingLevel};
 use super::extensions::custom_message;
 use super::{AgentSession, Inner, NavigateOptions, PromptOptions, StreamingBehavior, lock};
 use crate::extensions::actions::{SessionMirror, StateSnapshot};
-use crate::extensions::{
-    ExtensionAction, ExtensionActions, ExtensionEvent, ExtensionMessage, SendMessageOptions,
-};
+use crate::extensions::{ExtensionAction, ExtensionActions, ExtensionMessage, SendMessageOptions};
 use crate::session::EntryKind;
 
 /// The session as extensions reach it (weakly: extensions never keep a session alive).
@@ -253,17 +251,10 @@ impl AgentSession {
                 parent_session,
                 setup_entries,
             } => {
-                if self.before_switch("new", None).await {
-                    return Ok(json!({"cancelled": true}));
-                }
-                let previous = self.session_file();
-                self.emit_extension_shutdown("new").await;
-                self.new_session(parent_session).await.map_err(|e| e.0)?;
-                if let Some(entries) = setup_entries {
-                    self.append_setup_entries(entries);
-                }
-                self.emit_session_start("new", previous).await;
-                Ok(json!({"cancelled": false}))
+                let cancelled = self
+                    .new_session_with_extensions(parent_session, setup_entries)
+                    .await?;
+                Ok(json!({ "cancelled": cancelled }))
             }
             ExtensionAction::Fork { entry_id, position } => {
                 let result = self
@@ -292,55 +283,15 @@ impl AgentSession {
                 Ok(json!({"cancelled": result.cancelled}))
             }
             ExtensionAction::SwitchSession { session_path } => {
-                if self
-                    .before_switch("resume", Some(session_path.clone()))
-                    .await
-                {
-                    return Ok(json!({"cancelled": true}));
-                }
-                let previous = self.session_file();
-                self.emit_extension_shutdown("resume").await;
-                self.switch_session(std::path::Path::new(&session_path))
-                    .await
-                    .map_err(|e| e.0)?;
-                self.emit_session_start("resume", previous).await;
-                Ok(json!({"cancelled": false}))
+                let cancelled = self.switch_session_with_extensions(&session_path).await?;
+                Ok(json!({ "cancelled": cancelled }))
             }
             ExtensionAction::Reload {} => self.reload_extensions().await.map(|()| Value::Null),
         }
     }
 
-    /// Forks as `fork` does, with the extension events around it (`session_before_fork`
-    /// may cancel; `session_shutdown` and `session_start` announce the new session).
-    pub async fn fork_with_extensions(
-        &self,
-        entry_id: &str,
-        position: Option<&str>,
-    ) -> Result<super::ForkResult, super::SessionOpError> {
-        let runtime = self.extension_runtime().clone();
-        let event = ExtensionEvent::SessionBeforeFork {
-            entry_id: entry_id.to_owned(),
-            position: position.unwrap_or("before").to_owned(),
-        };
-        if runtime
-            .emit_session_before(&event, CancellationToken::new())
-            .await
-            .cancel
-        {
-            return Ok(super::ForkResult {
-                text: None,
-                cancelled: true,
-            });
-        }
-        let previous = self.session_file();
-        self.emit_extension_shutdown("fork").await;
-        let result = self.fork(entry_id).await?;
-        self.emit_session_start("fork", previous).await;
-        Ok(result)
-    }
-
     /// Writes the entries a `newSession` setup appended (their kinds; ids are the file's).
-    fn append_setup_entries(&self, entries: Vec<Value>) {
+    pub(super) fn append_setup_entries(&self, entries: Vec<Value>) {
         {
             let mut session = lock(&self.inner.session);
             for entry in entries {
@@ -357,58 +308,6 @@ impl AgentSession {
         }
         let messages = lock(&self.inner.session).build_context().messages;
         self.inner.agent.replace_messages(messages);
-    }
-
-    /// `/reload`: tells the extensions (`session_shutdown` with reason `reload`), loads
-    /// them again in a new host (a dead one comes back), refreshes their tools, and starts
-    /// them (`session_start` with reason `reload`). Load failures become extension errors.
-    pub async fn reload_extensions(&self) -> Result<(), String> {
-        let runtime = self.extension_runtime().clone();
-        self.emit_extension_shutdown("reload").await;
-        let errors = runtime.reload().await?;
-        for error in errors {
-            runtime.report_error(crate::extensions::ExtensionErrorInfo {
-                extension_path: error.path,
-                event: "load".into(),
-                error: error.error,
-                stack: None,
-            });
-        }
-        self.refresh_extension_tools();
-        self.emit_session_start("reload", None).await;
-        Ok(())
-    }
-
-    /// `session_before_switch`; true when an extension cancelled.
-    async fn before_switch(&self, reason: &str, target: Option<String>) -> bool {
-        let event = ExtensionEvent::SessionBeforeSwitch {
-            reason: reason.into(),
-            target_session_file: target,
-        };
-        self.extension_runtime()
-            .emit_session_before(&event, CancellationToken::new())
-            .await
-            .cancel
-    }
-
-    async fn emit_extension_shutdown(&self, reason: &str) {
-        let event = ExtensionEvent::SessionShutdown {
-            reason: reason.into(),
-            target_session_file: None,
-        };
-        self.extension_runtime()
-            .emit(&event, CancellationToken::new())
-            .await;
-    }
-
-    async fn emit_session_start(&self, reason: &str, previous: Option<std::path::PathBuf>) {
-        let event = ExtensionEvent::SessionStart {
-            reason: reason.into(),
-            previous_session_file: previous.map(|p| p.display().to_string()),
-        };
-        self.extension_runtime()
-            .emit(&event, CancellationToken::new())
-            .await;
     }
 
     /// `sendMessage`: a custom message for the next turn, queued while streaming, run as a

@@ -9,6 +9,7 @@ mod extension_actions;
 mod extensions;
 mod models;
 mod navigation;
+mod replacement;
 mod retry;
 mod stats;
 

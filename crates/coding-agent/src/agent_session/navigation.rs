@@ -130,7 +130,10 @@ impl AgentSession {
         self.branch_into_new_session(Some(&leaf)).await
     }
 
-    async fn branch_into_new_session(&self, leaf: Option<&str>) -> Result<(), SessionOpError> {
+    pub(super) async fn branch_into_new_session(
+        &self,
+        leaf: Option<&str>,
+    ) -> Result<(), SessionOpError> {
         self.refuse_while_compacting()?;
         self.abort().await;
         {

@@ -94,13 +94,17 @@ fn install_locked(dir: &Path) -> Result<PathBuf, InstallError> {
     let deps_stamp = fingerprint(
         embedded::FILES
             .iter()
-            .filter(|(name, _)| *name == "package.json" || *name == "package-lock.json")
+            .filter(|(name, _)| {
+                matches!(*name, "package.json" | "package-lock.json" | "optimize.mjs")
+            })
             .map(|(_, bytes)| *bytes),
     );
     let deps_path = dir.join("node_modules").join(".pi-host-deps");
     if std::fs::read_to_string(&deps_path).ok().as_deref() != Some(deps_stamp.as_str()) {
         npm_install(dir)?;
+        optimize(dir);
         write(&deps_path, deps_stamp.as_bytes())?;
+        eprintln!("Extension host ready.");
     }
     Ok(dir.join("host.mjs"))
 }
@@ -139,10 +143,33 @@ fn npm_install(dir: &Path) -> Result<(), InstallError> {
             dir: shown,
             message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
         }),
-        Ok(_) => {
-            eprintln!("Extension host ready.");
-            Ok(())
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Bundles the packages whose many small files slow node's startup (`optimize.mjs`). A
+/// failure only costs speed, so it is reported and installation goes on.
+fn optimize(dir: &Path) {
+    let node = std::env::var_os("PI_NODE").unwrap_or_else(|| "node".into());
+    let output = Command::new(node)
+        .arg("optimize.mjs")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    match output {
+        Ok(out) if out.status.success() => {
+            let warnings = String::from_utf8_lossy(&out.stderr);
+            if !warnings.trim().is_empty() {
+                eprintln!("{}", warnings.trim());
+            }
         }
+        Ok(out) => eprintln!(
+            "pi extension host: optimize.mjs failed (extensions still load, more slowly): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(e) => eprintln!("pi extension host: could not run optimize.mjs: {e}"),
     }
 }
 

@@ -53,7 +53,7 @@ pub enum HostStartError {
 /// The running host: one backend for every TypeScript extension.
 pub struct NodeHost {
     connection: Arc<Connection>,
-    providers: Vec<ProviderDef>,
+    providers: Mutex<Vec<ProviderDef>>,
     child: Mutex<Option<tokio::process::Child>>,
 }
 
@@ -117,19 +117,9 @@ impl NodeHost {
             Some(pid) => format!("process {pid} ended"),
             None => "process ended".into(),
         });
-        let extensions: Vec<Value> = options
-            .extensions
-            .iter()
-            .map(|e| {
-                json!({
-                    "path": e.path,
-                    "sourceInfo": e.source_info,
-                })
-            })
-            .collect();
         let init = json!({
             "type": "init",
-            "extensions": extensions,
+            "extensions": extension_list(&options.extensions),
             "cwd": options.cwd,
             "agentDir": options.agent_dir,
             "mode": options.mode,
@@ -146,23 +136,10 @@ impl NodeHost {
         let result: InitResult = answer
             .and_then(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
             .map_err(HostStartError::Start)?;
-        {
-            let mut registry = connection.registry();
-            registry.sources = options
-                .extensions
-                .iter()
-                .map(|e| {
-                    (
-                        e.path.display().to_string(),
-                        serde_json::to_value(&e.source_info).unwrap_or_default(),
-                    )
-                })
-                .collect();
-            registry.set(result.extensions);
-        }
+        record_loaded(&connection, &options.extensions, result.extensions);
         let host = Arc::new(Self {
             connection,
-            providers: result.providers,
+            providers: Mutex::new(result.providers),
             child: Mutex::new(Some(child)),
         });
         Ok((host, result.errors))
@@ -178,6 +155,33 @@ impl NodeHost {
     }
 }
 
+/// The extensions to load, as `init` and `reload` carry them.
+fn extension_list(extensions: &[DiscoveredExtension]) -> Vec<Value> {
+    extensions
+        .iter()
+        .map(|e| json!({"path": e.path, "sourceInfo": e.source_info}))
+        .collect()
+}
+
+/// Keeps what loaded (with each extension's `sourceInfo` from discovery).
+fn record_loaded(
+    connection: &Connection,
+    extensions: &[DiscoveredExtension],
+    loaded: Vec<LoadedExtension>,
+) {
+    let mut registry = connection.registry();
+    registry.sources = extensions
+        .iter()
+        .map(|e| {
+            (
+                e.path.display().to_string(),
+                serde_json::to_value(&e.source_info).unwrap_or_default(),
+            )
+        })
+        .collect();
+    registry.set(loaded);
+}
+
 fn describe(status: std::io::Result<std::process::ExitStatus>) -> String {
     match status {
         Ok(status) => status.to_string(),
@@ -191,7 +195,10 @@ impl ExtensionBackend for NodeHost {
     }
 
     fn providers(&self) -> Vec<ProviderDef> {
-        self.providers.clone()
+        self.providers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     fn has_handlers(&self, kind: &str) -> bool {
@@ -321,6 +328,26 @@ impl ExtensionBackend for NodeHost {
 
     fn is_alive(&self) -> bool {
         self.connection.is_alive()
+    }
+
+    fn reload_in_place<'a>(
+        &'a self,
+        extensions: &'a [DiscoveredExtension],
+    ) -> Option<BoxFuture<'a, Result<Vec<LoadError>, String>>> {
+        if !self.connection.is_alive() {
+            return None;
+        }
+        Some(Box::pin(async move {
+            let frame = Self::frame(
+                "reload",
+                json!({ "extensions": extension_list(extensions) }),
+            );
+            let answer = self.connection.request(frame, None, None).await?;
+            let result: InitResult = serde_json::from_value(answer).map_err(|e| e.to_string())?;
+            record_loaded(&self.connection, extensions, result.extensions);
+            *self.providers.lock().unwrap_or_else(|p| p.into_inner()) = result.providers;
+            Ok(result.errors)
+        }))
     }
 
     fn call<'a>(

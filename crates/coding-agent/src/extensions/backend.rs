@@ -11,8 +11,9 @@ use tokio_util::sync::CancellationToken;
 use pi_agent_core::{AgentToolResult, ToolError, ToolUpdateFn};
 
 use super::actions::ExtensionActions;
+use super::discovery::DiscoveredExtension;
 use super::event::ExtensionEvent;
-use super::registry::{ExtensionErrorInfo, LoadedExtension, ProviderDef};
+use super::registry::{ExtensionErrorInfo, LoadError, LoadedExtension, ProviderDef};
 use super::ui::ExtensionUi;
 
 /// Why a backend could not answer (its process died, the channel broke).
@@ -116,6 +117,16 @@ pub trait ExtensionBackend: Send + Sync {
 
     /// A notification of the host protocol (component disposal, focus, …).
     fn notify(&self, _kind: &str, _fields: Value) {}
+
+    /// Loads these extensions again in place, every factory re-run (`/reload`, a replaced
+    /// session), returning the ones that failed; `None` when it cannot and a new backend
+    /// must be started (only the live node host can).
+    fn reload_in_place<'a>(
+        &'a self,
+        _extensions: &'a [DiscoveredExtension],
+    ) -> Option<BoxFuture<'a, Result<Vec<LoadError>, String>>> {
+        None
+    }
 
     /// Whether it still runs (false after the host died).
     fn is_alive(&self) -> bool {

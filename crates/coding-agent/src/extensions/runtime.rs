@@ -29,11 +29,17 @@ pub struct ExtensionRuntime {
     load_errors: Mutex<Vec<LoadError>>,
     binding: Mutex<Option<ExtensionBinding>>,
     reloader: Mutex<Option<Reloader>>,
+    /// The final CLI flag values, given again to backends a reload starts.
+    flags: Mutex<Option<Map<String, Value>>>,
 }
 
-/// Loads the extensions again (`/reload`): new backends and the extensions that failed.
+/// Loads the extensions again (`/reload`, a replaced session), given the current backends
+/// (a live one may load again in place and be returned): the backends and the extensions
+/// that failed.
 pub type Reloader = Arc<
-    dyn Fn() -> futures_util::future::BoxFuture<
+    dyn Fn(
+            Vec<Arc<dyn ExtensionBackend>>,
+        ) -> futures_util::future::BoxFuture<
             'static,
             Result<(Vec<Arc<dyn ExtensionBackend>>, Vec<LoadError>), String>,
         > + Send
@@ -54,6 +60,7 @@ impl ExtensionRuntime {
             load_errors: Mutex::new(load_errors),
             binding: Mutex::new(None),
             reloader: Mutex::new(None),
+            flags: Mutex::new(None),
         }
     }
 
@@ -81,6 +88,12 @@ impl ExtensionRuntime {
             .clone()
     }
 
+    /// Whether the extensions can load again (a reloader was set; embedders' runtimes
+    /// without one keep their extensions across sessions).
+    pub fn can_reload(&self) -> bool {
+        lock(&self.reloader).is_some()
+    }
+
     /// Sets how `/reload` loads the extensions again.
     pub fn set_reloader(&self, reloader: Reloader) {
         *lock(&self.reloader) = Some(reloader);
@@ -92,13 +105,24 @@ impl ExtensionRuntime {
         let reloader = lock(&self.reloader)
             .clone()
             .ok_or_else(|| "These extensions cannot be reloaded".to_owned())?;
-        let (backends, errors) = reloader().await?;
+        let (backends, errors) = reloader(self.backends()).await?;
         let old = std::mem::replace(
             &mut *self.backends.write().unwrap_or_else(|p| p.into_inner()),
-            backends,
+            backends.clone(),
         );
+        let same = |a: &Arc<dyn ExtensionBackend>, b: &Arc<dyn ExtensionBackend>| {
+            std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
+        };
         for backend in old {
-            backend.shutdown().await;
+            if !backends.iter().any(|kept| same(kept, &backend)) {
+                backend.shutdown().await;
+            }
+        }
+        let flags = lock(&self.flags).clone();
+        if let Some(flags) = flags {
+            for backend in &backends {
+                backend.set_flags(&flags);
+            }
         }
         *lock(&self.load_errors) = errors.clone();
         let binding = lock(&self.binding).clone();
@@ -237,6 +261,7 @@ impl ExtensionRuntime {
 
     /// Hands the parsed flag values to the backends.
     pub fn set_flags(&self, values: &Map<String, Value>) {
+        *lock(&self.flags) = Some(values.clone());
         for backend in &self.backends() {
             backend.set_flags(values);
         }

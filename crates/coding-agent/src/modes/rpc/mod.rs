@@ -224,15 +224,17 @@ async fn execute(
             session.abort().await;
             None
         }
-        RpcCommand::NewSession { parent_session } => Some(
-            session
-                .perform_extension_action(crate::extensions::ExtensionAction::NewSession {
-                    parent_session,
-                    setup_entries: None,
-                })
+        RpcCommand::NewSession { parent_session } => {
+            let previous = session.session_file();
+            let cancelled = session
+                .new_session_with_extensions(parent_session, None)
                 .await
-                .map_err(SessionOpError)?,
-        ),
+                .map_err(SessionOpError)?;
+            if !cancelled {
+                session.rebind_after_replacement("new", previous).await;
+            }
+            Some(json!({ "cancelled": cancelled }))
+        }
         RpcCommand::GetState => Some(state(session)),
         RpcCommand::SetModel { provider, model_id } => {
             let model = session
@@ -305,16 +307,23 @@ async fn execute(
             let path = path.map_err(|e| SessionOpError(e.to_string()))?;
             Some(json!({ "path": path.to_string_lossy() }))
         }
-        RpcCommand::SwitchSession { session_path } => Some(
-            session
-                .perform_extension_action(crate::extensions::ExtensionAction::SwitchSession {
-                    session_path,
-                })
+        RpcCommand::SwitchSession { session_path } => {
+            let previous = session.session_file();
+            let cancelled = session
+                .switch_session_with_extensions(&session_path)
                 .await
-                .map_err(SessionOpError)?,
-        ),
+                .map_err(SessionOpError)?;
+            if !cancelled {
+                session.rebind_after_replacement("resume", previous).await;
+            }
+            Some(json!({ "cancelled": cancelled }))
+        }
         RpcCommand::Fork { entry_id } => {
+            let previous = session.session_file();
             let result = session.fork_with_extensions(&entry_id, None).await?;
+            if !result.cancelled {
+                session.rebind_after_replacement("fork", previous).await;
+            }
             // An absent text is left out, as JSON.stringify drops undefined.
             Some(match result.text {
                 Some(text) => json!({"text": text, "cancelled": result.cancelled}),
@@ -322,8 +331,12 @@ async fn execute(
             })
         }
         RpcCommand::Clone => {
-            session.clone_session().await?;
-            Some(json!({"cancelled": false}))
+            let previous = session.session_file();
+            let cancelled = session.clone_with_extensions().await?;
+            if !cancelled {
+                session.rebind_after_replacement("fork", previous).await;
+            }
+            Some(json!({ "cancelled": cancelled }))
         }
         RpcCommand::GetForkMessages => {
             let messages: Vec<Value> = session

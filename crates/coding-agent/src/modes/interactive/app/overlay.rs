@@ -203,7 +203,11 @@ impl App {
                 SelectorOutcome::Done(path) => {
                     self.overlay = None;
                     self.replace_session(move |s| async move {
-                        s.switch_session(&path).await.map(|()| None)
+                        let path = path.display().to_string();
+                        s.switch_session_with_extensions(&path)
+                            .await
+                            .map_err(crate::agent_session::SessionOpError)
+                            .map(|_| None)
                     });
                 }
             },
@@ -258,7 +262,10 @@ impl App {
                     let session = self.session.clone();
                     let tx = self.tx.clone();
                     tokio::spawn(async move {
-                        let result = session.fork(&entry_id).await.map_err(|e| e.0);
+                        let result = session
+                            .fork_with_extensions(&entry_id, None)
+                            .await
+                            .map_err(|e| e.0);
                         let _ = tx.send(AppEvent::Done(Completion::Forked(result)));
                     });
                 }

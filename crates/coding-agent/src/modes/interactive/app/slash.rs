@@ -34,17 +34,18 @@ impl App {
             Command::Resume => self.open_session_picker(),
             Command::Clone => {
                 self.replace_session(|s| async move {
-                    s.clone_session()
+                    s.clone_with_extensions()
                         .await
-                        .map(|()| Some("Cloned session".to_owned()))
+                        .map(|cancelled| (!cancelled).then(|| "Cloned session".to_owned()))
                 });
             }
             Command::New => {
                 self.status = super::Status::Idle;
                 self.replace_session(|s| async move {
-                    s.new_session(None)
+                    s.new_session_with_extensions(None, None)
                         .await
-                        .map(|()| Some("✓ New session started".to_owned()))
+                        .map_err(crate::agent_session::SessionOpError)
+                        .map(|cancelled| (!cancelled).then(|| "✓ New session started".to_owned()))
                 });
             }
             Command::Compact(instructions) => {

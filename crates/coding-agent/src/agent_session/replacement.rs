@@ -1,0 +1,200 @@
+//! Replacing the session with extensions loaded: new, resume, fork, clone and `/reload`
+//! as the TypeScript pi's runtime does them. `session_before_switch` / `session_before_fork`
+//! may cancel; the old extensions hear `session_shutdown`; then every extension loads again
+//! (its factory re-runs, so no state leaks from the old session) and hears `session_start`
+//! with the reason and the previous session file.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{AgentSession, ForkResult, SessionOpError};
+use crate::extensions::{ExtensionErrorInfo, ExtensionEvent};
+
+impl AgentSession {
+    /// `/new`, RPC `new_session`, `ctx.newSession`: true when an extension cancelled.
+    /// `setup_entries` are entries a `newSession` setup callback appended in the host.
+    pub async fn new_session_with_extensions(
+        &self,
+        parent_session: Option<String>,
+        setup_entries: Option<Vec<Value>>,
+    ) -> Result<bool, String> {
+        if self.before_switch("new", None).await {
+            return Ok(true);
+        }
+        let previous = self.session_file();
+        self.emit_extension_shutdown("new", None).await;
+        self.new_session(parent_session).await.map_err(|e| e.0)?;
+        if let Some(entries) = setup_entries {
+            self.append_setup_entries(entries);
+        }
+        self.restart_extensions("new", previous).await;
+        Ok(false)
+    }
+
+    /// `/resume`, RPC `switch_session`, `ctx.switchSession`: true when an extension
+    /// cancelled.
+    pub async fn switch_session_with_extensions(&self, session_path: &str) -> Result<bool, String> {
+        if self
+            .before_switch("resume", Some(session_path.to_owned()))
+            .await
+        {
+            return Ok(true);
+        }
+        let previous = self.session_file();
+        self.emit_extension_shutdown("resume", Some(session_path.to_owned()))
+            .await;
+        self.switch_session(Path::new(session_path))
+            .await
+            .map_err(|e| e.0)?;
+        self.restart_extensions("resume", previous).await;
+        Ok(false)
+    }
+
+    /// Forks from an entry: `position` `before` (default) branches before a user message
+    /// and returns its text; `at` copies the path up to and including the entry (clone).
+    pub async fn fork_with_extensions(
+        &self,
+        entry_id: &str,
+        position: Option<&str>,
+    ) -> Result<ForkResult, SessionOpError> {
+        let position = position.unwrap_or("before");
+        let event = ExtensionEvent::SessionBeforeFork {
+            entry_id: entry_id.to_owned(),
+            position: position.to_owned(),
+        };
+        if self
+            .extension_runtime()
+            .emit_session_before(&event, CancellationToken::new())
+            .await
+            .cancel
+        {
+            return Ok(ForkResult {
+                text: None,
+                cancelled: true,
+            });
+        }
+        let previous = self.session_file();
+        self.emit_extension_shutdown("fork", None).await;
+        let result = if position == "at" {
+            if self.with_session(|s| s.entry(entry_id).is_none()) {
+                return Err(SessionOpError::new("Invalid entry ID for forking"));
+            }
+            self.branch_into_new_session(Some(entry_id)).await?;
+            ForkResult::default()
+        } else {
+            self.fork(entry_id).await?
+        };
+        self.restart_extensions("fork", previous).await;
+        Ok(result)
+    }
+
+    /// `/clone`, RPC `clone`: a fork at the current leaf.
+    pub async fn clone_with_extensions(&self) -> Result<bool, SessionOpError> {
+        let leaf = self.with_session(|s| s.leaf_id().map(str::to_owned));
+        let Some(leaf) = leaf else {
+            return Err(SessionOpError::new(
+                "Cannot clone session: no current entry selected",
+            ));
+        };
+        Ok(self
+            .fork_with_extensions(&leaf, Some("at"))
+            .await?
+            .cancelled)
+    }
+
+    /// `/reload`: tells the extensions (`session_shutdown` with reason `reload`), loads
+    /// them again (in the same host, or a new one when it died), refreshes their tools,
+    /// and starts them (`session_start` with reason `reload`). Load failures become
+    /// extension errors.
+    pub async fn reload_extensions(&self) -> Result<(), String> {
+        let runtime = self.extension_runtime().clone();
+        self.emit_extension_shutdown("reload", None).await;
+        let errors = runtime.reload().await?;
+        for error in errors {
+            runtime.report_error(ExtensionErrorInfo {
+                extension_path: error.path,
+                event: "load".into(),
+                error: error.error,
+                stack: None,
+            });
+        }
+        self.refresh_extension_tools();
+        self.emit_session_start("reload", None).await;
+        Ok(())
+    }
+
+    /// After the session was replaced: the extensions load again, as the TypeScript pi
+    /// builds a new runtime for the new session, then hear `session_start`. Without
+    /// extensions nothing starts.
+    async fn restart_extensions(&self, reason: &str, previous: Option<PathBuf>) {
+        let runtime = self.extension_runtime().clone();
+        if !runtime.is_empty() && runtime.can_reload() {
+            match runtime.reload().await {
+                Ok(errors) => {
+                    for error in errors {
+                        runtime.report_error(ExtensionErrorInfo {
+                            extension_path: error.path,
+                            event: "load".into(),
+                            error: error.error,
+                            stack: None,
+                        });
+                    }
+                }
+                Err(error) => runtime.report_error(ExtensionErrorInfo {
+                    extension_path: "<runtime>".into(),
+                    event: "load".into(),
+                    error,
+                    stack: None,
+                }),
+            }
+            self.refresh_extension_tools();
+        }
+        self.emit_session_start(reason, previous).await;
+    }
+
+    /// `session_before_switch`; true when an extension cancelled.
+    async fn before_switch(&self, reason: &str, target: Option<String>) -> bool {
+        let event = ExtensionEvent::SessionBeforeSwitch {
+            reason: reason.into(),
+            target_session_file: target,
+        };
+        self.extension_runtime()
+            .emit_session_before(&event, CancellationToken::new())
+            .await
+            .cancel
+    }
+
+    async fn emit_extension_shutdown(&self, reason: &str, target: Option<String>) {
+        let event = ExtensionEvent::SessionShutdown {
+            reason: reason.into(),
+            target_session_file: target,
+        };
+        self.extension_runtime()
+            .emit(&event, CancellationToken::new())
+            .await;
+    }
+
+    /// `session_start`, then `resources_discover` (as binding the extensions does).
+    async fn emit_session_start(&self, reason: &str, previous: Option<PathBuf>) {
+        let event = ExtensionEvent::SessionStart {
+            reason: reason.into(),
+            previous_session_file: previous.map(|p| p.display().to_string()),
+        };
+        self.extension_runtime()
+            .emit(&event, CancellationToken::new())
+            .await;
+        let discover = if reason == "reload" { "reload" } else { "startup" };
+        self.extend_resources_from_extensions(discover).await;
+    }
+
+    /// The RPC mode binds the extensions to the replaced session once more after its
+    /// `new_session`, `switch_session`, `fork` and `clone` commands, so they hear
+    /// `session_start` a second time, as in the TypeScript pi (0.73 and 1.5 alike).
+    pub async fn rebind_after_replacement(&self, reason: &str, previous: Option<PathBuf>) {
+        if !self.extension_runtime().is_empty() {
+            self.emit_session_start(reason, previous).await;
+        }
+    }
+}
