@@ -5,8 +5,9 @@ Measured per implementation (medians over the runs, implementations alternating)
 - startup: spawn to the first RPC `get_state` answer with no extension, with `hello.ts`,
   and with every loadable example of the TS package (all but `sandbox/`, which needs its own
   npm install);
-- the added latency of a no-op `tool_call` handler per tool call: one prompt whose reply
-  asks for N `read` calls, with and without the handler; (median with - median without) / N;
+- the added latency of a no-op `tool_call` handler per tool call: `pi -p` whose replies ask
+  for N `read` calls (10 per turn), and for none, with and without the handler:
+  ((with N - with 0) - (without N - without 0)) / N, from medians;
 - peak RSS (VmHWM) after startup with all examples: pi plus its extension host for ours.
 
 usage: bench/extensions_compare.py [runs=5] [tool_calls=400]
@@ -182,20 +183,21 @@ def startup(command, extensions):
 
 
 def tool_calls(command, extensions, n):
+    """Seconds for `pi -p` whose replies ask for N `read` calls, 10 per turn (one message
+    with all N would make every streamed update carry the whole growing message)."""
     agent, work = fresh_dirs()
-    args = []
+    args = list(command)
     for path in extensions:
         args += ["-e", path]
-    rpc = Rpc(command + args, agent, work)
-    rpc.call("s", {"type": "get_state"})
-    calls = [{"type": "toolCall", "name": "read", "arguments": {"path": "hello.txt"}}] * n
-    push_scripts([{"items": calls}, {"items": [{"type": "text", "text": "done"}]}])
+    call = {"type": "toolCall", "name": "read", "arguments": {"path": "hello.txt"}}
+    turns = [{"items": [call] * min(10, n - i)} for i in range(0, n, 10)]
+    push_scripts(turns + [{"items": [{"type": "text", "text": "done"}]}])
+    env = dict(os.environ, PI_CODING_AGENT_DIR=agent, HOME=WORK, PI_OFFLINE="1",
+               PI_EXTENSION_HOST_DIR=HOST_DIR)
     start = time.perf_counter()
-    rpc.call("p", {"type": "prompt", "message": "read them all"})
-    rpc.until(lambda l: l.get("type") == "agent_end")
-    elapsed = time.perf_counter() - start
-    rpc.close()
-    return elapsed
+    subprocess.run(args + ["-p", "read them all"], cwd=work, env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    return time.perf_counter() - start
 
 
 def main():
@@ -211,7 +213,8 @@ def main():
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.3)
     impls = {"ts": [ts_bin], "rust": [ours]}
-    results = {impl: {"bare": [], "hello": [], "all": [], "rss": [], "without": [], "with": []}
+    results = {impl: {"bare": [], "hello": [], "all": [], "rss": [], "without": [], "with": [],
+                      "without0": [], "with0": []}
                for impl in impls}
     try:
         # One warm-up each: npm install of the host, jiti's transform cache, page cache.
@@ -224,14 +227,16 @@ def main():
                 ready, rss = startup(command, examples)
                 results[impl]["all"].append(ready)
                 results[impl]["rss"].append(rss)
-                results[impl]["without"].append(tool_calls(command, [], n))
-                results[impl]["with"].append(tool_calls(command, [noop], n))
+                for key, exts in (("without", []), ("with", [noop])):
+                    results[impl][key + "0"].append(tool_calls(command, exts, 0))
+                    results[impl][key].append(tool_calls(command, exts, n))
     finally:
         mock.kill()
-    # The hook's cost: the difference of the medians of whole turns with and without it.
+    # The hook's cost per call: (the run's time per call with the handler) minus (without),
+    # each from medians, the same run with no call subtracted (startup, the host).
     for impl in impls:
-        results[impl]["hook"] = [(statistics.median(results[impl]["with"])
-                                  - statistics.median(results[impl]["without"])) / n]
+        r = {k: statistics.median(v) for k, v in results[impl].items() if v}
+        results[impl]["hook"] = [((r["with"] - r["with0"]) - (r["without"] - r["without0"])) / n]
     print(f"examples loaded: {len(examples)}; tool calls per hook run: {n}; runs: {runs}")
     for key, label, unit, scale in [("bare", "startup, no extension", "ms", 1000),
                                     ("hello", "startup, hello.ts", "ms", 1000),

@@ -408,7 +408,10 @@ export default function (pi) {{
     let log = std::fs::read_to_string(&counter).unwrap();
     let loads: Vec<&str> = log.lines().filter(|l| l.starts_with("load ")).collect();
     assert_eq!(loads.len(), 3, "{log}");
-    assert_eq!(loads[0], loads[1], "reloaded in the same host process: {log}");
+    assert_eq!(
+        loads[0], loads[1],
+        "reloaded in the same host process: {log}"
+    );
     for reason in ["reload", "new", "quit"] {
         assert!(log.contains(&format!("shutdown {reason}")), "{log}");
     }

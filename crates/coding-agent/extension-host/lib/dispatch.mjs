@@ -1,20 +1,35 @@
 /**
  * Routing of pi's frames to the host's handlers.
  *
- * Requests that run extension code get an AbortController, kept by request id until the
- * handler settles, so pi's `cancel {id}` can abort `ctx.signal` / the tool's signal.
+ * Requests that run extension code get an abort handle, kept by request id until the
+ * handler settles, so pi's `cancel {id}` can abort `ctx.signal` / the tool's signal. Its
+ * AbortController is made on first use: most events never read their signal, and making
+ * one costs more than the rest of a no-op handler's round trip.
  */
+
+/** An AbortController made when its signal is first read or it is aborted. */
+class LazyAbort {
+	#controller;
+	get signal() {
+		this.#controller ??= new AbortController();
+		return this.#controller.signal;
+	}
+	abort() {
+		this.#controller ??= new AbortController();
+		this.#controller.abort();
+	}
+}
 import { commandCompletions, runCommand, runShortcut } from "./commands.mjs";
 import { applyFlags, initialise, reloadExtensions } from "./core.mjs";
 import { streamProvider } from "./providers.mjs";
 import { dispatchEvent } from "./runner.mjs";
 import { disposeToolRender, executeTool, prepareToolArguments, renderMessage, renderTool } from "./tools.mjs";
 
-/** Request handlers: (core, frame, signal) => result. */
+/** Request handlers: (core, frame, signal) => result (`event` gets the lazy abort handle). */
 const REQUESTS = {
 	init: (core, frame) => initialise(core, frame),
 	reload: (core, frame) => reloadExtensions(core, frame),
-	event: (core, frame, signal) => dispatchEvent(core, frame.event ?? {}, signal),
+	event: (core, frame, abort) => dispatchEvent(core, frame.event ?? {}, abort),
 	tool_execute: executeTool,
 	tool_prepare: prepareToolArguments,
 	tool_render: renderTool,
@@ -54,10 +69,10 @@ export function createDispatcher(core, { onShutdown }) {
 			const handler = REQUESTS[frame.type];
 			if (!handler) throw new Error(`Unknown request type: ${frame.type}`);
 			if (frame.type !== "init" && !core.initialised) throw new Error("Extension host not initialised");
-			const controller = new AbortController();
-			controllers.set(frame.id, controller);
+			const abort = new LazyAbort();
+			controllers.set(frame.id, abort);
 			try {
-				return await handler(core, frame, controller.signal);
+				return await handler(core, frame, frame.type === "event" ? abort : abort.signal);
 			} finally {
 				controllers.delete(frame.id);
 			}

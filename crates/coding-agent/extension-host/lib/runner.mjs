@@ -14,13 +14,19 @@ const WITH_SIGNAL = new Set(["session_before_compact", "session_before_tree"]);
 /**
  * @param {object} core
  * @param {{type: string}} event the payload pi built
- * @param {AbortSignal} signal aborted by pi's `cancel`
+ * @param {{signal: AbortSignal}} abort the request's abort handle: its signal (aborted by
+ *   pi's `cancel`) is made only when something reads it
  */
-export async function dispatchEvent(core, event, signal) {
-	if (WITH_SIGNAL.has(event.type)) event.signal = signal;
-	const ctx = createContext(core, { signal });
+export async function dispatchEvent(core, event, abort) {
+	if (WITH_SIGNAL.has(event.type)) event.signal = abort.signal;
+	const options = {
+		get signal() {
+			return abort.signal;
+		},
+	};
+	const ctx = createContext(core, options);
 	const run = RULES[event.type] ?? (SESSION_BEFORE.has(event.type) ? emitSessionBefore : emitPlain);
-	return run(core, event, ctx, signal);
+	return run(core, event, ctx, abort);
 }
 
 function reportError(core, ext, eventType, err) {
@@ -130,9 +136,14 @@ async function emitBeforeProviderRequest(core, event, ctx) {
 	return { payload };
 }
 
-async function emitBeforeAgentStart(core, event, baseCtx, signal) {
+async function emitBeforeAgentStart(core, event, baseCtx, abort) {
 	let systemPrompt = event.systemPrompt;
-	const ctx = createContext(core, { signal, getSystemPrompt: () => systemPrompt });
+	const ctx = createContext(core, {
+		get signal() {
+			return abort.signal;
+		},
+		getSystemPrompt: () => systemPrompt,
+	});
 	const messages = [];
 	let promptModified = false;
 	const makeEvent = () => ({

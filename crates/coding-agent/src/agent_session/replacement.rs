@@ -185,7 +185,11 @@ impl AgentSession {
         self.extension_runtime()
             .emit(&event, CancellationToken::new())
             .await;
-        let discover = if reason == "reload" { "reload" } else { "startup" };
+        let discover = if reason == "reload" {
+            "reload"
+        } else {
+            "startup"
+        };
         self.extend_resources_from_extensions(discover).await;
     }
 
