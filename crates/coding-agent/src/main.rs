@@ -134,7 +134,13 @@ fn run() -> Result<i32> {
     // Providers extensions registered while loading (the TypeScript pi queues them until
     // the session exists; calls made later are not applied yet).
     for provider in extensions.providers() {
-        if let Err(e) = registry.register_provider(&provider.name, &provider.config) {
+        let registered = pi_coding_agent::extensions::provider_stream::register_stream_provider(
+            &extensions,
+            &provider.name,
+            &provider.config,
+        )
+        .and_then(|()| registry.register_provider(&provider.name, &provider.config));
+        if let Err(e) = registered {
             eprintln!(
                 "Warning: extension {} could not register provider {}: {e}",
                 provider.extension_path, provider.name

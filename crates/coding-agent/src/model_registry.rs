@@ -30,7 +30,7 @@ pub fn default_model_for(provider: &str) -> Option<&'static str> {
 }
 
 /// Every model pi knows, with request settings from `models.json` and keys from `auth.json`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ModelRegistry {
     resolved: ResolvedModels,
     auth: AuthStorage,

@@ -203,10 +203,12 @@ impl AgentSession {
                 .await
                 .map(|result| to_value(&result))
                 .map_err(|e| e.0),
-            ExtensionAction::RegisterProvider { name, .. }
-            | ExtensionAction::UnregisterProvider { name } => Err(format!(
-                "Registering providers from extensions is not supported yet (provider {name})"
-            )),
+            ExtensionAction::RegisterProvider { name, config } => self
+                .register_extension_provider(&name, &config)
+                .map(|()| Value::Null),
+            ExtensionAction::UnregisterProvider { name } => self
+                .unregister_extension_provider(&name)
+                .map(|()| Value::Null),
             ExtensionAction::GetApiKeyAndHeaders { provider, id } => {
                 let model = match id {
                     Some(id) => self.registry().find(&provider, &id).cloned(),

@@ -9,6 +9,7 @@ mod extension_actions;
 mod extensions;
 mod models;
 mod navigation;
+mod providers;
 mod replacement;
 mod retry;
 mod stats;
@@ -118,7 +119,7 @@ pub(crate) struct Inner {
     agent: Agent,
     session: Mutex<SessionManager>,
     settings: Arc<SettingsStore>,
-    registry: Arc<ModelRegistry>,
+    registry: providers::SessionRegistry,
     cwd: PathBuf,
     api_key: Option<(String, String)>,
     scoped_models: Vec<ScopedModel>,
@@ -220,7 +221,7 @@ impl AgentSession {
                 agent,
                 session: Mutex::new(session),
                 settings,
-                registry,
+                registry: providers::SessionRegistry::new(registry),
                 cwd,
                 api_key: api_key.map(|key| (model.provider.clone(), key)),
                 scoped_models,
@@ -277,8 +278,9 @@ impl AgentSession {
         &self.inner.settings
     }
 
-    pub fn registry(&self) -> &ModelRegistry {
-        &self.inner.registry
+    /// The model registry as it stands (extensions may register providers later).
+    pub fn registry(&self) -> Arc<ModelRegistry> {
+        self.inner.registry.current()
     }
 
     pub fn model(&self) -> Model {
@@ -694,7 +696,7 @@ impl Inner {
             .as_ref()
             .filter(|(provider, _)| *provider == model.provider)
             .map(|(_, key)| key.as_str());
-        match self.registry.request_auth(model, cli_key) {
+        match self.registry.current().request_auth(model, cli_key) {
             Ok(auth) if auth.api_key.is_some() => Ok(auth),
             Ok(_) => Err(SessionOpError::new(format!(
                 "No API key found for {}. Set the provider's API key environment variable, or configure it in auth.json.",

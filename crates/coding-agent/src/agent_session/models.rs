@@ -78,6 +78,7 @@ impl AgentSession {
         let available: Vec<Model> = self
             .inner
             .registry
+            .current()
             .available()
             .into_iter()
             .cloned()

@@ -408,7 +408,7 @@ impl AgentSession {
             (session.build_context(), has_thinking)
         };
         if let Some((provider, id)) = &context.model {
-            let restored = inner.registry.find(provider, id).cloned();
+            let restored = inner.registry.current().find(provider, id).cloned();
             if let Some(model) = restored.filter(|m| inner.request_auth(m).is_ok()) {
                 let auth = inner.request_auth(&model).unwrap_or_default();
                 let mut options = inner.agent.stream_options();

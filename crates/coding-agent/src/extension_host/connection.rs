@@ -21,6 +21,9 @@ use crate::extensions::{ExtensionAction, StateSnapshot};
 
 type Pending = oneshot::Sender<Result<Value, String>>;
 
+/// Receives the `provider_event` frames of one `provider_stream` request.
+pub type StreamEvents = Arc<dyn Fn(Value) + Send + Sync>;
+
 /// Host requests that never wait on a run, a dialog or the network.
 const QUICK_METHODS: [&str; 9] = [
     "appendEntry",
@@ -48,6 +51,7 @@ pub struct Connection {
     out: mpsc::UnboundedSender<String>,
     pending: Mutex<HashMap<u64, Pending>>,
     updates: Mutex<HashMap<u64, ToolUpdateFn>>,
+    streams: Mutex<HashMap<u64, StreamEvents>>,
     dialogs: Mutex<HashMap<u64, CancellationToken>>,
     next_id: AtomicU64,
     alive: AtomicBool,
@@ -103,6 +107,7 @@ impl Connection {
             out,
             pending: Mutex::new(HashMap::new()),
             updates: Mutex::new(HashMap::new()),
+            streams: Mutex::new(HashMap::new()),
             dialogs: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             alive: AtomicBool::new(true),
@@ -215,9 +220,30 @@ impl Connection {
     /// `updates` receives `tool_update` frames of this request.
     pub async fn request(
         &self,
+        frame: Map<String, Value>,
+        cancel: Option<CancellationToken>,
+        updates: Option<ToolUpdateFn>,
+    ) -> Result<Value, String> {
+        self.request_with(frame, cancel, updates, None).await
+    }
+
+    /// A `provider_stream` request: `events` receives its `provider_event` frames.
+    pub async fn request_stream(
+        &self,
+        frame: Map<String, Value>,
+        cancel: CancellationToken,
+        events: StreamEvents,
+    ) -> Result<Value, String> {
+        self.request_with(frame, Some(cancel), None, Some(events))
+            .await
+    }
+
+    async fn request_with(
+        &self,
         mut frame: Map<String, Value>,
         cancel: Option<CancellationToken>,
         updates: Option<ToolUpdateFn>,
+        events: Option<StreamEvents>,
     ) -> Result<Value, String> {
         if !self.is_alive() {
             return Err(self.dead_error());
@@ -228,6 +254,9 @@ impl Connection {
         lock(&self.pending).insert(id, tx);
         if let Some(updates) = updates {
             lock(&self.updates).insert(id, updates);
+        }
+        if let Some(events) = events {
+            lock(&self.streams).insert(id, events);
         }
         if self.out.send(Value::Object(frame).to_string()).is_err() {
             lock(&self.pending).remove(&id);
@@ -243,6 +272,7 @@ impl Connection {
             }
         };
         lock(&self.updates).remove(&id);
+        lock(&self.streams).remove(&id);
         result
     }
 
@@ -330,6 +360,12 @@ impl Connection {
                     serde_json::from_value::<AgentToolResult>(partial_result),
                 ) {
                     update(partial);
+                }
+            }
+            HostFrame::ProviderEvent { id, event } => {
+                let events = lock(&self.streams).get(&id).cloned();
+                if let Some(events) = events {
+                    events(event);
                 }
             }
             HostFrame::Request { id, method, params } => {

@@ -364,6 +364,21 @@ impl ExtensionBackend for NodeHost {
         })
     }
 
+    fn stream_provider<'a>(
+        &'a self,
+        request: Value,
+        cancel: CancellationToken,
+        on_event: Arc<dyn Fn(Value) + Send + Sync>,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        Box::pin(async move {
+            self.connection.sync_state();
+            self.connection
+                .request_stream(Self::frame("provider_stream", request), cancel, on_event)
+                .await
+                .map_err(BackendError)
+        })
+    }
+
     fn notify(&self, kind: &str, fields: Value) {
         self.connection
             .notify(Value::Object(Self::frame(kind, fields)));

@@ -39,6 +39,12 @@ pub enum HostFrame {
         #[serde(default, rename = "partialResult")]
         partial_result: Value,
     },
+    /// One event of a provider's stream (the `provider_stream` request `id`).
+    ProviderEvent {
+        id: u64,
+        #[serde(default)]
+        event: Value,
+    },
     /// A handler threw.
     ExtensionError(ExtensionErrorInfo),
     /// Extensions registered something after loading: the whole current list.

@@ -115,6 +115,18 @@ pub trait ExtensionBackend: Send + Sync {
         Box::pin(async { Err(BackendError("not supported by this backend".into())) })
     }
 
+    /// Runs the `streamSimple` of a provider one of its extensions registered:
+    /// `on_event` gets each stream event (TypeScript shape); resolves with the final
+    /// message. Only the node host can.
+    fn stream_provider<'a>(
+        &'a self,
+        _request: Value,
+        _cancel: CancellationToken,
+        _on_event: Arc<dyn Fn(Value) + Send + Sync>,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        Box::pin(async { Err(BackendError("not supported by this backend".into())) })
+    }
+
     /// A notification of the host protocol (component disposal, focus, …).
     fn notify(&self, _kind: &str, _fields: Value) {}
 

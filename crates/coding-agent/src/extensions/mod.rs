@@ -8,6 +8,7 @@ pub mod backend;
 pub mod discovery;
 pub mod event;
 pub mod outcome;
+pub mod provider_stream;
 pub mod registry;
 pub mod runtime;
 pub mod rust;

@@ -301,6 +301,28 @@ impl ExtensionRuntime {
 
     /// A host protocol request to the node host (component rendering and the like);
     /// `None` without a host or when it failed.
+    /// Streams with the `streamSimple` of provider `provider` (see
+    /// [`ExtensionBackend::stream_provider`]); the first backend that can answers.
+    pub async fn stream_provider(
+        &self,
+        request: Value,
+        cancel: CancellationToken,
+        on_event: Arc<dyn Fn(Value) + Send + Sync>,
+    ) -> Result<Value, String> {
+        let mut last = "No extension host runs this provider".to_owned();
+        for backend in self.backends() {
+            match backend
+                .stream_provider(request.clone(), cancel.clone(), on_event.clone())
+                .await
+            {
+                Ok(value) => return Ok(value),
+                Err(BackendError(error)) if error == "not supported by this backend" => {}
+                Err(BackendError(error)) => last = error,
+            }
+        }
+        Err(last)
+    }
+
     pub async fn host_call(&self, kind: &str, fields: Value) -> Option<Value> {
         for backend in &self.backends() {
             match backend.call(kind, fields.clone()).await {

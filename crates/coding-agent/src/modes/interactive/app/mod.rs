@@ -329,9 +329,8 @@ impl App {
             Some(rest) if !home.is_empty() => format!("~{rest}"),
             _ => cwd,
         };
-        let providers: std::collections::HashSet<&str> = self
-            .session
-            .registry()
+        let registry = self.session.registry();
+        let providers: std::collections::HashSet<&str> = registry
             .available()
             .iter()
             .map(|m| m.provider.as_str())

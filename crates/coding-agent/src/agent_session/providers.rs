@@ -1,0 +1,90 @@
+//! The session's model registry, which extensions may extend while it runs
+//! (`pi.registerProvider` / `unregisterProvider` after loading): readers get the registry
+//! as it stands; a change builds a new one and swaps it in.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use super::{AgentSession, lock};
+use crate::extensions::provider_stream::register_stream_provider;
+use crate::model_registry::ModelRegistry;
+
+/// The registry the session started with, the providers registered since, and the result.
+pub(crate) struct SessionRegistry {
+    base: Arc<ModelRegistry>,
+    registered: Mutex<Vec<(String, Value)>>,
+    current: Mutex<Arc<ModelRegistry>>,
+}
+
+impl SessionRegistry {
+    pub(crate) fn new(base: Arc<ModelRegistry>) -> Self {
+        Self {
+            current: Mutex::new(base.clone()),
+            base,
+            registered: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn current(&self) -> Arc<ModelRegistry> {
+        lock(&self.current).clone()
+    }
+
+    /// The base registry with every registered provider applied in order.
+    fn rebuild(&self, registered: &[(String, Value)]) -> Result<ModelRegistry, String> {
+        let mut registry = (*self.base).clone();
+        for (name, config) in registered {
+            registry.register_provider(name, config)?;
+        }
+        Ok(registry)
+    }
+
+    fn register(&self, name: &str, config: &Value) -> Result<(), String> {
+        let mut registered = lock(&self.registered);
+        let mut next = registered.clone();
+        next.retain(|(n, _)| n != name);
+        next.push((name.to_owned(), config.clone()));
+        let registry = self.rebuild(&next)?;
+        *registered = next;
+        *lock(&self.current) = Arc::new(registry);
+        Ok(())
+    }
+
+    fn unregister(&self, name: &str) -> Result<(), String> {
+        let mut registered = lock(&self.registered);
+        let mut next = registered.clone();
+        next.retain(|(n, _)| n != name);
+        let registry = self.rebuild(&next)?;
+        *registered = next;
+        *lock(&self.current) = Arc::new(registry);
+        Ok(())
+    }
+}
+
+impl AgentSession {
+    /// The extensions' mirror of tools, commands and models is stale.
+    fn mirror_changed(&self) {
+        self.inner
+            .ext
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// `pi.registerProvider` after loading: the provider's models join (or replace its
+    /// models in) the registry, and a `streamSimple` becomes the API behind them.
+    pub fn register_extension_provider(&self, name: &str, config: &Value) -> Result<(), String> {
+        register_stream_provider(self.extension_runtime(), name, config)?;
+        self.inner.registry.register(name, config)?;
+        self.mirror_changed();
+        Ok(())
+    }
+
+    /// `pi.unregisterProvider`: the models it registered go (built-in and `models.json`
+    /// ones of that name come back), and so does its API.
+    pub fn unregister_extension_provider(&self, name: &str) -> Result<(), String> {
+        pi_ai::registry::unregister_api_providers(&format!("provider:{name}"));
+        self.inner.registry.unregister(name)?;
+        self.mirror_changed();
+        Ok(())
+    }
+}
