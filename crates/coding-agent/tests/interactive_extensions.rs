@@ -308,3 +308,66 @@ async fn dialogs_shortcuts_renderers_and_shutdown() {
     submit(&tmux, "/bye");
     assert_eq!(tmux.wait_exit(WAIT), 0);
 }
+
+/// Answers `user_bash`: `!ops …` runs through its own operations, `!canned` gets its result.
+const USER_BASH: &str = r#"
+export default function (pi) {
+  pi.on("user_bash", async (event) => {
+    if (event.command.startsWith("ops ")) {
+      return { operations: { exec: async (command, cwd, { onData }) => {
+        onData(Buffer.from("via ops: " + command + " in " + (cwd === process.cwd() ? "cwd" : cwd) + "\n"));
+        return { exitCode: 3 };
+      } } };
+    }
+    if (event.command === "canned") {
+      return { result: { output: "canned output\n", exitCode: 0, cancelled: false, truncated: false } };
+    }
+  });
+};
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_bash_runs_through_an_extensions_operations_or_result() {
+    let Some((host, _)) = prerequisites(&[]) else {
+        return;
+    };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let ext = env.work.join("user-bash.ts");
+    std::fs::write(&ext, USER_BASH).unwrap();
+    let tmux = start(&env, &host, &[ext]);
+    submit(&tmux, "!ops uname");
+    tmux.wait("the operations' output", WAIT, |s| {
+        s.contains("via ops: ops uname in cwd")
+    });
+    submit(&tmux, "!canned");
+    tmux.wait("the extension's result", WAIT, |s| {
+        s.contains("canned output")
+    });
+    submit(&tmux, "!echo plain-$((6*7))");
+    tmux.wait("pi's own shell", WAIT, |s| s.contains("plain-42"));
+    // A reply makes pi write the session file.
+    server.push(Script::text("noted"));
+    submit(&tmux, "thanks");
+    tmux.wait("the reply", WAIT, |s| s.contains("noted"));
+    tmux.keys(&["C-d"]);
+    let files = env.session_files();
+    let outputs: Vec<(String, serde_json::Value)> = read_jsonl(&files[0])
+        .into_iter()
+        .filter(|e| e["message"]["role"] == "bashExecution")
+        .map(|e| {
+            (
+                e["message"]["output"].as_str().unwrap_or("").to_owned(),
+                e["message"]["exitCode"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outputs,
+        vec![
+            ("via ops: ops uname in cwd\n".to_owned(), json!(3)),
+            ("canned output\n".to_owned(), json!(0)),
+            ("plain-42\n".to_owned(), json!(0)),
+        ]
+    );
+}

@@ -13,6 +13,7 @@ mod providers;
 mod replacement;
 mod retry;
 mod stats;
+mod user_bash;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};

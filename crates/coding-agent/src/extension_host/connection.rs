@@ -21,7 +21,7 @@ use crate::extensions::{ExtensionAction, StateSnapshot};
 
 type Pending = oneshot::Sender<Result<Value, String>>;
 
-/// Receives the `provider_event` frames of one `provider_stream` request.
+/// Receives the progress frames of one request (`provider_event` payloads, `bash_data` text).
 pub type StreamEvents = Arc<dyn Fn(Value) + Send + Sync>;
 
 /// Host requests that never wait on a run, a dialog or the network.
@@ -366,6 +366,12 @@ impl Connection {
                 let events = lock(&self.streams).get(&id).cloned();
                 if let Some(events) = events {
                     events(event);
+                }
+            }
+            HostFrame::BashData { id, data } => {
+                let events = lock(&self.streams).get(&id).cloned();
+                if let Some(events) = events {
+                    events(Value::String(data));
                 }
             }
             HostFrame::Request { id, method, params } => {

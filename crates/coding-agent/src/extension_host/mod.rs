@@ -364,16 +364,17 @@ impl ExtensionBackend for NodeHost {
         })
     }
 
-    fn stream_provider<'a>(
+    fn call_streaming<'a>(
         &'a self,
-        request: Value,
+        kind: &'a str,
+        fields: Value,
         cancel: CancellationToken,
         on_event: Arc<dyn Fn(Value) + Send + Sync>,
     ) -> BoxFuture<'a, Result<Value, BackendError>> {
         Box::pin(async move {
             self.connection.sync_state();
             self.connection
-                .request_stream(Self::frame("provider_stream", request), cancel, on_event)
+                .request_stream(Self::frame(kind, fields), cancel, on_event)
                 .await
                 .map_err(BackendError)
         })

@@ -45,6 +45,12 @@ pub enum HostFrame {
         #[serde(default)]
         event: Value,
     },
+    /// Output of a running `bash_exec` request `id` (UTF-8 text).
+    BashData {
+        id: u64,
+        #[serde(default)]
+        data: String,
+    },
     /// A handler threw.
     ExtensionError(ExtensionErrorInfo),
     /// Extensions registered something after loading: the whole current list.

@@ -115,12 +115,13 @@ pub trait ExtensionBackend: Send + Sync {
         Box::pin(async { Err(BackendError("not supported by this backend".into())) })
     }
 
-    /// Runs the `streamSimple` of a provider one of its extensions registered:
-    /// `on_event` gets each stream event (TypeScript shape); resolves with the final
-    /// message. Only the node host can.
-    fn stream_provider<'a>(
+    /// A host protocol request whose progress comes as notifications before its answer
+    /// (`provider_stream`: each stream event; `bash_exec`: each output chunk), given to
+    /// `on_event`. Only the node host can.
+    fn call_streaming<'a>(
         &'a self,
-        _request: Value,
+        _kind: &'a str,
+        _fields: Value,
         _cancel: CancellationToken,
         _on_event: Arc<dyn Fn(Value) + Send + Sync>,
     ) -> BoxFuture<'a, Result<Value, BackendError>> {

@@ -20,7 +20,9 @@ pub use actions::{
 };
 pub use backend::{BackendError, ExtensionBackend, ExtensionBinding};
 pub use event::{EVENT_TYPES, ExtensionEvent};
-pub use outcome::{BeforeAgentStartOutcome, InputOutcome, ToolCallOutcome, ToolResultPatch};
+pub use outcome::{
+    BeforeAgentStartOutcome, InputOutcome, ToolCallOutcome, ToolResultPatch, UserBashAnswer,
+};
 pub use registry::{ExtensionErrorInfo, FlagDef, LoadError, LoadedExtension};
 pub use runtime::ExtensionRuntime;
 pub use rust::{Extension, ExtensionContext, Registrations, RustBackend};

@@ -84,3 +84,15 @@ pub struct SessionBeforeOutcome {
 
 /// A replaced `message_end` message, when a handler returned one of the same role.
 pub type MessageReplacement = Option<AgentMessage>;
+
+/// `user_bash`: how the user's `!command` runs instead of pi's own shell.
+pub enum UserBashAnswer {
+    /// The extension ran it: a `BashResult` in the TypeScript shape (`output`, `exitCode`,
+    /// `cancelled`, `truncated`, `fullOutputPath`).
+    Result(Value),
+    /// Run it through the extension's operations (`bash_exec` with this handle).
+    Operations {
+        backend: std::sync::Arc<dyn super::backend::ExtensionBackend>,
+        handle: Value,
+    },
+}

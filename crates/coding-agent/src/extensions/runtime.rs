@@ -15,7 +15,7 @@ use super::backend::{BackendError, ExtensionBackend, ExtensionBinding};
 use super::event::ExtensionEvent;
 use super::outcome::{
     BeforeAgentStartOutcome, InputOutcome, ResourcePaths, SessionBeforeOutcome, ToolCallOutcome,
-    ToolResultPatch,
+    ToolResultPatch, UserBashAnswer,
 };
 use super::registry::{
     ExtensionErrorInfo, FlagDef, LoadError, LoadedExtension, ProviderDef, ResolvedCommand,
@@ -301,8 +301,8 @@ impl ExtensionRuntime {
 
     /// A host protocol request to the node host (component rendering and the like);
     /// `None` without a host or when it failed.
-    /// Streams with the `streamSimple` of provider `provider` (see
-    /// [`ExtensionBackend::stream_provider`]); the first backend that can answers.
+    /// Streams with the `streamSimple` of the provider named in `request` (a
+    /// `provider_stream` request); the first backend that can answers.
     pub async fn stream_provider(
         &self,
         request: Value,
@@ -312,7 +312,12 @@ impl ExtensionRuntime {
         let mut last = "No extension host runs this provider".to_owned();
         for backend in self.backends() {
             match backend
-                .stream_provider(request.clone(), cancel.clone(), on_event.clone())
+                .call_streaming(
+                    "provider_stream",
+                    request.clone(),
+                    cancel.clone(),
+                    on_event.clone(),
+                )
                 .await
             {
                 Ok(value) => return Ok(value),
@@ -687,14 +692,15 @@ impl ExtensionRuntime {
         paths
     }
 
-    /// `user_bash`: the first extension that answers with a result runs the command.
+    /// `user_bash`: the first extension that answers decides how the user's `!command`
+    /// runs (its own result, or its own operations).
     pub async fn emit_user_bash(
         &self,
         command: &str,
         exclude_from_context: bool,
         cwd: &str,
         cancel: CancellationToken,
-    ) -> Option<Value> {
+    ) -> Option<UserBashAnswer> {
         let event = ExtensionEvent::UserBash {
             command: command.to_owned(),
             exclude_from_context,
@@ -704,7 +710,13 @@ impl ExtensionRuntime {
             match backend.dispatch(&event, cancel.clone()).await {
                 Ok(Some(answer)) => {
                     if let Some(result) = answer.get("result").filter(|r| !r.is_null()) {
-                        return Some(result.clone());
+                        return Some(UserBashAnswer::Result(result.clone()));
+                    }
+                    if let Some(handle) = answer.pointer("/operations/handle") {
+                        return Some(UserBashAnswer::Operations {
+                            backend,
+                            handle: handle.clone(),
+                        });
                     }
                 }
                 Ok(None) => {}

@@ -373,7 +373,7 @@ impl App {
                     let _ = chunk_tx.send(AppEvent::Done(Completion::BashChunk(chunk.to_owned())));
                 });
             let result = session
-                .execute_bash(&command, exclude, Some(on_chunk))
+                .execute_user_bash(&command, exclude, Some(on_chunk))
                 .await
                 .map_err(|e| e.0);
             let _ = tx.send(AppEvent::Done(Completion::BashDone(result)));
