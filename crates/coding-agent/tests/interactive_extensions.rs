@@ -371,3 +371,42 @@ async fn user_bash_runs_through_an_extensions_operations_or_result() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_pi_sets_reaches_an_extensions_custom_editor() {
+    let Some((host, extensions)) = prerequisites(&["modal-editor.ts"]) else {
+        return;
+    };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    // The "external editor" appends a marker to the file it is given.
+    let editor = env.work.join("fake-editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nprintf ' +external' >> \"$1\"\n").unwrap();
+    let mut permissions = std::fs::metadata(&editor).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&editor, permissions).unwrap();
+    let mut args: Vec<String> = Vec::new();
+    for path in &extensions {
+        args.push("-e".into());
+        args.push(path.display().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let host = host.display().to_string();
+    let editor = editor.display().to_string();
+    let tmux = Tmux::start_with(
+        &env,
+        &[("PI_EXTENSION_HOST_DIR", &host), ("EDITOR", &editor)],
+        &args,
+        100,
+        36,
+    );
+    tmux.wait("the modal editor", WAIT, |s| s.contains("INSERT"));
+    tmux.type_text("draft");
+    tmux.wait("the typed text", WAIT, |s| s.contains("draft"));
+    // Ctrl+G: pi edits the custom editor's text externally and puts the result back in it.
+    tmux.keys(&["C-g"]);
+    tmux.wait("the edited text in the custom editor", WAIT, |s| {
+        s.contains("draft +external")
+    });
+    tmux.keys(&["C-d"]);
+}

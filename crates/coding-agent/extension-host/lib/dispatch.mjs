@@ -59,6 +59,7 @@ const NOTIFICATIONS = {
 	component_dispose: (core, frame) => core.components.dispose(frame.componentId),
 	component_focus: (core, frame) => core.components.focus(frame.componentId, frame.focused !== false),
 	component_invalidate: (core, frame) => core.components.invalidate(frame.componentId),
+	component_set_text: (core, frame) => core.components.setText(frame.componentId, String(frame.text ?? "")),
 	tool_render_dispose: (core, frame) => disposeToolRender(core, frame.toolCallId),
 };
 

@@ -90,7 +90,13 @@ impl NodeHost {
             .env("PI_EXT_HOST_SOCKET", &socket_path)
             .env("PI_CODING_AGENT", "true")
             .env("PI_EXT_HOST_PI", &pi_binary)
-            .stdin(std::process::Stdio::null())
+            // In the terminal UI the host shares pi's terminal: an extension that stops
+            // the TUI (`tui.stop()`) runs interactive programs on it (interactive-shell).
+            .stdin(if options.mode == "interactive" {
+                std::process::Stdio::inherit()
+            } else {
+                std::process::Stdio::null()
+            })
             .stdout(stdout)
             .kill_on_drop(true)
             .spawn();

@@ -70,6 +70,14 @@ export class ComponentTable {
 		if (component) component.focused = focused;
 	}
 
+	/** pi set the editor's text (submit, history, fork) while a custom editor shows. */
+	setText(id, text) {
+		const component = this.get(id);
+		if (typeof component?.setText !== "function") return;
+		component.setText(text);
+		this.send("requestRender", { componentId: id });
+	}
+
 	invalidate(id) {
 		const targets = id === undefined ? [...this.entries.values()].map((e) => e.component) : [this.get(id)];
 		for (const component of targets) component?.invalidate?.();

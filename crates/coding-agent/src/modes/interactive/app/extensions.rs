@@ -190,6 +190,7 @@ impl App {
                 let _ = pi_tui::terminal::Terminal::flush(terminal);
             }
             UiNotice::SetEditorText { text } => {
+                // The host set its custom editor's text itself.
                 self.editor.set_text(text.as_deref().unwrap_or_default());
                 self.on_editor_text_set();
             }
@@ -262,6 +263,18 @@ impl App {
             UiNotice::TuiStop {} => self.release_terminal(),
             UiNotice::TuiStart {} => self.reclaim_terminal(),
             UiNotice::SetTerminalInputListening { active } => self.ext.terminal_input = active,
+        }
+    }
+
+    /// Sets the text of the editor the user sees: pi's, and the extension's custom editor
+    /// when one replaces it (`component_set_text`).
+    pub(super) fn set_editor_text(&mut self, text: &str) {
+        self.editor.set_text(text);
+        if let Some(id) = self.ext.editor {
+            self.ext.remote.notify(
+                "component_set_text",
+                serde_json::json!({ "componentId": id, "text": text }),
+            );
         }
     }
 

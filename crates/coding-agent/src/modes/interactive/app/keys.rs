@@ -174,7 +174,7 @@ impl App {
             {
                 self.quit = Some(0);
             } else {
-                self.editor.set_text("");
+                self.set_editor_text("");
                 self.on_editor_changed();
                 self.last_ctrl_c = Some(now);
             }
@@ -222,10 +222,10 @@ impl App {
             }
             if self.session.is_streaming() {
                 self.editor.add_to_history(&text);
-                self.editor.set_text("");
+                self.set_editor_text("");
                 self.session.follow_up(text.trim(), Vec::new());
             } else {
-                self.editor.set_text("");
+                self.set_editor_text("");
                 self.on_submit(text).await;
             }
         } else if is("app.message.dequeue") {
@@ -266,7 +266,7 @@ impl App {
         } else if self.session.is_bash_running() {
             self.session.abort_bash();
         } else if self.bash_mode {
-            self.editor.set_text("");
+            self.set_editor_text("");
             self.on_editor_changed();
         } else if self.current_editor_text().trim().is_empty() {
             let action = self
@@ -303,7 +303,7 @@ impl App {
                 .into_iter()
                 .filter(|t| !t.trim().is_empty())
                 .collect();
-            self.editor.set_text(&combined.join("\n\n"));
+            self.set_editor_text(&combined.join("\n\n"));
         }
         if abort {
             self.session.agent().abort();
@@ -318,7 +318,7 @@ impl App {
         }
         if let Some(command) = crate::modes::interactive::commands::parse(&text) {
             self.editor.add_to_history(&text);
-            self.editor.set_text("");
+            self.set_editor_text("");
             self.run_slash(command).await;
             return;
         }
@@ -328,18 +328,18 @@ impl App {
                     NoticeKind::Warning,
                     "A bash command is already running. Press Esc to cancel it first.",
                 );
-                self.editor.set_text(&text);
+                self.set_editor_text(&text);
                 return;
             }
             self.editor.add_to_history(&text);
-            self.editor.set_text("");
+            self.set_editor_text("");
             self.bash_mode = false;
             self.update_editor_border();
             self.run_bash(command.to_owned(), exclude);
             return;
         }
         self.editor.add_to_history(&text);
-        self.editor.set_text("");
+        self.set_editor_text("");
         if self.session.is_compacting() {
             self.after_compaction.push(text);
             self.notice(NoticeKind::Info, "Queued message for after compaction");

@@ -186,7 +186,7 @@ impl App {
                 }
                 self.reload_history();
                 if let Some(text) = result.editor_text {
-                    self.editor.set_text(&text);
+                    self.set_editor_text(&text);
                 }
                 self.notice(NoticeKind::Info, "Navigated to selected point");
             }
@@ -196,7 +196,7 @@ impl App {
                 }
                 self.reload_history();
                 if let Some(text) = result.text {
-                    self.editor.set_text(&text);
+                    self.set_editor_text(&text);
                 }
                 self.notice(NoticeKind::Info, "Branched to new session");
             }
