@@ -291,18 +291,7 @@ impl AgentListener for SessionListener {
                 return;
             };
             let replaced = inner.dispatch_to_extensions(event, cancel).await;
-            let event = replaced.as_ref().unwrap_or(event);
-            inner.on_agent_event(event);
-            // Tool calls follow this reply: their tool_call handlers then find the
-            // extensions' mirror current.
-            if let AgentEvent::MessageEnd {
-                message: AgentMessage::Llm(pi_ai::Message::Assistant(reply)),
-            } = event
-                && reply.tool_calls().next().is_some()
-                && inner.ext.runtime.has_handlers("tool_call")
-            {
-                inner.ext.runtime.presync();
-            }
+            inner.on_agent_event(replaced.as_ref().unwrap_or(event));
         })
     }
 }

@@ -336,11 +336,6 @@ impl ExtensionBackend for NodeHost {
         self.connection.is_alive()
     }
 
-    fn presync(&self) {
-        let connection = self.connection.clone();
-        tokio::spawn(async move { connection.sync_state() });
-    }
-
     fn reload_in_place<'a>(
         &'a self,
         extensions: &'a [DiscoveredExtension],

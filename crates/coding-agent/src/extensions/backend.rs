@@ -141,10 +141,6 @@ pub trait ExtensionBackend: Send + Sync {
         None
     }
 
-    /// Sends the session state it mirrors now, off the caller's path (a hint: a tool
-    /// call is coming and its handlers should not wait for the mirror).
-    fn presync(&self) {}
-
     /// Whether it still runs (false after the host died).
     fn is_alive(&self) -> bool {
         true

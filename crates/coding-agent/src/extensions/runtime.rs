@@ -301,14 +301,6 @@ impl ExtensionRuntime {
 
     /// A host protocol request to the node host (component rendering and the like);
     /// `None` without a host or when it failed.
-    /// The mirrors of the session are about to be read (tool calls follow): backends
-    /// send them now, beside the session's own work.
-    pub fn presync(&self) {
-        for backend in self.backends() {
-            backend.presync();
-        }
-    }
-
     /// Streams with the `streamSimple` of the provider named in `request` (a
     /// `provider_stream` request); the first backend that can answers.
     pub async fn stream_provider(
