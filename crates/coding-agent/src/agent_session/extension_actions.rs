@@ -320,8 +320,9 @@ impl AgentSession {
         options: &SendMessageOptions,
     ) {
         let custom = custom_message(message);
-        // A turn asked for from an agent_end handler follows the run that is ending.
-        let ending = options.trigger_turn
+        // From an agent_end handler the run is over (the TypeScript pi's agent is idle by
+        // then): a message is added at once, a turn follows the ending run.
+        let ending = !options.during_run
             && self
                 .inner
                 .ext

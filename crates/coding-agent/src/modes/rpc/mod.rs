@@ -41,10 +41,6 @@ impl Output {
 /// Serves commands until stdin closes or a signal arrives; returns the exit code.
 pub async fn run(session: AgentSession) -> i32 {
     let output = Output::default();
-    {
-        let output = output.clone();
-        session.subscribe(move |event| output.line(event));
-    }
     let ui = Arc::new(ui::RpcUi::new(output.clone()));
     let shutdown_requested = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Extension UI answers are handled as they arrive, even while a command waits for a
@@ -93,6 +89,12 @@ pub async fn run(session: AgentSession) -> i32 {
                 Arc::new(move || requested.store(true, std::sync::atomic::Ordering::SeqCst)),
             )
             .await;
+    }
+    // Session events print from here on, as in the TypeScript pi: what the extensions'
+    // session_start handlers change at startup (a preset's thinking level) is not echoed.
+    {
+        let output = output.clone();
+        session.subscribe(move |event| output.line(event));
     }
     let signal = crate::modes::signals::wait_for_signal();
     tokio::pin!(signal);
