@@ -410,3 +410,46 @@ async fn text_pi_sets_reaches_an_extensions_custom_editor() {
     });
     tmux.keys(&["C-d"]);
 }
+
+/// Completes `#<digits>` with issue #42; other text falls through to pi's completion.
+const ISSUES: &str = r##"
+export default function (pi) {
+  pi.on("session_start", async (_event, ctx) => {
+    ctx.ui.addAutocompleteProvider((current) => ({
+      async getSuggestions(lines, line, col, options) {
+        const match = lines[line].slice(0, col).match(/#(\d*)$/);
+        if (!match) return current.getSuggestions(lines, line, col, options);
+        return { prefix: "#" + match[1], items: [{ value: "#42", label: "#42", description: "the answer issue" }] };
+      },
+      applyCompletion: (...args) => current.applyCompletion(...args),
+    }));
+    ctx.ui.setStatus("issues", "issues ready");
+  });
+};
+"##;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autocomplete_providers_of_extensions_come_first_and_defer_to_pis() {
+    let Some((host, _)) = prerequisites(&[]) else {
+        return;
+    };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let ext = env.work.join("issues.ts");
+    std::fs::write(&ext, ISSUES).unwrap();
+    let tmux = start(&env, &host, &[ext]);
+    tmux.wait("the provider", WAIT, |s| s.contains("issues ready"));
+    tmux.type_text("fix #4");
+    tmux.wait("the extension's suggestion", WAIT, |s| {
+        s.contains("the answer issue")
+    });
+    tmux.keys(&["Tab"]);
+    tmux.wait("the completion applied", WAIT, |s| {
+        s.contains("fix #42") && !s.contains("the answer issue")
+    });
+    // pi's own completion still works where the provider defers: slash commands.
+    tmux.keys(&["C-u"]);
+    tmux.type_text("/hotk");
+    tmux.wait("pi's slash completion", WAIT, |s| s.contains("hotkeys"));
+    tmux.keys(&["Escape", "C-d"]);
+}

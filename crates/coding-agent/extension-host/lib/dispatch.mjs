@@ -43,6 +43,7 @@ const REQUESTS = {
 		return null;
 	},
 	terminal_input: (core, frame) => core.terminalInput.handle(frame.data ?? ""),
+	autocomplete: async (core, frame, signal) => (await core.ui.autocomplete?.(frame, signal)) ?? null,
 	provider_stream: streamProvider,
 	bash_exec: (core, frame, signal) => core.bashOperations.exec(core, frame, signal),
 	ping: () => ({ pong: true, rss: process.memoryUsage().rss }),

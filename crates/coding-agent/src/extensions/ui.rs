@@ -197,6 +197,9 @@ pub enum UiNotice {
     /// Whether keys go to the host first (`terminal_input`).
     #[serde(rename = "setTerminalInputListening")]
     SetTerminalInputListening { active: bool },
+    /// Extensions stacked autocomplete providers: completion asks the host first.
+    #[serde(rename = "setAutocomplete")]
+    SetAutocomplete { active: bool },
 }
 
 /// The UI of a mode, as extensions see it.

@@ -32,6 +32,27 @@ const EDITOR_ACTIONS = [
  * @param {{channel: object, state: object, components: import("./components.mjs").ComponentTable,
  *   terminalInput: import("./terminal-input.mjs").TerminalInput, runShortcutFor: (data: string) => boolean}} deps
  */
+/**
+ * The provider extensions' autocomplete providers wrap: it defers to pi's own completion
+ * (null suggestions); applying a completion replaces the prefix before the cursor, as
+ * pi-tui's default does.
+ */
+const PI_COMPLETION = {
+	async getSuggestions() {
+		return null;
+	},
+	applyCompletion(lines, cursorLine, cursorCol, item, prefix) {
+		const line = lines[cursorLine] ?? "";
+		const start = Math.max(0, cursorCol - prefix.length);
+		const next = [...lines];
+		next[cursorLine] = line.slice(0, start) + item.value + line.slice(cursorCol);
+		return { lines: next, cursorLine, cursorCol: start + item.value.length };
+	},
+	shouldTriggerFileCompletion() {
+		return true;
+	},
+};
+
 export function createInteractiveUI({ channel, state, components, terminalInput, runShortcutFor }) {
 	const dialogs = createDialogs(channel);
 	const send = dialogs.send;
@@ -39,6 +60,8 @@ export function createInteractiveUI({ channel, state, components, terminalInput,
 	const widgets = new Map();
 	const slots = { footer: undefined, header: undefined, editor: undefined };
 	let editorFactory;
+	/** Autocomplete providers extensions stacked, innermost first, and the built chain. */
+	const autocomplete = { factories: [], chain: undefined };
 	const branchListeners = new Set();
 	let lastBranch = state.footer?.gitBranch ?? null;
 	state.onChange((frame) => {
@@ -169,8 +192,28 @@ export function createInteractiveUI({ channel, state, components, terminalInput,
 			}
 			return state.editorText ?? "";
 		},
-		addAutocompleteProvider() {
-			// Autocomplete runs in pi's own editor; extension providers are not bridged yet.
+		addAutocompleteProvider(factory) {
+			if (typeof factory !== "function") return;
+			autocomplete.factories.push(factory);
+			autocomplete.chain = undefined;
+			send("setAutocomplete", { active: true });
+		},
+		/** pi's `autocomplete` request: the stacked providers' suggestions, or null (pi's own). */
+		async autocomplete(frame, signal) {
+			autocomplete.chain ??= autocomplete.factories.reduce((current, factory) => factory(current) ?? current, PI_COMPLETION);
+			const result = await autocomplete.chain.getSuggestions(frame.lines ?? [""], frame.cursorLine ?? 0, frame.cursorCol ?? 0, {
+				signal,
+				force: frame.force === true,
+			});
+			if (!result || !Array.isArray(result.items) || result.items.length === 0) return null;
+			return {
+				prefix: String(result.prefix ?? ""),
+				items: result.items.map((item) => ({
+					value: String(item.value),
+					...(item.label !== undefined ? { label: String(item.label) } : {}),
+					...(item.description !== undefined ? { description: String(item.description) } : {}),
+				})),
+			};
 		},
 		setEditorComponent(factory) {
 			editorFactory = factory;

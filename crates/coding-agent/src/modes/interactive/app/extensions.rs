@@ -263,6 +263,10 @@ impl App {
             UiNotice::TuiStop {} => self.release_terminal(),
             UiNotice::TuiStart {} => self.reclaim_terminal(),
             UiNotice::SetTerminalInputListening { active } => self.ext.terminal_input = active,
+            UiNotice::SetAutocomplete { active } => self
+                .ext
+                .autocomplete
+                .store(active, std::sync::atomic::Ordering::SeqCst),
         }
     }
 

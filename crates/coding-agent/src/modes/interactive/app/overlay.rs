@@ -85,6 +85,7 @@ impl App {
             commands,
             self.session.cwd().to_path_buf(),
             std::sync::Arc::clone(&self.ext.runtime),
+            std::sync::Arc::clone(&self.ext.autocomplete),
         );
         self.editor.set_autocomplete(Box::new(provider));
     }

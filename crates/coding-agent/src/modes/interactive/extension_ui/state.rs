@@ -116,6 +116,9 @@ pub(crate) struct ExtensionUiState {
     pub working_indicator: Option<Value>,
     /// Keys go to the host's input listeners first.
     pub terminal_input: bool,
+    /// Extensions added autocomplete providers (`ctx.ui.addAutocompleteProvider`): the
+    /// editor's completion asks the host first.
+    pub autocomplete: Arc<std::sync::atomic::AtomicBool>,
     /// `ctx.shutdown()` while the agent ran: quit when it ends.
     pub shutdown_requested: bool,
     /// `session_start` went out; prompts from the command line wait for it.
@@ -148,6 +151,7 @@ impl ExtensionUiState {
             working_visible: true,
             working_indicator: None,
             terminal_input: false,
+            autocomplete: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             shutdown_requested: false,
             deferred_prompts: Vec::new(),
             mirrored_editor_text: None,
