@@ -25,8 +25,10 @@ type Pending = oneshot::Sender<Result<Value, String>>;
 pub type StreamEvents = Arc<dyn Fn(Value) + Send + Sync>;
 
 /// Host requests that never wait on a run, a dialog or the network.
-const QUICK_METHODS: [&str; 9] = [
+const QUICK_METHODS: [&str; 11] = [
     "appendEntry",
+    "registerProvider",
+    "unregisterProvider",
     "setSessionName",
     "setLabel",
     "setActiveTools",
