@@ -100,7 +100,11 @@ pub struct Args {
     /// Do not discover prompt templates (`--prompt-template` paths still load).
     #[arg(long = "no-prompt-templates")]
     pub no_prompt_templates: bool,
-    #[arg(long = "no-themes", hide = true)]
+    /// Load a theme file or directory (repeatable; also with `--no-themes`).
+    #[arg(long = "theme", value_name = "path")]
+    pub theme: Vec<String>,
+    /// Do not discover themes (`--theme` paths still load).
+    #[arg(long = "no-themes")]
     pub no_themes: bool,
     /// Comma-separated model patterns for model cycling.
     #[arg(long, value_name = "patterns")]
@@ -284,6 +288,8 @@ Options:
   --no-skills, -ns               Don't discover skills (--skill paths still load)
   --prompt-template <path>       Load a prompt template file or directory (repeatable)
   --no-prompt-templates, -np     Don't discover prompt templates (--prompt-template paths still load)
+  --theme <path>                 Load a theme file or directory (repeatable)
+  --no-themes                    Don't discover themes (--theme paths still load)
   --thinking <level>             Set thinking level: off, minimal, low, medium, high, xhigh
   --export <file>                Export session file to HTML and exit
   --list-models [search]         List available models (with optional fuzzy search)

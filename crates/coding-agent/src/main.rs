@@ -529,6 +529,8 @@ environment variable, pass --api-key, or configure it in {}",
             open_resume_picker: args.resume,
             warnings: startup_warnings,
             version: VERSION.to_owned(),
+            theme_paths: args.theme.clone(),
+            no_themes: args.no_themes,
         };
         return Ok(runtime.block_on(pi_coding_agent::modes::interactive::run(
             agent_session,

@@ -377,3 +377,52 @@ async fn prompt_templates_complete_and_expand() {
     tmux.keys(&["Enter"]);
     tmux.wait_for("ok: Please review main.rs carefully");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn theme_paths_load_and_no_themes_skips_discovery() {
+    if !tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({"theme": "sand"}));
+    let mut sand: Value =
+        serde_json::from_str(pi_coding_agent::modes::interactive::theme::LIGHT_JSON).unwrap();
+    sand["name"] = "sand".into();
+    let given = env.work.join("given-themes");
+    std::fs::create_dir_all(&given).unwrap();
+    std::fs::write(given.join("sand.json"), sand.to_string()).unwrap();
+    // Discovered in the agent dir: found normally, not with --no-themes.
+    let mut ocean = sand.clone();
+    ocean["name"] = "ocean".into();
+    std::fs::create_dir_all(env.agent.join("themes")).unwrap();
+    std::fs::write(env.agent.join("themes/ocean.json"), ocean.to_string()).unwrap();
+
+    let missing = start(&env, &[]);
+    let screen = missing.wait_for("mock-model");
+    assert!(
+        screen.contains("theme \"sand\" not found"),
+        "without --theme: {screen}"
+    );
+    missing.keys(&["C-d"]);
+
+    let given_path = given.display().to_string();
+    let loaded = start(&env, &["--theme", &given_path, "--no-themes"]);
+    let screen = loaded.wait_for("mock-model");
+    assert!(!screen.contains("not found"), "with --theme: {screen}");
+    loaded.keys(&["C-d"]);
+
+    std::fs::write(
+        env.agent.join("settings.json"),
+        json!({"theme": "ocean", "defaultProvider": "mock", "defaultModel": "mock-model"})
+            .to_string(),
+    )
+    .unwrap();
+    let skipped = start(&env, &["--theme", &given_path, "--no-themes"]);
+    let screen = skipped.wait_for("mock-model");
+    assert!(
+        screen.contains("theme \"ocean\" not found"),
+        "--no-themes: {screen}"
+    );
+    skipped.keys(&["C-d"]);
+}

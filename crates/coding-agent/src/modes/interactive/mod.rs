@@ -45,6 +45,9 @@ pub struct InteractiveOptions {
     pub warnings: Vec<String>,
     /// The version shown in the header.
     pub version: String,
+    /// `--theme` paths and `--no-themes`.
+    pub theme_paths: Vec<String>,
+    pub no_themes: bool,
 }
 
 /// Everything the UI task reacts to.

@@ -328,7 +328,7 @@ impl App {
             Some(name),
             &self.agent_dir,
             self.session.cwd(),
-            settings.themes.as_deref().unwrap_or_default(),
+            &self.theme_sources(),
         );
         if theme.name() != name || !warnings.is_empty() {
             return;

@@ -83,6 +83,8 @@ pub(crate) struct App {
     last_escape: Option<Instant>,
     bash_mode: bool,
     agent_dir: PathBuf,
+    /// `--theme` paths and `--no-themes`, for every later theme load.
+    theme_cli: (Vec<String>, bool),
     /// Set while another program owns the terminal (the input thread stops reading).
     input_paused: Arc<AtomicBool>,
     /// What extensions show (dialogs, widgets, components, …).
@@ -90,6 +92,15 @@ pub(crate) struct App {
 }
 
 impl App {
+    /// Where custom themes come from now (the settings may have changed).
+    pub(super) fn theme_sources(&self) -> theme::ThemeSources {
+        theme::ThemeSources {
+            settings: self.session.settings().get().themes.unwrap_or_default(),
+            cli: self.theme_cli.0.clone(),
+            no_discovery: self.theme_cli.1,
+        }
+    }
+
     /// Loads theme and keybindings, takes over the terminal and draws the history.
     pub(crate) fn start(
         session: AgentSession,
@@ -98,11 +109,16 @@ impl App {
         input_paused: Arc<AtomicBool>,
     ) -> std::io::Result<Self> {
         let settings = session.settings().get();
+        let theme_sources = theme::ThemeSources {
+            settings: settings.themes.clone().unwrap_or_default(),
+            cli: options.theme_paths.clone(),
+            no_discovery: options.no_themes,
+        };
         let (theme, theme_warnings) = theme::load_theme(
             settings.theme.as_deref(),
             &options.agent_dir,
             session.cwd(),
-            settings.themes.as_deref().unwrap_or_default(),
+            &theme_sources,
         );
         let keys = Arc::new(keymap::load(&options.agent_dir));
         let mut editor = Editor::new(editor_theme(&theme), Arc::clone(&keys));
@@ -139,6 +155,7 @@ impl App {
             last_escape: None,
             bash_mode: false,
             agent_dir: options.agent_dir.clone(),
+            theme_cli: (options.theme_paths.clone(), options.no_themes),
             input_paused,
         };
         app.install_autocomplete();
@@ -146,10 +163,11 @@ impl App {
             let header = app.header_text(&options.version);
             app.chat.add_header(&header);
         }
+        // After the history: rebuilding it keeps only the header.
+        app.reload_history();
         for warning in options.warnings.iter().chain(&theme_warnings) {
             app.chat.add_notice(NoticeKind::Warning, warning);
         }
-        app.reload_history();
         app.update_editor_border();
         if options.open_resume_picker {
             app.open_session_picker();

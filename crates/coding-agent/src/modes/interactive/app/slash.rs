@@ -72,7 +72,7 @@ impl App {
                     settings.theme.as_deref(),
                     &self.agent_dir,
                     self.session.cwd(),
-                    settings.themes.as_deref().unwrap_or_default(),
+                    &self.theme_sources(),
                 );
                 for warning in warnings {
                     self.notice(NoticeKind::Warning, &warning);

@@ -57,16 +57,34 @@ fn json_files_in(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
     files
 }
 
-/// Theme files: `<agentDir>/themes`, `<cwd>/.pi/themes`, then the settings `themes` entries.
+/// Where custom themes come from besides the agent dir and the project.
+#[derive(Debug, Clone, Default)]
+pub struct ThemeSources {
+    /// The settings' `themes` entries (files or folders).
+    pub settings: Vec<String>,
+    /// `--theme <path>` (repeatable): loaded even with `--no-themes`.
+    pub cli: Vec<String>,
+    /// `--no-themes`: no discovery (`<agentDir>/themes`, `.pi/themes`, settings).
+    pub no_discovery: bool,
+}
+
+/// Theme files: `<agentDir>/themes`, `<cwd>/.pi/themes`, the settings `themes` entries,
+/// then `--theme` paths.
 fn theme_files(
     agent_dir: &Path,
     cwd: &Path,
-    extra: &[String],
+    sources: &ThemeSources,
     warnings: &mut Vec<String>,
 ) -> Vec<PathBuf> {
-    let mut files = json_files_in(&agent_dir.join("themes"), warnings);
-    files.extend(json_files_in(&cwd.join(".pi").join("themes"), warnings));
-    for entry in extra {
+    let mut files = Vec::new();
+    let mut entries: Vec<&String> = Vec::new();
+    if !sources.no_discovery {
+        files.extend(json_files_in(&agent_dir.join("themes"), warnings));
+        files.extend(json_files_in(&cwd.join(".pi").join("themes"), warnings));
+        entries.extend(&sources.settings);
+    }
+    entries.extend(&sources.cli);
+    for entry in entries {
         let path = cwd.join(expand_tilde(entry));
         if path.is_dir() {
             files.extend(json_files_in(&path, warnings));
@@ -87,11 +105,11 @@ fn theme_files(
 fn load_custom(
     agent_dir: &Path,
     cwd: &Path,
-    extra: &[String],
+    sources: &ThemeSources,
     mode: ColorMode,
     warnings: &mut Vec<String>,
 ) -> Vec<(PathBuf, Result<Theme, ThemeError>)> {
-    theme_files(agent_dir, cwd, extra, warnings)
+    theme_files(agent_dir, cwd, sources, warnings)
         .into_iter()
         .map(|path| {
             let result = load_theme_from_path(&path, mode);
@@ -107,9 +125,9 @@ pub fn load_theme(
     name: Option<&str>,
     agent_dir: &Path,
     cwd: &Path,
-    extra: &[String],
+    sources: &ThemeSources,
 ) -> (Theme, Vec<String>) {
-    load_theme_with_mode(name, agent_dir, cwd, extra, ColorMode::detect())
+    load_theme_with_mode(name, agent_dir, cwd, sources, ColorMode::detect())
 }
 
 /// [`load_theme`] with an explicit color mode.
@@ -117,7 +135,7 @@ pub fn load_theme_with_mode(
     name: Option<&str>,
     agent_dir: &Path,
     cwd: &Path,
-    extra: &[String],
+    sources: &ThemeSources,
     mode: ColorMode,
 ) -> (Theme, Vec<String>) {
     let wanted: &str = match name {
@@ -125,7 +143,7 @@ pub fn load_theme_with_mode(
         None => default_theme_name(),
     };
     let mut warnings = Vec::new();
-    let custom = load_custom(agent_dir, cwd, extra, mode, &mut warnings);
+    let custom = load_custom(agent_dir, cwd, sources, mode, &mut warnings);
     for (_, result) in &custom {
         if let Err(e) = result {
             warnings.push(e.to_string());
@@ -157,10 +175,10 @@ pub fn load_theme_with_mode(
 }
 
 /// The names of the built-in themes and every loadable custom theme, sorted.
-pub fn available_themes(agent_dir: &Path, cwd: &Path, extra: &[String]) -> Vec<String> {
+pub fn available_themes(agent_dir: &Path, cwd: &Path, sources: &ThemeSources) -> Vec<String> {
     let mut warnings = Vec::new();
     let mut names: Vec<String> = BUILTINS.iter().map(|s| (*s).to_string()).collect();
-    for (_, result) in load_custom(agent_dir, cwd, extra, ColorMode::TrueColor, &mut warnings) {
+    for (_, result) in load_custom(agent_dir, cwd, sources, ColorMode::TrueColor, &mut warnings) {
         if let Ok(theme) = result {
             names.push(theme.name().to_string());
         }

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use pi_tui::style::{Color, ColorMode, Style};
 
 pub use loader::{
-    available_themes, default_theme_name, load_theme, load_theme_from_path, load_theme_with_mode,
-    theme_name_for_background,
+    ThemeSources, available_themes, default_theme_name, load_theme, load_theme_from_path,
+    load_theme_with_mode, theme_name_for_background,
 };
 pub use schema::{
     ColorValue, ExportColorsJson, REQUIRED_COLOR_KEYS, ThemeBg, ThemeColor, ThemeColors, ThemeJson,

@@ -217,7 +217,10 @@ fn loads_custom_themes_and_falls_back_on_errors() {
     sand["name"] = "sand".into();
     write(&extra_dir, "sand.json", &sand.to_string());
 
-    let extra = vec![extra_dir.display().to_string()];
+    let extra = ThemeSources {
+        settings: vec![extra_dir.display().to_string()],
+        ..ThemeSources::default()
+    };
     let names = available_themes(&agent, &cwd, &extra);
     assert_eq!(names, ["dark", "light", "ocean", "paper", "sand"]);
 
@@ -241,7 +244,8 @@ fn loads_custom_themes_and_falls_back_on_errors() {
     })
     .replace("\"name\":\"dark\"", "\"name\":\"broken\"");
     write(&agent.join("themes"), "broken.json", &broken);
-    let (theme, warnings) = load_theme_with_mode(Some("broken"), &agent, &cwd, &[], mode);
+    let none = ThemeSources::default();
+    let (theme, warnings) = load_theme_with_mode(Some("broken"), &agent, &cwd, &none, mode);
     assert_eq!(theme.name(), "dark");
     let path = agent.join("themes/broken.json");
     assert_eq!(
@@ -258,14 +262,48 @@ fn loads_custom_themes_and_falls_back_on_errors() {
         ]
     );
 
-    let (theme, warnings) =
-        load_theme_with_mode(Some("nope"), &agent, &cwd, &["x.json".into()], mode);
+    let missing = ThemeSources {
+        cli: vec!["x.json".into()],
+        ..ThemeSources::default()
+    };
+    let (theme, warnings) = load_theme_with_mode(Some("nope"), &agent, &cwd, &missing, mode);
     assert_eq!(theme.name(), "dark");
     assert!(warnings.iter().any(|w| w.contains("x.json does not exist")));
     assert!(
         warnings
             .iter()
             .any(|w| w == "theme \"nope\" not found; using \"dark\"")
+    );
+}
+
+#[test]
+fn no_themes_skips_discovery_but_loads_theme_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = tmp.path().join("agent");
+    let cwd = tmp.path().join("proj");
+    let mut ocean: serde_json::Value = serde_json::from_str(DARK_JSON).unwrap();
+    ocean["name"] = "ocean".into();
+    write(&agent.join("themes"), "sea.json", &ocean.to_string());
+    let mut sand: serde_json::Value = serde_json::from_str(LIGHT_JSON).unwrap();
+    sand["name"] = "sand".into();
+    let given = tmp.path().join("given");
+    write(&given, "sand.json", &sand.to_string());
+    let sources = ThemeSources {
+        settings: vec![agent.join("themes").display().to_string()],
+        cli: vec![given.join("sand.json").display().to_string()],
+        no_discovery: true,
+    };
+    assert_eq!(
+        available_themes(&agent, &cwd, &sources),
+        ["dark", "light", "sand"]
+    );
+    let with_discovery = ThemeSources {
+        no_discovery: false,
+        ..sources
+    };
+    assert_eq!(
+        available_themes(&agent, &cwd, &with_discovery),
+        ["dark", "light", "ocean", "sand"]
     );
 }
 
