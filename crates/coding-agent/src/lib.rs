@@ -15,6 +15,7 @@ pub mod messages;
 pub mod model_registry;
 pub mod modes;
 pub mod output;
+pub mod packages;
 pub mod resources;
 pub mod retry;
 pub mod scope;
