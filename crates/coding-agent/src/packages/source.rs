@@ -296,6 +296,15 @@ mod tests {
             )
         );
         assert_eq!(
+            PackageSource::parse("ssh://git@github.com/user/repo@v1"),
+            git(
+                "ssh://git@github.com/user/repo",
+                "github.com",
+                "user/repo",
+                Some("v1")
+            )
+        );
+        assert_eq!(
             PackageSource::parse("git:localhost/team/repo@v2").identity(),
             "git:localhost/team/repo"
         );
