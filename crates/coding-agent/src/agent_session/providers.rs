@@ -40,20 +40,22 @@ impl SessionRegistry {
     }
 
     fn register(&self, name: &str, config: &Value) -> Result<(), String> {
-        let mut registered = lock(&self.registered);
-        let mut next = registered.clone();
-        next.retain(|(n, _)| n != name);
-        next.push((name.to_owned(), config.clone()));
-        let registry = self.rebuild(&next)?;
-        *registered = next;
-        *lock(&self.current) = Arc::new(registry);
-        Ok(())
+        self.update(|list| {
+            list.retain(|(n, _)| n != name);
+            list.push((name.to_owned(), config.clone()));
+        })
     }
 
     fn unregister(&self, name: &str) -> Result<(), String> {
+        self.update(|list| list.retain(|(n, _)| n != name))
+    }
+
+    /// Changes the registered list and swaps in the registry built from it; on an error
+    /// both stay as they were.
+    fn update(&self, change: impl FnOnce(&mut Vec<(String, Value)>)) -> Result<(), String> {
         let mut registered = lock(&self.registered);
         let mut next = registered.clone();
-        next.retain(|(n, _)| n != name);
+        change(&mut next);
         let registry = self.rebuild(&next)?;
         *registered = next;
         *lock(&self.current) = Arc::new(registry);

@@ -109,8 +109,16 @@ impl AgentSession {
     /// and starts them (`session_start` with reason `reload`). Load failures become
     /// extension errors.
     pub async fn reload_extensions(&self) -> Result<(), String> {
-        let runtime = self.extension_runtime().clone();
         self.emit_extension_shutdown("reload", None).await;
+        self.load_extensions_again().await?;
+        self.emit_session_start("reload", None).await;
+        Ok(())
+    }
+
+    /// Runs every extension factory again, reports the ones that failed to load, and
+    /// refreshes their tools.
+    async fn load_extensions_again(&self) -> Result<(), String> {
+        let runtime = self.extension_runtime().clone();
         let errors = runtime.reload().await?;
         for error in errors {
             runtime.report_error(ExtensionErrorInfo {
@@ -121,7 +129,6 @@ impl AgentSession {
             });
         }
         self.refresh_extension_tools();
-        self.emit_session_start("reload", None).await;
         Ok(())
     }
 
@@ -130,26 +137,16 @@ impl AgentSession {
     /// extensions nothing starts.
     async fn restart_extensions(&self, reason: &str, previous: Option<PathBuf>) {
         let runtime = self.extension_runtime().clone();
-        if !runtime.is_empty() && runtime.can_reload() {
-            match runtime.reload().await {
-                Ok(errors) => {
-                    for error in errors {
-                        runtime.report_error(ExtensionErrorInfo {
-                            extension_path: error.path,
-                            event: "load".into(),
-                            error: error.error,
-                            stack: None,
-                        });
-                    }
-                }
-                Err(error) => runtime.report_error(ExtensionErrorInfo {
-                    extension_path: "<runtime>".into(),
-                    event: "load".into(),
-                    error,
-                    stack: None,
-                }),
-            }
-            self.refresh_extension_tools();
+        if !runtime.is_empty()
+            && runtime.can_reload()
+            && let Err(error) = self.load_extensions_again().await
+        {
+            runtime.report_error(ExtensionErrorInfo {
+                extension_path: "<runtime>".into(),
+                event: "load".into(),
+                error,
+                stack: None,
+            });
         }
         self.emit_session_start(reason, previous).await;
     }

@@ -118,19 +118,15 @@ fn npm_install(dir: &Path) -> Result<(), InstallError> {
     } else {
         "install"
     };
-    let output = Command::new(std::env::var_os("PI_NPM").unwrap_or_else(|| "npm".into()))
-        .args([
-            command,
-            "--omit=dev",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output();
+    let mut command_line = Command::new(std::env::var_os("PI_NPM").unwrap_or_else(|| "npm".into()));
+    command_line.args([
+        command,
+        "--omit=dev",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    ]);
+    let output = run_quietly(command_line, dir);
     match output {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(InstallError::NoNpm { dir: shown })
@@ -150,14 +146,9 @@ fn npm_install(dir: &Path) -> Result<(), InstallError> {
 /// Bundles the packages whose many small files slow node's startup (`optimize.mjs`). A
 /// failure only costs speed, so it is reported and installation goes on.
 fn optimize(dir: &Path) {
-    let node = std::env::var_os("PI_NODE").unwrap_or_else(|| "node".into());
-    let output = Command::new(node)
-        .arg("optimize.mjs")
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output();
+    let mut command = Command::new(std::env::var_os("PI_NODE").unwrap_or_else(|| "node".into()));
+    command.arg("optimize.mjs");
+    let output = run_quietly(command, dir);
     match output {
         Ok(out) if out.status.success() => {
             let warnings = String::from_utf8_lossy(&out.stderr);
@@ -171,6 +162,16 @@ fn optimize(dir: &Path) {
         ),
         Err(e) => eprintln!("pi extension host: could not run optimize.mjs: {e}"),
     }
+}
+
+/// Runs `command` in `dir` with no input, its stdout dropped and its stderr kept.
+fn run_quietly(mut command: Command, dir: &Path) -> std::io::Result<std::process::Output> {
+    command
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
 }
 
 /// Whether the embedded host has files (a build without `extension-host/` has none).

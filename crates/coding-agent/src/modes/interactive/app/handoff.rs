@@ -24,11 +24,7 @@ impl App {
 
     /// Ctrl+G: edits the editor's text in `$VISUAL` / `$EDITOR`.
     pub(super) fn open_external_editor(&mut self) {
-        let text = if self.ext.editor.is_some() {
-            self.ext.editor_text.clone()
-        } else {
-            self.editor.expanded_text()
-        };
+        let text = self.current_editor_text();
         if let Some(edited) = self.edit_externally(&text) {
             self.set_editor_text(&edited);
         }
