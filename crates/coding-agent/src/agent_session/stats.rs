@@ -97,21 +97,29 @@ impl AgentSession {
         if context_window == 0 {
             return None;
         }
+        // Walked back from the leaf: the newest complete reply usually settles it at once.
         let trusted = {
             let session = lock(&self.inner.session);
-            let path = session.branch_entries();
-            match path
-                .iter()
-                .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }))
-            {
-                None => true,
-                Some(at) => path[at + 1..]
-                    .iter()
-                    .rev()
-                    .filter_map(|e| e.message().and_then(AgentMessage::as_assistant))
-                    .find(|a| !matches!(a.stop_reason, StopReason::Aborted | StopReason::Error))
-                    .is_some_and(|a| calculate_context_tokens(&a.usage) > 0),
+            // Unknown only after a compaction when the newest complete reply since it
+            // reports no usage.
+            let mut newest_reply_seen = false;
+            let mut compacted = false;
+            for entry in session.ancestors(session.leaf_id()) {
+                if matches!(entry.kind, EntryKind::Compaction { .. }) {
+                    compacted = true;
+                    break;
+                }
+                if !newest_reply_seen
+                    && let Some(reply) = entry.message().and_then(AgentMessage::as_assistant)
+                    && !matches!(reply.stop_reason, StopReason::Aborted | StopReason::Error)
+                {
+                    if calculate_context_tokens(&reply.usage) > 0 {
+                        break;
+                    }
+                    newest_reply_seen = true;
+                }
             }
+            !compacted
         };
         if !trusted {
             return Some(ContextUsage {

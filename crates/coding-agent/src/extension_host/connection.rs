@@ -289,30 +289,40 @@ impl Connection {
             return;
         }
         mirror.fingerprint = Some(fingerprint);
-        let snapshot: StateSnapshot = binding
+        let mut snapshot: StateSnapshot = binding
             .actions
             .snapshot(mirror.session.clone(), mirror.generation);
         let total = snapshot.session.total_entries;
         let session_id = snapshot.session.session_id.clone();
         mirror.generation = Some(snapshot.generation);
+        // The new entries move into the frame; only the small fields are compared and kept.
+        let mut entries = std::mem::take(&mut snapshot.session.entries);
+        let reset = snapshot.session.reset;
         let Ok(Value::Object(fields)) = serde_json::to_value(&snapshot) else {
             return;
         };
         let mut changed = Map::new();
         for (key, value) in fields {
             if key == "session" {
-                let unchanged_session = value
-                    .get("entries")
-                    .and_then(Value::as_array)
-                    .is_some_and(Vec::is_empty)
-                    && value.get("reset") == Some(&Value::Bool(false))
-                    && mirror.sent.get("sessionFields") == Some(&session_fields(&value));
-                if !unchanged_session {
-                    mirror
-                        .sent
-                        .insert("sessionFields".into(), session_fields(&value));
-                    changed.insert(key, value);
+                let Value::Object(mut session) = value else {
+                    continue;
+                };
+                session.remove("entries");
+                session.remove("reset");
+                let session = Value::Object(session);
+                if entries.is_empty()
+                    && !reset
+                    && mirror.sent.get("sessionFields") == Some(&session)
+                {
+                    continue;
                 }
+                mirror.sent.insert("sessionFields".into(), session.clone());
+                let Value::Object(mut session) = session else {
+                    continue;
+                };
+                session.insert("reset".into(), reset.into());
+                session.insert("entries".into(), Value::Array(std::mem::take(&mut entries)));
+                changed.insert(key, Value::Object(session));
             } else if mirror.sent.get(&key) != Some(&value) {
                 mirror.sent.insert(key.clone(), value.clone());
                 changed.insert(key, value);
@@ -455,16 +465,6 @@ impl Connection {
         self.sync_state();
         result
     }
-}
-
-/// The session fields other than the entries, to notice a changed leaf or name.
-fn session_fields(session: &Value) -> Value {
-    let mut fields = session.clone();
-    if let Some(map) = fields.as_object_mut() {
-        map.remove("entries");
-        map.remove("reset");
-    }
-    fields
 }
 
 /// A `ui` notification's fields as a typed notice.

@@ -442,23 +442,28 @@ impl SessionManager {
 
     /// The entries from the root to `id`.
     pub fn path_to(&self, id: Option<&str>) -> Vec<&SessionEntry> {
-        let mut path = Vec::new();
+        let mut path: Vec<&SessionEntry> = self.ancestors(id).collect();
+        path.reverse();
+        path
+    }
+
+    /// The entries from `id` back to the root, newest first, without collecting the path
+    /// (for questions the last few entries answer). A parent cycle ends the walk.
+    pub fn ancestors(&self, id: Option<&str>) -> impl Iterator<Item = &SessionEntry> {
         let mut current = id
             .and_then(|id| self.by_id.get(id))
             .map(|&i| &self.entries[i]);
-        while let Some(entry) = current {
-            path.push(entry);
-            if path.len() > self.entries.len() {
-                break;
-            }
+        let mut remaining = self.entries.len();
+        std::iter::from_fn(move || {
+            let entry = current.take()?;
+            remaining = remaining.checked_sub(1)?;
             current = entry
                 .parent_id
                 .as_deref()
                 .and_then(|p| self.by_id.get(p))
                 .map(|&i| &self.entries[i]);
-        }
-        path.reverse();
-        path
+            Some(entry)
+        })
     }
 
     /// Whether entries are written to a file.
