@@ -9,9 +9,17 @@ use serde_json::{Map, Value};
 
 use crate::extension_host::{HostOptions, HostStartError, NodeHost};
 use crate::extensions::backend::ExtensionBackend;
-use crate::extensions::discovery::{self, ExtensionSources};
+use crate::extensions::discovery::{self, DiscoveredExtension, ExtensionSources};
 use crate::extensions::registry::{FlagType, LoadError};
 use crate::extensions::{Extension, ExtensionRuntime, RustBackend};
+use crate::packages::command::Runner;
+use crate::packages::manager::PackageManager;
+use crate::packages::paths::InstallRoots;
+use crate::packages::resolve::ResolvedPackages;
+use crate::packages::resources::ResourceType;
+use crate::packages::settings::{self as pkg_settings, ConfiguredPackage};
+use crate::packages::{self, PackageSource};
+use crate::resources::SourceScope;
 use crate::trust::{self, DefaultTrust, TrustStore};
 
 /// Asks whether to trust a project folder; `None` when the user did not answer.
@@ -43,6 +51,9 @@ pub struct Loaded {
     /// Packages among the configured paths: their prompt templates and skills join the
     /// session's.
     pub packages: Vec<discovery::PackageResources>,
+    /// Installed packages (settings `packages`, `-e npm:…` / `-e git:…`): their skills,
+    /// prompt templates and themes join the session's (their extensions are loaded).
+    pub resolved_packages: ResolvedPackages,
 }
 
 /// `extensions` and `defaultProjectTrust` of a settings file.
@@ -76,7 +87,13 @@ fn project_trusted(
     project_entries: &[String],
     default: DefaultTrust,
 ) -> (bool, Option<String>) {
-    if !discovery::project_has_extensions(&options.cwd, project_entries) {
+    let roots = InstallRoots {
+        cwd: options.cwd.clone(),
+        agent_dir: options.agent_dir.clone(),
+    };
+    if !discovery::project_has_extensions(&options.cwd, project_entries)
+        && pkg_settings::read_scope(&roots, SourceScope::Project).is_empty()
+    {
         return (false, None);
     }
     let store = TrustStore::new(&options.agent_dir);
@@ -114,11 +131,30 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         )
     };
     warnings.extend(trust_warning);
+    let (package_sources, local_paths): (Vec<String>, Vec<String>) = options
+        .cli_paths
+        .iter()
+        .cloned()
+        .partition(|p| !matches!(PackageSource::parse(p), PackageSource::Local { .. }));
+    // Packages load with --no-extensions too: only their extensions stay off.
+    let resolved_packages = resolve_packages(&options, trusted, &package_sources);
+    warnings.extend(resolved_packages.warnings.iter().cloned());
+    let package_extensions: Vec<DiscoveredExtension> = resolved_packages
+        .enabled(ResourceType::Extensions)
+        .into_iter()
+        .filter(|r| !options.no_extensions || r.source_info.scope == SourceScope::Temporary)
+        .map(|r| DiscoveredExtension {
+            path: r.path.clone(),
+            source_info: r.source_info.clone(),
+            explicit: r.source_info.scope == SourceScope::Temporary,
+        })
+        .collect();
     let again = Reload {
+        package_extensions,
         cwd: options.cwd.clone(),
         agent_dir: options.agent_dir.clone(),
         mode: options.mode.clone(),
-        cli_paths: options.cli_paths.clone(),
+        cli_paths: local_paths.clone(),
         no_extensions: options.no_extensions,
         trusted,
         theme: options.theme.clone(),
@@ -130,7 +166,7 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         agent_dir: options.agent_dir.clone(),
         user_entries,
         project_entries: project_entries.clone(),
-        cli_paths: options.cli_paths.clone(),
+        cli_paths: local_paths,
         no_discovery: options.no_extensions,
         project_trusted: trusted,
     });
@@ -155,12 +191,15 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         warnings,
         fatal,
         packages,
+        resolved_packages,
     }
 }
 
 /// What a reload needs to load the same extensions again (the trust decision is kept).
 #[derive(Clone)]
 struct Reload {
+    /// Enabled extensions of installed packages (after the discovered ones).
+    package_extensions: Vec<DiscoveredExtension>,
     cwd: PathBuf,
     agent_dir: PathBuf,
     mode: String,
@@ -188,7 +227,7 @@ async fn load_backends(
     let mut warnings = Vec::new();
     let (user_entries, _) = settings_entries(&options.agent_dir.join("settings.json"));
     let (project_entries, _) = settings_entries(&options.cwd.join(".pi").join("settings.json"));
-    let found = discovery::discover(&ExtensionSources {
+    let mut found = discovery::discover(&ExtensionSources {
         cwd: options.cwd.clone(),
         agent_dir: options.agent_dir.clone(),
         user_entries,
@@ -197,6 +236,21 @@ async fn load_backends(
         no_discovery: options.no_extensions,
         project_trusted: options.trusted,
     });
+    let cli_start = found
+        .iter()
+        .position(|e| e.source_info.scope == SourceScope::Temporary)
+        .unwrap_or(found.len());
+    let mut at = cli_start;
+    for extension in &options.package_extensions {
+        let key = std::fs::canonicalize(&extension.path).unwrap_or_else(|_| extension.path.clone());
+        let known = found
+            .iter()
+            .any(|e| std::fs::canonicalize(&e.path).unwrap_or_else(|_| e.path.clone()) == key);
+        if !known {
+            found.insert(at, extension.clone());
+            at += 1;
+        }
+    }
     let mut backends: Vec<Arc<dyn ExtensionBackend>> = options
         .rust
         .iter()
@@ -305,4 +359,46 @@ pub fn resolve_flags(
         return Err(format!("Unknown option{plural}: {}", unknown.join(", ")));
     }
     Ok(values)
+}
+
+/// Resolves the configured packages (project first, then the user's, when the project is
+/// trusted) and the command line's package sources, installing what is missing.
+fn resolve_packages(
+    options: &LoadOptions,
+    trusted: bool,
+    cli_sources: &[String],
+) -> ResolvedPackages {
+    let roots = InstallRoots {
+        cwd: options.cwd.clone(),
+        agent_dir: options.agent_dir.clone(),
+    };
+    let manager = PackageManager::new(
+        roots.clone(),
+        pkg_settings::npm_command(&roots, trusted),
+        Runner {
+            stdout_to_stderr: options.mode != "interactive",
+        },
+    );
+    let mut configured = Vec::new();
+    if trusted {
+        configured.extend(pkg_settings::read_scope(&roots, SourceScope::Project));
+    }
+    configured.extend(pkg_settings::read_scope(&roots, SourceScope::User));
+    let mut resolved = packages::resolve::resolve(&manager, configured);
+    let temporary: Vec<ConfiguredPackage> = cli_sources
+        .iter()
+        .map(|source| ConfiguredPackage {
+            source: source.clone(),
+            scope: SourceScope::Temporary,
+            filter: None,
+        })
+        .collect();
+    let more = packages::resolve::resolve(&manager, temporary);
+    resolved.warnings.extend(more.warnings.iter().cloned());
+    for kind in ResourceType::ALL {
+        for resource in more.all(kind) {
+            resolved.push(kind, resource.clone());
+        }
+    }
+    resolved
 }

@@ -12,9 +12,12 @@ use pi_coding_agent::model_registry::ModelRegistry;
 use pi_coding_agent::modes::run::{self, Output as RunOutput, RunPrompt};
 use pi_coding_agent::modes::system_prompt;
 use pi_coding_agent::output::Output;
+use pi_coding_agent::packages::resolve::ResolvedPackages;
+use pi_coding_agent::packages::resources::ResourceType;
 use pi_coding_agent::resources::{
     DiscoveryOptions, ResourceSettings, load_prompt_templates, load_skills,
 };
+use pi_coding_agent::resources::{PromptTemplate, Skill};
 use pi_coding_agent::session::select::{self, SessionChoice};
 use pi_coding_agent::tools;
 use pi_coding_agent::{VERSION, extension_loader, list_models, scope};
@@ -31,6 +34,10 @@ fn main() {
 }
 
 fn run() -> Result<i32> {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = pi_coding_agent::packages::cli::handle(&argv) {
+        return Ok(code);
+    }
     let args = match cli::parse(std::env::args()) {
         Ok(args) => args,
         Err(message) => {
@@ -115,6 +122,7 @@ fn run() -> Result<i32> {
     }
     let extensions = loaded.runtime;
     let packages = loaded.packages;
+    let resolved_packages = loaded.resolved_packages;
     if args.help {
         output.info(&cli::help_text(&cli::extension_flags_help(
             &extensions.flags(),
@@ -482,6 +490,14 @@ environment variable, pass --api-key, or configure it in {}",
             }
         }
     }
+    add_package_resources(
+        &resolved_packages,
+        &|paths: &[String]| discovery(&[], &[], paths, false),
+        !args.no_skills,
+        !args.no_prompt_templates,
+        &mut skills,
+        &mut prompt_templates,
+    );
     let recipe = system_prompt::PromptRecipe {
         custom: args.system_prompt.clone(),
         append: args.append_system_prompt.clone(),
@@ -531,6 +547,11 @@ environment variable, pass --api-key, or configure it in {}",
             version: VERSION.to_owned(),
             theme_paths: args.theme.clone(),
             no_themes: args.no_themes,
+            package_themes: resolved_packages
+                .enabled(ResourceType::Themes)
+                .into_iter()
+                .map(|r| r.path.clone())
+                .collect(),
         };
         return Ok(runtime.block_on(pi_coding_agent::modes::interactive::run(
             agent_session,
@@ -582,5 +603,60 @@ fn bash_options(settings: &Settings) -> tools::bash::BashOptions {
         shell: settings.shell_path.as_ref().map(std::path::PathBuf::from),
         default_timeout: (seconds > 0).then(|| std::time::Duration::from_secs(seconds)),
         command_prefix: settings.shell_command_prefix.clone(),
+    }
+}
+
+/// The enabled skills and prompt templates of installed packages join the session's,
+/// after every top-level one (a name already taken stays with the first).
+fn add_package_resources(
+    resolved: &ResolvedPackages,
+    discovery: &dyn Fn(&[String]) -> DiscoveryOptions,
+    with_skills: bool,
+    with_prompts: bool,
+    skills: &mut Vec<Skill>,
+    prompt_templates: &mut Vec<PromptTemplate>,
+) {
+    let paths = |kind| -> Vec<String> {
+        resolved
+            .enabled(kind)
+            .iter()
+            .map(|r| r.path.display().to_string())
+            .collect()
+    };
+    // The package a loaded file belongs to: the resource with its path, or the folder
+    // holding it (a skill folder's SKILL.md).
+    let info_for = |kind, path: &std::path::Path| {
+        let list = resolved.enabled(kind);
+        list.iter()
+            .find(|r| r.path == path)
+            .or_else(|| list.iter().find(|r| path.starts_with(&r.path)))
+            .map(|r| pi_coding_agent::resources::SourceInfo {
+                path: path.to_path_buf(),
+                ..r.source_info.clone()
+            })
+    };
+    if with_skills {
+        let found = load_skills(&discovery(&paths(ResourceType::Skills)));
+        for mut skill in found.skills {
+            if skills.iter().any(|s| s.name == skill.name) {
+                continue;
+            }
+            if let Some(info) = info_for(ResourceType::Skills, &skill.source_info.path) {
+                skill.source_info = info;
+            }
+            skills.push(skill);
+        }
+    }
+    if with_prompts {
+        let found = load_prompt_templates(&discovery(&paths(ResourceType::Prompts)));
+        for mut template in found {
+            if prompt_templates.iter().any(|t| t.name == template.name) {
+                continue;
+            }
+            if let Some(info) = info_for(ResourceType::Prompts, &template.source_info.path) {
+                template.source_info = info;
+            }
+            prompt_templates.push(template);
+        }
     }
 }

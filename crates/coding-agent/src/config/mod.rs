@@ -4,5 +4,6 @@
 pub mod auth;
 pub mod paths;
 pub mod settings;
+pub mod settings_file;
 pub mod settings_store;
 pub mod values;

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::settings::{Settings, merge, read_object};
+use super::settings_file::update_settings_file;
 
 /// The settings of a running session, writable.
 #[derive(Debug)]
@@ -99,21 +100,11 @@ impl SettingsStore {
         }
     }
 
-    /// Re-reads the global file, applies `change`, and writes it back.
+    /// Re-reads the global file, applies `change`, and writes it back (atomically, under
+    /// the settings lock).
     fn write(&self, change: impl FnOnce(&mut Map<String, Value>)) {
-        let mut file = read_object(&self.global_path);
-        change(&mut file);
-        let Ok(text) = serde_json::to_string_pretty(&Value::Object(file)) else {
-            return;
-        };
-        if let Some(dir) = self.global_path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        if let Err(e) = std::fs::write(&self.global_path, text) {
-            eprintln!(
-                "Warning: could not write {}: {e}",
-                self.global_path.display()
-            );
+        if let Err(e) = update_settings_file(&self.global_path, change) {
+            eprintln!("Warning: {e}");
         }
     }
 }

@@ -640,7 +640,7 @@ fn matches_any_exact_pattern(file: &Path, patterns: &[&str], base: &Path) -> boo
 }
 
 /// The files of `all` that settings `patterns` leave enabled.
-fn apply_patterns(all: &[PathBuf], patterns: &[&str], base: &Path) -> HashSet<PathBuf> {
+pub(crate) fn apply_patterns(all: &[PathBuf], patterns: &[&str], base: &Path) -> HashSet<PathBuf> {
     let mut includes = Vec::new();
     let mut excludes = Vec::new();
     let mut force_in = Vec::new();

@@ -48,6 +48,8 @@ pub struct InteractiveOptions {
     /// `--theme` paths and `--no-themes`.
     pub theme_paths: Vec<String>,
     pub no_themes: bool,
+    /// Theme files of installed packages (enabled ones).
+    pub package_themes: Vec<std::path::PathBuf>,
 }
 
 /// Everything the UI task reacts to.

@@ -84,7 +84,8 @@ pub(crate) struct App {
     bash_mode: bool,
     agent_dir: PathBuf,
     /// `--theme` paths and `--no-themes`, for every later theme load.
-    theme_cli: (Vec<String>, bool),
+    /// Theme sources fixed at startup (`--theme`, `--no-themes`, packages' themes).
+    theme_fixed: theme::ThemeSources,
     /// Set while another program owns the terminal (the input thread stops reading).
     input_paused: Arc<AtomicBool>,
     /// What extensions show (dialogs, widgets, components, …).
@@ -96,8 +97,7 @@ impl App {
     pub(super) fn theme_sources(&self) -> theme::ThemeSources {
         theme::ThemeSources {
             settings: self.session.settings().get().themes.unwrap_or_default(),
-            cli: self.theme_cli.0.clone(),
-            no_discovery: self.theme_cli.1,
+            ..self.theme_fixed.clone()
         }
     }
 
@@ -113,6 +113,7 @@ impl App {
             settings: settings.themes.clone().unwrap_or_default(),
             cli: options.theme_paths.clone(),
             no_discovery: options.no_themes,
+            packages: options.package_themes.clone(),
         };
         let (theme, theme_warnings) = theme::load_theme(
             settings.theme.as_deref(),
@@ -155,7 +156,7 @@ impl App {
             last_escape: None,
             bash_mode: false,
             agent_dir: options.agent_dir.clone(),
-            theme_cli: (options.theme_paths.clone(), options.no_themes),
+            theme_fixed: theme_sources.clone(),
             input_paused,
         };
         app.install_autocomplete();

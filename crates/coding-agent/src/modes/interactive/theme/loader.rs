@@ -64,12 +64,14 @@ pub struct ThemeSources {
     pub settings: Vec<String>,
     /// `--theme <path>` (repeatable): loaded even with `--no-themes`.
     pub cli: Vec<String>,
-    /// `--no-themes`: no discovery (`<agentDir>/themes`, `.pi/themes`, settings).
+    /// `--no-themes`: no discovery (`<agentDir>/themes`, `.pi/themes`, settings, packages).
     pub no_discovery: bool,
+    /// Theme files of installed packages (after the settings entries).
+    pub packages: Vec<PathBuf>,
 }
 
 /// Theme files: `<agentDir>/themes`, `<cwd>/.pi/themes`, the settings `themes` entries,
-/// then `--theme` paths.
+/// the packages' themes, then `--theme` paths.
 fn theme_files(
     agent_dir: &Path,
     cwd: &Path,
@@ -83,22 +85,33 @@ fn theme_files(
         files.extend(json_files_in(&cwd.join(".pi").join("themes"), warnings));
         entries.extend(&sources.settings);
     }
-    entries.extend(&sources.cli);
+
     for entry in entries {
-        let path = cwd.join(expand_tilde(entry));
-        if path.is_dir() {
-            files.extend(json_files_in(&path, warnings));
-        } else if path.is_file() && path.extension().is_some_and(|e| e == "json") {
-            files.push(path);
-        } else if path.exists() {
-            warnings.push(format!("theme path {} is not a .json file", path.display()));
-        } else {
-            warnings.push(format!("theme path {} does not exist", path.display()));
-        }
+        push_entry(cwd, entry, &mut files, warnings);
+    }
+    if !sources.no_discovery {
+        files.extend(sources.packages.iter().filter(|p| p.is_file()).cloned());
+    }
+    for entry in &sources.cli {
+        push_entry(cwd, entry, &mut files, warnings);
     }
     let mut seen = std::collections::HashSet::new();
     files.retain(|f| seen.insert(f.clone()));
     files
+}
+
+/// A settings or `--theme` entry: a `.json` file or a folder of them.
+fn push_entry(cwd: &Path, entry: &str, files: &mut Vec<PathBuf>, warnings: &mut Vec<String>) {
+    let path = cwd.join(expand_tilde(entry));
+    if path.is_dir() {
+        files.extend(json_files_in(&path, warnings));
+    } else if path.is_file() && path.extension().is_some_and(|e| e == "json") {
+        files.push(path);
+    } else if path.exists() {
+        warnings.push(format!("theme path {} is not a .json file", path.display()));
+    } else {
+        warnings.push(format!("theme path {} does not exist", path.display()));
+    }
 }
 
 /// Every custom theme file with its load result.

@@ -288,10 +288,15 @@ fn no_themes_skips_discovery_but_loads_theme_paths() {
     sand["name"] = "sand".into();
     let given = tmp.path().join("given");
     write(&given, "sand.json", &sand.to_string());
+    let mut reef: serde_json::Value = serde_json::from_str(LIGHT_JSON).unwrap();
+    reef["name"] = "reef".into();
+    let package = tmp.path().join("pkg/themes");
+    write(&package, "reef.json", &reef.to_string());
     let sources = ThemeSources {
         settings: vec![agent.join("themes").display().to_string()],
         cli: vec![given.join("sand.json").display().to_string()],
         no_discovery: true,
+        packages: vec![package.join("reef.json")],
     };
     assert_eq!(
         available_themes(&agent, &cwd, &sources),
@@ -303,7 +308,7 @@ fn no_themes_skips_discovery_but_loads_theme_paths() {
     };
     assert_eq!(
         available_themes(&agent, &cwd, &with_discovery),
-        ["dark", "light", "ocean", "sand"]
+        ["dark", "light", "ocean", "reef", "sand"]
     );
 }
 

@@ -1,0 +1,273 @@
+//! pi packages through the real binary: `pi install / list / update / remove` with a local
+//! folder and a git repository made by the test (served through git's own `insteadOf`
+//! rewriting, so the TypeScript pi's `git:host/path@ref` sources reach it), the resources
+//! they bring (prompt templates, skills, themes, extensions), and the faults: a missing
+//! path, npm absent, a repository that does not exist — each leaves settings as they were.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use mock_llm::MockServer;
+use support::rpc::{Env, Rpc};
+
+fn write(path: &Path, text: &str) -> PathBuf {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
+
+/// `pi <args>` in the env's work folder, with git's URL rewriting for the test host.
+fn pi(env: &Env, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(args)
+        .current_dir(&env.work)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env("GIT_CONFIG_COUNT", "1")
+        .env(
+            "GIT_CONFIG_KEY_0",
+            format!("url.file://{}/repos/.insteadOf", env.dir.path().display()),
+        )
+        .env("GIT_CONFIG_VALUE_0", "https://git.example.test/")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn settings(env: &Env) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(env.agent.join("settings.json")).unwrap())
+        .unwrap()
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.test")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.test")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?} failed");
+}
+
+/// The names `get_commands` lists over RPC.
+fn command_names(env: &Env) -> Vec<String> {
+    let mut rpc = Rpc::start(env, &["--no-extensions"]);
+    let answer = rpc.call("c", json!({"type": "get_commands"}));
+    rpc.finish();
+    answer["data"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_package_installs_lists_loads_and_removes() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let package = env.dir.path().join("localpkg");
+    write(
+        &package.join("package.json"),
+        r#"{"name": "localpkg", "pi": {"prompts": ["./prompts"], "skills": ["./skills"]}}"#,
+    );
+    write(
+        &package.join("prompts/greet.md"),
+        "---\ndescription: Greets\n---\nSay hello to $1",
+    );
+    write(
+        &package.join("skills/tidy/SKILL.md"),
+        "---\nname: tidy\ndescription: Tidies things\n---\nTidy up.",
+    );
+
+    let out = pi(&env, &["install", "../localpkg"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "Installing ../localpkg...\nInstalled ../localpkg\n"
+    );
+    assert_eq!(settings(&env)["packages"], json!(["../localpkg"]));
+    // Installing again changes nothing.
+    assert_eq!(pi(&env, &["install", "../localpkg"]).status.code(), Some(0));
+    assert_eq!(settings(&env)["packages"], json!(["../localpkg"]));
+
+    let out = pi(&env, &["list"]);
+    assert_eq!(
+        text(&out.stdout),
+        format!("User packages:\n  ../localpkg\n    {}\n", package.display())
+    );
+
+    let names = command_names(&env);
+    assert!(names.contains(&"greet".to_owned()), "{names:?}");
+    assert!(names.contains(&"skill:tidy".to_owned()), "{names:?}");
+
+    // A filter switches the skill off.
+    let mut s = settings(&env);
+    s["packages"] = json!([{"source": "../localpkg", "skills": []}]);
+    std::fs::write(env.agent.join("settings.json"), s.to_string()).unwrap();
+    let names = command_names(&env);
+    assert!(names.contains(&"greet".to_owned()), "{names:?}");
+    assert!(!names.contains(&"skill:tidy".to_owned()), "{names:?}");
+    let out = pi(&env, &["list"]);
+    assert!(text(&out.stdout).contains("  ../localpkg (filtered)\n"));
+
+    let out = pi(&env, &["remove", "../localpkg"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "Removing ../localpkg...\nRemoved ../localpkg\n"
+    );
+    assert_eq!(settings(&env)["packages"], json!([]));
+    assert!(
+        package.exists(),
+        "a local package is referenced, never deleted"
+    );
+    let names = command_names(&env);
+    assert!(!names.contains(&"greet".to_owned()), "{names:?}");
+    assert_eq!(
+        text(&pi(&env, &["list"]).stdout),
+        "No packages installed.\n"
+    );
+
+    let out = pi(&env, &["uninstall", "../nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), "No matching package found for ../nope\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_git_package_follows_its_pin_on_update() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    // The "remote": a bare repository with tags v1 and v2, reached as
+    // https://git.example.test/user/gitpkg through insteadOf.
+    let work = env.dir.path().join("gitpkg-src");
+    write(&work.join("prompts/hello.md"), "hello v1");
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "v1"]);
+    git(&work, &["tag", "v1"]);
+    write(&work.join("prompts/hello.md"), "hello v2");
+    git(&work, &["commit", "-q", "-am", "v2"]);
+    git(&work, &["tag", "v2"]);
+    let bare = env.dir.path().join("repos/user/gitpkg");
+    std::fs::create_dir_all(bare.parent().unwrap()).unwrap();
+    git(
+        env.dir.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            work.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+
+    let source = "git:git.example.test/user/gitpkg@v1";
+    let out = pi(&env, &["install", source]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).ends_with(&format!("Installed {source}\n")));
+    let checkout = env.agent.join("git/git.example.test/user/gitpkg");
+    let prompt = checkout.join("prompts/hello.md");
+    assert_eq!(std::fs::read_to_string(&prompt).unwrap(), "hello v1");
+    assert_eq!(
+        std::fs::read_to_string(env.agent.join("git/.gitignore")).unwrap(),
+        "*\n!.gitignore\n"
+    );
+    assert!(command_names(&env).contains(&"hello".to_owned()));
+
+    // A pinned package stays at its pin…
+    let out = pi(&env, &["update", "--extensions"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&prompt).unwrap(), "hello v1");
+    // …and moves when the pin changes.
+    let mut s = settings(&env);
+    s["packages"] = json!(["git:git.example.test/user/gitpkg@v2"]);
+    std::fs::write(env.agent.join("settings.json"), s.to_string()).unwrap();
+    let out = pi(&env, &["update", "--extensions"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).ends_with("Updated packages\n"));
+    assert_eq!(std::fs::read_to_string(&prompt).unwrap(), "hello v2");
+
+    let out = pi(&env, &["remove", "git:git.example.test/user/gitpkg"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!checkout.exists());
+    assert!(
+        !env.agent.join("git/git.example.test").exists(),
+        "empty parents pruned"
+    );
+    assert_eq!(settings(&env)["packages"], json!([]));
+    assert!(!command_names(&env).contains(&"hello".to_owned()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_installs_leave_settings_and_folders_as_they_were() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({"packages": ["npm:kept-package"]}));
+    let before = std::fs::read_to_string(env.agent.join("settings.json")).unwrap();
+    let unchanged = |env: &Env| {
+        assert_eq!(
+            std::fs::read_to_string(env.agent.join("settings.json")).unwrap(),
+            before
+        );
+    };
+
+    let out = pi(&env, &["install", "./missing"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "Error: Path does not exist: {}\n",
+            env.work.join("missing").display()
+        )
+    );
+    unchanged(&env);
+
+    let out = pi(&env, &["install", "git:git.example.test/user/absent"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("Error: git clone"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!env.agent.join("git/git.example.test").exists());
+    unchanged(&env);
+
+    // npm missing: the configured npm command does not exist.
+    let mut s = settings(&env);
+    s["npmCommand"] = json!(["definitely-not-npm-here"]);
+    std::fs::write(env.agent.join("settings.json"), s.to_string()).unwrap();
+    let before_npm = std::fs::read_to_string(env.agent.join("settings.json")).unwrap();
+    let out = pi(&env, &["install", "npm:left-pad"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("definitely-not-npm-here was not found"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.agent.join("settings.json")).unwrap(),
+        before_npm
+    );
+
+    let out = pi(&env, &["install"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("Missing install source.\n"));
+    let out = pi(&env, &["install", "x", "--bogus"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("Unknown option --bogus for \"install\".\n"));
+    let out = pi(&env, &["install", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).starts_with("Usage:\n  pi install <source> [-l]"));
+}

@@ -1,0 +1,118 @@
+//! Real pi packages from the npm registry, installed by our `pi install` with the machine's
+//! npm and loaded through the real binary: `pi-aliases` (an extension with commands),
+//! `pi-subagents` (skills and prompt templates; its extension filtered off in settings) and
+//! `pi-themes` (themes and an extension). Needs npm and the registry.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use mock_llm::MockServer;
+use support::rpc::{Env, Rpc};
+
+fn pi(env: &Env, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(args)
+        .current_dir(&env.work)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn commands(env: &Env, host: &Path) -> Vec<Value> {
+    let mut rpc = Rpc::start_with_env(env, &[], &[("PI_EXTENSION_HOST_DIR", host)]);
+    let answer = rpc.call("c", json!({"type": "get_commands"}));
+    rpc.finish();
+    answer["data"]["commands"].as_array().unwrap().clone()
+}
+
+fn names(commands: &[Value]) -> Vec<&str> {
+    commands.iter().filter_map(|c| c["name"].as_str()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packages_from_the_npm_registry_install_load_and_go() {
+    if Command::new("npm").arg("--version").output().is_err() {
+        eprintln!("skipped: npm is not installed");
+        return;
+    }
+    let Some(host) = support::ext_host::host_dir() else {
+        return;
+    };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+
+    for source in [
+        "npm:pi-aliases@1.0.7",
+        "npm:pi-subagents@0.67.0",
+        "npm:pi-themes@1.0.1",
+    ] {
+        let out = pi(&env, &["install", source]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{source}: {}",
+            text(&out.stderr)
+        );
+        assert!(text(&out.stdout).ends_with(&format!("Installed {source}\n")));
+    }
+    // The TypeScript pi 1.5 layout: <agentDir>/npm/node_modules/<name>.
+    let modules = env.agent.join("npm/node_modules");
+    for name in ["pi-aliases", "pi-subagents", "pi-themes"] {
+        assert!(modules.join(name).join("package.json").exists(), "{name}");
+    }
+    let list = text(&pi(&env, &["list"]).stdout);
+    assert!(
+        list.contains(&format!(
+            "  npm:pi-aliases@1.0.7\n    {}\n",
+            modules.join("pi-aliases").display()
+        )),
+        "{list}"
+    );
+
+    // pi-subagents' extension needs a server of its own: keep its skills and prompts only.
+    let path = env.agent.join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    settings["packages"][1] = json!({"source": "npm:pi-subagents@0.67.0", "extensions": []});
+    std::fs::write(&path, settings.to_string()).unwrap();
+
+    let all = commands(&env, &host);
+    let found = names(&all);
+    for wanted in [
+        "clear",
+        "exit",
+        "theme",
+        "council",
+        "parallel-review",
+        "skill:council-mode",
+    ] {
+        assert!(found.contains(&wanted), "{wanted} missing from {found:?}");
+    }
+    let council = all.iter().find(|c| c["name"] == "council").unwrap();
+    assert_eq!(council["sourceInfo"]["source"], "npm:pi-subagents@0.67.0");
+    assert_eq!(council["sourceInfo"]["origin"], "package");
+
+    // Removing a package unloads what it brought.
+    let out = pi(&env, &["remove", "npm:pi-aliases"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!modules.join("pi-aliases").exists());
+    let found_after: Vec<String> = names(&commands(&env, &host))
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    assert!(!found_after.iter().any(|n| n == "clear"), "{found_after:?}");
+    assert!(
+        found_after.iter().any(|n| n == "council"),
+        "{found_after:?}"
+    );
+}
