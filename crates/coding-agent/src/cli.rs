@@ -261,6 +261,15 @@ pub fn help_text(extension_flags: &str) -> String {
 Usage:
   pi [options] [messages...]
 
+Commands:
+  pi install <source> [-l]     Install extension source and add to settings
+  pi remove <source> [-l]      Remove extension source from settings
+  pi uninstall <source> [-l]   Alias for remove
+  pi update [source|self|pi]   Update pi or extensions
+  pi list                      List installed extensions from settings
+  pi config [-l]               Open TUI to enable/disable package resources
+  pi <command> --help          Show help for install/remove/uninstall/update/list/config
+
 Options:
   --provider <name>              Provider name
   --model <pattern>              Model pattern or ID (supports \"provider/id\" and optional \":<thinking>\")

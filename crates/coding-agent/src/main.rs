@@ -35,7 +35,9 @@ fn main() {
 
 fn run() -> Result<i32> {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(code) = pi_coding_agent::packages::cli::handle(&argv) {
+    if let Some(code) = pi_coding_agent::packages::cli::handle(&argv)
+        .or_else(|| pi_coding_agent::modes::config::handle(&argv))
+    {
         return Ok(code);
     }
     let args = match cli::parse(std::env::args()) {
@@ -45,6 +47,9 @@ fn run() -> Result<i32> {
             return Ok(1);
         }
     };
+    if args.offline {
+        pi_coding_agent::packages::manager::force_offline();
+    }
     let mode = Mode::parse(args.mode.as_deref());
     let interactive = Output::stdin_is_tty() && !args.print && mode == Mode::Text;
     let output = Output::new(interactive);

@@ -146,12 +146,9 @@ async fn a_local_package_installs_lists_loads_and_removes() {
     assert_eq!(text(&out.stderr), "No matching package found for ../nope\n");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pinned_git_package_follows_its_pin_on_update() {
-    let server = MockServer::start().await.unwrap();
-    let env = Env::new(&server, 128_000, json!({}));
-    // The "remote": a bare repository with tags v1 and v2, reached as
-    // https://git.example.test/user/gitpkg through insteadOf.
+/// The "remote": a bare repository with tags v1 and v2, reached as
+/// https://git.example.test/user/gitpkg through insteadOf.
+fn make_git_remote(env: &Env) {
     let work = env.dir.path().join("gitpkg-src");
     write(&work.join("prompts/hello.md"), "hello v1");
     git(&work, &["init", "-q", "-b", "main"]);
@@ -173,6 +170,61 @@ async fn a_pinned_git_package_follows_its_pin_on_update() {
             bare.to_str().unwrap(),
         ],
     );
+}
+
+/// `-e git:…` installs for this run only: the resources load, the settings stay as they
+/// were, and the checkout is kept under the agent dir's `tmp/extensions`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_package_given_with_e_loads_for_one_run() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    make_git_remote(&env);
+    let before = std::fs::read_to_string(env.agent.join("settings.json")).unwrap();
+    let mut program = Command::new(env!("CARGO_BIN_EXE_pi"));
+    program
+        .env("GIT_CONFIG_COUNT", "1")
+        .env(
+            "GIT_CONFIG_KEY_0",
+            format!("url.file://{}/repos/.insteadOf", env.dir.path().display()),
+        )
+        .env("GIT_CONFIG_VALUE_0", "https://git.example.test/");
+    let mut rpc = Rpc::start_program(
+        &env,
+        program,
+        &["-e", "git:git.example.test/user/gitpkg@v2"],
+    );
+    let answer = rpc.call("c", json!({"type": "get_commands"}));
+    rpc.finish();
+    let hello = answer["data"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "hello")
+        .cloned()
+        .expect("the package's prompt template loads");
+    assert_eq!(hello["sourceInfo"]["scope"], "temporary");
+    let path = hello["sourceInfo"]["path"].as_str().unwrap();
+    assert!(
+        path.starts_with(
+            &env.agent
+                .join("tmp/extensions/git-git.example.test")
+                .display()
+                .to_string()
+        ),
+        "{path}"
+    );
+    assert_eq!(std::fs::read_to_string(path).unwrap(), "hello v2");
+    assert_eq!(
+        std::fs::read_to_string(env.agent.join("settings.json")).unwrap(),
+        before
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_git_package_follows_its_pin_on_update() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    make_git_remote(&env);
 
     let source = "git:git.example.test/user/gitpkg@v1";
     let out = pi(&env, &["install", source]);
@@ -270,4 +322,152 @@ async fn failed_installs_leave_settings_and_folders_as_they_were() {
     let out = pi(&env, &["install", "--help"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).starts_with("Usage:\n  pi install <source> [-l]"));
+}
+
+/// `pi config` in a real terminal: the package's resources are listed, space switches the
+/// selected one off (written as a `-path` filter), and the next run no longer loads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_config_filters_take_effect() {
+    if !support::tmux::available() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let package = env.dir.path().join("cfgpkg");
+    write(&package.join("prompts/alpha.md"), "alpha prompt");
+    write(&package.join("prompts/beta.md"), "beta prompt");
+    write(&package.join("themes/reef.json"), "{}");
+    assert_eq!(pi(&env, &["install", "../cfgpkg"]).status.code(), Some(0));
+    assert!(command_names(&env).contains(&"alpha".to_owned()));
+
+    let term = support::tmux::Tmux::start(&env, &["config"], 100, 30);
+    let screen = term.wait_for("Resource Configuration");
+    assert!(screen.contains("../cfgpkg (user)"), "{screen}");
+    assert!(screen.contains("Prompts"), "{screen}");
+    assert!(
+        screen.contains("> ") && screen.contains("[x] alpha.md"),
+        "{screen}"
+    );
+    assert!(screen.contains("[x] reef.json"), "{screen}");
+    // Filter to "alpha", switch it off, close.
+    term.type_text("alpha");
+    term.wait(
+        "the filtered list",
+        std::time::Duration::from_secs(10),
+        |s| !s.contains("beta.md"),
+    );
+    term.keys(&["Space"]);
+    term.wait_for("[ ] alpha.md");
+    term.keys(&["Escape"]);
+    assert_eq!(term.wait_exit(std::time::Duration::from_secs(10)), 0);
+
+    assert_eq!(
+        settings(&env)["packages"],
+        json!([{"source": "../cfgpkg", "prompts": ["-prompts/alpha.md"]}])
+    );
+    let names = command_names(&env);
+    assert!(!names.contains(&"alpha".to_owned()), "{names:?}");
+    assert!(names.contains(&"beta".to_owned()), "{names:?}");
+    let listed = text(&pi(&env, &["list"]).stdout);
+    assert!(listed.contains("  ../cfgpkg (filtered)"), "{listed}");
+}
+
+/// No network: npm cannot reach its registry (a closed port stands for it); two installs
+/// at once both land in the settings; a package whose extension throws installs, and pi
+/// starts without that extension, saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_failures_concurrent_installs_and_throwing_extensions() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let before = std::fs::read_to_string(env.agent.join("settings.json")).unwrap();
+    if Command::new("npm").arg("--version").output().is_ok() {
+        let out = Command::new(env!("CARGO_BIN_EXE_pi"))
+            .args(["install", "npm:left-pad@1.3.0"])
+            .current_dir(&env.work)
+            .env("PI_CODING_AGENT_DIR", &env.agent)
+            .env("HOME", env.dir.path())
+            .env("npm_config_registry", "http://127.0.0.1:9/")
+            .env("npm_config_fetch_retries", "0")
+            .env("npm_config_cache", env.dir.path().join("npm-cache"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            text(&out.stderr).contains("Error: npm install"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(env.agent.join("settings.json")).unwrap(),
+            before
+        );
+        assert!(!env.agent.join("npm/node_modules/left-pad").exists());
+    }
+
+    // Eight installs at once, each of its own local package.
+    for i in 0..8 {
+        write(&env.dir.path().join(format!("p{i}/prompts/p{i}.md")), "x");
+    }
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_pi"))
+                .args(["install", &format!("../p{i}")])
+                .current_dir(&env.work)
+                .env("PI_CODING_AGENT_DIR", &env.agent)
+                .env("HOME", env.dir.path())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let mut installed: Vec<String> = settings(&env)["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
+    installed.sort();
+    assert_eq!(
+        installed,
+        (0..8).map(|i| format!("../p{i}")).collect::<Vec<_>>()
+    );
+
+    let Some(host) = support::ext_host::host_dir() else {
+        return;
+    };
+    let broken = env.dir.path().join("broken");
+    write(
+        &broken.join("extensions/boom.ts"),
+        "export default function () { throw new Error(\"boom at load\"); }\n",
+    );
+    write(&broken.join("prompts/still.md"), "still here");
+    assert_eq!(pi(&env, &["install", "../broken"]).status.code(), Some(0));
+    let out = Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["--mode", "rpc"])
+        .current_dir(&env.work)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env("PI_EXTENSION_HOST_DIR", &host)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = out;
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{}", json!({"id": "c", "type": "get_commands"})).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("boom at load"), "{stderr}");
+    assert!(
+        text(&out.stdout).contains("\"still\""),
+        "{}",
+        text(&out.stdout)
+    );
 }

@@ -1,5 +1,6 @@
-//! The ways pi runs: interactive, print and JSON modes, and RPC mode.
+//! The ways pi runs: interactive, print and JSON modes, RPC mode, and `pi config`.
 
+pub mod config;
 pub mod interactive;
 pub mod rpc;
 pub mod run;

@@ -42,11 +42,21 @@ fn home() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
-/// `PI_OFFLINE` set to 1/true/yes: nothing is installed or updated over the network.
+/// `--offline` was given.
+static OFFLINE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--offline`: from now on nothing is installed or updated over the network.
+pub fn force_offline() {
+    OFFLINE.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// `--offline`, or `PI_OFFLINE` set to 1/true/yes: nothing is installed or updated over
+/// the network.
 pub fn offline() -> bool {
-    std::env::var("PI_OFFLINE")
-        .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
-        .unwrap_or(false)
+    OFFLINE.load(std::sync::atomic::Ordering::SeqCst)
+        || std::env::var("PI_OFFLINE")
+            .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+            .unwrap_or(false)
 }
 
 /// Writes `.gitignore` ignoring everything in a folder pi manages.
