@@ -137,20 +137,17 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         .cloned()
         .partition(|p| !matches!(PackageSource::parse(p), PackageSource::Local { .. }));
     // Packages load with --no-extensions too: only their extensions stay off.
-    let resolved_packages = resolve_packages(&options, trusted, &package_sources);
+    let resolved_packages = resolve_packages(
+        &options.cwd,
+        &options.agent_dir,
+        &options.mode,
+        trusted,
+        &package_sources,
+    );
     warnings.extend(resolved_packages.warnings.iter().cloned());
-    let package_extensions: Vec<DiscoveredExtension> = resolved_packages
-        .enabled(ResourceType::Extensions)
-        .into_iter()
-        .filter(|r| !options.no_extensions || r.source_info.scope == SourceScope::Temporary)
-        .map(|r| DiscoveredExtension {
-            path: r.path.clone(),
-            source_info: r.source_info.clone(),
-            explicit: r.source_info.scope == SourceScope::Temporary,
-        })
-        .collect();
     let again = Reload {
-        package_extensions,
+        package_extensions: package_extensions(&resolved_packages, options.no_extensions),
+        package_sources,
         cwd: options.cwd.clone(),
         agent_dir: options.agent_dir.clone(),
         mode: options.mode.clone(),
@@ -174,8 +171,25 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
     warnings.extend(more_warnings);
     let runtime = Arc::new(ExtensionRuntime::new(backends, errors));
     runtime.set_reloader(Arc::new(move |current| {
-        let again = again.clone();
+        let mut again = again.clone();
         Box::pin(async move {
+            // Packages installed or removed since are found again, as the TypeScript pi does.
+            let resolving = again.clone();
+            let resolved = tokio::task::spawn_blocking(move || {
+                resolve_packages(
+                    &resolving.cwd,
+                    &resolving.agent_dir,
+                    &resolving.mode,
+                    resolving.trusted,
+                    &resolving.package_sources,
+                )
+            })
+            .await
+            .unwrap_or_default();
+            for warning in &resolved.warnings {
+                eprintln!("Warning: {warning}");
+            }
+            again.package_extensions = package_extensions(&resolved, again.no_extensions);
             let (backends, errors, warnings, fatal) = load_backends(&again, current).await;
             for warning in warnings {
                 eprintln!("{warning}");
@@ -200,6 +214,8 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
 struct Reload {
     /// Enabled extensions of installed packages (after the discovered ones).
     package_extensions: Vec<DiscoveredExtension>,
+    /// `-e npm:…` / `-e git:…` sources.
+    package_sources: Vec<String>,
     cwd: PathBuf,
     agent_dir: PathBuf,
     mode: String,
@@ -361,22 +377,42 @@ pub fn resolve_flags(
     Ok(values)
 }
 
+/// The enabled extensions of the resolved packages (only `-e` ones with
+/// `--no-extensions`); `-e` ones are explicit (a failure to load them is fatal).
+fn package_extensions(
+    resolved: &ResolvedPackages,
+    no_extensions: bool,
+) -> Vec<DiscoveredExtension> {
+    resolved
+        .enabled(ResourceType::Extensions)
+        .into_iter()
+        .filter(|r| !no_extensions || r.source_info.scope == SourceScope::Temporary)
+        .map(|r| DiscoveredExtension {
+            path: r.path.clone(),
+            source_info: r.source_info.clone(),
+            explicit: r.source_info.scope == SourceScope::Temporary,
+        })
+        .collect()
+}
+
 /// Resolves the configured packages (project first, then the user's, when the project is
 /// trusted) and the command line's package sources, installing what is missing.
 fn resolve_packages(
-    options: &LoadOptions,
+    cwd: &Path,
+    agent_dir: &Path,
+    mode: &str,
     trusted: bool,
     cli_sources: &[String],
 ) -> ResolvedPackages {
     let roots = InstallRoots {
-        cwd: options.cwd.clone(),
-        agent_dir: options.agent_dir.clone(),
+        cwd: cwd.to_path_buf(),
+        agent_dir: agent_dir.to_path_buf(),
     };
     let manager = PackageManager::new(
         roots.clone(),
         pkg_settings::npm_command(&roots, trusted),
         Runner {
-            stdout_to_stderr: options.mode != "interactive",
+            stdout_to_stderr: mode != "interactive",
         },
     );
     let mut configured = Vec::new();

@@ -471,3 +471,43 @@ async fn network_failures_concurrent_installs_and_throwing_extensions() {
         text(&out.stdout)
     );
 }
+
+/// `/reload` finds packages installed since startup: their extensions load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reload_loads_a_package_installed_meanwhile() {
+    let Some(host) = support::ext_host::host_dir() else {
+        return;
+    };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let reloader = write(
+        &env.work.join("reloader.ts"),
+        r#"export default function (pi) {
+  pi.on("session_start", async (event, ctx) => ctx.ui.notify("start " + event.reason, "info"));
+  pi.registerCommand("again", { handler: async (args, ctx) => { await ctx.reload(); } });
+}"#,
+    );
+    write(
+        &env.dir.path().join("later/extensions/fresh.ts"),
+        r#"export default function (pi) { pi.registerCommand("fresh", { handler: async () => {} }); }"#,
+    );
+    let mut rpc = Rpc::start_with_env(
+        &env,
+        &["-e", reloader.to_str().unwrap()],
+        &[("PI_EXTENSION_HOST_DIR", &host)],
+    );
+    rpc.until("startup notify", |l| l["message"] == "start startup");
+    let has_fresh = |rpc: &mut Rpc, id: &str| {
+        rpc.call(id, json!({"type": "get_commands"}))["data"]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "fresh")
+    };
+    assert!(!has_fresh(&mut rpc, "c1"));
+    assert_eq!(pi(&env, &["install", "../later"]).status.code(), Some(0));
+    rpc.send(json!({"id": "r", "type": "prompt", "message": "/again"}));
+    rpc.until("reload notify", |l| l["message"] == "start reload");
+    assert!(has_fresh(&mut rpc, "c2"));
+    rpc.finish();
+}

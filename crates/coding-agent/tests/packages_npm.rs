@@ -49,7 +49,40 @@ async fn packages_from_the_npm_registry_install_load_and_go() {
         return;
     };
     let server = MockServer::start().await.unwrap();
-    let env = Env::new(&server, 128_000, json!({}));
+    let env = Env::new(&server, 128_000, json!({"theme": "dracula"}));
+    let theme_warning = |env: &Env| -> Option<bool> {
+        if !support::tmux::available() {
+            return None;
+        }
+        let host = host.display().to_string();
+        let term = support::tmux::Tmux::start_with(
+            env,
+            &[("PI_EXTENSION_HOST_DIR", host.as_str())],
+            &[],
+            100,
+            30,
+        );
+        let screen = term.wait_for("mock-model");
+        term.keys(&["C-d"]);
+        // Any warning about it (not found, or not loadable) names it.
+        Some(screen.contains("dracula"))
+    };
+    // Before pi-themes is installed its theme is unknown.
+    assert_ne!(theme_warning(&env), Some(false));
+
+    // A package that is not on the registry: npm's error, nothing written.
+    let before = std::fs::read_to_string(env.agent.join("settings.json")).unwrap();
+    let out = pi(&env, &["install", "npm:pi-rs-no-such-package-5f1c2a"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("Error: npm install"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.agent.join("settings.json")).unwrap(),
+        before
+    );
 
     for source in [
         "npm:pi-aliases@1.0.7",
@@ -98,6 +131,8 @@ async fn packages_from_the_npm_registry_install_load_and_go() {
     ] {
         assert!(found.contains(&wanted), "{wanted} missing from {found:?}");
     }
+    // pi-themes' themes are in the theme list: the setting's theme loads.
+    assert_ne!(theme_warning(&env), Some(true));
     let council = all.iter().find(|c| c["name"] == "council").unwrap();
     assert_eq!(council["sourceInfo"]["source"], "npm:pi-subagents@0.67.0");
     assert_eq!(council["sourceInfo"]["origin"], "package");
