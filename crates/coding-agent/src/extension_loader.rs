@@ -86,6 +86,7 @@ fn project_trusted(
     options: &LoadOptions,
     project_entries: &[String],
     default: DefaultTrust,
+    may_ask: bool,
 ) -> (bool, Option<String>) {
     let roots = InstallRoots {
         cwd: options.cwd.clone(),
@@ -99,7 +100,7 @@ fn project_trusted(
     let store = TrustStore::new(&options.agent_dir);
     match trust::decide(options.approve, &store, &options.cwd, default) {
         Ok(Some(decision)) => (decision, None),
-        Ok(None) => match &options.ask_trust {
+        Ok(None) => match options.ask_trust.as_ref().filter(|_| may_ask) {
             Some(ask) => match ask(&options.cwd) {
                 Some(decision) => {
                     let warning = store
@@ -121,15 +122,14 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
     let mut warnings = Vec::new();
     let (_, default_trust) = settings_entries(&options.agent_dir.join("settings.json"));
     let (project_entries, _) = settings_entries(&options.cwd.join(".pi").join("settings.json"));
-    let (trusted, trust_warning) = if options.no_extensions {
-        (false, None)
-    } else {
-        project_trusted(
-            &options,
-            &project_entries,
-            DefaultTrust::parse(default_trust.as_deref()),
-        )
-    };
+    // With --no-extensions nobody is asked, but an explicit or remembered decision still
+    // lets the project's packages (their prompts, skills, themes) load.
+    let (trusted, trust_warning) = project_trusted(
+        &options,
+        &project_entries,
+        DefaultTrust::parse(default_trust.as_deref()),
+        !options.no_extensions,
+    );
     warnings.extend(trust_warning);
     let (package_sources, local_paths): (Vec<String>, Vec<String>) = options
         .cli_paths

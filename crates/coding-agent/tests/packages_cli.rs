@@ -511,3 +511,48 @@ async fn reload_loads_a_package_installed_meanwhile() {
     assert!(has_fresh(&mut rpc, "c2"));
     rpc.finish();
 }
+
+/// A project's packages load only in a trusted folder, and a package in both the user's
+/// and the project's settings loads once, as the project's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_packages_need_trust_and_duplicates_load_once() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let package = env.dir.path().join("shared");
+    write(&package.join("prompts/shared-prompt.md"), "shared");
+    let project_only = env.dir.path().join("projpkg");
+    write(&project_only.join("prompts/project-prompt.md"), "project");
+    assert_eq!(pi(&env, &["install", "../shared"]).status.code(), Some(0));
+    assert_eq!(
+        pi(&env, &["install", "-l", "../shared"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        pi(&env, &["install", "-l", "../projpkg"]).status.code(),
+        Some(0)
+    );
+
+    let commands = |approve: &str| -> Vec<Value> {
+        let mut rpc = Rpc::start(&env, &["--no-extensions", approve]);
+        let answer = rpc.call("c", json!({"type": "get_commands"}));
+        rpc.finish();
+        answer["data"]["commands"].as_array().unwrap().clone()
+    };
+    let untrusted = commands("--no-approve");
+    let named = |list: &[Value], name: &str| -> Vec<Value> {
+        list.iter().filter(|c| c["name"] == name).cloned().collect()
+    };
+    assert!(
+        named(&untrusted, "project-prompt").is_empty(),
+        "{untrusted:?}"
+    );
+    let shared = named(&untrusted, "shared-prompt");
+    assert_eq!(shared.len(), 1);
+    assert_eq!(shared[0]["sourceInfo"]["scope"], "user");
+
+    let trusted = commands("--approve");
+    assert_eq!(named(&trusted, "project-prompt").len(), 1, "{trusted:?}");
+    let shared = named(&trusted, "shared-prompt");
+    assert_eq!(shared.len(), 1, "{trusted:?}");
+    assert_eq!(shared[0]["sourceInfo"]["scope"], "project");
+}

@@ -104,13 +104,19 @@ async fn packages_from_the_npm_registry_install_load_and_go() {
         assert!(modules.join(name).join("package.json").exists(), "{name}");
     }
     let list = text(&pi(&env, &["list"]).stdout);
-    assert!(
-        list.contains(&format!(
-            "  npm:pi-aliases@1.0.7\n    {}\n",
-            modules.join("pi-aliases").display()
-        )),
-        "{list}"
-    );
+    for (source, name) in [
+        ("npm:pi-aliases@1.0.7", "pi-aliases"),
+        ("npm:pi-subagents@0.67.0", "pi-subagents"),
+        ("npm:pi-themes@1.0.1", "pi-themes"),
+    ] {
+        assert!(
+            list.contains(&format!(
+                "  {source}\n    {}\n",
+                modules.join(name).display()
+            )),
+            "{list}"
+        );
+    }
 
     // pi-subagents' extension needs a server of its own: keep its skills and prompts only.
     let path = env.agent.join("settings.json");

@@ -333,6 +333,12 @@ fn update(manager: &PackageManager, parsed: &Parsed, trusted: bool) -> i32 {
         }
         if !super::manager::offline() {
             for package in targets {
+                if matches!(
+                    super::source::PackageSource::parse(&package.source),
+                    super::source::PackageSource::Local { .. }
+                ) {
+                    continue;
+                }
                 println!("Updating {}...", package.source);
                 if let Err(e) = manager.update(&package.source, package.scope) {
                     eprintln!("Error: {e}");
