@@ -100,6 +100,18 @@ pub trait AgentHooks: Send + Sync {
         Box::pin(async { None })
     }
 
+    /// The `before_tool_call`s of several calls at once, in their order (calls prepared
+    /// together for concurrent execution). A hook that answers them in one go (one round
+    /// trip to an extension host instead of one per call) returns one verdict per context;
+    /// `None`, the default, has them asked one by one.
+    fn before_tool_calls<'a>(
+        &'a self,
+        _contexts: Vec<BeforeToolCallContext<'a>>,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Vec<Option<BeforeToolCallResult>>>> {
+        Box::pin(async { None })
+    }
+
     /// Called after execution; may override the result field by field.
     fn after_tool_call<'a>(
         &'a self,

@@ -14,7 +14,7 @@ use pi_ai::{AssistantMessage, ToolCall, ToolResultMessage, now_ms};
 
 use crate::config::{AgentContext, AgentLoopConfig};
 use crate::event::AgentEvent;
-use crate::hooks::{AfterToolCallContext, BeforeToolCallContext};
+use crate::hooks::{AfterToolCallContext, BeforeToolCallContext, BeforeToolCallResult};
 use crate::message::AgentMessage;
 use crate::sink::EventSink;
 use crate::tool::{AgentTool, AgentToolResult, ToolExecutionMode};
@@ -65,15 +65,13 @@ fn immediate(call: &ToolCall, text: String) -> Preparation<'_> {
     })
 }
 
-async fn prepare<'a>(
+/// A call's tool and its validated arguments, or the error result it gets at once.
+fn validate<'a>(
     context: &AgentContext,
-    assistant: &AssistantMessage,
     call: &'a ToolCall,
-    config: &AgentLoopConfig,
-    cancel: &CancellationToken,
-) -> Preparation<'a> {
+) -> Result<(Arc<dyn AgentTool>, Value), Preparation<'a>> {
     let Some(tool) = context.tool(&call.name).cloned() else {
-        return immediate(call, format!("Tool {} not found", call.name));
+        return Err(immediate(call, format!("Tool {} not found", call.name)));
     };
     let reshaped =
         std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare_arguments(&call.arguments)));
@@ -85,27 +83,25 @@ async fn prepare<'a>(
             pi_ai::validate_tool_call_arguments(&call.name, tool.parameters(), &call.arguments)
         }
         Err(panic) => {
-            return immediate(
+            return Err(immediate(
                 call,
                 format!("Preparing arguments failed: {}", panic_text(&**panic)),
-            );
+            ));
         }
     };
-    let args = match validated {
-        Ok(args) => args,
-        Err(error) => return immediate(call, error.message),
-    };
-    let verdict = AssertUnwindSafe(config.hooks.before_tool_call(
-        BeforeToolCallContext {
-            assistant_message: assistant,
-            tool_call: call,
-            args: &args,
-            messages: &context.messages,
-        },
-        cancel,
-    ))
-    .catch_unwind()
-    .await;
+    match validated {
+        Ok(args) => Ok((tool, args)),
+        Err(error) => Err(immediate(call, error.message)),
+    }
+}
+
+/// What the hook's verdict (or its panic) makes of a validated call.
+fn apply_verdict<'a>(
+    call: &'a ToolCall,
+    tool: Arc<dyn AgentTool>,
+    args: Value,
+    verdict: Result<Option<BeforeToolCallResult>, String>,
+) -> Preparation<'a> {
     match verdict {
         Ok(Some(verdict)) if verdict.block => immediate(
             call,
@@ -119,8 +115,83 @@ async fn prepare<'a>(
             args: verdict.args.unwrap_or(args),
         }),
         Ok(None) => Preparation::Ready(Prepared { call, tool, args }),
-        Err(panic) => immediate(call, panic_text(&*panic)),
+        Err(panic) => immediate(call, panic),
     }
+}
+
+async fn prepare<'a>(
+    context: &AgentContext,
+    assistant: &AssistantMessage,
+    call: &'a ToolCall,
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+) -> Preparation<'a> {
+    let (tool, args) = match validate(context, call) {
+        Ok(valid) => valid,
+        Err(done) => return done,
+    };
+    let verdict = AssertUnwindSafe(config.hooks.before_tool_call(
+        BeforeToolCallContext {
+            assistant_message: assistant,
+            tool_call: call,
+            args: &args,
+            messages: &context.messages,
+        },
+        cancel,
+    ))
+    .catch_unwind()
+    .await
+    .map_err(|panic| panic_text(&*panic));
+    apply_verdict(call, tool, args, verdict)
+}
+
+/// The preparations of calls run concurrently, when the hooks answer all their
+/// `before_tool_call`s at once (`None`: ask one by one). Validation happens first, as it
+/// would call by call; calls that fail it get no hook.
+async fn prepare_together<'a>(
+    context: &AgentContext,
+    assistant: &AssistantMessage,
+    calls: &[&'a ToolCall],
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+) -> Option<Vec<Preparation<'a>>> {
+    if calls.len() < 2 {
+        return None;
+    }
+    let validated: Vec<_> = calls.iter().map(|call| validate(context, call)).collect();
+    let contexts: Vec<BeforeToolCallContext> = calls
+        .iter()
+        .zip(&validated)
+        .filter_map(|(call, valid)| {
+            valid.as_ref().ok().map(|(_, args)| BeforeToolCallContext {
+                assistant_message: assistant,
+                tool_call: call,
+                args,
+                messages: &context.messages,
+            })
+        })
+        .collect();
+    let asked = contexts.len();
+    let verdicts = AssertUnwindSafe(config.hooks.before_tool_calls(contexts, cancel))
+        .catch_unwind()
+        .await
+        .ok()
+        .flatten()
+        .filter(|v| v.len() == asked)?;
+    let mut verdicts = verdicts.into_iter();
+    Some(
+        calls
+            .iter()
+            .zip(validated)
+            .map(|(call, valid)| match valid {
+                Ok((tool, args)) => {
+                    let verdict = verdicts.next().flatten();
+                    apply_verdict(call, tool, args, Ok(verdict))
+                }
+                Err(done) => done,
+            })
+            .collect(),
+    )
 }
 
 /// Runs the tool, forwarding its partial results as `tool_execution_update` events.
@@ -349,9 +420,16 @@ async fn run_parallel(
         Pending(Prepared<'a>),
     }
     let mut slots = Vec::with_capacity(calls.len());
+    let mut together = prepare_together(context, assistant, calls, config, cancel)
+        .await
+        .map(Vec::into_iter);
     for call in calls {
         emit_start(call, sink).await;
-        match prepare(context, assistant, call, config, cancel).await {
+        let preparation = match together.as_mut().and_then(Iterator::next) {
+            Some(preparation) => preparation,
+            None => prepare(context, assistant, call, config, cancel).await,
+        };
+        match preparation {
             Preparation::Immediate(done) => {
                 emit_end(&done, sink).await;
                 slots.push(Slot::Done(done));

@@ -416,3 +416,69 @@ export default function (pi) {{
         assert!(log.contains(&format!("shutdown {reason}")), "{log}");
     }
 }
+
+/// Several tool calls of one reply: their `tool_call` handlers run one after the other in
+/// call order (answered in one exchange with the host), a block and an input change apply
+/// to their own call only, and calls that fail validation are not hooked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_calls_of_one_reply_are_hooked_in_order() {
+    let Some(host) = support::ext_host::host_dir() else {
+        return;
+    };
+    let server = MockServer::start().await.unwrap();
+    server.push_all([
+        Script::new(vec![
+            mock_llm::Item::tool_call("bash", json!({"command": "echo one"})),
+            mock_llm::Item::tool_call("bash", json!({"command": "echo two"})),
+            mock_llm::Item::tool_call("bash", json!({"command": "echo three"})),
+            mock_llm::Item::tool_call("bash", json!({"cmd": "no command"})),
+        ]),
+        Script::text("done"),
+    ]);
+    let env = Env::new(&server, 128_000, json!({}));
+    let ext = write(
+        &env.work.join("order.ts"),
+        r#"export default function (pi) {
+  let seen = [];
+  pi.on("tool_call", async (event, ctx) => {
+    await new Promise((r) => setTimeout(r, 5));
+    seen.push(event.input.command);
+    pi.appendEntry("hooked", { command: event.input.command });
+    const entries = ctx.sessionManager.getEntries().filter((e) => e.customType === "hooked").length;
+    if (event.input.command === "echo two") return { block: true, reason: "two is blocked after " + seen.join(",") };
+    if (event.input.command === "echo three") event.input.command = "echo changed " + entries;
+  });
+}"#,
+    );
+    let mut rpc = Rpc::start_with_env(
+        &env,
+        &["-e", ext.to_str().unwrap()],
+        &[("PI_EXTENSION_HOST_DIR", &host)],
+    );
+    let response = rpc.call("p", json!({"type": "prompt", "message": "go"}));
+    assert_eq!(response["success"], true, "{response}");
+    let lines = rpc.event("agent_end");
+    let ends = of_type(&lines, "tool_execution_end");
+    let text_of = |id: usize| {
+        ends.iter()
+            .find(|e| e["toolCallId"] == lines_id(&lines, id))
+            .map(|e| {
+                e["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .unwrap()
+    };
+    assert_eq!(text_of(0).trim(), "one");
+    assert_eq!(text_of(1), "two is blocked after echo one,echo two");
+    assert!(text_of(2).starts_with("changed "), "{}", text_of(2));
+    // The fourth call fails validation and is never hooked.
+    assert!(text_of(3).contains("Validation failed"), "{}", text_of(3));
+    assert_eq!(rpc.finish(), Some(0));
+}
+
+/// The id of the `n`-th tool call the run started.
+fn lines_id(lines: &[Value], n: usize) -> Value {
+    of_type(lines, "tool_execution_start")[n]["toolCallId"].clone()
+}

@@ -30,6 +30,12 @@ const REQUESTS = {
 	init: (core, frame) => initialise(core, frame),
 	reload: (core, frame) => reloadExtensions(core, frame),
 	event: (core, frame, abort) => dispatchEvent(core, frame.event ?? {}, abort),
+	/** Several events in one exchange, each dispatched after the previous one settled. */
+	events: async (core, frame, abort) => {
+		const answers = [];
+		for (const event of frame.events ?? []) answers.push((await dispatchEvent(core, event ?? {}, abort)) ?? null);
+		return answers;
+	},
 	tool_execute: executeTool,
 	tool_prepare: prepareToolArguments,
 	tool_render: renderTool,
@@ -74,7 +80,8 @@ export function createDispatcher(core, { onShutdown }) {
 			const abort = new LazyAbort();
 			controllers.set(frame.id, abort);
 			try {
-				return await handler(core, frame, frame.type === "event" ? abort : abort.signal);
+				const lazy = frame.type === "event" || frame.type === "events";
+				return await handler(core, frame, lazy ? abort : abort.signal);
 			} finally {
 				controllers.delete(frame.id);
 			}

@@ -230,18 +230,40 @@ impl AgentHooks for SessionHooks {
                     cancel.clone(),
                 )
                 .await;
-            if outcome.block {
-                return Some(BeforeToolCallResult {
-                    block: true,
-                    reason: outcome.reason,
-                    args: None,
-                });
+            verdict(outcome, context.args)
+        })
+    }
+
+    fn before_tool_calls<'a>(
+        &'a self,
+        contexts: Vec<BeforeToolCallContext<'a>>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Vec<Option<BeforeToolCallResult>>>> {
+        Box::pin(async move {
+            if !self.runtime.has_handlers("tool_call") {
+                return None;
             }
-            (outcome.input != *context.args).then_some(BeforeToolCallResult {
-                block: false,
-                reason: None,
-                args: Some(outcome.input),
-            })
+            let calls = contexts
+                .iter()
+                .map(|c| {
+                    (
+                        c.tool_call.name.clone(),
+                        c.tool_call.id.clone(),
+                        c.args.clone(),
+                    )
+                })
+                .collect();
+            let outcomes = self
+                .runtime
+                .emit_tool_calls_together(calls, cancel.clone())
+                .await?;
+            Some(
+                outcomes
+                    .into_iter()
+                    .zip(&contexts)
+                    .map(|(outcome, context)| verdict(outcome, context.args))
+                    .collect(),
+            )
         })
     }
 
@@ -274,6 +296,25 @@ impl AgentHooks for SessionHooks {
             })
         })
     }
+}
+
+/// A `tool_call` outcome as the loop's verdict: blocked, or run with the changed input.
+fn verdict(
+    outcome: crate::extensions::ToolCallOutcome,
+    args: &Value,
+) -> Option<BeforeToolCallResult> {
+    if outcome.block {
+        return Some(BeforeToolCallResult {
+            block: true,
+            reason: outcome.reason,
+            args: None,
+        });
+    }
+    (outcome.input != *args).then_some(BeforeToolCallResult {
+        block: false,
+        reason: None,
+        args: Some(outcome.input),
+    })
 }
 
 /// Hands each agent event to extensions first (awaiting them, as the TypeScript pi's

@@ -237,6 +237,31 @@ impl ExtensionBackend for NodeHost {
         })
     }
 
+    fn dispatch_many<'a>(
+        &'a self,
+        events: &'a [ExtensionEvent],
+        cancel: CancellationToken,
+    ) -> Option<BoxFuture<'a, Result<Vec<Option<Value>>, BackendError>>> {
+        Some(Box::pin(async move {
+            self.connection.sync_state();
+            let frame = Self::frame("events", json!({ "events": events }));
+            let answer = self
+                .connection
+                .request(frame, Some(cancel), None)
+                .await
+                .map_err(BackendError)?;
+            match answer {
+                Value::Array(answers) => Ok(answers
+                    .into_iter()
+                    .map(|a| (!a.is_null()).then_some(a))
+                    .collect()),
+                other => Err(BackendError(format!(
+                    "the extension host answered events with {other}"
+                ))),
+            }
+        }))
+    }
+
     fn execute_tool(
         self: Arc<Self>,
         tool_name: String,

@@ -59,6 +59,16 @@ pub trait ExtensionBackend: Send + Sync {
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<Option<Value>, BackendError>>;
 
+    /// Dispatches several events one after the other in one exchange, when the backend
+    /// can (`None`: it cannot; dispatch them one by one).
+    fn dispatch_many<'a>(
+        &'a self,
+        _events: &'a [ExtensionEvent],
+        _cancel: CancellationToken,
+    ) -> Option<BoxFuture<'a, Result<Vec<Option<Value>>, BackendError>>> {
+        None
+    }
+
     /// Runs one of its tools.
     fn execute_tool(
         self: Arc<Self>,
