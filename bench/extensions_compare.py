@@ -7,7 +7,7 @@ Measured per implementation (medians over the runs, implementations alternating)
   npm install);
 - the added latency of a no-op `tool_call` handler per tool call: `pi -p` whose replies ask
   for N `read` calls (10 per turn), and for none, with and without the handler:
-  ((with N - with 0) - (without N - without 0)) / N, from medians;
+  ((with N - with 0) - (without N - without 0)) / N, from the fastest run of each kind;
 - peak RSS (VmHWM) after startup with all examples: pi plus its extension host for ours.
 
 usage: bench/extensions_compare.py [runs=5] [tool_calls=400]
@@ -233,9 +233,11 @@ def main():
     finally:
         mock.kill()
     # The hook's cost per call: (the run's time per call with the handler) minus (without),
-    # each from medians, the same run with no call subtracted (startup, the host).
+    # the same run with no call subtracted (startup, the host). From the fastest of each
+    # kind of run: a difference of differences, so noise that only ever adds time (the other
+    # implementation's runs, the machine) must not land on one side of it.
     for impl in impls:
-        r = {k: statistics.median(v) for k, v in results[impl].items() if v}
+        r = {k: min(v) for k, v in results[impl].items() if v}
         results[impl]["hook"] = [((r["with"] - r["with0"]) - (r["without"] - r["without0"])) / n]
     print(f"examples loaded: {len(examples)}; tool calls per hook run: {n}; runs: {runs}")
     for key, label, unit, scale in [("bare", "startup, no extension", "ms", 1000),
