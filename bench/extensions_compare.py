@@ -7,7 +7,8 @@ Measured per implementation (medians over the runs, implementations alternating)
   npm install);
 - the added latency of a no-op `tool_call` handler per tool call: `pi -p` whose replies ask
   for N `read` calls (10 per turn), and for none, with and without the handler:
-  ((with N - with 0) - (without N - without 0)) / N, from the fastest run of each kind;
+  ((with N - with 0) - (without N - without 0)) / N, from medians (these runs come after all
+  startup runs);
 - peak RSS (VmHWM) after startup with all examples: pi plus its extension host for ours.
 
 usage: bench/extensions_compare.py [runs=5] [tool_calls=400]
@@ -227,6 +228,10 @@ def main():
                 ready, rss = startup(command, examples)
                 results[impl]["all"].append(ready)
                 results[impl]["rss"].append(rss)
+        # The hook runs on their own, after the startups (a run with every example loaded
+        # leaves the machine busy for a while), implementations still alternating.
+        for _ in range(runs):
+            for impl, command in impls.items():
                 for key, exts in (("without", []), ("with", [noop])):
                     results[impl][key + "0"].append(tool_calls(command, exts, 0))
                     results[impl][key].append(tool_calls(command, exts, n))
