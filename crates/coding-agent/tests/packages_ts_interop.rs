@@ -27,6 +27,9 @@ fn shared_env(env: &Env, command: &mut Command) {
         .env("PI_CODING_AGENT_DIR", &env.agent)
         .env("HOME", env.dir.path())
         .env("npm_config_prefix", env.dir.path().join("npm-global"))
+        // The TypeScript pi 0.73's `npm install -g` would also install the packages' peers
+        // (a whole pi, over a hundred packages): pi's own installs skip them too.
+        .env("npm_config_legacy_peer_deps", "true")
         .env("GIT_CONFIG_COUNT", "1")
         .env(
             "GIT_CONFIG_KEY_0",
