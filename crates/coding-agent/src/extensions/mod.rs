@@ -13,6 +13,7 @@ pub mod registry;
 pub mod runtime;
 pub mod rust;
 pub mod tool;
+mod tool_calls;
 pub mod ui;
 
 pub use actions::{

@@ -22,6 +22,7 @@ use super::registry::{
     ShortcutDef, ToolDef, resolve_commands,
 };
 use super::tool::ExtensionTool;
+use super::tool_calls::tool_call_outcome;
 
 /// Every loaded extension, across backends.
 pub struct ExtensionRuntime {
@@ -176,7 +177,7 @@ impl ExtensionRuntime {
         self.backends().iter().any(|b| b.has_handlers(kind))
     }
 
-    fn handling(&self, kind: &str) -> Vec<Arc<dyn ExtensionBackend>> {
+    pub(super) fn handling(&self, kind: &str) -> Vec<Arc<dyn ExtensionBackend>> {
         self.backends()
             .iter()
             .filter(|b| b.has_handlers(kind))
@@ -387,47 +388,6 @@ impl ExtensionRuntime {
 
     /// `tool_call`: the first block wins; each backend sees the input as earlier ones left
     /// it. A backend that cannot answer blocks the call (a gate must not fail open).
-    /// The `tool_call` events of calls prepared together, answered in one exchange when
-    /// only one backend handles `tool_call` and nobody listens to the tool execution events
-    /// that would come between them (so the extensions see the same sequence); `None`
-    /// otherwise.
-    pub async fn emit_tool_calls_together(
-        &self,
-        calls: Vec<(String, String, Value)>,
-        cancel: CancellationToken,
-    ) -> Option<Vec<ToolCallOutcome>> {
-        if self.has_handlers("tool_execution_start") || self.has_handlers("tool_execution_end") {
-            return None;
-        }
-        let handling = self.handling("tool_call");
-        let [backend] = handling.as_slice() else {
-            return None;
-        };
-        let events: Vec<ExtensionEvent> = calls
-            .iter()
-            .map(|(name, id, input)| ExtensionEvent::ToolCall {
-                tool_call_id: id.clone(),
-                tool_name: name.clone(),
-                input: input.clone(),
-            })
-            .collect();
-        let answers = backend.dispatch_many(&events, cancel)?.await;
-        Some(
-            calls
-                .into_iter()
-                .enumerate()
-                .map(|(at, (_, _, input))| match &answers {
-                    Ok(answers) => tool_call_outcome(answers.get(at).cloned().flatten(), input),
-                    Err(error) => ToolCallOutcome {
-                        block: true,
-                        reason: Some(format!("Extension failed, blocking execution: {error}")),
-                        input,
-                    },
-                })
-                .collect(),
-        )
-    }
-
     pub async fn emit_tool_call(
         &self,
         tool_name: &str,
@@ -784,24 +744,4 @@ impl ExtensionRuntime {
 /// `{"cancel": true}`: what a cancelled answer looks like (for tests and Rust extensions).
 pub fn cancelled() -> Value {
     json!({"cancel": true})
-}
-
-/// One backend's `tool_call` answer as an outcome: its changed input, and whether it blocks.
-fn tool_call_outcome(answer: Option<Value>, input: Value) -> ToolCallOutcome {
-    let Some(answer) = answer else {
-        return ToolCallOutcome {
-            block: false,
-            reason: None,
-            input,
-        };
-    };
-    let input = answer.get("input").cloned().unwrap_or(input);
-    ToolCallOutcome {
-        block: answer.get("block").and_then(Value::as_bool) == Some(true),
-        reason: answer
-            .get("reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        input,
-    }
 }

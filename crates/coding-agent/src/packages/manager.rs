@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::command::{CommandError, Runner, args};
-use super::paths::InstallRoots;
+use super::paths::{InstallRoots, home};
 use super::source::PackageSource;
 use crate::resources::{SourceScope, resolve_from};
 
@@ -34,12 +34,6 @@ pub struct PackageManager {
 
 fn io(e: std::io::Error) -> PackageError {
     PackageError::Io(e.to_string())
-}
-
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// `--offline` was given.

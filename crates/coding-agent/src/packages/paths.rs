@@ -15,6 +15,13 @@ pub struct InstallRoots {
     pub agent_dir: PathBuf,
 }
 
+/// The home directory `~` in a source expands to.
+pub(crate) fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
 /// The first 8 hex digits of the SHA-256 of `text` (the TS temporary folder names).
 fn short_hash(text: &str) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());

@@ -2,13 +2,14 @@
 //! pi does: entries are source strings or objects with a `source` and per-type filters;
 //! two entries match when their sources name the same package.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::paths::InstallRoots;
+use super::paths::{InstallRoots, home};
 use super::resources::PackageFilter;
 use super::source::PackageSource;
+use crate::config::settings::read_object;
 use crate::config::settings_file::{SettingsWriteError, update_settings_file};
 use crate::resources::{SourceScope, resolve_from};
 
@@ -22,29 +23,12 @@ pub struct ConfiguredPackage {
     pub filter: Option<PackageFilter>,
 }
 
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
-}
-
 /// The settings file of a scope.
 pub fn settings_path(roots: &InstallRoots, scope: SourceScope) -> PathBuf {
     match scope {
         SourceScope::Project => roots.project_dir().join("settings.json"),
         _ => roots.agent_dir.join("settings.json"),
     }
-}
-
-fn read_object(path: &Path) -> Map<String, Value> {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|value| match value {
-            Value::Object(map) => Some(map),
-            _ => None,
-        })
-        .unwrap_or_default()
 }
 
 /// The source of a `packages` entry (a string, or an object's `source`).
@@ -207,6 +191,7 @@ pub fn remove(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn roots(dir: &Path) -> InstallRoots {
         InstallRoots {
