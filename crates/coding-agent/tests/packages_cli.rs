@@ -13,6 +13,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 use mock_llm::MockServer;
+use support::git::{git, rewrite_test_host};
 use support::rpc::{Env, Rpc};
 
 fn write(path: &Path, text: &str) -> PathBuf {
@@ -23,20 +24,14 @@ fn write(path: &Path, text: &str) -> PathBuf {
 
 /// `pi <args>` in the env's work folder, with git's URL rewriting for the test host.
 fn pi(env: &Env, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pi"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+    command
         .args(args)
         .current_dir(&env.work)
         .env("PI_CODING_AGENT_DIR", &env.agent)
-        .env("HOME", env.dir.path())
-        .env("GIT_CONFIG_COUNT", "1")
-        .env(
-            "GIT_CONFIG_KEY_0",
-            format!("url.file://{}/repos/.insteadOf", env.dir.path().display()),
-        )
-        .env("GIT_CONFIG_VALUE_0", "https://git.example.test/")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .unwrap()
+        .env("HOME", env.dir.path());
+    rewrite_test_host(&mut command, env.dir.path());
+    command.output().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -46,19 +41,6 @@ fn text(bytes: &[u8]) -> String {
 fn settings(env: &Env) -> Value {
     serde_json::from_str(&std::fs::read_to_string(env.agent.join("settings.json")).unwrap())
         .unwrap()
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.test")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.test")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?} failed");
 }
 
 /// The names `get_commands` lists over RPC.
@@ -181,13 +163,7 @@ async fn a_git_package_given_with_e_loads_for_one_run() {
     make_git_remote(&env);
     let before = std::fs::read_to_string(env.agent.join("settings.json")).unwrap();
     let mut program = Command::new(env!("CARGO_BIN_EXE_pi"));
-    program
-        .env("GIT_CONFIG_COUNT", "1")
-        .env(
-            "GIT_CONFIG_KEY_0",
-            format!("url.file://{}/repos/.insteadOf", env.dir.path().display()),
-        )
-        .env("GIT_CONFIG_VALUE_0", "https://git.example.test/");
+    rewrite_test_host(&mut program, env.dir.path());
     let mut rpc = Rpc::start_program(
         &env,
         program,

@@ -13,6 +13,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use mock_llm::MockServer;
+use support::git::{git, rewrite_test_host};
 use support::rpc::{Env, Rpc};
 
 fn write(path: &Path, text: &str) {
@@ -30,15 +31,9 @@ fn shared_env(env: &Env, command: &mut Command) {
         // The TypeScript pi 0.73's `npm install -g` would also install the packages' peers
         // (a whole pi, over a hundred packages): pi's own installs skip them too.
         .env("npm_config_legacy_peer_deps", "true")
-        .env("GIT_CONFIG_COUNT", "1")
-        .env(
-            "GIT_CONFIG_KEY_0",
-            format!("url.file://{}/repos/.insteadOf", env.dir.path().display()),
-        )
-        .env("GIT_CONFIG_VALUE_0", "https://git.example.test/")
-        .env("GIT_TERMINAL_PROMPT", "0")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_API_KEY");
+    rewrite_test_host(command, env.dir.path());
 }
 
 fn ours() -> Command {
@@ -74,19 +69,6 @@ fn command_names(env: &Env, mut program: Command, host: &Path) -> Vec<String> {
         .iter()
         .filter_map(|c| c["name"].as_str().map(str::to_owned))
         .collect()
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.test")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.test")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
 }
 
 /// A local package and a git "remote" beside the env's folders.

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 
 pub mod ext_host;
+pub mod git;
 pub mod rpc;
 pub mod tmux;
