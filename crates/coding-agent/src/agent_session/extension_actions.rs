@@ -45,6 +45,12 @@ impl ExtensionActions for SessionActions {
         })
     }
 
+    fn queues_at_once(&self) -> bool {
+        self.session().is_some_and(|session| {
+            session.is_streaming() && !session.inner.ext.commands_running.is_running()
+        })
+    }
+
     fn fingerprint(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         let Some(session) = self.session() else {

@@ -66,6 +66,11 @@ impl CommandGate {
         CommandRunning(self)
     }
 
+    /// Whether a command runs now.
+    pub(super) fn is_running(&self) -> bool {
+        self.running.load(Ordering::SeqCst) > 0
+    }
+
     /// Waits until no command runs, at most a moment: a command may itself wait for the
     /// prompt it sent (a `withSession` context awaits `sendUserMessage`).
     pub(super) async fn idle(&self) {

@@ -353,6 +353,15 @@ impl Connection {
                             .pointer("/options/triggerTurn")
                             .and_then(Value::as_bool)
                             != Some(true))
+                    // A steered or follow-up message is queued before the tool's result.
+                    || (method == "sendUserMessage"
+                        && matches!(
+                            params.pointer("/options/deliverAs").and_then(Value::as_str),
+                            Some("steer" | "followUp")
+                        )
+                        && lock(&self.binding)
+                            .as_ref()
+                            .is_some_and(|binding| binding.actions.queues_at_once()))
             }
             _ => false,
         };

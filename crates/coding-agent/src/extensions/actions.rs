@@ -169,6 +169,13 @@ pub trait ExtensionActions: Send + Sync {
         known_generation: Option<u64>,
     ) -> StateSnapshot;
 
+    /// Whether a steered or follow-up `sendUserMessage` would be queued now without waiting
+    /// (the session streams and no command runs), so it can be done before the host's next
+    /// frame, in the order the extension made it (the TypeScript pi queues it at once).
+    fn queues_at_once(&self) -> bool {
+        false
+    }
+
     /// A cheap fingerprint of the mirrored state: equal fingerprints mean nothing to send
     /// (so a hooked tool call does not rebuild the snapshot).
     fn fingerprint(&self) -> u64 {
