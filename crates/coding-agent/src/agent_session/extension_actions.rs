@@ -1,8 +1,8 @@
 //! What extensions may ask of a session (`pi.sendMessage`, `ctx.newSession`, …), and the
 //! state snapshot their synchronous getters read.
 
-use std::sync::Weak;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -13,7 +13,7 @@ use pi_ai::{ImageContent, InputBlock, ThinkingLevel};
 
 use super::extensions::custom_message;
 use super::{AgentSession, Inner, NavigateOptions, PromptOptions, StreamingBehavior, lock};
-use crate::extensions::actions::{SessionMirror, StateSnapshot};
+use crate::extensions::actions::{MirrorStatics, SessionMirror, StateSnapshot};
 use crate::extensions::{ExtensionAction, ExtensionActions, ExtensionMessage, SendMessageOptions};
 use crate::session::EntryKind;
 
@@ -95,6 +95,17 @@ impl ExtensionActions for SessionActions {
             None => StateSnapshot::default(),
         }
     }
+}
+
+/// The mirror's `models` field.
+#[derive(serde::Serialize)]
+struct MirrorModels<'a> {
+    all: &'a [pi_ai::Model],
+    available: Vec<&'a pi_ai::Model>,
+}
+
+fn json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
 
 fn to_value<T: serde::Serialize>(value: &T) -> Value {
@@ -403,37 +414,31 @@ impl AgentSession {
             name: session.name().map(str::to_owned),
         };
         drop(session);
-        let (all_tools, commands, models) = if known_generation == Some(generation) {
-            (None, None, None)
-        } else {
-            let [tools, commands, models] = self.mirror_statics(generation);
-            (Some(tools), Some(commands), Some(models))
-        };
+        let statics =
+            (known_generation != Some(generation)).then(|| self.mirror_statics(generation));
         StateSnapshot {
             model: to_value(&self.model()),
             thinking_level: self.thinking_level().as_str().to_owned(),
             is_idle: !self.is_streaming(),
             has_pending_messages: self.pending_message_count() > 0,
             active_tools: self.active_tool_names(),
-            all_tools,
-            commands,
+            statics,
             system_prompt: self.inner.agent.system_prompt(),
             context_usage: self.context_usage().map_or(Value::Null, |u| to_value(&u)),
             session: mirror,
             cwd: self.cwd().display().to_string(),
             generation,
             ui: lock(&self.inner.ext.ui_state).clone(),
-            models,
         }
     }
 
     /// The parts of the mirror that change only with the generation (tools, commands,
     /// models), built once per generation.
-    fn mirror_statics(&self, generation: u64) -> [Value; 3] {
-        if let Some((built, values)) = lock(&self.inner.ext.static_cache).as_ref()
+    fn mirror_statics(&self, generation: u64) -> Arc<MirrorStatics> {
+        if let Some((built, statics)) = lock(&self.inner.ext.static_cache).as_ref()
             && *built == generation
         {
-            return values.clone();
+            return statics.clone();
         }
         let defs = self.extension_runtime().tool_defs();
         let all_tools: Vec<Value> = self
@@ -449,13 +454,16 @@ impl AgentSession {
             })
             .collect();
         let registry = self.registry();
-        let values = [
-            Value::Array(all_tools),
-            Value::Array(self.slash_commands()),
-            json!({"all": registry.all(), "available": registry.available()}),
-        ];
-        *lock(&self.inner.ext.static_cache) = Some((generation, values.clone()));
-        values
+        let statics = Arc::new(MirrorStatics {
+            all_tools: json_text(&all_tools),
+            commands: json_text(&self.slash_commands()),
+            models: json_text(&MirrorModels {
+                all: registry.all(),
+                available: registry.available(),
+            }),
+        });
+        *lock(&self.inner.ext.static_cache) = Some((generation, statics.clone()));
+        statics
     }
 
     /// The commands `get_commands` lists: extension commands, prompt templates, skills.

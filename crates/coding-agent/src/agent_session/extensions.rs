@@ -3,6 +3,7 @@
 //! before anyone else sees them, extension commands, the active tool set, and binding a
 //! mode's UI.
 
+use crate::extensions::actions::MirrorStatics;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -119,7 +120,7 @@ pub(super) struct ExtensionState {
     /// Names of the extension tools in the registry (replaced on refresh and reload).
     pub(super) extension_tools: Mutex<Vec<String>>,
     /// `allTools`, `commands` and `models` of the mirror, built once per generation.
-    pub(super) static_cache: Mutex<Option<(u64, [Value; 3])>>,
+    pub(super) static_cache: Mutex<Option<(u64, Arc<MirrorStatics>)>>,
 }
 
 impl ExtensionState {

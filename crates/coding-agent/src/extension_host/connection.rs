@@ -297,6 +297,7 @@ impl Connection {
         mirror.generation = Some(snapshot.generation);
         // The new entries move into the frame; only the small fields are compared and kept.
         let mut entries = std::mem::take(&mut snapshot.session.entries);
+        let statics = snapshot.statics.take();
         let reset = snapshot.session.reset;
         let Ok(Value::Object(fields)) = serde_json::to_value(&snapshot) else {
             return;
@@ -329,9 +330,17 @@ impl Connection {
             }
         }
         mirror.session = Some((session_id, total));
-        if !changed.is_empty() {
-            changed.insert("type".into(), "state".into());
-            self.notify(Value::Object(changed));
+        if changed.is_empty() && statics.is_none() {
+            return;
+        }
+        changed.insert("type".into(), "state".into());
+        let frame = Value::Object(changed).to_string();
+        let frame = match statics {
+            Some(statics) => statics.splice_into(&frame),
+            None => frame,
+        };
+        if self.is_alive() {
+            let _ = self.out.send(frame);
         }
     }
 

@@ -192,15 +192,12 @@ pub struct StateSnapshot {
     pub is_idle: bool,
     pub has_pending_messages: bool,
     pub active_tools: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub all_tools: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commands: Option<Value>,
+    /// `allTools`, `commands` and `models`, present when the generation changed.
+    #[serde(skip)]
+    pub statics: Option<std::sync::Arc<MirrorStatics>>,
     pub system_prompt: String,
     pub context_usage: Value,
     pub session: SessionMirror,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub models: Option<Value>,
     pub cwd: String,
     /// Changes whenever `allTools`, `commands` or `models` may have changed.
     #[serde(skip)]
@@ -209,6 +206,32 @@ pub struct StateSnapshot {
     /// `themeName`, `footer`).
     #[serde(flatten)]
     pub ui: serde_json::Map<String, Value>,
+}
+
+/// The mirror's fields that change only with the generation, as JSON text built once per
+/// generation: the model list alone is ~350 KB, so a sync splices the text into its frame
+/// instead of cloning and comparing value trees.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MirrorStatics {
+    pub all_tools: String,
+    pub commands: String,
+    pub models: String,
+}
+
+impl MirrorStatics {
+    /// `frame` (a JSON object's text) with the three fields added.
+    pub fn splice_into(&self, frame: &str) -> String {
+        let body = frame.trim_end().strip_suffix('}').unwrap_or(frame);
+        let separator = if body.trim_end().ends_with('{') {
+            ""
+        } else {
+            ","
+        };
+        format!(
+            "{body}{separator}\"allTools\":{},\"commands\":{},\"models\":{}}}",
+            self.all_tools, self.commands, self.models
+        )
+    }
 }
 
 /// The session part of the mirror.
@@ -233,6 +256,23 @@ pub struct SessionMirror {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statics_splice_into_a_frame() {
+        let statics = MirrorStatics {
+            all_tools: "[1]".into(),
+            commands: "[]".into(),
+            models: "{\"all\":[]}".into(),
+        };
+        let frame: Value =
+            serde_json::from_str(&statics.splice_into("{\"type\":\"state\"}")).unwrap_or_default();
+        assert_eq!(
+            frame,
+            serde_json::json!({"type": "state", "allTools": [1], "commands": [], "models": {"all": []}})
+        );
+        let empty: Value = serde_json::from_str(&statics.splice_into("{}")).unwrap_or_default();
+        assert_eq!(empty["allTools"], serde_json::json!([1]));
+    }
 
     #[test]
     fn actions_parse_from_host_requests() {
