@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use pi_agent_core::{AgentToolResult, ToolUpdateFn};
 
 use super::protocol::{HostFrame, parse_frame};
+use crate::extensions::actions::MirrorStatics;
 use crate::extensions::backend::ExtensionBinding;
 use crate::extensions::registry::{ExtensionErrorInfo, LoadedExtension};
 use crate::extensions::ui::{UiDialog, UiNotice};
@@ -46,6 +47,8 @@ struct Mirror {
     session: Option<(String, usize)>,
     generation: Option<u64>,
     fingerprint: Option<u64>,
+    /// The tools, commands and models last sent.
+    statics: Option<Arc<MirrorStatics>>,
 }
 
 /// One live connection to a host process.
@@ -330,15 +333,16 @@ impl Connection {
             }
         }
         mirror.session = Some((session_id, total));
+        let statics = statics.filter(|new| mirror.statics.as_deref() != Some(&**new));
         if changed.is_empty() && statics.is_none() {
             return;
         }
         changed.insert("type".into(), "state".into());
-        let frame = Value::Object(changed).to_string();
-        let frame = match statics {
-            Some(statics) => statics.splice_into(&frame),
-            None => frame,
-        };
+        let mut frame = Value::Object(changed).to_string();
+        if let Some(statics) = statics {
+            frame = statics.splice_into(&frame, mirror.statics.as_deref());
+            mirror.statics = Some(statics);
+        }
         if self.is_alive() {
             let _ = self.out.send(frame);
         }

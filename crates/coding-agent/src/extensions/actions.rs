@@ -219,18 +219,33 @@ pub struct MirrorStatics {
 }
 
 impl MirrorStatics {
-    /// `frame` (a JSON object's text) with the three fields added.
-    pub fn splice_into(&self, frame: &str) -> String {
-        let body = frame.trim_end().strip_suffix('}').unwrap_or(frame);
-        let separator = if body.trim_end().ends_with('{') {
-            ""
-        } else {
-            ","
-        };
-        format!(
-            "{body}{separator}\"allTools\":{},\"commands\":{},\"models\":{}}}",
-            self.all_tools, self.commands, self.models
-        )
+    /// `frame` (a JSON object's text) with the fields that differ from `sent` added (all
+    /// three without `sent`).
+    pub fn splice_into(&self, frame: &str, sent: Option<&MirrorStatics>) -> String {
+        let mut text = frame
+            .trim_end()
+            .strip_suffix('}')
+            .unwrap_or(frame)
+            .to_owned();
+        let fields = [
+            ("allTools", &self.all_tools, sent.map(|s| &s.all_tools)),
+            ("commands", &self.commands, sent.map(|s| &s.commands)),
+            ("models", &self.models, sent.map(|s| &s.models)),
+        ];
+        for (name, value, before) in fields {
+            if before == Some(value) {
+                continue;
+            }
+            if !text.trim_end().ends_with('{') {
+                text.push(',');
+            }
+            text.push('"');
+            text.push_str(name);
+            text.push_str("\":");
+            text.push_str(value);
+        }
+        text.push('}');
+        text
     }
 }
 
@@ -264,14 +279,24 @@ mod tests {
             commands: "[]".into(),
             models: "{\"all\":[]}".into(),
         };
-        let frame: Value =
-            serde_json::from_str(&statics.splice_into("{\"type\":\"state\"}")).unwrap_or_default();
+        let parse = |text: String| serde_json::from_str::<Value>(&text).unwrap_or_default();
         assert_eq!(
-            frame,
+            parse(statics.splice_into("{\"type\":\"state\"}", None)),
             serde_json::json!({"type": "state", "allTools": [1], "commands": [], "models": {"all": []}})
         );
-        let empty: Value = serde_json::from_str(&statics.splice_into("{}")).unwrap_or_default();
-        assert_eq!(empty["allTools"], serde_json::json!([1]));
+        assert_eq!(
+            parse(statics.splice_into("{}", None))["allTools"],
+            serde_json::json!([1])
+        );
+        // Only what changed since the last frame crosses again.
+        let before = MirrorStatics {
+            commands: "[\"x\"]".into(),
+            ..statics.clone()
+        };
+        assert_eq!(
+            parse(statics.splice_into("{\"type\":\"state\"}", Some(&before))),
+            serde_json::json!({"type": "state", "commands": []})
+        );
     }
 
     #[test]
