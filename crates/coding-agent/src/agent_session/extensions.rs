@@ -3,7 +3,6 @@
 //! before anyone else sees them, extension commands, the active tool set, and binding a
 //! mode's UI.
 
-use crate::extensions::actions::MirrorStatics;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -18,6 +17,7 @@ use pi_agent_core::{
 use pi_ai::{Message, StreamOptions};
 
 use super::{AgentSession, Inner, lock};
+use crate::extensions::actions::MirrorStatics;
 use crate::extensions::backend::{ErrorSink, ExtensionBinding};
 use crate::extensions::tool::block_on_host;
 use crate::extensions::{ExtensionEvent, ExtensionMessage, ExtensionRuntime, ExtensionUi};

@@ -216,8 +216,13 @@ impl Connection {
 
     /// Sends a notification frame.
     pub fn notify(&self, frame: Value) {
+        self.send_line(frame.to_string());
+    }
+
+    /// Sends one frame already written as JSON text.
+    fn send_line(&self, line: String) {
         if self.is_alive() {
-            let _ = self.out.send(frame.to_string());
+            let _ = self.out.send(line);
         }
     }
 
@@ -343,9 +348,7 @@ impl Connection {
             frame = statics.splice_into(&frame, mirror.statics.as_deref());
             mirror.statics = Some(statics);
         }
-        if self.is_alive() {
-            let _ = self.out.send(frame);
-        }
+        self.send_line(frame);
     }
 
     /// Handles one line from the host.
