@@ -11,6 +11,8 @@
  * - `cli-highlight` (highlight.js, ~1 MB of CommonJS that pi's theme imports but only
  *   uses to colour code): bundled into one CommonJS file that ESM importers reach through
  *   a small wrapper loading it on first call.
+ * - `jiti`: its resolver learns the shortcut for `./x.js` naming a TypeScript `./x.ts`
+ *   (see `patchJitiResolve`); everything else resolves as before.
  *
  * A package whose rewrite fails is left as it was; the host works either way (slower).
  * Idempotent: the original `package.json` is kept as `package.json.pi-orig`.
@@ -131,9 +133,49 @@ async function bundleLazyCjs(esbuild, name) {
 	});
 }
 
+/**
+ * Prepended to jiti's resolver: an extension's `import "./x.js"` of its own `x.ts` (the
+ * usual ESM-in-TypeScript style) resolves at once. jiti gets there only after ~20 failed
+ * lookups, each building an error with an unlimited stack trace (~10 ms per import). The
+ * shortcut applies only when jiti would end at the same file: no alias or tsconfig paths,
+ * nothing named `x.js` or `x.js.<ext>` beside it, and the `.ts` twin a file (its real
+ * path, as node's resolver gives).
+ */
+const JITI_SHORTCUT = `function piResolveTsTwin(e,t,i){
+if(e.alias||e.resolveTsConfigPaths||!/^\\.\\.?\\//.test(t))return;
+const m=/\\.(c|m)?j(sx?)$/.exec(t);if(!m)return;
+const P=require("node:path"),F=require("node:fs"),U=require("node:url");
+let from=i?.parentURL||e.url;if(typeof from!=="string")from=String(from);
+try{if(from.startsWith("file:"))from=U.fileURLToPath(from)}catch{return}
+const abs=P.resolve(P.dirname(from),t);if(F.existsSync(abs))return;
+let names;try{names=F.readdirSync(P.dirname(abs))}catch{return}
+const base=P.basename(abs);if(names.some(n=>n.startsWith(base+".")))return;
+const twin=abs.slice(0,abs.length-m[0].length)+"."+(m[1]??"")+"t"+m[2];
+if(!names.includes(P.basename(twin)))return;
+try{return F.statSync(twin).isFile()?F.realpathSync(twin):void 0}catch{return}
+}
+`;
+const JITI_ANCHOR = "function jitiResolve(e,t,i){let n,a;if(e.isNativeRe.test(t))return t;";
+
+/** Add `JITI_SHORTCUT` to jiti's resolver (from the kept original, so reruns are idempotent). */
+function patchJitiResolve(_esbuild, name) {
+	const file = path.join(packageDir(name), "dist", "jiti.cjs");
+	const backup = `${file}.pi-orig`;
+	const source = fs.readFileSync(fs.existsSync(backup) ? backup : file, "utf8");
+	if (!source.includes(JITI_ANCHOR)) throw new Error("its resolver is not the one this patch knows");
+	const patched = source.replace(
+		JITI_ANCHOR,
+		`${JITI_SHORTCUT}${JITI_ANCHOR}{const twin=piResolveTsTwin(e,t,i);if(twin)return twin}`,
+	);
+	if (!fs.existsSync(backup)) fs.copyFileSync(file, backup);
+	fs.writeFileSync(`${file}.tmp`, patched);
+	fs.renameSync(`${file}.tmp`, file);
+}
+
 const STEPS = [
-	["typebox", bundleEsm],
-	["cli-highlight", bundleLazyCjs],
+	["typebox", bundleEsm, { needsEsbuild: true }],
+	["cli-highlight", bundleLazyCjs, { needsEsbuild: true }],
+	["jiti", patchJitiResolve, { needsEsbuild: false }],
 ];
 
 let esbuild;
@@ -141,10 +183,9 @@ try {
 	esbuild = require("esbuild");
 } catch (err) {
 	console.error(`pi extension host: esbuild is missing, packages stay unbundled (${err.message})`);
-	process.exit(0);
 }
-for (const [name, step] of STEPS) {
-	if (!fs.existsSync(packageDir(name))) continue;
+for (const [name, step, { needsEsbuild }] of STEPS) {
+	if (!fs.existsSync(packageDir(name)) || (needsEsbuild && !esbuild)) continue;
 	try {
 		await step(esbuild, name);
 	} catch (err) {

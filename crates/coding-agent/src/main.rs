@@ -98,6 +98,12 @@ fn run() -> Result<i32> {
     } else {
         "print"
     };
+    // The model catalog parses while node loads the extensions (it needs nothing of theirs:
+    // the providers they register are added below).
+    let registry_loading = std::thread::spawn({
+        let agent_dir = agent_dir.clone();
+        move || ModelRegistry::load(&agent_dir)
+    });
     let loaded = runtime.block_on(extension_loader::load(
         extension_loader::LoadOptions {
             cwd: cwd.clone(),
@@ -143,7 +149,9 @@ fn run() -> Result<i32> {
             return Ok(1);
         }
     }
-    let mut registry = ModelRegistry::load(&agent_dir);
+    let mut registry = registry_loading
+        .join()
+        .unwrap_or_else(|_| ModelRegistry::load(&agent_dir));
     // Providers extensions registered while loading (the TypeScript pi queues them until
     // the session exists; calls made later are not applied yet).
     for provider in extensions.providers() {
