@@ -43,6 +43,12 @@ What is dropped:
                   the cumulative message so far; it is derived from the deltas, which are
                   kept, and the final value is in message_end. Dropping it keeps the
                   golden files reviewable (it is quadratic in the reply length).
+  pi 1.5's additions to the RPC output, which ours speaks and 0.73.1 (the oracle) does not:
+                  message_update.usage, toolcall_start id/toolName, tool_execution_end
+                  durationMs, agent_end willRetry, the agent_settled line, the
+                  {disposition} data of prompt/steer/follow_up responses, the id of an
+                  unknown-command response and node 22's "(line L column C)" in parse
+                  errors. Removing them keeps the comparison about extension behaviour.
   request headers and transport parameters (stream, stream_options, store,
                   max_completion_tokens, ...): client-library details, covered by the
                   ts_compat tests, not extension behaviour.
@@ -195,6 +201,7 @@ class Normalizer:
 
     # -- sections -----------------------------------------------------------------------
     def out_line(self, obj: dict):
+        obj = as_073(obj)
         if obj.get("type") == "message_start" and (obj.get("message") or {}).get("role") == "assistant":
             obj = dict(obj)
             obj["message"] = {k: v for k, v in obj["message"].items() if k not in PARTIAL_FIELDS}
@@ -209,6 +216,8 @@ class Normalizer:
         return self.value(obj)
 
     def dropped(self, obj: dict) -> bool:
+        if obj.get("type") == "agent_settled":
+            return True
         for rule in self.drop_out:
             if all(k in obj and isinstance(obj[k], str) and pat.search(obj[k]) for k, pat in rule.items()):
                 return True
@@ -227,6 +236,34 @@ class Normalizer:
                 else:
                     out.append({"out_raw": self.text(e["raw"])})
         return out
+
+
+PARSE_POSITION_RE = re.compile(r" \(line \d+ column \d+\)$")
+
+
+def as_073(obj: dict) -> dict:
+    """An RPC output line without pi 1.5's additions (see the module doc)."""
+    kind = obj.get("type")
+    if kind == "message_update":
+        obj = {k: v for k, v in obj.items() if k != "usage"}
+        ev = obj.get("assistantMessageEvent")
+        if isinstance(ev, dict) and ev.get("type") == "toolcall_start":
+            obj["assistantMessageEvent"] = {k: v for k, v in ev.items() if k not in ("id", "toolName")}
+    elif kind == "tool_execution_end":
+        obj = {k: v for k, v in obj.items() if k != "durationMs"}
+    elif kind == "agent_end":
+        obj = {k: v for k, v in obj.items() if k != "willRetry"}
+    elif kind == "response":
+        data = obj.get("data")
+        if obj.get("command") in ("prompt", "steer", "follow_up") and isinstance(data, dict) \
+                and set(data) == {"disposition"}:
+            obj = {k: v for k, v in obj.items() if k != "data"}
+        error = obj.get("error")
+        if isinstance(error, str) and error.startswith("Unknown command:"):
+            obj = {k: v for k, v in obj.items() if k != "id"}
+        if obj.get("command") == "parse" and isinstance(error, str):
+            obj = dict(obj, error=PARSE_POSITION_RE.sub("", error))
+    return obj
 
 
 # -- provider requests ------------------------------------------------------------------

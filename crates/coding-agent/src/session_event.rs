@@ -61,6 +61,11 @@ pub enum SessionOnlyEvent {
     ThinkingLevelChanged {
         level: ThinkingLevel,
     },
+    /// The last event of a run (pi 1.5): nothing more starts on its own (retries,
+    /// compaction recovery and queued messages are done).
+    AgentSettled {
+        aborted: bool,
+    },
 }
 
 /// Any event of a session, serialized as its own JSON object.

@@ -32,15 +32,28 @@ fn shape(value: &Value) -> Value {
 }
 
 fn reference_output() -> Vec<Value> {
+    trace("pi-ts-rpc.jsonl")
+}
+
+fn trace(name: &str) -> Vec<Value> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(REFERENCE)
-        .join("pi-ts-rpc.jsonl");
+        .join(name);
     read_jsonl(&path)
 }
 
-/// Reference responses by id (and by command for id-less ones).
+/// Reference responses of the TypeScript pi 0.73.1 by id (and by command for id-less ones).
 fn reference_responses() -> BTreeMap<String, Value> {
-    reference_output()
+    responses_of(reference_output())
+}
+
+/// The same for pi 1.5.2, whose shapes we speak where they changed.
+fn reference_responses_15() -> BTreeMap<String, Value> {
+    responses_of(trace("pi-1.5-rpc.jsonl"))
+}
+
+fn responses_of(lines: Vec<Value>) -> BTreeMap<String, Value> {
+    lines
         .into_iter()
         .filter(|l| l["type"] == "response")
         .map(|l| {
@@ -88,6 +101,7 @@ async fn the_reference_rpc_session_replays_with_the_same_shapes() {
     ]);
     let env = single_model_env(&server);
     let reference = reference_responses();
+    let reference_15 = reference_responses_15();
     let mut rpc = Rpc::start(&env, &[]);
     let same_shape = |ours: &Value, id: &str| {
         let theirs = &reference[id];
@@ -106,7 +120,7 @@ async fn the_reference_rpc_session_replays_with_the_same_shapes() {
 
     rpc.send(json!({"id": "p1", "type": "prompt", "message": "read hello.txt"}));
     let p1 = rpc.until("agent_end", |l| l["type"] == "agent_end");
-    assert_eq!(p1[0], reference["p1"]);
+    assert_eq!(p1[0], reference_15["p1"]);
     let theirs = reference_output();
     let start = theirs.iter().position(|l| l["id"] == "p1").unwrap();
     let end = theirs.iter().position(|l| l["id"] == "q1").unwrap();
@@ -170,7 +184,7 @@ async fn the_reference_rpc_session_replays_with_the_same_shapes() {
         "p2",
         json!({"type": "prompt", "message": "please answer slow"}),
     );
-    assert_eq!(p2, reference["p2"]);
+    assert_eq!(p2, reference_15["p2"]);
     rpc.until("streamed text", |l| {
         l["type"] == "message_update" && l["assistantMessageEvent"]["type"] == "text_delta"
     });
@@ -185,7 +199,7 @@ async fn the_reference_rpc_session_replays_with_the_same_shapes() {
         of_type(&f1, "queue_update")[0],
         &json!({"type": "queue_update", "steering": [], "followUp": ["follow-up after slow"]})
     );
-    assert_eq!(f1.last().unwrap(), &reference["f1"]);
+    assert_eq!(f1.last().unwrap(), &reference_15["f1"]);
     let st1 = rpc.call("st1", json!({"type": "get_state"}));
     assert_eq!(st1["data"]["isStreaming"], true);
     assert_eq!(st1["data"]["pendingMessageCount"], 1);
@@ -194,8 +208,13 @@ async fn the_reference_rpc_session_replays_with_the_same_shapes() {
     let a1 = rpc.until("a1", |l| l["id"] == "a1");
     assert_eq!(
         event_types(&a1),
-        ["message_end", "turn_end", "agent_end"],
-        "the abort response comes after agent_end"
+        ["message_end", "turn_end", "agent_end", "agent_settled"],
+        "the abort response comes after agent_settled"
+    );
+    assert_eq!(of_type(&a1, "agent_end")[0]["willRetry"], false);
+    assert_eq!(
+        of_type(&a1, "agent_settled")[0],
+        &json!({"type": "agent_settled", "aborted": true})
     );
     let aborted = &of_type(&a1, "message_end")[0]["message"];
     assert_eq!(aborted["stopReason"], "aborted");
@@ -218,10 +237,10 @@ async fn the_reference_rpc_session_replays_with_the_same_shapes() {
 
     rpc.send(json!({"id": "u1", "type": "no_such_command"}));
     let u1 = rpc.until("unknown", |l| l["command"] == "no_such_command");
-    assert_eq!(u1.last().unwrap(), &reference["no_such_command"]);
+    assert_eq!(u1.last().unwrap(), &reference_15["u1"]);
     rpc.send_raw("{this is not json");
     let parse = rpc.until("parse error", |l| l["command"] == "parse");
-    assert_eq!(parse.last().unwrap(), &reference["parse"]);
+    assert_eq!(parse.last().unwrap(), &reference_15["parse"]);
 
     let old_id = s2["data"]["sessionId"].clone();
     let n1 = rpc.call("n1", json!({"type": "new_session"}));

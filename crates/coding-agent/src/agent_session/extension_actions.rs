@@ -356,6 +356,7 @@ impl AgentSession {
         } else if options.trigger_turn {
             self.inner.ext.commands_running.idle().await;
             self.inner.agent.wait_for_idle().await;
+            let _run = self.run_guard();
             if self.inner.agent.prompt(vec![custom]).await.is_ok() {
                 self.settle().await;
             }

@@ -12,6 +12,7 @@ mod navigation;
 mod providers;
 mod replacement;
 mod retry;
+mod settle;
 mod stats;
 mod user_bash;
 
@@ -83,8 +84,30 @@ impl Default for PromptOptions {
     }
 }
 
+/// What became of a prompt that passed its checks (pi 1.5's RPC `disposition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// A run started with it.
+    Started,
+    /// It waits in the steering or follow-up queue.
+    Queued,
+    /// An extension command or `input` handler consumed it.
+    Handled,
+}
+
+impl Disposition {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Started => "started",
+            Self::Queued => "queued",
+            Self::Handled => "handled",
+        }
+    }
+}
+
 /// Called once when a prompt passed (`Ok`) or failed (`Err`) its checks, before the run.
-pub type Preflight = Box<dyn FnOnce(Result<(), String>) + Send>;
+pub type Preflight = Box<dyn FnOnce(Result<Disposition, String>) + Send>;
 
 /// A subscriber to session events.
 pub type SessionListener = Arc<dyn Fn(&AgentSessionEvent) + Send + Sync>;
@@ -138,6 +161,10 @@ pub(crate) struct Inner {
     /// Compact after a run whose context passed the threshold (off in print mode).
     compact_after_runs: AtomicBool,
     retry_attempt: AtomicU32,
+    /// Runs started and not yet settled (see `settle.rs`).
+    active_runs: AtomicU32,
+    /// Set right before `agent_end` when an auto-retry will follow (pi 1.5's `willRetry`).
+    will_retry: Arc<AtomicBool>,
     retry_cancel: Mutex<Option<CancellationToken>>,
     compaction_cancel: Mutex<Option<CancellationToken>>,
     auto_compaction_cancel: Mutex<Option<CancellationToken>>,
@@ -236,6 +263,8 @@ impl AgentSession {
                 run_ended: AtomicBool::new(true),
                 compact_after_runs: AtomicBool::new(true),
                 retry_attempt: AtomicU32::new(0),
+                active_runs: AtomicU32::new(0),
+                will_retry: Arc::new(AtomicBool::new(false)),
                 retry_cancel: Mutex::new(None),
                 compaction_cancel: Mutex::new(None),
                 auto_compaction_cancel: Mutex::new(None),
@@ -439,7 +468,7 @@ impl AgentSession {
         preflight: Option<Preflight>,
     ) -> Result<(), SessionOpError> {
         let mut preflight = preflight;
-        let mut report = |result: Result<(), String>| {
+        let mut report = |result: Result<Disposition, String>| {
             if let Some(callback) = preflight.take() {
                 callback(result);
             }
@@ -450,7 +479,7 @@ impl AgentSession {
             if self.run_extension_command(text).await.is_some() {
                 // Prompts the command asked for start after its answer (as in the
                 // TypeScript pi, where they begin on a later tick).
-                report(Ok(()));
+                report(Ok(Disposition::Handled));
                 drop(running);
                 return Ok(());
             }
@@ -470,7 +499,7 @@ impl AgentSession {
                 .await
             {
                 crate::extensions::InputOutcome::Handled => {
-                    report(Ok(()));
+                    report(Ok(Disposition::Handled));
                     return Ok(());
                 }
                 crate::extensions::InputOutcome::Transform {
@@ -502,7 +531,7 @@ impl AgentSession {
                 StreamingBehavior::FollowUp => self.inner.queue_follow_up(text, options.images),
                 StreamingBehavior::Steer => self.inner.queue_steer(text, options.images),
             }
-            report(Ok(()));
+            report(Ok(Disposition::Queued));
             return Ok(());
         }
         self.inner.flush_pending_bash();
@@ -524,9 +553,10 @@ impl AgentSession {
         blocks.extend(options.images.iter().cloned().map(InputBlock::Image));
         let mut messages = vec![AgentMessage::from(UserMessage::blocks(blocks))];
         messages.extend(self.extension_prompt_messages(&text, &options.images).await);
-        report(Ok(()));
+        report(Ok(Disposition::Started));
         // The previous run may still be finishing after its agent_end.
         self.inner.agent.wait_for_idle().await;
+        let _run = self.run_guard();
         if let Err(e) = self.inner.agent.prompt(messages).await {
             return Err(SessionOpError::new(e.to_string()));
         }
@@ -551,38 +581,6 @@ impl AgentSession {
         self.abort_retry_and_wait().await;
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
-    }
-
-    /// After a run: retries a transient failure, recovers from a context overflow, or
-    /// compacts when the context passed the threshold; repeats while a new run was started.
-    async fn settle(&self) {
-        loop {
-            let Some(last) = lock(&self.inner.ended_assistant).take() else {
-                return;
-            };
-            if retry::is_retryable_for(&last, &self.model())
-                && self.retry_after_failure(&last).await
-            {
-                if self.inner.agent.continue_run().await.is_err() {
-                    return;
-                }
-                continue;
-            }
-            if self
-                .check_compaction(
-                    &last,
-                    true,
-                    self.inner.compact_after_runs.load(Ordering::SeqCst),
-                )
-                .await
-            {
-                if self.inner.agent.continue_run().await.is_err() {
-                    return;
-                }
-                continue;
-            }
-            return;
-        }
     }
 }
 
@@ -736,7 +734,10 @@ impl Inner {
         match event {
             AgentEvent::AgentStart => self.run_ended.store(false, Ordering::SeqCst),
             AgentEvent::AgentEnd { .. } => {
-                *lock(&self.ended_assistant) = lock(&self.last_assistant).take();
+                let ended = lock(&self.last_assistant).take();
+                let will_retry = ended.as_ref().is_some_and(|m| self.retry_follows(m));
+                self.will_retry.store(will_retry, Ordering::SeqCst);
+                *lock(&self.ended_assistant) = ended;
                 self.run_ended.store(true, Ordering::SeqCst);
             }
             _ => {}

@@ -9,13 +9,24 @@ use tokio_util::sync::CancellationToken;
 
 use pi_ai::{AssistantMessage, Model};
 
-use super::{AgentSession, lock};
+use super::{AgentSession, Inner, lock};
 use crate::retry::is_retryable;
 use crate::session_event::SessionOnlyEvent;
 
 /// Whether `message` is a transient failure for the model in use.
 pub(super) fn is_retryable_for(message: &AssistantMessage, model: &Model) -> bool {
     is_retryable(message, model.context_window)
+}
+
+impl Inner {
+    /// Whether `settle` will retry after a run that ended with `message` (checked at its
+    /// `agent_end`, before the retry starts).
+    pub(super) fn retry_follows(&self, message: &AssistantMessage) -> bool {
+        let settings = self.settings.get().retry.unwrap_or_default();
+        settings.enabled
+            && self.retry_attempt.load(Ordering::SeqCst) < settings.max_retries
+            && is_retryable_for(message, &self.agent.model())
+    }
 }
 
 impl AgentSession {

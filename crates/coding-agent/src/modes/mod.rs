@@ -6,3 +6,4 @@ pub mod rpc;
 pub mod run;
 pub mod signals;
 pub mod system_prompt;
+pub mod wire;

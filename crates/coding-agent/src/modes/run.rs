@@ -42,7 +42,8 @@ pub async fn run(session: AgentSession, prompts: Vec<RunPrompt>, output: Output)
     session.set_compact_after_runs(false);
     if output == Output::Json {
         session.with_session(|s| print_line(s.header()));
-        session.subscribe(print_line);
+        let wire = crate::modes::wire::WireEvents::new(session.will_retry_flag());
+        session.subscribe(move |event| print_line(&wire.encode(event)));
     }
     session
         .bind_extensions(

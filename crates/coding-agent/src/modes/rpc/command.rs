@@ -9,8 +9,8 @@ use pi_ai::{ImageContent, ThinkingLevel};
 
 use crate::agent_session::StreamingBehavior;
 
-/// The command types of the protocol, in the reference's order.
-pub const COMMAND_TYPES: [&str; 29] = [
+/// The command types of the protocol, in the reference's order (pi 1.5's 33).
+pub const COMMAND_TYPES: [&str; 33] = [
     "prompt",
     "steer",
     "follow_up",
@@ -40,6 +40,10 @@ pub const COMMAND_TYPES: [&str; 29] = [
     "set_session_name",
     "get_messages",
     "get_commands",
+    "clear_queue",
+    "get_available_thinking_levels",
+    "get_entries",
+    "get_tree",
 ];
 
 /// One command (its `id` travels separately).
@@ -102,6 +106,9 @@ pub enum RpcCommand {
     AbortRetry,
     Bash {
         command: String,
+        /// Keep the output out of the model's context (`!!`).
+        #[serde(default)]
+        exclude_from_context: bool,
     },
     AbortBash,
     GetSessionStats,
@@ -123,6 +130,13 @@ pub enum RpcCommand {
     },
     GetMessages,
     GetCommands,
+    ClearQueue,
+    GetAvailableThinkingLevels,
+    GetEntries {
+        #[serde(default)]
+        since: Option<String>,
+    },
+    GetTree,
 }
 
 /// A parsed input line.
@@ -139,8 +153,8 @@ pub enum Input {
     Invalid(Map<String, Value>),
 }
 
-/// Parses one line: not JSON → a `parse` error; an unknown type → `Unknown command` (without
-/// the id, as the TypeScript pi answers); bad fields → an error naming the command.
+/// Parses one line: not JSON → a `parse` error; an unknown type → `Unknown command` (with
+/// the id, as pi 1.5 answers); bad fields → an error naming the command.
 pub fn parse_line(line: &str) -> Input {
     let value: Value = match serde_json::from_str(line) {
         Ok(value) => value,
@@ -165,7 +179,11 @@ pub fn parse_line(line: &str) -> Input {
         });
     }
     if !COMMAND_TYPES.contains(&kind.as_str()) {
-        return Input::Invalid(error(None, &kind, &format!("Unknown command: {kind}")));
+        return Input::Invalid(error(
+            id.as_ref(),
+            &kind,
+            &format!("Unknown command: {kind}"),
+        ));
     }
     match RpcCommand::deserialize(&value) {
         Ok(command) => Input::Command { id, kind, command },
@@ -177,7 +195,7 @@ pub fn parse_line(line: &str) -> Input {
     }
 }
 
-/// A JSON syntax error described like JavaScript's `JSON.parse` does for the common cases.
+/// A JSON syntax error described like node 22's `JSON.parse` does for the common cases.
 fn json_error_text(error: &serde_json::Error, line: &str) -> String {
     let position = line
         .lines()
@@ -186,12 +204,17 @@ fn json_error_text(error: &serde_json::Error, line: &str) -> String {
         .sum::<usize>()
         + error.column().saturating_sub(1);
     let text = error.to_string();
+    let at = format!(
+        "position {position} (line {} column {})",
+        error.line(),
+        error.column()
+    );
     if text.starts_with("key must be a string") {
-        format!("Expected property name or '}}' in JSON at position {position}")
+        format!("Expected property name or '}}' in JSON at {at}")
     } else if text.starts_with("EOF while parsing") {
         "Unexpected end of JSON input".to_owned()
     } else if text.starts_with("trailing characters") {
-        format!("Unexpected non-whitespace character after JSON at position {position}")
+        format!("Unexpected non-whitespace character after JSON at {at}")
     } else {
         let token = line[position.min(line.len())..].chars().next();
         match token {
@@ -244,11 +267,11 @@ mod tests {
     fn errors_have_the_reference_shapes() {
         assert_eq!(
             invalid(r#"{"id":"u1","type":"no_such_command"}"#),
-            r#"{"type":"response","command":"no_such_command","success":false,"error":"Unknown command: no_such_command"}"#
+            r#"{"id":"u1","type":"response","command":"no_such_command","success":false,"error":"Unknown command: no_such_command"}"#
         );
         assert_eq!(
             invalid("{this is not json"),
-            r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: Expected property name or '}' in JSON at position 1"}"#
+            r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: Expected property name or '}' in JSON at position 1 (line 1 column 2)"}"#
         );
         assert!(invalid(r#"{"id":"x","type":"set_model"}"#).starts_with(
             r#"{"id":"x","type":"response","command":"set_model","success":false,"error":"Invalid set_model command: missing field"#
@@ -287,6 +310,10 @@ mod tests {
             r#"{"type":"set_session_name","name":"n"}"#,
             r#"{"type":"get_messages"}"#,
             r#"{"type":"get_commands"}"#,
+            r#"{"type":"clear_queue"}"#,
+            r#"{"type":"get_available_thinking_levels"}"#,
+            r#"{"type":"get_entries","since":"abcd1234"}"#,
+            r#"{"type":"get_tree"}"#,
         ];
         assert_eq!(lines.len(), COMMAND_TYPES.len());
         for (line, kind) in lines.iter().zip(COMMAND_TYPES) {

@@ -4,6 +4,7 @@
 //! ends it with exit code 0.
 
 pub mod command;
+mod entries;
 mod ui;
 
 use std::io::Write;
@@ -14,6 +15,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::agent_session::{AgentSession, PromptOptions, SessionOpError};
+use crate::modes::wire::WireEvents;
 use command::{Input, RpcCommand, error, parse_line, success};
 
 /// Writes whole lines to stdout, one writer at a time.
@@ -94,7 +96,8 @@ pub async fn run(session: AgentSession) -> i32 {
     // session_start handlers change at startup (a preset's thinking level) is not echoed.
     {
         let output = output.clone();
-        session.subscribe(move |event| output.line(event));
+        let wire = WireEvents::new(session.will_retry_flag());
+        session.subscribe(move |event| output.line(&wire.encode(event)));
     }
     let signal = crate::modes::signals::wait_for_signal();
     tokio::pin!(signal);
@@ -153,24 +156,48 @@ async fn handle_line(session: &AgentSession, output: &Output, line: &str) {
                     source: Some("rpc".into()),
                     ..PromptOptions::default()
                 };
-                let preflight = Box::new(move |result: Result<(), String>| {
-                    let response = match result {
-                        Ok(()) => success(id.as_ref(), "prompt", None),
-                        Err(message) => error(id.as_ref(), "prompt", &message),
-                    };
-                    answer.line(&response);
-                    let _ = sender.send(());
-                });
+                let preflight = Box::new(
+                    move |result: Result<crate::agent_session::Disposition, String>| {
+                        let response = match result {
+                            Ok(disposition) => success(
+                                id.as_ref(),
+                                "prompt",
+                                Some(json!({ "disposition": disposition.as_str() })),
+                            ),
+                            Err(message) => error(id.as_ref(), "prompt", &message),
+                        };
+                        answer.line(&response);
+                        let _ = sender.send(());
+                    },
+                );
                 let _ = session.prompt(&message, options, Some(preflight)).await;
             });
             let _ = receiver.await;
         }
-        RpcCommand::Bash { command } => {
+        RpcCommand::Bash {
+            command,
+            exclude_from_context,
+        } => {
             let session = session.clone();
             let output = output.clone();
             let id = id.cloned();
             tokio::spawn(async move {
-                let response = match session.execute_bash(&command, false, None).await {
+                // pi 1.5 streams the output as it comes, one event per chunk.
+                let updates = output.clone();
+                let update_id = id.clone();
+                let on_chunk: crate::tools::bash_process::ChunkFn = Arc::new(move |delta: &str| {
+                    let mut event = Map::new();
+                    event.insert("type".into(), "bash_execution_update".into());
+                    if let Some(id) = &update_id {
+                        event.insert("id".into(), id.clone());
+                    }
+                    event.insert("delta".into(), delta.into());
+                    updates.line(&event);
+                });
+                let response = match session
+                    .execute_bash(&command, exclude_from_context, Some(on_chunk))
+                    .await
+                {
                     Ok(result) => success(id.as_ref(), "bash", serde_json::to_value(result).ok()),
                     Err(e) => error(id.as_ref(), "bash", &e.0),
                 };
@@ -216,15 +243,39 @@ async fn execute(
     Ok(match command {
         RpcCommand::Steer { message, images } => {
             session.steer(&message, images);
-            None
+            Some(json!({ "disposition": "queued" }))
         }
         RpcCommand::FollowUp { message, images } => {
             session.follow_up(&message, images);
-            None
+            Some(json!({ "disposition": "queued" }))
         }
         RpcCommand::Abort => {
             session.abort().await;
+            // pi 1.5 answers after the run's agent_settled.
+            session.wait_settled(Duration::from_secs(2)).await;
             None
+        }
+        RpcCommand::ClearQueue => {
+            let (steering, follow_up) = session.clear_queue();
+            Some(json!({ "steering": steering, "followUp": follow_up }))
+        }
+        RpcCommand::GetAvailableThinkingLevels => {
+            let levels: Vec<&str> = session
+                .available_thinking_levels()
+                .into_iter()
+                .map(pi_ai::ThinkingLevel::as_str)
+                .collect();
+            Some(json!({ "levels": levels }))
+        }
+        RpcCommand::GetEntries { since } => Some(
+            session
+                .with_session(|s| {
+                    entries::entries_after(s.entries(), s.leaf_id(), since.as_deref())
+                })
+                .map_err(SessionOpError)?,
+        ),
+        RpcCommand::GetTree => {
+            Some(session.with_session(|s| entries::tree(s.entries(), s.leaf_id())))
         }
         RpcCommand::NewSession { parent_session } => {
             let previous = session.session_file();

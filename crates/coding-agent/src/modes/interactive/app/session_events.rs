@@ -143,7 +143,8 @@ impl App {
                     self.notice(NoticeKind::Error, &format!("Retry failed: {error}"));
                 }
             }
-            SessionOnlyEvent::SessionInfoChanged { .. } => {}
+            SessionOnlyEvent::SessionInfoChanged { .. } | SessionOnlyEvent::AgentSettled { .. } => {
+            }
             SessionOnlyEvent::ThinkingLevelChanged { .. } => self.update_editor_border(),
         }
     }

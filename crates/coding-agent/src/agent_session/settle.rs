@@ -1,0 +1,84 @@
+//! What follows a run: auto-retry of a transient failure, recovery from a context overflow,
+//! compaction past the threshold, and finally `agent_settled` (pi 1.5), the last event of
+//! a run once nothing more will start on its own.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use pi_ai::StopReason;
+
+use super::{AgentSession, lock, retry};
+use crate::session_event::SessionOnlyEvent;
+
+/// Counts a run as active from its start until it settled.
+pub(super) struct RunGuard(std::sync::Weak<super::Inner>);
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        if let Some(inner) = self.0.upgrade() {
+            inner.active_runs.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl AgentSession {
+    /// Marks a run as started; it counts until the guard drops (after `settle`).
+    pub(super) fn run_guard(&self) -> RunGuard {
+        self.inner.active_runs.fetch_add(1, Ordering::SeqCst);
+        RunGuard(Arc::downgrade(&self.inner))
+    }
+
+    /// Waits (at most `limit`) until every started run settled: an RPC `abort` answers
+    /// after the run's `agent_settled`, as pi 1.5 does.
+    pub async fn wait_settled(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.inner.active_runs.load(Ordering::SeqCst) > 0
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    /// The flag that is true while the `agent_end` just emitted will be followed by an
+    /// auto-retry (pi 1.5's `agent_end.willRetry`).
+    pub fn will_retry_flag(&self) -> Arc<AtomicBool> {
+        self.inner.will_retry.clone()
+    }
+
+    /// Retries, recovers or compacts after a run, repeating while a new run was started;
+    /// then reports `agent_settled` (aborted when the last reply was aborted).
+    pub(super) async fn settle(&self) {
+        let mut aborted = false;
+        loop {
+            let Some(last) = lock(&self.inner.ended_assistant).take() else {
+                break;
+            };
+            aborted = last.stop_reason == StopReason::Aborted;
+            if retry::is_retryable_for(&last, &self.model())
+                && self.retry_after_failure(&last).await
+            {
+                if self.inner.agent.continue_run().await.is_err() {
+                    break;
+                }
+                continue;
+            }
+            if self
+                .check_compaction(
+                    &last,
+                    true,
+                    self.inner.compact_after_runs.load(Ordering::SeqCst),
+                )
+                .await
+            {
+                if self.inner.agent.continue_run().await.is_err() {
+                    break;
+                }
+                continue;
+            }
+            break;
+        }
+        self.inner
+            .emit_session(SessionOnlyEvent::AgentSettled { aborted });
+    }
+}
