@@ -11,21 +11,24 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Parses `--mode`; unknown values are text, as in the TypeScript pi.
-    pub fn parse(value: Option<&str>) -> Self {
+    /// Parses `--mode`; an unknown value is pi 1.5's error.
+    pub fn parse(value: Option<&str>) -> Result<Self, String> {
         match value {
-            Some("json") => Self::Json,
-            Some("rpc") => Self::Rpc,
-            _ => Self::Text,
+            None | Some("text") => Ok(Self::Text),
+            Some("json") => Ok(Self::Json),
+            Some("rpc") => Ok(Self::Rpc),
+            Some(other) => Err(format!(
+                "Invalid mode \"{other}\". Valid values: text, json, rpc"
+            )),
         }
     }
 }
 
-/// `pi [options] [messages...]`
+/// `pi [options] [--] [@files...] [messages...]`
 #[derive(Debug, Parser, Default)]
 #[command(name = "pi", disable_help_flag = true, disable_version_flag = true)]
 pub struct Args {
-    /// Provider name.
+    /// Provider to search for `--model` (requires `--model`).
     #[arg(long)]
     pub provider: Option<String>,
     /// Model pattern or id (`provider/id`, optionally `:<thinking>`).
@@ -64,9 +67,16 @@ pub struct Args {
     /// Directory for session storage and lookup.
     #[arg(long = "session-dir")]
     pub session_dir: Option<String>,
-    /// Comma-separated allowlist of tools.
+    /// Comma-separated allowlist of tool names or `*` patterns, or `+name`/`-name` edits
+    /// of the defaults.
     #[arg(short = 't', long)]
     pub tools: Option<String>,
+    /// Comma-separated denylist of tool names or `*` patterns, applied last.
+    #[arg(long = "exclude-tools")]
+    pub exclude_tools: Option<String>,
+    /// The session's display name (a `session_info` entry).
+    #[arg(short = 'n', long)]
+    pub name: Option<String>,
     /// Disable all tools.
     #[arg(long = "no-tools")]
     pub no_tools: bool,
@@ -148,6 +158,7 @@ fn expand_short_flags(arg: String) -> String {
         "-ns" => "--no-skills".into(),
         "-np" => "--no-prompt-templates".into(),
         "-na" => "--no-approve".into(),
+        "-xt" => "--exclude-tools".into(),
         _ => arg,
     }
 }
@@ -169,6 +180,12 @@ fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, Option<S
     let mut unknown = Vec::new();
     let mut iter = args.into_iter().enumerate().peekable();
     while let Some((index, arg)) = iter.next() {
+        if arg == "--" && index > 0 {
+            // Everything after `--` is a message or a file.
+            kept.push(arg);
+            kept.extend(iter.map(|(_, rest)| rest));
+            break;
+        }
         let long = arg.strip_prefix("--").filter(|_| index > 0);
         let Some(long) = long.filter(|l| !l.is_empty()) else {
             kept.push(arg);
@@ -206,7 +223,17 @@ fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, Option<S
 /// Parses arguments; an unknown short option is reported as the TypeScript pi words it,
 /// unknown long options are kept for extension flags.
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
-    let expanded: Vec<String> = args.into_iter().map(expand_short_flags).collect();
+    let mut after_dashes = false;
+    let expanded: Vec<String> = args
+        .into_iter()
+        .map(|arg| {
+            if after_dashes {
+                return arg;
+            }
+            after_dashes = arg == "--";
+            expand_short_flags(arg)
+        })
+        .collect();
     let (kept, unknown) = split_unknown_flags(expanded);
     let mut parsed = Args::try_parse_from(kept).map_err(|e| {
         use clap::error::{ContextKind, ErrorKind};
@@ -259,7 +286,7 @@ pub fn help_text(extension_flags: &str) -> String {
         "pi {version} - AI coding assistant (pi-rs)
 
 Usage:
-  pi [options] [messages...]
+  pi [options] [--] [@files...] [messages...]
 
 Commands:
   pi install <source> [-l]     Install extension source and add to settings
@@ -271,7 +298,7 @@ Commands:
   pi <command> --help          Show help for install/remove/uninstall/update/list/config
 
 Options:
-  --provider <name>              Provider name
+  --provider <name>              Provider to search for --model (requires --model)
   --model <pattern>              Model pattern or ID (supports \"provider/id\" and optional \":<thinking>\")
   --models <patterns>            Comma-separated model patterns for model cycling
   --api-key <key>                API key (defaults to auth.json, then env vars)
@@ -285,7 +312,10 @@ Options:
   --fork <path|id>               Fork a session into a new one
   --session-dir <dir>            Directory for session storage and lookup
   --no-session                   Don't save session (ephemeral)
-  --tools, -t <tools>            Comma-separated allowlist of tools (read,bash,edit,write,grep,find,ls)
+  --name, -n <name>              Set session display name
+  --tools, -t <tools>            Comma-separated allowlist of tool names or patterns (*) to enable
+                                 Only +name/-name entries add to or remove from the defaults
+  --exclude-tools, -xt <tools>   Comma-separated denylist of tool names or patterns (*) to disable
   --no-tools, -nt                Disable all tools
   --no-builtin-tools, -nbt       Disable the built-in tools
   --no-context-files, -nc        Don't load AGENTS.md / CLAUDE.md
@@ -304,6 +334,7 @@ Options:
   --list-models [search]         List available models (with optional fuzzy search)
   --offline                      Disable startup network operations (same as PI_OFFLINE=1)
   --verbose                      Force verbose startup
+  --                             End option parsing; treat remaining arguments as messages/files
   --help, -h                     Show this help
   --version, -v                  Show version number
 

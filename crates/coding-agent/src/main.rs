@@ -19,6 +19,7 @@ use pi_coding_agent::resources::{
 };
 use pi_coding_agent::resources::{PromptTemplate, Skill};
 use pi_coding_agent::session::select::{self, SessionChoice};
+use pi_coding_agent::tool_selection::{self, ToolRequest, ToolsFlag};
 use pi_coding_agent::tools;
 use pi_coding_agent::{VERSION, extension_loader, list_models, scope};
 
@@ -50,11 +51,37 @@ fn run() -> Result<i32> {
     if args.offline {
         pi_coding_agent::packages::manager::force_offline();
     }
-    let mode = Mode::parse(args.mode.as_deref());
+    let mode = match Mode::parse(args.mode.as_deref()) {
+        Ok(mode) => mode,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            return Ok(1);
+        }
+    };
+    if args.provider.is_some()
+        && args.model.is_none()
+        && args.list_models.is_none()
+        && !args.help
+        && !args.version
+    {
+        eprintln!(
+            "Error: --provider requires --model (for example: --provider {} --model <pattern>)",
+            args.provider.as_deref().unwrap_or_default()
+        );
+        return Ok(1);
+    }
+    let tools_flag = match args.tools.as_deref().map(ToolsFlag::parse).transpose() {
+        Ok(flag) => flag,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            return Ok(1);
+        }
+    };
     let interactive = Output::stdin_is_tty() && !args.print && mode == Mode::Text;
     let output = Output::new(interactive);
+    // pi 1.5 prints --version, --help and the export path on stdout.
     if args.version {
-        output.info(VERSION);
+        println!("{VERSION}");
         return Ok(0);
     }
     if let Some(file) = &args.export {
@@ -66,7 +93,7 @@ fn run() -> Result<i32> {
             &cwd,
         ) {
             Ok(path) => {
-                output.info(&format!("Exported to: {}", path.display()));
+                println!("Exported to: {}", path.display());
                 Ok(0)
             }
             Err(e) => {
@@ -135,9 +162,10 @@ fn run() -> Result<i32> {
     let packages = loaded.packages;
     let resolved_packages = loaded.resolved_packages;
     if args.help {
-        output.info(&cli::help_text(&cli::extension_flags_help(
-            &extensions.flags(),
-        )));
+        println!(
+            "{}",
+            cli::help_text(&cli::extension_flags_help(&extensions.flags()))
+        );
         runtime.block_on(extensions.shutdown());
         return Ok(0);
     }
@@ -210,13 +238,19 @@ fn run() -> Result<i32> {
         eprintln!("Error: @file arguments are not supported in RPC mode");
         return Ok(1);
     }
-    let session = match select::choose(&choice, &agent_dir, &cwd) {
+    let mut session = match select::choose(&choice, &agent_dir, &cwd) {
         Ok(session) => session,
         Err(message) => {
             eprintln!("Error: {message}");
             return Ok(1);
         }
     };
+    // `--name`: in a new session this is the root entry, before the model change (pi 1.5).
+    if let Some(name) = args.name.as_deref().filter(|n| !n.trim().is_empty())
+        && let Err(e) = session.append_session_info(name.trim())
+    {
+        eprintln!("Warning: {e}");
+    }
     for warning in session.warnings() {
         eprintln!(
             "Warning: session {}: {warning}",
@@ -357,23 +391,25 @@ environment variable, pass --api-key, or configure it in {}",
         eprintln!("Error: no prompt given (pi -p \"<prompt>\", or pipe text on stdin)");
         return Ok(1);
     }
-    let tool_names: Vec<String> = if args.no_tools || args.no_builtin_tools {
-        Vec::new()
-    } else {
-        match &args.tools {
-            Some(list) => list
-                .split(',')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            None => tools::DEFAULT_TOOLS
-                .iter()
-                .map(|t| (*t).to_owned())
-                .collect(),
-        }
-    };
     let extension_tools = extensions.tools();
+    let tool_names = tool_selection::select(
+        &ToolRequest {
+            tools: tools_flag,
+            exclude: args
+                .exclude_tools
+                .as_deref()
+                .map(tool_selection::parse_list)
+                .unwrap_or_default(),
+            no_tools: args.no_tools,
+            no_builtin_tools: args.no_builtin_tools,
+        },
+        &tools::ALL_TOOLS,
+        &tools::DEFAULT_TOOLS,
+        &extension_tools
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect::<Vec<_>>(),
+    );
     // Built-ins an extension overrides are built too, so the override takes their place.
     let builtin_names: Vec<String> = tool_names
         .iter()
@@ -391,13 +427,9 @@ environment variable, pass --api-key, or configure it in {}",
                 return Ok(1);
             }
         };
-    // Extension tools are active unless --tools leaves them out or --no-tools is given.
+    // Extension tools are active when the selection kept them.
     for tool in &extension_tools {
-        let wanted = match &args.tools {
-            Some(_) => tool_names.iter().any(|n| n == tool.name()),
-            None => !args.no_tools,
-        };
-        if wanted {
+        if tool_names.iter().any(|n| n == tool.name()) {
             // An override takes the built-in's place in the list.
             match active_tools.iter().position(|t| t.name() == tool.name()) {
                 Some(at) => active_tools[at] = tool.clone(),

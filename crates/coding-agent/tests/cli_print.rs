@@ -144,7 +144,8 @@ async fn informational_output_and_bad_input() {
     let server = MockServer::start().await.unwrap();
     let env = env(&server);
     let version = pi(&env, &["--version"], "");
-    assert_eq!(text(&version.stderr).trim(), env!("CARGO_PKG_VERSION"));
+    // pi 1.5 prints the version on stdout.
+    assert_eq!(text(&version.stdout).trim(), env!("CARGO_PKG_VERSION"));
     let list = pi(&env, &["--list-models", "mock"], "");
     let listing = text(&list.stderr);
     assert!(listing.starts_with("provider"), "{listing}");

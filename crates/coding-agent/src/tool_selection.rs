@@ -1,0 +1,202 @@
+//! Which tools a run starts with, from `--tools`, `--exclude-tools`, `--no-tools` and
+//! `--no-builtin-tools` as pi 1.5 reads them: a plain `--tools` list is an allowlist of
+//! names or `*` patterns; a list made only of `+name` / `-name` entries edits the default
+//! set; `--exclude-tools` patterns remove tools last.
+
+/// The parsed `--tools` value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolsFlag {
+    /// Only these names or patterns.
+    Allow(Vec<String>),
+    /// The defaults plus `add`, minus `remove`.
+    Edit {
+        add: Vec<String>,
+        remove: Vec<String>,
+    },
+}
+
+impl ToolsFlag {
+    /// Parses a comma-separated `--tools` list; mixing plain names with `+`/`-` entries is
+    /// pi's error.
+    pub fn parse(list: &str) -> Result<Self, String> {
+        let entries: Vec<&str> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .collect();
+        let edits = entries
+            .iter()
+            .filter(|e| e.starts_with('+') || e.starts_with('-'))
+            .count();
+        if edits == 0 {
+            return Ok(Self::Allow(
+                entries.iter().map(|e| (*e).to_owned()).collect(),
+            ));
+        }
+        if edits != entries.len() {
+            return Err("--tools: tool names cannot be mixed with +name or -name entries".into());
+        }
+        let mut add = Vec::new();
+        let mut remove = Vec::new();
+        for entry in entries {
+            match entry.split_at(1) {
+                ("+", name) => add.push(name.to_owned()),
+                (_, name) => remove.push(name.to_owned()),
+            }
+        }
+        Ok(Self::Edit { add, remove })
+    }
+}
+
+/// What the command line asked for.
+#[derive(Debug, Clone, Default)]
+pub struct ToolRequest {
+    pub tools: Option<ToolsFlag>,
+    pub exclude: Vec<String>,
+    pub no_tools: bool,
+    pub no_builtin_tools: bool,
+}
+
+/// The names of the active tools, in order. `builtin` are the built-in tools pi knows,
+/// `defaults` the built-ins active by default, `extension` the extension tools (active by
+/// default). A plain name matching no tool is kept, so building it reports it as unknown.
+pub fn select(
+    request: &ToolRequest,
+    builtin: &[&str],
+    defaults: &[&str],
+    extension: &[String],
+) -> Vec<String> {
+    let mut all: Vec<String> = builtin.iter().map(|t| (*t).to_owned()).collect();
+    for name in extension {
+        if !all.contains(name) {
+            all.push(name.clone());
+        }
+    }
+    let mut default_set: Vec<String> = Vec::new();
+    if !request.no_builtin_tools {
+        default_set.extend(defaults.iter().map(|t| (*t).to_owned()));
+    }
+    for name in extension {
+        if !default_set.contains(name) {
+            default_set.push(name.clone());
+        }
+    }
+    let mut chosen: Vec<String> = match (&request.tools, request.no_tools) {
+        (_, true) => Vec::new(),
+        (None, false) => default_set,
+        (Some(ToolsFlag::Allow(entries)), false) => {
+            let mut out: Vec<String> = Vec::new();
+            for entry in entries {
+                let matched: Vec<&String> = all.iter().filter(|n| matches(entry, n)).collect();
+                if matched.is_empty() && !entry.contains('*') {
+                    push_unique(&mut out, entry);
+                }
+                for name in matched {
+                    push_unique(&mut out, name);
+                }
+            }
+            out
+        }
+        (Some(ToolsFlag::Edit { add, remove }), false) => {
+            let mut out = default_set;
+            for entry in add {
+                let matched: Vec<&String> = all.iter().filter(|n| matches(entry, n)).collect();
+                if matched.is_empty() && !entry.contains('*') {
+                    push_unique(&mut out, entry);
+                }
+                for name in matched {
+                    push_unique(&mut out, name);
+                }
+            }
+            out.retain(|name| !remove.iter().any(|p| matches(p, name)));
+            out
+        }
+    };
+    chosen.retain(|name| !request.exclude.iter().any(|p| matches(p, name)));
+    chosen
+}
+
+fn push_unique(list: &mut Vec<String>, name: &str) {
+    if !list.iter().any(|n| n == name) {
+        list.push(name.to_owned());
+    }
+}
+
+/// A name against a pattern where `*` stands for any run of characters.
+pub fn matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for middle in &parts[1..parts.len() - 1] {
+        match rest.find(middle) {
+            Some(at) => rest = &rest[at + middle.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Splits a comma-separated `--exclude-tools` list.
+pub fn parse_list(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUILTIN: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+    const DEFAULTS: [&str; 4] = ["read", "bash", "edit", "write"];
+
+    fn run(tools: Option<&str>, exclude: &str, extension: &[&str]) -> Result<Vec<String>, String> {
+        let request = ToolRequest {
+            tools: tools.map(ToolsFlag::parse).transpose()?,
+            exclude: parse_list(exclude),
+            ..ToolRequest::default()
+        };
+        let extension: Vec<String> = extension.iter().map(|t| (*t).to_owned()).collect();
+        Ok(select(&request, &BUILTIN, &DEFAULTS, &extension))
+    }
+
+    #[test]
+    fn patterns_edits_and_exclusions_as_pi_15() {
+        assert_eq!(
+            run(None, "", &["hello"]).unwrap(),
+            ["read", "bash", "edit", "write", "hello"]
+        );
+        assert_eq!(
+            run(Some("read,g*"), "", &["greet"]).unwrap(),
+            ["read", "grep", "greet"]
+        );
+        assert_eq!(
+            run(Some("+grep,-write"), "", &[]).unwrap(),
+            ["read", "bash", "edit", "grep"]
+        );
+        // pi 1.5's own example: -xt 'b*,e*' leaves read and write.
+        assert_eq!(run(None, "b*,e*", &[]).unwrap(), ["read", "write"]);
+        assert_eq!(run(Some("nosuch"), "", &[]).unwrap(), ["nosuch"]);
+        assert_eq!(
+            run(Some("read,+grep"), "", &[]).unwrap_err(),
+            "--tools: tool names cannot be mixed with +name or -name entries"
+        );
+    }
+
+    #[test]
+    fn star_matches_any_run() {
+        assert!(matches("*", "anything"));
+        assert!(matches("mcp__*__read", "mcp__fs__read"));
+        assert!(!matches("mcp__*__read", "mcp__fs__write"));
+        assert!(matches("*sonnet*", "claude-sonnet-4"));
+        assert!(!matches("ab*ba", "aba"));
+    }
+}

@@ -1,0 +1,137 @@
+//! The command line of pi 1.5.2 (`../shared/reference/pi-1.5-help.txt`): `--help` and
+//! `--version` on stdout, `--mode` and `--provider` errors, `--` ending the options, tool
+//! patterns with `+name`/`-name` edits and `--exclude-tools`, and `--name`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use mock_llm::{MockServer, Script};
+use support::rpc::{Env, read_jsonl};
+
+fn pi(env: &Env, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(args)
+        .current_dir(&env.work)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The tool names of the last request the mock received.
+fn sent_tools(server: &MockServer) -> Vec<String> {
+    let body = server.requests().last().unwrap().body.clone();
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_version_and_argument_errors_as_pi_15() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let version = pi(&env, &["--version"]);
+    assert_eq!(text(&version.stdout).trim(), env!("CARGO_PKG_VERSION"));
+    let help = pi(&env, &["--help"]);
+    assert!(help.status.success());
+    let help = text(&help.stdout);
+    assert!(
+        help.contains("pi [options] [--] [@files...] [messages...]"),
+        "{help}"
+    );
+    assert!(help.contains("--exclude-tools, -xt <tools>"), "{help}");
+
+    for (args, error) in [
+        (
+            &["--mode", "xml", "-p", "hi"][..],
+            "Error: Invalid mode \"xml\". Valid values: text, json, rpc",
+        ),
+        (
+            &["--provider", "mock", "-p", "hi"][..],
+            "Error: --provider requires --model (for example: --provider mock --model <pattern>)",
+        ),
+        (
+            &["--tools", "read,+grep", "-p", "hi"][..],
+            "Error: --tools: tool names cannot be mixed with +name or -name entries",
+        ),
+    ] {
+        let out = pi(&env, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(text(&out.stderr).trim(), error, "{args:?}");
+    }
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_patterns_edits_and_exclusions_choose_what_is_sent() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    for (args, expected) in [
+        (&["--exclude-tools", "b*,e*"][..], &["read", "write"][..]),
+        (&["-xt", "write"][..], &["read", "bash", "edit"][..]),
+        (
+            &["--tools", "+grep,-write"][..],
+            &["read", "bash", "edit", "grep"][..],
+        ),
+        (&["-t", "read,*s"][..], &["read", "ls"][..]),
+        (
+            &["--provider", "mock", "--model", "mock-model", "-t", "f*"][..],
+            &["find"][..],
+        ),
+    ] {
+        server.push(Script::text("ok"));
+        let mut all = args.to_vec();
+        all.extend(["--no-session", "-p", "hi"]);
+        let out = pi(&env, &all);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(sent_tools(&server), expected, "{args:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn double_dash_ends_options_and_name_is_the_root_entry() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    server.push(Script::text("ok: - dash prompt"));
+    let out = pi(&env, &["-p", "--", "- dash prompt"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let body = server.requests().last().unwrap().body.clone();
+    let last: &Value = body["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["content"][0]["text"], "- dash prompt");
+
+    server.push(Script::text("named"));
+    let out = pi(&env, &["--name", "Refactor auth module", "-p", "hi"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let file = env
+        .session_files()
+        .into_iter()
+        .find(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .contains("Refactor auth module")
+        })
+        .unwrap();
+    let lines = read_jsonl(&file);
+    assert_eq!(lines[1]["type"], "session_info");
+    assert_eq!(lines[1]["name"], "Refactor auth module");
+    assert_eq!(lines[1]["parentId"], Value::Null);
+    assert_eq!(lines[2]["type"], "model_change");
+    assert_eq!(lines[2]["parentId"], lines[1]["id"]);
+}
