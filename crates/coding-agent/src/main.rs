@@ -93,7 +93,11 @@ fn run() -> Result<i32> {
             &cwd,
         ) {
             Ok(path) => {
-                println!("Exported to: {}", path.display());
+                // As given: relative to the cwd when it is there (pi 1.5).
+                println!(
+                    "Exported to: {}",
+                    path.strip_prefix(&cwd).unwrap_or(&path).display()
+                );
                 Ok(0)
             }
             Err(e) => {

@@ -26,8 +26,10 @@ fn exports_a_session_file_and_reports_where() {
         String::from_utf8_lossy(&out.stderr)
     );
     let page = dir.path().join("page.html");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains(&format!("Exported to: {}", page.display()))
+    // pi 1.5 prints the path on stdout, as given.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Exported to: page.html\n"
     );
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("read hello.txt"));

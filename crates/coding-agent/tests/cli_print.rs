@@ -22,7 +22,9 @@ fn env(server: &MockServer) -> Env {
     let models = serde_json::json!({"providers": {
         "mock": {"baseUrl": server.openai_base_url(), "api": "openai-completions", "apiKey": "mock-key",
                  "models": [{"id": "mock-model", "name": "Mock Model", "contextWindow": 128000, "maxTokens": 16384}]},
-        "mockant": {"baseUrl": server.anthropic_base_url(), "api": "anthropic-messages", "apiKey": "MOCK_ANT_KEY_VAR",
+        "mockbare": {"baseUrl": server.openai_base_url(), "api": "openai-completions", "apiKey": "MOCK_ANT_KEY_VAR",
+                     "models": [{"id": "bare-model"}]},
+        "mockant": {"baseUrl": server.anthropic_base_url(), "api": "anthropic-messages", "apiKey": "${MOCK_ANT_KEY_VAR}",
                     "models": [{"id": "claude-mock", "reasoning": true}]}
     }});
     std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
@@ -93,6 +95,20 @@ async fn print_mode_speaks_anthropic_with_a_key_from_an_env_var_name() {
     assert_eq!(request.path, "/v1/messages");
     assert_eq!(request.headers["x-api-key"], "ant-secret");
     assert_eq!(request.body["thinking"]["type"], "enabled");
+    // pi 1.5: a bare name is sent as written, with a warning once, since the variable is set.
+    server.push(Script::text("bare"));
+    let out = pi(&env, &["--model", "mockbare/bare-model", "-p", "x"], "");
+    assert_eq!(text(&out.stdout), "bare\n", "{}", text(&out.stderr));
+    assert_eq!(
+        server.requests()[1].headers["authorization"],
+        "Bearer MOCK_ANT_KEY_VAR"
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr.matches("\"$MOCK_ANT_KEY_VAR\"").count(),
+        1,
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,18 +1,23 @@
 //! `auth.json`: stored credentials per provider.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Deserialize;
 
-use super::values::resolve_config_value;
+use super::values::resolve_config_value_with;
 
 /// One stored credential.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Credential {
-    /// A key (literal, env var name, or `!command`).
-    ApiKey { key: String },
+    /// A key (literal, `$NAME` / `${NAME}` template, or `!command`); `env` values beat the
+    /// process environment for its variables (pi 1.5).
+    ApiKey {
+        key: String,
+        #[serde(default)]
+        env: Option<HashMap<String, String>>,
+    },
     /// OAuth credentials; the access token is used as the key.
     Oauth {
         #[serde(default)]
@@ -70,7 +75,7 @@ impl AuthStorage {
     /// The stored key for a provider, resolved.
     pub fn api_key(&self, provider: &str) -> Option<String> {
         match self.credentials.get(provider)? {
-            Credential::ApiKey { key } => resolve_config_value(key),
+            Credential::ApiKey { key, env } => resolve_config_value_with(key, env.as_ref()),
             Credential::Oauth { access } => access.clone(),
         }
     }
