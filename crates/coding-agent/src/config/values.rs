@@ -118,12 +118,12 @@ pub fn resolve_config_value_with(
     value: &str,
     env: Option<&HashMap<String, String>>,
 ) -> Option<String> {
-    if value.starts_with('!') {
+    if let Some(command) = value.strip_prefix('!') {
         let mut cache = COMMAND_CACHE.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(cached) = cache.get(value) {
             return cached.clone();
         }
-        let result = run_command(&value[1..]);
+        let result = run_command(command);
         cache.insert(value.to_owned(), result.clone());
         return result;
     }
