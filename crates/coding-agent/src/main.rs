@@ -38,6 +38,7 @@ fn run() -> Result<i32> {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if let Some(code) = pi_coding_agent::packages::cli::handle(&argv)
         .or_else(|| pi_coding_agent::modes::config::handle(&argv))
+        .or_else(|| pi_coding_agent::modes::auth::handle(&argv))
     {
         return Ok(code);
     }

@@ -160,6 +160,31 @@ impl ModelRegistry {
                 .is_some_and(|c| c.api_key.is_some())
     }
 
+    /// Whether any model belongs to `provider`.
+    pub fn has_provider(&self, provider: &str) -> bool {
+        self.all().iter().any(|m| m.provider == provider)
+    }
+
+    /// The stored credentials (`auth.json`) as loaded.
+    pub fn auth_storage(&self) -> &AuthStorage {
+        &self.auth
+    }
+
+    /// A provider's key in the request order without `--api-key`: `auth.json`, the
+    /// environment, `models.json`'s `apiKey`.
+    pub fn provider_key(&self, provider: &str) -> Option<String> {
+        self.auth
+            .api_key(provider)
+            .or_else(|| pi_ai::get_env_api_key(provider))
+            .or_else(|| {
+                self.resolved
+                    .request_configs
+                    .get(provider)
+                    .and_then(|c| c.api_key.as_deref())
+                    .and_then(resolve_config_value)
+            })
+    }
+
     /// A model by provider and id.
     pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
         self.all()

@@ -147,14 +147,11 @@ impl ModelsConfig {
                     )));
                 }
             } else if !is_builtin {
+                // pi 1.5 no longer asks for an `apiKey`: the key may come from auth.json
+                // (`pi auth login`) or the environment.
                 if provider.base_url.is_none() {
                     return Err(CustomModelsError::Invalid(format!(
                         "Provider {name}: \"baseUrl\" is required when defining custom models."
-                    )));
-                }
-                if provider.api_key.is_none() {
-                    return Err(CustomModelsError::Invalid(format!(
-                        "Provider {name}: \"apiKey\" is required when defining custom models."
                     )));
                 }
             }
@@ -461,16 +458,13 @@ mod tests {
     }
 
     #[test]
-    fn custom_provider_needs_base_url_api_key_and_api() {
+    fn custom_provider_needs_base_url_and_api_but_no_key() {
         let no_key = r#"{"providers":{"x":{"baseUrl":"http://h","api":"openai-completions","models":[{"id":"m"}]}}}"#;
-        let err = ModelsConfig::parse(no_key)
+        let resolved = ModelsConfig::parse(no_key)
             .unwrap()
             .resolve(Vec::new())
-            .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "Provider x: \"apiKey\" is required when defining custom models."
-        );
+            .unwrap();
+        assert_eq!(resolved.models.len(), 1);
         let no_api =
             r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","models":[{"id":"m"}]}}}"#;
         let err = ModelsConfig::parse(no_api)

@@ -4,6 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::auth_lock::AuthLock;
 
 use super::values::resolve_config_value_with;
 
@@ -72,6 +75,16 @@ impl AuthStorage {
         Self { credentials }
     }
 
+    /// The stored credential of a provider.
+    pub fn credential(&self, provider: &str) -> Option<&Credential> {
+        self.credentials.get(provider)
+    }
+
+    /// The providers with stored credentials, sorted.
+    pub fn providers(&self) -> Vec<&str> {
+        self.credentials.keys().map(String::as_str).collect()
+    }
+
     /// The stored key for a provider, resolved.
     pub fn api_key(&self, provider: &str) -> Option<String> {
         match self.credentials.get(provider)? {
@@ -79,4 +92,50 @@ impl AuthStorage {
             Credential::Oauth { access } => access.clone(),
         }
     }
+}
+
+/// Changes `auth.json` under its lock (shared with the TypeScript pi): `change` gets the whole
+/// object, entries it does not touch stay as they were. The file is replaced atomically with
+/// a 2-space indent and mode 0600, as the TypeScript pi writes it.
+pub fn update_auth_file<R>(
+    path: &Path,
+    change: impl FnOnce(&mut Map<String, Value>) -> R,
+) -> std::io::Result<R> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    ensure_auth_file(path)?;
+    let _lock = AuthLock::acquire(path)?;
+    let text = std::fs::read_to_string(path)?;
+    let mut map = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => map,
+        _ if text.trim().is_empty() => Map::new(),
+        _ => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{} is not a JSON object; not changing it", path.display()),
+            ));
+        }
+    };
+    let result = change(&mut map);
+    let pretty = serde_json::to_string_pretty(&Value::Object(map))
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut temp_name = real.clone().into_os_string();
+    temp_name.push(format!(".tmp-{}", std::process::id()));
+    let temp = std::path::PathBuf::from(temp_name);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temp)
+        .and_then(|mut file| {
+            file.write_all(pretty.as_bytes())?;
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temp, &real));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.map(|()| result)
 }

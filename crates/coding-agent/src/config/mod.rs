@@ -2,6 +2,7 @@
 //! TypeScript pi reads them.
 
 pub mod auth;
+pub mod auth_lock;
 pub mod paths;
 pub mod settings;
 pub mod settings_file;

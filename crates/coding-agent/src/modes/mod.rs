@@ -1,5 +1,6 @@
-//! The ways pi runs: interactive, print and JSON modes, RPC mode, and `pi config`.
+//! The ways pi runs: interactive, print and JSON modes, RPC mode, `pi config` and `pi auth`.
 
+pub mod auth;
 pub mod config;
 pub mod interactive;
 pub mod rpc;
