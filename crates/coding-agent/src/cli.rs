@@ -64,6 +64,9 @@ pub struct Args {
     /// Fork a session file or id prefix into a new session.
     #[arg(long)]
     pub fork: Option<String>,
+    /// The cwd's session with this exact id, created when missing.
+    #[arg(long = "session-id")]
+    pub session_id: Option<String>,
     /// Directory for session storage and lookup.
     #[arg(long = "session-dir")]
     pub session_dir: Option<String>,
@@ -309,6 +312,7 @@ Options:
   --continue, -c                 Continue the most recent session
   --resume, -r                   List sessions to resume
   --session <path|id>            Use a specific session file or id prefix
+  --session-id <id>              Use the current directory's existing session with the ID, creating it otherwise
   --fork <path|id>               Fork a session into a new one
   --session-dir <dir>            Directory for session storage and lookup
   --no-session                   Don't save session (ephemeral)

@@ -218,11 +218,27 @@ fn run() -> Result<i32> {
         &paths::project_settings_path(&cwd),
     ));
     let settings = settings_store.get();
+    if args.session_id.is_some() {
+        let conflict = if args.session.is_some() {
+            Some("--session")
+        } else if args.continue_session {
+            Some("--continue")
+        } else if args.resume {
+            Some("--resume")
+        } else {
+            None
+        };
+        if let Some(flag) = conflict {
+            eprintln!("Error: --session-id cannot be combined with {flag}");
+            return Ok(1);
+        }
+    }
     let choice = SessionChoice {
         no_session: args.no_session,
         continue_recent: args.continue_session,
         session: args.session.as_deref(),
         fork: args.fork.as_deref(),
+        session_id: args.session_id.as_deref(),
         session_dir: args.session_dir.as_deref(),
         settings_dir: settings.session_dir.as_deref(),
     };

@@ -135,3 +135,53 @@ async fn double_dash_ends_options_and_name_is_the_root_entry() {
     assert_eq!(lines[2]["type"], "model_change");
     assert_eq!(lines[2]["parentId"], lines[1]["id"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_id_opens_or_creates_that_session() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let bad = pi(&env, &["--session-id", "bad id.", "-p", "hi"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        text(&bad.stderr).trim(),
+        "Error: Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character"
+    );
+    let both = pi(&env, &["--session-id", "run-1", "-c", "-p", "hi"]);
+    assert_eq!(both.status.code(), Some(1));
+    assert_eq!(
+        text(&both.stderr).trim(),
+        "Error: --session-id cannot be combined with --continue"
+    );
+
+    server.push(Script::text("first"));
+    let first = pi(&env, &["--session-id", "run-1", "-p", "hi"]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert_eq!(
+        text(&first.stderr).trim(),
+        "Warning: No project session found with id 'run-1'; creating a new session with that id."
+    );
+    let files = env.session_files();
+    assert_eq!(files.len(), 1);
+    assert!(
+        files[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .ends_with("_run-1.jsonl")
+    );
+    assert_eq!(read_jsonl(&files[0])[0]["id"], "run-1");
+
+    server.push(Script::text("second"));
+    let again = pi(&env, &["--session-id", "run-1", "-p", "again"]);
+    assert!(again.status.success());
+    assert_eq!(text(&again.stderr), "", "the session exists now");
+    assert_eq!(env.session_files(), files);
+    let users = read_jsonl(&files[0])
+        .iter()
+        .filter(|l| l["message"]["role"] == "user")
+        .count();
+    assert_eq!(users, 2);
+    // The second request carried the first exchange.
+    let body = server.requests().last().unwrap().body.clone();
+    assert_eq!(body["messages"].as_array().unwrap().len(), 4);
+}

@@ -104,6 +104,19 @@ impl SessionManager {
         Self::fresh(cwd, None, None)
     }
 
+    /// Gives a session that has not been written yet the id `id` (`--session-id`): its
+    /// header and, for a file session, the file name `<timestamp>_<id>.jsonl`.
+    pub fn with_id(mut self, id: &str) -> Self {
+        self.header.id = id.to_owned();
+        if let Some(file) = &self.file
+            && !self.flushed
+        {
+            let stamp = self.header.timestamp.replace([':', '.'], "-");
+            self.file = Some(file.with_file_name(format!("{stamp}_{id}.jsonl")));
+        }
+        self
+    }
+
     /// Opens `path`; a missing file starts a new session there. Malformed lines are
     /// reported in [`Self::warnings`] and skipped; the file keeps them.
     pub fn open(path: &Path, cwd: &Path) -> Result<Self, SessionError> {
@@ -203,8 +216,21 @@ impl SessionManager {
     /// A new session in `dir` holding a copy of `source`'s entries, its header naming the
     /// source as `parentSession`.
     pub fn fork_from(source: &Path, cwd: &Path, dir: &Path) -> Result<Self, SessionError> {
+        Self::fork_from_as(source, cwd, dir, None)
+    }
+
+    /// [`Self::fork_from`], the new session taking the id `id` when given.
+    pub fn fork_from_as(
+        source: &Path,
+        cwd: &Path,
+        dir: &Path,
+        id: Option<&str>,
+    ) -> Result<Self, SessionError> {
         let original = Self::open(source, cwd)?;
         let mut fork = Self::create(cwd, dir);
+        if let Some(id) = id {
+            fork = fork.with_id(id);
+        }
         fork.header.parent_session = Some(source.to_string_lossy().into_owned());
         fork.by_id = original.by_id;
         fork.leaf = original.leaf;

@@ -1,5 +1,5 @@
-//! Which session a command-line run uses: `--no-session`, `--session`, `--fork`, `-c`,
-//! or a new one, in the session dir `--session-dir` > `PI_CODING_AGENT_SESSION_DIR` >
+//! Which session a command-line run uses: `--no-session`, `--session`, `--session-id`,
+//! `--fork`, `-c`, or a new one, in the session dir `--session-dir` > `PI_CODING_AGENT_SESSION_DIR` >
 //! `<agent dir>/sessions/--<cwd>--`.
 
 use std::path::{Path, PathBuf};
@@ -13,6 +13,8 @@ pub struct SessionChoice<'a> {
     pub continue_recent: bool,
     pub session: Option<&'a str>,
     pub fork: Option<&'a str>,
+    /// `--session-id`: the cwd's session with this exact id, created when missing.
+    pub session_id: Option<&'a str>,
     pub session_dir: Option<&'a str>,
     /// `sessionDir` from settings.
     pub settings_dir: Option<&'a str>,
@@ -69,13 +71,29 @@ pub fn choose(
 ) -> Result<SessionManager, String> {
     let dir = session_dir(choice, agent_dir, cwd);
     let error = |e: SessionError| e.to_string();
+    if let Some(id) = choice.session_id {
+        check_session_id(id)?;
+    }
     if choice.no_session {
-        return Ok(SessionManager::in_memory(cwd));
+        let session = SessionManager::in_memory(cwd);
+        return Ok(match choice.session_id {
+            Some(id) => session.with_id(id),
+            None => session,
+        });
     }
     if let Some(source) = choice.fork {
         let path = resolve(source, &dir, agent_dir)
             .ok_or_else(|| format!("Session not found: {source}"))?;
-        return SessionManager::fork_from(&path, cwd, &dir).map_err(error);
+        return SessionManager::fork_from_as(&path, cwd, &dir, choice.session_id).map_err(error);
+    }
+    if let Some(id) = choice.session_id {
+        if let Some(path) = find_exact_id(id, &dir) {
+            return SessionManager::open(&path, cwd).map_err(error);
+        }
+        eprintln!(
+            "Warning: No project session found with id '{id}'; creating a new session with that id."
+        );
+        return Ok(SessionManager::create(cwd, &dir).with_id(id));
     }
     if let Some(arg) = choice.session {
         let path =
@@ -86,6 +104,39 @@ pub fn choose(
         return SessionManager::continue_recent(cwd, &dir).map_err(error);
     }
     Ok(SessionManager::create(cwd, &dir))
+}
+
+/// pi 1.5's rule for `--session-id`: `[A-Za-z0-9._-]`, alphanumeric at both ends.
+fn check_session_id(id: &str) -> Result<(), String> {
+    let valid = !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && id.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && id.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if valid {
+        Ok(())
+    } else {
+        Err("Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character".into())
+    }
+}
+
+/// The newest session file of `dir` named `<timestamp>_<id>.jsonl` (this id exactly).
+fn find_exact_id(id: &str, dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".jsonl"))
+                .and_then(|n| n.split_once('_'))
+                .is_some_and(|(_, file_id)| file_id == id)
+        })
+        .collect();
+    found.sort();
+    found.pop()
 }
 
 fn resolve(arg: &str, dir: &Path, agent_dir: &Path) -> Option<PathBuf> {
