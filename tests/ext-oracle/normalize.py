@@ -45,8 +45,8 @@ What is dropped:
                   golden files reviewable (it is quadratic in the reply length).
   pi 1.5's additions to the RPC output, which ours speaks and 0.73.1 (the oracle) does not:
                   message_update.usage, toolcall_start id/toolName, tool_execution_end
-                  durationMs, agent_end willRetry, the agent_settled and bash_execution_update
-                  lines, the
+                  durationMs, agent_end willRetry, the agent_settled, bash_execution_update and
+                  entry_appended lines, the
                   {disposition} data of prompt/steer/follow_up responses, the id of an
                   unknown-command response and node 22's "(line L column C)" in parse
                   errors. Removing them keeps the comparison about extension behaviour.
@@ -217,7 +217,7 @@ class Normalizer:
         return self.value(obj)
 
     def dropped(self, obj: dict) -> bool:
-        if obj.get("type") in ("agent_settled", "bash_execution_update"):
+        if obj.get("type") in ("agent_settled", "bash_execution_update", "entry_appended"):
             return True
         for rule in self.drop_out:
             if all(k in obj and isinstance(obj[k], str) and pat.search(obj[k]) for k, pat in rule.items()):

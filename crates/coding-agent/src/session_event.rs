@@ -66,6 +66,11 @@ pub enum SessionOnlyEvent {
     AgentSettled {
         aborted: bool,
     },
+    /// pi 1.5: an entry appended outside the message flow (an extension's `appendEntry`,
+    /// a retry's context edit), as stored.
+    EntryAppended {
+        entry: serde_json::Value,
+    },
 }
 
 /// Any event of a session, serialized as its own JSON object.

@@ -496,12 +496,11 @@ async fn unreachable_provider_retries_like_the_reference_trace() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    // pi 1.5.2's trace, without what ours does not write yet: the persisted system message
-    // and the context_edit entry each retry appends.
+    // pi 1.5.2's trace, without what ours does not write yet: the persisted system message.
     let theirs: Vec<Value> = include_str!("fixtures/pi-1.5-json-mode-connection-error.jsonl")
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|l| l["message"]["role"] != "system" && l["type"] != "entry_appended")
+        .filter(|l| l["message"]["role"] != "system")
         .collect();
     let kinds = |v: &[Value]| {
         v.iter()
@@ -523,6 +522,33 @@ async fn unreachable_provider_retries_like_the_reference_trace() {
         })
         .collect();
     assert_eq!(starts, [(1, 10), (2, 20), (3, 40)]);
+    // Each retried failure is left out of the context by a context_edit, announced.
+    let edits: Vec<&Value> = ours
+        .iter()
+        .filter(|e| e["type"] == "entry_appended")
+        .map(|e| &e["entry"])
+        .collect();
+    assert_eq!(edits.len(), 3);
+    let failed: Vec<&Value> = ours
+        .iter()
+        .filter(|e| e["type"] == "message_end" && e["message"]["stopReason"] == "error")
+        .collect();
+    assert_eq!(failed.len(), 4);
+    let file: Vec<Value> = std::fs::read_to_string(session_files(&env).pop().unwrap())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for edit in &edits {
+        assert_eq!(edit["type"], "context_edit");
+        assert_eq!(edit["replacement"], Value::Null);
+        let target = file.iter().find(|l| l["id"] == edit["targetId"]).unwrap();
+        assert_eq!(target["message"]["stopReason"], "error");
+        assert!(
+            file.iter().any(|l| l == *edit),
+            "the edit is in the file as announced"
+        );
+    }
     assert_eq!(
         ours.last().unwrap(),
         &json!({"type": "agent_settled", "aborted": false})

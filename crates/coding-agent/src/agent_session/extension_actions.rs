@@ -170,8 +170,9 @@ impl AgentSession {
                     .map(|()| Value::Null)
                     .map_err(|e| e.0)
             }
-            ExtensionAction::AppendEntry { custom_type, data } => lock(&self.inner.session)
-                .append(EntryKind::Custom { custom_type, data })
+            ExtensionAction::AppendEntry { custom_type, data } => self
+                .inner
+                .append_announced(EntryKind::Custom { custom_type, data })
                 .map(|_| Value::Null)
                 .map_err(|e| e.to_string()),
             ExtensionAction::SetSessionName { name } => self

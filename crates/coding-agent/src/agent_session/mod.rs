@@ -3,6 +3,7 @@
 //! agent run lacks: prompt templates and skills, queued-message bookkeeping, auto-retry,
 //! compaction, bash messages, model and thinking-level changes, and session switching.
 
+mod announced;
 mod bash;
 mod compaction;
 mod extension_actions;

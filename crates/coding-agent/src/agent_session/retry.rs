@@ -61,6 +61,7 @@ impl AgentSession {
             delay_ms,
             error_message,
         });
+        inner.drop_failed_reply();
         inner.agent.update_messages(|messages| {
             if messages.last().is_some_and(|m| m.is_assistant()) {
                 messages.pop();

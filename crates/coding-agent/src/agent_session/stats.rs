@@ -71,9 +71,24 @@ impl AgentSession {
                     AgentMessage::Custom(_) => {}
                 }
             }
-            tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
             ((counts, messages.len()), tokens, cost)
         });
+        let mut tokens = tokens;
+        let mut cost = cost;
+        // pi 1.5: `usage` entries on the branch (cache warming) count too.
+        self.with_session(|session| {
+            for entry in session.branch_entries() {
+                if let crate::session::EntryKind::Usage { usage, .. } = &entry.kind {
+                    let count = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
+                    tokens.input += count("input").unwrap_or(0);
+                    tokens.output += count("output").unwrap_or(0);
+                    tokens.cache_read += count("cacheRead").unwrap_or(0);
+                    tokens.cache_write += count("cacheWrite").unwrap_or(0);
+                    cost += usage["cost"]["total"].as_f64().unwrap_or(0.0);
+                }
+            }
+        });
+        tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
         let ((user, assistant, tool_calls, tool_results), total) = counts;
         SessionStats {
             session_file: self

@@ -75,15 +75,64 @@ pub fn custom_message(
     custom("custom", fields)
 }
 
-fn append(messages: &mut Vec<AgentMessage>, entry: &SessionEntry) {
+/// The context edits along a branch: target id → its replacement (`None` leaves it out);
+/// later edits win.
+type Edits<'a> = HashMap<&'a str, Option<&'a Value>>;
+
+fn edits_on<'a>(path: &[&'a SessionEntry]) -> Edits<'a> {
+    let mut edits = HashMap::new();
+    for entry in path {
+        if let EntryKind::ContextEdit {
+            target_id,
+            replacement,
+        } = &entry.kind
+        {
+            edits.insert(target_id.as_str(), replacement.as_ref());
+        }
+    }
+    edits
+}
+
+/// `message` with its content replaced as a context edit says (a string becomes one text
+/// block for assistant and tool-result messages, as pi 1.5 normalises it).
+fn edited_message(message: &AgentMessage, replacement: &Value) -> Option<AgentMessage> {
+    let content = replacement.get("content")?;
+    let mut value = serde_json::to_value(message).ok()?;
+    let role = value
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let content = match content {
+        Value::String(text) if matches!(role, "assistant" | "toolResult") => {
+            serde_json::json!([{"type": "text", "text": text}])
+        }
+        other => other.clone(),
+    };
+    value.as_object_mut()?.insert("content".into(), content);
+    serde_json::from_value(value).ok()
+}
+
+fn append(messages: &mut Vec<AgentMessage>, entry: &SessionEntry, edits: &Edits<'_>) {
+    let edit = edits.get(entry.id.as_str()).copied();
+    if matches!(edit, Some(None)) {
+        return;
+    }
+    let replacement = edit.flatten();
     match &entry.kind {
-        EntryKind::Message { message } => messages.push(message.clone()),
+        EntryKind::Message { message } => messages.push(
+            replacement
+                .and_then(|r| edited_message(message, r))
+                .unwrap_or_else(|| message.clone()),
+        ),
         EntryKind::CustomMessage {
             custom_type,
             content,
             details,
             display,
         } => {
+            let content = replacement
+                .and_then(|r| r.get("content"))
+                .unwrap_or(content);
             messages.push(custom_message(
                 custom_type,
                 content,
@@ -138,6 +187,7 @@ pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> Se
         .map(|(i, e)| (e.id.as_str(), i))
         .collect();
     let path = path_to(entries, &by_id, leaf);
+    let edits = edits_on(&path);
     let mut context = SessionContext {
         thinking_level: "off".into(),
         ..Default::default()
@@ -180,15 +230,15 @@ pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> Se
                 .position(|e| &e.id == first_kept_entry_id)
                 .unwrap_or(at);
             for entry in &path[first_kept..at] {
-                append(&mut context.messages, entry);
+                append(&mut context.messages, entry, &edits);
             }
             for entry in &path[at + 1..] {
-                append(&mut context.messages, entry);
+                append(&mut context.messages, entry, &edits);
             }
         }
         _ => {
             for entry in &path {
-                append(&mut context.messages, entry);
+                append(&mut context.messages, entry, &edits);
             }
         }
     }

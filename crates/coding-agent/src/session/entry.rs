@@ -84,6 +84,25 @@ pub enum EntryKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
+    /// Tokens spent outside the conversation (pi 1.5, e.g. `kind: "cache_warm"`): counted in
+    /// the session's totals, never part of the model's context.
+    Usage {
+        kind: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        usage: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// pi 1.5: what the model sees of the entry `target_id` from here on: `null` leaves it
+    /// out, `{"content": …}` replaces its content. The latest edit on the branch wins.
+    ContextEdit {
+        target_id: String,
+        #[serde(default)]
+        replacement: Option<Value>,
+    },
     /// An entry this build cannot use (unknown type, or fields it cannot parse): kept
     /// verbatim, still linked into the tree, never sent to the model.
     #[serde(skip)]

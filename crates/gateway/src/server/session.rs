@@ -544,6 +544,8 @@ fn entry_kind(kind: &pi_coding_agent::session::EntryKind) -> &'static str {
         EntryKind::CustomMessage { .. } => "custom_message",
         EntryKind::Label { .. } => "label",
         EntryKind::SessionInfo { .. } => "session_info",
+        EntryKind::Usage { .. } => "usage",
+        EntryKind::ContextEdit { .. } => "context_edit",
         EntryKind::Unknown(_) => "unknown",
     }
 }

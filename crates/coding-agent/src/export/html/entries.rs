@@ -61,6 +61,8 @@ impl Page<'_> {
             EntryKind::Custom { .. }
             | EntryKind::Label { .. }
             | EntryKind::SessionInfo { .. }
+            | EntryKind::Usage { .. }
+            | EntryKind::ContextEdit { .. }
             | EntryKind::Unknown(_) => {}
         }
     }

@@ -143,8 +143,9 @@ impl App {
                     self.notice(NoticeKind::Error, &format!("Retry failed: {error}"));
                 }
             }
-            SessionOnlyEvent::SessionInfoChanged { .. } | SessionOnlyEvent::AgentSettled { .. } => {
-            }
+            SessionOnlyEvent::SessionInfoChanged { .. }
+            | SessionOnlyEvent::AgentSettled { .. }
+            | SessionOnlyEvent::EntryAppended { .. } => {}
             SessionOnlyEvent::ThinkingLevelChanged { .. } => self.update_editor_border(),
         }
     }

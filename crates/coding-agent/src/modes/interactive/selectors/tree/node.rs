@@ -232,6 +232,19 @@ pub(super) fn describe(
             };
             (Class::Settings, content)
         }
+        EntryKind::Usage { kind, .. } => {
+            search.push(format!("usage {kind}"));
+            (Class::Settings, dim(format!("[usage: {kind}]")))
+        }
+        EntryKind::ContextEdit { replacement, .. } => {
+            search.push("context edit".into());
+            let what = if replacement.is_some() {
+                "replaced"
+            } else {
+                "removed"
+            };
+            (Class::Settings, dim(format!("[context edit: {what}]")))
+        }
         EntryKind::Unknown(raw) => {
             let kind = raw.get("type").and_then(Value::as_str).unwrap_or("entry");
             search.push(kind.to_owned());
