@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Cross-checks session files with the TypeScript pi: installs
-# @mariozechner/pi-coding-agent@0.73.1 from npm into target/ts-pi (once), then runs the
-# ts_compat tests, which compact a session with each pi and continue it with the other.
+# Cross-checks session files with the TypeScript pi 0.73.1 and 1.5.2: installs
+# @mariozechner/pi-coding-agent@0.73.1 into target/ts-pi and @earendil-works/pi-coding-agent
+# @1.5.2 (with its node 22) into target/ts-pi-15 (once each), then runs the ts_compat tests,
+# which compact a session with each pi and continue it with the other.
 # Needs node (20+) and npm. Exits 0 with a notice when they are missing or npm is
 # unreachable; a failing test fails the script.
 set -euo pipefail
@@ -15,4 +16,6 @@ if [ ! -f "$cli" ]; then
   echo "ts-compat: the TypeScript pi is not installed; skipped"
   exit 0
 fi
-PI_TS_CLI="$PWD/$cli" cargo test -p pi-coding-agent --test ts_compat -- --nocapture
+ts15="$(scripts/install-ts-pi-15.sh)"
+[ -n "$ts15" ] || echo "ts-compat: pi 1.5.2 is not installed; its checks are skipped"
+PI_TS_CLI="$PWD/$cli" PI_TS15="$ts15" cargo test -p pi-coding-agent --test ts_compat -- --nocapture

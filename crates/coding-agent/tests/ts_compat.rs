@@ -1,7 +1,8 @@
-//! Compacted sessions cross between our `pi` and the TypeScript pi: each reopens the
-//! other's file and sends the summary plus the kept messages. Needs the TypeScript pi:
-//! `PI_TS_CLI=<.../pi-coding-agent/dist/cli.js>` (`scripts/ts-compat.sh` installs it and
-//! sets it); without it these tests report that they were skipped.
+//! Compacted sessions cross between our `pi` and the TypeScript pi, 0.73.1 and 1.5.2: each
+//! reopens the other's file and sends the summary plus the kept messages. Needs the
+//! TypeScript pis: `PI_TS_CLI=<.../pi-coding-agent/dist/cli.js>` (0.73.1) and `PI_TS15=<a
+//! wrapper running 1.5.2>` (`scripts/ts-compat.sh` installs both and sets them); without
+//! them these tests report that they were skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -25,6 +26,23 @@ fn ts_cli() -> Option<PathBuf> {
 fn ts_pi(cli: &Path) -> Command {
     let mut command = Command::new("node");
     command.arg(cli).env("PI_OFFLINE", "1");
+    command
+}
+
+/// pi 1.5.2's wrapper (it brings its own node 22).
+fn ts15() -> Option<PathBuf> {
+    let wrapper = std::env::var_os("PI_TS15")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from);
+    if wrapper.is_none() {
+        eprintln!("PI_TS15 is not set: skipped (run scripts/ts-compat.sh)");
+    }
+    wrapper
+}
+
+fn ts15_pi(wrapper: &Path) -> Command {
+    let mut command = Command::new(wrapper);
+    command.env("PI_OFFLINE", "1");
     command
 }
 
@@ -149,4 +167,60 @@ async fn a_typescript_compacted_session_reopens_here() {
             .collect::<Vec<_>>()
     };
     assert_eq!(strip(&ours)[..1], strip(&theirs)[..1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_compacted_session_reopens_in_pi_15() {
+    let Some(wrapper) = ts15() else { return };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(
+        &server,
+        128_000,
+        json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    let file = env.work.join("ours.jsonl");
+    compact_session(
+        &env,
+        Command::new(env!("CARGO_BIN_EXE_pi")),
+        &file,
+        "OUR SUMMARY",
+        &server,
+    );
+    server.clear_requests();
+    let body = continue_session(&env, ts15_pi(&wrapper), &file, &server);
+    check_continuation(&body, "OUR SUMMARY");
+    // 1.5.2 appended its system message and reply; the file still continues here.
+    let lines = read_jsonl(&file);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "message" && l["message"]["role"] == "system"),
+        "1.5.2 wrote to the file"
+    );
+    let body = continue_session(&env, Command::new(env!("CARGO_BIN_EXE_pi")), &file, &server);
+    check_continuation(&body, "OUR SUMMARY");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_15_compacted_session_reopens_here() {
+    let Some(wrapper) = ts15() else { return };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(
+        &server,
+        128_000,
+        json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    let file = env.work.join("theirs15.jsonl");
+    compact_session(&env, ts15_pi(&wrapper), &file, "THEIR SUMMARY", &server);
+    let lines = read_jsonl(&file);
+    assert_eq!(
+        lines.iter().filter(|l| l["type"] == "compaction").count(),
+        1
+    );
+    server.clear_requests();
+    let ours = continue_session(&env, Command::new(env!("CARGO_BIN_EXE_pi")), &file, &server);
+    check_continuation(&ours, "THEIR SUMMARY");
+    // And 1.5.2 continues what ours appended.
+    let theirs = continue_session(&env, ts15_pi(&wrapper), &file, &server);
+    check_continuation(&theirs, "THEIR SUMMARY");
 }
