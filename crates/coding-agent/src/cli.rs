@@ -125,7 +125,7 @@ pub struct Args {
     /// Export a session file to HTML and exit (the first message names the output file).
     #[arg(long)]
     pub export: Option<String>,
-    /// Thinking level: off, minimal, low, medium, high, xhigh.
+    /// Thinking level: off, minimal, low, medium, high, xhigh, max.
     #[arg(long)]
     pub thinking: Option<String>,
     /// List models (with optional fuzzy search).
@@ -333,7 +333,7 @@ Options:
   --no-prompt-templates, -np     Don't discover prompt templates (--prompt-template paths still load)
   --theme <path>                 Load a theme file or directory (repeatable)
   --no-themes                    Don't discover themes (--theme paths still load)
-  --thinking <level>             Set thinking level: off, minimal, low, medium, high, xhigh
+  --thinking <level>             Set thinking level: off, minimal, low, medium, high, xhigh, max
   --export <file>                Export session file to HTML and exit
   --list-models [search]         List available models (with optional fuzzy search)
   --offline                      Disable startup network operations (same as PI_OFFLINE=1)

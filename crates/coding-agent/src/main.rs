@@ -338,7 +338,7 @@ ANTHROPIC_API_KEY or OPENAI_API_KEY) or add a provider to {}",
             Some(level) => Some(level),
             None => {
                 eprintln!(
-                    "Error: invalid thinking level \"{text}\" (off, minimal, low, medium, high, xhigh)"
+                    "Error: invalid thinking level \"{text}\" (off, minimal, low, medium, high, xhigh, max)"
                 );
                 return Ok(1);
             }

@@ -185,3 +185,53 @@ async fn session_id_opens_or_creates_that_session() {
     let body = server.requests().last().unwrap().body.clone();
     assert_eq!(body["messages"].as_array().unwrap().len(), 4);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thinking_max_is_clamped_to_what_the_model_supports() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let models = json!({"providers": {"mock": {
+    "baseUrl": server.openai_base_url(), "api": "openai-completions", "apiKey": "mock-key",
+    "models": [
+        {"id": "mock-model"},
+        {"id": "mock-thinker", "reasoning": true},
+        {"id": "mock-max", "reasoning": true, "thinkingLevelMap": {"xhigh": "xhigh", "max": "max"}}
+    ]}}});
+    std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
+    for (model, level, levels) in [
+        ("mock/mock-model", "off", json!(["off"])),
+        (
+            "mock/mock-thinker",
+            "high",
+            json!(["off", "minimal", "low", "medium", "high"]),
+        ),
+        (
+            "mock/mock-max",
+            "max",
+            json!(["off", "minimal", "low", "medium", "high", "xhigh", "max"]),
+        ),
+    ] {
+        let mut rpc = support::rpc::Rpc::start(&env, &["--model", model, "--thinking", "max"]);
+        let state = rpc.call("s", json!({"type": "get_state"}));
+        assert_eq!(state["data"]["thinkingLevel"], level, "{model}");
+        let offered = rpc.call("l", json!({"type": "get_available_thinking_levels"}));
+        assert_eq!(offered["data"]["levels"], levels, "{model}");
+        assert_eq!(rpc.finish(), Some(0));
+    }
+    server.push(Script::text("thought hard"));
+    let out = pi(
+        &env,
+        &[
+            "--model",
+            "mock/mock-max",
+            "--thinking",
+            "max",
+            "--no-session",
+            "-p",
+            "hi",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let body = server.requests().last().unwrap().body.clone();
+    assert_eq!(body["reasoning_effort"], "max", "{body}");
+}

@@ -2,8 +2,8 @@
 
 use crate::types::{Model, ThinkingLevel};
 
-/// The levels a model supports: `off` only for non-reasoning models; `xhigh` only when the
-/// model maps it; any level mapped to `null` is excluded.
+/// The levels a model supports: `off` only for non-reasoning models; `xhigh` and `max` only
+/// when the model maps them; any level mapped to `null` is excluded.
 pub fn supported_thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
     if !model.reasoning {
         return vec![ThinkingLevel::Off];
@@ -12,7 +12,9 @@ pub fn supported_thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
         .into_iter()
         .filter(|&level| match model.thinking_level_value(level) {
             Some(None) => false,
-            mapped if level == ThinkingLevel::Xhigh => mapped.is_some(),
+            mapped if matches!(level, ThinkingLevel::Xhigh | ThinkingLevel::Max) => {
+                mapped.is_some()
+            }
             _ => true,
         })
         .collect()

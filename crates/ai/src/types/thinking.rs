@@ -15,17 +15,20 @@ pub enum ThinkingLevel {
     Medium,
     High,
     Xhigh,
+    /// pi 1.5's level above `xhigh`; offered only by models that map it.
+    Max,
 }
 
 impl ThinkingLevel {
-    /// Every level, from `off` to `xhigh`.
-    pub const ALL: [ThinkingLevel; 6] = [
+    /// Every level, from `off` to `max`.
+    pub const ALL: [ThinkingLevel; 7] = [
         Self::Off,
         Self::Minimal,
         Self::Low,
         Self::Medium,
         Self::High,
         Self::Xhigh,
+        Self::Max,
     ];
 
     /// The level's wire name.
@@ -37,17 +40,18 @@ impl ThinkingLevel {
             Self::Medium => "medium",
             Self::High => "high",
             Self::Xhigh => "xhigh",
+            Self::Max => "max",
         }
     }
 
-    /// Parses a wire name (`off`, `minimal`, … `xhigh`).
+    /// Parses a wire name (`off`, `minimal`, … `xhigh`, `max`).
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|l| l.as_str() == text)
     }
 
-    /// `xhigh` becomes `high`, for providers without an extra-high setting.
+    /// `xhigh` and `max` become `high`, for providers without higher settings.
     pub fn clamp_to_high(self) -> Self {
-        if self == Self::Xhigh {
+        if matches!(self, Self::Xhigh | Self::Max) {
             Self::High
         } else {
             self
@@ -84,7 +88,9 @@ impl ThinkingBudgets {
             ThinkingLevel::Minimal => self.minimal.unwrap_or(1024),
             ThinkingLevel::Low => self.low.unwrap_or(2048),
             ThinkingLevel::Medium => self.medium.unwrap_or(8192),
-            ThinkingLevel::High | ThinkingLevel::Xhigh => self.high.unwrap_or(16384),
+            ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => {
+                self.high.unwrap_or(16384)
+            }
         }
     }
 }

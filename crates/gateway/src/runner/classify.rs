@@ -251,9 +251,10 @@ pub fn friendly_message(kind: FailureKind, raw: &str) -> String {
     }
 }
 
-/// The next lower thinking level: xhigh → high → medium → low → minimal → off.
+/// The next lower thinking level: max → xhigh → high → medium → low → minimal → off.
 pub fn downgrade_thinking(level: ThinkingLevel) -> Option<ThinkingLevel> {
     match level {
+        ThinkingLevel::Max => Some(ThinkingLevel::Xhigh),
         ThinkingLevel::Xhigh => Some(ThinkingLevel::High),
         ThinkingLevel::High => Some(ThinkingLevel::Medium),
         ThinkingLevel::Medium => Some(ThinkingLevel::Low),

@@ -507,7 +507,7 @@ pub fn thinking_level(model_id: &str, effort: ThinkingLevel, gemma: bool) -> &'s
         ThinkingLevel::Off | ThinkingLevel::Minimal => "MINIMAL",
         ThinkingLevel::Low => "LOW",
         ThinkingLevel::Medium => "MEDIUM",
-        ThinkingLevel::High | ThinkingLevel::Xhigh => "HIGH",
+        ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => "HIGH",
     }
 }
 

@@ -176,7 +176,7 @@ impl App {
             None => self.notice(
                 NoticeKind::Error,
                 &format!(
-                    "Unknown thinking level \"{level}\" (off, minimal, low, medium, high, xhigh)"
+                    "Unknown thinking level \"{level}\" (off, minimal, low, medium, high, xhigh, max)"
                 ),
             ),
         }

@@ -273,7 +273,7 @@ impl ThemeColor {
             L::Low => ThemeColor::ThinkingLow,
             L::Medium => ThemeColor::ThinkingMedium,
             L::High => ThemeColor::ThinkingHigh,
-            L::Xhigh => ThemeColor::ThinkingXhigh,
+            L::Xhigh | L::Max => ThemeColor::ThinkingXhigh,
         }
     }
 }
