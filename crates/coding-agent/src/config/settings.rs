@@ -57,8 +57,9 @@ pub struct Settings {
     pub themes: Option<Vec<String>>,
     /// Collapse thinking blocks in the interactive view.
     pub hide_thinking_block: Option<bool>,
-    /// Skip the startup header in interactive mode.
-    pub quiet_startup: Option<bool>,
+    /// Skip the startup header in interactive mode (`true`); pi 1.5's `"header"` keeps
+    /// only the header, which is all this build's startup shows.
+    pub quiet_startup: Option<QuietStartup>,
     /// Horizontal padding inside the editor.
     pub editor_padding_x: Option<usize>,
     /// Rows of the autocomplete list.
@@ -108,6 +109,70 @@ pub(crate) fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
     }
 }
 
+/// `quietStartup`: a boolean, or pi 1.5's `"header"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum QuietStartup {
+    Flag(bool),
+    Mode(QuietMode),
+}
+
+/// The named forms of `quietStartup`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuietMode {
+    Header,
+}
+
+impl QuietStartup {
+    /// Whether the startup header is left out.
+    pub fn hides_header(self) -> bool {
+        self == Self::Flag(true)
+    }
+}
+
+/// Settings from a merged object. A key whose value this build cannot read (a newer pi's
+/// form, a typo) is left out and named, instead of every setting being lost.
+pub fn parse_lenient(map: Map<String, Value>) -> (Settings, Vec<String>) {
+    if let Ok(settings) = Settings::deserialize(Value::Object(map.clone())) {
+        return (settings, Vec::new());
+    }
+    let mut kept = Map::new();
+    let mut dropped = Vec::new();
+    for (key, value) in map {
+        let single = Map::from_iter([(key.clone(), value.clone())]);
+        match Settings::deserialize(Value::Object(single)) {
+            Ok(_) => {
+                kept.insert(key, value);
+            }
+            Err(e) => dropped.push(format!("\"{key}\" ({e})")),
+        }
+    }
+    (
+        Settings::deserialize(Value::Object(kept)).unwrap_or_default(),
+        dropped,
+    )
+}
+
+/// Says once per process which settings were left out.
+fn warn_dropped(dropped: &[String]) {
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    for key in dropped {
+        if !warned.contains(key) {
+            eprintln!("Warning: settings: ignoring {key}");
+            warned.push(key.clone());
+        }
+    }
+}
+
+/// [`parse_lenient`], warning about what it left out.
+pub fn parse_settings(map: Map<String, Value>) -> Settings {
+    let (settings, dropped) = parse_lenient(map);
+    warn_dropped(&dropped);
+    settings
+}
+
 impl Settings {
     /// The compaction settings, with defaults for what is not set.
     pub fn compaction_settings(&self) -> crate::compaction::CompactionSettings {
@@ -118,6 +183,28 @@ impl Settings {
     pub fn load(global: &Path, project: &Path) -> Self {
         let mut merged = read_object(global);
         merge(&mut merged, read_object(project));
-        Settings::deserialize(Value::Object(merged)).unwrap_or_default()
+        parse_settings(merged)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_this_build_cannot_read_loses_only_its_key() {
+        let map = serde_json::json!({"steeringMode": "all", "theme": 7, "quietStartup": "header"});
+        let Value::Object(map) = map else {
+            unreachable!()
+        };
+        let (settings, dropped) = parse_lenient(map);
+        assert_eq!(settings.steering_mode, Some(pi_agent_core::QueueMode::All));
+        assert_eq!(
+            settings.quiet_startup,
+            Some(QuietStartup::Mode(QuietMode::Header))
+        );
+        assert!(!settings.quiet_startup.unwrap().hides_header());
+        assert_eq!(dropped.len(), 1);
+        assert!(dropped[0].starts_with("\"theme\""), "{dropped:?}");
     }
 }

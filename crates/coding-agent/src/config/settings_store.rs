@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::settings::{Settings, merge, read_object};
@@ -35,7 +34,7 @@ impl State {
     fn remerge(&mut self) {
         let mut merged = self.global.clone();
         merge(&mut merged, self.project.clone());
-        self.merged = Settings::deserialize(Value::Object(merged)).unwrap_or_default();
+        self.merged = super::settings::parse_settings(merged);
     }
 }
 

@@ -160,7 +160,7 @@ impl App {
             input_paused,
         };
         app.install_autocomplete();
-        if !settings.quiet_startup.unwrap_or(false) {
+        if !settings.quiet_startup.is_some_and(|q| q.hides_header()) {
             let header = app.header_text(&options.version);
             app.chat.add_header(&header);
         }
