@@ -346,9 +346,11 @@ ANTHROPIC_API_KEY or OPENAI_API_KEY) or add a provider to {}",
         None => None,
     };
     let settings_thinking = settings
-        .default_thinking_level
-        .as_deref()
-        .and_then(ThinkingLevel::parse);
+        .model_thinking_levels
+        .as_ref()
+        .and_then(|levels| levels.get(&model.full_id()))
+        .or(settings.default_thinking_level.as_ref())
+        .and_then(|level| ThinkingLevel::parse(level));
     let session_thinking = (resuming && has_thinking_entry)
         .then(|| ThinkingLevel::parse(&restored.thinking_level))
         .flatten();
@@ -413,6 +415,19 @@ environment variable, pass --api-key, or configure it in {}",
         return Ok(1);
     }
     let extension_tools = extensions.tools();
+    let default_tools = match tool_selection::default_tools(
+        settings.default_tools.as_deref(),
+        &tools::DEFAULT_TOOLS,
+    ) {
+        Ok(tools) => tools,
+        Err(message) => {
+            eprintln!("Warning: settings defaultTools: {message}");
+            tools::DEFAULT_TOOLS
+                .iter()
+                .map(|t| (*t).to_owned())
+                .collect()
+        }
+    };
     let tool_names = tool_selection::select(
         &ToolRequest {
             tools: tools_flag,
@@ -425,7 +440,7 @@ environment variable, pass --api-key, or configure it in {}",
             no_builtin_tools: args.no_builtin_tools,
         },
         &tools::ALL_TOOLS,
-        &tools::DEFAULT_TOOLS,
+        &default_tools.iter().map(String::as_str).collect::<Vec<_>>(),
         &extension_tools
             .iter()
             .map(|t| t.name().to_owned())

@@ -15,6 +15,8 @@ pub struct RetrySettings {
     pub enabled: bool,
     pub max_retries: u32,
     pub base_delay_ms: u64,
+    /// pi 1.5: the cap on one retry's delay (60 s).
+    pub max_agent_delay_ms: u64,
     /// Retries inside one provider request (the SDK-level retries).
     pub provider: Option<ProviderRetrySettings>,
 }
@@ -34,16 +36,18 @@ impl Default for RetrySettings {
             enabled: true,
             max_retries: 3,
             base_delay_ms: 2000,
+            max_agent_delay_ms: 60_000,
             provider: None,
         }
     }
 }
 
 impl RetrySettings {
-    /// `baseDelayMs × 2^(attempt-1)`: 2 s, 4 s, 8 s by default.
+    /// `baseDelayMs × 2^(attempt-1)`: 2 s, 4 s, 8 s by default, at most `maxAgentDelayMs`.
     pub fn delay_ms(&self, attempt: u32) -> u64 {
         self.base_delay_ms
             .saturating_mul(1u64 << attempt.saturating_sub(1).min(32))
+            .min(self.max_agent_delay_ms)
     }
 }
 
@@ -78,6 +82,18 @@ mod tests {
             error_message: Some(text.into()),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn delays_double_up_to_the_agent_cap() {
+        let settings = RetrySettings::default();
+        assert_eq!(
+            (1..=7).map(|a| settings.delay_ms(a)).collect::<Vec<_>>(),
+            [2000, 4000, 8000, 16000, 32000, 60000, 60000]
+        );
+        let capped: RetrySettings =
+            serde_json::from_str(r#"{"baseDelayMs": 100, "maxAgentDelayMs": 250}"#).unwrap();
+        assert_eq!(capped.delay_ms(3), 250);
     }
 
     #[test]

@@ -142,6 +142,25 @@ pub fn matches(pattern: &str, name: &str) -> bool {
     true
 }
 
+/// The default tool set from the `defaultTools` setting (pi 1.5): a plain list replaces the
+/// built-in `defaults`; a list of only `+name`/`-name` entries edits them.
+pub fn default_tools(setting: Option<&[String]>, defaults: &[&str]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = defaults.iter().map(|t| (*t).to_owned()).collect();
+    let Some(setting) = setting else {
+        return Ok(out);
+    };
+    match ToolsFlag::parse(&setting.join(","))? {
+        ToolsFlag::Allow(names) => Ok(names),
+        ToolsFlag::Edit { add, remove } => {
+            for name in add {
+                push_unique(&mut out, &name);
+            }
+            out.retain(|name| !remove.iter().any(|p| matches(p, name)));
+            Ok(out)
+        }
+    }
+}
+
 /// Splits a comma-separated `--exclude-tools` list.
 pub fn parse_list(list: &str) -> Vec<String> {
     list.split(',')
@@ -189,6 +208,21 @@ mod tests {
             run(Some("read,+grep"), "", &[]).unwrap_err(),
             "--tools: tool names cannot be mixed with +name or -name entries"
         );
+    }
+
+    #[test]
+    fn default_tools_replace_or_edit_the_built_in_set() {
+        let listed = vec!["read".to_owned(), "grep".to_owned()];
+        assert_eq!(
+            default_tools(Some(&listed), &DEFAULTS).unwrap(),
+            ["read", "grep"]
+        );
+        let edits = vec!["+ls".to_owned(), "-bash".to_owned()];
+        assert_eq!(
+            default_tools(Some(&edits), &DEFAULTS).unwrap(),
+            ["read", "edit", "write", "ls"]
+        );
+        assert_eq!(default_tools(None, &DEFAULTS).unwrap(), DEFAULTS);
     }
 
     #[test]

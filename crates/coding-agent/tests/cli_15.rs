@@ -235,3 +235,25 @@ async fn thinking_max_is_clamped_to_what_the_model_supports() {
     let body = server.requests().last().unwrap().body.clone();
     assert_eq!(body["reasoning_effort"], "max", "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_tools_and_model_thinking_levels_from_settings() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(
+        &server,
+        128_000,
+        json!({"defaultTools": ["+grep", "-write"],
+               "modelThinkingLevels": {"mock/mock-thinker": "low"},
+               "defaultThinkingLevel": "high"}),
+    );
+    server.push(Script::text("ok"));
+    let out = pi(&env, &["--no-session", "-p", "hi"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(sent_tools(&server), ["read", "bash", "edit", "grep"]);
+    for (model, level) in [("mock/mock-thinker", "low"), ("mock/mock-model", "off")] {
+        let mut rpc = support::rpc::Rpc::start(&env, &["--model", model]);
+        let state = rpc.call("s", json!({"type": "get_state"}));
+        assert_eq!(state["data"]["thinkingLevel"], level, "{model}");
+        assert_eq!(rpc.finish(), Some(0));
+    }
+}

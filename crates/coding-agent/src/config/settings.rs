@@ -12,6 +12,10 @@ pub struct Settings {
     pub default_provider: Option<String>,
     pub default_model: Option<String>,
     pub default_thinking_level: Option<String>,
+    /// pi 1.5: the startup thinking level per `provider/id` (over `defaultThinkingLevel`).
+    pub model_thinking_levels: Option<std::collections::BTreeMap<String, String>>,
+    /// pi 1.5: the startup tools; a list of only `+name`/`-name` edits the built-in default.
+    pub default_tools: Option<Vec<String>>,
     /// Where sessions are stored (after `--session-dir` and `PI_CODING_AGENT_SESSION_DIR`).
     pub session_dir: Option<String>,
     /// The shell for the bash tool.
