@@ -221,13 +221,15 @@ async fn cancel_kills_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("pids");
     let command = format!(
-        "sleep 300 & echo $! > {0}.tmp; (sleep 301 &); echo $$ >> {0}.tmp; mv {0}.tmp {0}; \
-         echo running; sleep 300",
+        "sleep 300 & echo $! > {0}.tmp; (sleep 301 &); echo $$ >> {0}.tmp; echo running; \
+         mv {0}.tmp {0}; sleep 300",
         pid_file.display()
     );
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     let watched = pid_file.clone();
+    // The pid file appears after "running" is written, so the output is in the pipe before
+    // the abort (it raced the abort on a loaded CI machine).
     let canceller = tokio::spawn(async move {
         let pids = wait_for_file(&watched).await;
         trigger.cancel();
