@@ -106,9 +106,12 @@ fn check_continuation(body: &Value, summary: &str) {
     assert_eq!(texts.last().unwrap(), "third question");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn our_compacted_session_reopens_in_the_typescript_pi() {
-    let Some(cli) = ts_cli() else { return };
+fn ours() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pi"))
+}
+
+/// Ours compacts a session; `theirs()` continues it, then ours again.
+async fn our_compacted_session_reopens_in(theirs: impl Fn() -> Command) -> Vec<Value> {
     let server = MockServer::start().await.unwrap();
     let env = Env::new(
         &server,
@@ -116,29 +119,24 @@ async fn our_compacted_session_reopens_in_the_typescript_pi() {
         json!({"compaction": {"keepRecentTokens": 1}}),
     );
     let file = env.work.join("ours.jsonl");
-    compact_session(
-        &env,
-        Command::new(env!("CARGO_BIN_EXE_pi")),
-        &file,
-        "OUR SUMMARY",
-        &server,
-    );
+    compact_session(&env, ours(), &file, "OUR SUMMARY", &server);
     server.clear_requests();
-    let body = continue_session(&env, ts_pi(&cli), &file, &server);
+    let body = continue_session(&env, theirs(), &file, &server);
     check_continuation(&body, "OUR SUMMARY");
     // And the file the TypeScript pi appended to still reopens here.
-    let body = continue_session(&env, Command::new(env!("CARGO_BIN_EXE_pi")), &file, &server);
+    let body = continue_session(&env, ours(), &file, &server);
     check_continuation(&body, "OUR SUMMARY");
     let lines = read_jsonl(&file);
     assert_eq!(
         lines.iter().filter(|l| l["type"] == "compaction").count(),
         1
     );
+    lines
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_typescript_compacted_session_reopens_here() {
-    let Some(cli) = ts_cli() else { return };
+/// `theirs()` compacts a session; ours continues it, then `theirs()` again. Returns the two
+/// continuation requests (ours, theirs).
+async fn their_compacted_session_reopens_here(theirs: impl Fn() -> Command) -> (Value, Value) {
     let server = MockServer::start().await.unwrap();
     let env = Env::new(
         &server,
@@ -146,17 +144,31 @@ async fn a_typescript_compacted_session_reopens_here() {
         json!({"compaction": {"keepRecentTokens": 1}}),
     );
     let file = env.work.join("theirs.jsonl");
-    compact_session(&env, ts_pi(&cli), &file, "THEIR SUMMARY", &server);
+    compact_session(&env, theirs(), &file, "THEIR SUMMARY", &server);
     let lines = read_jsonl(&file);
     assert_eq!(
         lines.iter().filter(|l| l["type"] == "compaction").count(),
         1
     );
     server.clear_requests();
-    let ours = continue_session(&env, Command::new(env!("CARGO_BIN_EXE_pi")), &file, &server);
-    check_continuation(&ours, "THEIR SUMMARY");
+    let ours_body = continue_session(&env, ours(), &file, &server);
+    check_continuation(&ours_body, "THEIR SUMMARY");
+    let theirs_body = continue_session(&env, theirs(), &file, &server);
+    check_continuation(&theirs_body, "THEIR SUMMARY");
+    (ours_body, theirs_body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_compacted_session_reopens_in_the_typescript_pi() {
+    let Some(cli) = ts_cli() else { return };
+    our_compacted_session_reopens_in(|| ts_pi(&cli)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typescript_compacted_session_reopens_here() {
+    let Some(cli) = ts_cli() else { return };
+    let (ours, theirs) = their_compacted_session_reopens_here(|| ts_pi(&cli)).await;
     // Both send the same context for the same file (the system prompt aside).
-    let theirs = continue_session(&env, ts_pi(&cli), &file, &server);
     let strip = |body: &Value| {
         let mut messages = body["messages"].as_array().unwrap().clone();
         messages.remove(0);
@@ -172,55 +184,17 @@ async fn a_typescript_compacted_session_reopens_here() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_compacted_session_reopens_in_pi_15() {
     let Some(wrapper) = ts15() else { return };
-    let server = MockServer::start().await.unwrap();
-    let env = Env::new(
-        &server,
-        128_000,
-        json!({"compaction": {"keepRecentTokens": 1}}),
-    );
-    let file = env.work.join("ours.jsonl");
-    compact_session(
-        &env,
-        Command::new(env!("CARGO_BIN_EXE_pi")),
-        &file,
-        "OUR SUMMARY",
-        &server,
-    );
-    server.clear_requests();
-    let body = continue_session(&env, ts15_pi(&wrapper), &file, &server);
-    check_continuation(&body, "OUR SUMMARY");
-    // 1.5.2 appended its system message and reply; the file still continues here.
-    let lines = read_jsonl(&file);
+    let lines = our_compacted_session_reopens_in(|| ts15_pi(&wrapper)).await;
     assert!(
         lines
             .iter()
             .any(|l| l["type"] == "message" && l["message"]["role"] == "system"),
-        "1.5.2 wrote to the file"
+        "1.5.2 wrote its system message to the file"
     );
-    let body = continue_session(&env, Command::new(env!("CARGO_BIN_EXE_pi")), &file, &server);
-    check_continuation(&body, "OUR SUMMARY");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_15_compacted_session_reopens_here() {
     let Some(wrapper) = ts15() else { return };
-    let server = MockServer::start().await.unwrap();
-    let env = Env::new(
-        &server,
-        128_000,
-        json!({"compaction": {"keepRecentTokens": 1}}),
-    );
-    let file = env.work.join("theirs15.jsonl");
-    compact_session(&env, ts15_pi(&wrapper), &file, "THEIR SUMMARY", &server);
-    let lines = read_jsonl(&file);
-    assert_eq!(
-        lines.iter().filter(|l| l["type"] == "compaction").count(),
-        1
-    );
-    server.clear_requests();
-    let ours = continue_session(&env, Command::new(env!("CARGO_BIN_EXE_pi")), &file, &server);
-    check_continuation(&ours, "THEIR SUMMARY");
-    // And 1.5.2 continues what ours appended.
-    let theirs = continue_session(&env, ts15_pi(&wrapper), &file, &server);
-    check_continuation(&theirs, "THEIR SUMMARY");
+    their_compacted_session_reopens_here(|| ts15_pi(&wrapper)).await;
 }

@@ -38,24 +38,27 @@ fn looks_like_path(arg: &str) -> bool {
     arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl")
 }
 
+/// The newest session file of `folder` (`<timestamp>_<id>.jsonl`) whose id passes `wanted`.
+fn newest_with_id(folder: &Path, wanted: impl Fn(&str) -> bool) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".jsonl"))
+                .and_then(|n| n.split_once('_'))
+                .is_some_and(|(_, id)| wanted(id))
+        })
+        .collect();
+    found.sort();
+    found.pop()
+}
+
 /// Finds a session file by id prefix: first in `dir`, then in every project's folder.
 pub fn find_by_id(prefix: &str, dir: &Path, agent_dir: &Path) -> Option<PathBuf> {
-    let matches_in = |folder: &Path| -> Option<PathBuf> {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
-            .ok()?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.strip_suffix(".jsonl"))
-                    .and_then(|n| n.split_once('_'))
-                    .is_some_and(|(_, id)| id.starts_with(prefix))
-            })
-            .collect();
-        found.sort();
-        found.pop()
-    };
+    let matches_in = |folder: &Path| newest_with_id(folder, |id| id.starts_with(prefix));
     matches_in(dir).or_else(|| {
         let all = std::fs::read_dir(agent_dir.join("sessions")).ok()?;
         all.filter_map(Result::ok)
@@ -121,22 +124,9 @@ fn check_session_id(id: &str) -> Result<(), String> {
     }
 }
 
-/// The newest session file of `dir` named `<timestamp>_<id>.jsonl` (this id exactly).
+/// The newest session file of `dir` with exactly this id.
 fn find_exact_id(id: &str, dir: &Path) -> Option<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".jsonl"))
-                .and_then(|n| n.split_once('_'))
-                .is_some_and(|(_, file_id)| file_id == id)
-        })
-        .collect();
-    found.sort();
-    found.pop()
+    newest_with_id(dir, |candidate| candidate == id)
 }
 
 fn resolve(arg: &str, dir: &Path, agent_dir: &Path) -> Option<PathBuf> {
