@@ -86,9 +86,14 @@ pub trait AgentHooks: Send + Sync {
         Box::pin(async { None })
     }
 
-    /// The API key for a provider, asked before every LLM request (expiring tokens).
-    fn get_api_key<'a>(&'a self, _provider: &'a str) -> BoxFuture<'a, Option<String>> {
-        Box::pin(async { None })
+    /// The API key for a provider, asked before every LLM request (expiring tokens). `Ok(None)`
+    /// keeps the configured key; an error (a token that could not be refreshed) ends the turn
+    /// with that message instead of sending the request.
+    fn get_api_key<'a>(
+        &'a self,
+        _provider: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, String>> {
+        Box::pin(async { Ok(None) })
     }
 
     /// Called after validation; may block the call.

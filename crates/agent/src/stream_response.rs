@@ -53,8 +53,27 @@ pub(crate) async fn stream_assistant_response(
         tools: context.tools.iter().map(|t| t.definition()).collect(),
     };
     let mut options = config.options.clone();
-    if let Some(key) = config.hooks.get_api_key(&config.model.provider).await {
-        options.stream.api_key = Some(key);
+    match config.hooks.get_api_key(&config.model.provider).await {
+        Ok(Some(key)) => options.stream.api_key = Some(key),
+        Ok(None) => {}
+        Err(error) => {
+            let mut message = AssistantMessage::empty(
+                &config.model.api,
+                &config.model.provider,
+                &config.model.id,
+            );
+            message.stop_reason = pi_ai::StopReason::Error;
+            message.error_message = Some(error);
+            sink.emit(AgentEvent::MessageStart {
+                message: AgentMessage::from(message.clone()),
+            })
+            .await;
+            sink.emit(AgentEvent::MessageEnd {
+                message: AgentMessage::from(message.clone()),
+            })
+            .await;
+            return message;
+        }
     }
     options.stream.cancel = Some(cancel.clone());
 

@@ -873,12 +873,15 @@ impl AgentHooks for PipelineHooks {
         })
     }
 
-    fn get_api_key<'a>(&'a self, provider: &'a str) -> BoxFuture<'a, Option<String>> {
+    fn get_api_key<'a>(
+        &'a self,
+        provider: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, String>> {
         let calls = Arc::clone(&self.api_key_calls);
         Box::pin(async move {
             let mut calls = calls.lock().unwrap();
             calls.push(provider.to_owned());
-            Some(format!("key-{}", calls.len()))
+            Ok(Some(format!("key-{}", calls.len())))
         })
     }
 }

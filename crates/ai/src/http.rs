@@ -32,6 +32,11 @@ static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
         .map_err(|e| format!("Could not create the HTTP client: {e}"))
 });
 
+/// The one HTTP client every request of this crate shares.
+pub fn shared_client() -> Result<&'static reqwest::Client, String> {
+    CLIENT.as_ref().map_err(Clone::clone)
+}
+
 /// How a provider's SDK words an HTTP error status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorStyle {

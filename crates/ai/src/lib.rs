@@ -10,6 +10,7 @@ pub mod event_stream;
 pub mod http;
 pub mod js_number;
 pub mod models;
+pub mod oauth;
 pub mod overflow;
 pub mod partial_json;
 pub mod providers;

@@ -34,6 +34,7 @@ pub fn default_model_for(provider: &str) -> Option<&'static str> {
 pub struct ModelRegistry {
     resolved: ResolvedModels,
     auth: AuthStorage,
+    auth_path: Option<std::path::PathBuf>,
     load_error: Option<String>,
 }
 
@@ -48,12 +49,62 @@ impl ModelRegistry {
     /// Loads the catalog, `models.json` and `auth.json` from the agent dir. A broken
     /// `models.json` keeps the built-in models and is reported by [`Self::load_error`].
     pub fn load(agent_dir: &Path) -> Self {
+        let mut registry = Self::load_files(agent_dir);
+        registry.auth_path = Some(paths::auth_path(agent_dir));
+        registry.apply_login_base_urls();
+        registry
+    }
+
+    /// Where `auth.json` is (`None` for a registry built in memory).
+    pub fn auth_path(&self) -> Option<&Path> {
+        self.auth_path.as_deref()
+    }
+
+    /// Models of a provider whose login names its API host (Copilot) use that host, unless
+    /// `models.json` set one for the provider.
+    fn apply_login_base_urls(&mut self) {
+        let providers: Vec<String> = self
+            .auth
+            .providers()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        for provider in providers {
+            let (Some(login), Some(credentials)) = (
+                pi_ai::oauth::OAuthProvider::from_id(&provider),
+                self.auth.oauth(&provider),
+            ) else {
+                continue;
+            };
+            let Some(base_url) = login.base_url(credentials) else {
+                continue;
+            };
+            let builtin = pi_ai::get_models(&provider);
+            for model in self
+                .resolved
+                .models
+                .iter_mut()
+                .filter(|m| m.provider == provider)
+            {
+                // A base URL models.json set differs from the catalog's: it stays.
+                let from_catalog = builtin
+                    .iter()
+                    .any(|b| b.id == model.id && b.base_url == model.base_url);
+                if from_catalog {
+                    model.base_url = base_url.clone();
+                }
+            }
+        }
+    }
+
+    fn load_files(agent_dir: &Path) -> Self {
         let auth = AuthStorage::load(&paths::auth_path(agent_dir));
         let builtin = match builtin_models() {
             Ok(models) => models,
             Err(e) => {
                 return Self {
                     auth,
+                    auth_path: None,
                     load_error: Some(e.to_string()),
                     ..Self::default()
                 };
@@ -69,6 +120,7 @@ impl ModelRegistry {
                         ..Default::default()
                     },
                     auth,
+                    auth_path: None,
                     load_error: None,
                 };
             }
@@ -83,6 +135,7 @@ impl ModelRegistry {
                         ..Default::default()
                     },
                     auth,
+                    auth_path: None,
                     load_error: Some(error),
                 };
             }
@@ -91,6 +144,7 @@ impl ModelRegistry {
             Ok(resolved) => Self {
                 resolved,
                 auth,
+                auth_path: None,
                 load_error: None,
             },
             Err(e) => Self {
@@ -99,6 +153,7 @@ impl ModelRegistry {
                     ..Default::default()
                 },
                 auth,
+                auth_path: None,
                 load_error: Some(format!("{e}\n\nFile: {}", models_path.display())),
             },
         }

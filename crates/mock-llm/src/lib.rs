@@ -3,12 +3,14 @@
 //! Cloud Code Assist, Bedrock ConverseStream, Mistral), with fault injection.
 //!
 //! Queue [`Script`]s on a [`MockServer`]; each provider request consumes the next one
-//! (or gets an echo reply when the queue is empty) and is recorded for inspection.
+//! (or gets an echo reply when the queue is empty) and is recorded for inspection. It also
+//! stands in for the providers' sign-in servers ([`oauth`]).
 
 mod control;
 mod default_reply;
 mod error;
 mod faults;
+pub mod oauth;
 mod recording;
 mod render;
 mod respond;

@@ -157,6 +157,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         )
         .route("/_mock/reset", post(control::reset))
         .route("/_mock/health", get(control::health))
+        .merge(crate::oauth::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)

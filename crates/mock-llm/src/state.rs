@@ -15,6 +15,8 @@ pub(crate) struct Shared {
     response_seq: AtomicU64,
     /// Counter for generated tool call ids.
     pub tool_seq: AtomicU64,
+    /// The stand-in sign-in servers.
+    pub oauth: crate::oauth::OAuthState,
 }
 
 /// Locks a mutex, ignoring poisoning (the data stays consistent: no invariants span a panic).

@@ -145,10 +145,21 @@ impl ExtensionState {
 }
 
 /// The agent hooks of a session: message conversion, plus the extension hooks.
-pub(super) fn hooks(runtime: &Arc<ExtensionRuntime>) -> Arc<dyn AgentHooks> {
+pub(super) fn hooks(
+    runtime: &Arc<ExtensionRuntime>,
+    oauth: Option<OAuthKeys>,
+) -> Arc<dyn AgentHooks> {
     Arc::new(SessionHooks {
         runtime: runtime.clone(),
+        oauth,
     })
+}
+
+/// Where the session reads subscription logins before each request (refreshing them).
+pub(super) struct OAuthKeys {
+    pub auth_path: std::path::PathBuf,
+    /// The provider `--api-key` was given for: its key wins over any login.
+    pub cli_key_provider: Option<String>,
 }
 
 /// Adds the `before_provider_request` and `after_provider_response` hooks to stream
@@ -198,9 +209,27 @@ pub(super) fn with_payload_hook(
 
 struct SessionHooks {
     runtime: Arc<ExtensionRuntime>,
+    oauth: Option<OAuthKeys>,
 }
 
 impl AgentHooks for SessionHooks {
+    fn get_api_key<'a>(
+        &'a self,
+        provider: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, String>> {
+        Box::pin(async move {
+            let Some(oauth) = &self.oauth else {
+                return Ok(None);
+            };
+            if oauth.cli_key_provider.as_deref() == Some(provider) {
+                return Ok(None);
+            }
+            crate::config::oauth_refresh::fresh_oauth_key(&oauth.auth_path, provider, 0)
+                .await
+                .map_err(|e| e.0)
+        })
+    }
+
     fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
         crate::messages::convert_to_llm(messages)
     }

@@ -234,7 +234,13 @@ impl AgentSession {
             thinking_level,
             tools,
             messages: context.messages,
-            hooks: extensions::hooks(&setup.runtime),
+            hooks: extensions::hooks(
+                &setup.runtime,
+                registry.auth_path().map(|path| extensions::OAuthKeys {
+                    auth_path: path.to_path_buf(),
+                    cli_key_provider: api_key.as_ref().map(|_| model.provider.clone()),
+                }),
+            ),
             steering_mode: current.steering_mode.unwrap_or_default(),
             follow_up_mode: current.follow_up_mode.unwrap_or_default(),
             stream_options: extensions::with_payload_hook(

@@ -6,6 +6,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use pi_ai::oauth::{OAuthCredentials, OAuthProvider};
+
 use super::auth_lock::AuthLock;
 
 use super::values::resolve_config_value_with;
@@ -21,11 +23,8 @@ pub enum Credential {
         #[serde(default)]
         env: Option<HashMap<String, String>>,
     },
-    /// OAuth credentials; the access token is used as the key.
-    Oauth {
-        #[serde(default)]
-        access: Option<String>,
-    },
+    /// A subscription login: access and refresh token, expiry and provider extras.
+    Oauth(OAuthCredentials),
 }
 
 /// The parsed file; missing or unreadable files are empty (the TypeScript pi creates `{}`).
@@ -89,8 +88,25 @@ impl AuthStorage {
     pub fn api_key(&self, provider: &str) -> Option<String> {
         match self.credentials.get(provider)? {
             Credential::ApiKey { key, env } => resolve_config_value_with(key, env.as_ref()),
-            Credential::Oauth { access } => access.clone(),
+            Credential::Oauth(credentials) => Some(oauth_key(provider, credentials)),
         }
+    }
+
+    /// The stored OAuth credentials of a provider.
+    pub fn oauth(&self, provider: &str) -> Option<&OAuthCredentials> {
+        match self.credentials.get(provider)? {
+            Credential::Oauth(credentials) => Some(credentials),
+            Credential::ApiKey { .. } => None,
+        }
+    }
+}
+
+/// The request key of stored OAuth credentials: what the provider's login makes of them
+/// (Google's `{token, projectId}`), else the access token.
+pub fn oauth_key(provider: &str, credentials: &OAuthCredentials) -> String {
+    match OAuthProvider::from_id(provider) {
+        Some(login) => login.api_key(credentials),
+        None => credentials.access.clone(),
     }
 }
 
@@ -101,10 +117,18 @@ pub fn update_auth_file<R>(
     path: &Path,
     change: impl FnOnce(&mut Map<String, Value>) -> R,
 ) -> std::io::Result<R> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     ensure_auth_file(path)?;
     let _lock = AuthLock::acquire(path)?;
+    update_auth_file_locked(path, change)
+}
+
+/// [`update_auth_file`] for a caller that already holds the lock.
+pub fn update_auth_file_locked<R>(
+    path: &Path,
+    change: impl FnOnce(&mut Map<String, Value>) -> R,
+) -> std::io::Result<R> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let text = std::fs::read_to_string(path)?;
     let mut map = match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => map,

@@ -52,6 +52,16 @@ impl AuthLock {
     }
 }
 
+impl AuthLock {
+    /// Marks the lock as alive (its mtime), so waiters do not take it over as stale while
+    /// a long step (a token refresh) runs under it.
+    pub fn touch(&self) {
+        if let Ok(dir) = std::fs::File::open(&self.dir) {
+            let _ = dir.set_modified(SystemTime::now());
+        }
+    }
+}
+
 impl Drop for AuthLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir(&self.dir);

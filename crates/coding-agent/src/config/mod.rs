@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod auth_lock;
+pub mod oauth_refresh;
 pub mod paths;
 pub mod settings;
 pub mod settings_file;

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use pi_ai::oauth::OAuthProvider;
+
 use crate::config::auth::{Credential, update_auth_file};
 use crate::config::paths;
 use crate::model_registry::ModelRegistry;
@@ -107,6 +109,8 @@ struct Options {
     model: Option<String>,
     json: bool,
     credentials: bool,
+    no_refresh: bool,
+    min_expiry_ms: i64,
 }
 
 /// Why the options were refused: an unknown option has its own two-line message.
@@ -139,11 +143,12 @@ fn parse_options(args: &[String], kind: Kind) -> Result<Options, OptionsError> {
                         "--min-expiry is only supported by print-bearer-token".into(),
                     ));
                 }
-                if iter.next().and_then(|v| parse_duration_ms(v)).is_none() {
+                let Some(ms) = iter.next().and_then(|v| parse_duration_ms(v)) else {
                     return Err(OptionsError::Message(
                         "--min-expiry must use a duration such as 30m or 1h".into(),
                     ));
-                }
+                };
+                options.min_expiry_ms = i64::try_from(ms).unwrap_or(i64::MAX);
             }
             "--json" | "--credentials" | "--no-refresh" => {
                 if kind != Kind::Check {
@@ -153,6 +158,7 @@ fn parse_options(args: &[String], kind: Kind) -> Result<Options, OptionsError> {
                 }
                 options.json |= arg == "--json";
                 options.credentials |= arg == "--credentials";
+                options.no_refresh |= arg == "--no-refresh";
             }
             other if other.starts_with('-') => {
                 return Err(OptionsError::Unknown(other.to_owned()));
@@ -253,11 +259,14 @@ fn run_check(args: &[String], agent_dir: &Path) -> i32 {
             1,
         );
     }
-    let auth_type = match registry.auth_storage().credential(&provider) {
-        Some(Credential::Oauth { .. }) => "oauth",
-        _ => "api_key",
+    let oauth = registry.auth_storage().oauth(&provider).is_some();
+    let auth_type = if oauth { "oauth" } else { "api_key" };
+    let key = if oauth {
+        oauth_credential(agent_dir, &provider, 0, !options.no_refresh, false)
+    } else {
+        registry.provider_key(&provider)
     };
-    match registry.provider_key(&provider) {
+    match key {
         Some(key) => report(
             &options,
             json!({"status": "ready", "provider": provider, "authType": auth_type}),
@@ -270,6 +279,42 @@ fn run_check(args: &[String], agent_dir: &Path) -> i32 {
             None,
             1,
         ),
+    }
+}
+
+/// A provider's OAuth credential, refreshed (under the auth.json lock) when it expires
+/// within `min_validity_ms` and `refresh` allows: the request key, or with `bearer` the
+/// access token. `None` when there is none or the refresh failed (said on stderr).
+fn oauth_credential(
+    agent_dir: &Path,
+    provider: &str,
+    min_validity_ms: i64,
+    refresh: bool,
+    bearer: bool,
+) -> Option<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let path = paths::auth_path(agent_dir);
+    let found = runtime.block_on(crate::config::oauth_refresh::fresh_credentials(
+        &path,
+        provider,
+        min_validity_ms,
+        refresh,
+    ));
+    match found {
+        Ok(credentials) => credentials.map(|c| {
+            if bearer {
+                c.access
+            } else {
+                crate::config::auth::oauth_key(provider, &c)
+            }
+        }),
+        Err(error) => {
+            eprintln!("{error}");
+            None
+        }
     }
 }
 
@@ -295,7 +340,7 @@ fn run_print(args: &[String], agent_dir: &Path, kind: Kind) -> i32 {
         Ok(options) => options,
         Err(error) => return refuse(error, kind, 1),
     };
-    match resolve_for_print(&options, &ModelRegistry::load(agent_dir), kind) {
+    match resolve_for_print(&options, &ModelRegistry::load(agent_dir), kind, agent_dir) {
         Ok(value) => {
             println!("{value}");
             0
@@ -311,6 +356,7 @@ fn resolve_for_print(
     options: &Options,
     registry: &ModelRegistry,
     kind: Kind,
+    agent_dir: &Path,
 ) -> Result<String, String> {
     let stored = registry.auth_storage();
     let providers: Vec<String> = match (&options.provider, &options.model) {
@@ -348,6 +394,9 @@ fn resolve_for_print(
         let value = match kind {
             Kind::ApiKey if oauth => None,
             Kind::BearerToken if !oauth => None,
+            Kind::BearerToken => {
+                oauth_credential(agent_dir, provider, options.min_expiry_ms, true, true)
+            }
             _ => registry.provider_key(provider),
         };
         if let Some(value) = value {
@@ -441,6 +490,8 @@ fn provider_display_name(provider: &str) -> String {
         "github-copilot" => "GitHub Copilot",
         "google" => "Google",
         "google-vertex" => "Google Vertex AI",
+        "google-gemini-cli" => "Google Gemini CLI",
+        "google-antigravity" => "Google Antigravity",
         "groq" => "Groq",
         "huggingface" => "Hugging Face",
         "kimi-coding" => "Kimi For Coding",
@@ -467,35 +518,67 @@ fn provider_display_name(provider: &str) -> String {
 }
 
 fn run_login(args: &[String], agent_dir: &Path) -> i32 {
-    let provider = args.iter().find(|a| !a.starts_with('-'));
-    let api_key = args.iter().any(|a| a == "--api-key");
-    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        eprintln!("\"{LOGIN_USAGE}\" requires an interactive terminal");
-        return 1;
+    let mut provider: Option<&String> = None;
+    let (mut api_key, mut browser) = (false, true);
+    for arg in args {
+        match arg.as_str() {
+            "--api-key" => api_key = true,
+            "--no-browser" => browser = false,
+            other if other.starts_with('-') || provider.is_some() => {
+                eprintln!("Usage: {LOGIN_USAGE}");
+                return 1;
+            }
+            _ => provider = Some(arg),
+        }
     }
     let Some(provider) = provider else {
         eprintln!("Usage: {LOGIN_USAGE}");
         return 1;
     };
-    if !api_key {
-        eprintln!(
-            "Error: signing in with an account is not available in this build yet; save a key with \"pi auth login {provider} --api-key\""
-        );
+    if api_key && !browser {
+        eprintln!("--no-browser only applies to account sign-in; omit it with --api-key.");
         return 1;
+    }
+    let registry = ModelRegistry::load(agent_dir);
+    let login = OAuthProvider::from_id(provider);
+    if login.is_none() && !registry.has_provider(provider) {
+        let mut ids: Vec<String> = pi_ai::get_providers()
+            .into_iter()
+            .chain(OAuthProvider::ALL.iter().map(|p| p.id().to_owned()))
+            .collect();
+        ids.sort();
+        ids.dedup();
+        eprintln!("Unknown provider \"{provider}\".");
+        eprintln!("Providers: {}", ids.join(", "));
+        return 1;
+    }
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!("\"{LOGIN_USAGE}\" requires an interactive terminal");
+        return 1;
+    }
+    let name = provider_display_name(provider);
+    let path = paths::auth_path(agent_dir);
+    match login {
+        Some(login) if !api_key => {
+            return crate::modes::auth_login::run_oauth_login(login, browser, &name, &path);
+        }
+        Some(login) if login != OAuthProvider::Anthropic => {
+            eprintln!("{name} has no API key login. Omit --api-key to sign in.");
+            return 1;
+        }
+        _ => {}
     }
     let Some(key) = read_secret("Enter API key: ") else {
         eprintln!("Error: no API key entered");
         return 1;
     };
-    let path = paths::auth_path(agent_dir);
     let saved = update_auth_file(&path, |map| {
         map.insert(provider.clone(), json!({"type": "api_key", "key": key}));
     });
     match saved {
         Ok(()) => {
             println!(
-                "Saved API key for {}. Credentials saved to {}",
-                provider_display_name(provider),
+                "Saved API key for {name}. Credentials saved to {}",
                 path.display()
             );
             0

@@ -1,6 +1,7 @@
 //! The ways pi runs: interactive, print and JSON modes, RPC mode, `pi config` and `pi auth`.
 
 pub mod auth;
+pub mod auth_login;
 pub mod config;
 pub mod interactive;
 pub mod rpc;

@@ -1,0 +1,278 @@
+//! The localhost server a browser sign-in redirects to: it takes the first request on its
+//! path with the right `state`, answers with a small page and hands the code over.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::OAuthError;
+
+/// Where and how to listen.
+pub(crate) struct CallbackOptions<'a> {
+    pub provider: &'a str,
+    pub port: u16,
+    pub path: &'a str,
+    /// The host name the redirect URI names (`localhost` for most providers).
+    pub redirect_host: &'a str,
+    /// The `state` the callback must carry.
+    pub state: &'a str,
+}
+
+/// What the callback delivered: a code, or the provider's error.
+type Outcome = Option<Result<String, String>>;
+
+/// A running callback server; dropping it stops listening.
+pub(crate) struct CallbackServer {
+    redirect_uri: String,
+    outcome: watch::Receiver<Outcome>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for CallbackServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The host the server binds to: `PI_OAUTH_CALLBACK_HOST` or 127.0.0.1, as pi does.
+fn bind_host() -> String {
+    std::env::var("PI_OAUTH_CALLBACK_HOST")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "127.0.0.1".into())
+}
+
+impl CallbackServer {
+    /// Listens on the options' port (0: any free port).
+    pub async fn start(options: CallbackOptions<'_>) -> Result<Self, OAuthError> {
+        let listener = TcpListener::bind((bind_host().as_str(), options.port))
+            .await
+            .map_err(|e| {
+                OAuthError::Failed(format!(
+                    "Could not listen for the sign-in callback on port {}: {e}",
+                    options.port
+                ))
+            })?;
+        let port = listener
+            .local_addr()
+            .map_err(|e| OAuthError::Failed(e.to_string()))?
+            .port();
+        let redirect_uri = format!("http://{}:{port}{}", options.redirect_host, options.path);
+        let (sender, outcome) = watch::channel(None);
+        let sender = Arc::new(Mutex::new(Some(sender)));
+        let path = options.path.to_owned();
+        let state = options.state.to_owned();
+        let provider = options.provider.to_owned();
+        let task = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let (path, state, provider) = (path.clone(), state.clone(), provider.clone());
+                let sender = Arc::clone(&sender);
+                tokio::spawn(async move {
+                    let Some(target) = read_target(&mut stream).await else {
+                        return;
+                    };
+                    let (status, page, result) = answer(&target, &path, &state, &provider);
+                    let taken = result.and_then(|r| {
+                        sender
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .take()
+                            .map(|s| (s, r))
+                    });
+                    let (status, page) = match (&taken, status) {
+                        (None, 200) => (
+                            409,
+                            page_html(
+                                "Authentication failed",
+                                "This sign-in has already been handled.",
+                            ),
+                        ),
+                        _ => (status, page),
+                    };
+                    let response = format!(
+                        "HTTP/1.1 {status} {}\r\ncontent-type: text/html; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                        reason(status),
+                        page.len()
+                    );
+                    let _ = stream.write_all(response.as_bytes()).await;
+                    let _ = stream.shutdown().await;
+                    if let Some((sender, result)) = taken {
+                        let _ = sender.send(Some(result));
+                    }
+                });
+            }
+        });
+        Ok(Self {
+            redirect_uri,
+            outcome,
+            task,
+        })
+    }
+
+    /// The redirect URI to send with the authorization request.
+    pub fn redirect_uri(&self) -> &str {
+        &self.redirect_uri
+    }
+
+    /// Waits for the callback: the code, or the provider's error.
+    pub async fn wait(&mut self) -> Result<String, OAuthError> {
+        loop {
+            if let Some(outcome) = self.outcome.borrow().clone() {
+                return outcome.map_err(OAuthError::Failed);
+            }
+            if self.outcome.changed().await.is_err() {
+                return Err(OAuthError::Failed("OAuth callback server closed".into()));
+            }
+        }
+    }
+}
+
+/// Reads the request head and returns its target (`/path?query`).
+async fn read_target(stream: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 2048];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 64 * 1024 {
+        let n = stream.read(&mut buf).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&head);
+    let mut parts = text.lines().next()?.split_whitespace();
+    let method = parts.next()?;
+    let target = parts.next()?;
+    (method == "GET").then(|| target.to_owned())
+}
+
+/// The status, page and (when this request settles the sign-in) the outcome.
+fn answer(
+    target: &str,
+    path: &str,
+    state: &str,
+    provider: &str,
+) -> (u16, String, Option<Result<String, String>>) {
+    let (route, query) = target.split_once('?').unwrap_or((target, ""));
+    if route != path {
+        return (
+            404,
+            page_html("Authentication failed", "Callback route not found."),
+            None,
+        );
+    }
+    let params: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    if param("state").as_deref() != Some(state) {
+        return (
+            400,
+            page_html("Authentication failed", "State mismatch."),
+            None,
+        );
+    }
+    if let Some(error) = param("error") {
+        let description = param("error_description").unwrap_or(error);
+        let page = page_html(
+            "Authentication failed",
+            &format!("{provider} authorization failed. {description}"),
+        );
+        return (
+            400,
+            page,
+            Some(Err(format!(
+                "{provider} authorization failed: {description}"
+            ))),
+        );
+    }
+    match param("code") {
+        Some(code) if !code.is_empty() => (
+            200,
+            page_html(
+                "Authentication successful",
+                &format!("Signed in to {provider}. You may now close this page."),
+            ),
+            Some(Ok(code)),
+        ),
+        _ => (
+            400,
+            page_html("Authentication failed", "Missing authorization code."),
+            None,
+        ),
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        409 => "Conflict",
+        _ => "Error",
+    }
+}
+
+/// A minimal page in pi's look: a heading and a line, HTML-escaped.
+fn page_html(heading: &str, message: &str) -> String {
+    let escape = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{h}</title>\
+         <style>body{{background:#09090b;color:#fafafa;font-family:system-ui,sans-serif;\
+         display:flex;align-items:center;justify-content:center;min-height:100vh;margin:0;\
+         text-align:center}}p{{color:#a1a1aa}}</style></head><body><main><h1>{h}</h1>\
+         <p>{m}</p></main></body></html>",
+        h = escape(heading),
+        m = escape(message)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_with_matching_state_settles() {
+        let (status, _, outcome) = answer("/callback?code=abc&state=s1", "/callback", "s1", "X");
+        assert_eq!(status, 200);
+        assert_eq!(outcome, Some(Ok("abc".into())));
+    }
+
+    #[test]
+    fn wrong_state_or_path_is_refused_without_settling() {
+        assert_eq!(
+            answer("/callback?code=a&state=bad", "/callback", "s1", "X").2,
+            None
+        );
+        assert_eq!(
+            answer("/other?code=a&state=s1", "/callback", "s1", "X").0,
+            404
+        );
+    }
+
+    #[test]
+    fn provider_error_settles_with_its_description() {
+        let (_, _, outcome) = answer(
+            "/callback?state=s1&error=access_denied&error_description=No%20thanks",
+            "/callback",
+            "s1",
+            "X",
+        );
+        assert_eq!(
+            outcome,
+            Some(Err("X authorization failed: No thanks".into()))
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! Subscription logins (pi-ai's `oauth`): each provider's sign-in flow, token refresh and
+//! how its stored credentials become a request key. Storage and locking are the caller's.
+
+mod anthropic;
+mod browser_flow;
+mod callback;
+mod device;
+mod endpoints;
+mod github_copilot;
+mod google;
+mod http;
+mod interaction;
+mod openai_codex;
+mod pkce;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use endpoints::{BASE_URL_ENV, endpoint};
+pub use github_copilot::copilot_base_url;
+pub use interaction::{LoginInteraction, LoginNotice, LoginPrompt, SelectOption};
+pub use pkce::Pkce;
+
+/// Stored OAuth credentials as auth.json holds them (after `"type": "oauth"`): the access
+/// token, the refresh token, the expiry in epoch milliseconds and provider extras
+/// (`accountId`, `projectId`, `enterpriseUrl`, `email`) kept as they are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OAuthCredentials {
+    #[serde(default)]
+    pub refresh: String,
+    #[serde(default)]
+    pub access: String,
+    #[serde(default)]
+    pub expires: i64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl OAuthCredentials {
+    /// Whether the access token expires within `margin_ms` from now.
+    pub fn expires_within(&self, margin_ms: i64) -> bool {
+        now_ms().saturating_add(margin_ms) >= self.expires
+    }
+
+    /// A string extra such as `projectId`.
+    pub fn extra_str(&self, key: &str) -> Option<&str> {
+        self.extra
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    }
+}
+
+/// Why a login or a refresh failed; messages never carry a token.
+#[derive(Debug, thiserror::Error)]
+pub enum OAuthError {
+    #[error("Login cancelled")]
+    Cancelled,
+    #[error("{0}")]
+    Failed(String),
+    /// The refresh token was refused: only a new login helps.
+    #[error("{0}")]
+    Revoked(String),
+}
+
+/// The providers pi can sign in to with an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OAuthProvider {
+    Anthropic,
+    OpenAiCodex,
+    GithubCopilot,
+    GoogleGeminiCli,
+    GoogleAntigravity,
+}
+
+impl OAuthProvider {
+    /// Every provider, in the order `/login` lists them.
+    pub const ALL: [OAuthProvider; 5] = [
+        OAuthProvider::Anthropic,
+        OAuthProvider::GithubCopilot,
+        OAuthProvider::GoogleGeminiCli,
+        OAuthProvider::GoogleAntigravity,
+        OAuthProvider::OpenAiCodex,
+    ];
+
+    /// The provider by its id (`anthropic`, `openai-codex`, ...).
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.id() == id)
+    }
+
+    /// The provider id models and auth.json use.
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAiCodex => "openai-codex",
+            Self::GithubCopilot => "github-copilot",
+            Self::GoogleGeminiCli => "google-gemini-cli",
+            Self::GoogleAntigravity => "google-antigravity",
+        }
+    }
+
+    /// The name shown when signing in.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Anthropic => "Anthropic (Claude Pro/Max)",
+            Self::OpenAiCodex => "OpenAI (ChatGPT Plus/Pro)",
+            Self::GithubCopilot => "GitHub Copilot",
+            Self::GoogleGeminiCli => "Google Cloud Code Assist (Gemini CLI)",
+            Self::GoogleAntigravity => "Antigravity (Gemini 3, Claude, GPT-OSS)",
+        }
+    }
+
+    /// Runs the sign-in flow; the interaction shows URLs and codes and asks for input.
+    pub async fn login(self, ui: &dyn LoginInteraction) -> Result<OAuthCredentials, OAuthError> {
+        let cancel = ui.cancel_token();
+        let flow = async {
+            match self {
+                Self::Anthropic => anthropic::login(ui).await,
+                Self::OpenAiCodex => openai_codex::login(ui).await,
+                Self::GithubCopilot => github_copilot::login(ui).await,
+                Self::GoogleGeminiCli => google::login(google::GEMINI_CLI, ui).await,
+                Self::GoogleAntigravity => google::login(google::ANTIGRAVITY, ui).await,
+            }
+        };
+        tokio::select! {
+            result = flow => result,
+            () = cancel.cancelled() => Err(OAuthError::Cancelled),
+        }
+    }
+
+    /// Exchanges the refresh token for new credentials (extras carried over).
+    pub async fn refresh(
+        self,
+        credentials: &OAuthCredentials,
+    ) -> Result<OAuthCredentials, OAuthError> {
+        match self {
+            Self::Anthropic => anthropic::refresh(credentials).await,
+            Self::OpenAiCodex => openai_codex::refresh(credentials).await,
+            Self::GithubCopilot => github_copilot::refresh(credentials).await,
+            Self::GoogleGeminiCli => google::refresh(google::GEMINI_CLI, credentials).await,
+            Self::GoogleAntigravity => google::refresh(google::ANTIGRAVITY, credentials).await,
+        }
+    }
+
+    /// The key requests use: the access token, or for Google the `{token, projectId}` JSON
+    /// the Cloud Code Assist provider reads.
+    pub fn api_key(self, credentials: &OAuthCredentials) -> String {
+        match self {
+            Self::GoogleGeminiCli | Self::GoogleAntigravity => serde_json::json!({
+                "token": credentials.access,
+                "projectId": credentials.extra_str("projectId").unwrap_or_default(),
+            })
+            .to_string(),
+            _ => credentials.access.clone(),
+        }
+    }
+
+    /// The base URL the provider's models should use with these credentials (Copilot's
+    /// token names its API host).
+    pub fn base_url(self, credentials: &OAuthCredentials) -> Option<String> {
+        match self {
+            Self::GithubCopilot => Some(copilot_base_url(
+                &credentials.access,
+                credentials.extra_str("enterpriseUrl"),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or_default()
+}
+
+/// An expiry `expires_in` seconds from now, less the five minutes pi keeps in hand.
+pub(crate) fn expiry_from(expires_in: f64) -> i64 {
+    now_ms() + (expires_in * 1000.0) as i64 - 5 * 60 * 1000
+}

@@ -1,0 +1,127 @@
+//! Keeping subscription logins valid: before a request the stored token is checked, and one
+//! close to expiry is refreshed under the auth.json lock, so that of several pi processes
+//! (ours or the TypeScript pi) only one spends the refresh token and the others read its
+//! result.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pi_ai::oauth::{OAuthCredentials, OAuthError, OAuthProvider};
+use serde_json::Value;
+
+use super::auth::{AuthStorage, oauth_key, update_auth_file_locked};
+use super::auth_lock::AuthLock;
+
+/// Why no usable key could be had; the text never carries a token.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RefreshError(pub String);
+
+/// The provider's request key from its stored OAuth login, refreshed when it expires
+/// within `min_validity_ms`; `Ok(None)` when the provider has no OAuth login stored.
+pub async fn fresh_oauth_key(
+    auth_path: &Path,
+    provider: &str,
+    min_validity_ms: i64,
+) -> Result<Option<String>, RefreshError> {
+    Ok(
+        fresh_credentials(auth_path, provider, min_validity_ms, true)
+            .await?
+            .map(|credentials| oauth_key(provider, &credentials)),
+    )
+}
+
+/// The stored OAuth credentials of `provider`, refreshed first when they expire within
+/// `min_validity_ms` and `refresh` allows it.
+pub async fn fresh_credentials(
+    auth_path: &Path,
+    provider: &str,
+    min_validity_ms: i64,
+    refresh: bool,
+) -> Result<Option<OAuthCredentials>, RefreshError> {
+    let stored = AuthStorage::load(auth_path);
+    let Some(credentials) = stored.oauth(provider).cloned() else {
+        return Ok(None);
+    };
+    if !credentials.expires_within(min_validity_ms) || !refresh {
+        return Ok(Some(credentials));
+    }
+    let Some(login) = OAuthProvider::from_id(provider) else {
+        // A login of a provider this build cannot refresh: use what is stored.
+        return Ok(Some(credentials));
+    };
+    refresh_locked(auth_path.to_path_buf(), provider, login, min_validity_ms)
+        .await
+        .map(Some)
+}
+
+async fn refresh_locked(
+    auth_path: PathBuf,
+    provider: &str,
+    login: OAuthProvider,
+    min_validity_ms: i64,
+) -> Result<OAuthCredentials, RefreshError> {
+    let lock_path = auth_path.clone();
+    let lock = tokio::task::spawn_blocking(move || AuthLock::acquire(&lock_path))
+        .await
+        .map_err(|e| RefreshError(e.to_string()))?
+        .map_err(|e| RefreshError(format!("Could not lock {}: {e}", auth_path.display())))?;
+    // Another process may have refreshed while this one waited.
+    let current = AuthStorage::load(&auth_path).oauth(provider).cloned();
+    let Some(current) = current else {
+        return Err(RefreshError(log_in_again(
+            provider,
+            "the login was removed",
+        )));
+    };
+    if !current.expires_within(min_validity_ms) {
+        return Ok(current);
+    }
+    let refreshed = {
+        let refresh = login.refresh(&current);
+        tokio::pin!(refresh);
+        // The lock stays fresh (its mtime touched) for as long as the refresh takes.
+        let mut keep_alive = tokio::time::interval(Duration::from_secs(2));
+        loop {
+            tokio::select! {
+                result = &mut refresh => break result,
+                _ = keep_alive.tick() => lock.touch(),
+            }
+        }
+    };
+    let refreshed = match refreshed {
+        Ok(refreshed) => refreshed,
+        Err(error) => return Err(RefreshError(refresh_failure(provider, &error))),
+    };
+    let mut entry = serde_json::Map::new();
+    entry.insert("type".into(), "oauth".into());
+    if let Ok(Value::Object(fields)) = serde_json::to_value(&refreshed) {
+        entry.extend(fields);
+    }
+    update_auth_file_locked(&auth_path, |map| {
+        map.insert(provider.to_owned(), Value::Object(entry));
+    })
+    .map_err(|e| {
+        RefreshError(format!(
+            "Refreshed the {provider} login but could not save it to {}: {e}",
+            auth_path.display()
+        ))
+    })?;
+    drop(lock);
+    Ok(refreshed)
+}
+
+fn log_in_again(provider: &str, reason: &str) -> String {
+    format!(
+        "The {provider} login could not be refreshed ({reason}). Log in again with /login or \"pi auth login {provider}\"."
+    )
+}
+
+fn refresh_failure(provider: &str, error: &OAuthError) -> String {
+    match error {
+        OAuthError::Revoked(detail) => log_in_again(provider, detail),
+        other => format!(
+            "The {provider} login could not be refreshed: {other}. Try again, or log in again with /login or \"pi auth login {provider}\"."
+        ),
+    }
+}
