@@ -298,6 +298,7 @@ fn run() -> Result<i32> {
         )
     });
 
+    let mut no_model = false;
     let (model, pattern_level) = match &args.model {
         Some(pattern) => match registry.resolve_pattern(pattern, args.provider.as_deref()) {
             Ok(found) => found,
@@ -322,10 +323,19 @@ fn run() -> Result<i32> {
                 .or_else(|| registry.default_model(provider, settings.default_model.as_deref()))
             {
                 Some(model) => (model, None),
+                // A first run: the UI opens and says how to go on, with a placeholder model
+                // that has no key until the user picks one.
+                None if interactive && !registry.all().is_empty() => {
+                    no_model = true;
+                    let placeholder = registry
+                        .find("anthropic", "claude-opus-4-7")
+                        .unwrap_or(&registry.all()[0]);
+                    (placeholder.clone(), None)
+                }
                 None => {
                     eprintln!(
-                        "No models available. Set an API key environment variable (for example \
-ANTHROPIC_API_KEY or OPENAI_API_KEY) or add a provider to {}",
+                        "No models available. Sign in or save a key with \"pi auth login <provider>\", \
+set an API key environment variable (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), or add a provider to {}",
                         paths::models_path(&agent_dir).display()
                     );
                     return Ok(1);
@@ -633,6 +643,7 @@ environment variable, pass --api-key, or configure it in {}",
                 .into_iter()
                 .map(|r| r.path.clone())
                 .collect(),
+            no_model,
         };
         return Ok(runtime.block_on(pi_coding_agent::modes::interactive::run(
             agent_session,

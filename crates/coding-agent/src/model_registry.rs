@@ -55,6 +55,14 @@ impl ModelRegistry {
         registry
     }
 
+    /// The registry read again from the same agent dir (`None` for one built in memory).
+    pub fn reloaded(&self) -> Option<Self> {
+        self.auth_path
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Self::load)
+    }
+
     /// Where `auth.json` is (`None` for a registry built in memory).
     pub fn auth_path(&self) -> Option<&Path> {
         self.auth_path.as_deref()

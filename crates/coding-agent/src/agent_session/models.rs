@@ -260,6 +260,18 @@ impl AgentSession {
         previous
     }
 
+    /// Takes the key and headers `model` has now and its settings (a base URL a login
+    /// names), without recording a model change.
+    pub(super) fn refresh_model_auth(&self, model: Model) {
+        let inner = &self.inner;
+        let auth = inner.request_auth(&model).unwrap_or_default();
+        let mut options = inner.agent.stream_options();
+        options.api_key = auth.api_key;
+        options.headers = auth.headers;
+        inner.agent.set_stream_options(options);
+        inner.agent.set_model(model);
+    }
+
     /// `model_select`, after the thinking level followed the new model.
     fn announce_model(&self, model: Model, previous: Model, source: &str) {
         self.emit_extension_event_later(crate::extensions::ExtensionEvent::ModelSelect {

@@ -12,7 +12,7 @@ use crate::model_registry::ModelRegistry;
 
 /// The registry the session started with, the providers registered since, and the result.
 pub(crate) struct SessionRegistry {
-    base: Arc<ModelRegistry>,
+    base: Mutex<Arc<ModelRegistry>>,
     registered: Mutex<Vec<(String, Value)>>,
     current: Mutex<Arc<ModelRegistry>>,
 }
@@ -21,7 +21,7 @@ impl SessionRegistry {
     pub(crate) fn new(base: Arc<ModelRegistry>) -> Self {
         Self {
             current: Mutex::new(base.clone()),
-            base,
+            base: Mutex::new(base),
             registered: Mutex::new(Vec::new()),
         }
     }
@@ -32,7 +32,7 @@ impl SessionRegistry {
 
     /// The base registry with every registered provider applied in order.
     fn rebuild(&self, registered: &[(String, Value)]) -> Result<ModelRegistry, String> {
-        let mut registry = (*self.base).clone();
+        let mut registry = (**lock(&self.base)).clone();
         for (name, config) in registered {
             registry.register_provider(name, config)?;
         }
@@ -63,7 +63,41 @@ impl SessionRegistry {
     }
 }
 
+impl SessionRegistry {
+    /// Reads `auth.json` and `models.json` again (after a login, a logout or a new local
+    /// model); providers registered by extensions stay.
+    fn reload_from_disk(&self) -> Result<(), String> {
+        let Some(fresh) = self.current().reloaded() else {
+            return Ok(());
+        };
+        let previous = std::mem::replace(&mut *lock(&self.base), Arc::new(fresh));
+        let registered = lock(&self.registered).clone();
+        match self.rebuild(&registered) {
+            Ok(registry) => {
+                *lock(&self.current) = Arc::new(registry);
+                Ok(())
+            }
+            Err(e) => {
+                *lock(&self.base) = previous;
+                Err(e)
+            }
+        }
+    }
+}
+
 impl AgentSession {
+    /// Reads the stored credentials and `models.json` again; the current model keeps its
+    /// place but takes the key it now has (a login makes it usable).
+    pub fn reload_credentials(&self) -> Result<(), String> {
+        self.inner.registry.reload_from_disk()?;
+        let model = self.model();
+        if let Some(found) = self.registry().find(&model.provider, &model.id).cloned() {
+            self.refresh_model_auth(found);
+        }
+        self.mirror_changed();
+        Ok(())
+    }
+
     /// The extensions' mirror of tools, commands and models is stale.
     fn mirror_changed(&self) {
         self.inner

@@ -475,7 +475,7 @@ fn run_logout(args: &[String], agent_dir: &Path) -> i32 {
 }
 
 /// The provider names pi 1.5 shows (its built-in providers'); others by their id.
-fn provider_display_name(provider: &str) -> String {
+pub(crate) fn provider_display_name(provider: &str) -> String {
     match provider {
         "amazon-bedrock" => "Amazon Bedrock",
         "ant-ling" => "Ant Ling",

@@ -19,6 +19,12 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("compact", "Manually compact the session context"),
     ("resume", "Resume a different session"),
     ("reload", "Reload keybindings, skills, prompts, and themes"),
+    ("login", "Configure provider authentication"),
+    ("logout", "Remove provider authentication"),
+    (
+        "local-llm",
+        "Install and start a small local model (no API key needed)",
+    ),
     ("quit", "Quit pi"),
 ];
 
@@ -39,6 +45,9 @@ pub enum Command {
     Compact(Option<String>),
     Resume,
     Reload,
+    Login(Option<String>),
+    Logout,
+    LocalLlm,
     Quit,
 }
 
@@ -66,6 +75,9 @@ pub fn parse(text: &str) -> Option<Command> {
         "compact" => Command::Compact(arg_opt()),
         "resume" if arg.is_empty() => Command::Resume,
         "reload" if arg.is_empty() => Command::Reload,
+        "login" => Command::Login(arg_opt()),
+        "logout" if arg.is_empty() => Command::Logout,
+        "local-llm" if arg.is_empty() => Command::LocalLlm,
         "quit" | "exit" if arg.is_empty() => Command::Quit,
         _ => return None,
     })

@@ -50,6 +50,8 @@ pub struct InteractiveOptions {
     pub no_themes: bool,
     /// Theme files of installed packages (enabled ones).
     pub package_themes: Vec<std::path::PathBuf>,
+    /// No model has a key: the UI opens with guidance (`/login`, a key, a local model).
+    pub no_model: bool,
 }
 
 /// Everything the UI task reacts to.
@@ -65,6 +67,8 @@ pub(crate) enum AppEvent {
     Signal(i32),
     /// Something from the extensions (`ctx.ui`, errors, host components).
     Ext(extension_ui::ExtEvent),
+    /// A step of a `/login` sign-in.
+    Login(app::LoginEvent),
 }
 
 /// Runs the interactive UI until the user quits; returns the exit code.

@@ -340,6 +340,10 @@ impl App {
         }
         self.editor.add_to_history(&text);
         self.set_editor_text("");
+        if self.no_model {
+            self.notice(NoticeKind::Error, super::FIRST_RUN_HELP);
+            return;
+        }
         if self.session.is_compacting() {
             self.after_compaction.push(text);
             self.notice(NoticeKind::Info, "Queued message for after compaction");

@@ -3,6 +3,8 @@
 mod extensions;
 mod handoff;
 mod keys;
+mod local_llm;
+mod login;
 mod overlay;
 mod session_events;
 mod slash;
@@ -32,6 +34,7 @@ use super::{AppEvent, InteractiveOptions, keymap};
 use crate::agent_session::{AgentSession, BashResult, ForkResult, NavigateResult};
 use crate::modes::run::RunPrompt;
 
+pub(crate) use login::LoginEvent;
 pub(crate) use overlay::Overlay;
 
 /// A background operation that finished.
@@ -47,6 +50,8 @@ pub(crate) enum Completion {
     Forked(Result<ForkResult, String>),
     /// `/new`, `/resume`, `/clone` replaced the session; the notice to show.
     Replaced(Result<Option<String>, String>),
+    /// Progress of `/local-llm`.
+    LocalLlm(local_llm::LocalLlmEvent),
     /// Output of the running `!` command.
     BashChunk(String),
     /// The `!` command ended.
@@ -90,6 +95,12 @@ pub(crate) struct App {
     input_paused: Arc<AtomicBool>,
     /// What extensions show (dialogs, widgets, components, …).
     ext: ExtensionUiState,
+    /// No model had a key at startup: the session holds a placeholder until `/login`,
+    /// `/model` or `/local-llm` gives it one.
+    no_model: bool,
+    /// `/local-llm` runs; the last tenth of its build progress shown.
+    local_llm_running: bool,
+    local_llm_shown_decile: u32,
 }
 
 impl App {
@@ -158,6 +169,9 @@ impl App {
             agent_dir: options.agent_dir.clone(),
             theme_fixed: theme_sources.clone(),
             input_paused,
+            no_model: options.no_model,
+            local_llm_running: false,
+            local_llm_shown_decile: u32::MAX,
         };
         app.install_autocomplete();
         if !settings.quiet_startup.is_some_and(|q| q.hides_header()) {
@@ -168,6 +182,9 @@ impl App {
         app.reload_history();
         for warning in options.warnings.iter().chain(&theme_warnings) {
             app.chat.add_notice(NoticeKind::Warning, warning);
+        }
+        if app.no_model {
+            app.chat.add_notice(NoticeKind::Warning, FIRST_RUN_HELP);
         }
         app.update_editor_border();
         if options.open_resume_picker {
@@ -227,6 +244,7 @@ impl App {
             AppEvent::Session(event) => self.on_session_event(*event),
             AppEvent::Done(done) => self.on_completion(done),
             AppEvent::Signal(code) => self.quit = Some(code),
+            AppEvent::Login(event) => self.on_login_event(event),
         }
     }
 
@@ -317,6 +335,10 @@ impl App {
         if let Some(id) = self.ext.inline_custom() {
             return self.ext.remote.lines(id, width);
         }
+        if matches!(&self.overlay, Some(Overlay::Input(input)) if input.is_stale()) {
+            // The sign-in finished in the browser: the pasted-code question is moot.
+            self.overlay = None;
+        }
         if let Some(overlay) = &mut self.overlay {
             return overlay.render(width);
         }
@@ -368,7 +390,11 @@ impl App {
                 .as_ref()
                 .map_or(model.context_window, |u| u.context_window),
             auto_compact: self.session.auto_compaction_enabled(),
-            model_id: model.id.clone(),
+            model_id: if self.no_model {
+                "no model".into()
+            } else {
+                model.id.clone()
+            },
             provider: model.provider.clone(),
             reasoning: model.reasoning,
             thinking_level: self.session.thinking_level().as_str().to_owned(),
@@ -443,6 +469,16 @@ impl App {
         self.chat.add_notice(kind, text);
     }
 }
+
+/// What a first run with no usable model says (at startup and on each prompt).
+pub(super) const FIRST_RUN_HELP: &str = "No model selected.
+
+To go on, either:
+  /login       sign in with an account (Claude Pro/Max, ChatGPT, GitHub Copilot, Gemini) or save an API key
+  /local-llm   install and start a small local model (no key needed; the first run builds llama.cpp, about 10 minutes)
+  or set a provider's API key variable (for example ANTHROPIC_API_KEY) and start pi again.
+
+Then use /model to select a model.";
 
 fn pending_line(text: &str, width: usize) -> String {
     truncate_to_width(&format!(" {text}"), width, "...", false)

@@ -28,6 +28,10 @@ pub(crate) enum Overlay {
     /// Summarize the branch being left? Holds the target entry id.
     BranchSummary(SelectList, String),
     Fork(UserMessageSelector),
+    /// A choice of `/login`, `/logout` or a sign-in.
+    Choice(super::login::Choice),
+    /// A question of `/login` or a sign-in.
+    Input(super::login::TextInput),
 }
 
 impl Overlay {
@@ -47,6 +51,8 @@ impl Overlay {
                 lines
             }
             Overlay::Fork(s) => s.render(width),
+            Overlay::Choice(c) => c.render(width),
+            Overlay::Input(i) => i.render(width),
         }
     }
 }
@@ -255,6 +261,8 @@ impl App {
                 SelectAction::Cancel => self.overlay = None,
                 SelectAction::None | SelectAction::Changed => {}
             },
+            Overlay::Choice(_) => self.on_choice_input(input),
+            Overlay::Input(_) => self.on_text_input(input),
             Overlay::Fork(s) => match s.handle(input, &keys) {
                 SelectorOutcome::Pending => {}
                 SelectorOutcome::Cancelled => self.overlay = None,

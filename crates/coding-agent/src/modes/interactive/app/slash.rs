@@ -106,6 +106,9 @@ impl App {
                     });
                 }
             }
+            Command::Login(provider) => self.login_command(provider),
+            Command::Logout => self.logout_command(),
+            Command::LocalLlm => self.local_llm_command(),
             Command::Quit => self.quit = Some(0),
         }
     }
@@ -154,7 +157,10 @@ impl App {
     pub(super) fn apply_model(&mut self, model: pi_ai::Model) {
         let id = model.id.clone();
         match self.session.set_model(model) {
-            Ok(()) => self.notice(NoticeKind::Info, &format!("Model: {id}")),
+            Ok(()) => {
+                self.no_model = false;
+                self.notice(NoticeKind::Info, &format!("Model: {id}"));
+            }
             Err(e) => self.notice(NoticeKind::Error, &e.0),
         }
         self.footer_dirty = true;
