@@ -127,8 +127,9 @@ pub enum FileLine {
 }
 
 impl SessionEntry {
-    /// The entry as its JSON object, keys in the TypeScript pi's order
-    /// (`type`, `id`, `parentId`, `timestamp`, then the entry's own fields).
+    /// The entry as its JSON object, keys in the TypeScript pi's order (`type`, `id`,
+    /// `parentId`, `timestamp`, then the entry's own fields; pi 1.5 writes a `custom`
+    /// entry's own fields first).
     pub fn to_json(&self) -> Result<Map<String, Value>, serde_json::Error> {
         if let EntryKind::Unknown(raw) = &self.kind {
             return Ok(raw.clone());
@@ -140,6 +141,9 @@ impl SessionEntry {
         let mut fields = fields;
         if let Some(kind) = fields.shift_remove("type") {
             out.insert("type".into(), kind);
+        }
+        if matches!(self.kind, EntryKind::Custom { .. }) {
+            out.extend(std::mem::take(&mut fields));
         }
         out.insert("id".into(), Value::String(self.id.clone()));
         out.insert(
@@ -236,4 +240,38 @@ pub fn parse_object(object: Map<String, Value>, line: usize) -> Result<ParsedLin
         })),
         warning,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(kind: EntryKind) -> SessionEntry {
+        SessionEntry {
+            id: "a1".into(),
+            parent_id: None,
+            timestamp: "t".into(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn custom_entries_put_their_fields_first_as_pi_15_does() {
+        let custom = entry(EntryKind::Custom {
+            custom_type: "probe".into(),
+            data: Some(serde_json::json!({"n": 1})),
+        });
+        assert_eq!(
+            custom.to_line().unwrap(),
+            r#"{"type":"custom","customType":"probe","data":{"n":1},"id":"a1","parentId":null,"timestamp":"t"}"#
+        );
+        let label = entry(EntryKind::Label {
+            target_id: "b2".into(),
+            label: None,
+        });
+        assert_eq!(
+            label.to_line().unwrap(),
+            r#"{"type":"label","id":"a1","parentId":null,"timestamp":"t","targetId":"b2"}"#
+        );
+    }
 }
