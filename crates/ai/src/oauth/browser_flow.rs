@@ -31,12 +31,16 @@ pub(crate) async fn callback_or_manual(
     let Some(server) = server else {
         return prompt.await.map(CodeSource::Manual);
     };
-    let outcome = tokio::select! {
-        code = server.wait() => code.map(CodeSource::Callback),
-        input = prompt => input.map(CodeSource::Manual),
-    };
-    prompt_cancel.cancel();
-    outcome
+    let mut prompt = prompt;
+    tokio::select! {
+        code = server.wait() => {
+            // The question is moot: cancel it and let it finish (the UI closes it).
+            prompt_cancel.cancel();
+            let _ = prompt.await;
+            code.map(CodeSource::Callback)
+        }
+        input = &mut prompt => input.map(CodeSource::Manual),
+    }
 }
 
 /// A pasted answer: a redirect URL, `code#state`, a query string, or the bare code.

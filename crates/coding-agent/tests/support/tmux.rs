@@ -141,6 +141,17 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Scrollback and screen with wrapped lines joined (for long URLs), trailing spaces
+    /// trimmed.
+    pub fn joined_history(&self) -> String {
+        let out = self.run(&["capture-pane", "-p", "-J", "-t", "pi", "-S", "-", "-E", "-"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Waits until the screen satisfies `check`; panics with the screen after `timeout`.
     pub fn wait(&self, what: &str, timeout: Duration, check: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
