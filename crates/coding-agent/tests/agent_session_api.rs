@@ -71,7 +71,8 @@ async fn navigating_the_tree_summarizes_the_branch_left_behind() {
         let ids: Vec<String> = s
             .entries()
             .iter()
-            .filter(|e| matches!(e.kind, EntryKind::Message { .. }))
+            // The session's system record (pi 1.5) comes first; the exchange follows.
+            .filter(|e| e.message().is_some_and(|m| m.role() != "system"))
             .map(|e| e.id.clone())
             .collect();
         (ids[0].clone(), ids[1].clone())
@@ -125,7 +126,7 @@ async fn navigating_the_tree_summarizes_the_branch_left_behind() {
                 .to_owned()
         })
         .collect();
-    assert_eq!(roles, ["user", "assistant", "branchSummary"]);
+    assert_eq!(roles, ["system", "user", "assistant", "branchSummary"]);
 
     // A user message as target: its text comes back for editing, the leaf is its parent.
     let back = agent
@@ -133,7 +134,8 @@ async fn navigating_the_tree_summarizes_the_branch_left_behind() {
         .await
         .unwrap();
     assert_eq!(back.editor_text.as_deref(), Some("first question"));
-    assert_eq!(agent.message_count(), 0);
+    // Only the session's system record (pi 1.5) is left before it.
+    assert_eq!(agent.message_count(), 1);
     ask(&agent, "a new first question").await;
     let file = agent.session_file().unwrap();
     let lines = read_jsonl(&file);
@@ -144,11 +146,17 @@ async fn navigating_the_tree_summarizes_the_branch_left_behind() {
             let parent = l["parentId"].as_str();
             parent.is_none()
                 || lines.iter().any(|p| {
-                    Some(p["id"].as_str().unwrap_or_default()) == parent && p["type"] != "message"
+                    Some(p["id"].as_str().unwrap_or_default()) == parent
+                        && (p["type"] != "message" || p["message"]["role"] == "system")
                 })
         })
         .count();
     assert_eq!(roots, 2, "two user messages start from the session's start");
+    let systems = lines
+        .iter()
+        .filter(|l| l["type"] == "message" && l["message"]["role"] == "system")
+        .count();
+    assert_eq!(systems, 1, "the branch already had its system message");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -218,7 +226,8 @@ async fn model_and_thinking_level_are_restored_on_resume() {
     let state = resumed.call("s", json!({"type": "get_state"}));
     assert_eq!(state["data"]["model"]["id"], "mock-thinker");
     assert_eq!(state["data"]["thinkingLevel"], "medium");
-    assert_eq!(state["data"]["messageCount"], 2);
+    // The system message, the prompt and the reply (pi 1.5 counts the system message).
+    assert_eq!(state["data"]["messageCount"], 3);
     // A fresh session takes the defaults.
     let mut fresh = Rpc::start(&env, &[]);
     let state = fresh.call("s", json!({"type": "get_state"}));

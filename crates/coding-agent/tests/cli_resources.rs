@@ -217,9 +217,15 @@ async fn bash_during_a_run_is_flushed_before_the_next_prompt() {
     assert_eq!(bash["data"]["output"], "during-run\n");
     rpc.event("agent_end");
     let messages = rpc.call("m", json!({"type": "get_messages"}));
+    let roles: Vec<&str> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        messages["data"]["messages"].as_array().unwrap().len(),
-        2,
+        roles,
+        ["system", "user", "assistant"],
         "held back until the next prompt"
     );
     rpc.call("p2", json!({"type": "prompt", "message": "second"}));

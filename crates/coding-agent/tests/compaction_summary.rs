@@ -255,6 +255,7 @@ async fn compaction_split_turn_with_previous_summary_makes_two_calls_and_merges(
             tokens_before: 500,
             details: Some(json!({"readFiles": ["docs/old.md"], "modifiedFiles": []})),
             from_hook: None,
+            system_message: None,
         },
     };
     entries.insert(2, compaction);

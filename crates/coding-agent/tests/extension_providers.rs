@@ -76,7 +76,9 @@ async fn stream_simple_providers_answer_prompts_and_can_be_added_and_removed() {
     assert_eq!(response["success"], true, "{response}");
     let lines = rpc.event("agent_end");
     let end = lines.last().unwrap();
-    let reply = &end["messages"][1];
+    // The system message (pi 1.5), the prompt, then the reply.
+    assert_eq!(end["messages"][0]["role"], "system");
+    let reply = &end["messages"][2];
     assert_eq!(
         reply["content"][0]["text"], "echo: hi there (key echo-key)",
         "{end}"

@@ -26,14 +26,18 @@ fn submit(tmux: &Tmux, text: &str) {
     tmux.keys(&["Enter"]);
 }
 
-/// Every message entry of the only session file.
+/// Every message entry of the only session file, after the system message pi 1.5 writes
+/// first (checked to be there).
 fn session_messages(env: &Env) -> Vec<Value> {
     let files = env.session_files();
     assert_eq!(files.len(), 1, "one session file: {files:?}");
-    read_jsonl(&files[0])
+    let mut messages: Vec<Value> = read_jsonl(&files[0])
         .into_iter()
         .filter(|e| e["type"] == "message")
-        .collect()
+        .collect();
+    assert_eq!(messages[0]["message"]["role"], "system");
+    messages.remove(0);
+    messages
 }
 
 macro_rules! require_tmux {

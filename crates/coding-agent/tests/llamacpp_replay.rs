@@ -49,7 +49,7 @@ async fn a_recorded_llamacpp_tool_turn_runs_through_pi() {
     let file = env.session_files().pop().unwrap();
     let messages: Vec<_> = read_jsonl(&file)
         .into_iter()
-        .filter(|l| l["type"] == "message")
+        .filter(|l| l["type"] == "message" && l["message"]["role"] != "system")
         .map(|l| l["message"].clone())
         .collect();
     let call = &messages[1]["content"][0];

@@ -56,9 +56,10 @@ async fn two_rate_limits_then_success_retry_twice() {
     rpc.event("agent_end");
     let messages = rpc.call("m", json!({"type": "get_messages"}));
     let messages = messages["data"]["messages"].as_array().unwrap();
-    // The failed attempts left the context; the session file keeps them.
-    assert_eq!(messages.len(), 2);
-    assert_eq!(messages[1]["content"][0]["text"], "third time lucky");
+    // The failed attempts left the context (the system message, the prompt and the reply
+    // are left); the session file keeps them.
+    assert_eq!(messages.len(), 3);
+    assert_eq!(messages[2]["content"][0]["text"], "third time lucky");
     let file = env.session_files().pop().unwrap();
     let errors = read_jsonl(&file)
         .iter()

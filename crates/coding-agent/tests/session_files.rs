@@ -198,6 +198,7 @@ fn compaction_keeps_the_summary_and_the_kept_tail() {
             tokens_before: 1234,
             details: None,
             from_hook: None,
+            system_message: None,
         })
         .unwrap();
     session.append_message(user("new question")).unwrap();

@@ -288,6 +288,7 @@ impl AgentSession {
         if cancel.is_cancelled() {
             return Err(CompactionRun::Failed(CompactionError::Aborted));
         }
+        let checkpoint = super::system_message::system_checkpoint(&inner.agent);
         let (messages, entry) = {
             let mut session = lock(&inner.session);
             let id = match session.append_compaction(
@@ -296,6 +297,7 @@ impl AgentSession {
                 result.tokens_before,
                 details,
                 Some(from_hook),
+                checkpoint,
             ) {
                 Ok(id) => Some(id),
                 Err(e) => {

@@ -358,7 +358,12 @@ impl AgentSession {
             self.inner.ext.commands_running.idle().await;
             self.inner.agent.wait_for_idle().await;
             let _run = self.run_guard();
-            if self.inner.agent.prompt(vec![custom]).await.is_ok() {
+            let messages: Vec<AgentMessage> = self
+                .system_message_for_run(pi_ai::oauth::now_ms())
+                .into_iter()
+                .chain([custom])
+                .collect();
+            if self.inner.agent.prompt(messages).await.is_ok() {
                 self.settle().await;
             }
         } else {

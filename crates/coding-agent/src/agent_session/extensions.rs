@@ -243,6 +243,15 @@ impl AgentHooks for SessionHooks {
             if !self.runtime.has_handlers("context") {
                 return None;
             }
+            // Extensions see the conversation as 0.73 had it: without the system record.
+            if messages.iter().any(|m| m.role() == "system") {
+                let visible: Vec<AgentMessage> = messages
+                    .iter()
+                    .filter(|m| m.role() != "system")
+                    .cloned()
+                    .collect();
+                return self.runtime.emit_context(&visible, cancel.clone()).await;
+            }
             self.runtime.emit_context(messages, cancel.clone()).await
         })
     }
@@ -395,6 +404,13 @@ impl Inner {
         if let AgentEvent::AgentStart = event {
             self.ext.turn_index.store(0, Ordering::SeqCst);
         }
+        // The persisted system message (pi 1.5) is the session's record, not a message
+        // extensions written for 0.73 expect to see.
+        if let AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } = event
+            && message.role() == "system"
+        {
+            return None;
+        }
         if !runtime.has_handlers(event.kind()) {
             if let AgentEvent::TurnEnd { .. } = event {
                 self.ext.turn_index.fetch_add(1, Ordering::SeqCst);
@@ -405,7 +421,11 @@ impl Inner {
         let extension_event = match event {
             AgentEvent::AgentStart => ExtensionEvent::AgentStart,
             AgentEvent::AgentEnd { messages } => ExtensionEvent::AgentEnd {
-                messages: messages.clone(),
+                messages: messages
+                    .iter()
+                    .filter(|m| m.role() != "system")
+                    .cloned()
+                    .collect(),
             },
             AgentEvent::TurnStart => ExtensionEvent::TurnStart {
                 turn_index,

@@ -15,6 +15,7 @@ mod replacement;
 mod retry;
 mod settle;
 mod stats;
+mod system_message;
 mod user_bash;
 
 use std::path::{Path, PathBuf};
@@ -556,10 +557,16 @@ impl AgentSession {
         if let Some(last) = last {
             self.check_compaction(&last, false, true).await;
         }
+        // The system message is recorded before the prompt, so it is not younger than it.
+        let started = pi_ai::oauth::now_ms();
         let mut blocks = vec![InputBlock::text(text.clone())];
         blocks.extend(options.images.iter().cloned().map(InputBlock::Image));
         let mut messages = vec![AgentMessage::from(UserMessage::blocks(blocks))];
         messages.extend(self.extension_prompt_messages(&text, &options.images).await);
+        // pi 1.5 records the system prompt (or what changed in it) before the prompt.
+        if let Some(system) = self.system_message_for_run(started) {
+            messages.insert(0, system);
+        }
         report(Ok(Disposition::Started));
         // The previous run may still be finishing after its agent_end.
         self.inner.agent.wait_for_idle().await;
@@ -755,6 +762,9 @@ impl Inner {
         };
         let stored = match message {
             AgentMessage::Llm(_) => lock(&self.session).append_message(message.clone()),
+            AgentMessage::Custom(custom) if custom.role == "system" => {
+                lock(&self.session).append_message(message.clone())
+            }
             AgentMessage::Custom(custom) if custom.role == "custom" => {
                 let get = |key: &str| custom.get(key).cloned();
                 lock(&self.session).append_custom_message(

@@ -202,6 +202,7 @@ impl AgentSession {
         result: &crate::compaction::CompactionResult,
     ) -> Result<(), SessionOpError> {
         let details = serde_json::to_value(&result.details).ok();
+        let checkpoint = super::system_message::system_checkpoint(&self.inner.agent);
         let messages = {
             let mut session = lock(&self.inner.session);
             session
@@ -211,6 +212,7 @@ impl AgentSession {
                     result.tokens_before,
                     details,
                     None,
+                    checkpoint,
                 )
                 .map_err(|e| SessionOpError::new(e.to_string()))?;
             session.build_context().messages

@@ -159,6 +159,7 @@ pub(crate) mod test_support {
                 tokens_before: 1000,
                 details: None,
                 from_hook: None,
+                system_message: None,
             },
         )
     }

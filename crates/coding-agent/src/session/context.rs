@@ -217,9 +217,17 @@ pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> Se
                 summary,
                 first_kept_entry_id,
                 tokens_before,
+                system_message,
                 ..
             },
         )) => {
+            // pi 1.5's checkpoint of the system state comes first.
+            if let Some(system) = system_message
+                .as_ref()
+                .and_then(|v| serde_json::from_value::<AgentMessage>(v.clone()).ok())
+            {
+                context.messages.push(system);
+            }
             context.messages.push(compaction_summary_message(
                 summary,
                 *tokens_before,

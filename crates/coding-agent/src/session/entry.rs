@@ -53,6 +53,10 @@ pub enum EntryKind {
         details: Option<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         from_hook: Option<bool>,
+        /// pi 1.5: the whole system state at the compaction, the first message of the
+        /// context after it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        system_message: Option<Value>,
     },
     BranchSummary {
         from_id: String,

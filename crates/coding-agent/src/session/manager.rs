@@ -407,6 +407,7 @@ impl SessionManager {
         tokens_before: u64,
         details: Option<Value>,
         from_hook: Option<bool>,
+        system_message: Option<Value>,
     ) -> Result<String, SessionError> {
         self.append(EntryKind::Compaction {
             summary: summary.into(),
@@ -414,6 +415,7 @@ impl SessionManager {
             tokens_before,
             details,
             from_hook,
+            system_message,
         })
     }
 

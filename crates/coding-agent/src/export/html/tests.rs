@@ -327,7 +327,7 @@ fn bash_executions_summaries_and_custom_messages() {
     .unwrap();
     s.append_message(bash).unwrap();
     let first = s.leaf_id().unwrap().to_owned();
-    s.append_compaction("Summary of <old> work", &first, 123_456, None, None)
+    s.append_compaction("Summary of <old> work", &first, 123_456, None, None, None)
         .unwrap();
     s.append_custom_message("note", json!("shown *text*"), true, None)
         .unwrap();
@@ -348,7 +348,7 @@ fn bash_executions_summaries_and_custom_messages() {
 
     let mut linear = session();
     linear
-        .append_compaction("Summary of <old> work", "none", 123_456, None, None)
+        .append_compaction("Summary of <old> work", "none", 123_456, None, None, None)
         .unwrap();
     linear
         .append_custom_message("note", json!("shown text"), true, None)
