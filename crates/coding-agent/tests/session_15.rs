@@ -82,3 +82,96 @@ async fn a_15_session_with_usage_and_context_edits_continues_with_the_edited_con
     let after = read_jsonl(&file);
     assert_eq!(&after[..lines.len()], &lines[..]);
 }
+
+/// The system message of pi 1.5 in our own sessions: written once before the first prompt,
+/// checkpointed by a compaction (and first in the context after it), patched when a later
+/// run has other tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_sessions_record_the_system_message_as_15_does() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(
+        &server,
+        128_000,
+        json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    server.push_all([
+        Script::text("first answer"),
+        Script::text("second answer"),
+        Script::text("the summary"),
+        Script::text("third answer"),
+    ]);
+    let mut rpc = Rpc::start(&env, &[]);
+    for (id, text) in [("p1", "first question"), ("p2", "second question")] {
+        rpc.call(id, json!({"type": "prompt", "message": text}));
+        rpc.event("agent_end");
+    }
+    let roles = |rpc: &mut Rpc, id: &str| -> Vec<String> {
+        let messages = rpc.call(id, json!({"type": "get_messages"}));
+        messages["data"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        roles(&mut rpc, "m1"),
+        ["system", "user", "assistant", "user", "assistant"],
+        "one system message for the whole branch"
+    );
+    let compact = rpc.call("c", json!({"type": "compact"}));
+    assert_eq!(compact["success"], true, "{compact}");
+    let after = roles(&mut rpc, "m2");
+    assert_eq!(after[..2], ["system", "compactionSummary"], "{after:?}");
+    assert_eq!(rpc.finish(), Some(0));
+
+    let file = env.session_files().pop().unwrap();
+    let lines = read_jsonl(&file);
+    let compaction = lines.iter().find(|l| l["type"] == "compaction").unwrap();
+    let checkpoint = &compaction["systemMessage"];
+    assert_eq!(checkpoint["role"], "system");
+    assert!(
+        checkpoint["sections"]["preamble"]
+            .as_str()
+            .unwrap()
+            .contains("Available tools"),
+        "{checkpoint}"
+    );
+    let tools: Vec<&str> = checkpoint["toolsAdded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["bash", "edit", "read", "write"]);
+
+    // Resumed with fewer tools: a patch names what went and the prompt that changed.
+    let mut resumed = Rpc::start(&env, &["-c", "--tools", "read"]);
+    resumed.call("p3", json!({"type": "prompt", "message": "third question"}));
+    resumed.event("agent_end");
+    assert_eq!(resumed.finish(), Some(0));
+    let systems: Vec<Value> = read_jsonl(&file)
+        .into_iter()
+        .filter(|l| l["type"] == "message" && l["message"]["role"] == "system")
+        .map(|l| l["message"].clone())
+        .collect();
+    assert_eq!(systems.len(), 2, "the first message and one patch");
+    let patch = &systems[1];
+    assert_eq!(patch["toolsRemoved"], json!(["bash", "edit", "write"]));
+    assert!(patch["sections"]["preamble"].is_string(), "{patch}");
+    assert!(patch.get("toolsAdded").is_none(), "{patch}");
+    // The model never gets it as a message: the request's messages start with the system
+    // prompt, then the conversation.
+    let last = server.requests().last().unwrap().body.clone();
+    let roles: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles.iter().filter(|r| **r == "system").count(),
+        1,
+        "{roles:?}"
+    );
+}
