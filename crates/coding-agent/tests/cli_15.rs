@@ -257,3 +257,21 @@ async fn default_tools_and_model_thinking_levels_from_settings() {
         assert_eq!(rpc.finish(), Some(0));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_knows_the_15_models_form() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let help = pi(&env, &["update", "--help"]);
+    let help = text(&help.stdout);
+    assert!(
+        help.contains("  --models                Refresh model catalogs only\n"),
+        "{help}"
+    );
+    assert!(help.contains("  pi update --models       Refresh model catalogs only\n"));
+    // As pi 1.5.2 answers it; nothing else is touched.
+    let out = pi(&env, &["update", "--models"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "Model catalogs refreshed\n");
+    assert_eq!(text(&out.stderr), "");
+}

@@ -45,13 +45,14 @@ Examples:
 ";
 
 const UPDATE_HELP: &str = "Usage:
-  pi update [source|self|pi] [--self|--extensions|--all] [--extension <source>] [--approve|--no-approve] [--force]
+  pi update [source|self|pi] [--self|--extensions|--models|--all] [--extension <source>] [--approve|--no-approve] [--force]
 
-Update pi or installed packages.
+Update pi, installed packages, or model catalogs.
 
 Options:
   --self                  Update pi only (default when no target is given)
   --extensions            Update installed packages only
+  --models                Refresh model catalogs only
   --all                   Update pi and installed packages
   --extension <source>    Update one package only
   -a, --approve           Trust project-local files for this command
@@ -61,6 +62,7 @@ Options:
 Short forms:
   pi update                Update pi only
   pi update --all          Update pi and all extensions
+  pi update --models       Refresh model catalogs only
   pi update <source>       Update one package
   pi update pi             Update pi only (self works as alias to pi)
 ";
@@ -86,6 +88,7 @@ struct Parsed {
     self_flag: bool,
     extensions_flag: bool,
     all_flag: bool,
+    models_flag: bool,
     extension: Option<String>,
     problem: Option<String>,
 }
@@ -95,7 +98,7 @@ fn usage(command: &str) -> &'static str {
         "install" => "pi install <source> [-l]",
         "remove" => "pi remove <source> [-l]",
         "update" => {
-            "pi update [source|self|pi] [--self|--extensions|--all] [--extension <source>] [--force]"
+            "pi update [source|self|pi] [--self|--extensions|--models|--all] [--extension <source>] [--force]"
         }
         _ => "pi list",
     }
@@ -129,6 +132,7 @@ fn parse(argv: &[String]) -> Option<Parsed> {
             "--self" if command == "update" => parsed.self_flag = true,
             "--extensions" if command == "update" => parsed.extensions_flag = true,
             "--all" if command == "update" => parsed.all_flag = true,
+            "--models" if command == "update" => parsed.models_flag = true,
             "--force" if command == "update" => {}
             "--extension" if command == "update" => match rest.get(index) {
                 Some(value) if !value.starts_with('-') => {
@@ -301,6 +305,16 @@ fn list(manager: &PackageManager, trusted: bool) -> i32 {
 }
 
 fn update(manager: &PackageManager, parsed: &Parsed, trusted: bool) -> i32 {
+    let only_models = parsed.models_flag
+        && !(parsed.self_flag || parsed.extensions_flag || parsed.all_flag)
+        && parsed.source.is_none()
+        && parsed.extension.is_none();
+    if only_models {
+        // This build's catalog is compiled in and models.json is read at every start:
+        // there is no downloaded catalog to fetch again.
+        println!("Model catalogs refreshed");
+        return 0;
+    }
     let positional_self = matches!(parsed.source.as_deref(), Some("self" | "pi"));
     let one = parsed
         .extension
