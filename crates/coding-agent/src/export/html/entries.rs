@@ -153,6 +153,7 @@ impl Page<'_> {
                 self.compaction(entry, text("summary"), tokens);
             }
             "branchSummary" => self.branch_summary(entry, text("summary"), text("fromId")),
+            "system" => self.system(entry, custom),
             "custom" => {
                 if custom.get("display").and_then(Value::as_bool) != Some(false) {
                     self.open(entry, "custom", &format!("[{}]", text("customType")));
@@ -168,6 +169,47 @@ impl Page<'_> {
                 self.close();
             }
         }
+    }
+
+    /// pi 1.5's system record: the sections it sets (joined as the prompt is) and the
+    /// tools it adds or removes, folded.
+    fn system(&mut self, entry: &SessionEntry, custom: &CustomMessage) {
+        let mut text = custom
+            .get("sections")
+            .and_then(Value::as_object)
+            .map(|sections| {
+                sections
+                    .iter()
+                    .map(|(name, value)| match value.as_str() {
+                        Some(section) => section.to_owned(),
+                        None => format!("({name} removed)"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            })
+            .unwrap_or_default();
+        let names = |key: &str| -> Vec<String> {
+            custom
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.get("name").or(Some(t)).and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        };
+        for (key, label) in [
+            ("toolsAdded", "Tools added"),
+            ("toolsRemoved", "Tools removed"),
+        ] {
+            let list = names(key);
+            if !list.is_empty() {
+                text.push_str(&format!("\n\n{label}: {}", list.join(", ")));
+            }
+        }
+        self.open(entry, "system", "System prompt");
+        self.out.push_str(&fold(text.trim_start(), "output"));
+        self.close();
     }
 
     fn bash_execution(&mut self, entry: &SessionEntry, custom: &CustomMessage) {

@@ -416,3 +416,27 @@ fn small_helpers() {
     assert_eq!(count(1, "line", "lines"), "1 line");
     assert_eq!(count(1200, "line", "lines"), "1,200 lines");
 }
+
+#[test]
+fn the_15_system_message_shows_as_the_system_prompt() {
+    let mut s = session();
+    let system: AgentMessage = serde_json::from_value(json!({
+        "role": "system", "content": "", "sections": {"preamble": "Be <brief>.", "cwd": "<cwd>\n/w\n</cwd>"},
+        "timestamp": 1, "toolsAdded": [{"name": "read", "description": "d", "parameters": {}}]
+    }))
+    .unwrap();
+    s.append_message(system).unwrap();
+    let patch: AgentMessage = serde_json::from_value(json!({
+        "role": "system", "content": "", "sections": {"cwd": null}, "timestamp": 2,
+        "toolsRemoved": ["read"]
+    }))
+    .unwrap();
+    s.append_message(patch).unwrap();
+    let html = render_session_html(&s);
+    assert_eq!(html.matches("System prompt").count(), 2);
+    assert!(
+        html.contains("Be &lt;brief&gt;.\n\n&lt;cwd&gt;\n/w\n&lt;/cwd&gt;\n\nTools added: read")
+    );
+    assert!(html.contains("(cwd removed)\n\nTools removed: read"));
+    assert!(!html.contains("&quot;role&quot;"), "not dumped as JSON");
+}
