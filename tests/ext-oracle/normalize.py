@@ -46,7 +46,8 @@ What is dropped:
   pi 1.5's additions to the RPC output, which ours speaks and 0.73.1 (the oracle) does not:
                   message_update.usage, toolcall_start id/toolName, tool_execution_end
                   durationMs, agent_end willRetry, the agent_settled, bash_execution_update and
-                  entry_appended lines, the
+                  entry_appended lines, the persisted system message (its message_start/end
+                  and its place in agent_end and get_messages lists), the
                   {disposition} data of prompt/steer/follow_up responses, the id of an
                   unknown-command response and node 22's "(line L column C)" in parse
                   errors. Removing them keeps the comparison about extension behaviour.
@@ -65,6 +66,7 @@ that differ by construction (each rule carries a `why`):
 from __future__ import annotations
 
 import json
+from datetime import datetime
 import re
 import sys
 from pathlib import Path
@@ -219,6 +221,8 @@ class Normalizer:
     def dropped(self, obj: dict) -> bool:
         if obj.get("type") in ("agent_settled", "bash_execution_update", "entry_appended"):
             return True
+        if obj.get("type") in ("message_start", "message_end") and is_system(obj.get("message")):
+            return True
         for rule in self.drop_out:
             if all(k in obj and isinstance(obj[k], str) and pat.search(obj[k]) for k, pat in rule.items()):
                 return True
@@ -254,6 +258,8 @@ def as_073(obj: dict) -> dict:
         obj = {k: v for k, v in obj.items() if k != "durationMs"}
     elif kind == "agent_end":
         obj = {k: v for k, v in obj.items() if k != "willRetry"}
+        if isinstance(obj.get("messages"), list):
+            obj["messages"] = [m for m in obj["messages"] if not is_system(m)]
     elif kind == "response":
         data = obj.get("data")
         if obj.get("command") in ("prompt", "steer", "follow_up") and isinstance(data, dict) \
@@ -264,7 +270,27 @@ def as_073(obj: dict) -> dict:
             obj = {k: v for k, v in obj.items() if k != "id"}
         if obj.get("command") == "parse" and isinstance(error, str):
             obj = dict(obj, error=PARSE_POSITION_RE.sub("", error))
-    return obj
+        if isinstance(data, dict) and isinstance(data.get("messages"), list):
+            kept = [m for m in data["messages"] if not is_system(m)]
+            obj = dict(obj, data=dict(data, messages=kept))
+    return without_system_messages(obj)
+
+
+def without_system_messages(value):
+    """`value` with system messages taken out of every `messages` list in it (a child pi's
+    transcript shown by an extension has them too)."""
+    if isinstance(value, dict):
+        return {k: ([without_system_messages(m) for m in v if not is_system(m)]
+                    if k == "messages" and isinstance(v, list) else without_system_messages(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_system_messages(v) for v in value]
+    return value
+
+
+def is_system(message) -> bool:
+    """pi 1.5's persisted system message (a session record 0.73.1 does not have)."""
+    return isinstance(message, dict) and message.get("role") == "system"
 
 
 # -- provider requests ------------------------------------------------------------------
@@ -443,8 +469,74 @@ def baseline_of(records: list) -> dict | None:
 
 
 # -- whole record -------------------------------------------------------------------------
+def iso_seconds(text):
+    """Epoch seconds of an ISO-8601 entry timestamp (`None` when it is not one)."""
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def without_system_record(record: dict) -> dict:
+    """The record as 0.73.1 would have it without pi 1.5's persisted system message: its
+    session entries go (their children hang from their parent), compactions lose their
+    `systemMessage` checkpoint, and get_state / get_session_stats counts leave out the
+    system messages the session file had by then."""
+    record = dict(record)
+    # When each system message was written, per session file (of the files as they ended).
+    written = {s.get("file"): [iso_seconds(e.get("timestamp")) for e in s["entries"]
+                               if e.get("type") == "message" and is_system(e.get("message"))]
+               for s in record.get("sessions", [])}
+    sessions = []
+    for s in record.get("sessions", []):
+        parent_of = {e.get("id"): e.get("parentId") for e in s["entries"]
+                     if e.get("type") == "message" and is_system(e.get("message"))}
+        def up(pid):
+            while pid in parent_of:
+                pid = parent_of[pid]
+            return pid
+        entries = []
+        for e in s["entries"]:
+            if e.get("id") in parent_of:
+                continue
+            e = dict(e)
+            if e.get("parentId") in parent_of:
+                e["parentId"] = up(e["parentId"])
+            if e.get("type") == "compaction":
+                e.pop("systemMessage", None)
+            entries.append(e)
+        sessions.append(dict(s, entries=entries))
+    if "sessions" in record:
+        record["sessions"] = sessions
+    # The log's clock is relative: anchor it at the first message timestamp it carries.
+    offset = None
+    for e in record.get("log", []):
+        m = (e.get("obj") or {}).get("message") if isinstance(e.get("obj"), dict) else None
+        if isinstance(m, dict) and isinstance(m.get("timestamp"), (int, float)):
+            offset = m["timestamp"] / 1000 - e.get("t", 0)
+            break
+    log = []
+    for e in record.get("log", []):
+        obj = e.get("obj")
+        if e.get("dir") == "out" and isinstance(obj, dict) and obj.get("type") == "response" \
+                and obj.get("command") in ("get_state", "get_session_stats") \
+                and isinstance(obj.get("data"), dict):
+            data = obj["data"]
+            key = "messageCount" if obj["command"] == "get_state" else "totalMessages"
+            times = written.get(data.get("sessionFile"), [])
+            if isinstance(data.get(key), int) and times and offset is not None:
+                now = offset + e.get("t", 0) + 0.05
+                system = sum(1 for w in times if w is not None and w <= now)
+                e = dict(e, obj=dict(obj, data=dict(data, **{key: data[key] - system})))
+        log.append(e)
+    if "log" in record:
+        record["log"] = log
+    return record
+
+
 def normalize(record: dict, scenario: dict | None = None, baseline: dict | None = None,
               alt_tools: dict | None = None) -> dict:
+    record = without_system_record(record)
     n = Normalizer(record, scenario)
     for e in record.get("log", []):
         # dropped lines must not take a number (their count may vary)

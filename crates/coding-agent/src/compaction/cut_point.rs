@@ -69,7 +69,8 @@ pub fn find_turn_start_index(
 /// Finds the cut in `start..end` that keeps about `keep_recent_tokens`: walks back from the
 /// newest message summing estimates; once the sum reaches the budget, cuts at the first valid
 /// cut point at or after that message (the first cut point if none follows), then moves back
-/// over non-message entries (model or thinking changes, labels…) up to a message or compaction.
+/// over non-message entries (model or thinking changes, labels…, and pi 1.5's system
+/// messages) up to a message or compaction.
 pub fn find_cut_point(
     entries: &[SessionEntry],
     start: usize,
@@ -92,6 +93,10 @@ pub fn find_cut_point(
         let EntryKind::Message { message } = &entries[i].kind else {
             continue;
         };
+        // pi 1.5's system record is not conversation: it takes no share of the budget.
+        if message.role() == "system" {
+            continue;
+        }
         accumulated += estimate_tokens(message);
         if accumulated >= keep_recent_tokens {
             if let Some(&c) = cut_points.iter().find(|&&c| c >= i) {
@@ -103,6 +108,7 @@ pub fn find_cut_point(
 
     while cut_index > start {
         match &entries[cut_index - 1].kind {
+            EntryKind::Message { message } if message.role() == "system" => cut_index -= 1,
             EntryKind::Compaction { .. } | EntryKind::Message { .. } => break,
             _ => cut_index -= 1,
         }
@@ -161,6 +167,21 @@ mod tests {
             assistant_text("a2", "done"),
         ];
         assert_eq!(find_turn_start_index(&entries, 2, 0), Some(1));
+    }
+
+    #[test]
+    fn the_system_record_neither_counts_nor_stops_the_cut() {
+        // Under budget: the cut moves back over the system message to the first entry, as
+        // it does over a thinking-level change (0.73 cut here too).
+        let entries = vec![
+            thinking_change("k1"),
+            system("s1"),
+            user("u1", "hello"),
+            assistant_text("a1", "hi"),
+        ];
+        let cut = find_cut_point(&entries, 0, entries.len(), 1000);
+        assert_eq!(cut.first_kept_entry_index, 0);
+        assert!(!cut.is_split_turn);
     }
 
     #[test]

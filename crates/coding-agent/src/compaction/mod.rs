@@ -117,6 +117,15 @@ pub(crate) mod test_support {
         )
     }
 
+    /// pi 1.5's system record with a long prompt.
+    pub fn system(id: &str) -> SessionEntry {
+        message(
+            id,
+            json!({"role": "system", "content": "", "sections": {"preamble": "x".repeat(40_000)},
+                "timestamp": 1, "toolsAdded": []}),
+        )
+    }
+
     pub fn thinking_change(id: &str) -> SessionEntry {
         entry(
             id,

@@ -221,13 +221,13 @@ pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> Se
                 ..
             },
         )) => {
-            // pi 1.5's checkpoint of the system state comes first.
-            if let Some(system) = system_message
+            // pi 1.5's checkpoint of the system state comes first; it stands for the system
+            // messages before the compaction.
+            let checkpoint = system_message
                 .as_ref()
-                .and_then(|v| serde_json::from_value::<AgentMessage>(v.clone()).ok())
-            {
-                context.messages.push(system);
-            }
+                .and_then(|v| serde_json::from_value::<AgentMessage>(v.clone()).ok());
+            let has_checkpoint = checkpoint.is_some();
+            context.messages.extend(checkpoint);
             context.messages.push(compaction_summary_message(
                 summary,
                 *tokens_before,
@@ -238,7 +238,11 @@ pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> Se
                 .position(|e| &e.id == first_kept_entry_id)
                 .unwrap_or(at);
             for entry in &path[first_kept..at] {
-                append(&mut context.messages, entry, &edits);
+                let superseded =
+                    has_checkpoint && entry.message().is_some_and(|m| m.role() == "system");
+                if !superseded {
+                    append(&mut context.messages, entry, &edits);
+                }
             }
             for entry in &path[at + 1..] {
                 append(&mut context.messages, entry, &edits);
