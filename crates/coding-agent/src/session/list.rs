@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// What the resume picker shows of one session file.
@@ -24,7 +25,7 @@ pub struct SessionInfo {
     pub message_count: usize,
     /// The first user message's text, or `(no messages)`.
     pub first_message: String,
-    /// The text of all user and assistant messages, for search.
+    /// The text of the user and assistant messages, for search (the first 64 KiB).
     pub all_messages_text: String,
 }
 
@@ -77,7 +78,7 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
 pub fn read_session_info(path: &Path) -> Option<SessionInfo> {
     let file = File::open(path).ok()?;
     let modified = file.metadata().and_then(|m| m.modified()).ok()?;
-    let mut reader = BufReader::new(file);
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
     let mut buf = Vec::new();
     let mut header: Option<Map<String, Value>> = None;
     let mut info = SessionInfo {
@@ -104,10 +105,10 @@ pub fn read_session_info(path: &Path) -> Option<SessionInfo> {
         if line.is_empty() {
             continue;
         }
-        let Ok(object) = serde_json::from_str::<Map<String, Value>>(line) else {
-            continue;
-        };
         if header.is_none() {
+            let Ok(object) = serde_json::from_str::<Map<String, Value>>(line) else {
+                continue;
+            };
             // The first readable line must be the header.
             if object.get("type").and_then(Value::as_str) != Some("session") {
                 return None;
@@ -115,7 +116,7 @@ pub fn read_session_info(path: &Path) -> Option<SessionInfo> {
             header = Some(object);
             continue;
         }
-        add_entry(&mut info, &object);
+        add_line(&mut info, line);
     }
     let header = header?;
     let text = |key: &str| header.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -129,33 +130,143 @@ pub fn read_session_info(path: &Path) -> Option<SessionInfo> {
     Some(info)
 }
 
-fn add_entry(info: &mut SessionInfo, entry: &Map<String, Value>) {
-    match entry.get("type").and_then(Value::as_str) {
-        Some("session_info") => {
+/// How much message text a listing keeps per session for the picker's search: enough for
+/// any query, bounded however big the file is.
+const SEARCH_TEXT_CAP: usize = 64 * 1024;
+
+/// What a listing needs of an entry line; everything else (tool arguments, images, usage)
+/// is skipped by the parser without being built.
+#[derive(Deserialize)]
+struct ListedEntry {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    message: Option<ListedMessage>,
+}
+
+#[derive(Deserialize)]
+struct ListedMessage {
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    content: Option<ListedContent>,
+}
+
+/// A message's text: the string, or its text blocks joined by spaces.
+struct ListedContent(String);
+
+#[derive(Deserialize)]
+struct ListedBlock {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for ListedContent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = ListedContent;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or content blocks")
+            }
+            fn visit_str<E>(self, text: &str) -> Result<ListedContent, E> {
+                Ok(ListedContent(text.to_owned()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ListedContent, A::Error> {
+                let mut texts: Vec<String> = Vec::new();
+                while let Some(block) = seq.next_element::<ListedBlock>()? {
+                    if block.kind.as_deref() == Some("text")
+                        && let Some(text) = block.text
+                    {
+                        texts.push(text);
+                    }
+                }
+                Ok(ListedContent(texts.join(" ")))
+            }
+            fn visit_unit<E>(self) -> Result<ListedContent, E> {
+                Ok(ListedContent(String::new()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ListedContent, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(ListedContent(String::new()))
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
+}
+
+/// The entry type of a line written as pi writes it (`{"type":"…"` first), without
+/// parsing the rest.
+fn leading_type(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("{\"type\":\"")?;
+    rest.split_once('"').map(|(kind, _)| kind)
+}
+
+/// Adds one entry line. Lines of other entry types are passed over unparsed, and once the
+/// first message and the search text are in hand, message lines are only counted.
+fn add_line(info: &mut SessionInfo, line: &str) {
+    let kind = leading_type(line);
+    match kind {
+        Some("message") => {
+            // A line cut short by a crash is no message.
+            if !line.ends_with('}') {
+                return;
+            }
+            if !info.first_message.is_empty() && info.all_messages_text.len() >= SEARCH_TEXT_CAP {
+                info.message_count += 1;
+                return;
+            }
+        }
+        Some("session_info") => {}
+        Some(_) => return,
+        None => {}
+    }
+    let Ok(entry) = serde_json::from_str::<ListedEntry>(line) else {
+        return;
+    };
+    match entry.kind.as_str() {
+        "session_info" => {
             info.name = entry
-                .get("name")
-                .and_then(Value::as_str)
+                .name
+                .as_deref()
                 .map(str::trim)
                 .filter(|n| !n.is_empty())
                 .map(str::to_owned);
         }
-        Some("message") => {
+        "message" => {
             info.message_count += 1;
-            let Some(message) = entry.get("message").and_then(Value::as_object) else {
+            let Some(message) = entry.message else {
                 return;
             };
-            let role = message.get("role").and_then(Value::as_str);
+            let role = message.role.as_deref();
             if !matches!(role, Some("user" | "assistant")) {
                 return;
             }
-            let text = message.get("content").map(content_text).unwrap_or_default();
+            let text = message.content.map(|c| c.0).unwrap_or_default();
             if text.is_empty() {
                 return;
             }
-            if !info.all_messages_text.is_empty() {
-                info.all_messages_text.push(' ');
+            if info.all_messages_text.len() < SEARCH_TEXT_CAP {
+                if !info.all_messages_text.is_empty() {
+                    info.all_messages_text.push(' ');
+                }
+                let room = SEARCH_TEXT_CAP - info.all_messages_text.len();
+                info.all_messages_text
+                    .push_str(truncate_at_char(&text, room));
             }
-            info.all_messages_text.push_str(&text);
             if info.first_message.is_empty() && role == Some("user") {
                 info.first_message = text;
             }
@@ -164,18 +275,16 @@ fn add_entry(info: &mut SessionInfo, entry: &Map<String, Value>) {
     }
 }
 
-/// A message's text: the string, or its text blocks joined by spaces.
-fn content_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => String::new(),
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+fn truncate_at_char(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
     }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 #[cfg(test)]
@@ -254,6 +363,39 @@ mod tests {
         assert_eq!(list[0].first_message, "(no messages)");
         assert_eq!(list[0].message_count, 0);
         assert!(list[0].name.is_none());
+    }
+
+    #[test]
+    fn big_sessions_are_counted_without_keeping_their_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut lines = vec![
+            r#"{"type":"session","version":3,"id":"big","timestamp":"t","cwd":"/p"}"#.to_owned(),
+        ];
+        let image = "A".repeat(200_000);
+        lines.push(format!(
+            r#"{{"type":"message","id":"i","parentId":null,"timestamp":"t","message":{{"role":"user","content":[{{"type":"image","data":"{image}","mimeType":"image/png"}},{{"type":"text","text":"look at this"}}],"timestamp":1}}}}"#
+        ));
+        let chunk = "word ".repeat(2_000);
+        for n in 0..100 {
+            lines.push(format!(
+                r#"{{"type":"message","id":"m{n}","parentId":"i","timestamp":"t","message":{{"role":"assistant","content":[{{"type":"text","text":"{chunk}"}}],"api":"a","provider":"p","model":"m"}}}}"#
+            ));
+        }
+        // Written by another tool, `type` not first: still read.
+        lines.push(
+            r#"{"name":"late name","id":"n","parentId":"m99","timestamp":"t","type":"session_info"}"#
+                .to_owned(),
+        );
+        // A line cut short by a crash.
+        lines.push(r#"{"type":"message","id":"x","parentId":"n","timestamp":"t","mess"#.to_owned());
+        std::fs::write(dir.path().join("big.jsonl"), lines.join("\n")).unwrap();
+        let info = &list_sessions(dir.path())[0];
+        assert_eq!(info.message_count, 101);
+        assert_eq!(info.first_message, "look at this");
+        assert_eq!(info.name.as_deref(), Some("late name"));
+        assert!(info.all_messages_text.starts_with("look at this word word"));
+        assert!(info.all_messages_text.len() <= SEARCH_TEXT_CAP);
+        assert!(!info.all_messages_text.contains("AAAA"));
     }
 
     #[test]
