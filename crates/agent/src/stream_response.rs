@@ -17,6 +17,29 @@ fn take(message: Arc<AssistantMessage>) -> AssistantMessage {
     Arc::try_unwrap(message).unwrap_or_else(|shared| (*shared).clone())
 }
 
+/// Ends the turn with an empty assistant message (aborted, or a key that could not be had)
+/// without sending a request: its start and end are emitted as for a reply.
+async fn end_without_request(
+    config: &AgentLoopConfig,
+    sink: &dyn EventSink,
+    stop_reason: pi_ai::StopReason,
+    error: String,
+) -> AssistantMessage {
+    let mut message =
+        AssistantMessage::empty(&config.model.api, &config.model.provider, &config.model.id);
+    message.stop_reason = stop_reason;
+    message.error_message = Some(error);
+    sink.emit(AgentEvent::MessageStart {
+        message: AgentMessage::from(message.clone()),
+    })
+    .await;
+    sink.emit(AgentEvent::MessageEnd {
+        message: AgentMessage::from(message.clone()),
+    })
+    .await;
+    message
+}
+
 /// Streams the assistant's answer to `context` and returns the final message (which may
 /// have `stopReason` `error` or `aborted`).
 pub(crate) async fn stream_assistant_response(
@@ -27,19 +50,13 @@ pub(crate) async fn stream_assistant_response(
 ) -> AssistantMessage {
     if cancel.is_cancelled() {
         // Aborted between turns (e.g. while tools ran): no new request is made.
-        let mut message =
-            AssistantMessage::empty(&config.model.api, &config.model.provider, &config.model.id);
-        message.stop_reason = pi_ai::StopReason::Aborted;
-        message.error_message = Some("Request was aborted".into());
-        sink.emit(AgentEvent::MessageStart {
-            message: AgentMessage::from(message.clone()),
-        })
+        return end_without_request(
+            config,
+            sink,
+            pi_ai::StopReason::Aborted,
+            "Request was aborted".into(),
+        )
         .await;
-        sink.emit(AgentEvent::MessageEnd {
-            message: AgentMessage::from(message.clone()),
-        })
-        .await;
-        return message;
     }
     let transformed = config
         .hooks
@@ -57,22 +74,7 @@ pub(crate) async fn stream_assistant_response(
         Ok(Some(key)) => options.stream.api_key = Some(key),
         Ok(None) => {}
         Err(error) => {
-            let mut message = AssistantMessage::empty(
-                &config.model.api,
-                &config.model.provider,
-                &config.model.id,
-            );
-            message.stop_reason = pi_ai::StopReason::Error;
-            message.error_message = Some(error);
-            sink.emit(AgentEvent::MessageStart {
-                message: AgentMessage::from(message.clone()),
-            })
-            .await;
-            sink.emit(AgentEvent::MessageEnd {
-                message: AgentMessage::from(message.clone()),
-            })
-            .await;
-            return message;
+            return end_without_request(config, sink, pi_ai::StopReason::Error, error).await;
         }
     }
     options.stream.cancel = Some(cancel.clone());

@@ -246,11 +246,6 @@ impl AgentSession {
     fn apply_model(&self, model: Model) -> Model {
         let inner = &self.inner;
         let previous = self.model();
-        let auth = inner.request_auth(&model).unwrap_or_default();
-        let mut options = inner.agent.stream_options();
-        options.api_key = auth.api_key;
-        options.headers = auth.headers;
-        inner.agent.set_stream_options(options);
         if let Err(e) = lock(&inner.session).append_model_change(&model.provider, &model.id) {
             eprintln!("Warning: {e}");
         }
@@ -258,7 +253,7 @@ impl AgentSession {
             .settings
             .set("defaultProvider", model.provider.clone().into());
         inner.settings.set("defaultModel", model.id.clone().into());
-        inner.agent.set_model(model);
+        self.refresh_model_auth(model);
         previous
     }
 

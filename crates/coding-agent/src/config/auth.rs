@@ -101,6 +101,16 @@ impl AuthStorage {
     }
 }
 
+/// A login as auth.json holds it: `{"type":"oauth", "refresh", "access", "expires", …}`.
+pub fn oauth_entry(credentials: &OAuthCredentials) -> Value {
+    let mut entry = Map::new();
+    entry.insert("type".into(), "oauth".into());
+    if let Ok(Value::Object(fields)) = serde_json::to_value(credentials) {
+        entry.extend(fields);
+    }
+    Value::Object(entry)
+}
+
 /// The request key of stored OAuth credentials: what the provider's login makes of them
 /// (Google's `{token, projectId}`), else the access token.
 pub fn oauth_key(provider: &str, credentials: &OAuthCredentials) -> String {

@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pi_ai::oauth::{OAuthCredentials, OAuthError, OAuthProvider};
-use serde_json::Value;
 
-use super::auth::{AuthStorage, oauth_key, update_auth_file_locked};
+use super::auth::{AuthStorage, oauth_entry, oauth_key, update_auth_file_locked};
 use super::auth_lock::AuthLock;
 
 /// Why no usable key could be had; the text never carries a token.
@@ -93,13 +92,8 @@ async fn refresh_locked(
         Ok(refreshed) => refreshed,
         Err(error) => return Err(RefreshError(refresh_failure(provider, &error))),
     };
-    let mut entry = serde_json::Map::new();
-    entry.insert("type".into(), "oauth".into());
-    if let Ok(Value::Object(fields)) = serde_json::to_value(&refreshed) {
-        entry.extend(fields);
-    }
     update_auth_file_locked(&auth_path, |map| {
-        map.insert(provider.to_owned(), Value::Object(entry));
+        map.insert(provider.to_owned(), oauth_entry(&refreshed));
     })
     .map_err(|e| {
         RefreshError(format!(

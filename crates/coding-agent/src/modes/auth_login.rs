@@ -10,11 +10,10 @@ use pi_ai::oauth::{
     LoginInteraction, LoginNotice, LoginPrompt, OAuthCredentials, OAuthError, OAuthProvider,
     SelectOption,
 };
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::auth::update_auth_file;
+use crate::config::auth::{oauth_entry, update_auth_file};
 
 /// Opens `url` in the user's browser: `$BROWSER` (a command, `%s` for the URL) when set,
 /// else `xdg-open` / `open`; failures are silent since the URL is printed anyway.
@@ -62,13 +61,8 @@ pub fn save_login(
     provider: &str,
     credentials: &OAuthCredentials,
 ) -> std::io::Result<()> {
-    let mut entry = serde_json::Map::new();
-    entry.insert("type".into(), "oauth".into());
-    if let Ok(Value::Object(fields)) = serde_json::to_value(credentials) {
-        entry.extend(fields);
-    }
     update_auth_file(auth_path, |map| {
-        map.insert(provider.to_owned(), Value::Object(entry));
+        map.insert(provider.to_owned(), oauth_entry(credentials));
     })
 }
 
