@@ -35,7 +35,7 @@ pub struct AgentToolResult {
 
 impl AgentToolResult {
     /// A result holding one text block.
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn text(text: impl Into<pi_ai::SharedStr>) -> Self {
         Self {
             content: vec![InputBlock::text(text)],
             details: None,
@@ -44,7 +44,7 @@ impl AgentToolResult {
     }
 
     /// An error result as the loop builds it: the text, and empty details.
-    pub fn error(text: impl Into<String>) -> Self {
+    pub fn error(text: impl Into<pi_ai::SharedStr>) -> Self {
         Self {
             content: vec![InputBlock::text(text)],
             details: Some(Value::Object(Map::new())),

@@ -196,12 +196,12 @@ impl Assembler {
         let event = match self.message.content.get(index) {
             Some(AssistantBlock::Text(b)) => Event::TextEnd {
                 content_index: index,
-                content: b.text.clone(),
+                content: b.text.to_string(),
                 partial,
             },
             Some(AssistantBlock::Thinking(b)) => Event::ThinkingEnd {
                 content_index: index,
-                content: b.thinking.clone(),
+                content: b.thinking.to_string(),
                 partial,
             },
             Some(AssistantBlock::ToolCall(call)) => Event::ToolcallEnd {

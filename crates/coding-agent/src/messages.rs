@@ -140,7 +140,7 @@ mod tests {
         let text = |m: &Message| match m {
             Message::User(u) => match &u.content {
                 pi_ai::UserContent::Blocks(b) => b[0].as_text().unwrap_or("").to_owned(),
-                pi_ai::UserContent::Text(t) => t.clone(),
+                pi_ai::UserContent::Text(t) => t.to_string(),
             },
             _ => String::new(),
         };

@@ -35,7 +35,7 @@ async fn ok(tool: &Arc<dyn AgentTool>, args: Value) -> (String, Option<Value>) {
     let result = call(tool, args).await.unwrap();
     assert_eq!(result.content.len(), 1);
     match &result.content[0] {
-        InputBlock::Text(block) => (block.text.clone(), result.details),
+        InputBlock::Text(block) => (block.text.to_string(), result.details),
         other => panic!("expected text, got {other:?}"),
     }
 }

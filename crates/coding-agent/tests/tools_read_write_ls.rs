@@ -21,7 +21,7 @@ async fn run(tool: &Arc<dyn AgentTool>, args: Value) -> Result<AgentToolResult, 
 async fn text_of(tool: &Arc<dyn AgentTool>, args: Value) -> String {
     match run(tool, args).await {
         Ok(result) => match result.content.as_slice() {
-            [InputBlock::Text(block)] => block.text.clone(),
+            [InputBlock::Text(block)] => block.text.to_string(),
             other => panic!("expected one text block, got {other:?}"),
         },
         Err(e) => panic!("unexpected error: {e}"),

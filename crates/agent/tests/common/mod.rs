@@ -150,8 +150,8 @@ fn replay(
                             m.content.push(AssistantBlock::Text(TextContent::new("")));
                             yield AssistantMessageEvent::TextStart { content_index: i, partial: Arc::new(m.clone()) };
                             m.content[i] = block.clone();
-                            yield AssistantMessageEvent::TextDelta { content_index: i, delta: t.text.clone(), partial: Arc::new(m.clone()) };
-                            yield AssistantMessageEvent::TextEnd { content_index: i, content: t.text.clone(), partial: Arc::new(m.clone()) };
+                            yield AssistantMessageEvent::TextDelta { content_index: i, delta: t.text.to_string(), partial: Arc::new(m.clone()) };
+                            yield AssistantMessageEvent::TextEnd { content_index: i, content: t.text.to_string(), partial: Arc::new(m.clone()) };
                         }
                         AssistantBlock::ToolCall(c) => {
                             m.content.push(block.clone());

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::role::{ImageTag, TextTag, ThinkingTag, ToolCallTag};
+use super::shared_str::SharedStr;
 
 /// Plain text; `textSignature` carries provider metadata (OpenAI Responses message ids).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -11,14 +12,14 @@ use super::role::{ImageTag, TextTag, ThinkingTag, ToolCallTag};
 pub struct TextContent {
     #[serde(rename = "type", default)]
     pub kind: TextTag,
-    pub text: String,
+    pub text: SharedStr,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_signature: Option<String>,
 }
 
 impl TextContent {
     /// A text block with no signature.
-    pub fn new(text: impl Into<String>) -> Self {
+    pub fn new(text: impl Into<SharedStr>) -> Self {
         Self {
             kind: TextTag,
             text: text.into(),
@@ -33,7 +34,7 @@ impl TextContent {
 pub struct ThinkingContent {
     #[serde(rename = "type", default)]
     pub kind: ThinkingTag,
-    pub thinking: String,
+    pub thinking: SharedStr,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_signature: Option<String>,
     /// Set when a safety filter redacted the reasoning; the payload is in the signature.
@@ -43,7 +44,7 @@ pub struct ThinkingContent {
 
 impl ThinkingContent {
     /// A thinking block with no signature.
-    pub fn new(thinking: impl Into<String>) -> Self {
+    pub fn new(thinking: impl Into<SharedStr>) -> Self {
         Self {
             kind: ThinkingTag,
             thinking: thinking.into(),
@@ -63,13 +64,13 @@ impl ThinkingContent {
 pub struct ImageContent {
     #[serde(rename = "type", default)]
     pub kind: ImageTag,
-    pub data: String,
+    pub data: SharedStr,
     pub mime_type: String,
 }
 
 impl ImageContent {
     /// An image block from base64 data.
-    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+    pub fn new(data: impl Into<SharedStr>, mime_type: impl Into<String>) -> Self {
         Self {
             kind: ImageTag,
             data: data.into(),
@@ -181,7 +182,7 @@ impl<'de> Deserialize<'de> for InputBlock {
 
 impl InputBlock {
     /// A text block.
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn text(text: impl Into<SharedStr>) -> Self {
         Self::Text(TextContent::new(text))
     }
 

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::content::{AssistantBlock, InputBlock, ToolCall};
 use super::role::{AssistantRole, ToolResultRole, UserRole};
+use super::shared_str::SharedStr;
 use super::usage::Usage;
 
 /// Milliseconds since the Unix epoch, as every message's `timestamp` holds.
@@ -37,7 +38,7 @@ impl StopReason {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum UserContent {
-    Text(String),
+    Text(SharedStr),
     Blocks(Vec<InputBlock>),
 }
 
@@ -60,7 +61,7 @@ pub struct UserMessage {
 
 impl UserMessage {
     /// A user message holding one text block, stamped now.
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn text(text: impl Into<SharedStr>) -> Self {
         Self {
             role: UserRole,
             content: UserContent::Blocks(vec![InputBlock::text(text)]),
@@ -80,7 +81,7 @@ impl UserMessage {
     /// The text of the message: the string content, or its text blocks joined.
     pub fn text_content(&self) -> String {
         match &self.content {
-            UserContent::Text(text) => text.clone(),
+            UserContent::Text(text) => text.to_string(),
             UserContent::Blocks(blocks) => blocks
                 .iter()
                 .filter_map(|b| match b {

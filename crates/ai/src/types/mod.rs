@@ -7,6 +7,7 @@ pub mod message;
 pub mod model;
 pub mod options;
 pub mod role;
+pub mod shared_str;
 pub mod thinking;
 pub mod usage;
 
@@ -25,5 +26,6 @@ pub use options::{
     AnthropicThinking, CacheRetention, OpenAiResponsesOptions, PayloadHook, ResponseHook,
     SimpleStreamOptions, StreamOptions, ToolChoice,
 };
+pub use shared_str::SharedStr;
 pub use thinking::{ThinkingBudgets, ThinkingLevel};
 pub use usage::{Usage, UsageCost};

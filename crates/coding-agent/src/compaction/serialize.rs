@@ -42,7 +42,7 @@ pub fn serialize_conversation(messages: &[Message]) -> String {
         match message {
             Message::User(user) => {
                 let content = match &user.content {
-                    UserContent::Text(text) => text.clone(),
+                    UserContent::Text(text) => text.to_string(),
                     UserContent::Blocks(blocks) => input_text(blocks),
                 };
                 if !content.is_empty() {

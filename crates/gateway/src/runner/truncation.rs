@@ -72,7 +72,7 @@ pub fn truncate_oversized_tool_results(messages: &mut [AgentMessage], max_chars:
             if let InputBlock::Text(text) = block {
                 let len = text.text.chars().count();
                 let budget = (max_chars as f64 * len as f64 / total as f64) as usize;
-                text.text = truncate_keeping_head_and_tail(&text.text, budget.max(1));
+                text.text = truncate_keeping_head_and_tail(&text.text, budget.max(1)).into();
             }
         }
         result.details = None;

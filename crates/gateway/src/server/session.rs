@@ -516,7 +516,7 @@ fn message_text(message: &pi_agent_core::AgentMessage) -> String {
     };
     match message {
         pi_agent_core::AgentMessage::Llm(Message::User(user)) => match &user.content {
-            UserContent::Text(text) => text.clone(),
+            UserContent::Text(text) => text.to_string(),
             UserContent::Blocks(b) => blocks(b),
         },
         pi_agent_core::AgentMessage::Llm(Message::Assistant(a)) => a

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::BedrockOptions;
 use crate::transform::transform_messages;
 use crate::types::{
-    AssistantBlock, CacheRetention, Context, InputBlock, Message, Model, StreamOptions,
+    AssistantBlock, CacheRetention, Context, InputBlock, Message, Model, SharedStr, StreamOptions,
     ThinkingLevel, ToolChoice, UserContent,
 };
 
@@ -41,7 +41,7 @@ pub struct BedrockMessage {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ContentBlock {
-    Text(String),
+    Text(SharedStr),
     Image(ImageBlock),
     ToolUse(ToolUseBlock),
     ToolResult(ToolResultBlock),
@@ -86,7 +86,7 @@ pub struct ToolResultBlock {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ToolResultContent {
-    Text(String),
+    Text(SharedStr),
     Image(ImageBlock),
 }
 
@@ -102,7 +102,7 @@ pub enum ReasoningContent {
 /// Reasoning text with Claude's signature.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReasoningText {
-    pub text: String,
+    pub text: SharedStr,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
 }

@@ -264,9 +264,9 @@ impl Decoder {
                     asm.message_mut().content.get_mut(index)
                 {
                     if !summary.is_empty() {
-                        block.thinking = summary;
+                        block.thinking = summary.into();
                     } else if !content.is_empty() {
-                        block.thinking = content;
+                        block.thinking = content.into();
                     }
                     block.thinking_signature = Some(signature);
                 }
@@ -301,7 +301,7 @@ impl Decoder {
                 if let Some(AssistantBlock::Text(block)) = asm.message_mut().content.get_mut(index)
                 {
                     if let Some(text) = text {
-                        block.text = text;
+                        block.text = text.into();
                     }
                     block.text_signature = Some(Value::Object(signature).to_string());
                 }

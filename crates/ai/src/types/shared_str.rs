@@ -1,0 +1,461 @@
+//! Text that the session, the agent and provider requests share: a clone is a count, and
+//! text read from JSON can stay in its escaped form until something reads it, so a request
+//! body copies it back instead of decoding and re-escaping a whole transcript.
+
+use std::borrow::{Borrow, Cow};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+/// An immutable-by-default string behind an `Arc`; see the module doc.
+#[derive(Clone)]
+pub struct SharedStr(Arc<Repr>);
+
+#[derive(Clone)]
+enum Repr {
+    Decoded(String),
+    /// A JSON string literal as it was read (quotes and escapes included), decoded on the
+    /// first read of its text.
+    Raw {
+        json: Box<RawValue>,
+        decoded: OnceLock<String>,
+    },
+}
+
+impl SharedStr {
+    /// An empty string.
+    pub fn new() -> Self {
+        Self::from(String::new())
+    }
+
+    /// The text (decoding a raw literal on first use).
+    pub fn as_str(&self) -> &str {
+        match &*self.0 {
+            Repr::Decoded(text) => text,
+            Repr::Raw { json, decoded } => decoded.get_or_init(|| decode(json.get())),
+        }
+    }
+
+    /// The JSON string literal this text was read from, while it is still held that way.
+    pub fn raw_json(&self) -> Option<&str> {
+        match &*self.0 {
+            Repr::Raw { json, .. } => Some(json.get()),
+            Repr::Decoded(_) => None,
+        }
+    }
+
+    /// The text to change in place; a shared or raw text is copied out first.
+    pub fn make_mut(&mut self) -> &mut String {
+        let repr = Arc::make_mut(&mut self.0);
+        if let Repr::Raw { json, decoded } = repr {
+            let text = decoded.take().unwrap_or_else(|| decode(json.get()));
+            *repr = Repr::Decoded(text);
+        }
+        match repr {
+            Repr::Decoded(text) => text,
+            Repr::Raw { .. } => unreachable!("converted above"),
+        }
+    }
+
+    /// Appends `text`.
+    pub fn push_str(&mut self, text: &str) {
+        self.make_mut().push_str(text);
+    }
+
+    /// Appends a character.
+    pub fn push(&mut self, c: char) {
+        self.make_mut().push(c);
+    }
+
+    /// The text as an owned `String` (no copy when this is its only holder).
+    pub fn into_string(self) -> String {
+        match Arc::try_unwrap(self.0) {
+            Ok(Repr::Decoded(text)) => text,
+            Ok(Repr::Raw { json, decoded }) => {
+                decoded.into_inner().unwrap_or_else(|| decode(json.get()))
+            }
+            Err(shared) => Self(shared).as_str().to_owned(),
+        }
+    }
+
+    /// `trim().is_empty()`, answered from a raw literal's first characters when it can be.
+    pub fn is_blank(&self) -> bool {
+        if let Repr::Raw { json, decoded } = &*self.0
+            && decoded.get().is_none()
+            && let Some(answer) = raw_is_blank(json.get())
+        {
+            return answer;
+        }
+        self.as_str().trim().is_empty()
+    }
+}
+
+/// Whether a JSON string literal holds only whitespace, when that can be told without
+/// decoding it (`None` for `\u` escapes and non-ASCII text, which need the decoded form).
+fn raw_is_blank(literal: &str) -> Option<bool> {
+    let inner = literal.strip_prefix('"')?.strip_suffix('"')?;
+    let bytes = inner.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b' ' => i += 1,
+            b'\\' => match bytes.get(i + 1) {
+                Some(b'n' | b't' | b'r' | b'f') => i += 2,
+                Some(b'u') => return None,
+                _ => return Some(false),
+            },
+            b if b.is_ascii() => return Some(false),
+            _ => return None,
+        }
+    }
+    Some(true)
+}
+
+/// Decodes a JSON string literal; lone surrogates (which JavaScript writes) become U+FFFD.
+fn decode(literal: &str) -> String {
+    serde_json::from_str::<String>(literal).unwrap_or_else(|_| decode_lossy(literal))
+}
+
+fn decode_lossy(literal: &str) -> String {
+    let inner = literal
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(literal);
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars().peekable();
+    let mut pending_high: Option<u16> = None;
+    let hex = |chars: &mut std::iter::Peekable<std::str::Chars>| -> Option<u16> {
+        let digits: String = chars.by_ref().take(4).collect();
+        u16::from_str_radix(&digits, 16).ok()
+    };
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            if pending_high.take().is_some() {
+                out.push('\u{FFFD}');
+            }
+            out.push(c);
+            continue;
+        }
+        let escaped = match chars.next() {
+            Some('u') => {
+                let Some(unit) = hex(&mut chars) else {
+                    out.push('\u{FFFD}');
+                    continue;
+                };
+                match (pending_high.take(), unit) {
+                    (Some(high), 0xDC00..=0xDFFF) => {
+                        let code = 0x10000
+                            + ((u32::from(high) - 0xD800) << 10)
+                            + (u32::from(unit) - 0xDC00);
+                        out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
+                    }
+                    (previous, 0xD800..=0xDBFF) => {
+                        if previous.is_some() {
+                            out.push('\u{FFFD}');
+                        }
+                        pending_high = Some(unit);
+                    }
+                    (previous, _) => {
+                        if previous.is_some() {
+                            out.push('\u{FFFD}');
+                        }
+                        out.push(char::from_u32(u32::from(unit)).unwrap_or('\u{FFFD}'));
+                    }
+                }
+                continue;
+            }
+            Some('n') => '\n',
+            Some('t') => '\t',
+            Some('r') => '\r',
+            Some('b') => '\u{8}',
+            Some('f') => '\u{c}',
+            Some(other) => other,
+            None => break,
+        };
+        if pending_high.take().is_some() {
+            out.push('\u{FFFD}');
+        }
+        out.push(escaped);
+    }
+    if pending_high.is_some() {
+        out.push('\u{FFFD}');
+    }
+    out
+}
+
+impl Default for SharedStr {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Deref for SharedStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for SharedStr {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Borrow<str> for SharedStr {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Debug for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq for SharedStr {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for SharedStr {}
+
+impl PartialOrd for SharedStr {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for SharedStr {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Hash for SharedStr {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialEq<str> for SharedStr {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for SharedStr {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for SharedStr {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<SharedStr> for str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<SharedStr> for &str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<SharedStr> for String {
+    fn eq(&self, other: &SharedStr) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl From<String> for SharedStr {
+    fn from(text: String) -> Self {
+        Self(Arc::new(Repr::Decoded(text)))
+    }
+}
+
+impl From<&str> for SharedStr {
+    fn from(text: &str) -> Self {
+        Self::from(text.to_owned())
+    }
+}
+
+impl From<&String> for SharedStr {
+    fn from(text: &String) -> Self {
+        Self::from(text.clone())
+    }
+}
+
+impl From<Box<str>> for SharedStr {
+    fn from(text: Box<str>) -> Self {
+        Self::from(String::from(text))
+    }
+}
+
+impl From<Cow<'_, str>> for SharedStr {
+    fn from(text: Cow<'_, str>) -> Self {
+        Self::from(text.into_owned())
+    }
+}
+
+impl From<char> for SharedStr {
+    fn from(c: char) -> Self {
+        Self::from(c.to_string())
+    }
+}
+
+impl From<&SharedStr> for SharedStr {
+    fn from(text: &SharedStr) -> Self {
+        text.clone()
+    }
+}
+
+impl From<SharedStr> for String {
+    fn from(text: SharedStr) -> Self {
+        text.into_string()
+    }
+}
+
+impl Serialize for SharedStr {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &*self.0 {
+            // serde_json writes a raw value verbatim; its Value serializer parses it.
+            Repr::Raw { json, .. } => json.serialize(serializer),
+            Repr::Decoded(text) => serializer.serialize_str(text),
+        }
+    }
+}
+
+/// serde_json's name for a raw value: asked for under it, serde_json's own deserializers
+/// hand over the literal unparsed; every other deserializer gives a plain string.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+struct SharedStrVisitor;
+
+impl<'de> Visitor<'de> for SharedStrVisitor {
+    type Value = SharedStr;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<SharedStr, E> {
+        Ok(SharedStr::from(text))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<SharedStr, E> {
+        Ok(SharedStr::from(text))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<SharedStr, D::Error> {
+        String::deserialize(inner).map(SharedStr::from)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SharedStr, A::Error> {
+        let json = Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        if !json.get().starts_with('"') {
+            return Err(de::Error::invalid_type(
+                de::Unexpected::Other(json.get().chars().next().map_or("nothing", |c| match c {
+                    '{' => "map",
+                    '[' => "sequence",
+                    'n' => "null",
+                    't' | 'f' => "boolean",
+                    _ => "number",
+                })),
+                &self,
+            ));
+        }
+        Ok(SharedStr(Arc::new(Repr::Raw {
+            json,
+            decoded: OnceLock::new(),
+        })))
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedStr {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_newtype_struct(RAW_VALUE_TOKEN, SharedStrVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_read_from_json_stays_raw_until_read_and_writes_back_unchanged() {
+        let json = r#"{"t":"a\nb \u00e9 \"q\""}"#;
+        #[derive(Deserialize, Serialize)]
+        struct Holder {
+            t: SharedStr,
+        }
+        let holder: Holder = serde_json::from_str(json).unwrap();
+        assert_eq!(holder.t.raw_json(), Some(r#""a\nb \u00e9 \"q\"""#));
+        assert_eq!(serde_json::to_string(&holder).unwrap(), json);
+        assert_eq!(holder.t, "a\nb é \"q\"");
+        let value = serde_json::to_value(&holder).unwrap();
+        assert_eq!(value["t"], "a\nb é \"q\"");
+        let from_value: Holder = serde_json::from_value(value).unwrap();
+        assert_eq!(from_value.t, holder.t);
+    }
+
+    #[test]
+    fn other_deserializers_and_wrong_types() {
+        let from_reader: SharedStr = serde_json::from_reader(&b"\"x\\ty\""[..]).unwrap();
+        assert_eq!(from_reader, "x\ty");
+        let error = serde_json::from_str::<SharedStr>("12").unwrap_err();
+        assert!(error.to_string().contains("expected a string"), "{error}");
+        assert!(serde_json::from_str::<SharedStr>("{\"a\":1}").is_err());
+    }
+
+    #[test]
+    fn changes_copy_out_of_shared_and_raw_texts() {
+        let mut a: SharedStr = serde_json::from_str("\"ab\"").unwrap();
+        let b = a.clone();
+        a.push_str("c");
+        assert_eq!(a, "abc");
+        assert_eq!(b, "ab");
+        assert_eq!(a.raw_json(), None);
+        assert_eq!(b.into_string(), "ab");
+    }
+
+    #[test]
+    fn blank_checks_and_lossy_surrogates() {
+        for (json, blank) in [
+            (r#"" \n\t ""#, true),
+            (r#""  x""#, false),
+            (r#""\u0020""#, true),
+            (r#""\u00a0""#, true),
+            ("\"\u{3000}a\"", false),
+            (r#""""#, true),
+        ] {
+            let text: SharedStr = serde_json::from_str(json).unwrap();
+            assert_eq!(text.is_blank(), blank, "{json}");
+        }
+        let lone: SharedStr = serde_json::from_str(r#""a\ud83d b \ud83d\ude00""#).unwrap();
+        assert_eq!(lone.as_str(), "a\u{FFFD} b 😀");
+        assert_eq!(
+            serde_json::to_string(&lone).unwrap(),
+            r#""a\ud83d b \ud83d\ude00""#
+        );
+    }
+}
