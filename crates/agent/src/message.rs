@@ -1,5 +1,9 @@
 //! Agent messages: the LLM messages plus custom kinds an application adds.
 
+use std::fmt;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -84,19 +88,57 @@ impl Serialize for AgentMessage {
 
 impl<'de> Deserialize<'de> for AgentMessage {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let data = Map::<String, Value>::deserialize(deserializer)?;
+        deserializer.deserialize_map(AgentMessageVisitor)
+    }
+}
+
+/// Reads a message in one pass when `role` is its first key (as pi writes messages); other
+/// objects are buffered first.
+struct AgentMessageVisitor;
+
+impl<'de> Visitor<'de> for AgentMessageVisitor {
+    type Value = AgentMessage;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentMessage, A::Error> {
+        let Some(first) = map.next_key::<String>()? else {
+            return Err(de::Error::missing_field("role"));
+        };
+        if first == "role" {
+            let role: String = map.next_value()?;
+            if is_llm_role(&role) {
+                return Message::deserialize_after_role(role, map).map(AgentMessage::Llm);
+            }
+            let rest = Map::<String, Value>::deserialize(MapAccessDeserializer::new(map))?;
+            let mut data = Map::with_capacity(rest.len() + 1);
+            data.insert("role".into(), Value::String(role.clone()));
+            data.extend(rest);
+            return Ok(AgentMessage::Custom(CustomMessage { role, data }));
+        }
+        let mut data = Map::new();
+        data.insert(first, map.next_value()?);
+        while let Some((key, value)) = map.next_entry::<String, Value>()? {
+            data.insert(key, value);
+        }
         let role = data
             .get("role")
             .and_then(Value::as_str)
-            .ok_or_else(|| serde::de::Error::missing_field("role"))?
+            .ok_or_else(|| de::Error::missing_field("role"))?
             .to_owned();
-        match role.as_str() {
-            "user" | "assistant" | "toolResult" => Message::deserialize(Value::Object(data))
-                .map(Self::Llm)
-                .map_err(serde::de::Error::custom),
-            _ => Ok(Self::Custom(CustomMessage { role, data })),
+        if is_llm_role(&role) {
+            return Message::deserialize(Value::Object(data))
+                .map(AgentMessage::Llm)
+                .map_err(de::Error::custom);
         }
+        Ok(AgentMessage::Custom(CustomMessage { role, data }))
     }
+}
+
+fn is_llm_role(role: &str) -> bool {
+    matches!(role, "user" | "assistant" | "toolResult")
 }
 
 impl From<Message> for AgentMessage {

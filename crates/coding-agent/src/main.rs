@@ -289,8 +289,8 @@ fn run() -> Result<i32> {
         );
         return Ok(1);
     }
-    let restored = session.build_context();
-    let resuming = !restored.messages.is_empty();
+    let restored = session.branch_settings();
+    let resuming = restored.has_messages;
     let has_thinking_entry = session.branch_entries().iter().any(|e| {
         matches!(
             e.kind,
@@ -616,7 +616,10 @@ environment variable, pass --api-key, or configure it in {}",
         },
     });
     if rpc {
-        return Ok(runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session)));
+        let transcript = agent_session.clone();
+        let code = runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session));
+        std::mem::forget(transcript);
+        return Ok(code);
     }
     if interactive {
         let mut initial_prompts: Vec<RunPrompt> = prompts
@@ -665,7 +668,11 @@ environment variable, pass --api-key, or configure it in {}",
     } else {
         RunOutput::Text
     };
-    Ok(runtime.block_on(run::run(agent_session, inputs, output)))
+    let transcript = agent_session.clone();
+    let code = runtime.block_on(run::run(agent_session, inputs, output));
+    // The process exits next: freeing a large transcript entry by entry would only cost time.
+    std::mem::forget(transcript);
+    Ok(code)
 }
 
 /// Asks on the terminal whether to trust a project's own extensions (remembered in

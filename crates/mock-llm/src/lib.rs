@@ -13,6 +13,7 @@ mod faults;
 pub mod oauth;
 mod recording;
 mod render;
+mod request_view;
 mod respond;
 pub mod script;
 mod server;

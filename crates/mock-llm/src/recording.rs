@@ -21,9 +21,19 @@ pub struct RecordedRequest {
     pub raw_body_len: usize,
 }
 
-impl RecordedRequest {
-    /// Builds a record from the request parts and raw body.
-    pub(crate) fn new(method: &Method, uri: &Uri, headers: &HeaderMap, raw: &[u8]) -> Self {
+/// A request as received: the body is kept as bytes and parsed only when the recorded
+/// requests are asked for, so a large request costs the server a copy, not a parse.
+#[derive(Clone, Debug)]
+pub(crate) struct StoredRequest {
+    method: String,
+    path: String,
+    headers: BTreeMap<String, String>,
+    raw: bytes::Bytes,
+}
+
+impl StoredRequest {
+    /// Keeps the request parts and raw body.
+    pub(crate) fn new(method: &Method, uri: &Uri, headers: &HeaderMap, raw: bytes::Bytes) -> Self {
         let mut map: BTreeMap<String, String> = BTreeMap::new();
         for (name, value) in headers {
             let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
@@ -34,12 +44,22 @@ impl RecordedRequest {
                 })
                 .or_insert(value);
         }
-        RecordedRequest {
+        Self {
             method: method.as_str().to_owned(),
             path: uri.path().to_owned(),
             headers: map,
-            body: serde_json::from_slice(raw).unwrap_or(Value::Null),
-            raw_body_len: raw.len(),
+            raw,
+        }
+    }
+
+    /// The record with its body parsed.
+    pub(crate) fn parsed(&self) -> RecordedRequest {
+        RecordedRequest {
+            method: self.method.clone(),
+            path: self.path.clone(),
+            headers: self.headers.clone(),
+            body: serde_json::from_slice(&self.raw).unwrap_or(Value::Null),
+            raw_body_len: self.raw.len(),
         }
     }
 }

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::control;
-use crate::recording::RecordedRequest;
+use crate::recording::{RecordedRequest, StoredRequest};
 use crate::respond::respond;
 use crate::script::Script;
 use crate::state::Shared;
@@ -178,9 +178,13 @@ async fn provider(wire: &dyn WireFormat, shared: &Shared, request: Request) -> R
         Ok(raw) => raw,
         Err(err) => return (StatusCode::BAD_REQUEST, err.to_string()).into_response(),
     };
-    let record = RecordedRequest::new(&parts.method, &parts.uri, &parts.headers, &raw);
-    let json = record.body.clone();
-    shared.record(record);
+    let json = crate::request_view::slim_request(&raw);
+    shared.record(StoredRequest::new(
+        &parts.method,
+        &parts.uri,
+        &parts.headers,
+        raw.clone(),
+    ));
     let script = shared.pop().unwrap_or_else(|| wire.default_reply(&json));
     respond(wire, &script, &json, raw.len(), shared)
 }
@@ -197,11 +201,11 @@ async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Respo
     let raw = axum::body::to_bytes(body, usize::MAX)
         .await
         .unwrap_or_default();
-    shared.record(RecordedRequest::new(
+    shared.record(StoredRequest::new(
         &parts.method,
         &parts.uri,
         &parts.headers,
-        &raw,
+        raw,
     ));
     let message = format!(
         "mock-llm: no route for {} {}",

@@ -4,14 +4,14 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::recording::RecordedRequest;
+use crate::recording::{RecordedRequest, StoredRequest};
 use crate::script::Script;
 
 /// State shared by all handlers and every [`crate::MockServer`] handle.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     queue: Mutex<VecDeque<Script>>,
-    requests: Mutex<Vec<RecordedRequest>>,
+    requests: Mutex<Vec<StoredRequest>>,
     response_seq: AtomicU64,
     /// Counter for generated tool call ids.
     pub tool_seq: AtomicU64,
@@ -46,13 +46,14 @@ impl Shared {
     }
 
     /// Appends a recorded request.
-    pub fn record(&self, request: RecordedRequest) {
+    pub fn record(&self, request: StoredRequest) {
         lock(&self.requests).push(request);
     }
 
     /// A copy of every recorded request, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.requests).clone()
+        let stored = lock(&self.requests).clone();
+        stored.iter().map(StoredRequest::parsed).collect()
     }
 
     /// Forgets every recorded request.

@@ -7,6 +7,7 @@ pub mod mistral;
 pub mod openai_completions;
 pub mod openai_responses;
 
+mod body_text;
 mod common;
 
 use std::sync::Arc;

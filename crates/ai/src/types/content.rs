@@ -121,7 +121,7 @@ pub enum AssistantBlock {
 }
 
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 enum AssistantBlockWire {
     Text(TextContent),
     Thinking(ThinkingContent),
@@ -130,11 +130,16 @@ enum AssistantBlockWire {
 
 impl<'de> Deserialize<'de> for AssistantBlock {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(match AssistantBlockWire::deserialize(deserializer)? {
-            AssistantBlockWire::Text(b) => Self::Text(b),
-            AssistantBlockWire::Thinking(b) => Self::Thinking(b),
-            AssistantBlockWire::ToolCall(b) => Self::ToolCall(b),
-        })
+        Ok(
+            match super::tag_first::deserialize_tag_first::<_, AssistantBlockWire>(
+                deserializer,
+                "type",
+            )? {
+                AssistantBlockWire::Text(b) => Self::Text(b),
+                AssistantBlockWire::Thinking(b) => Self::Thinking(b),
+                AssistantBlockWire::ToolCall(b) => Self::ToolCall(b),
+            },
+        )
     }
 }
 
@@ -165,7 +170,7 @@ pub enum InputBlock {
 }
 
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 enum InputBlockWire {
     Text(TextContent),
     Image(ImageContent),
@@ -173,10 +178,15 @@ enum InputBlockWire {
 
 impl<'de> Deserialize<'de> for InputBlock {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(match InputBlockWire::deserialize(deserializer)? {
-            InputBlockWire::Text(b) => Self::Text(b),
-            InputBlockWire::Image(b) => Self::Image(b),
-        })
+        Ok(
+            match super::tag_first::deserialize_tag_first::<_, InputBlockWire>(
+                deserializer,
+                "type",
+            )? {
+                InputBlockWire::Text(b) => Self::Text(b),
+                InputBlockWire::Image(b) => Self::Image(b),
+            },
+        )
     }
 }
 

@@ -1,10 +1,14 @@
 //! LLM messages: user, assistant and tool result (seed 002, Appendix A.1).
 
+use std::fmt;
+
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use super::content::{AssistantBlock, InputBlock, ToolCall};
 use super::role::{AssistantRole, ToolResultRole, UserRole};
-use super::shared_str::SharedStr;
+use super::shared_str::{RAW_VALUE_TOKEN, SharedStr, not_a_string};
 use super::usage::Usage;
 
 /// Milliseconds since the Unix epoch, as every message's `timestamp` holds.
@@ -35,11 +39,63 @@ impl StopReason {
 }
 
 /// A user's content: a plain string or a list of text and image blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum UserContent {
     Text(SharedStr),
     Blocks(Vec<InputBlock>),
+}
+
+impl<'de> Deserialize<'de> for UserContent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Asked for as a raw value, serde_json hands over the literal: a string stays raw, a
+        // list of blocks is read from it. Other deserializers give the value itself.
+        deserializer.deserialize_newtype_struct(RAW_VALUE_TOKEN, UserContentVisitor)
+    }
+}
+
+struct UserContentVisitor;
+
+impl<'de> Visitor<'de> for UserContentVisitor {
+    type Value = UserContent;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string or a list of content blocks")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<UserContent, E> {
+        Ok(UserContent::Text(text.into()))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<UserContent, E> {
+        Ok(UserContent::Text(text.into()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<UserContent, A::Error> {
+        let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(1));
+        while let Some(block) = seq.next_element()? {
+            blocks.push(block);
+        }
+        Ok(UserContent::Blocks(blocks))
+    }
+
+    fn visit_newtype_struct<D: serde::Deserializer<'de>>(
+        self,
+        inner: D,
+    ) -> Result<UserContent, D::Error> {
+        inner.deserialize_any(self)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<UserContent, A::Error> {
+        let json = Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        match json.get().as_bytes().first() {
+            Some(b'"') => Ok(UserContent::Text(SharedStr::from_raw_string(json))),
+            Some(b'[') => serde_json::from_str(json.get())
+                .map(UserContent::Blocks)
+                .map_err(de::Error::custom),
+            _ => Err(not_a_string(&json, &self)),
+        }
+    }
 }
 
 impl Default for UserContent {
@@ -176,20 +232,37 @@ pub enum Message {
 }
 
 #[derive(Deserialize)]
-#[serde(tag = "role", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 enum MessageWire {
     User(UserMessage),
     Assistant(AssistantMessage),
     ToolResult(ToolResultMessage),
 }
 
-impl<'de> Deserialize<'de> for Message {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(match MessageWire::deserialize(deserializer)? {
+impl From<MessageWire> for Message {
+    fn from(wire: MessageWire) -> Self {
+        match wire {
             MessageWire::User(m) => Self::User(m),
             MessageWire::Assistant(m) => Self::Assistant(m),
             MessageWire::ToolResult(m) => Self::ToolResult(m),
-        })
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        super::tag_first::deserialize_tag_first::<_, MessageWire>(deserializer, "role")
+            .map(Self::from)
+    }
+}
+
+impl Message {
+    /// Reads a message whose `role` has been read already; `rest` holds its other fields.
+    pub fn deserialize_after_role<'de, A: MapAccess<'de>>(
+        role: String,
+        rest: A,
+    ) -> Result<Self, A::Error> {
+        super::tag_first::deserialize_variant::<A, MessageWire>(role, rest).map(Self::from)
     }
 }
 

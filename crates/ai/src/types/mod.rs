@@ -8,6 +8,7 @@ pub mod model;
 pub mod options;
 pub mod role;
 pub mod shared_str;
+pub mod tag_first;
 pub mod thinking;
 pub mod usage;
 

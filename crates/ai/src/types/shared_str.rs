@@ -23,6 +23,8 @@ enum Repr {
     /// first read of its text.
     Raw {
         json: Box<RawValue>,
+        /// No escapes: the text is the literal without its quotes.
+        plain: bool,
         decoded: OnceLock<String>,
     },
 }
@@ -33,11 +35,24 @@ impl SharedStr {
         Self::from(String::new())
     }
 
+    /// A text held as the JSON string literal `json` (the caller checked it is a string).
+    pub(crate) fn from_raw_string(json: Box<RawValue>) -> Self {
+        let plain = !json.get().contains('\\');
+        Self(Arc::new(Repr::Raw {
+            json,
+            plain,
+            decoded: OnceLock::new(),
+        }))
+    }
+
     /// The text (decoding a raw literal on first use).
     pub fn as_str(&self) -> &str {
         match &*self.0 {
             Repr::Decoded(text) => text,
-            Repr::Raw { json, decoded } => decoded.get_or_init(|| decode(json.get())),
+            Repr::Raw {
+                json, plain: true, ..
+            } => unquote(json.get()),
+            Repr::Raw { json, decoded, .. } => decoded.get_or_init(|| decode(json.get())),
         }
     }
 
@@ -52,7 +67,7 @@ impl SharedStr {
     /// The text to change in place; a shared or raw text is copied out first.
     pub fn make_mut(&mut self) -> &mut String {
         let repr = Arc::make_mut(&mut self.0);
-        if let Repr::Raw { json, decoded } = repr {
+        if let Repr::Raw { json, decoded, .. } = repr {
             let text = decoded.take().unwrap_or_else(|| decode(json.get()));
             *repr = Repr::Decoded(text);
         }
@@ -76,7 +91,7 @@ impl SharedStr {
     pub fn into_string(self) -> String {
         match Arc::try_unwrap(self.0) {
             Ok(Repr::Decoded(text)) => text,
-            Ok(Repr::Raw { json, decoded }) => {
+            Ok(Repr::Raw { json, decoded, .. }) => {
                 decoded.into_inner().unwrap_or_else(|| decode(json.get()))
             }
             Err(shared) => Self(shared).as_str().to_owned(),
@@ -85,7 +100,7 @@ impl SharedStr {
 
     /// `trim().is_empty()`, answered from a raw literal's first characters when it can be.
     pub fn is_blank(&self) -> bool {
-        if let Repr::Raw { json, decoded } = &*self.0
+        if let Repr::Raw { json, decoded, .. } = &*self.0
             && decoded.get().is_none()
             && let Some(answer) = raw_is_blank(json.get())
         {
@@ -114,6 +129,14 @@ fn raw_is_blank(literal: &str) -> Option<bool> {
         }
     }
     Some(true)
+}
+
+/// A literal without escapes, without its quotes.
+fn unquote(literal: &str) -> &str {
+    literal
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(literal)
 }
 
 /// Decodes a JSON string literal; lone surrogates (which JavaScript writes) become U+FFFD.
@@ -347,7 +370,7 @@ impl Serialize for SharedStr {
 
 /// serde_json's name for a raw value: asked for under it, serde_json's own deserializers
 /// hand over the literal unparsed; every other deserializer gives a plain string.
-const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+pub(crate) const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 struct SharedStrVisitor;
 
@@ -373,22 +396,22 @@ impl<'de> Visitor<'de> for SharedStrVisitor {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SharedStr, A::Error> {
         let json = Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(map))?;
         if !json.get().starts_with('"') {
-            return Err(de::Error::invalid_type(
-                de::Unexpected::Other(json.get().chars().next().map_or("nothing", |c| match c {
-                    '{' => "map",
-                    '[' => "sequence",
-                    'n' => "null",
-                    't' | 'f' => "boolean",
-                    _ => "number",
-                })),
-                &self,
-            ));
+            return Err(not_a_string(&json, &self));
         }
-        Ok(SharedStr(Arc::new(Repr::Raw {
-            json,
-            decoded: OnceLock::new(),
-        })))
+        Ok(SharedStr::from_raw_string(json))
     }
+}
+
+/// The error for a raw value that is not a string.
+pub(crate) fn not_a_string<E: de::Error>(json: &RawValue, expected: &dyn de::Expected) -> E {
+    let found = match json.get().chars().next() {
+        Some('{') => "map",
+        Some('[') => "sequence",
+        Some('n') => "null",
+        Some('t' | 'f') => "boolean",
+        _ => "number",
+    };
+    de::Error::invalid_type(de::Unexpected::Other(found), expected)
 }
 
 impl<'de> Deserialize<'de> for SharedStr {
@@ -435,6 +458,7 @@ mod tests {
         assert_eq!(a, "abc");
         assert_eq!(b, "ab");
         assert_eq!(a.raw_json(), None);
+        assert_eq!(b.as_str(), "ab");
         assert_eq!(b.into_string(), "ab");
     }
 

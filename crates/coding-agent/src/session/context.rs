@@ -186,9 +186,21 @@ pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> Se
         .enumerate()
         .map(|(i, e)| (e.id.as_str(), i))
         .collect();
-    let path = path_to(entries, &by_id, leaf);
-    let edits = edits_on(&path);
-    let mut context = SessionContext {
+    context_along(&path_to(entries, &by_id, leaf))
+}
+
+/// The model and thinking level in effect at the end of a path, and whether it holds
+/// messages, without building its context.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BranchSettings {
+    pub thinking_level: String,
+    pub model: Option<(String, String)>,
+    pub has_messages: bool,
+}
+
+/// [`BranchSettings`] of `path` (root first), and the index of its last compaction.
+fn settings_along(path: &[&SessionEntry]) -> (BranchSettings, Option<usize>) {
+    let mut settings = BranchSettings {
         thinking_level: "off".into(),
         ..Default::default()
     };
@@ -196,20 +208,42 @@ pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> Se
     for (index, entry) in path.iter().enumerate() {
         match &entry.kind {
             EntryKind::ThinkingLevelChange { thinking_level } => {
-                context.thinking_level = thinking_level.clone()
+                settings.thinking_level = thinking_level.clone()
             }
             EntryKind::ModelChange { provider, model_id } => {
-                context.model = Some((provider.clone(), model_id.clone()))
+                settings.model = Some((provider.clone(), model_id.clone()))
             }
             EntryKind::Message { message } => {
+                settings.has_messages = true;
                 if let Some(a) = message.as_assistant() {
-                    context.model = Some((a.provider.clone(), a.model.clone()));
+                    settings.model = Some((a.provider.clone(), a.model.clone()));
                 }
             }
             EntryKind::Compaction { .. } => compaction = Some(index),
+            EntryKind::CustomMessage { .. } => settings.has_messages = true,
+            EntryKind::BranchSummary { summary, .. } if !summary.is_empty() => {
+                settings.has_messages = true
+            }
             _ => {}
         }
     }
+    (settings, compaction)
+}
+
+/// The settings at the end of `path` (root first).
+pub fn branch_settings(path: &[&SessionEntry]) -> BranchSettings {
+    settings_along(path).0
+}
+
+/// Builds the context along `path` (root first), as [`build_session_context`] does.
+pub fn context_along(path: &[&SessionEntry]) -> SessionContext {
+    let edits = edits_on(path);
+    let (settings, compaction) = settings_along(path);
+    let mut context = SessionContext {
+        thinking_level: settings.thinking_level,
+        model: settings.model,
+        messages: Vec::with_capacity(path.len()),
+    };
     match compaction.map(|i| (i, &path[i].kind)) {
         Some((
             at,
@@ -249,7 +283,7 @@ pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> Se
             }
         }
         _ => {
-            for entry in &path {
+            for entry in path {
                 append(&mut context.messages, entry, &edits);
             }
         }

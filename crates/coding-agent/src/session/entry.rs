@@ -29,11 +29,9 @@ pub struct SessionHeader {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 // Messages are most entries; boxing them would cost an allocation per entry.
 #[allow(clippy::large_enum_variant)]
-#[serde(
-    tag = "type",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
+// Externally tagged for serde (`{"message": {…}}`): lines put the tag in `type`, which
+// [`SessionEntry::to_json`] and the readers below translate.
+#[serde(rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum EntryKind {
     Message {
         message: AgentMessage,
@@ -138,14 +136,14 @@ impl SessionEntry {
         if let EntryKind::Unknown(raw) = &self.kind {
             return Ok(raw.clone());
         }
-        let Value::Object(fields) = serde_json::to_value(&self.kind)? else {
+        let Value::Object(tagged) = serde_json::to_value(&self.kind)? else {
             return Ok(Map::new());
         };
-        let mut out = Map::with_capacity(fields.len() + 3);
-        let mut fields = fields;
-        if let Some(kind) = fields.shift_remove("type") {
-            out.insert("type".into(), kind);
-        }
+        let Some((kind, Value::Object(mut fields))) = tagged.into_iter().next() else {
+            return Ok(Map::new());
+        };
+        let mut out = Map::with_capacity(fields.len() + 4);
+        out.insert("type".into(), Value::String(kind));
         if matches!(self.kind, EntryKind::Custom { .. }) {
             out.extend(std::mem::take(&mut fields));
         }
@@ -223,10 +221,13 @@ pub fn parse_object(object: Map<String, Value>, line: usize) -> Result<ParsedLin
         .unwrap_or("")
         .to_owned();
     let mut fields = object.clone();
+    fields.shift_remove("type");
     fields.shift_remove("id");
     fields.shift_remove("parentId");
     fields.shift_remove("timestamp");
-    let (kind, warning) = match serde_json::from_value::<EntryKind>(Value::Object(fields)) {
+    let mut tagged = Map::with_capacity(1);
+    tagged.insert(kind.clone(), Value::Object(fields));
+    let (kind, warning) = match serde_json::from_value::<EntryKind>(Value::Object(tagged)) {
         Ok(parsed) => (parsed, None),
         Err(e) => (
             EntryKind::Unknown(object),

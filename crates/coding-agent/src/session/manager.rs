@@ -13,12 +13,13 @@ use serde_json::{Map, Value};
 
 use pi_agent_core::AgentMessage;
 
-use super::context::{SessionContext, build_session_context};
+use super::context::{BranchSettings, SessionContext, branch_settings, context_along};
 use super::entry::{
     CURRENT_SESSION_VERSION, EntryKind, FileLine, LineError, SessionEntry, SessionHeader,
     parse_object,
 };
 use super::ids::{session_id, short_id};
+use super::load::{LoadedSession, load_current};
 use super::migrate::migrate;
 use super::time::iso_now;
 
@@ -120,6 +121,49 @@ impl SessionManager {
     /// Opens `path`; a missing file starts a new session there. Malformed lines are
     /// reported in [`Self::warnings`] and skipped; the file keeps them.
     pub fn open(path: &Path, cwd: &Path) -> Result<Self, SessionError> {
+        match load_current(path) {
+            Ok(Some(loaded)) => return Ok(Self::loaded(path, loaded)),
+            Ok(None) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self::fresh(cwd, Some(path.to_path_buf()), None));
+            }
+            Err(source) => {
+                return Err(SessionError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        }
+        Self::open_general(path, cwd)
+    }
+
+    /// A session from a file read by [`load_current`].
+    fn loaded(path: &Path, loaded: LoadedSession) -> Self {
+        let LoadedSession {
+            header,
+            entries,
+            warnings,
+        } = loaded;
+        let by_id = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.clone(), i))
+            .collect();
+        let leaf = entries.last().map(|e| e.id.clone());
+        Self {
+            header,
+            file: Some(path.to_path_buf()),
+            entries,
+            by_id,
+            leaf,
+            flushed: true,
+            warnings,
+        }
+    }
+
+    /// Opens a file of an older version (migrated, then rewritten once) or without a valid
+    /// header (a new session beside it), reading it whole.
+    fn open_general(path: &Path, cwd: &Path) -> Result<Self, SessionError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -301,12 +345,18 @@ impl SessionManager {
     /// The context along the current branch.
     pub fn build_context(&self) -> SessionContext {
         match &self.leaf {
-            Some(leaf) => build_session_context(&self.entries, Some(leaf)),
+            Some(_) => context_along(&self.branch_entries()),
             None => SessionContext {
                 thinking_level: "off".into(),
                 ..Default::default()
             },
         }
+    }
+
+    /// The model and thinking level in effect on the current branch, and whether it holds
+    /// messages (what resuming needs before the context is built).
+    pub fn branch_settings(&self) -> BranchSettings {
+        branch_settings(&self.branch_entries())
     }
 
     /// Continues from `id`: the next entry becomes its child (a new branch).

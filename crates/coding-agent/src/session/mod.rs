@@ -3,8 +3,10 @@
 
 pub mod context;
 pub mod entry;
+pub mod entry_line;
 pub mod ids;
 pub mod list;
+pub mod load;
 pub mod manager;
 pub mod migrate;
 pub mod select;

@@ -1,14 +1,13 @@
 //! The Chat Completions request body: messages, tools and the compat-dependent fields.
 
-use std::borrow::Cow;
-
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::compat::Compat;
+use crate::providers::body_text::{BodyText, joined};
 use crate::transform::transform_messages;
 use crate::types::{
-    AssistantBlock, CacheRetention, Context, InputBlock, MaxTokensField, Message, Model,
+    AssistantBlock, CacheRetention, Context, InputBlock, MaxTokensField, Message, Model, SharedStr,
     StreamOptions, ThinkingFormat, ThinkingLevel, ToolChoice, UserContent,
 };
 
@@ -27,7 +26,7 @@ pub struct CacheControl {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Part<'a> {
     Text {
-        text: Cow<'a, str>,
+        text: BodyText<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
@@ -45,13 +44,13 @@ pub struct ImageUrl {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum Content<'a> {
-    Text(Cow<'a, str>),
+    Text(BodyText<'a>),
     Parts(Vec<Part<'a>>),
 }
 
 impl<'a> Content<'a> {
     fn borrowed(text: &'a str) -> Self {
-        Self::Text(Cow::Borrowed(text))
+        Self::Text(BodyText::from(text))
     }
 
     fn is_empty(&self) -> bool {
@@ -62,7 +61,7 @@ impl<'a> Content<'a> {
     }
 }
 
-fn text_part<'a>(text: impl Into<Cow<'a, str>>) -> Part<'a> {
+fn text_part<'a>(text: impl Into<BodyText<'a>>) -> Part<'a> {
     Part::Text {
         text: text.into(),
         cache_control: None,
@@ -211,7 +210,7 @@ pub fn convert_messages<'a>(
                     out.push(bridge_message());
                 }
                 let content = match &user.content {
-                    UserContent::Text(text) => Content::borrowed(text),
+                    UserContent::Text(text) => Content::Text(BodyText::from(text)),
                     UserContent::Blocks(blocks) => {
                         let parts: Vec<Part> = blocks.iter().map(input_part).collect();
                         if parts.is_empty() {
@@ -233,16 +232,19 @@ pub fn convert_messages<'a>(
             Message::ToolResult(_) => {
                 let mut images = Vec::new();
                 while let Some(Message::ToolResult(result)) = messages.get(index) {
-                    let text: Vec<&str> = result
+                    let texts: Vec<&SharedStr> = result
                         .content
                         .iter()
-                        .filter_map(InputBlock::as_text)
+                        .filter_map(|b| match b {
+                            InputBlock::Text(t) => Some(&t.text),
+                            InputBlock::Image(_) => None,
+                        })
                         .collect();
-                    let text = text.join("\n");
+                    let text = joined(&texts, "\n");
                     let content = if text.is_empty() {
                         Content::borrowed("(see attached image)")
                     } else {
-                        Content::Text(Cow::Owned(text))
+                        Content::Text(text)
                     };
                     out.push(ChatMessage::Tool {
                         content,
@@ -292,7 +294,7 @@ fn bridge_message<'a>() -> ChatMessage<'a> {
 
 fn input_part(block: &InputBlock) -> Part<'_> {
     match block {
-        InputBlock::Text(t) => text_part(t.text.as_str()),
+        InputBlock::Text(t) => text_part(&t.text),
         InputBlock::Image(i) => Part::ImageUrl {
             image_url: image_url(&i.mime_type, &i.data),
         },
@@ -304,17 +306,19 @@ fn convert_assistant<'a>(
     assistant: &'a crate::types::AssistantMessage,
     compat: &Compat,
 ) -> Option<ChatMessage<'a>> {
-    let texts: Vec<&str> = assistant
+    let texts: Vec<&SharedStr> = assistant
         .content
         .iter()
-        .filter_map(AssistantBlock::as_text)
-        .filter(|t| !t.trim().is_empty())
+        .filter_map(|b| match b {
+            AssistantBlock::Text(t) if !t.text.is_blank() => Some(&t.text),
+            _ => None,
+        })
         .collect();
     let thinking: Vec<&crate::types::ThinkingContent> = assistant
         .content
         .iter()
         .filter_map(|b| match b {
-            AssistantBlock::Thinking(t) if !t.thinking.trim().is_empty() => Some(t),
+            AssistantBlock::Thinking(t) if !t.thinking.is_blank() => Some(t),
             _ => None,
         })
         .collect();
@@ -333,9 +337,9 @@ fn convert_assistant<'a>(
         parts.extend(texts.iter().map(|t| text_part(*t)));
         content = Some(Content::Parts(parts));
     } else {
-        let joined_text = texts.concat();
+        let joined_text = joined(&texts, "");
         if !joined_text.is_empty() {
-            content = Some(Content::Text(Cow::Owned(joined_text)));
+            content = Some(Content::Text(joined_text));
         }
         if let Some(first) = thinking.first()
             && let Some(field) = first

@@ -1,0 +1,227 @@
+//! Reading a current-version session file line by line: the file is never held whole, each
+//! entry line is read once (the fast reader, else the general one), and texts stay in their
+//! JSON form until something reads them.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use super::entry::{
+    CURRENT_SESSION_VERSION, FileLine, LineError, SessionEntry, SessionHeader, parse_line,
+};
+use super::entry_line::parse_entry_line;
+
+/// A session file's header, entries and the problems found in its lines.
+#[derive(Debug)]
+pub struct LoadedSession {
+    pub header: SessionHeader,
+    pub entries: Vec<SessionEntry>,
+    pub warnings: Vec<LineError>,
+}
+
+/// Reads `path` when it starts with a header of the current version; `Ok(None)` when it
+/// does not (an older version to migrate, or no header), for the caller's general path.
+pub fn load_current(path: &Path) -> std::io::Result<Option<LoadedSession>> {
+    let mut reader = BufReader::with_capacity(1 << 18, File::open(path)?);
+    let mut buffer = Vec::new();
+    let mut number = 0;
+    let header = loop {
+        buffer.clear();
+        if reader.read_until(b'\n', &mut buffer)? == 0 {
+            return Ok(None);
+        }
+        number += 1;
+        let Ok(text) = std::str::from_utf8(&buffer) else {
+            return Ok(None);
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<SessionHeader>(text) {
+            Ok(header)
+                if header.kind == "session"
+                    && header.version.unwrap_or(1) >= CURRENT_SESSION_VERSION =>
+            {
+                break header;
+            }
+            _ => return Ok(None),
+        }
+    };
+    let (mut entries, warnings) = read_entries(&mut reader, number)?;
+    entries.shrink_to_fit();
+    Ok(Some(LoadedSession {
+        header,
+        entries,
+        warnings,
+    }))
+}
+
+/// Lines are parsed in batches of about this many bytes, on as many threads as there are
+/// cores (at most [`MAX_PARSERS`]).
+const BATCH_BYTES: usize = 1 << 21;
+const MAX_PARSERS: usize = 4;
+
+/// Whole lines, and the number of the line before the first.
+struct Batch {
+    index: usize,
+    first_line: usize,
+    bytes: Vec<u8>,
+}
+
+/// The entries and warnings of one batch.
+struct Parsed {
+    index: usize,
+    entries: Vec<SessionEntry>,
+    warnings: Vec<LineError>,
+}
+
+/// Reads the entry lines after the header (line `number`), in file order.
+fn read_entries(
+    reader: &mut impl BufRead,
+    mut number: usize,
+) -> std::io::Result<(Vec<SessionEntry>, Vec<LineError>)> {
+    let parsers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_PARSERS);
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Batch>(parsers * 2);
+    let receiver = std::sync::Mutex::new(receiver);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..parsers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let next = match receiver.lock() {
+                            Ok(receiver) => receiver.recv(),
+                            Err(_) => break,
+                        };
+                        match next {
+                            Ok(batch) => done.push(parse_batch(batch)),
+                            Err(_) => break,
+                        }
+                    }
+                    done
+                })
+            })
+            .collect();
+        let mut read = Ok(());
+        let mut index = 0;
+        loop {
+            let mut bytes = Vec::with_capacity(BATCH_BYTES + (1 << 16));
+            let first_line = number;
+            while bytes.len() < BATCH_BYTES {
+                match reader.read_until(b'\n', &mut bytes) {
+                    Ok(0) => break,
+                    Ok(_) => number += 1,
+                    Err(e) => {
+                        read = Err(e);
+                        break;
+                    }
+                }
+            }
+            if bytes.is_empty() || read.is_err() {
+                break;
+            }
+            let full = bytes.len() >= BATCH_BYTES;
+            if sender
+                .send(Batch {
+                    index,
+                    first_line,
+                    bytes,
+                })
+                .is_err()
+            {
+                break;
+            }
+            index += 1;
+            if !full {
+                break;
+            }
+        }
+        drop(sender);
+        let mut batches: Vec<Parsed> = workers
+            .into_iter()
+            .flat_map(|worker| worker.join().unwrap_or_default())
+            .collect();
+        read?;
+        batches.sort_by_key(|b| b.index);
+        let mut entries = Vec::with_capacity(batches.iter().map(|b| b.entries.len()).sum());
+        let mut warnings = Vec::new();
+        for batch in batches {
+            entries.extend(batch.entries);
+            warnings.extend(batch.warnings);
+        }
+        Ok((entries, warnings))
+    })
+}
+
+fn parse_batch(batch: Batch) -> Parsed {
+    let mut entries = Vec::new();
+    let mut warnings = Vec::new();
+    let lines = batch.bytes.split_inclusive(|&b| b == b'\n');
+    for (offset, line) in lines.enumerate() {
+        let number = batch.first_line + offset + 1;
+        let text = match std::str::from_utf8(line) {
+            Ok(text) => text,
+            Err(e) => {
+                warnings.push(LineError {
+                    line: number,
+                    reason: format!("not UTF-8: {e}"),
+                });
+                continue;
+            }
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        if let Some(entry) = parse_entry_line(text) {
+            entries.push(entry);
+            continue;
+        }
+        match parse_line(text, number) {
+            Ok((Some(FileLine::Entry(entry)), warning)) => {
+                warnings.extend(warning);
+                entries.push(entry);
+            }
+            Ok(_) => {}
+            Err(e) => warnings.push(e),
+        }
+    }
+    Parsed {
+        index: batch.index,
+        entries,
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_keep_file_order_and_line_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut text = String::from(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+        );
+        let filler = "x".repeat(4000);
+        let mut parent = "null".to_owned();
+        for i in 0..3000 {
+            if i == 1500 {
+                text.push_str("{broken\n");
+            }
+            text.push_str(&format!(
+                "{{\"type\":\"custom\",\"customType\":\"c\",\"data\":\"{filler}\",\"id\":\"e{i}\",\"parentId\":{parent},\"timestamp\":\"t\"}}\n"
+            ));
+            parent = format!("\"e{i}\"");
+        }
+        std::fs::write(&path, text).unwrap();
+        let loaded = load_current(&path).unwrap().unwrap();
+        let ids: Vec<String> = loaded.entries.iter().map(|e| e.id.clone()).collect();
+        let expected: Vec<String> = (0..3000).map(|i| format!("e{i}")).collect();
+        assert_eq!(ids, expected);
+        assert_eq!(loaded.warnings.len(), 1);
+        assert_eq!(loaded.warnings[0].line, 1502);
+    }
+}
