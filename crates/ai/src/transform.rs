@@ -24,7 +24,7 @@ fn replace_images(content: &[InputBlock], placeholder: &str) -> Vec<InputBlock> 
                 previous_was_placeholder = true;
             }
             InputBlock::Text(t) => {
-                previous_was_placeholder = t.text == placeholder;
+                previous_was_placeholder = t.text.eq_str(placeholder);
                 out.push(block.clone());
             }
         }

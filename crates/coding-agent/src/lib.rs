@@ -21,6 +21,7 @@ pub mod retry;
 pub mod scope;
 pub mod session;
 pub mod session_event;
+pub mod timing;
 pub mod tool_selection;
 pub mod tools;
 pub mod trust;

@@ -24,6 +24,7 @@ use pi_coding_agent::tools;
 use pi_coding_agent::{VERSION, extension_loader, list_models, scope};
 
 fn main() {
+    pi_coding_agent::timing::start();
     let code = match run() {
         Ok(code) => code,
         Err(e) => {
@@ -259,6 +260,7 @@ fn run() -> Result<i32> {
         eprintln!("Error: @file arguments are not supported in RPC mode");
         return Ok(1);
     }
+    pi_coding_agent::timing::mark("opening the session");
     let mut session = match select::choose(&choice, &agent_dir, &cwd) {
         Ok(session) => session,
         Err(message) => {
@@ -289,6 +291,7 @@ fn run() -> Result<i32> {
         );
         return Ok(1);
     }
+    pi_coding_agent::timing::mark("session opened");
     let restored = session.branch_settings();
     let resuming = restored.has_messages;
     let has_thinking_entry = session.branch_entries().iter().any(|e| {
@@ -668,8 +671,10 @@ environment variable, pass --api-key, or configure it in {}",
     } else {
         RunOutput::Text
     };
+    pi_coding_agent::timing::mark("agent session ready");
     let transcript = agent_session.clone();
     let code = runtime.block_on(run::run(agent_session, inputs, output));
+    pi_coding_agent::timing::mark("run finished");
     // The process exits next: freeing a large transcript entry by entry would only cost time.
     std::mem::forget(transcript);
     Ok(code)

@@ -35,15 +35,36 @@ pub fn encode_body<T: serde::Serialize>(
     options: &StreamOptions,
 ) -> Result<bytes::Bytes, String> {
     let encoded = match &options.on_payload {
-        None => serde_json::to_vec(body),
+        None => to_vec_exact(body),
         Some(hook) => serde_json::to_value(body).and_then(|mut value| {
             hook(model, &mut value);
-            serde_json::to_vec(&value)
+            to_vec_exact(&value)
         }),
     };
     encoded
         .map(bytes::Bytes::from)
         .map_err(|e| format!("Could not encode the request: {e}"))
+}
+
+/// The JSON of `body` in a buffer of exactly its size: measured in a first pass, so that a
+/// body carrying a whole transcript is not grown by doubling (copies, and a peak of one
+/// and a half times its size).
+fn to_vec_exact<T: serde::Serialize>(body: &T) -> Result<Vec<u8>, serde_json::Error> {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, body)?;
+    let mut out = Vec::with_capacity(count.0);
+    serde_json::to_writer(&mut out, body)?;
+    Ok(out)
 }
 
 /// Joins a base URL and a path with exactly one slash.

@@ -274,39 +274,59 @@ impl Hash for SharedStr {
     }
 }
 
+impl SharedStr {
+    /// Whether the text is `other`; a raw literal whose length rules it out is not decoded
+    /// (an escape stands for at most six characters of the literal per byte of text).
+    pub fn eq_str(&self, other: &str) -> bool {
+        if let Repr::Raw {
+            json,
+            plain: false,
+            decoded,
+        } = &*self.0
+            && decoded.get().is_none()
+        {
+            let inner = json.get().len().saturating_sub(2);
+            if inner < other.len() || inner > other.len().saturating_mul(6) {
+                return false;
+            }
+        }
+        self.as_str() == other
+    }
+}
+
 impl PartialEq<str> for SharedStr {
     fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
+        self.eq_str(other)
     }
 }
 
 impl PartialEq<&str> for SharedStr {
     fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
+        self.eq_str(other)
     }
 }
 
 impl PartialEq<String> for SharedStr {
     fn eq(&self, other: &String) -> bool {
-        self.as_str() == other
+        self.eq_str(other)
     }
 }
 
 impl PartialEq<SharedStr> for str {
     fn eq(&self, other: &SharedStr) -> bool {
-        self == other.as_str()
+        other.eq_str(self)
     }
 }
 
 impl PartialEq<SharedStr> for &str {
     fn eq(&self, other: &SharedStr) -> bool {
-        *self == other.as_str()
+        other.eq_str(self)
     }
 }
 
 impl PartialEq<SharedStr> for String {
     fn eq(&self, other: &SharedStr) -> bool {
-        self == other.as_str()
+        other.eq_str(self)
     }
 }
 
@@ -434,6 +454,8 @@ mod tests {
         let holder: Holder = serde_json::from_str(json).unwrap();
         assert_eq!(holder.t.raw_json(), Some(r#""a\nb \u00e9 \"q\"""#));
         assert_eq!(serde_json::to_string(&holder).unwrap(), json);
+        assert!(holder.t != "a");
+        assert!(holder.t.raw_json().is_some());
         assert_eq!(holder.t, "a\nb é \"q\"");
         let value = serde_json::to_value(&holder).unwrap();
         assert_eq!(value["t"], "a\nb é \"q\"");

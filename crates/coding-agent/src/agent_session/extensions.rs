@@ -218,6 +218,7 @@ impl AgentHooks for SessionHooks {
         provider: &'a str,
     ) -> BoxFuture<'a, Result<Option<String>, String>> {
         Box::pin(async move {
+            crate::timing::mark("request: key");
             let Some(oauth) = &self.oauth else {
                 return Ok(None);
             };
@@ -231,7 +232,10 @@ impl AgentHooks for SessionHooks {
     }
 
     fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
-        crate::messages::convert_to_llm(messages)
+        crate::timing::mark("request: converting the context");
+        let converted = crate::messages::convert_to_llm(messages);
+        crate::timing::mark("request: context converted");
+        converted
     }
 
     fn transform_context<'a>(
@@ -372,6 +376,7 @@ impl AgentListener for SessionListener {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
+            crate::timing::mark(event.kind());
             let Some(inner) = self.0.upgrade() else {
                 return;
             };

@@ -218,6 +218,7 @@ impl AgentSession {
         } = config;
         let thinking_level = pi_ai::clamp_thinking_level(&model, thinking_level);
         let context = session.build_context();
+        crate::timing::mark("context built");
         record_initial_entries(
             &mut session,
             &model,

@@ -61,11 +61,13 @@ pub fn load_current(path: &Path) -> std::io::Result<Option<LoadedSession>> {
 const BATCH_BYTES: usize = 1 << 21;
 const MAX_PARSERS: usize = 4;
 
-/// Whole lines, and the number of the line before the first.
+/// Whole lines (each ending at an offset of `ends`), and the number of the line before
+/// the first.
 struct Batch {
     index: usize,
     first_line: usize,
     bytes: Vec<u8>,
+    ends: Vec<usize>,
 }
 
 /// The entries and warnings of one batch.
@@ -108,11 +110,15 @@ fn read_entries(
         let mut index = 0;
         loop {
             let mut bytes = Vec::with_capacity(BATCH_BYTES + (1 << 16));
+            let mut ends = Vec::new();
             let first_line = number;
             while bytes.len() < BATCH_BYTES {
                 match reader.read_until(b'\n', &mut bytes) {
                     Ok(0) => break,
-                    Ok(_) => number += 1,
+                    Ok(_) => {
+                        number += 1;
+                        ends.push(bytes.len());
+                    }
                     Err(e) => {
                         read = Err(e);
                         break;
@@ -128,6 +134,7 @@ fn read_entries(
                     index,
                     first_line,
                     bytes,
+                    ends,
                 })
                 .is_err()
             {
@@ -158,8 +165,10 @@ fn read_entries(
 fn parse_batch(batch: Batch) -> Parsed {
     let mut entries = Vec::new();
     let mut warnings = Vec::new();
-    let lines = batch.bytes.split_inclusive(|&b| b == b'\n');
-    for (offset, line) in lines.enumerate() {
+    let mut start = 0;
+    for (offset, &end) in batch.ends.iter().enumerate() {
+        let line = &batch.bytes[start..end];
+        start = end;
         let number = batch.first_line + offset + 1;
         let text = match std::str::from_utf8(line) {
             Ok(text) => text,
