@@ -227,21 +227,14 @@ impl SessionManager {
                 source: std::io::Error::other("missing session header"),
             });
         };
-        let by_id = entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.id.clone(), i))
-            .collect();
-        let leaf = entries.last().map(|e| e.id.clone());
-        let mut session = Self {
-            header,
-            file: Some(path.to_path_buf()),
-            entries,
-            by_id,
-            leaf,
-            flushed: true,
-            warnings,
-        };
+        let mut session = Self::loaded(
+            path,
+            LoadedSession {
+                header,
+                entries,
+                warnings,
+            },
+        );
         if migrated {
             session.rewrite_after_migration(&maps, &text)?;
         }
