@@ -61,8 +61,10 @@ fn to_vec_exact<T: serde::Serialize>(body: &T) -> Result<Vec<u8>, serde_json::Er
         }
     }
     let mut count = Count(0);
-    serde_json::to_writer(&mut count, body)?;
-    let mut out = Vec::with_capacity(count.0);
+    let (measured, left_out) =
+        crate::types::stored_text::measuring(|| serde_json::to_writer(&mut count, body));
+    measured?;
+    let mut out = Vec::with_capacity(count.0 + left_out);
     serde_json::to_writer(&mut out, body)?;
     Ok(out)
 }

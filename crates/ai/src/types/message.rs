@@ -4,11 +4,10 @@ use std::fmt;
 
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
 use super::content::{AssistantBlock, InputBlock, ToolCall};
 use super::role::{AssistantRole, ToolResultRole, UserRole};
-use super::shared_str::{RAW_VALUE_TOKEN, SharedStr, not_a_string};
+use super::shared_str::{RAW_VALUE_TOKEN, SharedStr, not_a_string_literal, read_literal};
 use super::usage::Usage;
 
 /// Milliseconds since the Unix epoch, as every message's `timestamp` holds.
@@ -87,13 +86,13 @@ impl<'de> Visitor<'de> for UserContentVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<UserContent, A::Error> {
-        let json = Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(map))?;
-        match json.get().as_bytes().first() {
-            Some(b'"') => Ok(UserContent::Text(SharedStr::from_raw_string(json))),
-            Some(b'[') => serde_json::from_str(json.get())
+        let literal = read_literal(map)?;
+        match literal.as_str().as_bytes().first() {
+            Some(b'"') => Ok(UserContent::Text(SharedStr::from_literal(literal))),
+            Some(b'[') => serde_json::from_str(literal.as_str())
                 .map(UserContent::Blocks)
                 .map_err(de::Error::custom),
-            _ => Err(not_a_string(&json, &self)),
+            _ => Err(not_a_string_literal(literal.as_str(), &self)),
         }
     }
 }

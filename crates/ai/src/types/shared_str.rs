@@ -12,6 +12,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use super::stored_text::StoredText;
+
 /// An immutable-by-default string behind an `Arc`; see the module doc.
 #[derive(Clone)]
 pub struct SharedStr(Arc<Repr>);
@@ -27,6 +29,8 @@ enum Repr {
         plain: bool,
         decoded: OnceLock<String>,
     },
+    /// A long literal left in the file it was read from.
+    Stored(StoredText),
 }
 
 impl SharedStr {
@@ -53,6 +57,34 @@ impl SharedStr {
                 json, plain: true, ..
             } => unquote(json.get()),
             Repr::Raw { json, decoded, .. } => decoded.get_or_init(|| decode(json.get())),
+            Repr::Stored(stored) => stored.text(),
+        }
+    }
+
+    /// A text read from JSON: left in its source when it is long and the reader was told
+    /// where the JSON lies (see [`super::stored_text::reading_from`]), else kept as read.
+    pub(crate) fn from_literal(literal: Literal<'_>) -> Self {
+        if let Literal::Borrowed(text) = literal
+            && let Some(stored) = StoredText::of(text)
+        {
+            return Self(Arc::new(Repr::Stored(stored)));
+        }
+        let json = match literal {
+            Literal::Borrowed(text) => RawValue::from_string(text.to_owned()),
+            Literal::Owned(text) => RawValue::from_string(text),
+        };
+        match json {
+            Ok(json) => Self::from_raw_string(json),
+            Err(_) => Self::new(),
+        }
+    }
+
+    /// `is_empty()`, answered from a literal's length without reading it.
+    pub fn is_empty(&self) -> bool {
+        match &*self.0 {
+            Repr::Decoded(text) => text.is_empty(),
+            Repr::Raw { json, .. } => json.get().len() <= 2,
+            Repr::Stored(stored) => stored.literal_len() <= 2,
         }
     }
 
@@ -60,20 +92,30 @@ impl SharedStr {
     pub fn raw_json(&self) -> Option<&str> {
         match &*self.0 {
             Repr::Raw { json, .. } => Some(json.get()),
-            Repr::Decoded(_) => None,
+            Repr::Decoded(_) | Repr::Stored(_) => None,
         }
     }
 
     /// The text to change in place; a shared or raw text is copied out first.
     pub fn make_mut(&mut self) -> &mut String {
         let repr = Arc::make_mut(&mut self.0);
-        if let Repr::Raw { json, decoded, .. } = repr {
-            let text = decoded.take().unwrap_or_else(|| decode(json.get()));
-            *repr = Repr::Decoded(text);
+        match repr {
+            Repr::Raw { json, decoded, .. } => {
+                let text = decoded.take().unwrap_or_else(|| decode(json.get()));
+                *repr = Repr::Decoded(text);
+            }
+            Repr::Stored(stored) => {
+                let text = match stored.take_decoded() {
+                    Some(text) => text,
+                    None => stored.text().to_owned(),
+                };
+                *repr = Repr::Decoded(text);
+            }
+            Repr::Decoded(_) => {}
         }
         match repr {
             Repr::Decoded(text) => text,
-            Repr::Raw { .. } => unreachable!("converted above"),
+            Repr::Raw { .. } | Repr::Stored(_) => unreachable!("converted above"),
         }
     }
 
@@ -94,17 +136,28 @@ impl SharedStr {
             Ok(Repr::Raw { json, decoded, .. }) => {
                 decoded.into_inner().unwrap_or_else(|| decode(json.get()))
             }
+            Ok(Repr::Stored(mut stored)) => match stored.take_decoded() {
+                Some(text) => text,
+                None => stored.text().to_owned(),
+            },
             Err(shared) => Self(shared).as_str().to_owned(),
         }
     }
 
     /// `trim().is_empty()`, answered from a raw literal's first characters when it can be.
     pub fn is_blank(&self) -> bool {
-        if let Repr::Raw { json, decoded, .. } = &*self.0
-            && decoded.get().is_none()
-            && let Some(answer) = raw_is_blank(json.get())
-        {
-            return answer;
+        match &*self.0 {
+            Repr::Raw { json, decoded, .. } if decoded.get().is_none() => {
+                if let Some(answer) = raw_is_blank(json.get()) {
+                    return answer;
+                }
+            }
+            Repr::Stored(stored) if stored.decoded().is_none() => {
+                if let Some(answer) = stored.blank() {
+                    return answer;
+                }
+            }
+            _ => {}
         }
         self.as_str().trim().is_empty()
     }
@@ -112,7 +165,7 @@ impl SharedStr {
 
 /// Whether a JSON string literal holds only whitespace, when that can be told without
 /// decoding it (`None` for `\u` escapes and non-ASCII text, which need the decoded form).
-fn raw_is_blank(literal: &str) -> Option<bool> {
+pub(crate) fn raw_is_blank(literal: &str) -> Option<bool> {
     let inner = literal.strip_prefix('"')?.strip_suffix('"')?;
     let bytes = inner.as_bytes();
     let mut i = 0;
@@ -140,7 +193,7 @@ fn unquote(literal: &str) -> &str {
 }
 
 /// Decodes a JSON string literal; lone surrogates (which JavaScript writes) become U+FFFD.
-fn decode(literal: &str) -> String {
+pub(crate) fn decode(literal: &str) -> String {
     serde_json::from_str::<String>(literal).unwrap_or_else(|_| decode_lossy(literal))
 }
 
@@ -278,15 +331,25 @@ impl SharedStr {
     /// Whether the text is `other`; a raw literal whose length rules it out is not decoded
     /// (an escape stands for at most six characters of the literal per byte of text).
     pub fn eq_str(&self, other: &str) -> bool {
-        if let Repr::Raw {
-            json,
-            plain: false,
-            decoded,
-        } = &*self.0
-            && decoded.get().is_none()
-        {
-            let inner = json.get().len().saturating_sub(2);
-            if inner < other.len() || inner > other.len().saturating_mul(6) {
+        let undecoded = match &*self.0 {
+            Repr::Raw {
+                json,
+                plain,
+                decoded,
+            } if decoded.get().is_none() => Some((json.get().len(), *plain)),
+            Repr::Stored(stored) if stored.decoded().is_none() => {
+                Some((stored.literal_len(), stored.plain()))
+            }
+            _ => None,
+        };
+        if let Some((literal_len, plain)) = undecoded {
+            let inner = literal_len.saturating_sub(2);
+            let ruled_out = if plain {
+                inner != other.len()
+            } else {
+                inner < other.len() || inner > other.len().saturating_mul(6)
+            };
+            if ruled_out {
                 return false;
             }
         }
@@ -384,8 +447,27 @@ impl Serialize for SharedStr {
             // serde_json writes a raw value verbatim; its Value serializer parses it.
             Repr::Raw { json, .. } => json.serialize(serializer),
             Repr::Decoded(text) => serializer.serialize_str(text),
+            Repr::Stored(stored) => match stored.decoded() {
+                Some(text) => serializer.serialize_str(text),
+                None if super::stored_text::measure_left_out(stored.literal_len()) => {
+                    serialize_literal("\"\"", serializer)
+                }
+                None => {
+                    let literal = stored.literal().map_err(serde::ser::Error::custom)?;
+                    serialize_literal(&literal, serializer)
+                }
+            },
         }
     }
+}
+
+/// Writes a JSON literal the way serde_json's `RawValue` does: verbatim to serde_json's
+/// writer, parsed by its `Value` serializer (the literal is known to be valid JSON).
+fn serialize_literal<S: Serializer>(literal: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut raw = serializer.serialize_struct(RAW_VALUE_TOKEN, 1)?;
+    raw.serialize_field(RAW_VALUE_TOKEN, literal)?;
+    raw.end()
 }
 
 /// serde_json's name for a raw value: asked for under it, serde_json's own deserializers
@@ -414,17 +496,71 @@ impl<'de> Visitor<'de> for SharedStrVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SharedStr, A::Error> {
-        let json = Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(map))?;
-        if !json.get().starts_with('"') {
-            return Err(not_a_string(&json, &self));
+        let literal = read_literal(map)?;
+        if !literal.as_str().starts_with('"') {
+            return Err(not_a_string_literal(literal.as_str(), &self));
         }
-        Ok(SharedStr::from_raw_string(json))
+        Ok(SharedStr::from_literal(literal))
+    }
+}
+
+/// A raw JSON value as serde_json hands it over: borrowed from the input when it can be.
+pub(crate) enum Literal<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl Literal<'_> {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Self::Borrowed(text) => text,
+            Self::Owned(text) => text,
+        }
+    }
+}
+
+/// Reads the raw value serde_json hands over as a one-entry map (asked for under
+/// [`RAW_VALUE_TOKEN`]), keeping where it lies in the input when the input is borrowed.
+pub(crate) fn read_literal<'de, A: MapAccess<'de>>(mut map: A) -> Result<Literal<'de>, A::Error> {
+    if map.next_key::<de::IgnoredAny>()?.is_none() {
+        return Err(de::Error::custom("expected a raw value"));
+    }
+    map.next_value_seed(LiteralSeed)
+}
+
+struct LiteralSeed;
+
+impl<'de> de::DeserializeSeed<'de> for LiteralSeed {
+    type Value = Literal<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Literal<'de>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LiteralSeed {
+    type Value = Literal<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a raw JSON value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Literal<'de>, E> {
+        Ok(Literal::Borrowed(text))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Literal<'de>, E> {
+        Ok(Literal::Owned(text.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<Literal<'de>, E> {
+        Ok(Literal::Owned(text))
     }
 }
 
 /// The error for a raw value that is not a string.
-pub(crate) fn not_a_string<E: de::Error>(json: &RawValue, expected: &dyn de::Expected) -> E {
-    let found = match json.get().chars().next() {
+pub(crate) fn not_a_string_literal<E: de::Error>(json: &str, expected: &dyn de::Expected) -> E {
+    let found = match json.chars().next() {
         Some('{') => "map",
         Some('[') => "sequence",
         Some('n') => "null",

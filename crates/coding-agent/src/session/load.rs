@@ -1,10 +1,14 @@
 //! Reading a current-version session file line by line: the file is never held whole, each
-//! entry line is read once (the fast reader, else the general one), and texts stay in their
-//! JSON form until something reads them.
+//! entry line is read once (the fast reader, else the general one), short texts stay in
+//! their JSON form until something reads them and long ones stay in the file (read back by
+//! position when needed).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::sync::Arc;
+
+use pi_ai::types::{FileSource, TextSource, reading_from};
 
 use super::entry::{
     CURRENT_SESSION_VERSION, FileLine, LineError, SessionEntry, SessionHeader, parse_line,
@@ -22,14 +26,19 @@ pub struct LoadedSession {
 /// Reads `path` when it starts with a header of the current version; `Ok(None)` when it
 /// does not (an older version to migrate, or no header), for the caller's general path.
 pub fn load_current(path: &Path) -> std::io::Result<Option<LoadedSession>> {
-    let mut reader = BufReader::with_capacity(1 << 18, File::open(path)?);
+    let file = File::open(path)?;
+    let source: Arc<dyn TextSource> = Arc::new(FileSource::open(path)?);
+    let mut reader = BufReader::with_capacity(1 << 18, file);
     let mut buffer = Vec::new();
     let mut number = 0;
+    let mut offset = 0u64;
     let header = loop {
         buffer.clear();
-        if reader.read_until(b'\n', &mut buffer)? == 0 {
+        let read = reader.read_until(b'\n', &mut buffer)?;
+        if read == 0 {
             return Ok(None);
         }
+        offset += read as u64;
         number += 1;
         let Ok(text) = std::str::from_utf8(&buffer) else {
             return Ok(None);
@@ -47,7 +56,7 @@ pub fn load_current(path: &Path) -> std::io::Result<Option<LoadedSession>> {
             _ => return Ok(None),
         }
     };
-    let (mut entries, warnings) = read_entries(&mut reader, number)?;
+    let (mut entries, warnings) = read_entries(&mut reader, number, offset, &source)?;
     entries.shrink_to_fit();
     Ok(Some(LoadedSession {
         header,
@@ -61,11 +70,12 @@ pub fn load_current(path: &Path) -> std::io::Result<Option<LoadedSession>> {
 const BATCH_BYTES: usize = 1 << 21;
 const MAX_PARSERS: usize = 4;
 
-/// Whole lines (each ending at an offset of `ends`), and the number of the line before
-/// the first.
+/// Whole lines (each ending at an offset of `ends`), the number of the line before the
+/// first, and where in the file the first begins.
 struct Batch {
     index: usize,
     first_line: usize,
+    offset: u64,
     bytes: Vec<u8>,
     ends: Vec<usize>,
 }
@@ -77,10 +87,13 @@ struct Parsed {
     warnings: Vec<LineError>,
 }
 
-/// Reads the entry lines after the header (line `number`), in file order.
+/// Reads the entry lines after the header (line `number`, ending at byte `offset` of
+/// `source`), in file order.
 fn read_entries(
     reader: &mut impl BufRead,
     mut number: usize,
+    mut offset: u64,
+    source: &Arc<dyn TextSource>,
 ) -> std::io::Result<(Vec<SessionEntry>, Vec<LineError>)> {
     let parsers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -98,7 +111,7 @@ fn read_entries(
                             Err(_) => break,
                         };
                         match next {
-                            Ok(batch) => done.push(parse_batch(batch)),
+                            Ok(batch) => done.push(parse_batch(batch, source)),
                             Err(_) => break,
                         }
                     }
@@ -129,10 +142,13 @@ fn read_entries(
                 break;
             }
             let full = bytes.len() >= BATCH_BYTES;
+            let batch_offset = offset;
+            offset += bytes.len() as u64;
             if sender
                 .send(Batch {
                     index,
                     first_line,
+                    offset: batch_offset,
                     bytes,
                     ends,
                 })
@@ -162,7 +178,11 @@ fn read_entries(
     })
 }
 
-fn parse_batch(batch: Batch) -> Parsed {
+fn parse_batch(batch: Batch, source: &Arc<dyn TextSource>) -> Parsed {
+    reading_from(source, &batch.bytes, batch.offset, || parse_lines(&batch))
+}
+
+fn parse_lines(batch: &Batch) -> Parsed {
     let mut entries = Vec::new();
     let mut warnings = Vec::new();
     let mut start = 0;
