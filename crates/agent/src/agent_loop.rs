@@ -114,7 +114,7 @@ pub async fn run_agent_loop_continue(
 pub fn failure_message(config: &AgentLoopConfig, aborted: bool, text: String) -> AssistantMessage {
     let mut message =
         AssistantMessage::empty(&config.model.api, &config.model.provider, &config.model.id);
-    message.content = vec![pi_ai::AssistantBlock::Text(TextContent::new(""))];
+    message.content = vec![pi_ai::AssistantBlock::Text(TextContent::new(""))].into();
     message.usage = Usage::default();
     message.stop_reason = if aborted {
         StopReason::Aborted

@@ -315,7 +315,7 @@ async fn emit_result_message(finalized: &Finalized<'_>, sink: &dyn EventSink) ->
     let message = ToolResultMessage {
         tool_call_id: finalized.call.id.clone(),
         tool_name: finalized.call.name.clone(),
-        content: finalized.result.content.clone(),
+        content: finalized.result.content.clone().into(),
         details: finalized.result.details.clone(),
         is_error: finalized.is_error,
         timestamp: now_ms(),

@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use bytes::Bytes;
+use crate::request_body::RequestBody;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -52,12 +52,12 @@ pub enum ErrorStyle {
     Bedrock,
 }
 
-/// A request ready to send: URL, headers and serialized JSON body.
+/// A request ready to send: URL, headers and JSON body.
 #[derive(Clone)]
 pub struct HttpRequest {
     pub url: String,
     pub headers: Vec<(String, String)>,
-    pub body: Bytes,
+    pub body: RequestBody,
 }
 
 impl HttpRequest {
@@ -165,7 +165,7 @@ pub async fn send(
         .map_err(|e| RequestFailure::error(e.clone()))?;
     let mut retries_done = 0u32;
     loop {
-        let mut builder = client.post(&request.url).body(request.body.clone());
+        let mut builder = client.post(&request.url).body(request.body.to_reqwest());
         for (name, value) in &request.headers {
             builder = builder.header(name.as_str(), value.as_str());
         }
@@ -450,7 +450,7 @@ mod tests {
                 ("x-api-key".into(), "sk-ant-secret".into()),
                 ("content-type".into(), "application/json".into()),
             ],
-            body: Bytes::from_static(b"{}"),
+            body: bytes::Bytes::from_static(b"{}").into(),
         };
         let shown = format!("{request:?}");
         assert!(!shown.contains("secret"), "{shown}");

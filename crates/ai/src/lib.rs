@@ -15,6 +15,7 @@ pub mod overflow;
 pub mod partial_json;
 pub mod providers;
 pub mod registry;
+pub mod request_body;
 pub mod schema;
 pub mod sse;
 pub mod stream;

@@ -56,7 +56,7 @@ pub fn transform_messages(
                 out.push(Message::ToolResult(ToolResultMessage {
                     tool_call_id: id,
                     tool_name: name,
-                    content: vec![InputBlock::text(MISSING_RESULT)],
+                    content: vec![InputBlock::text(MISSING_RESULT)].into(),
                     is_error: true,
                     timestamp: now_ms(),
                     ..Default::default()
@@ -73,7 +73,7 @@ pub fn transform_messages(
                 let mut user = user.clone();
                 if text_only && let UserContent::Blocks(blocks) = &user.content {
                     user.content =
-                        UserContent::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
+                        UserContent::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER).into());
                 }
                 out.push(Message::User(user));
             }
@@ -83,7 +83,7 @@ pub fn transform_messages(
                     result.tool_call_id = mapped.clone();
                 }
                 if text_only {
-                    result.content = replace_images(&result.content, TOOL_IMAGE_PLACEHOLDER);
+                    result.content = replace_images(&result.content, TOOL_IMAGE_PLACEHOLDER).into();
                 }
                 answered.insert(result.tool_call_id.clone());
                 out.push(Message::ToolResult(result));
@@ -169,7 +169,7 @@ mod tests {
 
     fn assistant(provider: &str, blocks: Vec<AssistantBlock>) -> Message {
         let mut a = AssistantMessage::empty("openai-completions", provider, "gpt");
-        a.content = blocks;
+        a.content = blocks.into();
         a.stop_reason = StopReason::ToolUse;
         Message::Assistant(a)
     }

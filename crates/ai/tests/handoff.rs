@@ -72,7 +72,7 @@ fn tool_result(call: &pi_ai::ToolCall, text: &str) -> Message {
         role: Default::default(),
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
-        content: vec![InputBlock::Text(TextContent::new(text))],
+        content: vec![InputBlock::Text(TextContent::new(text))].into(),
         details: None,
         is_error: false,
         timestamp: 0,

@@ -328,7 +328,7 @@ async fn parallel_tool_calls_with_split_arguments() {
         ctx.messages.push(Message::ToolResult(ToolResultMessage {
             tool_call_id: id.clone(),
             tool_name: "read".into(),
-            content: vec![InputBlock::text(format!("contents {i}"))],
+            content: vec![InputBlock::text(format!("contents {i}"))].into(),
             is_error: i == 1,
             ..Default::default()
         }));
@@ -371,7 +371,8 @@ async fn images_are_sent_as_base64_bytes_with_their_format() {
                 "call|1",
                 "read",
                 Default::default(),
-            ))];
+            ))]
+            .into();
             a.stop_reason = StopReason::ToolUse;
             a
         }),
@@ -381,7 +382,8 @@ async fn images_are_sent_as_base64_bytes_with_their_format() {
             content: vec![InputBlock::Image(ImageContent::new(
                 "d29ybGQ=",
                 "image/jpeg",
-            ))],
+            ))]
+            .into(),
             ..Default::default()
         }),
     ];
@@ -1058,7 +1060,8 @@ async fn non_claude_reasoning_goes_back_without_signature() {
     assistant.content = vec![
         AssistantBlock::Thinking(thinking.clone()),
         AssistantBlock::Text(pi_ai::TextContent::new("answer")),
-    ];
+    ]
+    .into();
     let mut ctx = context("q");
     ctx.messages.push(Message::Assistant(assistant.clone()));
     let body = serde_json::to_value(

@@ -336,19 +336,20 @@ async fn foreign_or_invalid_signatures_are_not_replayed() {
         AssistantBlock::Thinking(bad),
         AssistantBlock::Text(text),
         AssistantBlock::ToolCall(call),
-    ];
+    ]
+    .into();
     own.stop_reason = StopReason::ToolUse;
     ctx.messages.push(Message::Assistant(own));
     ctx.messages.push(Message::ToolResult(ToolResultMessage {
         tool_call_id: "c1".into(),
         tool_name: "read".into(),
-        content: vec![InputBlock::text("file")],
+        content: vec![InputBlock::text("file")].into(),
         ..Default::default()
     }));
     let mut foreign = AssistantMessage::empty(api::ANTHROPIC_MESSAGES, "anthropic", "claude");
     let mut signed = ThinkingContent::new("their thought");
     signed.thinking_signature = Some(SIGNATURE.into());
-    foreign.content = vec![AssistantBlock::Thinking(signed)];
+    foreign.content = vec![AssistantBlock::Thinking(signed)].into();
     ctx.messages.push(Message::Assistant(foreign));
     ctx.messages.push(Message::User(UserMessage::text("go on")));
     let (_, request) = run_script(
@@ -430,7 +431,7 @@ async fn parallel_tool_calls_get_ids_and_results_go_back_in_one_user_turn() {
             ctx.messages.push(Message::ToolResult(ToolResultMessage {
                 tool_call_id: call.id.clone(),
                 tool_name: call.name.clone(),
-                content: vec![InputBlock::text(format!("result {i}"))],
+                content: vec![InputBlock::text(format!("result {i}"))].into(),
                 is_error: i == 2,
                 ..Default::default()
             }));
@@ -552,7 +553,7 @@ async fn default_echo_reply_round_trip() {
         ctx.messages.push(Message::ToolResult(ToolResultMessage {
             tool_call_id: call.id,
             tool_name: call.name,
-            content: vec![InputBlock::text("the notes say hello there")],
+            content: vec![InputBlock::text("the notes say hello there")].into(),
             ..Default::default()
         }));
         let message = pi_ai::complete(&m, &ctx, options(which)).await;
@@ -1406,13 +1407,14 @@ async fn claude_behind_cloud_code_assist_gets_openapi_parameters_and_ids() {
         "call_abc|fc_xyz+1",
         "read",
         serde_json::Map::new(),
-    ))];
+    ))]
+    .into();
     foreign.stop_reason = StopReason::ToolUse;
     ctx.messages.push(Message::Assistant(foreign));
     ctx.messages.push(Message::ToolResult(ToolResultMessage {
         tool_call_id: "call_abc|fc_xyz+1".into(),
         tool_name: "read".into(),
-        content: vec![InputBlock::text("contents")],
+        content: vec![InputBlock::text("contents")].into(),
         ..Default::default()
     }));
     let (_, request) = run_script(Api::Cli, &m, &ctx, Script::text("ok"), options(Api::Cli)).await;
@@ -1464,7 +1466,8 @@ async fn images_in_user_turns_and_tool_results() {
             "c1",
             "read",
             serde_json::Map::new(),
-        ))];
+        ))]
+        .into();
         assistant.stop_reason = StopReason::ToolUse;
         ctx.messages.push(Message::Assistant(assistant));
         let mut content = vec![InputBlock::Image(image.clone())];
@@ -1474,7 +1477,7 @@ async fn images_in_user_turns_and_tool_results() {
         ctx.messages.push(Message::ToolResult(ToolResultMessage {
             tool_call_id: "c1".into(),
             tool_name: "read".into(),
-            content,
+            content: content.into(),
             ..Default::default()
         }));
         ctx

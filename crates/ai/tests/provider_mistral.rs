@@ -157,7 +157,7 @@ fn args(value: Value) -> serde_json::Map<String, Value> {
 /// A finished tool round from another provider, with that provider's ids.
 fn foreign_tool_round(ctx: &mut Context, api: &str, provider: &str, ids: &[&str]) {
     let mut assistant = AssistantMessage::empty(api, provider, "other-model");
-    assistant.content = vec![AssistantBlock::Text(TextContent::new("Reading."))];
+    assistant.content = vec![AssistantBlock::Text(TextContent::new("Reading."))].into();
     for (n, id) in ids.iter().enumerate() {
         assistant
             .content
@@ -173,7 +173,7 @@ fn foreign_tool_round(ctx: &mut Context, api: &str, provider: &str, ids: &[&str]
         ctx.messages.push(Message::ToolResult(ToolResultMessage {
             tool_call_id: (*id).into(),
             tool_name: "read".into(),
-            content: vec![InputBlock::text(format!("contents {n}\n"))],
+            content: vec![InputBlock::text(format!("contents {n}\n"))].into(),
             is_error: n == 1,
             ..Default::default()
         }));
@@ -727,13 +727,14 @@ async fn ids_that_already_fit_and_same_model_ids_are_kept() {
         "Zz9Yy8Xx7",
         "read",
         args(json!({"path": "x"})),
-    ))];
+    ))]
+    .into();
     own.stop_reason = StopReason::ToolUse;
     ctx.messages.push(Message::Assistant(own));
     ctx.messages.push(Message::ToolResult(ToolResultMessage {
         tool_call_id: "Zz9Yy8Xx7".into(),
         tool_name: "read".into(),
-        content: vec![],
+        content: vec![].into(),
         ..Default::default()
     }));
     let (body, _) = sent(&m, &server, &ctx, simple(None)).await;
@@ -762,7 +763,8 @@ async fn images_are_image_url_chunks() {
         result.content = vec![InputBlock::Image(ImageContent::new(
             "d29ybGQ=",
             "image/jpeg",
-        ))];
+        ))]
+        .into();
     }
     let (body, _) = sent(&m, &server, &ctx, simple(None)).await;
     let messages = body["messages"].as_array().unwrap();
@@ -802,7 +804,8 @@ async fn own_thinking_is_replayed_as_thinking_chunks() {
         AssistantBlock::Thinking(ThinkingContent::new("my reasoning")),
         AssistantBlock::Text(TextContent::new("answer")),
         AssistantBlock::Text(TextContent::new("   ")),
-    ];
+    ]
+    .into();
     ctx.messages.push(Message::Assistant(own));
     ctx.messages
         .push(Message::User(UserMessage::text("second")));

@@ -224,14 +224,14 @@ fn tool_result(call_id: &str, content: Vec<InputBlock>) -> Message {
     Message::ToolResult(ToolResultMessage {
         tool_call_id: call_id.into(),
         tool_name: "read".into(),
-        content,
+        content: content.into(),
         ..Default::default()
     })
 }
 
 fn assistant_from(api: &str, provider: &str, model: &str, blocks: Vec<AssistantBlock>) -> Message {
     let mut a = AssistantMessage::empty(api, provider, model);
-    a.content = blocks;
+    a.content = blocks.into();
     a.stop_reason = StopReason::ToolUse;
     Message::Assistant(a)
 }

@@ -23,7 +23,8 @@ fn tool_round_trip(provider_of_history: &str) -> Context {
         "call_03194b7774af409580db2e5b",
         "read",
         args,
-    ))];
+    ))]
+    .into();
     assistant.stop_reason = StopReason::ToolUse;
     ctx.messages.push(Message::Assistant(assistant));
     ctx.messages.push(Message::ToolResult(ToolResultMessage {
@@ -31,7 +32,8 @@ fn tool_round_trip(provider_of_history: &str) -> Context {
         tool_name: "read".into(),
         content: vec![InputBlock::text(
             "Hello from the anchor test file!\nSecond line.\n",
-        )],
+        )]
+        .into(),
         ..Default::default()
     }));
     ctx
@@ -252,12 +254,14 @@ async fn anthropic_replays_signed_thinking_and_converts_foreign_thinking() {
     own.content = vec![
         AssistantBlock::Thinking(signed),
         AssistantBlock::Text(pi_ai::TextContent::new("answer")),
-    ];
+    ]
+    .into();
     ctx.messages.push(Message::Assistant(own));
     let mut foreign = AssistantMessage::empty("openai-completions", "other", "gpt");
     foreign.content = vec![AssistantBlock::Thinking(ThinkingContent::new(
         "their reasoning",
-    ))];
+    ))]
+    .into();
     ctx.messages
         .push(Message::User(UserMessage::text("second")));
     ctx.messages.push(Message::Assistant(foreign));

@@ -310,7 +310,7 @@ fn summaries_and_notices() {
 
 fn assistant(blocks: Vec<AssistantBlock>, stop: StopReason) -> AiAssistantMessage {
     AiAssistantMessage {
-        content: blocks,
+        content: blocks.into(),
         stop_reason: stop,
         ..AiAssistantMessage::default()
     }
@@ -384,7 +384,7 @@ fn assistant_message_streams() {
     );
     view.update(&message);
     assert!(plain(&mut view, 60).contains("Hel"));
-    message.content = vec![AssistantBlock::Text(TextContent::new("Hello world"))];
+    message.content = vec![AssistantBlock::Text(TextContent::new("Hello world"))].into();
     view.update(&message);
     assert!(plain(&mut view, 60).contains("Hello world"));
 }

@@ -24,7 +24,7 @@ fn user(text: &str) -> AgentMessage {
 
 fn assistant(text: &str) -> AgentMessage {
     let mut a = AssistantMessage::empty("openai-completions", "mock", "mock-model");
-    a.content = vec![pi_ai::AssistantBlock::Text(pi_ai::TextContent::new(text))];
+    a.content = vec![pi_ai::AssistantBlock::Text(pi_ai::TextContent::new(text))].into();
     a.into()
 }
 

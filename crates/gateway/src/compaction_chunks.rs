@@ -344,7 +344,7 @@ mod tests {
         AgentMessage::from(ToolResultMessage {
             tool_call_id: "c".into(),
             tool_name: "read".into(),
-            content: vec![InputBlock::text("r".repeat(chars))],
+            content: vec![InputBlock::text("r".repeat(chars))].into(),
             details: Some(serde_json::json!({"secret": "payload"})),
             ..Default::default()
         })

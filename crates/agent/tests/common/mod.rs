@@ -53,7 +53,7 @@ pub enum Reply {
 
 pub fn text(t: &str) -> Reply {
     let mut m = AssistantMessage::empty("scripted-api", "scripted", "scripted");
-    m.content = vec![AssistantBlock::Text(TextContent::new(t))];
+    m.content = vec![AssistantBlock::Text(TextContent::new(t))].into();
     Reply::Message(m)
 }
 

@@ -33,8 +33,8 @@ pub fn encode_body<T: serde::Serialize>(
     model: &Model,
     body: &T,
     options: &StreamOptions,
-) -> Result<bytes::Bytes, String> {
-    let encoded = match &options.on_payload {
+) -> Result<crate::request_body::RequestBody, String> {
+    let encoded = match options.payload_hook() {
         None => to_vec_exact(body),
         Some(hook) => serde_json::to_value(body).and_then(|mut value| {
             hook(model, &mut value);
@@ -42,7 +42,7 @@ pub fn encode_body<T: serde::Serialize>(
         }),
     };
     encoded
-        .map(bytes::Bytes::from)
+        .map(crate::request_body::RequestBody::from)
         .map_err(|e| format!("Could not encode the request: {e}"))
 }
 

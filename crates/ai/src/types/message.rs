@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::content::{AssistantBlock, InputBlock, ToolCall};
 use super::role::{AssistantRole, ToolResultRole, UserRole};
 use super::shared_str::{RAW_VALUE_TOKEN, SharedStr, not_a_string_literal, read_literal};
+use super::shared_vec::SharedVec;
 use super::usage::Usage;
 
 /// Milliseconds since the Unix epoch, as every message's `timestamp` holds.
@@ -42,7 +43,7 @@ impl StopReason {
 #[serde(untagged)]
 pub enum UserContent {
     Text(SharedStr),
-    Blocks(Vec<InputBlock>),
+    Blocks(SharedVec<InputBlock>),
 }
 
 impl<'de> Deserialize<'de> for UserContent {
@@ -75,7 +76,7 @@ impl<'de> Visitor<'de> for UserContentVisitor {
         while let Some(block) = seq.next_element()? {
             blocks.push(block);
         }
-        Ok(UserContent::Blocks(blocks))
+        Ok(UserContent::Blocks(blocks.into()))
     }
 
     fn visit_newtype_struct<D: serde::Deserializer<'de>>(
@@ -99,7 +100,7 @@ impl<'de> Visitor<'de> for UserContentVisitor {
 
 impl Default for UserContent {
     fn default() -> Self {
-        Self::Blocks(Vec::new())
+        Self::Blocks(Vec::new().into())
     }
 }
 
@@ -119,7 +120,7 @@ impl UserMessage {
     pub fn text(text: impl Into<SharedStr>) -> Self {
         Self {
             role: UserRole,
-            content: UserContent::Blocks(vec![InputBlock::text(text)]),
+            content: UserContent::Blocks(vec![InputBlock::text(text)].into()),
             timestamp: now_ms(),
         }
     }
@@ -128,7 +129,7 @@ impl UserMessage {
     pub fn blocks(blocks: Vec<InputBlock>) -> Self {
         Self {
             role: UserRole,
-            content: UserContent::Blocks(blocks),
+            content: UserContent::Blocks(blocks.into()),
             timestamp: now_ms(),
         }
     }
@@ -154,7 +155,7 @@ impl UserMessage {
 pub struct AssistantMessage {
     #[serde(default)]
     pub role: AssistantRole,
-    pub content: Vec<AssistantBlock>,
+    pub content: SharedVec<AssistantBlock>,
     pub api: String,
     pub provider: String,
     pub model: String,
@@ -211,7 +212,7 @@ pub struct ToolResultMessage {
     pub role: ToolResultRole,
     pub tool_call_id: String,
     pub tool_name: String,
-    pub content: Vec<InputBlock>,
+    pub content: SharedVec<InputBlock>,
     /// Tool-specific structured details (diffs, truncation info); never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<serde_json::Value>,

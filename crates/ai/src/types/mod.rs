@@ -8,6 +8,7 @@ pub mod model;
 pub mod options;
 pub mod role;
 pub mod shared_str;
+pub mod shared_vec;
 pub mod stored_text;
 pub mod tag_first;
 pub mod thinking;
@@ -29,6 +30,7 @@ pub use options::{
     SimpleStreamOptions, StreamOptions, ToolChoice,
 };
 pub use shared_str::SharedStr;
+pub use shared_vec::SharedVec;
 pub use stored_text::{FileSource, TextSource, reading_from};
 pub use thinking::{ThinkingBudgets, ThinkingLevel};
 pub use usage::{Usage, UsageCost};

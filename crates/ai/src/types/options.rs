@@ -78,6 +78,9 @@ pub struct StreamOptions {
     /// Cancels the request; the stream then ends with `stopReason: "aborted"`.
     pub cancel: Option<CancellationToken>,
     pub on_payload: Option<PayloadHook>,
+    /// Whether `on_payload` has anything to do with this request (unset: it always has); a
+    /// body it does not see is not built as a JSON tree for it.
+    pub payload_wanted: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
     pub on_response: Option<ResponseHook>,
     /// Longest server-requested retry delay to honour; a longer one fails at once with the
     /// delay in the error. Default 60 000 ms; 0 means no cap.
@@ -117,6 +120,15 @@ pub struct OpenAiResponsesOptions {
     pub azure_base_url: Option<String>,
     /// Azure deployment name (else `AZURE_OPENAI_DEPLOYMENT_NAME_MAP`, else the model id).
     pub azure_deployment_name: Option<String>,
+}
+
+impl StreamOptions {
+    /// The payload hook, when it wants to see this request's body.
+    pub fn payload_hook(&self) -> Option<&PayloadHook> {
+        self.on_payload
+            .as_ref()
+            .filter(|_| self.payload_wanted.as_ref().is_none_or(|wanted| wanted()))
+    }
 }
 
 impl fmt::Debug for StreamOptions {

@@ -173,6 +173,12 @@ pub(super) fn with_payload_hook(
     }
     {
         let runtime = runtime.clone();
+        options.payload_wanted = Some(Arc::new(move || {
+            runtime.has_handlers("before_provider_request")
+        }));
+    }
+    {
+        let runtime = runtime.clone();
         options.on_payload = Some(Arc::new(move |_model, payload: &mut Value| {
             if !runtime.has_handlers("before_provider_request") {
                 return;

@@ -129,7 +129,7 @@ mod tests {
 
     fn reply(text: &str) -> AssistantMessage {
         AssistantMessage {
-            content: vec![AssistantBlock::Text(TextContent::new(text))],
+            content: vec![AssistantBlock::Text(TextContent::new(text))].into(),
             ..AssistantMessage::empty("openai-completions", "mock", "mock-model")
         }
     }

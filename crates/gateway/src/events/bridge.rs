@@ -517,7 +517,8 @@ mod tests {
             content: vec![AssistantBlock::Text(pi_ai::TextContent {
                 text: "hi".into(),
                 ..Default::default()
-            })],
+            })]
+            .into(),
             ..Default::default()
         };
         let message = AgentMessage::from(reply);

@@ -90,7 +90,7 @@ mod tests {
         AgentMessage::Llm(Message::ToolResult(ToolResultMessage {
             tool_call_id: "c1".into(),
             tool_name: "read".into(),
-            content: vec![InputBlock::text(text)],
+            content: vec![InputBlock::text(text)].into(),
             details: Some(serde_json::json!({"big": true})),
             ..Default::default()
         }))

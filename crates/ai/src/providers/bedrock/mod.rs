@@ -314,7 +314,7 @@ pub fn sign_request(
         (None, _) => return Err(format!("Invalid Bedrock endpoint {}", request.url)),
     };
     let date = sigv4::amz_date(now);
-    let payload_hash = sigv4::sha256_hex(&request.body);
+    let payload_hash = sigv4::sha256_hex(request.body.bytes().map_or(&[][..], |b| &b[..]));
     request.set_header("x-amz-date", &date);
     request.set_header("x-amz-content-sha256", &payload_hash);
     match credentials.session_token.as_deref() {

@@ -124,7 +124,7 @@ fn encoded_body(
     options: &StreamOptions,
     thinking: Option<&GoogleThinking>,
     flavor: Flavor,
-) -> Result<Bytes, String> {
+) -> Result<crate::request_body::RequestBody, String> {
     let messages = shared::prepare_messages(model, &context.messages);
     let body = build_body(model, context, &messages, options, thinking, flavor);
     encode_body(model, &body, options)
@@ -153,7 +153,7 @@ fn with_headers(
     options: &StreamOptions,
     url: String,
     auth: Vec<(String, String)>,
-    body: Bytes,
+    body: crate::request_body::RequestBody,
 ) -> HttpRequest {
     let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
     headers.extend(auth);

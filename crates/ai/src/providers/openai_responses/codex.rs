@@ -416,7 +416,7 @@ async fn send(
         if cancel.is_cancelled() {
             return Err(Failure::aborted());
         }
-        let mut builder = client.post(&request.url).body(request.body.clone());
+        let mut builder = client.post(&request.url).body(request.body.to_reqwest());
         for (name, value) in &request.headers {
             builder = builder.header(name.as_str(), value.as_str());
         }

@@ -298,7 +298,8 @@ mod tests {
             content: vec![InputBlock::Image(crate::types::ImageContent::new(
                 "aGk=",
                 "image/png",
-            ))],
+            ))]
+            .into(),
             ..Default::default()
         });
         let headers = copilot_headers(&[user, tool]);

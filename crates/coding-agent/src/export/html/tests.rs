@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 fn assistant(content: Vec<AssistantBlock>) -> AssistantMessage {
     AssistantMessage {
-        content,
+        content: content.into(),
         usage: Usage {
             input: 1200,
             output: 34,
@@ -42,7 +42,7 @@ fn result(id: &str, name: &str, text: &str, is_error: bool) -> ToolResultMessage
     ToolResultMessage {
         tool_call_id: id.into(),
         tool_name: name.into(),
-        content: vec![InputBlock::text(text)],
+        content: vec![InputBlock::text(text)].into(),
         is_error,
         ..ToolResultMessage::default()
     }

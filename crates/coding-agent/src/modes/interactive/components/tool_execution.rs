@@ -159,7 +159,7 @@ impl ToolExecution {
     pub fn finish_with_message(&mut self, message: &ToolResultMessage) {
         self.set_final(
             ResultData {
-                content: message.content.clone(),
+                content: message.content.to_vec(),
                 details: message.details.clone(),
             },
             message.is_error,

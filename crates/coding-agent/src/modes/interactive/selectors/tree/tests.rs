@@ -27,7 +27,7 @@ fn user(id: &str, parent: Option<&str>, text: &str) -> SessionEntry {
 
 fn assistant(id: &str, parent: &str, blocks: Vec<AssistantBlock>) -> SessionEntry {
     let mut message = AssistantMessage::empty("api", "p", "m");
-    message.content = blocks;
+    message.content = blocks.into();
     entry(
         id,
         Some(parent),
@@ -223,7 +223,7 @@ fn tool_calls_are_condensed_and_scrolling_keeps_the_selection_visible() {
                 message: ToolResultMessage {
                     tool_call_id: format!("call{i}"),
                     tool_name: "bash".into(),
-                    content: Vec::new(),
+                    content: Vec::new().into(),
                     ..Default::default()
                 }
                 .into(),
