@@ -7,7 +7,7 @@ usage: gen_session.py OUT.jsonl CWD [--messages N] [--tool-bytes B] [--target-mb
 One linear branch of turns, each four message entries:
   user text -> assistant read tool call -> tool result -> assistant text.
 --target-mb keeps adding turns until the file reaches that size (it overrides
---messages). --image-kb puts a base64 PNG-like image of that size into every K-th tool
+--messages; long texts are then slices of one random megabyte of words). --image-kb puts a base64 PNG-like image of that size into every K-th tool
 result (the "heavy with images" variant). Usage numbers stay small so that no automatic
 compaction triggers; the text has newlines and quotes so that readers meet escapes.
 """
@@ -55,7 +55,19 @@ def main():
     def millis(moment):
         return int(moment.timestamp() * 1000)
 
+    corpus = None
+
     def text(size):
+        # A gigabyte of words one by one takes too long: big files slice a corpus made once.
+        nonlocal corpus
+        if args.target_mb and size > 1000:
+            if corpus is None:
+                corpus = slow_text(1 << 20)
+            start = rnd.randrange(len(corpus) - size)
+            return corpus[start:start + size]
+        return slow_text(size)
+
+    def slow_text(size):
         parts, total = [], 0
         while total < size:
             word = rnd.choice(WORDS)

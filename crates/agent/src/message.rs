@@ -155,13 +155,13 @@ impl From<UserMessage> for AgentMessage {
 
 impl From<AssistantMessage> for AgentMessage {
     fn from(m: AssistantMessage) -> Self {
-        Self::Llm(Message::Assistant(m))
+        Self::Llm(Message::Assistant(m.into()))
     }
 }
 
 impl From<ToolResultMessage> for AgentMessage {
     fn from(m: ToolResultMessage) -> Self {
-        Self::Llm(Message::ToolResult(m))
+        Self::Llm(Message::ToolResult(m.into()))
     }
 }
 

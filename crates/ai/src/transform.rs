@@ -2,6 +2,7 @@
 //! other models, tool-call ids the API accepts, and exactly one result per tool call.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::types::{
     AssistantBlock, InputBlock, Message, Model, StopReason, TextContent, ToolCall,
@@ -53,14 +54,17 @@ pub fn transform_messages(
                  answered: &mut HashSet<String>| {
         for (id, name) in pending.drain(..) {
             if !answered.contains(&id) {
-                out.push(Message::ToolResult(ToolResultMessage {
-                    tool_call_id: id,
-                    tool_name: name,
-                    content: vec![InputBlock::text(MISSING_RESULT)].into(),
-                    is_error: true,
-                    timestamp: now_ms(),
-                    ..Default::default()
-                }));
+                out.push(Message::ToolResult(
+                    ToolResultMessage {
+                        tool_call_id: id,
+                        tool_name: name,
+                        content: vec![InputBlock::text(MISSING_RESULT)].into(),
+                        is_error: true,
+                        timestamp: now_ms(),
+                        ..Default::default()
+                    }
+                    .into(),
+                ));
             }
         }
         answered.clear();
@@ -80,10 +84,16 @@ pub fn transform_messages(
             Message::ToolResult(result) => {
                 let mut result = result.clone();
                 if let Some(mapped) = id_map.get(&result.tool_call_id) {
-                    result.tool_call_id = mapped.clone();
+                    Arc::make_mut(&mut result).tool_call_id = mapped.clone();
                 }
-                if text_only {
-                    result.content = replace_images(&result.content, TOOL_IMAGE_PLACEHOLDER).into();
+                if text_only
+                    && result
+                        .content
+                        .iter()
+                        .any(|b| matches!(b, InputBlock::Image(_)))
+                {
+                    let content = replace_images(&result.content, TOOL_IMAGE_PLACEHOLDER);
+                    Arc::make_mut(&mut result).content = content.into();
                 }
                 answered.insert(result.tool_call_id.clone());
                 out.push(Message::ToolResult(result));
@@ -99,8 +109,26 @@ pub fn transform_messages(
                 let same_model = assistant.provider == model.provider
                     && assistant.api == model.api
                     && assistant.model == model.id;
+                let unchanged = same_model
+                    && !assistant
+                        .content
+                        .iter()
+                        .any(|b| matches!(b, AssistantBlock::Thinking(_)));
+                if unchanged {
+                    // Nothing to rewrite: the message is passed on as it is (shared).
+                    let calls: Vec<(String, String)> = assistant
+                        .tool_calls()
+                        .map(|c| (c.id.clone(), c.name.clone()))
+                        .collect();
+                    if !calls.is_empty() {
+                        pending = calls;
+                        answered.clear();
+                    }
+                    out.push(Message::Assistant(assistant.clone()));
+                    continue;
+                }
                 let mut converted = assistant.clone();
-                converted.content = assistant
+                Arc::make_mut(&mut converted).content = assistant
                     .content
                     .iter()
                     .filter_map(|block| match block {
@@ -171,7 +199,7 @@ mod tests {
         let mut a = AssistantMessage::empty("openai-completions", provider, "gpt");
         a.content = blocks.into();
         a.stop_reason = StopReason::ToolUse;
-        Message::Assistant(a)
+        Message::Assistant(a.into())
     }
 
     #[test]
@@ -220,7 +248,7 @@ mod tests {
         let mut failed = AssistantMessage::empty("a", "b", "c");
         failed.stop_reason = StopReason::Error;
         let out = transform_messages(
-            &[Message::User(user), Message::Assistant(failed)],
+            &[Message::User(user), Message::Assistant(failed.into())],
             &target(),
             None,
         );

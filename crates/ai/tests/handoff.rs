@@ -68,15 +68,18 @@ async fn run(model: &Model, context: &Context) -> AssistantMessage {
 }
 
 fn tool_result(call: &pi_ai::ToolCall, text: &str) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        role: Default::default(),
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        content: vec![InputBlock::Text(TextContent::new(text))].into(),
-        details: None,
-        is_error: false,
-        timestamp: 0,
-    })
+    Message::ToolResult(
+        ToolResultMessage {
+            role: Default::default(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: vec![InputBlock::Text(TextContent::new(text))].into(),
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        }
+        .into(),
+    )
 }
 
 fn tools() -> Vec<Tool> {
@@ -272,7 +275,7 @@ async fn one_conversation_across_four_providers() {
     ]));
     let reply = run(&anthropic, &context).await;
     let call = reply.tool_calls().next().unwrap().clone();
-    context.messages.push(Message::Assistant(reply));
+    context.messages.push(Message::Assistant(reply.into()));
     context.messages.push(tool_result(&call, "contents of a"));
 
     // 2. OpenAI Responses reasons and calls ls (twice, in parallel); one result goes missing.
@@ -284,7 +287,7 @@ async fn one_conversation_across_four_providers() {
     let reply = run(&responses, &context).await;
     let calls: Vec<_> = reply.tool_calls().cloned().collect();
     assert_eq!(calls.len(), 2);
-    context.messages.push(Message::Assistant(reply));
+    context.messages.push(Message::Assistant(reply.into()));
     context.messages.push(tool_result(&calls[0], "a.txt b.txt"));
     // calls[1] never gets a result: the next providers must synthesize one.
 
@@ -296,7 +299,7 @@ async fn one_conversation_across_four_providers() {
     ]));
     let reply = run(&google, &context).await;
     let call = reply.tool_calls().next().unwrap().clone();
-    context.messages.push(Message::Assistant(reply));
+    context.messages.push(Message::Assistant(reply.into()));
     context.messages.push(tool_result(&call, "contents of b"));
 
     // 4. A text-only OpenAI-compatible model finishes.

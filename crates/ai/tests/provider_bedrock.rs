@@ -265,7 +265,7 @@ async fn thinking_signature_is_sent_back_next_turn() {
     assert_eq!(thinking.thinking_signature.as_deref(), Some("sig-abc"));
     assert_eq!(message.content[1].as_text(), Some("The answer is 42."));
 
-    ctx.messages.push(Message::Assistant(message));
+    ctx.messages.push(Message::Assistant(message.into()));
     ctx.messages.push(Message::User(UserMessage::text("and?")));
     collect(&m, &ctx, options(), bedrock_options()).await;
     let body = &server.requests()[1].body;
@@ -323,15 +323,19 @@ async fn parallel_tool_calls_with_split_arguments() {
 
     // Both results go back in one user message, after the assistant's toolUse blocks.
     let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
-    ctx.messages.push(Message::Assistant(message.clone()));
+    ctx.messages
+        .push(Message::Assistant(message.clone().into()));
     for (i, id) in ids.iter().enumerate() {
-        ctx.messages.push(Message::ToolResult(ToolResultMessage {
-            tool_call_id: id.clone(),
-            tool_name: "read".into(),
-            content: vec![InputBlock::text(format!("contents {i}"))].into(),
-            is_error: i == 1,
-            ..Default::default()
-        }));
+        ctx.messages.push(Message::ToolResult(
+            ToolResultMessage {
+                tool_call_id: id.clone(),
+                tool_name: "read".into(),
+                content: vec![InputBlock::text(format!("contents {i}"))].into(),
+                is_error: i == 1,
+                ..Default::default()
+            }
+            .into(),
+        ));
     }
     let events = collect(&m, &ctx, options(), bedrock_options()).await;
     assert_eq!(final_message(&events).text(), "done");
@@ -374,18 +378,21 @@ async fn images_are_sent_as_base64_bytes_with_their_format() {
             ))]
             .into();
             a.stop_reason = StopReason::ToolUse;
-            a
+            a.into()
         }),
-        Message::ToolResult(ToolResultMessage {
-            tool_call_id: "call|1".into(),
-            tool_name: "read".into(),
-            content: vec![InputBlock::Image(ImageContent::new(
-                "d29ybGQ=",
-                "image/jpeg",
-            ))]
+        Message::ToolResult(
+            ToolResultMessage {
+                tool_call_id: "call|1".into(),
+                tool_name: "read".into(),
+                content: vec![InputBlock::Image(ImageContent::new(
+                    "d29ybGQ=",
+                    "image/jpeg",
+                ))]
+                .into(),
+                ..Default::default()
+            }
             .into(),
-            ..Default::default()
-        }),
+        ),
     ];
     let events = collect(&m, &ctx, options(), bedrock_options()).await;
     assert_eq!(final_message(&events).text(), "a cat");
@@ -1038,7 +1045,7 @@ async fn stop_reasons_exceptions_and_redacted_reasoning() {
     assert!(thinking.is_redacted());
     assert_eq!(thinking.thinking_signature.as_deref(), Some("ZW5jcnlwdGVk"));
     let mut ctx = context("hi");
-    ctx.messages.push(Message::Assistant(message));
+    ctx.messages.push(Message::Assistant(message.into()));
     ctx.messages.push(Message::User(UserMessage::text("more")));
     let request =
         bedrock::request::build_body(&m, &ctx, &options(), &bedrock_options(), None).unwrap();
@@ -1063,7 +1070,8 @@ async fn non_claude_reasoning_goes_back_without_signature() {
     ]
     .into();
     let mut ctx = context("q");
-    ctx.messages.push(Message::Assistant(assistant.clone()));
+    ctx.messages
+        .push(Message::Assistant(assistant.clone().into()));
     let body = serde_json::to_value(
         bedrock::request::build_body(&m, &ctx, &options(), &bedrock_options(), None).unwrap(),
     )
@@ -1078,7 +1086,7 @@ async fn non_claude_reasoning_goes_back_without_signature() {
     assistant.model = CLAUDE.into();
     assistant.content[0] = AssistantBlock::Thinking(thinking);
     let mut ctx = context("q");
-    ctx.messages.push(Message::Assistant(assistant));
+    ctx.messages.push(Message::Assistant(assistant.into()));
     let body = serde_json::to_value(
         bedrock::request::build_body(&claude, &ctx, &options(), &bedrock_options(), None).unwrap(),
     )

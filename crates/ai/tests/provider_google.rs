@@ -301,7 +301,7 @@ async fn thinking_with_signature_is_decoded_and_replayed_next_turn() {
         assert_eq!(reply.content[1].as_text(), Some("The answer is 42."));
 
         // Next turn: the thought goes back as a thought part with its signature.
-        ctx.messages.push(Message::Assistant(reply));
+        ctx.messages.push(Message::Assistant(reply.into()));
         ctx.messages
             .push(Message::User(UserMessage::text("and now?")));
         server.push(Script::text("ok"));
@@ -339,18 +339,21 @@ async fn foreign_or_invalid_signatures_are_not_replayed() {
     ]
     .into();
     own.stop_reason = StopReason::ToolUse;
-    ctx.messages.push(Message::Assistant(own));
-    ctx.messages.push(Message::ToolResult(ToolResultMessage {
-        tool_call_id: "c1".into(),
-        tool_name: "read".into(),
-        content: vec![InputBlock::text("file")].into(),
-        ..Default::default()
-    }));
+    ctx.messages.push(Message::Assistant(own.into()));
+    ctx.messages.push(Message::ToolResult(
+        ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "read".into(),
+            content: vec![InputBlock::text("file")].into(),
+            ..Default::default()
+        }
+        .into(),
+    ));
     let mut foreign = AssistantMessage::empty(api::ANTHROPIC_MESSAGES, "anthropic", "claude");
     let mut signed = ThinkingContent::new("their thought");
     signed.thinking_signature = Some(SIGNATURE.into());
     foreign.content = vec![AssistantBlock::Thinking(signed)].into();
-    ctx.messages.push(Message::Assistant(foreign));
+    ctx.messages.push(Message::Assistant(foreign.into()));
     ctx.messages.push(Message::User(UserMessage::text("go on")));
     let (_, request) = run_script(
         Api::Gemini,
@@ -426,15 +429,18 @@ async fn parallel_tool_calls_get_ids_and_results_go_back_in_one_user_turn() {
         assert_eq!(first_delta.as_deref(), Some(r#"{"path":"a.txt"}"#));
 
         // The results: one user turn of functionResponse parts after the model turn.
-        ctx.messages.push(Message::Assistant(reply));
+        ctx.messages.push(Message::Assistant(reply.into()));
         for (i, call) in calls.iter().enumerate() {
-            ctx.messages.push(Message::ToolResult(ToolResultMessage {
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                content: vec![InputBlock::text(format!("result {i}"))].into(),
-                is_error: i == 2,
-                ..Default::default()
-            }));
+            ctx.messages.push(Message::ToolResult(
+                ToolResultMessage {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    content: vec![InputBlock::text(format!("result {i}"))].into(),
+                    is_error: i == 2,
+                    ..Default::default()
+                }
+                .into(),
+            ));
         }
         server.push(Script::text("done"));
         let events = collect(&m, &ctx, options(which)).await;
@@ -549,13 +555,16 @@ async fn default_echo_reply_round_trip() {
         let call = message.tool_calls().next().expect("a read call").clone();
         assert_eq!(call.arguments["path"], "notes.md");
         let mut ctx = context("read notes.md");
-        ctx.messages.push(Message::Assistant(message));
-        ctx.messages.push(Message::ToolResult(ToolResultMessage {
-            tool_call_id: call.id,
-            tool_name: call.name,
-            content: vec![InputBlock::text("the notes say hello there")].into(),
-            ..Default::default()
-        }));
+        ctx.messages.push(Message::Assistant(message.into()));
+        ctx.messages.push(Message::ToolResult(
+            ToolResultMessage {
+                tool_call_id: call.id,
+                tool_name: call.name,
+                content: vec![InputBlock::text("the notes say hello there")].into(),
+                ..Default::default()
+            }
+            .into(),
+        ));
         let message = pi_ai::complete(&m, &ctx, options(which)).await;
         assert_eq!(message.text(), "done: the notes say hello ", "{which:?}");
     }
@@ -1410,13 +1419,16 @@ async fn claude_behind_cloud_code_assist_gets_openapi_parameters_and_ids() {
     ))]
     .into();
     foreign.stop_reason = StopReason::ToolUse;
-    ctx.messages.push(Message::Assistant(foreign));
-    ctx.messages.push(Message::ToolResult(ToolResultMessage {
-        tool_call_id: "call_abc|fc_xyz+1".into(),
-        tool_name: "read".into(),
-        content: vec![InputBlock::text("contents")].into(),
-        ..Default::default()
-    }));
+    ctx.messages.push(Message::Assistant(foreign.into()));
+    ctx.messages.push(Message::ToolResult(
+        ToolResultMessage {
+            tool_call_id: "call_abc|fc_xyz+1".into(),
+            tool_name: "read".into(),
+            content: vec![InputBlock::text("contents")].into(),
+            ..Default::default()
+        }
+        .into(),
+    ));
     let (_, request) = run_script(Api::Cli, &m, &ctx, Script::text("ok"), options(Api::Cli)).await;
     let inner = &request.body["request"];
     let declarations = &inner["tools"][0]["functionDeclarations"];
@@ -1469,17 +1481,20 @@ async fn images_in_user_turns_and_tool_results() {
         ))]
         .into();
         assistant.stop_reason = StopReason::ToolUse;
-        ctx.messages.push(Message::Assistant(assistant));
+        ctx.messages.push(Message::Assistant(assistant.into()));
         let mut content = vec![InputBlock::Image(image.clone())];
         if with_text {
             content.insert(0, InputBlock::text("a screenshot"));
         }
-        ctx.messages.push(Message::ToolResult(ToolResultMessage {
-            tool_call_id: "c1".into(),
-            tool_name: "read".into(),
-            content: content.into(),
-            ..Default::default()
-        }));
+        ctx.messages.push(Message::ToolResult(
+            ToolResultMessage {
+                tool_call_id: "c1".into(),
+                tool_name: "read".into(),
+                content: content.into(),
+                ..Default::default()
+            }
+            .into(),
+        ));
         ctx
     };
     let inline = json!({"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}});

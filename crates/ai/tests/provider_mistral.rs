@@ -168,15 +168,18 @@ fn foreign_tool_round(ctx: &mut Context, api: &str, provider: &str, ids: &[&str]
             )));
     }
     assistant.stop_reason = StopReason::ToolUse;
-    ctx.messages.push(Message::Assistant(assistant));
+    ctx.messages.push(Message::Assistant(assistant.into()));
     for (n, id) in ids.iter().enumerate() {
-        ctx.messages.push(Message::ToolResult(ToolResultMessage {
-            tool_call_id: (*id).into(),
-            tool_name: "read".into(),
-            content: vec![InputBlock::text(format!("contents {n}\n"))].into(),
-            is_error: n == 1,
-            ..Default::default()
-        }));
+        ctx.messages.push(Message::ToolResult(
+            ToolResultMessage {
+                tool_call_id: (*id).into(),
+                tool_name: "read".into(),
+                content: vec![InputBlock::text(format!("contents {n}\n"))].into(),
+                is_error: n == 1,
+                ..Default::default()
+            }
+            .into(),
+        ));
     }
 }
 
@@ -730,13 +733,16 @@ async fn ids_that_already_fit_and_same_model_ids_are_kept() {
     ))]
     .into();
     own.stop_reason = StopReason::ToolUse;
-    ctx.messages.push(Message::Assistant(own));
-    ctx.messages.push(Message::ToolResult(ToolResultMessage {
-        tool_call_id: "Zz9Yy8Xx7".into(),
-        tool_name: "read".into(),
-        content: vec![].into(),
-        ..Default::default()
-    }));
+    ctx.messages.push(Message::Assistant(own.into()));
+    ctx.messages.push(Message::ToolResult(
+        ToolResultMessage {
+            tool_call_id: "Zz9Yy8Xx7".into(),
+            tool_name: "read".into(),
+            content: vec![].into(),
+            ..Default::default()
+        }
+        .into(),
+    ));
     let (body, _) = sent(&m, &server, &ctx, simple(None)).await;
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages[2]["tool_calls"][0]["id"], "D681PevKs");
@@ -760,7 +766,7 @@ async fn images_are_image_url_chunks() {
     ]))];
     foreign_tool_round(&mut ctx, "openai-completions", "openai", &["call_1"]);
     if let Some(Message::ToolResult(result)) = ctx.messages.last_mut() {
-        result.content = vec![InputBlock::Image(ImageContent::new(
+        std::sync::Arc::make_mut(result).content = vec![InputBlock::Image(ImageContent::new(
             "d29ybGQ=",
             "image/jpeg",
         ))]
@@ -806,7 +812,7 @@ async fn own_thinking_is_replayed_as_thinking_chunks() {
         AssistantBlock::Text(TextContent::new("   ")),
     ]
     .into();
-    ctx.messages.push(Message::Assistant(own));
+    ctx.messages.push(Message::Assistant(own.into()));
     ctx.messages
         .push(Message::User(UserMessage::text("second")));
     let (body, _) = sent(&m, &server, &ctx, simple(None)).await;

@@ -221,19 +221,22 @@ fn input(body: &Value) -> &Vec<Value> {
 }
 
 fn tool_result(call_id: &str, content: Vec<InputBlock>) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: call_id.into(),
-        tool_name: "read".into(),
-        content: content.into(),
-        ..Default::default()
-    })
+    Message::ToolResult(
+        ToolResultMessage {
+            tool_call_id: call_id.into(),
+            tool_name: "read".into(),
+            content: content.into(),
+            ..Default::default()
+        }
+        .into(),
+    )
 }
 
 fn assistant_from(api: &str, provider: &str, model: &str, blocks: Vec<AssistantBlock>) -> Message {
     let mut a = AssistantMessage::empty(api, provider, model);
     a.content = blocks.into();
     a.stop_reason = StopReason::ToolUse;
-    Message::Assistant(a)
+    Message::Assistant(a.into())
 }
 
 fn call(id: &str, path: &str) -> AssistantBlock {
@@ -366,7 +369,8 @@ async fn reasoning_streams_as_thinking_and_returns_next_turn() {
 
         // Next turn: the reasoning item goes back verbatim, before the assistant's message.
         let mut ctx = ctx.clone();
-        ctx.messages.push(Message::Assistant(message.clone()));
+        ctx.messages
+            .push(Message::Assistant(message.clone().into()));
         ctx.messages
             .push(Message::User(UserMessage::text("and then?")));
         server.push(Script::text("done"));
@@ -464,7 +468,8 @@ async fn parallel_tool_calls_with_split_arguments() {
 
         // The results go back as function_call_output items after the calls.
         let mut ctx = context("go");
-        ctx.messages.push(Message::Assistant(message.clone()));
+        ctx.messages
+            .push(Message::Assistant(message.clone().into()));
         for (i, c) in calls.iter().enumerate() {
             ctx.messages.push(tool_result(
                 &c.id,

@@ -26,16 +26,19 @@ fn tool_round_trip(provider_of_history: &str) -> Context {
     ))]
     .into();
     assistant.stop_reason = StopReason::ToolUse;
-    ctx.messages.push(Message::Assistant(assistant));
-    ctx.messages.push(Message::ToolResult(ToolResultMessage {
-        tool_call_id: "call_03194b7774af409580db2e5b".into(),
-        tool_name: "read".into(),
-        content: vec![InputBlock::text(
-            "Hello from the anchor test file!\nSecond line.\n",
-        )]
+    ctx.messages.push(Message::Assistant(assistant.into()));
+    ctx.messages.push(Message::ToolResult(
+        ToolResultMessage {
+            tool_call_id: "call_03194b7774af409580db2e5b".into(),
+            tool_name: "read".into(),
+            content: vec![InputBlock::text(
+                "Hello from the anchor test file!\nSecond line.\n",
+            )]
+            .into(),
+            ..Default::default()
+        }
         .into(),
-        ..Default::default()
-    }));
+    ));
     ctx
 }
 
@@ -256,7 +259,7 @@ async fn anthropic_replays_signed_thinking_and_converts_foreign_thinking() {
         AssistantBlock::Text(pi_ai::TextContent::new("answer")),
     ]
     .into();
-    ctx.messages.push(Message::Assistant(own));
+    ctx.messages.push(Message::Assistant(own.into()));
     let mut foreign = AssistantMessage::empty("openai-completions", "other", "gpt");
     foreign.content = vec![AssistantBlock::Thinking(ThinkingContent::new(
         "their reasoning",
@@ -264,7 +267,7 @@ async fn anthropic_replays_signed_thinking_and_converts_foreign_thinking() {
     .into();
     ctx.messages
         .push(Message::User(UserMessage::text("second")));
-    ctx.messages.push(Message::Assistant(foreign));
+    ctx.messages.push(Message::Assistant(foreign.into()));
     ctx.messages.push(Message::User(UserMessage::text("third")));
     let (body, _) = sent_body(Wire::Anthropic, &ctx, simple(None)).await;
     let messages = body["messages"].as_array().unwrap();

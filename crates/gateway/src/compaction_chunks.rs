@@ -65,7 +65,9 @@ pub fn strip_tool_result_details(messages: &[AgentMessage]) -> Vec<AgentMessage>
         .cloned()
         .map(|mut message| {
             match &mut message {
-                AgentMessage::Llm(Message::ToolResult(result)) => result.details = None,
+                AgentMessage::Llm(Message::ToolResult(result)) if result.details.is_some() => {
+                    std::sync::Arc::make_mut(result).details = None
+                }
                 AgentMessage::Custom(custom) => {
                     custom.data.remove("details");
                 }

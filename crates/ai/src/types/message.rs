@@ -1,6 +1,7 @@
 //! LLM messages: user, assistant and tool result (seed 002, Appendix A.1).
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -227,8 +228,8 @@ pub struct ToolResultMessage {
 #[serde(untagged)]
 pub enum Message {
     User(UserMessage),
-    Assistant(AssistantMessage),
-    ToolResult(ToolResultMessage),
+    Assistant(Arc<AssistantMessage>),
+    ToolResult(Arc<ToolResultMessage>),
 }
 
 #[derive(Deserialize)]
@@ -243,8 +244,8 @@ impl From<MessageWire> for Message {
     fn from(wire: MessageWire) -> Self {
         match wire {
             MessageWire::User(m) => Self::User(m),
-            MessageWire::Assistant(m) => Self::Assistant(m),
-            MessageWire::ToolResult(m) => Self::ToolResult(m),
+            MessageWire::Assistant(m) => Self::Assistant(Arc::new(m)),
+            MessageWire::ToolResult(m) => Self::ToolResult(Arc::new(m)),
         }
     }
 }
@@ -294,12 +295,12 @@ impl From<UserMessage> for Message {
 
 impl From<AssistantMessage> for Message {
     fn from(m: AssistantMessage) -> Self {
-        Self::Assistant(m)
+        Self::Assistant(Arc::new(m))
     }
 }
 
 impl From<ToolResultMessage> for Message {
     fn from(m: ToolResultMessage) -> Self {
-        Self::ToolResult(m)
+        Self::ToolResult(Arc::new(m))
     }
 }

@@ -86,6 +86,7 @@ pub(crate) mod test_support {
             message: AgentMessage::Llm(pi_ai::Message::Assistant(a)),
         } = &mut entry.kind
         {
+            let a = std::sync::Arc::make_mut(a);
             a.usage.total_tokens = total;
             a.stop_reason = stop;
         }

@@ -100,25 +100,28 @@ fn read_entries(
         .clamp(1, MAX_PARSERS);
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Batch>(parsers * 2);
     let receiver = std::sync::Mutex::new(receiver);
+    let (parsed_sender, parsed) = std::sync::mpsc::channel::<Parsed>();
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..parsers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let next = match receiver.lock() {
-                            Ok(receiver) => receiver.recv(),
-                            Err(_) => break,
-                        };
-                        match next {
-                            Ok(batch) => done.push(parse_batch(batch, source)),
-                            Err(_) => break,
-                        }
+        for _ in 0..parsers {
+            let parsed_sender = parsed_sender.clone();
+            let receiver = &receiver;
+            scope.spawn(move || {
+                loop {
+                    let next = match receiver.lock() {
+                        Ok(receiver) => receiver.recv(),
+                        Err(_) => break,
+                    };
+                    let Ok(batch) = next else { break };
+                    if parsed_sender.send(parse_batch(batch, source)).is_err() {
+                        break;
                     }
-                    done
-                })
-            })
-            .collect();
+                }
+            });
+        }
+        drop(parsed_sender);
+        // Parsed batches join the entries as soon as they are next in file order, so the
+        // batches' own lists are freed (and their memory reused) while the file is read.
+        let mut assembly = Assembly::default();
         let mut read = Ok(());
         let mut index = 0;
         loop {
@@ -157,20 +160,26 @@ fn read_entries(
                 break;
             }
             index += 1;
+            while let Ok(batch) = parsed.try_recv() {
+                assembly.add(batch);
+            }
             if !full {
                 break;
             }
         }
         drop(sender);
-        let mut batches: Vec<Parsed> = workers
-            .into_iter()
-            .flat_map(|worker| worker.join().unwrap_or_default())
-            .collect();
+        for batch in parsed {
+            assembly.add(batch);
+        }
         read?;
-        batches.sort_by_key(|b| b.index);
-        let mut entries = Vec::with_capacity(batches.iter().map(|b| b.entries.len()).sum());
-        let mut warnings = Vec::new();
-        for batch in batches {
+        let Assembly {
+            mut entries,
+            mut warnings,
+            waiting,
+            ..
+        } = assembly;
+        // Only a batch lost to a failed parser leaves others waiting; keep what there is.
+        for batch in waiting.into_values() {
             entries.extend(batch.entries);
             warnings.extend(batch.warnings);
         }
@@ -178,12 +187,32 @@ fn read_entries(
     })
 }
 
+/// The entries so far in file order, and the batches parsed ahead of their turn.
+#[derive(Default)]
+struct Assembly {
+    next: usize,
+    waiting: std::collections::BTreeMap<usize, Parsed>,
+    entries: Vec<SessionEntry>,
+    warnings: Vec<LineError>,
+}
+
+impl Assembly {
+    fn add(&mut self, batch: Parsed) {
+        self.waiting.insert(batch.index, batch);
+        while let Some(batch) = self.waiting.remove(&self.next) {
+            self.entries.extend(batch.entries);
+            self.warnings.extend(batch.warnings);
+            self.next += 1;
+        }
+    }
+}
+
 fn parse_batch(batch: Batch, source: &Arc<dyn TextSource>) -> Parsed {
     reading_from(source, &batch.bytes, batch.offset, || parse_lines(&batch))
 }
 
 fn parse_lines(batch: &Batch) -> Parsed {
-    let mut entries = Vec::new();
+    let mut entries = Vec::with_capacity(batch.ends.len());
     let mut warnings = Vec::new();
     let mut start = 0;
     for (offset, &end) in batch.ends.iter().enumerate() {

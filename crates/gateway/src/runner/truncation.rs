@@ -68,6 +68,7 @@ pub fn truncate_oversized_tool_results(messages: &mut [AgentMessage], max_chars:
         let AgentMessage::Llm(Message::ToolResult(result)) = message else {
             continue;
         };
+        let result = std::sync::Arc::make_mut(result);
         for block in &mut result.content {
             if let InputBlock::Text(text) = block {
                 let len = text.text.chars().count();
@@ -87,13 +88,16 @@ mod tests {
     use pi_ai::ToolResultMessage;
 
     fn result(text: &str) -> AgentMessage {
-        AgentMessage::Llm(Message::ToolResult(ToolResultMessage {
-            tool_call_id: "c1".into(),
-            tool_name: "read".into(),
-            content: vec![InputBlock::text(text)].into(),
-            details: Some(serde_json::json!({"big": true})),
-            ..Default::default()
-        }))
+        AgentMessage::Llm(Message::ToolResult(
+            ToolResultMessage {
+                tool_call_id: "c1".into(),
+                tool_name: "read".into(),
+                content: vec![InputBlock::text(text)].into(),
+                details: Some(serde_json::json!({"big": true})),
+                ..Default::default()
+            }
+            .into(),
+        ))
     }
 
     fn text_of(message: &AgentMessage) -> String {

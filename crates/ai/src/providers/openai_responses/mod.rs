@@ -294,18 +294,21 @@ mod tests {
             copilot_headers(std::slice::from_ref(&user))[0],
             ("X-Initiator", "user")
         );
-        let tool = Message::ToolResult(ToolResultMessage {
-            content: vec![InputBlock::Image(crate::types::ImageContent::new(
-                "aGk=",
-                "image/png",
-            ))]
+        let tool = Message::ToolResult(
+            ToolResultMessage {
+                content: vec![InputBlock::Image(crate::types::ImageContent::new(
+                    "aGk=",
+                    "image/png",
+                ))]
+                .into(),
+                ..Default::default()
+            }
             .into(),
-            ..Default::default()
-        });
+        );
         let headers = copilot_headers(&[user, tool]);
         assert_eq!(headers[0], ("X-Initiator", "agent"));
         assert_eq!(headers[2], ("Copilot-Vision-Request", "true"));
-        let assistant = Message::Assistant(AssistantMessage::empty("a", "b", "c"));
+        let assistant = Message::Assistant(AssistantMessage::empty("a", "b", "c").into());
         assert_eq!(copilot_headers(&[assistant])[0], ("X-Initiator", "agent"));
     }
 

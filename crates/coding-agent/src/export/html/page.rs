@@ -30,7 +30,7 @@ impl<'a> Page<'a> {
         for entry in branch {
             match entry.message() {
                 Some(AgentMessage::Llm(Message::ToolResult(r))) => {
-                    results.insert(r.tool_call_id.as_str(), r);
+                    results.insert(r.tool_call_id.as_str(), &**r);
                 }
                 Some(AgentMessage::Llm(Message::Assistant(a))) => {
                     calls.extend(a.tool_calls().map(|c| c.id.as_str()));
