@@ -58,7 +58,7 @@ measure() { # label pristine command...
   (cd "$work/work" && HOME="$work" PI_CODING_AGENT_DIR="$work/agent" PI_OFFLINE=1 \
     /usr/bin/time -f "%e %M" -o "$work/time.out" "$@" >"$work/out.txt" 2>"$work/err.txt") || status=$?
   if [ "$status" -ne 0 ]; then
-    echo "$label FAILED(exit $status: $(grep -m1 -iE 'heap|memory|error' "$work/err.txt" | cut -c1-80))"
+    echo "$label FAILED(exit $status: $(grep -m1 -iE 'heap|memory|error|invalid' "$work/err.txt" | cut -c1-80))"
   else
     echo "$label $(tail -1 "$work/time.out")"
   fi
