@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::types::{
-    AssistantBlock, InputBlock, Message, Model, StopReason, TextContent, ToolCall,
-    ToolResultMessage, UserContent, now_ms,
+    AssistantBlock, AssistantMessage, InputBlock, Message, Model, SharedVec, StopReason,
+    TextContent, ToolCall, ToolResultMessage, UserContent, now_ms,
 };
 
 const USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support images)";
@@ -114,60 +114,12 @@ pub fn transform_messages(
                         .content
                         .iter()
                         .any(|b| matches!(b, AssistantBlock::Thinking(_)));
-                if unchanged {
-                    // Nothing to rewrite: the message is passed on as it is (shared).
-                    let calls: Vec<(String, String)> = assistant
-                        .tool_calls()
-                        .map(|c| (c.id.clone(), c.name.clone()))
-                        .collect();
-                    if !calls.is_empty() {
-                        pending = calls;
-                        answered.clear();
-                    }
-                    out.push(Message::Assistant(assistant.clone()));
-                    continue;
-                }
+                // Nothing to rewrite: the message is passed on as it is (shared).
                 let mut converted = assistant.clone();
-                Arc::make_mut(&mut converted).content = assistant
-                    .content
-                    .iter()
-                    .filter_map(|block| match block {
-                        AssistantBlock::Thinking(t) => {
-                            if t.is_redacted() {
-                                return same_model.then(|| block.clone());
-                            }
-                            if same_model && t.thinking_signature.is_some() {
-                                return Some(block.clone());
-                            }
-                            if t.thinking.trim().is_empty() {
-                                return None;
-                            }
-                            if same_model {
-                                Some(block.clone())
-                            } else {
-                                Some(AssistantBlock::Text(TextContent::new(t.thinking.clone())))
-                            }
-                        }
-                        AssistantBlock::Text(t) if !same_model => {
-                            Some(AssistantBlock::Text(TextContent::new(t.text.clone())))
-                        }
-                        AssistantBlock::Text(_) => Some(block.clone()),
-                        AssistantBlock::ToolCall(call) => {
-                            let mut call: ToolCall = call.clone();
-                            if !same_model {
-                                call.thought_signature = None;
-                                if let Some(normalize) = normalize_id {
-                                    let normalized = normalize(&call.id);
-                                    if normalized != call.id {
-                                        id_map.insert(call.id.clone(), normalized.clone());
-                                        call.id = normalized;
-                                    }
-                                }
-                            }
-                            Some(AssistantBlock::ToolCall(call))
-                        }
-                    })
-                    .collect();
+                if !unchanged {
+                    Arc::make_mut(&mut converted).content =
+                        rewritten_content(assistant, same_model, normalize_id, &mut id_map);
+                }
                 let calls: Vec<(String, String)> = converted
                     .tool_calls()
                     .map(|c| (c.id.clone(), c.name.clone()))
@@ -182,6 +134,57 @@ pub fn transform_messages(
     }
     flush(&mut out, &mut pending, &mut answered);
     out
+}
+
+/// An assistant message's blocks as another model (or the same one) should get them:
+/// thinking from another model becomes text, empty thinking is dropped, and tool-call ids
+/// are normalized for the target API (recorded in `id_map` for their results).
+fn rewritten_content(
+    assistant: &AssistantMessage,
+    same_model: bool,
+    normalize_id: Option<&dyn Fn(&str) -> String>,
+    id_map: &mut HashMap<String, String>,
+) -> SharedVec<AssistantBlock> {
+    assistant
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            AssistantBlock::Thinking(t) => {
+                if t.is_redacted() {
+                    return same_model.then(|| block.clone());
+                }
+                if same_model && t.thinking_signature.is_some() {
+                    return Some(block.clone());
+                }
+                if t.thinking.trim().is_empty() {
+                    return None;
+                }
+                if same_model {
+                    Some(block.clone())
+                } else {
+                    Some(AssistantBlock::Text(TextContent::new(t.thinking.clone())))
+                }
+            }
+            AssistantBlock::Text(t) if !same_model => {
+                Some(AssistantBlock::Text(TextContent::new(t.text.clone())))
+            }
+            AssistantBlock::Text(_) => Some(block.clone()),
+            AssistantBlock::ToolCall(call) => {
+                let mut call: ToolCall = call.clone();
+                if !same_model {
+                    call.thought_signature = None;
+                    if let Some(normalize) = normalize_id {
+                        let normalized = normalize(&call.id);
+                        if normalized != call.id {
+                            id_map.insert(call.id.clone(), normalized.clone());
+                            call.id = normalized;
+                        }
+                    }
+                }
+                Some(AssistantBlock::ToolCall(call))
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

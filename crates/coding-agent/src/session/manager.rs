@@ -122,19 +122,21 @@ impl SessionManager {
     /// reported in [`Self::warnings`] and skipped; the file keeps them.
     pub fn open(path: &Path, cwd: &Path) -> Result<Self, SessionError> {
         match load_current(path) {
-            Ok(Some(loaded)) => return Ok(Self::loaded(path, loaded)),
-            Ok(None) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Self::fresh(cwd, Some(path.to_path_buf()), None));
-            }
-            Err(source) => {
-                return Err(SessionError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
+            Ok(Some(loaded)) => Ok(Self::loaded(path, loaded)),
+            Ok(None) => Self::open_general(path, cwd),
+            Err(e) => Self::unreadable(path, cwd, e),
         }
-        Self::open_general(path, cwd)
+    }
+
+    /// A missing file starts a new session there; any other read error is the caller's.
+    fn unreadable(path: &Path, cwd: &Path, error: std::io::Error) -> Result<Self, SessionError> {
+        if error.kind() == std::io::ErrorKind::NotFound {
+            return Ok(Self::fresh(cwd, Some(path.to_path_buf()), None));
+        }
+        Err(SessionError::Read {
+            path: path.to_path_buf(),
+            source: error,
+        })
     }
 
     /// A session from a file read by [`load_current`].
@@ -166,15 +168,7 @@ impl SessionManager {
     fn open_general(path: &Path, cwd: &Path) -> Result<Self, SessionError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Self::fresh(cwd, Some(path.to_path_buf()), None));
-            }
-            Err(source) => {
-                return Err(SessionError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
+            Err(e) => return Self::unreadable(path, cwd, e),
         };
         let mut warnings = Vec::new();
         let mut objects: Vec<(usize, Map<String, Value>)> = Vec::new();
