@@ -20,6 +20,25 @@ if ! command -v npm >/dev/null; then
   echo "install-third-party: npm not found" >&2
   exit 1
 fi
+
+# npm ci with up to three attempts (the registry sometimes drops a connection); after
+# a failure the end of npm's own log is shown so the cause is in the CI output.
+npm_ci() {
+  local attempt
+  for attempt in 1 2 3; do
+    if npm ci --no-audit --no-fund --loglevel=error "$@"; then
+      return 0
+    fi
+    echo "install-third-party: npm ci failed (attempt $attempt of 3) in $(pwd)" >&2
+    log=$(ls -t "${npm_config_cache:-$HOME/.npm}"/_logs/*-debug-0.log 2>/dev/null | head -1 || true)
+    if [ -n "$log" ]; then
+      grep -E "verbose|error|warn" "$log" | tail -25 >&2 || true
+    fi
+    rm -rf node_modules
+    sleep $((attempt * 5))
+  done
+  return 1
+}
 mkdir -p "$dest"
 stamp="$dest/.installed-lock.sha256"
 want=$(sha256sum "$src/package-lock.json" | cut -d' ' -f1)
@@ -28,7 +47,7 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -d "$dest/node_module
 else
   cp "$src/package.json" "$src/package-lock.json" "$dest/"
   echo "install-third-party: npm ci into $dest"
-  (cd "$dest" && npm ci --no-audit --no-fund --legacy-peer-deps --loglevel=error)
+  (cd "$dest" && npm_ci --legacy-peer-deps)
   echo "$want" > "$stamp"
 fi
 
@@ -47,6 +66,6 @@ for ex in sandbox; do
     mkdir -p "$deps"
     cp -r "$examples/$ex" "$deps/$ex"
     echo "install-third-party: npm ci for the $ex example in $deps/$ex"
-    (cd "$deps/$ex" && npm ci --no-audit --no-fund --loglevel=error)
+    (cd "$deps/$ex" && npm_ci)
   fi
 done
