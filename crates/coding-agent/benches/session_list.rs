@@ -1,10 +1,11 @@
 //! Listing sessions for the resume picker: 200 session files of about 1.5 MB each (300 MB:
 //! chat text, tool calls and one base64 image per file) under two project folders, as
 //! `pi -r` and `/resume` list them. The files are generated once into
-//! target/bench-session-list.
+//! target/bench-session-list. Measured cold (no listing index) and warm (the index the
+//! last listing left).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pi_coding_agent::session::list::list_all_sessions;
+use pi_coding_agent::session::list::{INDEX_FILE, list_all_sessions};
 
 const FILES: usize = 200;
 
@@ -36,13 +37,31 @@ fn write_sessions(root: &std::path::Path) {
     let _ = std::fs::write(root.join("done"), "");
 }
 
+fn remove_indexes(root: &std::path::Path) {
+    for n in 0..2 {
+        let _ = std::fs::remove_file(root.join(format!("--project-{n}--")).join(INDEX_FILE));
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let root =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-session-list");
     write_sessions(&root);
     let mut group = c.benchmark_group("session_list");
     group.sample_size(10);
-    group.bench_function("list_all_sessions_200_files_300MB", |b| {
+    // Cold: every folder's listing index removed first, so each file is read whole.
+    group.bench_function("list_all_sessions_200_files_300MB_cold", |b| {
+        b.iter_batched(
+            || remove_indexes(&root),
+            |()| {
+                let list = list_all_sessions(&root);
+                assert_eq!(list.len(), FILES);
+            },
+            criterion::BatchSize::PerIteration,
+        )
+    });
+    // Warm: the indexes the last listing left; unchanged files are not read.
+    group.bench_function("list_all_sessions_200_files_300MB_warm", |b| {
         b.iter(|| {
             let list = list_all_sessions(&root);
             assert_eq!(list.len(), FILES);
