@@ -126,10 +126,17 @@ struct Chunks {
 
 impl Write for Chunks {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.buffer.extend_from_slice(bytes);
-        if self.buffer.len() >= CHUNK_BYTES {
+        // A chunk is sent before it would outgrow its buffer (never copied to a bigger one);
+        // a long write goes out as a chunk of its own.
+        if self.buffer.len() + bytes.len() > CHUNK_BYTES {
             self.flush()?;
         }
+        if bytes.len() >= CHUNK_BYTES {
+            return self
+                .send(Bytes::copy_from_slice(bytes))
+                .map(|()| bytes.len());
+        }
+        self.buffer.extend_from_slice(bytes);
         Ok(bytes.len())
     }
 
@@ -138,8 +145,14 @@ impl Write for Chunks {
             return Ok(());
         }
         let chunk = std::mem::replace(&mut self.buffer, Vec::with_capacity(CHUNK_BYTES));
+        self.send(chunk.into())
+    }
+}
+
+impl Chunks {
+    fn send(&self, chunk: Bytes) -> io::Result<()> {
         self.sender
-            .blocking_send(Ok(chunk.into()))
+            .blocking_send(Ok(chunk))
             .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the request was dropped"))
     }
 }

@@ -174,7 +174,7 @@ async fn anthropic(State(shared): State<Arc<Shared>>, request: Request) -> Respo
 /// Records the request, takes the next script (or the default reply) and answers.
 async fn provider(wire: &dyn WireFormat, shared: &Shared, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let raw = match axum::body::to_bytes(body, usize::MAX).await {
+    let raw = match read_body(&parts.headers, body).await {
         Ok(raw) => raw,
         Err(err) => return (StatusCode::BAD_REQUEST, err.to_string()).into_response(),
     };
@@ -187,6 +187,26 @@ async fn provider(wire: &dyn WireFormat, shared: &Shared, request: Request) -> R
     ));
     let script = shared.pop().unwrap_or_else(|| wire.default_reply(&json));
     respond(wire, &script, &json, raw.len(), shared)
+}
+
+/// A request body, gathered into one buffer of its announced length as it arrives (no
+/// second copy once the last byte is in).
+async fn read_body(
+    headers: &axum::http::HeaderMap,
+    body: axum::body::Body,
+) -> Result<bytes::Bytes, axum::Error> {
+    use futures_util::StreamExt;
+    let announced = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut out = Vec::with_capacity(announced.min(1 << 30));
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        out.extend_from_slice(&chunk?);
+    }
+    Ok(out.into())
 }
 
 /// Paths matched by suffix go to their wire format ([`crate::wire::for_path`]); other

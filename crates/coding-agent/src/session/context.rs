@@ -161,8 +161,9 @@ pub fn path_to<'a>(
         None => entries.len().checked_sub(1),
     };
     let mut path = Vec::new();
-    let mut current = start.map(|i| &entries[i]);
-    while let Some(entry) = current {
+    let mut current = start;
+    while let Some(index) = current {
+        let entry = &entries[index];
         path.push(entry);
         // A cycle in a damaged file must not loop forever.
         if path.len() > entries.len() {
@@ -171,8 +172,7 @@ pub fn path_to<'a>(
         current = entry
             .parent_id
             .as_deref()
-            .and_then(|p| by_id.get(p))
-            .map(|&i| &entries[i]);
+            .and_then(|p| parent_index(entries, index, p, |p| by_id.get(p)));
     }
     path.reverse();
     path
@@ -200,33 +200,34 @@ pub struct BranchSettings {
 
 /// [`BranchSettings`] of `path` (root first), and the index of its last compaction.
 fn settings_along(path: &[&SessionEntry]) -> (BranchSettings, Option<usize>) {
-    let mut settings = BranchSettings {
-        thinking_level: "off".into(),
-        ..Default::default()
-    };
+    // Borrowed while walking, copied once at the end.
+    let mut thinking_level = "off";
+    let mut model: Option<(&str, &str)> = None;
+    let mut has_messages = false;
     let mut compaction: Option<usize> = None;
     for (index, entry) in path.iter().enumerate() {
         match &entry.kind {
-            EntryKind::ThinkingLevelChange { thinking_level } => {
-                settings.thinking_level = thinking_level.clone()
-            }
-            EntryKind::ModelChange { provider, model_id } => {
-                settings.model = Some((provider.clone(), model_id.clone()))
-            }
+            EntryKind::ThinkingLevelChange {
+                thinking_level: level,
+            } => thinking_level = level,
+            EntryKind::ModelChange { provider, model_id } => model = Some((provider, model_id)),
             EntryKind::Message { message } => {
-                settings.has_messages = true;
+                has_messages = true;
                 if let Some(a) = message.as_assistant() {
-                    settings.model = Some((a.provider.clone(), a.model.clone()));
+                    model = Some((&a.provider, &a.model));
                 }
             }
             EntryKind::Compaction { .. } => compaction = Some(index),
-            EntryKind::CustomMessage { .. } => settings.has_messages = true,
-            EntryKind::BranchSummary { summary, .. } if !summary.is_empty() => {
-                settings.has_messages = true
-            }
+            EntryKind::CustomMessage { .. } => has_messages = true,
+            EntryKind::BranchSummary { summary, .. } if !summary.is_empty() => has_messages = true,
             _ => {}
         }
     }
+    let settings = BranchSettings {
+        thinking_level: thinking_level.to_owned(),
+        model: model.map(|(p, m)| (p.to_owned(), m.to_owned())),
+        has_messages,
+    };
     (settings, compaction)
 }
 
@@ -289,4 +290,18 @@ pub fn context_along(path: &[&SessionEntry]) -> SessionContext {
         }
     }
     context
+}
+
+/// The index of the entry `parent` (the parent of entry `child`): most often the entry just
+/// before it, checked first so a linear session's walk compares ids instead of hashing them.
+pub(crate) fn parent_index<'a>(
+    entries: &[SessionEntry],
+    child: usize,
+    parent: &str,
+    lookup: impl FnOnce(&str) -> Option<&'a usize>,
+) -> Option<usize> {
+    match child.checked_sub(1) {
+        Some(before) if entries[before].id == parent => Some(before),
+        _ => lookup(parent).copied(),
+    }
 }

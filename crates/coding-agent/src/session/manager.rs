@@ -13,7 +13,9 @@ use serde_json::{Map, Value};
 
 use pi_agent_core::AgentMessage;
 
-use super::context::{BranchSettings, SessionContext, branch_settings, context_along};
+use super::context::{
+    BranchSettings, SessionContext, branch_settings, context_along, parent_index,
+};
 use super::entry::{
     CURRENT_SESSION_VERSION, EntryKind, FileLine, LineError, SessionEntry, SessionHeader,
     parse_object,
@@ -515,18 +517,16 @@ impl SessionManager {
     /// The entries from `id` back to the root, newest first, without collecting the path
     /// (for questions the last few entries answer). A parent cycle ends the walk.
     pub fn ancestors(&self, id: Option<&str>) -> impl Iterator<Item = &SessionEntry> {
-        let mut current = id
-            .and_then(|id| self.by_id.get(id))
-            .map(|&i| &self.entries[i]);
+        let mut current = id.and_then(|id| self.by_id.get(id)).copied();
         let mut remaining = self.entries.len();
         std::iter::from_fn(move || {
-            let entry = current.take()?;
+            let index = current.take()?;
             remaining = remaining.checked_sub(1)?;
+            let entry = &self.entries[index];
             current = entry
                 .parent_id
                 .as_deref()
-                .and_then(|p| self.by_id.get(p))
-                .map(|&i| &self.entries[i]);
+                .and_then(|p| parent_index(&self.entries, index, p, |p| self.by_id.get(p)));
             Some(entry)
         })
     }
