@@ -4,7 +4,7 @@
 //! position when needed).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -70,28 +70,29 @@ pub fn load_current(path: &Path) -> std::io::Result<Option<LoadedSession>> {
 const BATCH_BYTES: usize = 1 << 21;
 const MAX_PARSERS: usize = 4;
 
-/// Whole lines (each ending at an offset of `ends`), the number of the line before the
-/// first, and where in the file the first begins.
+/// Whole lines read straight from the file, and where in the file they begin.
 struct Batch {
     index: usize,
-    first_line: usize,
     offset: u64,
     bytes: Vec<u8>,
-    ends: Vec<usize>,
 }
 
-/// The entries and warnings of one batch.
+/// The entries and warnings of one batch (warnings numbered from the batch's first line),
+/// how many lines it held, and its buffer for the next batch.
 struct Parsed {
     index: usize,
+    lines: usize,
     entries: Vec<SessionEntry>,
     warnings: Vec<LineError>,
+    bytes: Vec<u8>,
 }
 
 /// Reads the entry lines after the header (line `number`, ending at byte `offset` of
-/// `source`), in file order.
+/// `source`), in file order. The reading thread only reads and cuts at line ends; the
+/// parsers find the lines.
 fn read_entries(
-    reader: &mut impl BufRead,
-    mut number: usize,
+    reader: &mut impl Read,
+    number: usize,
     mut offset: u64,
     source: &Arc<dyn TextSource>,
 ) -> std::io::Result<(Vec<SessionEntry>, Vec<LineError>)> {
@@ -120,40 +121,54 @@ fn read_entries(
         }
         drop(parsed_sender);
         // Parsed batches join the entries as soon as they are next in file order, so the
-        // batches' own lists are freed (and their memory reused) while the file is read.
-        let mut assembly = Assembly::default();
+        // batches' own lists are freed and their buffers read into again.
+        let mut assembly = Assembly {
+            line: number,
+            ..Assembly::default()
+        };
         let mut read = Ok(());
+        let mut carry: Vec<u8> = Vec::new();
         let mut index = 0;
         loop {
-            let mut bytes = Vec::with_capacity(BATCH_BYTES + (1 << 16));
-            let mut ends = Vec::new();
-            let first_line = number;
-            while bytes.len() < BATCH_BYTES {
-                match reader.read_until(b'\n', &mut bytes) {
-                    Ok(0) => break,
-                    Ok(_) => {
-                        number += 1;
-                        ends.push(bytes.len());
-                    }
+            let mut bytes = assembly
+                .spare
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(BATCH_BYTES + (1 << 16)));
+            bytes.clear();
+            bytes.append(&mut carry);
+            let mut end_of_file = false;
+            // Fill the batch, and on past its size until a line ends (a very long line).
+            loop {
+                let want = BATCH_BYTES.saturating_sub(bytes.len()).max(1 << 16) as u64;
+                match (&mut *reader).take(want).read_to_end(&mut bytes) {
+                    Ok(n) if (n as u64) < want => end_of_file = true,
+                    Ok(_) => {}
                     Err(e) => {
                         read = Err(e);
                         break;
                     }
                 }
+                if end_of_file || (bytes.len() >= BATCH_BYTES && bytes.contains(&b'\n')) {
+                    break;
+                }
             }
-            if bytes.is_empty() || read.is_err() {
+            if read.is_err() {
                 break;
             }
-            let full = bytes.len() >= BATCH_BYTES;
+            if !end_of_file && let Some(last) = memchr::memrchr(b'\n', &bytes) {
+                carry.extend_from_slice(&bytes[last + 1..]);
+                bytes.truncate(last + 1);
+            }
+            if bytes.is_empty() {
+                break;
+            }
             let batch_offset = offset;
             offset += bytes.len() as u64;
             if sender
                 .send(Batch {
                     index,
-                    first_line,
                     offset: batch_offset,
                     bytes,
-                    ends,
                 })
                 .is_err()
             {
@@ -163,7 +178,7 @@ fn read_entries(
             while let Ok(batch) = parsed.try_recv() {
                 assembly.add(batch);
             }
-            if !full {
+            if end_of_file {
                 break;
             }
         }
@@ -187,13 +202,16 @@ fn read_entries(
     })
 }
 
-/// The entries so far in file order, and the batches parsed ahead of their turn.
+/// The entries so far in file order, the batches parsed ahead of their turn, the number
+/// of the last line joined, and buffers to read the next batches into.
 #[derive(Default)]
 struct Assembly {
     next: usize,
+    line: usize,
     waiting: std::collections::BTreeMap<usize, Parsed>,
     entries: Vec<SessionEntry>,
     warnings: Vec<LineError>,
+    spare: Vec<Vec<u8>>,
 }
 
 impl Assembly {
@@ -201,24 +219,38 @@ impl Assembly {
         self.waiting.insert(batch.index, batch);
         while let Some(batch) = self.waiting.remove(&self.next) {
             self.entries.extend(batch.entries);
-            self.warnings.extend(batch.warnings);
+            let first = self.line;
+            self.warnings
+                .extend(batch.warnings.into_iter().map(|mut w| {
+                    w.line += first;
+                    w
+                }));
+            self.line += batch.lines;
+            self.spare.push(batch.bytes);
             self.next += 1;
         }
     }
 }
 
 fn parse_batch(batch: Batch, source: &Arc<dyn TextSource>) -> Parsed {
-    reading_from(source, &batch.bytes, batch.offset, || parse_lines(&batch))
+    let mut parsed = reading_from(source, &batch.bytes, batch.offset, || parse_lines(&batch));
+    parsed.bytes = batch.bytes;
+    parsed
 }
 
+/// Parses a batch's lines; warnings carry line numbers counted from the batch's start.
 fn parse_lines(batch: &Batch) -> Parsed {
-    let mut entries = Vec::with_capacity(batch.ends.len());
+    let mut entries = Vec::new();
     let mut warnings = Vec::new();
+    let mut lines = 0;
+    let bytes = &batch.bytes;
     let mut start = 0;
-    for (offset, &end) in batch.ends.iter().enumerate() {
-        let line = &batch.bytes[start..end];
+    while start < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |n| start + n + 1);
+        let line = &bytes[start..end];
         start = end;
-        let number = batch.first_line + offset + 1;
+        lines += 1;
+        let number = lines;
         let text = match std::str::from_utf8(line) {
             Ok(text) => text,
             Err(e) => {
@@ -247,8 +279,10 @@ fn parse_lines(batch: &Batch) -> Parsed {
     }
     Parsed {
         index: batch.index,
+        lines,
         entries,
         warnings,
+        bytes: Vec::new(),
     }
 }
 
@@ -281,5 +315,29 @@ mod tests {
         assert_eq!(ids, expected);
         assert_eq!(loaded.warnings.len(), 1);
         assert_eq!(loaded.warnings[0].line, 1502);
+    }
+
+    #[test]
+    fn a_line_longer_than_a_batch_and_no_final_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut text = String::from(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+        );
+        let entry = |i: usize, data: &str| {
+            format!(
+                "{{\"type\":\"custom\",\"customType\":\"c\",\"data\":\"{data}\",\"id\":\"e{i}\",\"parentId\":null,\"timestamp\":\"t\"}}"
+            )
+        };
+        text.push_str(&(entry(0, "a") + "\n"));
+        text.push_str(&(entry(1, &"y".repeat(3 * BATCH_BYTES)) + "\n"));
+        text.push_str("{broken\n");
+        text.push_str(&entry(2, "last"));
+        std::fs::write(&path, &text).unwrap();
+        let loaded = load_current(&path).unwrap().unwrap();
+        let ids: Vec<&str> = loaded.entries.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["e0", "e1", "e2"]);
+        assert_eq!(loaded.warnings.len(), 1);
+        assert_eq!(loaded.warnings[0].line, 4);
     }
 }
