@@ -75,7 +75,10 @@ pub fn transform_messages(
             Message::User(user) => {
                 flush(&mut out, &mut pending, &mut answered);
                 let mut user = user.clone();
-                if text_only && let UserContent::Blocks(blocks) = &user.content {
+                if text_only
+                    && let UserContent::Blocks(blocks) = &user.content
+                    && blocks.iter().any(|b| matches!(b, InputBlock::Image(_)))
+                {
                     user.content =
                         UserContent::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER).into());
                 }

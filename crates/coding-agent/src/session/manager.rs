@@ -21,6 +21,7 @@ use super::entry::{
     parse_object,
 };
 use super::ids::{session_id, short_id};
+use super::linear::LinearPrefix;
 use super::load::{LoadedSession, load_current};
 use super::migrate::migrate;
 use super::time::iso_now;
@@ -68,6 +69,8 @@ pub struct SessionManager {
     file: Option<PathBuf>,
     entries: Vec<SessionEntry>,
     by_id: HashMap<String, usize>,
+    /// How far the entries form one chain from the root (walks back stop there).
+    linear: LinearPrefix,
     leaf: Option<String>,
     flushed: bool,
     warnings: Vec<LineError>,
@@ -88,6 +91,7 @@ impl SessionManager {
             file,
             entries: Vec::new(),
             by_id: HashMap::new(),
+            linear: LinearPrefix::default(),
             leaf: None,
             flushed: false,
             warnings: Vec::new(),
@@ -159,6 +163,7 @@ impl SessionManager {
             file: Some(path.to_path_buf()),
             entries,
             by_id,
+            linear: LinearPrefix::default(),
             leaf,
             flushed: true,
             warnings,
@@ -509,9 +514,30 @@ impl SessionManager {
 
     /// The entries from the root to `id`.
     pub fn path_to(&self, id: Option<&str>) -> Vec<&SessionEntry> {
-        let mut path: Vec<&SessionEntry> = self.ancestors(id).collect();
-        path.reverse();
-        path
+        let linear = self.linear.of(&self.entries);
+        let mut current = id.and_then(|id| self.by_id.get(id)).copied();
+        let mut tail: Vec<&SessionEntry> = Vec::new();
+        while let Some(index) = current {
+            if index < linear {
+                // The rest of the way is the first entries, in order.
+                let mut path = Vec::with_capacity(index + 1 + tail.len());
+                path.extend(&self.entries[..=index]);
+                path.extend(tail.into_iter().rev());
+                return path;
+            }
+            // A parent cycle in a damaged file must not loop forever.
+            if tail.len() >= self.entries.len() {
+                break;
+            }
+            let entry = &self.entries[index];
+            tail.push(entry);
+            current = entry
+                .parent_id
+                .as_deref()
+                .and_then(|p| parent_index(&self.entries, index, p, |p| self.by_id.get(p)));
+        }
+        tail.reverse();
+        tail
     }
 
     /// The entries from `id` back to the root, newest first, without collecting the path

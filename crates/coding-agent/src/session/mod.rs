@@ -5,6 +5,7 @@ pub mod context;
 pub mod entry;
 pub mod entry_line;
 pub mod ids;
+mod linear;
 pub mod list;
 pub mod load;
 pub mod manager;
