@@ -87,7 +87,16 @@ pub async fn run(gateway: Arc<Gateway>, socket: WebSocket, pre: PreAuth) {
                 biased;
                 frame = rx.recv() => match frame {
                     Some(frame) => {
-                        if sink.send(Message::Text(frame)).await.is_err() {
+                        // Frames already queued go out with it in one write.
+                        if sink.feed(Message::Text(frame)).await.is_err() {
+                            return;
+                        }
+                        while let Ok(more) = rx.try_recv() {
+                            if sink.feed(Message::Text(more)).await.is_err() {
+                                return;
+                            }
+                        }
+                        if sink.flush().await.is_err() {
                             return;
                         }
                     }

@@ -159,6 +159,9 @@ fn request_token(uri: &Uri, headers: &HeaderMap) -> Option<String> {
     })
 }
 
+/// The initial read buffer of a client's socket.
+const READ_BUFFER_BYTES: usize = 8 * 1024;
+
 async fn upgrade(
     State(gateway): State<Arc<Gateway>>,
     uri: Uri,
@@ -172,7 +175,11 @@ async fn upgrade(
             None => PreAuth::Rejected,
         },
     };
-    ws.on_upgrade(move |socket| conn::run(gateway, socket, pre))
+    // tungstenite zero-fills its whole read buffer before each read: at its 128 KiB
+    // default that is 128 KiB resident per idle client. Frames longer than this still
+    // arrive whole (the buffer grows for them).
+    ws.read_buffer_size(READ_BUFFER_BYTES)
+        .on_upgrade(move |socket| conn::run(gateway, socket, pre))
 }
 
 #[cfg(test)]
