@@ -32,6 +32,15 @@ static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
         .map_err(|e| format!("Could not create the HTTP client: {e}"))
 });
 
+/// Builds the shared client now, on a thread of its own: building it reads the system's
+/// root certificates (hundreds of files), which should not wait for the first request
+/// or stall the tasks that make it.
+pub fn warm_shared_client() -> std::thread::JoinHandle<()> {
+    std::thread::spawn(|| {
+        let _ = shared_client();
+    })
+}
+
 /// The one HTTP client every request of this crate shares.
 pub fn shared_client() -> Result<&'static reqwest::Client, String> {
     CLIENT.as_ref().map_err(Clone::clone)

@@ -25,6 +25,8 @@ use pi_coding_agent::{VERSION, extension_loader, list_models, scope};
 
 fn main() {
     pi_coding_agent::timing::start();
+    // Built beside startup and session loading, ready when the first request goes out.
+    let _ = pi_ai::http::warm_shared_client();
     let code = match run() {
         Ok(code) => code,
         Err(e) => {

@@ -145,6 +145,8 @@ async fn spawn_until(mut command: Command, marker: &str) -> anyhow::Result<(Proc
 
 struct SessionResult {
     latencies_us: Vec<u64>,
+    /// Latency by event name, to tell the burst of starts from the streaming.
+    by_event: Vec<(String, u64)>,
     events: usize,
 }
 
@@ -168,6 +170,7 @@ async fn drive(
         )
         .await?;
     let mut latencies_us = Vec::new();
+    let mut by_event = Vec::new();
     let mut events = 0;
     let mut pending: Vec<Value> = std::mem::take(&mut client.events);
     loop {
@@ -184,7 +187,12 @@ async fn drive(
         }
         events += 1;
         if let Some(ts) = frame["ts"].as_u64() {
-            latencies_us.push(received.saturating_sub(ts));
+            let latency = received.saturating_sub(ts);
+            latencies_us.push(latency);
+            by_event.push((
+                format!("{} {received}", frame["event"].as_str().unwrap_or("")),
+                latency,
+            ));
         }
         if frame["event"] == "agent_end" {
             break;
@@ -193,6 +201,7 @@ async fn drive(
     client.close().await;
     Ok(SessionResult {
         latencies_us,
+        by_event,
         events,
     })
 }
@@ -268,6 +277,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     });
     let mut latencies = Vec::new();
+    let mut by_event: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
     let mut events = 0usize;
     let mut failures = 0usize;
     for task in tasks {
@@ -275,6 +285,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
             Ok(Ok(result)) => {
                 events += result.events;
                 latencies.extend(result.latencies_us);
+                for (name, latency) in result.by_event {
+                    by_event.entry(name).or_default().push(latency);
+                }
             }
             Ok(Err(e)) => {
                 failures += 1;
@@ -312,6 +325,33 @@ async fn run(args: Args) -> anyhow::Result<()> {
         per_session(idle_rss),
         per_session(hwm),
     );
+    // Per event name on stderr: where the slow tail comes from.
+    if let Ok(path) = std::env::var("GATEWAY_LOAD_TRACE") {
+        // Every event as "receipt_us latency_us name", for plotting the tail over time.
+        let mut lines = String::new();
+        for (key, values) in &by_event {
+            let mut parts = key.split(' ');
+            let (name, at) = (parts.next().unwrap_or(""), parts.next().unwrap_or("0"));
+            for v in values {
+                lines.push_str(&format!("{at} {v} {name}\n"));
+            }
+        }
+        let _ = std::fs::write(path, lines);
+    }
+    let mut by_name: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for (key, values) in by_event {
+        let name = key.split(' ').next().unwrap_or("").to_owned();
+        by_name.entry(name).or_default().extend(values);
+    }
+    for (name, mut values) in by_name {
+        values.sort_unstable();
+        eprintln!(
+            "  {name}: n={} p50={:.1}ms p99={:.1}ms",
+            values.len(),
+            percentile(&values, 0.50) as f64 / 1000.0,
+            percentile(&values, 0.99) as f64 / 1000.0
+        );
+    }
     drop(gateway);
     Ok(())
 }

@@ -151,6 +151,9 @@ async fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
         config.limits = parse_limits(limits)?;
     }
     config.event_log = args.event_log;
+    // Ready before the first client: built lazily, the first prompts of a burst would wait
+    // for it with every worker thread.
+    let _ = pi_ai::http::warm_shared_client().join();
     let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
         .await
         .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
