@@ -19,6 +19,11 @@ Medians over the runs; implementations alternate. Also runs pi-tui's render_cost
 
 usage: bench/tui_compare.py [runs=5]   (needs node >= 20, npm, cargo, tmux; installs the TS pi
 into target/bench-pi like bench/pi_compare.sh; writes target/bench-pi/tui_compare.md)
+
+Environment: PI_BENCH_TS=1.5 compares with the TypeScript pi 1.5.2 (scripts/install-ts-pi-15.sh
+or $PI_TS15) instead of 0.73.1; PI_BENCH_TUI_WORDS=20000 makes the reply longer (default
+2000); PI_BENCH_TUI_SESSION=FILE resumes a copy of FILE before the prompt (e.g. the 52 MB
+session of bench/big_session.sh: target/bench-big/sessions/resume52.jsonl).
 """
 
 import http.client
@@ -41,6 +46,11 @@ PORT = int(os.environ.get("PI_BENCH_PORT", "18934"))
 PROXY_PORT = int(os.environ.get("PI_BENCH_PROXY_PORT", str(PORT + 1)))
 DELTA_MS = float(os.environ.get("PI_BENCH_DELTA_MS", "5"))
 MODES = [m for m in os.environ.get("PI_BENCH_TUI_MODES", "paced,burst").split(",") if m]
+# Which TypeScript pi: "0.73" (npm, into WORK) or "1.5" (scripts/install-ts-pi-15.sh, or $PI_TS15).
+TS_VERSION = os.environ.get("PI_BENCH_TS", "0.73")
+# Reply length in words (about), and a session file to resume before the prompt (copied per run).
+REPLY_WORDS = int(os.environ.get("PI_BENCH_TUI_WORDS", "2000"))
+SESSION = os.environ.get("PI_BENCH_TUI_SESSION", "")
 COLS, ROWS = 120, 40
 CHUNK = 8
 END_MARKER = "QUOKKAEND"
@@ -51,14 +61,20 @@ SYNC_BEGIN = b"\x1b[?2026h"
 
 def setup():
     os.makedirs(WORK, exist_ok=True)
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "pi-coding-agent", "-p", "mock-llm"],
+                   cwd=ROOT, check=True)
+    ours = os.path.join(ROOT, "target", "release", "pi")
+    if TS_VERSION == "1.5":
+        ts_bin = os.environ.get("PI_TS15") or subprocess.run(
+            [os.path.join(ROOT, "scripts", "install-ts-pi-15.sh")], capture_output=True,
+            text=True, check=True).stdout.strip()
+        return ts_bin, ours
     ts_bin = os.path.join(WORK, "node_modules", ".bin", "pi")
     if not os.path.exists(ts_bin):
         subprocess.run("npm init -y >/dev/null && npm install --no-audit --no-fund "
                        "--ignore-scripts @mariozechner/pi-coding-agent@0.73.1 >/dev/null",
                        shell=True, cwd=WORK, check=True)
-    subprocess.run(["cargo", "build", "-q", "--release", "-p", "pi-coding-agent", "-p", "mock-llm"],
-                   cwd=ROOT, check=True)
-    return ts_bin, os.path.join(ROOT, "target", "release", "pi")
+    return ts_bin, ours
 
 
 # --- the reply ------------------------------------------------------------------------------
@@ -131,13 +147,15 @@ def reply_text():
     parts.append("\n".join(f"- {sentence(rng)}" for _ in range(10)))
     parts += [paragraph(rng, 6), "## Step by step"]
     parts.append("\n".join(f"{i}. {sentence(rng)}" for i in range(1, 9)))
-    for _ in range(14):
+    # About 84 words a paragraph: 14 make the 2,000-word reply, more make longer ones.
+    for _ in range(max(14, 14 + (REPLY_WORDS - 2000) // 84)):
         parts.append(paragraph(rng, 6))
     parts += ["## Summary", paragraph(rng, 6), paragraph(rng, 5), END_MARKER]
     return "\n\n".join(parts)
 
 
 REPLY = reply_text()
+TS_LABEL = "1.5.2" if TS_VERSION == "1.5" else "0.73.1"
 DELTAS = -(-len(REPLY) // CHUNK)  # mock-llm splits text into CHUNK-character pieces
 SCRIPT = {"items": [{"type": "text", "text": REPLY}], "chunkSize": CHUNK,
           "usage": {"input": 1200, "output": 2600}}
@@ -345,7 +363,11 @@ def fresh_dirs(port):
     with open(os.path.join(agent, "models.json"), "w") as f:
         json.dump(models, f)
     with open(os.path.join(agent, "settings.json"), "w") as f:
-        json.dump({"defaultProvider": "mock", "defaultModel": "mock-model", "quietStartup": True}, f)
+        settings = {"defaultProvider": "mock", "defaultModel": "mock-model", "quietStartup": True}
+        if SESSION:
+            # The big session is far over the mock's window: no compaction, as in big_session.sh.
+            settings["compaction"] = {"enabled": False}
+        json.dump(settings, f)
     return base, agent, work, home
 
 
@@ -353,10 +375,14 @@ def run_once(name, command, mode, panes):
     base, agent, work, home = fresh_dirs(PROXY_PORT if mode == "paced" else PORT)
     mock_call("POST", "/_mock/reset")
     mock_call("POST", "/_mock/scripts", SCRIPT)
+    if SESSION:
+        resumed = os.path.join(base, "resumed.jsonl")
+        shutil.copyfile(SESSION, resumed)
+        command = [*command, "--session", resumed]
     pane = Pane(name, command, agent, work, home, os.path.join(base, "terminal.out"))
     panes.append(pane)
     try:
-        wait_until("the footer", pane, lambda s: "mock-model" in s, 30)
+        wait_until("the footer", pane, lambda s: "mock-model" in s, 180)
         wait_quiet(pane, 0.5, 10)
         pane.tmux("send-keys", "-t", "pi", "-l", PROMPT)
         wait_until("the typed prompt", pane, lambda s: PROMPT[:40] in s, 10)
@@ -366,7 +392,7 @@ def run_once(name, command, mode, panes):
             frames0 = f.read().count(SYNC_BEGIN)
         start = time.perf_counter()
         pane.tmux("send-keys", "-t", "pi", "Enter")
-        wait_until("the end of the reply", pane, lambda s: END_MARKER in s, 120)
+        wait_until("the end of the reply", pane, lambda s: END_MARKER in s, 600)
         end = wait_quiet(pane, 1.0, 30)
         cpu = tree_cpu_ticks(pane.pid) - cpu0
         rss = peak_rss_mib(pane.pid)
@@ -398,7 +424,7 @@ def table(results, mode, runs):
     title = (f"{mode}: {DELTAS} deltas of {CHUNK} chars"
              + (f", one every {DELTA_MS:g} ms" if mode == "paced" else ", as fast as mock-llm sends"))
     lines = [f"### {title} (medians of {runs})", "",
-             "| metric | TypeScript pi 0.73.1 | ours | ours / TS |", "|---|---:|---:|---:|"]
+             f"| metric | TypeScript pi {TS_LABEL} | ours | ours / TS |", "|---|---:|---:|---:|"]
     for key, label, unit, fmt in ROWS_SPEC:
         ts = statistics.median(r[key] for r in results["ts"])
         rs = statistics.median(r[key] for r in results["rust"])
@@ -456,7 +482,9 @@ def main():
     print("render_cost (pi-tui, virtual terminal):\n" + render_out)
     md = ["# Interactive mode: rendering one long streamed reply", "",
           f"Reply: {words} words of markdown ({len(REPLY)} chars) in {DELTAS} SSE text deltas; "
-          f"tmux {COLS}x{ROWS}, TERM=xterm-256color; measured from Enter until the last byte "
+          f"tmux {COLS}x{ROWS}, TERM=xterm-256color; TypeScript pi {TS_LABEL}; "
+          + (f"in a resumed session ({os.path.basename(SESSION)}); " if SESSION else "in a fresh session; ")
+          + f"measured from Enter until the last byte "
           f"written. CPU is utime+stime of pi's process tree. Command: `bench/tui_compare.py {runs}`.",
           "", *("\n\n".join(sections).splitlines()), "",
           "## pi-tui render_cost example", "", "```", render_out, "```", ""]
