@@ -37,64 +37,95 @@ fn input_text(blocks: &[InputBlock]) -> String {
 /// [`TOOL_RESULT_MAX_CHARS`]), separated by blank lines; empty parts are left out.
 /// Run `convert_to_llm` first so custom kinds are included.
 pub fn serialize_conversation(messages: &[Message]) -> String {
+    serialize_recent(messages, usize::MAX)
+}
+
+/// [`serialize_conversation`] of the newest messages whose transcript fits in `max_bytes`,
+/// the older ones left out with a note saying how many: a session far larger than any
+/// context window would otherwise become a transcript the size of its file, which no model
+/// could read.
+pub fn serialize_recent(messages: &[Message], max_bytes: usize) -> String {
+    // Newest first while measuring; only messages that fit are rendered.
+    let mut kept: Vec<Vec<String>> = Vec::new();
+    let mut size = 0usize;
+    let mut omitted = 0;
+    for (index, message) in messages.iter().enumerate().rev() {
+        let mut parts = Vec::new();
+        message_parts(message, &mut parts);
+        let len: usize = parts.iter().map(|p| p.len() + 2).sum();
+        if size.saturating_add(len) > max_bytes {
+            omitted = index + 1;
+            break;
+        }
+        size += len;
+        kept.push(parts);
+    }
     let mut parts: Vec<String> = Vec::new();
-    for message in messages {
-        match message {
-            Message::User(user) => {
-                let content = match &user.content {
-                    UserContent::Text(text) => text.to_string(),
-                    UserContent::Blocks(blocks) => input_text(blocks),
-                };
-                if !content.is_empty() {
-                    parts.push(format!("[User]: {content}"));
-                }
+    if omitted > 0 {
+        parts.push(format!(
+            "[... {omitted} earlier messages omitted: the conversation is longer than the model's context window]"
+        ));
+    }
+    parts.extend(kept.into_iter().rev().flatten());
+    parts.join("\n\n")
+}
+
+/// The transcript parts of one message.
+fn message_parts(message: &Message, parts: &mut Vec<String>) {
+    match message {
+        Message::User(user) => {
+            let content = match &user.content {
+                UserContent::Text(text) => text.to_string(),
+                UserContent::Blocks(blocks) => input_text(blocks),
+            };
+            if !content.is_empty() {
+                parts.push(format!("[User]: {content}"));
             }
-            Message::Assistant(assistant) => {
-                let mut text = Vec::new();
-                let mut thinking = Vec::new();
-                let mut calls = Vec::new();
-                for block in &assistant.content {
-                    match block {
-                        AssistantBlock::Text(t) => text.push(t.text.as_str()),
-                        AssistantBlock::Thinking(t) => thinking.push(t.thinking.as_str()),
-                        AssistantBlock::ToolCall(call) => {
-                            let arguments = call
-                                .arguments
-                                .iter()
-                                .map(|(key, value)| {
-                                    format!(
-                                        "{key}={}",
-                                        serde_json::to_string(value).unwrap_or_default()
-                                    )
-                                })
-                                .collect::<Vec<_>>()
-                                .join(", ");
-                            calls.push(format!("{}({arguments})", call.name));
-                        }
+        }
+        Message::Assistant(assistant) => {
+            let mut text = Vec::new();
+            let mut thinking = Vec::new();
+            let mut calls = Vec::new();
+            for block in &assistant.content {
+                match block {
+                    AssistantBlock::Text(t) => text.push(t.text.as_str()),
+                    AssistantBlock::Thinking(t) => thinking.push(t.thinking.as_str()),
+                    AssistantBlock::ToolCall(call) => {
+                        let arguments = call
+                            .arguments
+                            .iter()
+                            .map(|(key, value)| {
+                                format!(
+                                    "{key}={}",
+                                    serde_json::to_string(value).unwrap_or_default()
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        calls.push(format!("{}({arguments})", call.name));
                     }
                 }
-                if !thinking.is_empty() {
-                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
-                }
-                if !text.is_empty() {
-                    parts.push(format!("[Assistant]: {}", text.join("\n")));
-                }
-                if !calls.is_empty() {
-                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
-                }
             }
-            Message::ToolResult(result) => {
-                let content = input_text(&result.content);
-                if !content.is_empty() {
-                    parts.push(format!(
-                        "[Tool result]: {}",
-                        truncate_for_summary(&content, TOOL_RESULT_MAX_CHARS)
-                    ));
-                }
+            if !thinking.is_empty() {
+                parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
+            }
+            if !text.is_empty() {
+                parts.push(format!("[Assistant]: {}", text.join("\n")));
+            }
+            if !calls.is_empty() {
+                parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+            }
+        }
+        Message::ToolResult(result) => {
+            let content = input_text(&result.content);
+            if !content.is_empty() {
+                parts.push(format!(
+                    "[Tool result]: {}",
+                    truncate_for_summary(&content, TOOL_RESULT_MAX_CHARS)
+                ));
             }
         }
     }
-    parts.join("\n\n")
 }
 
 #[cfg(test)]
@@ -166,6 +197,21 @@ mod tests {
         assert_eq!(
             truncate_for_summary("é😀b", 3),
             "é😀\n\n[... 1 more characters truncated]"
+        );
+    }
+
+    #[test]
+    fn a_capped_transcript_keeps_the_newest_messages_and_counts_the_rest() {
+        let messages: Vec<Message> = (0..10)
+            .map(|i| pi_ai::UserMessage::text(format!("message {i}")).into())
+            .collect();
+        let whole = serialize_conversation(&messages);
+        assert_eq!(serialize_recent(&messages, usize::MAX), whole);
+        // "[User]: message N" is 17 bytes, 19 with its separator: room for three.
+        let recent = serialize_recent(&messages, 60);
+        assert_eq!(
+            recent,
+            "[... 7 earlier messages omitted: the conversation is longer than the model's context window]\n\n[User]: message 7\n\n[User]: message 8\n\n[User]: message 9"
         );
     }
 }

@@ -12,7 +12,7 @@ use pi_ai::{
 
 use super::file_ops::{CompactionDetails, compute_file_lists, format_file_operations};
 use super::prepare::CompactionPreparation;
-use super::serialize::serialize_conversation;
+use super::serialize::serialize_recent;
 use crate::messages::convert_to_llm;
 use crate::model_registry::RequestAuth;
 
@@ -241,6 +241,19 @@ pub(crate) async fn summary_call(
 }
 
 impl Summarizer<'_> {
+    /// The longest transcript sent to be summarized: twice the model's context window at
+    /// four bytes a token. Anything a model could read fits; a session far beyond every
+    /// window is summarized from its newest part instead of failing after building a
+    /// transcript the size of its file.
+    pub fn transcript_cap(&self) -> usize {
+        let window = if self.model.context_window == 0 {
+            128_000
+        } else {
+            self.model.context_window
+        };
+        usize::try_from(window.saturating_mul(8)).unwrap_or(usize::MAX)
+    }
+
     /// The reasoning level to request: the thinking level, for reasoning models, unless `off`.
     fn reasoning(&self) -> Option<ThinkingLevel> {
         self.thinking_level
@@ -287,7 +300,7 @@ pub async fn generate_summary(
         SUMMARIZATION_PROMPT
     };
     let instructions = with_custom_instructions(base, custom_instructions);
-    let conversation = serialize_conversation(&convert_to_llm(messages));
+    let conversation = serialize_recent(&convert_to_llm(messages), summarizer.transcript_cap());
     let text = summary_request_text(&conversation, previous_summary, &instructions);
     summarizer
         .call(text, max_tokens, CompactionError::Summarization)
@@ -302,7 +315,7 @@ pub async fn generate_turn_prefix_summary(
     reserve_tokens: u64,
 ) -> Result<String, CompactionError> {
     let max_tokens = reserve_tokens / 2;
-    let conversation = serialize_conversation(&convert_to_llm(messages));
+    let conversation = serialize_recent(&convert_to_llm(messages), summarizer.transcript_cap());
     let text = summary_request_text(&conversation, None, TURN_PREFIX_SUMMARIZATION_PROMPT);
     summarizer
         .call(text, max_tokens, CompactionError::TurnPrefix)
