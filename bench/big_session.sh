@@ -88,26 +88,4 @@ for kind in "${what[@]}"; do
   done | tee -a "$results" >&2
 done
 
-python3 - "$results" <<'PY'
-import statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    parts = line.split()
-    if len(parts) < 3:
-        continue
-    key = " ".join(parts[:2])
-    rows.setdefault(key, [])
-    if parts[2].startswith("FAILED"):
-        rows[key].append(None)
-    else:
-        rows[key].append((float(parts[2]), int(parts[3]) / 1024))
-print("%-22s %10s %12s %s" % ("run", "median s", "median MiB", "runs"))
-for key, values in rows.items():
-    ok = [v for v in values if v]
-    failed = len(values) - len(ok)
-    if not ok:
-        print("%-22s %10s %12s %d failed" % (key, "-", "-", failed))
-        continue
-    print("%-22s %10.2f %12.0f %d%s" % (key, statistics.median(v[0] for v in ok),
-          statistics.median(v[1] for v in ok), len(ok), " (%d failed)" % failed if failed else ""))
-PY
+python3 "$root/bench/medians.py" "$results" 2

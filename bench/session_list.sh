@@ -60,21 +60,4 @@ for _ in $(seq "$runs"); do
   measure rust-warm "$ours"
 done | tee "$results" >&2
 
-python3 - "$results" <<'PY'
-import statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    parts = line.split()
-    if len(parts) < 3:
-        continue
-    rows.setdefault(parts[0], []).append(None if parts[1].startswith("FAILED") else (float(parts[1]), int(parts[2]) / 1024))
-print("%-10s %10s %12s %s" % ("run", "median s", "median MiB", "runs"))
-for key, values in rows.items():
-    ok = [v for v in values if v]
-    failed = len(values) - len(ok)
-    if not ok:
-        print("%-10s %10s %12s %d failed" % (key, "-", "-", failed))
-        continue
-    print("%-10s %10.2f %12.0f %d%s" % (key, statistics.median(v[0] for v in ok),
-          statistics.median(v[1] for v in ok), len(ok), " (%d failed)" % failed if failed else ""))
-PY
+python3 "$root/bench/medians.py" "$results" 1

@@ -25,8 +25,6 @@ use pi_coding_agent::{VERSION, extension_loader, list_models, scope};
 
 fn main() {
     pi_coding_agent::timing::start();
-    // Built beside startup and session loading, ready when the first request goes out.
-    let _ = pi_ai::http::warm_shared_client();
     let code = match run() {
         Ok(code) => code,
         Err(e) => {
@@ -263,6 +261,8 @@ fn run() -> Result<i32> {
         return Ok(1);
     }
     pi_coding_agent::timing::mark("opening the session");
+    // Built beside session loading, ready when the first request goes out.
+    let _ = pi_ai::http::warm_shared_client();
     let mut session = match select::choose(&choice, &agent_dir, &cwd) {
         Ok(session) => session,
         Err(message) => {

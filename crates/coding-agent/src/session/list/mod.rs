@@ -58,15 +58,6 @@ pub fn list_all_sessions(sessions_root: &Path) -> Vec<SessionInfo> {
     list_folders(folders)
 }
 
-/// The metadata of one session file read whole (no index), `None` when it cannot be read
-/// or has no header.
-pub fn read_session_info(path: &Path) -> Option<SessionInfo> {
-    let mut file = File::open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    let scanned = Scan::default().read_on(&mut file, 0, meta.len()).ok()?;
-    info_from(path, meta.modified().ok()?, scanned.with_tail)
-}
-
 /// One session file to list, with what its folder's index kept of it.
 struct Listed {
     folder: usize,
