@@ -77,6 +77,24 @@ fn memory_kib(pid: u32) -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
+/// CPU time (user + system) a process has used, in milliseconds.
+fn cpu_ms(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces): utime and stime are the
+    // 12th and 13th of them, in clock ticks (100 per second on Linux).
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (tick(11) + tick(12)) * 10.0
+}
+
 fn now_micros() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -143,11 +161,49 @@ async fn spawn_until(mut command: Command, marker: &str) -> anyhow::Result<(Proc
     Ok((proc, line))
 }
 
+/// One received event: its name's index in [`EVENT_NAMES`], receipt time and latency (µs).
+struct Received {
+    name: usize,
+    at: u64,
+    latency: u64,
+}
+
+/// The lifecycle events' names; anything else is counted as "other".
+const EVENT_NAMES: [&str; 12] = [
+    "agent_start",
+    "turn_start",
+    "message_start",
+    "text_delta",
+    "thinking_delta",
+    "toolcall_delta",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_end",
+    "turn_end",
+    "agent_end",
+    "other",
+];
+
 struct SessionResult {
-    latencies_us: Vec<u64>,
-    /// Latency by event name, to tell the burst of starts from the streaming.
-    by_event: Vec<(String, u64)>,
+    /// Every event, to tell the burst of starts from the streaming.
+    received: Vec<Received>,
     events: usize,
+}
+
+/// The parts of a frame the benchmark reads; the payload is skipped unparsed, so the
+/// client's own work stays small next to the gateway's.
+#[derive(serde::Deserialize)]
+struct FrameHead<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: &'a str,
+    #[serde(default, borrow)]
+    event: Option<&'a str>,
+    #[serde(default)]
+    id: Option<u64>,
+    #[serde(default)]
+    ok: Option<bool>,
+    #[serde(default)]
+    ts: Option<u64>,
 }
 
 async fn drive(
@@ -163,45 +219,46 @@ async fn drive(
     let id = session["sessionId"].as_str().unwrap_or_default().to_owned();
     created.wait().await;
     go.wait().await;
-    client
-        .call(
+    let prompt = client
+        .send(
             "session.prompt",
             json!({"sessionId": id, "text": "stream please"}),
         )
         .await?;
-    let mut latencies_us = Vec::new();
-    let mut by_event = Vec::new();
+    let mut received_events = Vec::with_capacity(64);
     let mut events = 0;
-    let mut pending: Vec<Value> = std::mem::take(&mut client.events);
+    // Frames are read in order, each timed as it arrives (also those before the response).
     loop {
-        let frame = match pending.pop() {
-            Some(frame) => frame,
-            None => match client.recv().await? {
-                Some(frame) => frame,
-                None => bail!("connection closed"),
-            },
+        let Some(text) = client.recv_text().await? else {
+            bail!("connection closed");
         };
         let received = now_micros();
-        if frame["type"] != "event" {
+        let frame: FrameHead = serde_json::from_str(&text)?;
+        if frame.kind == "response" && frame.id == Some(prompt) && frame.ok != Some(true) {
+            bail!("prompt refused: {text}");
+        }
+        if frame.kind != "event" {
             continue;
         }
         events += 1;
-        if let Some(ts) = frame["ts"].as_u64() {
-            let latency = received.saturating_sub(ts);
-            latencies_us.push(latency);
-            by_event.push((
-                format!("{} {received}", frame["event"].as_str().unwrap_or("")),
-                latency,
-            ));
+        let name = frame.event.unwrap_or("");
+        if let Some(ts) = frame.ts {
+            received_events.push(Received {
+                name: EVENT_NAMES
+                    .iter()
+                    .position(|n| *n == name)
+                    .unwrap_or(EVENT_NAMES.len() - 1),
+                at: received,
+                latency: received.saturating_sub(ts),
+            });
         }
-        if frame["event"] == "agent_end" {
+        if name == "agent_end" {
             break;
         }
     }
     client.close().await;
     Ok(SessionResult {
-        latencies_us,
-        by_event,
+        received: received_events,
         events,
     })
 }
@@ -230,7 +287,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let mut mock = Command::new(&args.mock);
     mock.args(["--port", &mock_port.to_string(), "--script"])
         .arg(&script_file);
-    let (_mock, _) = spawn_until(mock, "listening").await?;
+    let (mock, _) = spawn_until(mock, "listening").await?;
+    let mock_pid = mock.0.id().to_string();
     write_agent_dir(&agent, mock_port)?;
 
     let mut gateway = Command::new(&args.gateway);
@@ -262,31 +320,40 @@ async fn run(args: Args) -> anyhow::Result<()> {
     created.wait().await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (idle_rss, _) = memory_kib(pid);
+    let cpu_before = [cpu_ms(&pid.to_string()), cpu_ms("self"), cpu_ms(&mock_pid)];
     let started = Instant::now();
     go.wait().await;
 
-    let sampler = tokio::spawn(async move {
-        let mut peak = 0;
-        loop {
-            let (rss, _) = memory_kib(pid);
-            peak = peak.max(rss);
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            if rss == 0 {
-                return peak;
-            }
-        }
-    });
+    // Results are gathered only once every session ended, so that the client does no
+    // bookkeeping while others still stream.
+    let mut outcomes = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        outcomes.push(task.await);
+    }
+    let wall = started.elapsed();
+    let (end_rss, hwm) = memory_kib(pid);
+    let cpu_after = [cpu_ms(&pid.to_string()), cpu_ms("self"), cpu_ms(&mock_pid)];
+    let cpu: Vec<f64> = cpu_after
+        .iter()
+        .zip(cpu_before)
+        .map(|(a, b)| a - b)
+        .collect();
     let mut latencies = Vec::new();
-    let mut by_event: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    let mut by_name: Vec<Vec<u64>> = vec![Vec::new(); EVENT_NAMES.len()];
+    let mut trace = String::new();
     let mut events = 0usize;
     let mut failures = 0usize;
-    for task in tasks {
-        match task.await {
+    for (index, outcome) in outcomes.into_iter().enumerate() {
+        match outcome {
             Ok(Ok(result)) => {
                 events += result.events;
-                latencies.extend(result.latencies_us);
-                for (name, latency) in result.by_event {
-                    by_event.entry(name).or_default().push(latency);
+                for r in result.received {
+                    latencies.push(r.latency);
+                    by_name[r.name].push(r.latency);
+                    trace.push_str(&format!(
+                        "{} {} {} {index}\n",
+                        r.at, r.latency, EVENT_NAMES[r.name]
+                    ));
                 }
             }
             Ok(Err(e)) => {
@@ -301,15 +368,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    let wall = started.elapsed();
-    let (end_rss, hwm) = memory_kib(pid);
-    sampler.abort();
     latencies.sort_unstable();
     let per_session = |kib: u64| kib.saturating_sub(base_rss) as f64 / args.sessions as f64;
     println!(
         "{{\"sessions\":{},\"failed\":{},\"events\":{},\"wallSeconds\":{:.3},\"eventsPerSecond\":{:.0},\
 \"latencyP50Ms\":{:.2},\"latencyP99Ms\":{:.2},\"latencyMaxMs\":{:.2},\"baseRssMiB\":{:.1},\
-\"idleRssMiB\":{:.1},\"peakRssMiB\":{:.1},\"endRssMiB\":{:.1},\"idleKiBPerSession\":{:.1},\"peakKiBPerSession\":{:.1}}}",
+\"idleRssMiB\":{:.1},\"peakRssMiB\":{:.1},\"endRssMiB\":{:.1},\"idleKiBPerSession\":{:.1},\"peakKiBPerSession\":{:.1},\
+\"cpuMs\":{{\"gateway\":{:.0},\"client\":{:.0},\"mock\":{:.0}}}}}",
         args.sessions,
         failures,
         events,
@@ -324,26 +389,19 @@ async fn run(args: Args) -> anyhow::Result<()> {
         end_rss as f64 / 1024.0,
         per_session(idle_rss),
         per_session(hwm),
+        cpu[0],
+        cpu[1],
+        cpu[2],
     );
-    // Per event name on stderr: where the slow tail comes from.
+    // Every event as "receipt_us latency_us name session", for plotting the tail over time.
     if let Ok(path) = std::env::var("GATEWAY_LOAD_TRACE") {
-        // Every event as "receipt_us latency_us name", for plotting the tail over time.
-        let mut lines = String::new();
-        for (key, values) in &by_event {
-            let mut parts = key.split(' ');
-            let (name, at) = (parts.next().unwrap_or(""), parts.next().unwrap_or("0"));
-            for v in values {
-                lines.push_str(&format!("{at} {v} {name}\n"));
-            }
+        let _ = std::fs::write(path, trace);
+    }
+    // Per event name on stderr: where the slow tail comes from.
+    for (name, mut values) in EVENT_NAMES.iter().zip(by_name) {
+        if values.is_empty() {
+            continue;
         }
-        let _ = std::fs::write(path, lines);
-    }
-    let mut by_name: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
-    for (key, values) in by_event {
-        let name = key.split(' ').next().unwrap_or("").to_owned();
-        by_name.entry(name).or_default().extend(values);
-    }
-    for (name, mut values) in by_name {
         values.sort_unstable();
         eprintln!(
             "  {name}: n={} p50={:.1}ms p99={:.1}ms",

@@ -14,11 +14,12 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 
+use super::outbox::Outbox;
 use crate::pipeline::ChannelTool;
 
 /// A tool as a client declares it in `session.create`'s `channelTools`.
@@ -54,15 +55,15 @@ pub struct ToolReply {
 /// One connection's side of its channel tools: where requests go, the calls waiting for an
 /// answer, and whether the connection is still there.
 pub struct ChannelBinding {
-    tx: mpsc::Sender<Utf8Bytes>,
+    outbox: Arc<Outbox>,
     closed: CancellationToken,
     pending: Mutex<HashMap<String, oneshot::Sender<ToolReply>>>,
 }
 
 impl ChannelBinding {
-    pub fn new(tx: mpsc::Sender<Utf8Bytes>) -> Arc<Self> {
+    pub fn new(outbox: Arc<Outbox>) -> Arc<Self> {
         Arc::new(Self {
-            tx,
+            outbox,
             closed: CancellationToken::new(),
             pending: Mutex::new(HashMap::new()),
         })
@@ -164,12 +165,7 @@ impl AgentTool for RemoteTool {
             if let Ok(mut pending) = binding.pending.lock() {
                 pending.insert(request_id.clone(), sender);
             }
-            if binding
-                .tx
-                .send(Utf8Bytes::from(frame.to_string()))
-                .await
-                .is_err()
-            {
+            if !binding.outbox.offer(Utf8Bytes::from(frame.to_string())) {
                 binding.forget(&request_id);
                 return Err(disconnected());
             }

@@ -7,6 +7,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 /// A connection to a gateway.
@@ -42,12 +43,13 @@ impl Client {
             url.push_str("token=");
             url.push_str(&percent_encode(token));
         }
-        let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
-            .await
-            .map_err(|e| anyhow!("cannot connect to the gateway: {e}"))?;
-        if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
-            stream.set_nodelay(true)?;
-        }
+        // tungstenite zero-fills its read buffer before every read; at the 128 KiB
+        // default that is most of a busy client's work. Longer frames still arrive whole.
+        let config = WebSocketConfig::default().read_buffer_size(8 * 1024);
+        let (socket, _) =
+            tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true)
+                .await
+                .map_err(|e| anyhow!("cannot connect to the gateway: {e}"))?;
         Ok(Client {
             socket,
             next_id: 1,

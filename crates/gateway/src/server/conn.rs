@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::channel_binding::{ChannelBinding, ToolReply};
 use super::gateway::Gateway;
+use super::outbox::Outbox;
 use super::protocol::{
     ApiError, AuthParams, BranchParams, CreateParams, NavigateParams, PromptParams, Request,
     Response, ResumeParams, SessionParams, SubscribeParams, codes, params,
@@ -46,8 +46,7 @@ enum Outcome {
 struct Conn {
     id: u64,
     principal: String,
-    tx: mpsc::Sender<Utf8Bytes>,
-    lagged: CancellationToken,
+    outbox: Arc<Outbox>,
     subscriptions: Mutex<HashSet<String>>,
     /// The channel tools this client declared.
     binding: Arc<ChannelBinding>,
@@ -57,13 +56,12 @@ impl Conn {
     fn subscriber(&self) -> Subscriber {
         Subscriber {
             conn: self.id,
-            tx: self.tx.clone(),
-            lagged: self.lagged.clone(),
+            outbox: Arc::clone(&self.outbox),
         }
     }
 
     fn send(&self, frame: String) {
-        self.subscriber().offer(Utf8Bytes::from(frame));
+        self.outbox.offer(Utf8Bytes::from(frame));
     }
 
     fn respond(&self, id: Value, outcome: Result<Value, ApiError>) {
@@ -77,44 +75,10 @@ fn unauthorized(id: Value, message: &str) -> String {
 
 /// Serves one upgraded connection until it closes, lags, or the gateway closes.
 pub async fn run(gateway: Arc<Gateway>, socket: WebSocket, pre: PreAuth) {
-    let (mut sink, mut stream) = socket.split();
-    let (tx, mut rx) = mpsc::channel::<Utf8Bytes>(gateway.config().outbound_buffer.max(16));
+    let (sink, mut stream) = socket.split();
+    let outbox = Outbox::new(Box::pin(sink), gateway.config().outbound_buffer.max(16));
     let done = CancellationToken::new();
-    let writer_done = done.clone();
-    let writer = tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                biased;
-                frame = rx.recv() => match frame {
-                    Some(frame) => {
-                        // Frames already queued go out with it in one write.
-                        if sink.feed(Message::Text(frame)).await.is_err() {
-                            return;
-                        }
-                        while let Ok(more) = rx.try_recv() {
-                            if sink.feed(Message::Text(more)).await.is_err() {
-                                return;
-                            }
-                        }
-                        if sink.flush().await.is_err() {
-                            return;
-                        }
-                    }
-                    None => break,
-                },
-                _ = writer_done.cancelled() => {
-                    while let Ok(frame) = rx.try_recv() {
-                        if sink.send(Message::Text(frame)).await.is_err() {
-                            return;
-                        }
-                    }
-                    break;
-                }
-            }
-        }
-        let _ = sink.send(Message::Close(None)).await;
-        let _ = sink.close().await;
-    });
+    let writer = tokio::spawn(Arc::clone(&outbox).run_writer(done.clone()));
     let finish = |done: CancellationToken, writer: tokio::task::JoinHandle<()>| async move {
         done.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
@@ -123,35 +87,30 @@ pub async fn run(gateway: Arc<Gateway>, socket: WebSocket, pre: PreAuth) {
     let principal = match pre {
         PreAuth::Principal(principal) => principal,
         PreAuth::Rejected => {
-            let _ = tx
-                .send(Utf8Bytes::from(unauthorized(Value::Null, "invalid token")))
-                .await;
-            drop(tx);
+            outbox.offer(Utf8Bytes::from(unauthorized(Value::Null, "invalid token")));
             finish(done, writer).await;
             return;
         }
         PreAuth::Missing => match first_frame_auth(&gateway, &mut stream).await {
             Ok((id, principal)) => {
                 let response = Response::new(id, Ok(json!({ "principal": principal }))).to_text();
-                let _ = tx.send(Utf8Bytes::from(response)).await;
+                outbox.offer(Utf8Bytes::from(response));
                 principal
             }
             Err((id, message)) => {
-                let _ = tx.send(Utf8Bytes::from(unauthorized(id, &message))).await;
-                drop(tx);
+                outbox.offer(Utf8Bytes::from(unauthorized(id, &message)));
                 finish(done, writer).await;
                 return;
             }
         },
     };
 
-    let binding = ChannelBinding::new(tx.clone());
+    let binding = ChannelBinding::new(Arc::clone(&outbox));
     let conn = Arc::new(Conn {
         id: gateway.next_conn_id(),
         principal,
         binding: Arc::clone(&binding),
-        tx,
-        lagged: CancellationToken::new(),
+        outbox,
         subscriptions: Mutex::new(HashSet::new()),
     });
     let closing = gateway.closing();
@@ -168,7 +127,7 @@ pub async fn run(gateway: Arc<Gateway>, socket: WebSocket, pre: PreAuth) {
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
                 Some(Ok(Message::Close(_)) | Err(_)) | None => break,
             },
-            _ = conn.lagged.cancelled() => break,
+            _ = conn.outbox.lagged().cancelled() => break,
             _ = closing.cancelled() => break,
         }
     }

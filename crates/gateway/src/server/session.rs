@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use axum::extract::ws::Utf8Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use pi_coding_agent::agent_session::{AgentSession, NavigateOptions};
 use pi_coding_agent::session_event::AgentSessionEvent;
 
+use super::outbox::Outbox;
 use super::protocol::{ApiError, EventFrame};
 use crate::events::{
     Activity, Bridge, BridgeContext, EndedMessage, ErrorEvent, LifecycleEvent, Limits, RunInfo,
@@ -25,26 +25,17 @@ use crate::runner::{AuthProfileStore, EmbeddedRunParams, FailureKind, RunnerConf
 /// A queued lane operation.
 type Job = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// A connection's event channel, as registered with a session.
-#[derive(Debug, Clone)]
+/// A connection's outbound side, as registered with a session.
+#[derive(Clone)]
 pub struct Subscriber {
     pub conn: u64,
-    pub tx: mpsc::Sender<Utf8Bytes>,
-    /// Cancelled when the connection's buffer overflows (it must reconnect).
-    pub lagged: CancellationToken,
+    pub outbox: Arc<Outbox>,
 }
 
 impl Subscriber {
-    /// Queues a frame; a full buffer marks the connection as lagging.
+    /// Sends or queues a frame; false when the connection is gone or lagging.
     pub fn offer(&self, frame: Utf8Bytes) -> bool {
-        match self.tx.try_send(frame) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.lagged.cancel();
-                false
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
-        }
+        self.outbox.offer(frame)
     }
 }
 
