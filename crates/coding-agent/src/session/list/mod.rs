@@ -147,12 +147,13 @@ fn read_all(listed: &[Listed]) -> Vec<Option<Found>> {
         .map_or(1, |n| n.get())
         .min(listed.len());
     let work = || {
+        let mut buf = Vec::new();
         loop {
             let n = next.fetch_add(1, Ordering::Relaxed);
             let Some(item) = listed.get(n) else {
                 break;
             };
-            let found = read_listed(item);
+            let found = read_listed(item, &mut buf);
             if let Ok(mut slot) = results[n].lock() {
                 *slot = found;
             }
@@ -175,7 +176,7 @@ fn read_all(listed: &[Listed]) -> Vec<Option<Found>> {
 
 /// Reads what is new in one file: nothing when the index has it as it is, the appended
 /// part when it grew, the whole file otherwise.
-fn read_listed(item: &Listed) -> Option<Found> {
+fn read_listed(item: &Listed, buf: &mut Vec<u8>) -> Option<Found> {
     if let Some(kept) = &item.kept
         && kept.unchanged(item.len, item.modified)
         && kept.end == item.len
@@ -190,7 +191,7 @@ fn read_listed(item: &Listed) -> Option<Found> {
         Some(kept) if kept.continues_in(&mut file, item.len) => (kept.scan.clone(), kept.end),
         _ => (Scan::default(), 0),
     };
-    let scanned = start.read_on(&mut file, offset, item.len).ok()?;
+    let scanned = start.read_on(&mut file, offset, item.len, buf).ok()?;
     let with_tail = (scanned.with_tail != scanned.complete).then_some(scanned.with_tail);
     let record = Record::new(
         &mut file,

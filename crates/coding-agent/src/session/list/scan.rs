@@ -65,12 +65,22 @@ pub(super) struct Scanned {
 
 impl Scan {
     /// Reads `file` (`len` bytes long when listed) from `offset`, a line start, to its
-    /// end, adding every line.
-    pub fn read_on(mut self, file: &mut File, offset: u64, len: u64) -> std::io::Result<Scanned> {
+    /// end, adding every line. `buf` is scratch space kept from file to file (its old
+    /// contents do not matter), so that a listing does not allocate and zero a buffer
+    /// per file.
+    pub fn read_on(
+        mut self,
+        file: &mut File,
+        offset: u64,
+        len: u64,
+        buf: &mut Vec<u8>,
+    ) -> std::io::Result<Scanned> {
         file.seek(SeekFrom::Start(offset))?;
         // A short read needs a short buffer; one byte more sees the end at once.
         let size = usize::try_from(len.saturating_sub(offset)).map_or(CHUNK, |n| n + 1);
-        let mut buf = vec![0u8; size.clamp(4096, CHUNK)];
+        if buf.len() < size.clamp(4096, CHUNK) {
+            buf.resize(size.clamp(4096, CHUNK), 0);
+        }
         // buf[..filled] holds bytes from the file; buf[start..filled] is not yet handled.
         let mut filled = 0;
         let mut start = 0;
@@ -162,7 +172,7 @@ impl Scan {
     fn skip_for(&self, prefix: &[u8]) -> Option<bool> {
         self.header.as_ref()?;
         match leading_type(prefix)? {
-            b"message" => self.has_enough().then_some(true),
+            b"message" => (self.has_enough() || !has_listed_text(prefix)).then_some(true),
             b"session_info" => None,
             _ => Some(false),
         }
@@ -189,7 +199,7 @@ impl Scan {
                 if !line.ends_with(b"}") {
                     return;
                 }
-                if self.has_enough() {
+                if self.has_enough() || !has_listed_text(line) {
                     self.message_count += 1;
                     return;
                 }
@@ -197,8 +207,10 @@ impl Scan {
             Some(b"session_info") | None => {}
             Some(_) => return,
         }
-        let text = String::from_utf8_lossy(line);
-        let Ok(entry) = serde_json::from_str::<ListedEntry>(&text) else {
+        // Straight from the bytes; only a line with invalid UTF-8 is copied, repaired.
+        let parsed = serde_json::from_slice::<ListedEntry>(line)
+            .or_else(|_| serde_json::from_str::<ListedEntry>(&String::from_utf8_lossy(line)));
+        let Ok(entry) = parsed else {
             return;
         };
         match entry.kind.as_str() {
@@ -286,6 +298,29 @@ fn leading_type(line: &[u8]) -> Option<&[u8]> {
     let rest = line.strip_prefix(b"{\"type\":\"")?;
     let end = memchr::memchr(b'"', rest)?;
     Some(&rest[..end])
+}
+
+/// Whether a message line may hold text the listing shows: false only when its role,
+/// read where pi writes it (`"message":{"role":"…"` before any other object), is neither
+/// `user` nor `assistant` (tool results are the bulk of a session and never listed).
+fn has_listed_text(line: &[u8]) -> bool {
+    const KEY: &[u8] = b"\"message\":{\"role\":\"";
+    let head = &line[..line.len().min(1024)];
+    let Some(at) = memchr::memmem::find(head, KEY) else {
+        return true;
+    };
+    // Only the top-level message: no other object opens before it.
+    if head
+        .get(1..at)
+        .is_none_or(|before| memchr::memchr(b'{', before).is_some())
+    {
+        return true;
+    }
+    let role = &head[at + KEY.len()..];
+    let Some(end) = memchr::memchr(b'"', role) else {
+        return true;
+    };
+    matches!(&role[..end], b"user" | b"assistant")
 }
 
 /// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
@@ -384,7 +419,9 @@ mod tests {
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(bytes).unwrap();
         let len = file.metadata().unwrap().len();
-        Scan::default().read_on(&mut file, 0, len).unwrap()
+        Scan::default()
+            .read_on(&mut file, 0, len, &mut Vec::new())
+            .unwrap()
     }
 
     #[test]
@@ -429,6 +466,47 @@ mod tests {
         assert_eq!(header.cwd.len(), cwd.len());
         assert_eq!(scanned.complete.name.unwrap().len(), name.len());
         assert_eq!(scanned.complete_end as usize, text.len());
+    }
+
+    #[test]
+    fn tool_results_are_counted_unread_and_texts_elsewhere_still_found() {
+        let big = "r".repeat(3 * CHUNK);
+        let text = format!(
+            r#"{{"type":"session","id":"s","timestamp":"t","cwd":"/p"}}
+{{"type":"message","id":"a","message":{{"role":"toolResult","content":[{{"type":"text","text":"{big}"}}]}}}}
+{{"type":"message","id":"b","details":{{"message":{{"role":"toolResult"}}}},"message":{{"role":"user","content":"nested first"}}}}
+{{"type":"message","id":"c","message":{{"role":"assistant","content":[{{"type":"text","text":"said \"message\":{{\"role\":\"toolResult\"}}"}}]}}}}
+{{"type":"message","id":"d","message":{{"role":"bashExecution","command":"ls","output":"x"}}}}
+"#
+        );
+        let scanned = scan(text.as_bytes()).with_tail;
+        assert_eq!(scanned.message_count, 4);
+        assert_eq!(scanned.first_message, "nested first");
+        assert_eq!(
+            scanned.search_text,
+            r#"nested first said "message":{"role":"toolResult"}"#
+        );
+        assert!(!has_listed_text(
+            br#"{"type":"message","id":"a","message":{"role":"toolResult","content":[]}}"#
+        ));
+        assert!(has_listed_text(
+            br#"{"type":"message","message":{"role":"user"}}"#
+        ));
+        assert!(has_listed_text(
+            br#"{"type":"message","message":{"content":"x","role":"toolResult"}}"#
+        ));
+    }
+
+    #[test]
+    fn a_line_with_invalid_utf8_is_still_read() {
+        let mut bytes = br#"{"type":"session","id":"s","timestamp":"t","cwd":"/p"}
+{"type":"message","message":{"role":"user","content":"caf"#
+            .to_vec();
+        bytes.extend_from_slice(&[0xff]);
+        bytes.extend_from_slice(b"\"}}\n");
+        let scanned = scan(&bytes).with_tail;
+        assert_eq!(scanned.message_count, 1);
+        assert_eq!(scanned.first_message, "caf\u{fffd}");
     }
 
     #[test]
