@@ -8,7 +8,9 @@ prompt and presses Enter. mock-llm answers with ~2,000 words of markdown (headin
 inline styles, lists, a code block) in 8-character deltas. The run ends when the reply's last
 word is on screen and the terminal output has been quiet for 1 s. For that phase only (Enter to
 the last byte) it measures bytes written, frames (synchronized-output blocks), CPU time of pi's
-process tree (utime+stime from /proc), wall time; peak RSS (VmHWM) at the end.
+process tree (utime+stime from /proc), wall time; peak RSS (VmHWM) at the end. Before the
+prompt it also times opening: from starting pi to its screen settling with the footer shown
+(with PI_BENCH_TUI_SESSION, the resumed conversation drawn).
 
 Two delivery modes (PI_BENCH_TUI_MODES, default "paced,burst"):
   paced  a small proxy in this script replays mock-llm's SSE stream one event every
@@ -379,11 +381,13 @@ def run_once(name, command, mode, panes):
         resumed = os.path.join(base, "resumed.jsonl")
         shutil.copyfile(SESSION, resumed)
         command = [*command, "--session", resumed]
+    opened = time.perf_counter()
     pane = Pane(name, command, agent, work, home, os.path.join(base, "terminal.out"))
     panes.append(pane)
     try:
         wait_until("the footer", pane, lambda s: "mock-model" in s, 180)
-        wait_quiet(pane, 0.5, 10)
+        # Opening: start to the screen settled (the resumed conversation drawn), ±0.1 s.
+        open_s = wait_quiet(pane, 0.5, 60) - opened
         pane.tmux("send-keys", "-t", "pi", "-l", PROMPT)
         wait_until("the typed prompt", pane, lambda s: PROMPT[:40] in s, 10)
         wait_quiet(pane, 0.3, 5)
@@ -406,12 +410,13 @@ def run_once(name, command, mode, panes):
         pane.kill()
         panes.remove(pane)
     cpu_ms = cpu * 1000 / CLK_TCK
-    return {"bytes": written, "frames": frames, "cpu_ms": cpu_ms, "wall_s": end - start,
+    return {"open_s": open_s, "bytes": written, "frames": frames, "cpu_ms": cpu_ms, "wall_s": end - start,
             "bytes_per_delta": written / DELTAS, "cpu_us_per_delta": cpu_ms * 1000 / DELTAS,
             "rss": rss}
 
 
-ROWS_SPEC = [("wall_s", "wall time (Enter → last byte)", "s", "{:.2f}"),
+ROWS_SPEC = [("open_s", "opening (start → screen settled)", "s", "{:.2f}"),
+             ("wall_s", "wall time (Enter → last byte)", "s", "{:.2f}"),
              ("bytes", "bytes written to the terminal", "B", "{:,.0f}"),
              ("frames", "frames (synchronized-output blocks)", "", "{:,.0f}"),
              ("bytes_per_delta", "bytes per delta", "B", "{:,.0f}"),
