@@ -13,6 +13,7 @@ pub mod components;
 mod extension_ui;
 pub mod keymap;
 pub mod selectors;
+mod stream_updates;
 pub mod theme;
 
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ use crate::modes::run::RunPrompt;
 use crate::session_event::AgentSessionEvent;
 
 use app::App;
+use stream_updates::{Forward, PendingUpdate};
 
 /// The shortest time between two frames (about 60 per second).
 const FRAME: Duration = Duration::from_millis(16);
@@ -61,6 +63,8 @@ pub(crate) enum AppEvent {
     /// The terminal's input stream ended (its reader thread stopped).
     InputClosed,
     Session(Box<AgentSessionEvent>),
+    /// A streaming update waits in the run loop's [`PendingUpdate`] under this marker.
+    SessionUpdate(u64),
     /// A background operation finished; the closure-free description of what to do.
     Done(app::Completion),
     /// SIGTERM / SIGHUP: leave with this exit code.
@@ -77,11 +81,25 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
     let input_paused = Arc::new(AtomicBool::new(false));
     spawn_input_reader(tx.clone(), Arc::clone(&input_paused));
     spawn_signal_watch(tx.clone());
+    let pending_update = PendingUpdate::new();
     let subscription = {
         let tx = tx.clone();
+        let pending_update = Arc::clone(&pending_update);
         session.subscribe(move |event| {
-            let _ = tx.send(AppEvent::Session(Box::new(event.clone())));
+            pending_update.route(event, |forward| {
+                let _ = tx.send(match forward {
+                    Forward::Event(event) => AppEvent::Session(event),
+                    Forward::UpdateReady(marker) => AppEvent::SessionUpdate(marker),
+                });
+            });
         })
+    };
+    // The waiting update is taken when its turn in the queue comes.
+    let resolve = |event: AppEvent| match event {
+        AppEvent::SessionUpdate(marker) => pending_update
+            .take(marker)
+            .map(|e| AppEvent::Session(Box::new(e))),
+        other => Some(other),
     };
     let mut app = match App::start(session.clone(), &options, tx.clone(), input_paused) {
         Ok(app) => app,
@@ -108,10 +126,14 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
         tokio::select! {
             event = rx.recv() => {
                 let Some(event) = event else { break };
-                app.handle(event).await;
+                if let Some(event) = resolve(event) {
+                    app.handle(event).await;
+                }
                 // Apply everything already queued before drawing.
                 while let Ok(event) = rx.try_recv() {
-                    app.handle(event).await;
+                    if let Some(event) = resolve(event) {
+                        app.handle(event).await;
+                    }
                     if app.should_quit() {
                         break;
                     }

@@ -242,6 +242,8 @@ impl App {
             AppEvent::Ext(event) => self.on_ext_event(event).await,
             AppEvent::InputClosed => self.quit = Some(0),
             AppEvent::Session(event) => self.on_session_event(*event),
+            // Resolved by the run loop before it gets here.
+            AppEvent::SessionUpdate(_) => {}
             AppEvent::Done(done) => self.on_completion(done),
             AppEvent::Signal(code) => self.quit = Some(code),
             AppEvent::Login(event) => self.on_login_event(event),
