@@ -340,6 +340,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .collect();
     let mut latencies = Vec::new();
     let mut by_name: Vec<Vec<u64>> = vec![Vec::new(); EVENT_NAMES.len()];
+    // Every event as "receipt_us latency_us name session", for plotting the tail over time.
+    let trace_path = std::env::var("GATEWAY_LOAD_TRACE").ok();
     let mut trace = String::new();
     let mut events = 0usize;
     let mut failures = 0usize;
@@ -350,10 +352,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
                 for r in result.received {
                     latencies.push(r.latency);
                     by_name[r.name].push(r.latency);
-                    trace.push_str(&format!(
-                        "{} {} {} {index}\n",
-                        r.at, r.latency, EVENT_NAMES[r.name]
-                    ));
+                    if trace_path.is_some() {
+                        trace.push_str(&format!(
+                            "{} {} {} {index}\n",
+                            r.at, r.latency, EVENT_NAMES[r.name]
+                        ));
+                    }
                 }
             }
             Ok(Err(e)) => {
@@ -393,8 +397,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         cpu[1],
         cpu[2],
     );
-    // Every event as "receipt_us latency_us name session", for plotting the tail over time.
-    if let Ok(path) = std::env::var("GATEWAY_LOAD_TRACE") {
+    if let Some(path) = trace_path {
         let _ = std::fs::write(path, trace);
     }
     // Per event name on stderr: where the slow tail comes from.

@@ -77,9 +77,11 @@ impl Scan {
     ) -> std::io::Result<Scanned> {
         file.seek(SeekFrom::Start(offset))?;
         // A short read needs a short buffer; one byte more sees the end at once.
-        let size = usize::try_from(len.saturating_sub(offset)).map_or(CHUNK, |n| n + 1);
-        if buf.len() < size.clamp(4096, CHUNK) {
-            buf.resize(size.clamp(4096, CHUNK), 0);
+        let size = usize::try_from(len.saturating_sub(offset))
+            .map_or(CHUNK, |n| n + 1)
+            .clamp(4096, CHUNK);
+        if buf.len() < size {
+            buf.resize(size, 0);
         }
         // buf[..filled] holds bytes from the file; buf[start..filled] is not yet handled.
         let mut filled = 0;
