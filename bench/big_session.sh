@@ -8,6 +8,9 @@
 #         gb         a 1 GB session (text), open + one turn
 #         gbimages   a 1 GB session heavy with base64 images, open + one turn
 #
+# PI_BENCH_API picks the wire the mock model speaks: openai-completions (default),
+# anthropic-messages or openai-responses.
+#
 # Sessions are made by bench/gen_session.py under target/bench-big (kept between runs);
 # every run gets a fresh copy, so each turn appends to the same starting file. Automatic
 # compaction is off, as in the TypeScript pi's own big-session reports: the turn sends the
@@ -27,8 +30,11 @@ ours="$root/target/release/pi"
 theirs="${PI_TS15:-$("$root/scripts/install-ts-pi-15.sh" || true)}"
 [ -n "$theirs" ] || echo "note: the TypeScript pi 1.5.2 is not installed; ours only" >&2
 
+api="${PI_BENCH_API:-openai-completions}"
+base="http://127.0.0.1:$port/v1"
+[ "$api" = anthropic-messages ] && base="http://127.0.0.1:$port"
 cat > "$work/agent/models.json" <<JSON
-{"providers":{"mock":{"baseUrl":"http://127.0.0.1:$port/v1","api":"openai-completions","apiKey":"mock-key",
+{"providers":{"mock":{"baseUrl":"$base","api":"$api","apiKey":"mock-key",
  "models":[{"id":"mock-model","name":"Mock Model","contextWindow":128000,"maxTokens":16384}]}}}
 JSON
 echo '{"defaultProvider":"mock","defaultModel":"mock-model","compaction":{"enabled":false}}' \

@@ -1,7 +1,11 @@
 //! Small helpers the providers share.
 
+use std::io::Write;
+use std::sync::Arc;
+
 use crate::event_stream::AssistantMessageEventStream;
-use crate::types::{AssistantMessage, Model, SimpleStreamOptions, StreamOptions};
+use crate::request_body::{RequestBody, WriteBody};
+use crate::types::{AssistantMessage, Context, Model, SimpleStreamOptions, StreamOptions};
 
 /// The API key from the options or the provider's environment variable.
 pub fn resolve_api_key(model: &Model, options: &StreamOptions) -> Option<String> {
@@ -44,6 +48,45 @@ pub fn encode_body<T: serde::Serialize>(
     encoded
         .map(crate::request_body::RequestBody::from)
         .map_err(|e| format!("Could not encode the request: {e}"))
+}
+
+/// Writes a request body's JSON from what it is built of.
+pub type WriteJson<P> = fn(&P, &mut dyn Write) -> serde_json::Result<()>;
+
+/// The body `write` makes from `parts`, which own what it borrows: a long one is written
+/// while it is sent (see [`RequestBody`]), so the transcript is not copied into a buffer.
+/// With a payload hook the body is built whole, as JSON the hook can change.
+pub fn written_body<P: Send + Sync + 'static>(
+    model: &Model,
+    options: &StreamOptions,
+    parts: P,
+    write: WriteJson<P>,
+) -> Result<RequestBody, String> {
+    let failed = |e: &dyn std::fmt::Display| format!("Could not encode the request: {e}");
+    if let Some(hook) = options.payload_hook() {
+        let mut bytes = Vec::new();
+        write(&parts, &mut bytes).map_err(|e| failed(&e))?;
+        let mut value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| failed(&e))?;
+        drop(bytes);
+        hook(model, &mut value);
+        return to_vec_exact(&value)
+            .map(RequestBody::from)
+            .map_err(|e| failed(&e));
+    }
+    let parts = Arc::new(parts);
+    let writer: WriteBody = Arc::new(move |out| write(&parts, out).map_err(std::io::Error::from));
+    RequestBody::from_writer(writer).map_err(|e| failed(&e))
+}
+
+/// The system prompt and tools of a context, without its messages: what a body built from
+/// prepared messages still reads of it.
+pub fn frame_of(context: &Context) -> Context {
+    Context {
+        system_prompt: context.system_prompt.clone(),
+        messages: Vec::new(),
+        tools: context.tools.clone(),
+    }
 }
 
 /// The JSON of `body` in a buffer of exactly its size: measured in a first pass, so that a

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
-use super::common::{base_options, encode_body, join_url, missing_key, resolve_api_key};
+use super::common::{base_options, frame_of, join_url, missing_key, resolve_api_key, written_body};
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
 use crate::registry::ApiProvider;
@@ -136,8 +136,20 @@ pub fn build_request(
     api_key: &str,
 ) -> Result<HttpRequest, String> {
     let oauth = is_oauth_token(api_key);
-    let body = request::build_body(model, context, options, oauth);
-    let body = encode_body(model, &body, options)?;
+    let parts = (
+        model.clone(),
+        frame_of(context),
+        request::prepare_messages(model, &context.messages),
+        options.clone(),
+        oauth,
+    );
+    let body = written_body(model, options, parts, |parts, out| {
+        let (model, context, messages, options, oauth) = parts;
+        serde_json::to_writer(
+            out,
+            &request::build_body(model, context, messages, options, *oauth),
+        )
+    })?;
 
     let mut betas: Vec<&str> = Vec::new();
     if !context.tools.is_empty() && !request::supports_eager_tool_streaming(model) {

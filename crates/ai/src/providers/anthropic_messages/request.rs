@@ -1,12 +1,15 @@
 //! The Messages API request body: system blocks, content blocks, tools, thinking, caching.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::providers::body_text::{BodyText, joined};
 use crate::transform::transform_messages;
 use crate::types::{
-    AssistantBlock, CacheRetention, Context, InputBlock, Message, Model, StreamOptions, ToolChoice,
-    UserContent,
+    AssistantBlock, CacheRetention, Context, InputBlock, Message, Model, SharedStr, StreamOptions,
+    ToolChoice, UserContent,
 };
 
 /// The identity line OAuth (Claude subscription) tokens must send first.
@@ -103,22 +106,97 @@ fn normalize_tool_call_id(id: &str) -> String {
         .collect()
 }
 
-fn image_block(mime: &str, data: &str) -> Value {
-    serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}})
+/// A content block of a message or of a tool result.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block<'a> {
+    Text {
+        text: BodyText<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    Thinking {
+        thinking: BodyText<'a>,
+        signature: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: Cow<'a, str>,
+        input: &'a Map<String, Value>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: Content<'a>,
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
 }
 
-fn text_block(text: &str) -> Value {
-    serde_json::json!({"type": "text", "text": text})
+/// An image as base64 data.
+#[derive(Debug, Serialize)]
+pub struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: BodyText<'a>,
+}
+
+/// A message's or tool result's content: a plain string or blocks.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Content<'a> {
+    Text(BodyText<'a>),
+    Blocks(Vec<Block<'a>>),
+}
+
+/// One entry of `messages`.
+#[derive(Debug, Serialize)]
+pub struct ApiMessage<'a> {
+    role: &'static str,
+    content: Content<'a>,
+}
+
+fn image_block<'a>(mime: &'a str, data: &SharedStr) -> Block<'a> {
+    Block::Image {
+        source: ImageSource {
+            kind: "base64",
+            media_type: mime,
+            data: data.into(),
+        },
+        cache_control: None,
+    }
+}
+
+fn text_block<'a>(text: impl Into<BodyText<'a>>) -> Block<'a> {
+    Block::Text {
+        text: text.into(),
+        cache_control: None,
+    }
 }
 
 /// Tool-result content: a plain string when text only, else blocks (with a placeholder text
 /// when there are only images).
-fn tool_result_content(content: &[InputBlock]) -> Value {
+fn tool_result_content(content: &[InputBlock]) -> Content<'_> {
     if !content.iter().any(|b| matches!(b, InputBlock::Image(_))) {
-        let text: Vec<&str> = content.iter().filter_map(InputBlock::as_text).collect();
-        return Value::String(text.join("\n"));
+        let texts: Vec<&SharedStr> = content
+            .iter()
+            .filter_map(|b| match b {
+                InputBlock::Text(t) => Some(&t.text),
+                InputBlock::Image(_) => None,
+            })
+            .collect();
+        return Content::Text(joined(&texts, "\n"));
     }
-    let mut blocks: Vec<Value> = content
+    let mut blocks: Vec<Block<'_>> = content
         .iter()
         .map(|b| match b {
             InputBlock::Text(t) => text_block(&t.text),
@@ -128,29 +206,35 @@ fn tool_result_content(content: &[InputBlock]) -> Value {
     if !content.iter().any(|b| matches!(b, InputBlock::Text(_))) {
         blocks.insert(0, text_block("(see attached image)"));
     }
-    Value::Array(blocks)
+    Content::Blocks(blocks)
 }
 
-/// Converts the conversation to Messages API messages.
-pub fn convert_messages(
-    model: &Model,
-    messages: &[Message],
+/// The conversation as this API takes it: transformed for the model, tool-call ids normalized.
+pub fn prepare_messages(model: &Model, messages: &[Message]) -> Vec<Message> {
+    transform_messages(messages, model, Some(&normalize_tool_call_id))
+}
+
+/// Converts the prepared conversation to Messages API messages, borrowing its text.
+pub fn convert_messages<'a>(
+    messages: &'a [Message],
     oauth: bool,
     cache: Option<&CacheControl>,
-) -> Vec<Value> {
-    let messages = transform_messages(messages, model, Some(&normalize_tool_call_id));
-    let mut out: Vec<Value> = Vec::with_capacity(messages.len());
+) -> Vec<ApiMessage<'a>> {
+    let mut out: Vec<ApiMessage<'a>> = Vec::with_capacity(messages.len());
     let mut index = 0;
     while index < messages.len() {
         match &messages[index] {
             Message::User(user) => match &user.content {
                 UserContent::Text(text) => {
                     if !text.trim().is_empty() {
-                        out.push(serde_json::json!({"role": "user", "content": text}));
+                        out.push(ApiMessage {
+                            role: "user",
+                            content: Content::Text(text.into()),
+                        });
                     }
                 }
                 UserContent::Blocks(blocks) => {
-                    let content: Vec<Value> = blocks
+                    let content: Vec<Block<'a>> = blocks
                         .iter()
                         .filter_map(|b| match b {
                             InputBlock::Text(t) if t.text.trim().is_empty() => None,
@@ -159,7 +243,10 @@ pub fn convert_messages(
                         })
                         .collect();
                     if !content.is_empty() {
-                        out.push(serde_json::json!({"role": "user", "content": content}));
+                        out.push(ApiMessage {
+                            role: "user",
+                            content: Content::Blocks(content),
+                        });
                     }
                 }
             },
@@ -173,51 +260,63 @@ pub fn convert_messages(
                             }
                         }
                         AssistantBlock::Thinking(t) if t.is_redacted() => {
-                            blocks.push(serde_json::json!({
-                                "type": "redacted_thinking",
-                                "data": t.thinking_signature.clone().unwrap_or_default(),
-                            }));
+                            blocks.push(Block::RedactedThinking {
+                                data: t.thinking_signature.as_deref().unwrap_or_default(),
+                            });
                         }
                         AssistantBlock::Thinking(t) => {
                             if t.thinking.trim().is_empty() {
                                 continue;
                             }
-                            match t.thinking_signature.as_deref().filter(|s| !s.trim().is_empty()) {
+                            match t
+                                .thinking_signature
+                                .as_deref()
+                                .filter(|s| !s.trim().is_empty())
+                            {
                                 // Unsigned thinking (an aborted stream) goes back as plain text.
                                 None => blocks.push(text_block(&t.thinking)),
-                                Some(signature) => blocks.push(serde_json::json!({
-                                    "type": "thinking", "thinking": t.thinking, "signature": signature,
-                                })),
+                                Some(signature) => blocks.push(Block::Thinking {
+                                    thinking: (&t.thinking).into(),
+                                    signature,
+                                }),
                             }
                         }
                         AssistantBlock::ToolCall(call) => {
                             let name = if oauth {
-                                to_claude_code_name(&call.name)
+                                Cow::Owned(to_claude_code_name(&call.name))
                             } else {
-                                call.name.clone()
+                                Cow::Borrowed(call.name.as_str())
                             };
-                            blocks.push(serde_json::json!({
-                                "type": "tool_use", "id": call.id, "name": name, "input": call.arguments,
-                            }));
+                            blocks.push(Block::ToolUse {
+                                id: &call.id,
+                                name,
+                                input: &call.arguments,
+                            });
                         }
                     }
                 }
                 if !blocks.is_empty() {
-                    out.push(serde_json::json!({"role": "assistant", "content": blocks}));
+                    out.push(ApiMessage {
+                        role: "assistant",
+                        content: Content::Blocks(blocks),
+                    });
                 }
             }
             Message::ToolResult(_) => {
                 let mut results = Vec::new();
                 while let Some(Message::ToolResult(result)) = messages.get(index) {
-                    results.push(serde_json::json!({
-                        "type": "tool_result",
-                        "tool_use_id": result.tool_call_id,
-                        "content": tool_result_content(&result.content),
-                        "is_error": result.is_error,
-                    }));
+                    results.push(Block::ToolResult {
+                        tool_use_id: &result.tool_call_id,
+                        content: tool_result_content(&result.content),
+                        is_error: result.is_error,
+                        cache_control: None,
+                    });
                     index += 1;
                 }
-                out.push(serde_json::json!({"role": "user", "content": results}));
+                out.push(ApiMessage {
+                    role: "user",
+                    content: Content::Blocks(results),
+                });
                 continue;
             }
         }
@@ -229,21 +328,28 @@ pub fn convert_messages(
     out
 }
 
-fn mark_last_user_block(message: &mut Value, cache: &CacheControl) {
-    if message.get("role").and_then(Value::as_str) != Some("user") {
+/// Puts the cache marker on the last block of a trailing user message.
+fn mark_last_user_block(message: &mut ApiMessage<'_>, cache: &CacheControl) {
+    if message.role != "user" {
         return;
     }
-    let marker = serde_json::to_value(cache).unwrap_or(Value::Null);
-    let Some(content) = message.get_mut("content") else {
-        return;
-    };
-    if let Value::String(text) = content {
-        let text = std::mem::take(text);
-        *content = serde_json::json!([{"type": "text", "text": text, "cache_control": marker}]);
-    } else if let Some(Value::Object(block)) = content.as_array_mut().and_then(|a| a.last_mut()) {
-        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
-        if matches!(kind, "text" | "image" | "tool_result") {
-            block.insert("cache_control".into(), marker);
+    match &mut message.content {
+        Content::Text(text) => {
+            let text = std::mem::take(text);
+            message.content = Content::Blocks(vec![Block::Text {
+                text,
+                cache_control: Some(cache.clone()),
+            }]);
+        }
+        Content::Blocks(blocks) => {
+            if let Some(
+                Block::Text { cache_control, .. }
+                | Block::Image { cache_control, .. }
+                | Block::ToolResult { cache_control, .. },
+            ) = blocks.last_mut()
+            {
+                *cache_control = Some(cache.clone());
+            }
         }
     }
 }
@@ -251,37 +357,141 @@ fn mark_last_user_block(message: &mut Value, cache: &CacheControl) {
 /// Thinking parameters chosen by `stream_simple` or the caller.
 pub use crate::types::AnthropicThinking;
 
-/// Builds the request body.
-pub fn build_body(model: &Model, context: &Context, options: &StreamOptions, oauth: bool) -> Value {
+/// A block of `system`.
+#[derive(Debug, Serialize)]
+pub struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+/// The request body, with keys in the order the Anthropic SDK sends them.
+#[derive(Debug, Serialize)]
+pub struct Body<'a> {
+    model: &'a str,
+    messages: Vec<ApiMessage<'a>>,
+    max_tokens: u64,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<Vec<SystemBlock<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+}
+
+/// The declared tools, the last one carrying the cache marker.
+fn convert_tools(
+    model: &Model,
+    context: &Context,
+    oauth: bool,
+    cache: Option<&CacheControl>,
+) -> Vec<Value> {
+    let eager = supports_eager_tool_streaming(model);
+    let last = context.tools.len().saturating_sub(1);
+    context
+        .tools
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| {
+            let mut t = Map::new();
+            let name = if oauth {
+                to_claude_code_name(&tool.name)
+            } else {
+                tool.name.clone()
+            };
+            t.insert("name".into(), Value::String(name));
+            t.insert(
+                "description".into(),
+                Value::String(tool.description.clone()),
+            );
+            if eager {
+                t.insert("eager_input_streaming".into(), Value::Bool(true));
+            }
+            let field =
+                |key: &str, empty: Value| tool.parameters.get(key).cloned().unwrap_or(empty);
+            let mut schema = Map::new();
+            schema.insert("type".into(), Value::from("object"));
+            schema.insert(
+                "properties".into(),
+                field("properties", Value::Object(Map::new())),
+            );
+            schema.insert(
+                "required".into(),
+                field("required", Value::Array(Vec::new())),
+            );
+            t.insert("input_schema".into(), Value::Object(schema));
+            if let (true, Some(c)) = (i == last, cache) {
+                t.insert(
+                    "cache_control".into(),
+                    serde_json::to_value(c).unwrap_or(Value::Null),
+                );
+            }
+            Value::Object(t)
+        })
+        .collect()
+}
+
+/// `thinking` and `output_config` for a reasoning model.
+fn thinking_params(model: &Model, options: &StreamOptions) -> (Option<Value>, Option<Value>) {
+    if !model.reasoning {
+        return (None, None);
+    }
+    match options.anthropic_thinking.as_ref() {
+        Some(t) if t.enabled => {
+            let display = t.display.clone().unwrap_or_else(|| "summarized".into());
+            if supports_adaptive_thinking(&model.id) {
+                (
+                    Some(serde_json::json!({"type": "adaptive", "display": display})),
+                    t.effort
+                        .as_ref()
+                        .map(|effort| serde_json::json!({"effort": effort})),
+                )
+            } else {
+                (
+                    Some(serde_json::json!({
+                        "type": "enabled",
+                        "budget_tokens": t.budget_tokens.filter(|b| *b > 0).unwrap_or(1024),
+                        "display": display,
+                    })),
+                    None,
+                )
+            }
+        }
+        Some(_) => (Some(serde_json::json!({"type": "disabled"})), None),
+        None => (None, None),
+    }
+}
+
+/// Builds the request body for `messages` (the conversation from [`prepare_messages`]).
+pub fn build_body<'a>(
+    model: &'a Model,
+    context: &'a Context,
+    messages: &'a [Message],
+    options: &StreamOptions,
+    oauth: bool,
+) -> Body<'a> {
     let retention = CacheRetention::resolve(options.cache_retention);
     let cache = cache_control(model, retention);
-    let cache_value = cache.as_ref().and_then(|c| serde_json::to_value(c).ok());
-    let mut body = Map::new();
-    body.insert("model".into(), Value::String(model.id.clone()));
-    body.insert(
-        "messages".into(),
-        Value::Array(convert_messages(
-            model,
-            &context.messages,
-            oauth,
-            cache.as_ref(),
-        )),
-    );
     let max_tokens = options
         .max_tokens
         .filter(|m| *m > 0)
         .unwrap_or(model.max_tokens / 3);
-    body.insert("max_tokens".into(), Value::from(max_tokens));
-    body.insert("stream".into(), Value::Bool(true));
 
-    let system_block = |text: &str| {
-        let mut block = Map::new();
-        block.insert("type".into(), Value::from("text"));
-        block.insert("text".into(), Value::from(text));
-        if let Some(c) = &cache_value {
-            block.insert("cache_control".into(), c.clone());
-        }
-        Value::Object(block)
+    let system_block = |text: &'a str| SystemBlock {
+        kind: "text",
+        text,
+        cache_control: cache.clone(),
     };
     let mut system = Vec::new();
     if oauth {
@@ -290,97 +500,36 @@ pub fn build_body(model: &Model, context: &Context, options: &StreamOptions, oau
     if let Some(prompt) = context.system_prompt.as_deref() {
         system.push(system_block(prompt));
     }
-    if !system.is_empty() {
-        body.insert("system".into(), Value::Array(system));
-    }
 
-    let thinking = options.anthropic_thinking.as_ref();
-    let thinking_enabled = thinking.is_some_and(|t| t.enabled);
-    if let Some(temperature) = options.temperature.filter(|_| !thinking_enabled) {
-        body.insert("temperature".into(), Value::from(temperature));
-    }
-
-    if !context.tools.is_empty() {
-        let eager = supports_eager_tool_streaming(model);
-        let last = context.tools.len() - 1;
-        let tools: Vec<Value> = context
-            .tools
-            .iter()
-            .enumerate()
-            .map(|(i, tool)| {
-                let mut t = Map::new();
-                let name = if oauth { to_claude_code_name(&tool.name) } else { tool.name.clone() };
-                t.insert("name".into(), Value::String(name));
-                t.insert("description".into(), Value::String(tool.description.clone()));
-                if eager {
-                    t.insert("eager_input_streaming".into(), Value::Bool(true));
-                }
-                t.insert(
-                    "input_schema".into(),
-                    serde_json::json!({
-                        "type": "object",
-                        "properties": tool.parameters.get("properties").cloned().unwrap_or_else(|| serde_json::json!({})),
-                        "required": tool.parameters.get("required").cloned().unwrap_or_else(|| serde_json::json!([])),
-                    }),
-                );
-                if let (true, Some(c)) = (i == last, &cache_value) {
-                    t.insert("cache_control".into(), c.clone());
-                }
-                Value::Object(t)
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-
-    if model.reasoning {
-        match thinking {
-            Some(t) if t.enabled => {
-                let display = t.display.clone().unwrap_or_else(|| "summarized".into());
-                if supports_adaptive_thinking(&model.id) {
-                    body.insert(
-                        "thinking".into(),
-                        serde_json::json!({"type": "adaptive", "display": display}),
-                    );
-                    if let Some(effort) = &t.effort {
-                        body.insert(
-                            "output_config".into(),
-                            serde_json::json!({"effort": effort}),
-                        );
-                    }
-                } else {
-                    body.insert(
-                        "thinking".into(),
-                        serde_json::json!({
-                            "type": "enabled",
-                            "budget_tokens": t.budget_tokens.filter(|b| *b > 0).unwrap_or(1024),
-                            "display": display,
-                        }),
-                    );
-                }
-            }
-            Some(_) => {
-                body.insert("thinking".into(), serde_json::json!({"type": "disabled"}));
-            }
-            None => {}
-        }
-    }
-
-    if let Some(user_id) = options
+    let thinking_enabled = options
+        .anthropic_thinking
+        .as_ref()
+        .is_some_and(|t| t.enabled);
+    let (thinking, output_config) = thinking_params(model, options);
+    let metadata = options
         .metadata
         .as_ref()
         .and_then(|m| m.get("user_id"))
         .and_then(Value::as_str)
-    {
-        body.insert("metadata".into(), serde_json::json!({"user_id": user_id}));
+        .map(|user_id| serde_json::json!({"user_id": user_id}));
+    let tool_choice = options.tool_choice.as_ref().map(|choice| match choice {
+        ToolChoice::Auto => serde_json::json!({"type": "auto"}),
+        ToolChoice::None => serde_json::json!({"type": "none"}),
+        ToolChoice::Required => serde_json::json!({"type": "any"}),
+        ToolChoice::Tool(name) => serde_json::json!({"type": "tool", "name": name}),
+    });
+    Body {
+        model: &model.id,
+        messages: convert_messages(messages, oauth, cache.as_ref()),
+        max_tokens,
+        stream: true,
+        system: (!system.is_empty()).then_some(system),
+        temperature: options.temperature.filter(|_| !thinking_enabled),
+        tools: (!context.tools.is_empty())
+            .then(|| convert_tools(model, context, oauth, cache.as_ref())),
+        thinking,
+        output_config,
+        metadata,
+        tool_choice,
     }
-    if let Some(choice) = &options.tool_choice {
-        let value = match choice {
-            ToolChoice::Auto => serde_json::json!({"type": "auto"}),
-            ToolChoice::None => serde_json::json!({"type": "none"}),
-            ToolChoice::Required => serde_json::json!({"type": "any"}),
-            ToolChoice::Tool(name) => serde_json::json!({"type": "tool", "name": name}),
-        };
-        body.insert("tool_choice".into(), value);
-    }
-    Value::Object(body)
 }

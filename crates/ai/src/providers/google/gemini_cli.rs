@@ -8,6 +8,7 @@ use super::shared::{
     self, Content, GenerationConfig, GoogleThinking, Part, SchemaForm, ToolConfig, ToolDeclarations,
 };
 use crate::http::HttpRequest;
+use crate::providers::common;
 use crate::types::{Context, Model, StreamOptions, ThinkingBudgets, ThinkingLevel};
 
 /// Cloud Code Assist's production endpoint.
@@ -78,7 +79,7 @@ pub struct Body<'a> {
     pub model: &'a str,
     pub request: InnerRequest<'a>,
     pub user_agent: &'static str,
-    pub request_id: String,
+    pub request_id: &'a str,
 }
 
 /// `pi-<ms>-<9 base-36 characters>`, as the TypeScript pi names requests.
@@ -107,6 +108,7 @@ pub fn build_body<'a>(
     options: &'a StreamOptions,
     thinking: Option<&GoogleThinking>,
     project: &'a str,
+    request_id: &'a str,
 ) -> Body<'a> {
     let generation_config = shared::generation_config(
         model,
@@ -151,7 +153,7 @@ pub fn build_body<'a>(
             tool_config,
         },
         user_agent: "pi-coding-agent",
-        request_id: request_id(),
+        request_id,
     }
 }
 
@@ -163,16 +165,29 @@ pub fn build_request(
     thinking: Option<&GoogleThinking>,
     credentials: &Credentials,
 ) -> Result<HttpRequest, String> {
-    let messages = shared::prepare_messages(model, &context.messages);
-    let body = build_body(
-        model,
-        context,
-        &messages,
-        options,
-        thinking,
-        &credentials.project_id,
+    // Built once: the body is written twice (measured, then sent) and must not change.
+    let parts = (
+        model.clone(),
+        common::frame_of(context),
+        shared::prepare_messages(model, &context.messages),
+        options.clone(),
+        thinking.copied(),
+        credentials.project_id.clone(),
+        request_id(),
     );
-    let body = crate::providers::common::encode_body(model, &body, options)?;
+    let body = common::written_body(model, options, parts, |parts, out| {
+        let (model, context, messages, options, thinking, project, id) = parts;
+        let body = build_body(
+            model,
+            context,
+            messages,
+            options,
+            thinking.as_ref(),
+            project,
+            id,
+        );
+        serde_json::to_writer(out, &body)
+    })?;
     let endpoint = match model.base_url.trim() {
         "" => DEFAULT_ENDPOINT,
         base => base,

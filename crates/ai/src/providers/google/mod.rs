@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::common::{base_options, encode_body, missing_key, resolve_api_key};
+use super::common::{base_options, frame_of, missing_key, resolve_api_key, written_body};
 use crate::assembler::Assembler;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{self, ErrorStyle, HttpRequest, RetryPolicy};
@@ -125,9 +125,26 @@ fn encoded_body(
     thinking: Option<&GoogleThinking>,
     flavor: Flavor,
 ) -> Result<crate::request_body::RequestBody, String> {
-    let messages = shared::prepare_messages(model, &context.messages);
-    let body = build_body(model, context, &messages, options, thinking, flavor);
-    encode_body(model, &body, options)
+    let parts = (
+        model.clone(),
+        frame_of(context),
+        shared::prepare_messages(model, &context.messages),
+        options.clone(),
+        thinking.copied(),
+        flavor,
+    );
+    written_body(model, options, parts, |parts, out| {
+        let (model, context, messages, options, thinking, flavor) = parts;
+        let body = build_body(
+            model,
+            context,
+            messages,
+            options,
+            thinking.as_ref(),
+            *flavor,
+        );
+        serde_json::to_writer(out, &body)
+    })
 }
 
 /// `{baseUrl}/models/{id}:streamGenerateContent?alt=sse`.

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
-use super::common::{base_options, encode_body, join_url, missing_key, resolve_api_key};
+use super::common::{base_options, frame_of, join_url, missing_key, resolve_api_key, written_body};
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
 use crate::models::clamp_thinking_level;
@@ -87,9 +87,16 @@ pub fn build_request(
     options: &StreamOptions,
     api_key: &str,
 ) -> Result<HttpRequest, String> {
-    let messages = request::prepare_messages(model, context);
-    let body = request::build_body(model, context, &messages, options);
-    let body = encode_body(model, &body, options)?;
+    let parts = (
+        model.clone(),
+        frame_of(context),
+        request::prepare_messages(model, context),
+        options.clone(),
+    );
+    let body = written_body(model, options, parts, |parts, out| {
+        let (model, context, messages, options) = parts;
+        serde_json::to_writer(out, &request::build_body(model, context, messages, options))
+    })?;
 
     let headers: Vec<(String, String)> = vec![
         ("content-type".into(), "application/json".into()),

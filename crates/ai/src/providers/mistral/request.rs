@@ -288,17 +288,21 @@ fn convert_assistant(assistant: &AssistantMessage) -> Option<ChatMessage<'_>> {
 }
 
 fn convert_tool_result(result: &ToolResultMessage, supports_images: bool) -> ChatMessage<'_> {
-    let text: Vec<&str> = result
+    let texts: Vec<&str> = result
         .content
         .iter()
         .filter_map(InputBlock::as_text)
         .collect();
+    let text = match texts.as_slice() {
+        [single] => Cow::Borrowed(*single),
+        many => Cow::Owned(many.join("\n")),
+    };
     let has_images = result
         .content
         .iter()
         .any(|b| matches!(b, InputBlock::Image(_)));
     let mut content = vec![Chunk::text(tool_result_text(
-        &text.join("\n"),
+        text,
         has_images,
         supports_images,
         result.is_error,
@@ -319,23 +323,36 @@ fn convert_tool_result(result: &ToolResultMessage, supports_images: bool) -> Cha
 
 /// The text chunk of a tool result: errors are prefixed `[tool error] `, and a result with
 /// no text says what became of its images.
-fn tool_result_text(text: &str, has_images: bool, supports_images: bool, is_error: bool) -> String {
-    let trimmed = text.trim();
+fn tool_result_text(
+    text: Cow<'_, str>,
+    has_images: bool,
+    supports_images: bool,
+    is_error: bool,
+) -> Cow<'_, str> {
     let prefix = if is_error { "[tool error] " } else { "" };
+    let omitted = has_images && !supports_images;
+    let trimmed = text.trim();
     if !trimmed.is_empty() {
-        let suffix = if has_images && !supports_images {
+        let suffix = if omitted {
             "\n[tool image omitted: model does not support images]"
         } else {
             ""
         };
-        return format!("{prefix}{trimmed}{suffix}");
+        if prefix.is_empty() && suffix.is_empty() {
+            // The usual case: the text itself, not a copy, when nothing is trimmed from it.
+            return match text {
+                Cow::Borrowed(text) => Cow::Borrowed(text.trim()),
+                Cow::Owned(text) => Cow::Owned(text.trim().to_owned()),
+            };
+        }
+        return Cow::Owned(format!("{prefix}{trimmed}{suffix}"));
     }
     let body = match (has_images, supports_images) {
         (true, true) => "(see attached image)",
         (true, false) => USER_IMAGE_OMITTED,
         (false, _) => "(no tool output)",
     };
-    format!("{prefix}{body}")
+    Cow::Owned(format!("{prefix}{body}"))
 }
 
 #[cfg(test)]
@@ -344,25 +361,28 @@ mod tests {
 
     #[test]
     fn tool_result_texts() {
-        assert_eq!(tool_result_text("  out \n", false, true, false), "out");
         assert_eq!(
-            tool_result_text("boom", false, true, true),
+            tool_result_text("  out \n".into(), false, true, false),
+            "out"
+        );
+        assert_eq!(
+            tool_result_text("boom".into(), false, true, true),
             "[tool error] boom"
         );
         assert_eq!(
-            tool_result_text("x", true, false, false),
+            tool_result_text("x".into(), true, false, false),
             "x\n[tool image omitted: model does not support images]"
         );
         assert_eq!(
-            tool_result_text("", true, true, true),
+            tool_result_text("".into(), true, true, true),
             "[tool error] (see attached image)"
         );
         assert_eq!(
-            tool_result_text("", true, false, false),
+            tool_result_text("".into(), true, false, false),
             "(image omitted: model does not support images)"
         );
         assert_eq!(
-            tool_result_text(" ", false, false, false),
+            tool_result_text(" ".into(), false, false, false),
             "(no tool output)"
         );
     }

@@ -5,18 +5,15 @@ pub mod compat;
 mod decode;
 pub mod request;
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
-use super::common::{base_options, encode_body, join_url, missing_key, resolve_api_key};
+use super::common::{base_options, frame_of, join_url, missing_key, resolve_api_key, written_body};
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
 use crate::models::clamp_thinking_level;
 use crate::registry::ApiProvider;
-use crate::request_body::{RequestBody, WriteBody};
 use crate::sse::{self, StreamControl};
 use crate::types::{
     CacheRetention, Context, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api,
@@ -77,14 +74,19 @@ pub fn build_request(
 ) -> Result<HttpRequest, String> {
     let compat = compat::resolve(model);
     let retention = CacheRetention::resolve(options.cache_retention);
-    let messages = request::prepare_messages(model, context);
-    let body = match options.payload_hook() {
-        Some(_) => {
-            let body = request::build_body(model, context, &messages, options, &compat, retention);
-            encode_body(model, &body, options)?
-        }
-        None => written_body(model, context, messages, options, &compat, retention)?,
-    };
+    let parts = (
+        model.clone(),
+        frame_of(context),
+        request::prepare_messages(model, context),
+        options.clone(),
+        compat.clone(),
+        retention,
+    );
+    let body = written_body(model, options, parts, |parts, out| {
+        let (model, context, messages, options, compat, retention) = parts;
+        let body = request::build_body(model, context, messages, options, compat, *retention);
+        serde_json::to_writer(out, &body)
+    })?;
 
     let headers: Vec<(String, String)> = vec![
         ("authorization".into(), format!("Bearer {api_key}")),
@@ -107,36 +109,6 @@ pub fn build_request(
     }
     request.apply_overrides(&options.headers);
     Ok(request)
-}
-
-/// The body written from an owned copy of what it is built from, so that a long one can be
-/// written while it is sent (see [`RequestBody`]).
-fn written_body(
-    model: &Model,
-    context: &Context,
-    messages: Vec<crate::types::Message>,
-    options: &StreamOptions,
-    compat: &compat::Compat,
-    retention: CacheRetention,
-) -> Result<RequestBody, String> {
-    // The body reads the system prompt and tools of the context; its messages come prepared.
-    let parts = Arc::new((
-        model.clone(),
-        Context {
-            system_prompt: context.system_prompt.clone(),
-            messages: Vec::new(),
-            tools: context.tools.clone(),
-        },
-        messages,
-        options.clone(),
-        compat.clone(),
-    ));
-    let write: WriteBody = Arc::new(move |out| {
-        let (model, context, messages, options, compat) = &*parts;
-        let body = request::build_body(model, context, messages, options, compat, retention);
-        serde_json::to_writer(out, &body).map_err(std::io::Error::from)
-    });
-    RequestBody::from_writer(write).map_err(|e| format!("Could not encode the request: {e}"))
 }
 
 /// Decodes a recorded SSE body of this API (replay tests and benchmarks).

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use super::super::common::{encode_body, join_url, missing_key, resolve_api_key};
+use super::super::common::{frame_of, join_url, missing_key, resolve_api_key, written_body};
 use super::request;
 use super::{Decoder, Flavor, env_var, simple_options};
 use crate::event_stream::AssistantMessageEventStream;
@@ -17,7 +17,7 @@ use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
 use crate::registry::ApiProvider;
 use crate::sse::{self, StreamControl};
 use crate::types::{
-    Context, Model, OpenAiResponsesOptions, SimpleStreamOptions, StreamOptions, api,
+    Context, Message, Model, OpenAiResponsesOptions, SimpleStreamOptions, StreamOptions, api,
 };
 
 const DEFAULT_API_VERSION: &str = "v1";
@@ -191,6 +191,38 @@ fn encode_query_value(value: &str) -> String {
     out
 }
 
+/// The Azure body for `messages`: the deployment as the model, no `store`.
+fn build_body<'a>(
+    model: &'a Model,
+    context: &'a Context,
+    messages: &'a [Message],
+    options: &'a StreamOptions,
+    deployment: &'a str,
+) -> request::Body<'a> {
+    let extra = options.openai_responses.as_ref();
+    let (reasoning, include) = request::reasoning_param(
+        model,
+        options.reasoning_effort,
+        extra.and_then(|o| o.reasoning_summary.as_deref()),
+        true,
+    );
+    request::Body {
+        model: deployment,
+        input: request::convert_messages(model, context.system_prompt.as_deref(), messages),
+        stream: true,
+        prompt_cache_key: options.session_id.as_deref(),
+        prompt_cache_retention: None,
+        store: None,
+        max_output_tokens: options.max_tokens.filter(|m| *m > 0),
+        temperature: options.temperature,
+        service_tier: None,
+        tools: (!context.tools.is_empty())
+            .then(|| request::convert_tools(&context.tools, Some(false))),
+        reasoning,
+        include: include.then_some(request::INCLUDE_ENCRYPTED_REASONING),
+    }
+}
+
 /// Builds the Azure request: the deployment as `model`, no `store`, the session as the
 /// prompt cache key, and the key in `api-key`.
 pub fn build_request(
@@ -203,29 +235,18 @@ pub fn build_request(
     let extra = options.openai_responses.as_ref();
     let deployment = deployment_name(model, extra, env);
     let (base_url, api_version) = resolve_config(model, extra, env)?;
-    let messages = request::prepare_messages(model, context, request::AZURE_TOOL_CALL_PROVIDERS);
-    let (reasoning, include) = request::reasoning_param(
-        model,
-        options.reasoning_effort,
-        extra.and_then(|o| o.reasoning_summary.as_deref()),
-        true,
+    let parts = (
+        model.clone(),
+        frame_of(context),
+        request::prepare_messages(model, context, request::AZURE_TOOL_CALL_PROVIDERS),
+        options.clone(),
+        deployment,
     );
-    let body = request::Body {
-        model: &deployment,
-        input: request::convert_messages(model, context.system_prompt.as_deref(), &messages),
-        stream: true,
-        prompt_cache_key: options.session_id.as_deref(),
-        prompt_cache_retention: None,
-        store: None,
-        max_output_tokens: options.max_tokens.filter(|m| *m > 0),
-        temperature: options.temperature,
-        service_tier: None,
-        tools: (!context.tools.is_empty())
-            .then(|| request::convert_tools(&context.tools, Some(false))),
-        reasoning,
-        include: include.then_some(request::INCLUDE_ENCRYPTED_REASONING),
-    };
-    let body = encode_body(model, &body, options)?;
+    let body = written_body(model, options, parts, |parts, out| {
+        let (model, context, messages, options, deployment) = parts;
+        let body = build_body(model, context, messages, options, deployment);
+        serde_json::to_writer(out, &body)
+    })?;
     let path = base_url.split(['?', '#']).next().unwrap_or(&base_url);
     let mut request = HttpRequest {
         url: format!(

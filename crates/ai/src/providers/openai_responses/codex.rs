@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::super::common::{encode_body, missing_key, resolve_api_key};
+use super::super::common::{frame_of, missing_key, resolve_api_key, written_body};
 use super::request::{self, InputItem, Reasoning, ToolParam};
 use super::{Decoder, Flavor, service_tier, simple_options};
 use crate::assembler::Assembler;
@@ -25,7 +25,7 @@ use crate::http::{self, HttpRequest};
 use crate::registry::ApiProvider;
 use crate::sse::{self, StreamControl};
 use crate::types::{
-    Context, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api, now_ms,
+    Context, Message, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api, now_ms,
 };
 
 /// The backend pi uses when the model names none.
@@ -219,17 +219,15 @@ fn user_agent() -> &'static str {
     &AGENT
 }
 
-/// Builds the Codex request: body, then the model's and caller's headers under pi's fixed
-/// ones (token, account, originator, user agent, beta flag, SSE accept, session).
-pub fn build_request(
-    model: &Model,
-    context: &Context,
-    options: &StreamOptions,
-    token: &str,
-) -> Result<HttpRequest, String> {
-    let account_id = extract_account_id(token)?;
+/// The Codex body for `messages`: the system prompt as `instructions`, reasoning always
+/// included encrypted.
+fn build_body<'a>(
+    model: &'a Model,
+    context: &'a Context,
+    messages: &'a [Message],
+    options: &'a StreamOptions,
+) -> Body<'a> {
     let extra = options.openai_responses.as_ref();
-    let messages = request::prepare_messages(model, context, request::OPENAI_TOOL_CALL_PROVIDERS);
     let reasoning = options.reasoning_effort.map(|level| {
         let effort = if level == ThinkingLevel::Off {
             match model.thinking_level_value(ThinkingLevel::Off) {
@@ -248,7 +246,7 @@ pub fn build_request(
             ),
         }
     });
-    let body = Body {
+    Body {
         model: &model.id,
         store: false,
         stream: true,
@@ -257,7 +255,7 @@ pub fn build_request(
             .as_deref()
             .filter(|s| !s.is_empty())
             .unwrap_or(DEFAULT_INSTRUCTIONS),
-        input: request::convert_messages(model, None, &messages),
+        input: request::convert_messages(model, None, messages),
         text: TextParam {
             verbosity: extra
                 .and_then(|o| o.text_verbosity.as_deref())
@@ -272,8 +270,28 @@ pub fn build_request(
         service_tier: extra.and_then(|o| o.service_tier.as_deref()),
         tools: (!context.tools.is_empty()).then(|| request::convert_tools(&context.tools, None)),
         reasoning,
-    };
-    let body = encode_body(model, &body, options)?;
+    }
+}
+
+/// Builds the Codex request: body, then the model's and caller's headers under pi's fixed
+/// ones (token, account, originator, user agent, beta flag, SSE accept, session).
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    token: &str,
+) -> Result<HttpRequest, String> {
+    let account_id = extract_account_id(token)?;
+    let parts = (
+        model.clone(),
+        frame_of(context),
+        request::prepare_messages(model, context, request::OPENAI_TOOL_CALL_PROVIDERS),
+        options.clone(),
+    );
+    let body = written_body(model, options, parts, |parts, out| {
+        let (model, context, messages, options) = parts;
+        serde_json::to_writer(out, &build_body(model, context, messages, options))
+    })?;
     let mut request = HttpRequest {
         url: resolve_url(&model.base_url),
         headers: Vec::new(),

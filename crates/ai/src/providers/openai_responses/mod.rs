@@ -15,7 +15,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
-use super::common::{base_options, encode_body, join_url, missing_key, resolve_api_key};
+use super::common::{self, base_options, join_url, missing_key, resolve_api_key};
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
 use crate::models::clamp_thinking_level;
@@ -165,6 +165,48 @@ fn copilot_headers(messages: &[Message]) -> Vec<(&'static str, &'static str)> {
     headers
 }
 
+/// The `openai-responses` body for `messages` (the conversation prepared for this API).
+fn build_body<'a>(
+    model: &'a Model,
+    context: &'a Context,
+    messages: &'a [Message],
+    options: &'a StreamOptions,
+) -> request::Body<'a> {
+    let retention = CacheRetention::resolve(options.cache_retention);
+    let long_retention = model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_long_cache_retention)
+        .unwrap_or(true);
+    let extra = options.openai_responses.as_ref();
+    let session = options
+        .session_id
+        .as_deref()
+        .filter(|_| retention != CacheRetention::None);
+    let (reasoning, include) = request::reasoning_param(
+        model,
+        options.reasoning_effort,
+        extra.and_then(|o| o.reasoning_summary.as_deref()),
+        model.provider != "github-copilot",
+    );
+    request::Body {
+        model: &model.id,
+        input: request::convert_messages(model, context.system_prompt.as_deref(), messages),
+        stream: true,
+        prompt_cache_key: session,
+        prompt_cache_retention: (retention == CacheRetention::Long && long_retention)
+            .then_some("24h"),
+        store: Some(false),
+        max_output_tokens: options.max_tokens.filter(|m| *m > 0),
+        temperature: options.temperature,
+        service_tier: extra.and_then(|o| o.service_tier.as_deref()),
+        tools: (!context.tools.is_empty())
+            .then(|| request::convert_tools(&context.tools, Some(false))),
+        reasoning,
+        include: include.then_some(request::INCLUDE_ENCRYPTED_REASONING),
+    }
+}
+
 /// Builds the `openai-responses` request: URL, headers (SDK defaults, the model's, Copilot's,
 /// session affinity, then the caller's) and body.
 pub fn build_request(
@@ -178,39 +220,20 @@ pub fn build_request(
     let send_session_id_header = compat
         .and_then(|c| c.send_session_id_header)
         .unwrap_or(true);
-    let long_retention = compat
-        .and_then(|c| c.supports_long_cache_retention)
-        .unwrap_or(true);
-    let extra = options.openai_responses.as_ref();
     let session = options
         .session_id
         .as_deref()
         .filter(|_| retention != CacheRetention::None);
-
-    let messages = request::prepare_messages(model, context, request::OPENAI_TOOL_CALL_PROVIDERS);
-    let (reasoning, include) = request::reasoning_param(
-        model,
-        options.reasoning_effort,
-        extra.and_then(|o| o.reasoning_summary.as_deref()),
-        model.provider != "github-copilot",
+    let parts = (
+        model.clone(),
+        common::frame_of(context),
+        request::prepare_messages(model, context, request::OPENAI_TOOL_CALL_PROVIDERS),
+        options.clone(),
     );
-    let body = request::Body {
-        model: &model.id,
-        input: request::convert_messages(model, context.system_prompt.as_deref(), &messages),
-        stream: true,
-        prompt_cache_key: session,
-        prompt_cache_retention: (retention == CacheRetention::Long && long_retention)
-            .then_some("24h"),
-        store: Some(false),
-        max_output_tokens: options.max_tokens.filter(|m| *m > 0),
-        temperature: options.temperature,
-        service_tier: extra.and_then(|o| o.service_tier.as_deref()),
-        tools: (!context.tools.is_empty())
-            .then(|| request::convert_tools(&context.tools, Some(false))),
-        reasoning,
-        include: include.then_some(request::INCLUDE_ENCRYPTED_REASONING),
-    };
-    let body = encode_body(model, &body, options)?;
+    let body = common::written_body(model, options, parts, |parts, out| {
+        let (model, context, messages, options) = parts;
+        serde_json::to_writer(out, &build_body(model, context, messages, options))
+    })?;
 
     let base_url = if is_cloudflare(&model.provider) {
         resolve_cloudflare_base_url(model)?
