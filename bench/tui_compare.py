@@ -10,7 +10,8 @@ word is on screen and the terminal output has been quiet for 1 s. For that phase
 the last byte) it measures bytes written, frames (synchronized-output blocks), CPU time of pi's
 process tree (utime+stime from /proc), wall time; peak RSS (VmHWM) at the end. Before the
 prompt it also times opening: from starting pi to its screen settling with the footer shown
-(with PI_BENCH_TUI_SESSION, the resumed conversation drawn).
+(with PI_BENCH_TUI_SESSION, the resumed conversation drawn); after the reply, `/tree`: from
+Enter to the tree drawn and settled, then 20 Up keys to the screen settled again.
 
 Two delivery modes (PI_BENCH_TUI_MODES, default "paced,burst"):
   paced  a small proxy in this script replays mock-llm's SSE stream one event every
@@ -403,6 +404,7 @@ def run_once(name, command, mode, panes):
         written = pane.size() - bytes0
         with open(pane.out_file, "rb") as f:
             frames = f.read().count(SYNC_BEGIN) - frames0
+        tree_s, tree_keys_s = open_tree(pane)
         requests = mock_call("GET", "/_mock/requests")
         if len(requests) != 1:
             print(f"  note: {name} sent {len(requests)} LLM requests", file=sys.stderr)
@@ -412,7 +414,23 @@ def run_once(name, command, mode, panes):
     cpu_ms = cpu * 1000 / CLK_TCK
     return {"open_s": open_s, "bytes": written, "frames": frames, "cpu_ms": cpu_ms, "wall_s": end - start,
             "bytes_per_delta": written / DELTAS, "cpu_us_per_delta": cpu_ms * 1000 / DELTAS,
-            "rss": rss}
+            "rss": rss, "tree_s": tree_s, "tree_keys_s": tree_keys_s}
+
+
+def open_tree(pane):
+    """After the reply: `/tree` from Enter to its screen settled, then 20 Up keys sent at once
+    to the screen settled again (each ±0.05 s)."""
+    pane.tmux("send-keys", "-t", "pi", "-l", "/tree")
+    wait_until("the typed /tree", pane, lambda s: "/tree" in s, 10)
+    wait_quiet(pane, 0.3, 5)
+    start = time.perf_counter()
+    pane.tmux("send-keys", "-t", "pi", "Enter")
+    wait_until("the session tree", pane, lambda s: "Session Tree" in s, 300)
+    tree_s = wait_quiet(pane, 0.3, 120) - start
+    start = time.perf_counter()
+    pane.tmux("send-keys", "-t", "pi", *(["Up"] * 20))
+    keys_s = wait_quiet(pane, 0.5, 120) - start
+    return tree_s, keys_s
 
 
 ROWS_SPEC = [("open_s", "opening (start → screen settled)", "s", "{:.2f}"),
@@ -422,7 +440,9 @@ ROWS_SPEC = [("open_s", "opening (start → screen settled)", "s", "{:.2f}"),
              ("bytes_per_delta", "bytes per delta", "B", "{:,.0f}"),
              ("cpu_ms", "CPU time (user+sys)", "ms", "{:,.0f}"),
              ("cpu_us_per_delta", "CPU per delta", "µs", "{:,.0f}"),
-             ("rss", "peak RSS (VmHWM)", "MiB", "{:.1f}")]
+             ("rss", "peak RSS (VmHWM)", "MiB", "{:.1f}"),
+             ("tree_s", "/tree (Enter → tree settled)", "s", "{:.2f}"),
+             ("tree_keys_s", "20 Up keys in /tree (→ settled)", "s", "{:.2f}")]
 
 
 def table(results, mode, runs):

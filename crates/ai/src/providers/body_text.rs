@@ -13,6 +13,13 @@ use crate::types::SharedStr;
 pub enum BodyText<'a> {
     Str(Cow<'a, str>),
     Shared(SharedStr),
+    /// A short prefix and a shared text, as one string (`data:<mime>;base64,<data>`).
+    Prefixed(String, SharedStr),
+}
+
+/// A `data:` URL of base64 data, written from the data's literal.
+pub fn data_url<'a>(mime: &str, data: &SharedStr) -> BodyText<'a> {
+    BodyText::Prefixed(format!("data:{mime};base64,"), data.clone())
 }
 
 impl BodyText<'_> {
@@ -22,6 +29,7 @@ impl BodyText<'_> {
             Self::Shared(text) => text
                 .raw_json()
                 .map_or_else(|| text.is_empty(), |raw| raw.len() <= 2),
+            Self::Prefixed(prefix, text) => prefix.is_empty() && text.is_empty(),
         }
     }
 }
@@ -75,6 +83,7 @@ impl Serialize for BodyText<'_> {
         match self {
             Self::Str(text) => serializer.serialize_str(text),
             Self::Shared(text) => text.serialize(serializer),
+            Self::Prefixed(prefix, text) => text.serialize_prefixed(prefix, serializer),
         }
     }
 }
@@ -99,5 +108,25 @@ mod tests {
         let empty: SharedStr = serde_json::from_str(r#""""#).unwrap();
         assert!(BodyText::from(&empty).is_empty());
         assert!(!BodyText::from(&a).is_empty());
+    }
+
+    #[test]
+    fn data_urls_are_written_from_the_literal_whatever_the_text_holds() {
+        let raw: SharedStr = serde_json::from_str(r#""QUJD""#).unwrap();
+        let decoded = SharedStr::from("QUJD");
+        for data in [&raw, &decoded] {
+            let url = data_url("image/png", data);
+            assert_eq!(
+                serde_json::to_string(&url).unwrap(),
+                r#""data:image/png;base64,QUJD""#
+            );
+            let (written, left_out) =
+                crate::types::stored_text::measuring(|| serde_json::to_string(&url).unwrap());
+            assert_eq!(written.len() + left_out, 28);
+            assert_eq!(
+                serde_json::to_value(&url).unwrap(),
+                serde_json::json!("data:image/png;base64,QUJD")
+            );
+        }
     }
 }

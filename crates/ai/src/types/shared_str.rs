@@ -461,6 +461,39 @@ impl Serialize for SharedStr {
     }
 }
 
+impl SharedStr {
+    /// Serializes `prefix` followed by this text as one JSON string (a `data:` URL around
+    /// base64 data), written from the text's literal when it has one, so a long text is not
+    /// decoded and kept.
+    pub fn serialize_prefixed<S: Serializer>(
+        &self,
+        prefix: &str,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let quoted = serde_json::to_string(prefix).map_err(serde::ser::Error::custom)?;
+        // The opening quote and the escaped prefix, without the closing quote.
+        let head = &quoted[..quoted.len() - 1];
+        let joined = |literal: &str| format!("{head}{}", &literal[1..]);
+        match &*self.0 {
+            Repr::Raw { json, .. } => serialize_literal(&joined(json.get()), serializer),
+            Repr::Decoded(text) => serializer.collect_str(&format_args!("{prefix}{text}")),
+            Repr::Stored(stored) => match stored.decoded() {
+                Some(text) => serializer.collect_str(&format_args!("{prefix}{text}")),
+                None if super::stored_text::measure_left_out(
+                    stored.literal_len() + head.len() - 1,
+                ) =>
+                {
+                    serialize_literal("\"\"", serializer)
+                }
+                None => {
+                    let literal = stored.literal().map_err(serde::ser::Error::custom)?;
+                    serialize_literal(&joined(&literal), serializer)
+                }
+            },
+        }
+    }
+}
+
 /// Writes a JSON literal the way serde_json's `RawValue` does: verbatim to serde_json's
 /// writer, parsed by its `Value` serializer (the literal is known to be valid JSON).
 fn serialize_literal<S: Serializer>(literal: &str, serializer: S) -> Result<S::Ok, S::Error> {

@@ -226,7 +226,7 @@ pub fn convert_messages<'a>(
         match &messages[index] {
             Message::User(user) => match &user.content {
                 UserContent::Text(text) => {
-                    if !text.trim().is_empty() {
+                    if !text.is_blank() {
                         out.push(ApiMessage {
                             role: "user",
                             content: Content::Text(text.into()),
@@ -237,7 +237,7 @@ pub fn convert_messages<'a>(
                     let content: Vec<Block<'a>> = blocks
                         .iter()
                         .filter_map(|b| match b {
-                            InputBlock::Text(t) if t.text.trim().is_empty() => None,
+                            InputBlock::Text(t) if t.text.is_blank() => None,
                             InputBlock::Text(t) => Some(text_block(&t.text)),
                             InputBlock::Image(i) => Some(image_block(&i.mime_type, &i.data)),
                         })
@@ -255,7 +255,7 @@ pub fn convert_messages<'a>(
                 for block in &assistant.content {
                     match block {
                         AssistantBlock::Text(t) => {
-                            if !t.text.trim().is_empty() {
+                            if !t.text.is_blank() {
                                 blocks.push(text_block(&t.text));
                             }
                         }
@@ -265,7 +265,7 @@ pub fn convert_messages<'a>(
                             });
                         }
                         AssistantBlock::Thinking(t) => {
-                            if t.thinking.trim().is_empty() {
+                            if t.thinking.is_blank() {
                                 continue;
                             }
                             match t

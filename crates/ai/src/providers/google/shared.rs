@@ -1,7 +1,6 @@
 //! What the three Google APIs share (the TypeScript `google-shared.ts`): the `Content`/`Part`
 //! request shapes, message and tool conversion, tool choice, and the thinking settings per model.
 
-use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -9,10 +8,11 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::providers::body_text::{BodyText, joined};
 use crate::transform::transform_messages;
 use crate::types::{
-    AssistantBlock, InputBlock, Message, Model, ThinkingBudgets, ThinkingLevel, Tool, ToolChoice,
-    UserContent,
+    AssistantBlock, InputBlock, Message, Model, SharedStr, ThinkingBudgets, ThinkingLevel, Tool,
+    ToolChoice, UserContent,
 };
 
 /// One turn of the conversation: `role` is `user` or `model` (absent on a Cloud Code Assist
@@ -48,7 +48,7 @@ pub struct Part<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inline_data: Option<Blob<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<Cow<'a, str>>,
+    pub text: Option<BodyText<'a>>,
     /// Marks thought-summary text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thought: Option<bool>,
@@ -58,16 +58,19 @@ pub struct Part<'a> {
 }
 
 impl<'a> Part<'a> {
-    fn text(text: impl Into<Cow<'a, str>>) -> Self {
+    fn text(text: impl Into<BodyText<'a>>) -> Self {
         Self {
             text: Some(text.into()),
             ..Self::default()
         }
     }
 
-    fn inline(mime_type: &'a str, data: &'a str) -> Self {
+    fn inline(mime_type: &'a str, data: &SharedStr) -> Self {
         Self {
-            inline_data: Some(Blob { mime_type, data }),
+            inline_data: Some(Blob {
+                mime_type,
+                data: data.into(),
+            }),
             ..Self::default()
         }
     }
@@ -78,7 +81,7 @@ impl<'a> Part<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct Blob<'a> {
     pub mime_type: &'a str,
-    pub data: &'a str,
+    pub data: BodyText<'a>,
 }
 
 /// A function call the model made, replayed in a `model` turn.
@@ -95,12 +98,20 @@ pub struct FunctionCall<'a> {
 pub struct FunctionResponse<'a> {
     pub name: &'a str,
     /// `{"output": text}`, or `{"error": text}` for a failed tool.
-    pub response: Value,
+    pub response: ToolResponse<'a>,
     /// Images of the result (Gemini 3+ multimodal function responses).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parts: Option<Vec<Part<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<&'a str>,
+}
+
+/// A tool's output, or its error for a failed tool.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolResponse<'a> {
+    Output(BodyText<'a>),
+    Error(BodyText<'a>),
 }
 
 /// One entry of `tools`: the function declarations.
@@ -281,7 +292,7 @@ pub fn convert_messages<'a>(model: &Model, messages: &'a [Message]) -> Vec<Conte
         match message {
             Message::User(user) => match &user.content {
                 UserContent::Text(text) => {
-                    contents.push(Content::new("user", vec![Part::text(text.as_str())]));
+                    contents.push(Content::new("user", vec![Part::text(text)]));
                 }
                 UserContent::Blocks(blocks) => {
                     let parts: Vec<Part> = blocks.iter().map(input_part).collect();
@@ -297,19 +308,19 @@ pub fn convert_messages<'a>(model: &Model, messages: &'a [Message]) -> Vec<Conte
                 for block in &assistant.content {
                     match block {
                         AssistantBlock::Text(t) => {
-                            if t.text.trim().is_empty() {
+                            if t.text.is_blank() {
                                 continue;
                             }
-                            let mut part = Part::text(t.text.as_str());
+                            let mut part = Part::text(&t.text);
                             part.thought_signature =
                                 resolve_signature(same_model, t.text_signature.as_deref());
                             parts.push(part);
                         }
                         AssistantBlock::Thinking(t) => {
-                            if t.thinking.trim().is_empty() {
+                            if t.thinking.is_blank() {
                                 continue;
                             }
-                            let mut part = Part::text(t.thinking.as_str());
+                            let mut part = Part::text(&t.thinking);
                             if same_model {
                                 part.thought = Some(true);
                                 part.thought_signature =
@@ -336,12 +347,15 @@ pub fn convert_messages<'a>(model: &Model, messages: &'a [Message]) -> Vec<Conte
                 }
             }
             Message::ToolResult(result) => {
-                let text: Vec<&str> = result
+                let texts: Vec<&SharedStr> = result
                     .content
                     .iter()
-                    .filter_map(InputBlock::as_text)
+                    .filter_map(|b| match b {
+                        InputBlock::Text(t) => Some(&t.text),
+                        InputBlock::Image(_) => None,
+                    })
                     .collect();
-                let text = text.join("\n");
+                let text = joined(&texts, "\n");
                 let images: Vec<Part> = if model.supports_images() {
                     result
                         .content
@@ -357,18 +371,20 @@ pub fn convert_messages<'a>(model: &Model, messages: &'a [Message]) -> Vec<Conte
                 let value = if !text.is_empty() {
                     text
                 } else if !images.is_empty() {
-                    "(see attached image)".to_owned()
+                    "(see attached image)".into()
                 } else {
-                    String::new()
+                    BodyText::default()
                 };
-                let key = if result.is_error { "error" } else { "output" };
-                let mut response = Map::new();
-                response.insert(key.to_owned(), Value::String(value));
+                let response = if result.is_error {
+                    ToolResponse::Error(value)
+                } else {
+                    ToolResponse::Output(value)
+                };
                 let nested = !images.is_empty() && supports_multimodal_function_response(&model.id);
                 let part = Part {
                     function_response: Some(FunctionResponse {
                         name: &result.tool_name,
-                        response: Value::Object(response),
+                        response,
                         parts: nested.then(|| images.clone()),
                         id: include_id.then_some(result.tool_call_id.as_str()),
                     }),
@@ -395,7 +411,7 @@ pub fn convert_messages<'a>(model: &Model, messages: &'a [Message]) -> Vec<Conte
 
 fn input_part(block: &InputBlock) -> Part<'_> {
     match block {
-        InputBlock::Text(t) => Part::text(t.text.as_str()),
+        InputBlock::Text(t) => Part::text(&t.text),
         InputBlock::Image(i) => Part::inline(&i.mime_type, &i.data),
     }
 }

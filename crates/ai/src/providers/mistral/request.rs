@@ -7,10 +7,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ids::IdNormalizer;
+use crate::providers::body_text::{BodyText, data_url};
 use crate::transform::transform_messages;
 use crate::types::{
-    AssistantBlock, AssistantMessage, Context, InputBlock, Message, Model, StreamOptions,
-    ThinkingLevel, ToolChoice, ToolResultMessage, UserContent,
+    AssistantBlock, AssistantMessage, Context, InputBlock, Message, Model, SharedStr,
+    StreamOptions, ThinkingLevel, ToolChoice, ToolResultMessage, UserContent,
 };
 
 const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
@@ -22,7 +23,7 @@ pub enum Chunk<'a> {
     /// `{"type":"text","text":…}`.
     Text { text: Cow<'a, str> },
     /// `{"type":"image_url","image_url":"data:…"}` (the SDK sends the URL as a plain string).
-    ImageUrl { image_url: String },
+    ImageUrl { image_url: BodyText<'a> },
     /// `{"type":"thinking","thinking":[{"type":"text","text":…}]}`: replayed reasoning.
     Thinking { thinking: Vec<Chunk<'a>> },
 }
@@ -32,9 +33,9 @@ impl<'a> Chunk<'a> {
         Self::Text { text: text.into() }
     }
 
-    fn image(mime_type: &str, data: &str) -> Self {
+    fn image(mime_type: &str, data: &SharedStr) -> Self {
         Self::ImageUrl {
-            image_url: format!("data:{mime_type};base64,{data}"),
+            image_url: data_url(mime_type, data),
         }
     }
 }

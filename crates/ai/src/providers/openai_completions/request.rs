@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::compat::Compat;
-use crate::providers::body_text::{BodyText, joined};
+use crate::providers::body_text::{BodyText, data_url, joined};
 use crate::transform::transform_messages;
 use crate::types::{
     AssistantBlock, CacheRetention, Context, InputBlock, MaxTokensField, Message, Model, SharedStr,
@@ -31,13 +31,13 @@ pub enum Part<'a> {
         cache_control: Option<CacheControl>,
     },
     ImageUrl {
-        image_url: ImageUrl,
+        image_url: ImageUrl<'a>,
     },
 }
 
 #[derive(Debug, Serialize)]
-pub struct ImageUrl {
-    url: String,
+pub struct ImageUrl<'a> {
+    url: BodyText<'a>,
 }
 
 /// A message's content: a plain string or parts.
@@ -179,9 +179,9 @@ fn normalize_tool_call_id(model: &Model, id: &str) -> String {
     id.to_owned()
 }
 
-fn image_url(mime: &str, data: &str) -> ImageUrl {
+fn image_url<'a>(mime: &str, data: &SharedStr) -> ImageUrl<'a> {
     ImageUrl {
-        url: format!("data:{mime};base64,{data}"),
+        url: data_url(mime, data),
     }
 }
 

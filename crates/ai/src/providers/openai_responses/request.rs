@@ -8,10 +8,11 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::providers::body_text::{BodyText, data_url, joined};
 use crate::transform::transform_messages;
 use crate::types::{
-    AssistantBlock, AssistantMessage, Context, InputBlock, Message, Model, ThinkingLevel, Tool,
-    UserContent,
+    AssistantBlock, AssistantMessage, Context, InputBlock, Message, Model, SharedStr,
+    ThinkingLevel, Tool, UserContent,
 };
 
 /// Providers whose `call_id|item_id` tool-call ids the OpenAI and Codex APIs keep as pairs.
@@ -32,11 +33,11 @@ const IMAGE_ONLY_TOOL_RESULT: &str = "(see attached image)";
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum InputPart<'a> {
     InputText {
-        text: Cow<'a, str>,
+        text: BodyText<'a>,
     },
     InputImage {
         detail: &'static str,
-        image_url: String,
+        image_url: BodyText<'a>,
     },
 }
 
@@ -60,7 +61,7 @@ pub struct RoleMessage<'a> {
 pub struct OutputText<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub text: &'a str,
+    pub text: BodyText<'a>,
     pub annotations: [(); 0],
 }
 
@@ -93,7 +94,7 @@ pub struct FunctionCall<'a> {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum ToolOutput<'a> {
-    Text(Cow<'a, str>),
+    Text(BodyText<'a>),
     Parts(Vec<InputPart<'a>>),
 }
 
@@ -258,17 +259,17 @@ pub fn prepare_messages(model: &Model, context: &Context, allowed: &[&str]) -> V
     transform_messages(&context.messages, model, Some(&normalize))
 }
 
-fn image_part(mime: &str, data: &str) -> InputPart<'static> {
+fn image_part<'a>(mime: &str, data: &SharedStr) -> InputPart<'a> {
     InputPart::InputImage {
         detail: "auto",
-        image_url: format!("data:{mime};base64,{data}"),
+        image_url: data_url(mime, data),
     }
 }
 
 fn input_part(block: &InputBlock) -> InputPart<'_> {
     match block {
         InputBlock::Text(t) => InputPart::InputText {
-            text: Cow::Borrowed(&t.text),
+            text: (&t.text).into(),
         },
         InputBlock::Image(i) => image_part(&i.mime_type, &i.data),
     }
@@ -332,7 +333,7 @@ fn convert_assistant<'a>(
                     role: "assistant",
                     content: [OutputText {
                         kind: "output_text",
-                        text: &text.text,
+                        text: (&text.text).into(),
                         annotations: [],
                     }],
                     status: "completed",
@@ -365,15 +366,15 @@ fn convert_tool_result<'a>(
     model: &Model,
     result: &'a crate::types::ToolResultMessage,
 ) -> InputItem<'a> {
-    let texts: Vec<&str> = result
+    let texts: Vec<&SharedStr> = result
         .content
         .iter()
-        .filter_map(InputBlock::as_text)
+        .filter_map(|b| match b {
+            InputBlock::Text(t) => Some(&t.text),
+            InputBlock::Image(_) => None,
+        })
         .collect();
-    let text: Cow<str> = match texts.as_slice() {
-        [single] => Cow::Borrowed(single),
-        _ => Cow::Owned(texts.join("\n")),
-    };
+    let text = joined(&texts, "\n");
     let has_images = result
         .content
         .iter()
@@ -390,7 +391,7 @@ fn convert_tool_result<'a>(
         }
         ToolOutput::Parts(parts)
     } else if text.is_empty() {
-        ToolOutput::Text(Cow::Borrowed(IMAGE_ONLY_TOOL_RESULT))
+        ToolOutput::Text(IMAGE_ONLY_TOOL_RESULT.into())
     } else {
         ToolOutput::Text(text)
     };
@@ -424,9 +425,7 @@ pub fn convert_messages<'a>(
         match message {
             Message::User(user) => {
                 let parts: Vec<InputPart> = match &user.content {
-                    UserContent::Text(text) => vec![InputPart::InputText {
-                        text: Cow::Borrowed(text),
-                    }],
+                    UserContent::Text(text) => vec![InputPart::InputText { text: text.into() }],
                     UserContent::Blocks(blocks) => blocks.iter().map(input_part).collect(),
                 };
                 if parts.is_empty() {
