@@ -303,7 +303,9 @@ impl App {
 }
 
 /// Rows the tree may use: most of the terminal.
+/// The tree shows half the terminal's rows (at least 5), as pi does, so that its title and
+/// the footer below it stay on screen.
 fn tree_rows(app: &App) -> usize {
     let rows = pi_tui::terminal::Terminal::size(app.renderer.terminal()).1;
-    rows.saturating_sub(8).max(5)
+    (rows / 2).max(5)
 }
