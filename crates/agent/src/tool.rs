@@ -31,6 +31,13 @@ pub struct AgentToolResult {
     /// Stop the run after this batch (only when every result of the batch says so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminate: Option<bool>,
+    /// A result that reports a failure with its own content (an MCP `isError` result); the
+    /// loop records it as an error result. Not part of the wire shape.
+    #[serde(skip)]
+    pub is_error: bool,
+    /// The machine-readable result (pi 1.5: an MCP call's whole result, without `_meta`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Box<Value>>,
 }
 
 impl AgentToolResult {
@@ -40,6 +47,8 @@ impl AgentToolResult {
             content: vec![InputBlock::text(text)],
             details: None,
             terminate: None,
+            is_error: false,
+            structured_content: None,
         }
     }
 
@@ -49,6 +58,8 @@ impl AgentToolResult {
             content: vec![InputBlock::text(text)],
             details: Some(Value::Object(Map::new())),
             terminate: None,
+            is_error: false,
+            structured_content: None,
         }
     }
 }

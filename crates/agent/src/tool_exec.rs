@@ -46,7 +46,7 @@ struct Prepared<'a> {
 
 enum Preparation<'a> {
     Ready(Prepared<'a>),
-    Immediate(Finalized<'a>),
+    Immediate(Box<Finalized<'a>>),
 }
 
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
@@ -58,11 +58,11 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 fn immediate(call: &ToolCall, text: String) -> Preparation<'_> {
-    Preparation::Immediate(Finalized {
+    Preparation::Immediate(Box::new(Finalized {
         call,
         result: AgentToolResult::error(text),
         is_error: true,
-    })
+    }))
 }
 
 /// A call's tool and its validated arguments, or the error result it gets at once.
@@ -230,7 +230,10 @@ async fn execute(
         sink.emit(update(partial)).await;
     }
     match outcome {
-        Ok(Ok(result)) => (result, false),
+        Ok(Ok(mut result)) => {
+            let is_error = std::mem::take(&mut result.is_error);
+            (result, is_error)
+        }
         Ok(Err(error)) => (AgentToolResult::error(error.0), true),
         Err(panic) => (
             AgentToolResult::error(format!(
@@ -372,7 +375,7 @@ async fn run_sequential(
     for (index, call) in calls.iter().enumerate() {
         emit_start(call, sink).await;
         let finalized = match prepare(context, assistant, call, config, cancel).await {
-            Preparation::Immediate(done) => done,
+            Preparation::Immediate(done) => *done,
             Preparation::Ready(prepared) => {
                 let executed = execute(&prepared, cancel, sink).await;
                 finalize(context, assistant, prepared, executed, config, cancel).await
@@ -432,7 +435,7 @@ async fn run_parallel(
         match preparation {
             Preparation::Immediate(done) => {
                 emit_end(&done, sink).await;
-                slots.push(Slot::Done(done));
+                slots.push(Slot::Done(*done));
             }
             Preparation::Ready(prepared) => slots.push(Slot::Pending(prepared)),
         }

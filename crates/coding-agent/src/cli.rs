@@ -89,6 +89,9 @@ pub struct Args {
     /// Do not load AGENTS.md / CLAUDE.md files.
     #[arg(long = "no-context-files")]
     pub no_context_files: bool,
+    /// Built-in MCP off for the run: no servers connect, no MCP tools.
+    #[arg(long = "no-mcp")]
+    pub no_mcp: bool,
     /// Load an extension file or directory (repeatable).
     #[arg(short = 'e', long = "extension", value_name = "path")]
     pub extension: Vec<String>,
@@ -323,6 +326,7 @@ Options:
   --no-tools, -nt                Disable all tools
   --no-builtin-tools, -nbt       Disable the built-in tools
   --no-context-files, -nc        Don't load AGENTS.md / CLAUDE.md
+  --no-mcp                       Disable built-in MCP support: no servers connect and no MCP tools
   --extension, -e <path>         Load an extension file or directory (repeatable)
   --no-extensions, -ne           Disable extension discovery (explicit -e paths still work)
   --approve, -a                  Trust project-local files (.pi/extensions, …) for this run

@@ -54,6 +54,8 @@ pub struct Loaded {
     /// Installed packages (settings `packages`, `-e npm:…` / `-e git:…`): their skills,
     /// prompt templates and themes join the session's (their extensions are loaded).
     pub resolved_packages: ResolvedPackages,
+    /// The user trusts this project's own files (`.pi/`): its MCP servers may start.
+    pub project_trusted: bool,
 }
 
 /// `extensions` and `defaultProjectTrust` of a settings file.
@@ -94,6 +96,7 @@ fn project_trusted(
     };
     if !discovery::project_has_extensions(&options.cwd, project_entries)
         && pkg_settings::read_scope(&roots, SourceScope::Project).is_empty()
+        && !pi_mcp::config::project_config_path(&options.cwd).exists()
     {
         return (false, None);
     }
@@ -206,6 +209,7 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         fatal,
         packages,
         resolved_packages,
+        project_trusted: trusted,
     }
 }
 

@@ -11,6 +11,7 @@ pub mod extension_loader;
 pub mod extensions;
 pub mod file_args;
 pub mod list_models;
+pub mod mcp;
 pub mod messages;
 pub mod model_registry;
 pub mod modes;

@@ -4,10 +4,13 @@ use std::io::Read;
 
 use anyhow::Result;
 use pi_ai::ThinkingLevel;
-use pi_coding_agent::agent_session::{AgentSession, AgentSessionConfig, ExtensionSetup};
+use pi_coding_agent::agent_session::{
+    AgentSession, AgentSessionConfig, ExtensionSetup, McpToolFilter,
+};
 use pi_coding_agent::cli::{self, Mode};
 use pi_coding_agent::config::settings_store::SettingsStore;
 use pi_coding_agent::config::{paths, settings::Settings};
+use pi_coding_agent::mcp::runtime::McpRuntime;
 use pi_coding_agent::model_registry::ModelRegistry;
 use pi_coding_agent::modes::run::{self, Output as RunOutput, RunPrompt};
 use pi_coding_agent::modes::system_prompt;
@@ -40,6 +43,7 @@ fn run() -> Result<i32> {
     if let Some(code) = pi_coding_agent::packages::cli::handle(&argv)
         .or_else(|| pi_coding_agent::modes::config::handle(&argv))
         .or_else(|| pi_coding_agent::modes::auth::handle(&argv))
+        .or_else(|| pi_coding_agent::mcp::command::handle(&argv))
     {
         return Ok(code);
     }
@@ -165,6 +169,7 @@ fn run() -> Result<i32> {
         return Ok(1);
     }
     let extensions = loaded.runtime;
+    let loaded_trusted = loaded.project_trusted;
     let packages = loaded.packages;
     let resolved_packages = loaded.resolved_packages;
     if args.help {
@@ -443,17 +448,18 @@ environment variable, pass --api-key, or configure it in {}",
                 .collect()
         }
     };
+    let tool_request = ToolRequest {
+        tools: tools_flag,
+        exclude: args
+            .exclude_tools
+            .as_deref()
+            .map(tool_selection::parse_list)
+            .unwrap_or_default(),
+        no_tools: args.no_tools,
+        no_builtin_tools: args.no_builtin_tools,
+    };
     let tool_names = tool_selection::select(
-        &ToolRequest {
-            tools: tools_flag,
-            exclude: args
-                .exclude_tools
-                .as_deref()
-                .map(tool_selection::parse_list)
-                .unwrap_or_default(),
-            no_tools: args.no_tools,
-            no_builtin_tools: args.no_builtin_tools,
-        },
+        &tool_request,
         &tools::ALL_TOOLS,
         &default_tools.iter().map(String::as_str).collect::<Vec<_>>(),
         &extension_tools
@@ -620,9 +626,20 @@ environment variable, pass --api-key, or configure it in {}",
             prompt_recipe: Some(recipe),
         },
     });
+    if !args.no_mcp {
+        let mcp = McpRuntime::load(&agent_dir, agent_session.cwd(), loaded_trusted);
+        if !mcp.is_empty() {
+            mcp.start();
+            agent_session.attach_mcp(
+                std::sync::Arc::new(mcp),
+                McpToolFilter::from_request(&tool_request),
+            );
+        }
+    }
     if rpc {
         let transcript = agent_session.clone();
         let code = runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session));
+        runtime.block_on(transcript.close_mcp());
         std::mem::forget(transcript);
         return Ok(code);
     }
@@ -653,10 +670,13 @@ environment variable, pass --api-key, or configure it in {}",
                 .collect(),
             no_model,
         };
-        return Ok(runtime.block_on(pi_coding_agent::modes::interactive::run(
+        let closing = agent_session.clone();
+        let code = runtime.block_on(pi_coding_agent::modes::interactive::run(
             agent_session,
             options,
-        )));
+        ));
+        runtime.block_on(closing.close_mcp());
+        return Ok(code);
     }
     let mut inputs: Vec<RunPrompt> = prompts
         .into_iter()
@@ -676,6 +696,7 @@ environment variable, pass --api-key, or configure it in {}",
     pi_coding_agent::timing::mark("agent session ready");
     let transcript = agent_session.clone();
     let code = runtime.block_on(run::run(agent_session, inputs, output));
+    runtime.block_on(transcript.close_mcp());
     pi_coding_agent::timing::mark("run finished");
     // The process exits next: freeing a large transcript entry by entry would only cost time.
     std::mem::forget(transcript);

@@ -235,6 +235,8 @@ fn other_tools() {
             )],
             details: Some(json!({"matchLimitReached": 50})),
             terminate: None,
+            is_error: false,
+            structured_content: None,
         },
         false,
     );
@@ -258,6 +260,8 @@ fn other_tools() {
             ],
             details: None,
             terminate: None,
+            is_error: false,
+            structured_content: None,
         },
         false,
     );

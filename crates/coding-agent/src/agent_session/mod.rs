@@ -8,6 +8,7 @@ mod bash;
 mod compaction;
 mod extension_actions;
 mod extensions;
+mod mcp;
 mod models;
 mod navigation;
 mod providers;
@@ -38,6 +39,7 @@ use crate::session_event::{AgentSessionEvent, SessionOnlyEvent};
 
 pub use bash::{BashResult, parse_bash_input};
 pub use extensions::ExtensionSetup;
+pub use mcp::McpToolFilter;
 pub use models::{ModelCycleResult, ScopedModel};
 pub use navigation::{ForkResult, NavigateOptions, NavigateResult};
 pub use stats::{ContextUsage, SessionStats, TokenTotals};
@@ -175,6 +177,7 @@ pub(crate) struct Inner {
     bash_cancel: Mutex<Option<CancellationToken>>,
     pending_bash: Mutex<Vec<AgentMessage>>,
     ext: extensions::ExtensionState,
+    mcp: Mutex<Option<Arc<mcp::McpState>>>,
 }
 
 /// A running coding-agent session; cheap to clone (all clones are the same session).
@@ -282,6 +285,7 @@ impl AgentSession {
                 bash_cancel: Mutex::new(None),
                 pending_bash: Mutex::new(Vec::new()),
                 ext,
+                mcp: Mutex::new(None),
             }
         });
         Self { inner }
@@ -544,6 +548,7 @@ impl AgentSession {
             return Ok(());
         }
         self.inner.flush_pending_bash();
+        self.sync_mcp_tools().await;
         let model = self.model();
         if let Err(error) = self.inner.request_auth(&model) {
             report(Err(error.0.clone()));

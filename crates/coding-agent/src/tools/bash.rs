@@ -149,6 +149,8 @@ fn update_result(snapshot: &OutputSnapshot) -> AgentToolResult {
         content: vec![InputBlock::text(snapshot.content.clone())],
         details: Some(update_details(snapshot)),
         terminate: None,
+        is_error: false,
+        structured_content: None,
     }
 }
 
@@ -206,5 +208,7 @@ fn tool_result(
         content: vec![InputBlock::text(text)],
         details,
         terminate: None,
+        is_error: false,
+        structured_content: None,
     })
 }

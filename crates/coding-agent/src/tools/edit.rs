@@ -129,6 +129,8 @@ impl AgentTool for EditTool {
                     ))],
                     details: Some(Value::Object(details)),
                     terminate: None,
+                    is_error: false,
+                    structured_content: None,
                 })
             })
             .await

@@ -277,6 +277,8 @@ pub(crate) fn finish(
         content: vec![InputBlock::text(text)],
         details: (!details.is_empty()).then_some(Value::Object(details)),
         terminate: None,
+        is_error: false,
+        structured_content: None,
     }
 }
 

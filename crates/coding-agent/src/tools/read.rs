@@ -155,6 +155,8 @@ fn image_result(bytes: &[u8], mime_type: &str) -> AgentToolResult {
         ],
         details: None,
         terminate: None,
+        is_error: false,
+        structured_content: None,
     }
 }
 

@@ -648,6 +648,8 @@ fn error_result(text: &str) -> AgentToolResult {
         content: vec![pi_ai::InputBlock::text(text)],
         details: None,
         terminate: None,
+        is_error: false,
+        structured_content: None,
     }
 }
 

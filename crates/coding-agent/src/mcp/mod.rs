@@ -1,0 +1,42 @@
+//! MCP in pi: the servers of `mcp.json` connected for a session, their tools as pi tools, and
+//! the `pi mcp` commands. The protocol, configuration and naming live in `pi-mcp`.
+
+pub mod command;
+pub mod resources;
+pub mod runtime;
+pub mod tool;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use pi_mcp::connection::ResolveValue;
+
+use crate::config::values::{referenced_variables, resolve_config_value};
+
+/// Resolves `env` and `headers` values as pi does; the error says what could not be read.
+pub fn value_resolver() -> ResolveValue {
+    Arc::new(|value: &str, what: &str| {
+        resolve_config_value(value).ok_or_else(|| {
+            let missing: Vec<String> = referenced_variables(value)
+                .into_iter()
+                .filter(|name| std::env::var(name).map_or(true, |v| v.is_empty()))
+                .collect();
+            if value.starts_with('!') {
+                format!("Failed to resolve {what} from command")
+            } else {
+                format!(
+                    "Failed to resolve {what} from environment variable: {}",
+                    missing.join(", ")
+                )
+            }
+        })
+    })
+}
+
+/// The log every server writes to: `<agentDir>/mcp.log`.
+pub fn server_log(agent_dir: &Path) -> Arc<pi_mcp::log::ServerLog> {
+    Arc::new(pi_mcp::log::ServerLog::new(
+        agent_dir.join("mcp.log"),
+        crate::session::time::iso_now,
+    ))
+}

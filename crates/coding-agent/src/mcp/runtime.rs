@@ -1,0 +1,132 @@
+//! The MCP servers of one pi process: loaded from `mcp.json`, connected in parallel in the
+//! background (a slow server delays nobody but its own tools), and closed with pi.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use pi_agent_core::AgentTool;
+use pi_mcp::config::{self, McpConfig};
+use pi_mcp::connection::{Connection, Context, State};
+use tokio::sync::watch;
+
+use super::tool::McpTool;
+
+/// How long the first prompt waits for servers whose tools are declared to the model.
+pub const DECLARED_WAIT: Duration = Duration::from_secs(10);
+
+/// Every configured server of this process.
+pub struct McpRuntime {
+    pub config: McpConfig,
+    connections: Vec<Arc<Connection>>,
+    changes: watch::Receiver<u64>,
+}
+
+impl McpRuntime {
+    /// Reads the configuration; nothing connects until [`McpRuntime::start`].
+    pub fn load(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Self {
+        let config = config::load(agent_dir, cwd, project_trusted);
+        let (sender, changes) = watch::channel(0u64);
+        let sender = Arc::new(sender);
+        let context = Context {
+            cwd: cwd.to_path_buf(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            log: super::server_log(agent_dir),
+            resolve: super::value_resolver(),
+            on_change: Arc::new(move |_server: &str| {
+                sender.send_modify(|n| *n += 1);
+            }),
+            version: crate::VERSION.to_owned(),
+        };
+        let connections = config
+            .servers
+            .iter()
+            .map(|entry| Connection::new(entry.clone(), context.clone()))
+            .collect();
+        Self {
+            config,
+            connections,
+            changes,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.connections.is_empty()
+    }
+
+    pub fn connections(&self) -> &[Arc<Connection>] {
+        &self.connections
+    }
+
+    /// Connects every enabled server, each in its own task.
+    pub fn start(&self) {
+        for connection in &self.connections {
+            if connection.entry.config.enabled {
+                let connection = connection.clone();
+                tokio::spawn(async move {
+                    let _ = connection.connect().await;
+                });
+            }
+        }
+    }
+
+    /// A receiver that changes whenever a server's state or tools change.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.clone()
+    }
+
+    /// Waits (at most `limit`) until no server with declared tools is still connecting.
+    pub async fn wait_for_declared(&self, limit: Duration) {
+        let mut changes = self.changes.clone();
+        let pending = || {
+            self.connections.iter().any(|c| {
+                c.entry.config.enabled && declares_tools(c) && c.status().state == State::Connecting
+            })
+        };
+        let _ = tokio::time::timeout(limit, async {
+            while pending() {
+                if changes.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
+
+    /// The MCP tools declared to the model now, named so none takes a name in `taken`.
+    pub fn tools(&self, taken: &[String]) -> Vec<Arc<dyn AgentTool>> {
+        let mut names: Vec<String> = taken.to_vec();
+        let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
+        for connection in &self.connections {
+            let status = connection.status();
+            if status.state != State::Connected {
+                continue;
+            }
+            for tool in &status.tools {
+                let exposure = connection.entry.config.tool_exposure(&tool.name);
+                if !exposure.declared() {
+                    continue;
+                }
+                let name = pi_mcp::naming::tool_name(connection.name(), &tool.name, |n| {
+                    names.iter().any(|t| t == n)
+                });
+                names.push(name.clone());
+                tools.push(Arc::new(McpTool::new(connection.clone(), tool, name)));
+            }
+        }
+        tools.extend(super::resources::tools(&self.connections));
+        tools
+    }
+
+    /// Closes every connection and stops every server process.
+    pub async fn close(&self) {
+        futures_util::future::join_all(self.connections.iter().map(|c| c.close())).await;
+    }
+}
+
+/// Whether a server may have tools the model is declared: its exposure, or any
+/// `toolExposure` entry, is declared.
+fn declares_tools(connection: &Connection) -> bool {
+    let config = &connection.entry.config;
+    config.exposure().declared() || config.tool_exposure.iter().any(|(_, e)| e.declared())
+}

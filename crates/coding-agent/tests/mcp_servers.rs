@@ -1,0 +1,536 @@
+//! MCP through the real `pi` binary against real servers from npm
+//! (`@modelcontextprotocol/server-everything` and `server-filesystem`, installed by
+//! `scripts/install-mcp-servers.sh` into `target/mcp-servers`), and against servers written
+//! here that crash, hang or send garbage; the model is mock-llm.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use mock_llm::{MockServer, Script};
+use serde_json::{Value, json};
+use support::rpc::{Env, Rpc};
+
+/// Where the npm servers are installed.
+fn servers_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("PI_TEST_MCP_SERVERS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
+        PathBuf::from,
+    );
+    let found = dir
+        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+        .exists();
+    if !found {
+        assert!(
+            std::env::var_os("PI_TEST_REQUIRE_MCP").is_none(),
+            "the MCP test servers are not installed (scripts/install-mcp-servers.sh)"
+        );
+        eprintln!(
+            "the MCP test servers are not installed: skipped (scripts/install-mcp-servers.sh)"
+        );
+    }
+    found.then_some(dir)
+}
+
+fn everything(dir: &Path) -> Value {
+    let script = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    json!({"command": "node", "args": [script.display().to_string(), "stdio"]})
+}
+
+fn write_config(env: &Env, servers: Value) {
+    std::fs::write(
+        env.agent.join("mcp.json"),
+        serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap(),
+    )
+    .unwrap();
+}
+
+fn pi(env: &Env, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(args)
+        .current_dir(&env.work)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env("PI_OFFLINE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("pi runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The names of the tools a request declared.
+fn declared(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The content of the tool result messages of a request.
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_list_and_remove_write_mcp_json_as_pi_does() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let out = pi(
+        &env,
+        &[
+            "mcp",
+            "add",
+            "demo",
+            "--env",
+            "GREETING=hi",
+            "--description",
+            "Echo",
+            "--",
+            "python3",
+            "x.py",
+            "--flag",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let path = env.agent.join("mcp.json");
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "Added global MCP server \"demo\" in {}.\nCheck it with: pi mcp list\n",
+            path.display()
+        )
+    );
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        written,
+        json!({"mcpServers": {"demo": {"command": "python3", "args": ["x.py", "--flag"], "env": {"GREETING": "hi"}, "description": "Echo"}}})
+    );
+    let out = pi(
+        &env,
+        &["mcp", "add", "oa", "--url", "https://example.invalid/mcp"],
+    );
+    assert!(
+        text(&out.stdout)
+            .ends_with("Check it with: pi mcp list. If it requires sign-in: pi mcp login oa\n")
+    );
+    let out = pi(&env, &["mcp", "add", "Bad.Name", "--", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "invalid server name \"Bad.Name\" (use letters, digits, \"_\" and \"-\")\n"
+    );
+    let out = pi(
+        &env,
+        &["mcp", "add", "w", "--url", "http://x", "--env", "A=1"],
+    );
+    assert_eq!(text(&out.stderr), "--env only applies to stdio servers.\n");
+    let out = pi(&env, &["mcp", "remove", "demo"]);
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "Removed global MCP server \"demo\" from {}.\n",
+            path.display()
+        )
+    );
+    let out = pi(&env, &["mcp", "remove", "nosuch"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "No global MCP server named \"nosuch\" in {}.\n",
+            path.display()
+        )
+    );
+    let out = pi(&env, &["mcp", "login", "oa"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = pi(&env, &["mcp", "remove", "oa"]);
+    assert!(out.status.success());
+    let out = pi(&env, &["mcp", "list"]);
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "No MCP servers configured. Add them to {} or .pi/mcp.json.\n",
+            path.display()
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_connects_and_reports_tools_and_failures() {
+    let Some(dir) = servers_dir() else { return };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    write_config(
+        &env,
+        json!({
+            "everything": everything(&dir),
+            "crash": {"command": "sh", "args": ["-c", "echo boom >&2; exit 3"]},
+            "missing": {"command": "no-such-mcp-server-xyz"},
+            "off": {"command": "x", "enabled": false},
+            "Bad.Name": {"command": "x"}
+        }),
+    );
+    let out = pi(&env, &["mcp", "list", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let list: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    let servers = list["servers"].as_array().unwrap();
+    let by_name = |name: &str| servers.iter().find(|s| s["name"] == name).unwrap().clone();
+    let all = by_name("everything");
+    assert_eq!(all["state"], "connected");
+    assert_eq!(all["resources"], true);
+    let tools: Vec<&str> = all["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        tools.contains(&"echo") && tools.contains(&"get-sum"),
+        "{tools:?}"
+    );
+    let crash = by_name("crash");
+    assert_eq!(crash["state"], "failed");
+    let error = crash["error"].as_str().unwrap();
+    assert!(
+        error.contains("exited with code 3") && error.ends_with("boom"),
+        "{error}"
+    );
+    assert_eq!(
+        by_name("missing")["error"],
+        "spawn no-such-mcp-server-xyz ENOENT"
+    );
+    assert_eq!(by_name("off")["state"], "disabled");
+    assert_eq!(
+        list["errors"][0].as_str().unwrap(),
+        format!(
+            "{}: invalid server name \"Bad.Name\" (use letters, digits, \"_\" and \"-\")",
+            env.agent.join("mcp.json").display()
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_calls_mcp_tools_by_their_pi_names() {
+    let Some(dir) = servers_dir() else { return };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    write_config(&env, json!({ "everything": everything(&dir) }));
+    server.push(Script::tool_call(
+        "mcp__everything__echo",
+        json!({"message": "hello mcp"}),
+    ));
+    server.push(Script::tool_call(
+        "mcp__everything__get_sum",
+        json!({"a": 2, "b": 40}),
+    ));
+    server.push(Script::text("done"));
+    let out = pi(&env, &["-p", "use the tools"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "done\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let tools = declared(&requests[0].body);
+    for name in [
+        "read",
+        "bash",
+        "mcp__everything__echo",
+        "mcp__everything__get_sum",
+    ] {
+        assert!(tools.iter().any(|t| t == name), "{name} not in {tools:?}");
+    }
+    let echo = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "mcp__everything__echo")
+        .unwrap();
+    assert_eq!(echo["function"]["parameters"]["type"], "object");
+    let results = tool_results(&requests[2].body);
+    assert!(results[0].contains("Echo: hello mcp"), "{results:?}");
+    assert!(results[1].contains("42"), "{results:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_mcp_and_tool_patterns_decide_which_mcp_tools_are_declared() {
+    let Some(dir) = servers_dir() else { return };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    write_config(
+        &env,
+        json!({ "everything": {
+            "command": everything(&dir)["command"], "args": everything(&dir)["args"],
+            "toolExposure": {"get-env": "hidden", "toggle-*": "deferred"}
+        }}),
+    );
+    for args in [
+        vec!["--no-mcp", "-p", "a"],
+        vec!["--tools", "read,mcp__everything__e*", "-p", "b"],
+        vec![
+            "--tools",
+            "read",
+            "-xt",
+            "mcp__everything__get_*",
+            "-p",
+            "c",
+        ],
+    ] {
+        server.push(Script::text("ok"));
+        let out = pi(&env, &args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    }
+    let requests = server.requests();
+    let no_mcp = declared(&requests[0].body);
+    assert!(!no_mcp.iter().any(|t| t.starts_with("mcp__")), "{no_mcp:?}");
+    assert_eq!(
+        declared(&requests[1].body),
+        ["read", "mcp__everything__echo"]
+    );
+    let kept = declared(&requests[2].body);
+    assert!(
+        kept.iter().any(|t| t == "mcp__everything__echo"),
+        "{kept:?}"
+    );
+    assert!(
+        !kept.iter().any(|t| t.starts_with("mcp__everything__get_")),
+        "{kept:?}"
+    );
+    assert!(
+        !kept
+            .iter()
+            .any(|t| t.starts_with("mcp__everything__toggle")),
+        "{kept:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_becomes_tool_updates_and_abort_cancels_the_call() {
+    let Some(dir) = servers_dir() else { return };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    write_config(&env, json!({ "everything": everything(&dir) }));
+    server.push(Script::tool_call(
+        "mcp__everything__trigger_long_running_operation",
+        json!({"duration": 3, "steps": 3}),
+    ));
+    server.push(Script::text("after progress"));
+    server.push(Script::tool_call(
+        "mcp__everything__trigger_long_running_operation",
+        json!({"duration": 60, "steps": 60}),
+    ));
+    let mut rpc = Rpc::start(&env, &[]);
+    rpc.call("1", json!({"type": "prompt", "message": "run it"}));
+    let events = rpc.until("agent_end", |e| e["type"] == "agent_end");
+    let updates: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_update")
+        .collect();
+    assert!(updates.len() >= 2, "{updates:?}");
+    let first = updates[0]["partialResult"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        first.starts_with("Progress 1/3") || first.contains("1"),
+        "{first}"
+    );
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["isError"], false, "{end}");
+    assert_eq!(
+        end["result"]["details"],
+        json!({"server": "everything", "tool": "trigger-long-running-operation"})
+    );
+
+    rpc.call("2", json!({"type": "prompt", "message": "again"}));
+    rpc.until("the long call's first update", |e| {
+        e["type"] == "tool_execution_update"
+    });
+    let started = Instant::now();
+    rpc.send(json!({"id": "3", "type": "abort"}));
+    let events = rpc.until("agent_end", |e| e["type"] == "agent_end");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["isError"], true, "{end}");
+    rpc.finish();
+}
+
+/// Whether a process is gone (or a zombie).
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+fn wait_until(what: &str, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The test server, configured with a notes file it writes what it saw to.
+fn test_server(env: &Env, extra: Value) -> (Value, PathBuf) {
+    let script = env.dir.path().join("test_server.py");
+    std::fs::write(&script, TEST_SERVER).unwrap();
+    let notes = env.dir.path().join("notes.txt");
+    let mut entry = json!({"command": "python3", "args": [script.display().to_string(), notes.display().to_string()]});
+    if let (Some(entry), Value::Object(extra)) = (entry.as_object_mut(), extra) {
+        entry.extend(extra);
+    }
+    (entry, notes)
+}
+
+fn notes(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crashes_hangs_and_garbage_fail_one_call_and_the_session_goes_on() {
+    let Some(dir) = servers_dir() else { return };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let (test, notes_path) = test_server(&env, json!({"timeout": 2}));
+    write_config(&env, json!({ "everything": everything(&dir), "t": test }));
+    server.push(Script::tool_call("mcp__t__hang", json!({})));
+    server.push(Script::tool_call("mcp__t__garbage", json!({})));
+    server.push(Script::tool_call("mcp__t__boom", json!({})));
+    server.push(Script::tool_call(
+        "mcp__t__echo",
+        json!({"text": "back again"}),
+    ));
+    server.push(Script::tool_call(
+        "mcp__everything__echo",
+        json!({"message": "still here"}),
+    ));
+    server.push(Script::text("fine"));
+    let out = pi(&env, &["-p", "go"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = server.requests();
+    let results = tool_results(&requests[5].body);
+    assert_eq!(results.len(), 5, "{results:?}");
+    assert_eq!(
+        results[0],
+        "MCP server \"t\": the call timed out after 2 seconds"
+    );
+    assert!(
+        results[1].starts_with(
+            "MCP server \"t\": the server sent a line that is not JSON: this is not json"
+        ),
+        "garbage: {}",
+        results[1]
+    );
+    assert!(
+        results[2].starts_with("MCP server \"t\": the server exited with code 7")
+            && results[2].ends_with("dying now"),
+        "boom: {}",
+        results[2]
+    );
+    // The next call started the server again.
+    assert_eq!(results[3], "back again");
+    assert!(results[4].contains("Echo: still here"), "{results:?}");
+    // Every server process pi started is gone once pi has exited.
+    let pids: Vec<i32> = notes(&notes_path)
+        .lines()
+        .filter_map(|l| l.strip_prefix("pid "))
+        .filter_map(|p| p.trim().parse().ok())
+        .collect();
+    assert!(pids.len() >= 2, "{}", notes(&notes_path));
+    for pid in pids {
+        wait_until(&format!("server {pid} to be gone"), || process_gone(pid));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abort_sends_the_server_a_cancellation() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let (test, notes_path) = test_server(&env, json!({}));
+    write_config(&env, json!({ "t": test }));
+    server.push(Script::tool_call("mcp__t__slow", json!({})));
+    let mut rpc = Rpc::start(&env, &[]);
+    rpc.call("1", json!({"type": "prompt", "message": "slow"}));
+    rpc.until("the slow call", |e| e["type"] == "tool_execution_start");
+    wait_until("the call to reach the server", || {
+        notes(&notes_path).contains("call slow")
+    });
+    rpc.send(json!({"id": "2", "type": "abort"}));
+    rpc.until("agent_end", |e| e["type"] == "agent_end");
+    wait_until("the cancellation", || {
+        notes(&notes_path).contains("cancelled")
+    });
+    let seen = notes(&notes_path);
+    let call_id = seen
+        .lines()
+        .find_map(|l| l.strip_prefix("call slow "))
+        .unwrap()
+        .to_owned();
+    assert!(seen.contains(&format!("cancelled {call_id}")), "{seen}");
+    rpc.finish();
+}
+
+/// A stdio MCP server in Python that writes what it sees to a notes file: `echo` answers,
+/// `slow` waits for a cancellation, `hang` never answers, `garbage` writes a line that is
+/// not JSON, `boom` exits.
+const TEST_SERVER: &str = r#"
+import json, os, sys
+notes = open(sys.argv[1], "a")
+def note(text):
+    notes.write(text + "\n"); notes.flush()
+note("pid %d" % os.getpid())
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    def reply(result):
+        send({"jsonrpc": "2.0", "id": mid, "result": result})
+    if method == "initialize":
+        reply({"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}})
+    elif method == "tools/list":
+        tool = lambda n: {"name": n, "description": n, "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+        reply({"tools": [tool(n) for n in ["echo", "slow", "hang", "garbage", "boom"]]})
+    elif method == "notifications/cancelled":
+        note("cancelled %s" % msg["params"]["requestId"])
+    elif method == "tools/call":
+        name = msg["params"]["name"]
+        note("call %s %s" % (name, mid))
+        if name == "echo":
+            reply({"content": [{"type": "text", "text": msg["params"].get("arguments", {}).get("text", "")}]})
+        elif name == "garbage":
+            sys.stdout.write("this is not json\n"); sys.stdout.flush()
+            sys.stderr.write("wrote garbage\n"); sys.stderr.flush()
+        elif name == "boom":
+            sys.stderr.write("dying now\n"); sys.stderr.flush()
+            os._exit(7)
+"#;
