@@ -499,6 +499,124 @@ async fn an_abort_sends_the_server_a_cancellation() {
     rpc.finish();
 }
 
+/// A free loopback port.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// server-everything over streamable HTTP, stopped when dropped.
+struct HttpServer(std::process::Child);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_http_everything(dir: &Path) -> (HttpServer, String) {
+    let port = free_port();
+    let script = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let child = Command::new("node")
+        .arg(script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "server-everything did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (HttpServer(child), format!("http://127.0.0.1:{port}/mcp"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_servers_work_like_stdio_ones() {
+    let Some(dir) = servers_dir() else { return };
+    let (_http, url) = start_http_everything(&dir);
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    write_config(
+        &env,
+        json!({ "web": {"url": url, "headers": {"X-Team": "core"}} }),
+    );
+    let out = pi(&env, &["mcp", "list"]);
+    let listed = text(&out.stdout);
+    assert!(out.status.success(), "{listed}{}", text(&out.stderr));
+    assert!(listed.starts_with("web: connected, "), "{listed}");
+    server.push(Script::tool_call(
+        "mcp__web__echo",
+        json!({"message": "over http"}),
+    ));
+    server.push(Script::tool_call(
+        "mcp__web__trigger_long_running_operation",
+        json!({"duration": 1, "steps": 2}),
+    ));
+    server.push(Script::tool_call(
+        "read_mcp_resource",
+        json!({"server": "web", "uri": "demo://resource/static/document/features.md"}),
+    ));
+    server.push(Script::text("done"));
+    let out = pi(&env, &["--mode", "json", "-p", "go"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let updates = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_update")
+        .count();
+    assert!(updates >= 2, "progress over HTTP");
+    let results = tool_results(&server.requests()[3].body);
+    assert!(results[0].contains("Echo: over http"), "{results:?}");
+    assert!(
+        results[1].contains("Long running operation completed"),
+        "{results:?}"
+    );
+    assert!(results[2].len() > 100, "{results:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tool_list_follows_list_changed() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let (test, _) = test_server(&env, json!({}));
+    write_config(&env, json!({ "t": test }));
+    server.push(Script::tool_call("mcp__t__grow", json!({})));
+    server.push(Script::text("grown"));
+    server.push(Script::text("second"));
+    let mut rpc = Rpc::start(&env, &[]);
+    rpc.call("1", json!({"type": "prompt", "message": "grow"}));
+    rpc.event("agent_end");
+    rpc.call("2", json!({"type": "prompt", "message": "again"}));
+    rpc.event("agent_end");
+    let requests = server.requests();
+    assert!(
+        !declared(&requests[0].body)
+            .iter()
+            .any(|t| t == "mcp__t__extra")
+    );
+    assert!(
+        declared(&requests[2].body)
+            .iter()
+            .any(|t| t == "mcp__t__extra"),
+        "{:?}",
+        declared(&requests[2].body)
+    );
+    rpc.finish();
+}
+
 /// A stdio MCP server in Python that writes what it sees to a notes file: `echo` answers,
 /// `slow` waits for a cancellation, `hang` never answers, `garbage` writes a line that is
 /// not JSON, `boom` exits.
@@ -510,16 +628,18 @@ def note(text):
 note("pid %d" % os.getpid())
 def send(obj):
     sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
+grown = False
 for line in sys.stdin:
     msg = json.loads(line)
     method, mid = msg.get("method"), msg.get("id")
     def reply(result):
         send({"jsonrpc": "2.0", "id": mid, "result": result})
     if method == "initialize":
-        reply({"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}})
+        reply({"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {"listChanged": True}}, "serverInfo": {"name": "t", "version": "1"}})
     elif method == "tools/list":
         tool = lambda n: {"name": n, "description": n, "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
-        reply({"tools": [tool(n) for n in ["echo", "slow", "hang", "garbage", "boom"]]})
+        names = ["echo", "slow", "hang", "garbage", "boom", "grow"] + (["extra"] if grown else [])
+        reply({"tools": [tool(n) for n in names]})
     elif method == "notifications/cancelled":
         note("cancelled %s" % msg["params"]["requestId"])
     elif method == "tools/call":
@@ -530,6 +650,10 @@ for line in sys.stdin:
         elif name == "garbage":
             sys.stdout.write("this is not json\n"); sys.stdout.flush()
             sys.stderr.write("wrote garbage\n"); sys.stderr.flush()
+        elif name == "grow":
+            grown = True
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            reply({"content": [{"type": "text", "text": "grown"}]})
         elif name == "boom":
             sys.stderr.write("dying now\n"); sys.stderr.flush()
             os._exit(7)

@@ -299,6 +299,8 @@ impl Connection {
                     };
                     map.insert(name, value);
                 }
+                // reqwest is built without a bundled crypto provider; ring is pi's.
+                let _ = rustls::crypto::ring::default_provider().install_default();
                 let client = reqwest::Client::builder()
                     .default_headers(map)
                     .build()
