@@ -273,6 +273,46 @@ async fn the_model_calls_mcp_tools_by_their_pi_names() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_filesystem_server_writes_and_reads_in_the_project() {
+    let Some(dir) = servers_dir() else { return };
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let script = dir.join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let root = env.work.canonicalize().unwrap();
+    write_config(
+        &env,
+        json!({"fs": {"command": "node", "args": [script.display().to_string(), root.display().to_string()]}}),
+    );
+    let note = root.join("note.txt");
+    server.push(Script::tool_call(
+        "mcp__fs__write_file",
+        json!({"path": note.display().to_string(), "content": "written through MCP\n"}),
+    ));
+    server.push(Script::tool_call(
+        "mcp__fs__read_text_file",
+        json!({"path": note.display().to_string()}),
+    ));
+    server.push(Script::tool_call(
+        "mcp__fs__read_text_file",
+        json!({"path": "/etc/hostname"}),
+    ));
+    server.push(Script::text("done"));
+    let out = pi(&env, &["-p", "write and read"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&note).unwrap(),
+        "written through MCP\n"
+    );
+    let results = tool_results(&server.requests()[3].body);
+    assert!(results[1].contains("written through MCP"), "{results:?}");
+    // Outside the allowed directory: the server's error reaches the model as an error result.
+    assert!(
+        results[2].to_lowercase().contains("denied") || results[2].contains("outside"),
+        "{results:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_mcp_and_tool_patterns_decide_which_mcp_tools_are_declared() {
     let Some(dir) = servers_dir() else { return };
     let server = MockServer::start().await.unwrap();
@@ -615,6 +655,35 @@ async fn the_tool_list_follows_list_changed() {
         declared(&requests[2].body)
     );
     rpc.finish();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_mcp_shows_servers_state_and_tools_in_the_terminal() {
+    if !support::tmux::available() {
+        eprintln!("tmux is not installed; skipping");
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let (test, _) = test_server(&env, json!({"toolExposure": {"boom": "hidden"}}));
+    write_config(
+        &env,
+        json!({ "t": test, "gone": {"command": "no-such-mcp-server-xyz"} }),
+    );
+    let tmux = support::tmux::Tmux::start(&env, &[], 120, 40);
+    tmux.wait_for("mock-model");
+    tmux.type_text("/mcp");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait("the MCP list", Duration::from_secs(20), |s| {
+        s.contains("MCP Servers")
+            && s.contains("gone: failed")
+            && s.contains("t: connected, 6 tools")
+    });
+    assert!(screen.contains("mcp__t__boom [hidden]"), "{screen}");
+    assert!(
+        screen.contains("spawn no-such-mcp-server-xyz ENOENT"),
+        "{screen}"
+    );
 }
 
 /// A stdio MCP server in Python that writes what it sees to a notes file: `echo` answers,

@@ -561,6 +561,15 @@ impl Connection {
         }
     }
 
+    /// Drops the current connection (stopping its process) and connects again.
+    pub async fn reconnect(self: &Arc<Self>) -> Result<(), String> {
+        let old = self.live.lock().await.take();
+        if let Some(process) = old.and_then(|old| old.process) {
+            process.stop().await;
+        }
+        self.connect().await
+    }
+
     /// Closes the connection and stops the server process.
     pub async fn close(&self) {
         self.closed.cancel();

@@ -93,6 +93,24 @@ impl McpRuntime {
         .await;
     }
 
+    /// Waits (at most `limit`) until no enabled server is still connecting.
+    pub async fn wait_for_all(&self, limit: Duration) {
+        let mut changes = self.changes.clone();
+        let pending = || {
+            self.connections
+                .iter()
+                .any(|c| c.entry.config.enabled && c.status().state == State::Connecting)
+        };
+        let _ = tokio::time::timeout(limit, async {
+            while pending() {
+                if changes.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
+
     /// The MCP tools declared to the model now, named so none takes a name in `taken`.
     pub fn tools(&self, taken: &[String]) -> Vec<Arc<dyn AgentTool>> {
         let mut names: Vec<String> = taken.to_vec();
@@ -116,6 +134,77 @@ impl McpRuntime {
         }
         tools.extend(super::resources::tools(&self.connections));
         tools
+    }
+
+    /// The servers as `/mcp` lists them: state, exposure, where each is configured, its
+    /// command or URL, its tools (with the names the model calls them by) and its error.
+    pub fn describe(&self) -> String {
+        let mut out = Vec::new();
+        for connection in &self.connections {
+            let config = &connection.entry.config;
+            let status = connection.status();
+            let state = if config.enabled {
+                status.state.as_str()
+            } else {
+                "disabled"
+            };
+            let tools = if status.state == State::Connected {
+                format!(
+                    ", {} tool{}",
+                    status.tools.len(),
+                    if status.tools.len() == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            };
+            let exposure = match config.exposure() {
+                pi_mcp::exposure::Exposure::Codemode => "codemode, declared as direct".to_owned(),
+                other => other.as_str().to_owned(),
+            };
+            out.push(format!(
+                "{}: {state}{tools} ({exposure}, {})",
+                connection.name(),
+                connection.entry.scope.as_str()
+            ));
+            out.push(format!("  {}", config.describe_transport()));
+            if !status.tools.is_empty() {
+                let names: Vec<String> = status
+                    .tools
+                    .iter()
+                    .map(|t| {
+                        let exposure = config.tool_exposure(&t.name);
+                        let pi_name =
+                            pi_mcp::naming::tool_name(connection.name(), &t.name, |_| false);
+                        if exposure == config.exposure() {
+                            pi_name
+                        } else {
+                            format!("{pi_name} [{}]", exposure.as_str())
+                        }
+                    })
+                    .collect();
+                out.push(format!("  tools: {}", names.join(", ")));
+            }
+            if status.has_resources {
+                out.push("  offers resources".to_owned());
+            }
+            if let Some(error) = status.error.filter(|_| status.state != State::Connected) {
+                out.push(format!("  {}", error.replace('\n', "\n  ")));
+            }
+        }
+        for error in &self.config.errors {
+            out.push(format!("config error: {error}"));
+        }
+        out.join("\n")
+    }
+
+    /// Connects a server again (after a failure, or to pick up a changed server).
+    pub async fn reconnect(&self, name: &str) -> Result<(), String> {
+        let connection = self
+            .connections
+            .iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| format!("No MCP server named \"{name}\""))?;
+        connection.reconnect().await
     }
 
     /// Closes every connection and stops every server process.

@@ -19,6 +19,10 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("compact", "Manually compact the session context"),
     ("resume", "Resume a different session"),
     ("reload", "Reload keybindings, skills, prompts, and themes"),
+    (
+        "mcp",
+        "Show MCP servers, their state and tools (reconnect <server>)",
+    ),
     ("login", "Configure provider authentication"),
     ("logout", "Remove provider authentication"),
     (
@@ -47,6 +51,7 @@ pub enum Command {
     Reload,
     Login(Option<String>),
     Logout,
+    Mcp(Option<String>),
     LocalLlm,
     Quit,
 }
@@ -76,6 +81,7 @@ pub fn parse(text: &str) -> Option<Command> {
         "resume" if arg.is_empty() => Command::Resume,
         "reload" if arg.is_empty() => Command::Reload,
         "login" => Command::Login(arg_opt()),
+        "mcp" => Command::Mcp(arg_opt()),
         "logout" if arg.is_empty() => Command::Logout,
         "local-llm" if arg.is_empty() => Command::LocalLlm,
         "quit" | "exit" if arg.is_empty() => Command::Quit,
