@@ -313,6 +313,43 @@ async fn the_filesystem_server_writes_and_reads_in_the_project() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_mcp_json_runs_only_in_a_trusted_project() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let (test, notes_path) = test_server(&env, json!({}));
+    std::fs::create_dir_all(env.work.join(".pi")).unwrap();
+    std::fs::write(
+        env.work.join(".pi/mcp.json"),
+        json!({"mcpServers": {"proj": test}}).to_string(),
+    )
+    .unwrap();
+    // Not trusted (and not asked, outside interactive mode): the server never starts.
+    server.push(Script::text("one"));
+    let out = pi(&env, &["-p", "a"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !declared(&server.requests()[0].body)
+            .iter()
+            .any(|t| t.starts_with("mcp__"))
+    );
+    assert_eq!(notes(&notes_path), "", "the untrusted project's server ran");
+    let listed = text(&pi(&env, &["mcp", "list"]).stdout);
+    assert!(
+        listed.contains("is ignored because the project is not trusted"),
+        "{listed}"
+    );
+    // --approve trusts it for the run.
+    server.push(Script::text("two"));
+    let out = pi(&env, &["--approve", "-p", "b"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        declared(&server.requests()[1].body)
+            .iter()
+            .any(|t| t == "mcp__proj__echo")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_mcp_and_tool_patterns_decide_which_mcp_tools_are_declared() {
     let Some(dir) = servers_dir() else { return };
     let server = MockServer::start().await.unwrap();
