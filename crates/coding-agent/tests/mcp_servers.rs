@@ -165,8 +165,35 @@ async fn add_list_and_remove_write_mcp_json_as_pi_does() {
     );
     let out = pi(&env, &["mcp", "login", "oa"]);
     assert_eq!(out.status.code(), Some(1));
+    let out = pi(&env, &["mcp", "logout", "oa"]);
+    assert_eq!(
+        text(&out.stdout),
+        "No stored credentials for MCP server \"oa\".\n"
+    );
+    std::fs::write(
+        env.agent.join("mcp-auth.json"),
+        r#"{"mcp__oa|https://example.invalid/mcp": {"tokens": {"access_token": "x"}}}"#,
+    )
+    .unwrap();
+    let out = pi(&env, &["mcp", "logout", "oa"]);
+    assert_eq!(text(&out.stdout), "Signed out of MCP server \"oa\".\n");
+    assert_eq!(
+        std::fs::read_to_string(env.agent.join("mcp-auth.json")).unwrap(),
+        "{}\n"
+    );
+    assert!(
+        pi(&env, &["mcp", "add", "demo", "--", "python3", "x.py"])
+            .status
+            .success()
+    );
+    let out = pi(&env, &["mcp", "logout", "demo"]);
+    assert_eq!(
+        text(&out.stderr),
+        "MCP server \"demo\" does not use OAuth. Only HTTP servers without an Authorization header do.\n"
+    );
     let out = pi(&env, &["mcp", "remove", "oa"]);
     assert!(out.status.success());
+    assert!(pi(&env, &["mcp", "remove", "demo"]).status.success());
     let out = pi(&env, &["mcp", "list"]);
     assert_eq!(
         text(&out.stdout),

@@ -5,6 +5,7 @@
 pub mod config;
 pub mod connection;
 pub mod content;
+pub mod credentials;
 pub mod edit;
 pub mod exposure;
 pub mod json_lines;

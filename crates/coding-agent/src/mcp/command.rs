@@ -595,6 +595,22 @@ fn sign_in_or_out(
             "MCP server \"{name}\" does not use OAuth. Only HTTP servers without an Authorization header do."
         ));
     }
+    let url = entry.config.oauth_url().unwrap_or_default();
+    if command == "logout" {
+        let removed = pi_mcp::credentials::remove(&agent_dir.join("mcp-auth.json"), name, url)
+            .map_err(|e| {
+                format!(
+                    "Could not update {}: {e}",
+                    agent_dir.join("mcp-auth.json").display()
+                )
+            })?;
+        if removed {
+            println!("Signed out of MCP server \"{name}\".");
+        } else {
+            println!("No stored credentials for MCP server \"{name}\".");
+        }
+        return Ok(0);
+    }
     Err(format!(
         "Signing in to MCP servers is not available in this version of pi yet (MCP server \"{name}\")."
     ))
