@@ -551,3 +551,92 @@ fn stdio_fields(entry: &Map<String, Value>, command: &str) -> Result<Transport, 
         cwd,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn error(name: &str, entry: Value) -> String {
+        validate(name, &entry).unwrap_err()
+    }
+
+    #[test]
+    fn entries_are_checked_with_pis_messages() {
+        assert_eq!(
+            error("a", json!({"url": "ftp://x"})),
+            "server \"a\": url must be an http or https URL"
+        );
+        assert_eq!(
+            error("a", json!({"command": "x", "args": [1]})),
+            "server \"a\": args must be an array of strings"
+        );
+        assert_eq!(
+            error("a", json!({"command": "x", "exposure": "loud"})),
+            "server \"a\": exposure must be one of \"codemode\", \"deferred\", \"direct\", \"hidden\""
+        );
+        assert_eq!(
+            error(
+                "a",
+                json!({"url": "http://x", "oauth": {"callbackPort": 70000}})
+            ),
+            "server \"a\": oauth.callbackPort must be a port number"
+        );
+        assert_eq!(
+            error(
+                "a",
+                json!({"url": "http://x.test/mcp", "auth": {"provider": "anthropic"}})
+            ),
+            "server \"a\": auth requires an https URL, or http on localhost, 127.0.0.1, or [::1]"
+        );
+        assert_eq!(
+            error("a", json!({"type": "stdio", "url": "http://x"})),
+            "server \"a\" needs either \"command\" (stdio) or \"url\" (streamable HTTP)"
+        );
+        let ok = validate("a", &json!({"command": "x", "exposure": "codemode-deferred", "toolExposure": {"get_*": "direct", "x": "hidden"}})).unwrap();
+        assert_eq!(ok.exposure(), Exposure::Codemode);
+        assert_eq!(ok.raw["exposure"], "codemode");
+        assert_eq!(ok.tool_exposure("get_sum"), Exposure::Direct);
+        assert_eq!(ok.tool_exposure("x"), Exposure::Hidden);
+        assert_eq!(ok.tool_exposure("y"), Exposure::Codemode);
+    }
+
+    #[test]
+    fn project_entries_replace_or_override_global_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = dir.path().join("agent");
+        let cwd = dir.path().join("proj");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(cwd.join(".pi")).unwrap();
+        std::fs::write(
+            agent.join("mcp.json"),
+            r#"{"mcpServers": {"a": {"command": "x", "env": {"K": "v"}}, "b": {"url": "https://b.test/mcp"}, "c-d": {"command": "y"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join(".pi/mcp.json"),
+            r#"{"mcpServers": {"a": {"enabled": false}, "b": {"command": "local"}, "c_d": {"command": "z"}, "e": {"enabled": false}}}"#,
+        )
+        .unwrap();
+        let untrusted = load(&agent, &cwd, false);
+        assert_eq!(untrusted.servers.len(), 3);
+        assert!(untrusted.servers.iter().all(|s| s.scope == Scope::Global));
+        let trusted = load(&agent, &cwd, true);
+        let a = &trusted.servers[0];
+        assert!(!a.config.enabled);
+        assert_eq!(a.override_path, Some(project_config_path(&cwd)));
+        assert!(matches!(&a.config.transport, Transport::Stdio { env, .. } if env.len() == 1));
+        assert_eq!(trusted.servers[1].scope, Scope::Project);
+        assert_eq!(trusted.servers[1].config.describe_transport(), "local");
+        let shown = project_config_path(&cwd).display().to_string();
+        assert_eq!(
+            trusted.errors,
+            [
+                format!("{shown}: server \"c_d\" conflicts with \"c-d\""),
+                format!(
+                    "{shown}: server \"e\" needs \"command\" or \"url\", or a global server to override"
+                ),
+            ]
+        );
+    }
+}
