@@ -227,6 +227,8 @@ impl MessageQueues for Queues {
 /// A stateful agent around the loop.
 pub struct Agent {
     state: Mutex<AgentState>,
+    /// The active tools, shared with the running loop (it reads them before each turn).
+    live_tools: Arc<Mutex<Vec<Arc<dyn AgentTool>>>>,
     settings: Mutex<Settings>,
     listeners: Mutex<Vec<(u64, Arc<dyn AgentListener>)>>,
     next_listener: AtomicU64,
@@ -248,6 +250,7 @@ impl Agent {
     /// An agent with these options.
     pub fn new(options: AgentOptions) -> Self {
         Self {
+            live_tools: Arc::new(Mutex::new(options.tools.clone())),
             state: Mutex::new(AgentState {
                 system_prompt: options.system_prompt,
                 model: options.model.unwrap_or_else(unknown_model),
@@ -365,6 +368,7 @@ impl Agent {
     }
 
     pub fn set_tools(&self, tools: Vec<Arc<dyn AgentTool>>) {
+        *lock(&self.live_tools) = tools.clone();
         lock(&self.state).tools = tools;
     }
 
@@ -587,6 +591,10 @@ impl Agent {
                 skip_initial_steering: AtomicBool::new(skip_initial_steering),
             }),
             stream_fn: Arc::clone(&settings.stream_fn),
+            tools_source: Some({
+                let live = Arc::clone(&self.live_tools);
+                Arc::new(move || lock(&live).clone())
+            }),
         };
         (context, config)
     }

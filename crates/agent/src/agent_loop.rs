@@ -186,6 +186,9 @@ async fn run_loop(
                 first_turn = false;
             } else {
                 sink.emit(AgentEvent::TurnStart).await;
+                if let Some(source) = &config.tools_source {
+                    context.tools = source();
+                }
             }
             for message in std::mem::take(&mut pending) {
                 sink.emit(AgentEvent::MessageStart {

@@ -44,7 +44,13 @@ pub struct AgentLoopConfig {
     pub hooks: Arc<dyn AgentHooks>,
     pub queues: Arc<dyn MessageQueues>,
     pub stream_fn: StreamFn,
+    /// The active tools now: read before every turn after the first, so tools activated
+    /// during a run (by `tool_search`, an extension) are declared from the next model call.
+    pub tools_source: Option<ToolsSource>,
 }
+
+/// Gives the active tools.
+pub type ToolsSource = Arc<dyn Fn() -> Vec<Arc<dyn AgentTool>> + Send + Sync>;
 
 impl AgentLoopConfig {
     /// A config for `model` with defaults everywhere else.
@@ -56,6 +62,7 @@ impl AgentLoopConfig {
             hooks: Arc::new(NoHooks),
             queues: Arc::new(NoQueues),
             stream_fn: default_stream_fn(),
+            tools_source: None,
         }
     }
 }

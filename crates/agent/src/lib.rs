@@ -18,7 +18,7 @@ mod tool_exec;
 
 pub use agent::{Agent, AgentError, AgentListener, AgentOptions, AgentState, PromptInput};
 pub use agent_loop::{agent_loop, agent_loop_continue, run_agent_loop, run_agent_loop_continue};
-pub use config::{AgentContext, AgentLoopConfig, StreamFn, default_stream_fn};
+pub use config::{AgentContext, AgentLoopConfig, StreamFn, ToolsSource, default_stream_fn};
 pub use event::AgentEvent;
 pub use hooks::{
     AfterToolCallContext, AfterToolCallResult, AgentHooks, BeforeToolCallContext,

@@ -377,6 +377,41 @@ async fn a_project_mcp_json_runs_only_in_a_trusted_project() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_search_loads_deferred_tools_for_the_next_call() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let (test, _) = test_server(
+        &env,
+        json!({"exposure": "deferred", "toolExposure": {"grow": "direct"}}),
+    );
+    write_config(&env, json!({ "t": test }));
+    server.push(Script::tool_call("tool_search", json!({"query": "echo"})));
+    server.push(Script::tool_call(
+        "mcp__t__echo",
+        json!({"text": "found it"}),
+    ));
+    server.push(Script::text("done"));
+    server.push(Script::text("later"));
+    let mut rpc = Rpc::start(&env, &[]);
+    rpc.call("1", json!({"type": "prompt", "message": "find a tool"}));
+    rpc.event("agent_end");
+    rpc.call("2", json!({"type": "prompt", "message": "and now"}));
+    rpc.event("agent_end");
+    rpc.finish();
+    let requests = server.requests();
+    let first = declared(&requests[0].body);
+    assert!(first.iter().any(|t| t == "tool_search"), "{first:?}");
+    assert!(first.iter().any(|t| t == "mcp__t__grow"), "{first:?}");
+    assert!(!first.iter().any(|t| t == "mcp__t__echo"), "{first:?}");
+    let results = tool_results(&requests[1].body);
+    assert!(results[0].contains("mcp__t__echo"), "{results:?}");
+    for later in [&requests[1], &requests[2], &requests[3]] {
+        assert!(declared(&later.body).iter().any(|t| t == "mcp__t__echo"));
+    }
+    assert_eq!(tool_results(&requests[2].body)[1], "found it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_mcp_and_tool_patterns_decide_which_mcp_tools_are_declared() {
     let Some(dir) = servers_dir() else { return };
     let server = MockServer::start().await.unwrap();

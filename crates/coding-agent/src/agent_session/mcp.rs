@@ -2,12 +2,13 @@
 //! and the active set when a prompt starts (the first prompt waits up to 10 s for servers
 //! with declared tools), and follow servers that connect later or change their tool list.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use pi_agent_core::AgentTool;
 
-use super::{AgentSession, lock};
+use super::{AgentSession, Inner, lock};
 use crate::mcp::runtime::{DECLARED_WAIT, McpRuntime};
+use crate::mcp::tool_search::{SearchScope, TOOL_SEARCH, ToolSearch};
 use crate::tool_selection::{ToolRequest, ToolsFlag, matches};
 
 /// Which MCP tools the command line keeps: `--tools` removes them only when one of its
@@ -51,8 +52,48 @@ pub(super) struct McpState {
     pub(super) runtime: Arc<McpRuntime>,
     filter: McpToolFilter,
     waited: std::sync::atomic::AtomicBool,
-    /// Names of the MCP tools now in the registry.
+    /// Names of the MCP tools now in the registry (with `tool_search`).
     names: std::sync::Mutex<Vec<String>>,
+    /// The `deferred` tools, which `tool_search` loads.
+    deferred: std::sync::Mutex<Vec<Arc<dyn AgentTool>>>,
+    /// Deferred tools `tool_search` loaded: they stay active.
+    loaded: std::sync::Mutex<Vec<String>>,
+}
+
+/// What `tool_search` searches in a session, and how it activates what it found.
+struct SessionScope {
+    inner: Weak<Inner>,
+}
+
+impl SearchScope for SessionScope {
+    fn candidates(&self) -> Vec<Arc<dyn AgentTool>> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Vec::new();
+        };
+        let session = AgentSession { inner };
+        let Some(state) = lock(&session.inner.mcp).clone() else {
+            return Vec::new();
+        };
+        let active = session.active_tool_names();
+        lock(&state.deferred)
+            .iter()
+            .filter(|t| !active.iter().any(|a| a == t.name()))
+            .cloned()
+            .collect()
+    }
+
+    fn load(&self, names: &[String]) {
+        let Some(inner) = self.inner.upgrade() else {
+            return;
+        };
+        let session = AgentSession { inner };
+        if let Some(state) = lock(&session.inner.mcp).clone() {
+            lock(&state.loaded).extend(names.iter().cloned());
+        }
+        let mut active = session.active_tool_names();
+        active.extend(names.iter().cloned());
+        session.set_active_tools(&active);
+    }
 }
 
 impl AgentSession {
@@ -63,6 +104,8 @@ impl AgentSession {
             filter,
             waited: std::sync::atomic::AtomicBool::new(false),
             names: std::sync::Mutex::new(Vec::new()),
+            deferred: std::sync::Mutex::new(Vec::new()),
+            loaded: std::sync::Mutex::new(Vec::new()),
         }));
     }
 
@@ -86,7 +129,19 @@ impl AgentSession {
             .map(|t| t.name().to_owned())
             .filter(|n| !previous.contains(n))
             .collect();
-        let fresh: Vec<Arc<dyn AgentTool>> = state.runtime.tools(&others);
+        let tools = state.runtime.tools(&others);
+        let search: Option<Arc<dyn AgentTool>> = (!tools.deferred.is_empty()).then(|| {
+            Arc::new(ToolSearch::new(Arc::new(SessionScope {
+                inner: Arc::downgrade(&self.inner),
+            }))) as Arc<dyn AgentTool>
+        });
+        let fresh: Vec<Arc<dyn AgentTool>> = tools
+            .declared
+            .iter()
+            .chain(&tools.deferred)
+            .chain(&search)
+            .cloned()
+            .collect();
         let fresh_names: Vec<String> = fresh.iter().map(|t| t.name().to_owned()).collect();
         if fresh_names.is_empty() && previous.is_empty() {
             return;
@@ -99,17 +154,29 @@ impl AgentSession {
             registry.retain(|t| !previous.iter().any(|n| n == t.name()));
             registry.extend(fresh.iter().cloned());
         }
+        let loaded = lock(&state.loaded).clone();
         let mut active: Vec<String> = self
             .active_tool_names()
             .into_iter()
             .filter(|n| !previous.contains(n))
             .collect();
         active.extend(
-            fresh_names
+            tools
+                .declared
                 .iter()
-                .filter(|n| state.filter.keeps(n))
-                .cloned(),
+                .chain(
+                    tools
+                        .deferred
+                        .iter()
+                        .filter(|t| loaded.iter().any(|l| l == t.name())),
+                )
+                .map(|t| t.name().to_owned())
+                .filter(|n| state.filter.keeps(n)),
         );
+        if search.is_some() && state.filter.keeps(TOOL_SEARCH) {
+            active.push(TOOL_SEARCH.to_owned());
+        }
+        *lock(&state.deferred) = tools.deferred;
         *lock(&state.names) = fresh_names;
         self.set_active_tools(&active);
     }

@@ -5,6 +5,7 @@ pub mod command;
 pub mod resources;
 pub mod runtime;
 pub mod tool;
+pub mod tool_search;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -15,6 +15,13 @@ use super::tool::McpTool;
 /// How long the first prompt waits for servers whose tools are declared to the model.
 pub const DECLARED_WAIT: Duration = Duration::from_secs(10);
 
+/// The MCP tools of a moment.
+#[derive(Default)]
+pub struct McpTools {
+    pub declared: Vec<Arc<dyn AgentTool>>,
+    pub deferred: Vec<Arc<dyn AgentTool>>,
+}
+
 /// Every configured server of this process.
 pub struct McpRuntime {
     pub config: McpConfig,
@@ -111,10 +118,11 @@ impl McpRuntime {
         .await;
     }
 
-    /// The MCP tools declared to the model now, named so none takes a name in `taken`.
-    pub fn tools(&self, taken: &[String]) -> Vec<Arc<dyn AgentTool>> {
+    /// The MCP tools now, named so none takes a name in `taken`: those declared to the model
+    /// (with the resource tools), and the `deferred` ones `tool_search` can load.
+    pub fn tools(&self, taken: &[String]) -> McpTools {
         let mut names: Vec<String> = taken.to_vec();
-        let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
+        let mut tools = McpTools::default();
         for connection in &self.connections {
             let status = connection.status();
             if status.state != State::Connected {
@@ -122,17 +130,25 @@ impl McpRuntime {
             }
             for tool in &status.tools {
                 let exposure = connection.entry.config.tool_exposure(&tool.name);
-                if !exposure.declared() {
+                if exposure == pi_mcp::exposure::Exposure::Hidden {
                     continue;
                 }
                 let name = pi_mcp::naming::tool_name(connection.name(), &tool.name, |n| {
                     names.iter().any(|t| t == n)
                 });
                 names.push(name.clone());
-                tools.push(Arc::new(McpTool::new(connection.clone(), tool, name)));
+                let made: Arc<dyn AgentTool> =
+                    Arc::new(McpTool::new(connection.clone(), tool, name));
+                if exposure.declared() {
+                    tools.declared.push(made);
+                } else {
+                    tools.deferred.push(made);
+                }
             }
         }
-        tools.extend(super::resources::tools(&self.connections));
+        tools
+            .declared
+            .extend(super::resources::tools(&self.connections));
         tools
     }
 
