@@ -401,6 +401,11 @@ async fn tool_search_loads_deferred_tools_for_the_next_call() {
     let requests = server.requests();
     let first = declared(&requests[0].body);
     assert!(first.iter().any(|t| t == "tool_search"), "{first:?}");
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.ends_with("<mcp_servers>\nThese MCP servers have tools that are not declared to you yet: find and load them with `tool_search`.\n- mcp__t\n</mcp_servers>"),
+        "{system}"
+    );
     assert!(first.iter().any(|t| t == "mcp__t__grow"), "{first:?}");
     assert!(!first.iter().any(|t| t == "mcp__t__echo"), "{first:?}");
     let results = tool_results(&requests[1].body);

@@ -752,6 +752,7 @@ impl AgentSession {
             &guidelines,
             &self.inner.cwd,
         );
+        let prompt = self.with_mcp_section(prompt);
         *lock(&self.inner.ext.base_prompt) = prompt.clone();
         self.inner.agent.set_system_prompt(prompt);
     }

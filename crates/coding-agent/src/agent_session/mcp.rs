@@ -181,6 +181,18 @@ impl AgentSession {
         self.set_active_tools(&active);
     }
 
+    /// The system prompt with the `<mcp_servers>` section last, when servers have tools the
+    /// model must load with `tool_search` first.
+    pub(super) fn with_mcp_section(&self, prompt: String) -> String {
+        let section = lock(&self.inner.mcp)
+            .as_ref()
+            .and_then(|state| state.runtime.servers_section());
+        match section {
+            Some(section) => format!("{prompt}\n\n<mcp_servers>\n{section}\n</mcp_servers>"),
+            None => prompt,
+        }
+    }
+
     /// Closes the MCP servers (pi is exiting).
     pub async fn close_mcp(&self) {
         let state = lock(&self.inner.mcp).take();

@@ -152,6 +152,57 @@ impl McpRuntime {
         tools
     }
 
+    /// The servers whose tools are not declared until `tool_search` loads them, a line each
+    /// with what the server offers (its description, or the first line of its instructions).
+    pub fn servers_section(&self) -> Option<String> {
+        const MAX_SUMMARY_CHARS: usize = 250;
+        let mut listed: Vec<&Arc<Connection>> = self
+            .connections
+            .iter()
+            .filter(|c| {
+                let config = &c.entry.config;
+                config.enabled
+                    && (config.exposure() == pi_mcp::exposure::Exposure::Deferred
+                        || config
+                            .tool_exposure
+                            .iter()
+                            .any(|(_, e)| *e == pi_mcp::exposure::Exposure::Deferred))
+            })
+            .collect();
+        if listed.is_empty() {
+            return None;
+        }
+        listed.sort_by(|a, b| a.name().cmp(b.name()));
+        let mut lines = vec![
+            "These MCP servers have tools that are not declared to you yet: find and load them with `tool_search`.".to_owned(),
+        ];
+        for connection in listed {
+            let summary = connection
+                .entry
+                .config
+                .description
+                .clone()
+                .filter(|d| !d.trim().is_empty())
+                .or_else(|| connection.status().instructions)
+                .unwrap_or_default();
+            let summary: String = summary
+                .trim()
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(MAX_SUMMARY_CHARS)
+                .collect();
+            let head = pi_mcp::naming::namespace(connection.name());
+            lines.push(if summary.is_empty() {
+                format!("- {head}")
+            } else {
+                format!("- {head}: {summary}")
+            });
+        }
+        Some(lines.join("\n"))
+    }
+
     /// The servers as `/mcp` lists them: state, exposure, where each is configured, its
     /// command or URL, its tools (with the names the model calls them by) and its error.
     pub fn describe(&self) -> String {
