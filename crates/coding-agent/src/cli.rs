@@ -301,7 +301,9 @@ Commands:
   pi update [source|self|pi]   Update pi or extensions
   pi list                      List installed extensions from settings
   pi config [-l]               Open TUI to enable/disable package resources
-  pi <command> --help          Show help for install/remove/uninstall/update/list/config
+  pi auth <command>            Log in or out, print credentials, or check provider readiness
+  pi mcp <command>             Manage MCP servers
+  pi <command> --help          Show help for install/remove/uninstall/update/list/config/auth/mcp
 
 Options:
   --provider <name>              Provider to search for --model (requires --model)
