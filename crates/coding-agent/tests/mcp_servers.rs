@@ -209,10 +209,13 @@ async fn list_connects_and_reports_tools_and_failures() {
     let Some(dir) = servers_dir() else { return };
     let server = MockServer::start().await.unwrap();
     let env = Env::new(&server, 128_000, json!({}));
+    let bad_schema = env.dir.path().join("bad_schema.py");
+    std::fs::write(&bad_schema, BAD_SCHEMA_SERVER).unwrap();
     write_config(
         &env,
         json!({
             "everything": everything(&dir),
+            "badschema": {"command": "python3", "args": [bad_schema.display().to_string()]},
             "crash": {"command": "sh", "args": ["-c", "echo boom >&2; exit 3"]},
             "missing": {"command": "no-such-mcp-server-xyz"},
             "off": {"command": "x", "enabled": false},
@@ -249,6 +252,10 @@ async fn list_connects_and_reports_tools_and_failures() {
         "spawn no-such-mcp-server-xyz ENOENT"
     );
     assert_eq!(by_name("off")["state"], "disabled");
+    assert_eq!(
+        by_name("badschema")["error"],
+        "Invalid entry in MCP tools/list result"
+    );
     assert_eq!(
         list["errors"][0].as_str().unwrap(),
         format!(
@@ -830,4 +837,18 @@ for line in sys.stdin:
         elif name == "boom":
             sys.stderr.write("dying now\n"); sys.stderr.flush()
             os._exit(7)
+"#;
+
+/// A server whose tool list has a tool with an input schema that is not an object.
+const BAD_SCHEMA_SERVER: &str = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    m, i = msg.get("method"), msg.get("id")
+    def reply(result):
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": i, "result": result}) + "\n"); sys.stdout.flush()
+    if m == "initialize":
+        reply({"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "b", "version": "1"}})
+    elif m == "tools/list":
+        reply({"tools": [{"name": "ok", "inputSchema": {"type": "object"}}, {"name": "bad", "inputSchema": "not a schema"}]})
 "#;

@@ -332,7 +332,15 @@ impl Connection {
                     if let Some(p) = process {
                         tokio::spawn(p.stop());
                     }
-                    return Err((e.to_string(), tail));
+                    let error = match e {
+                        // A result that does not parse: a tool without a name or an object
+                        // input schema, for one.
+                        rmcp::ServiceError::UnexpectedResponse => {
+                            "Invalid entry in MCP tools/list result".to_owned()
+                        }
+                        other => other.to_string(),
+                    };
+                    return Err((error, tail));
                 }
             }
         } else {
