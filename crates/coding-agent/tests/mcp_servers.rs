@@ -6,92 +6,12 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
+use support::mcp::*;
 use support::rpc::{Env, Rpc};
-
-/// Where the npm servers are installed.
-fn servers_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("PI_TEST_MCP_SERVERS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
-        PathBuf::from,
-    );
-    let found = dir
-        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-        .exists();
-    if !found {
-        assert!(
-            std::env::var_os("PI_TEST_REQUIRE_MCP").is_none(),
-            "the MCP test servers are not installed (scripts/install-mcp-servers.sh)"
-        );
-        eprintln!(
-            "the MCP test servers are not installed: skipped (scripts/install-mcp-servers.sh)"
-        );
-    }
-    found.then_some(dir)
-}
-
-fn everything(dir: &Path) -> Value {
-    let script = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    json!({"command": "node", "args": [script.display().to_string(), "stdio"]})
-}
-
-fn write_config(env: &Env, servers: Value) {
-    std::fs::write(
-        env.agent.join("mcp.json"),
-        serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap(),
-    )
-    .unwrap();
-}
-
-fn pi(env: &Env, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(args)
-        .current_dir(&env.work)
-        .env("PI_CODING_AGENT_DIR", &env.agent)
-        .env("HOME", env.dir.path())
-        .env("PI_OFFLINE", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("pi runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// The names of the tools a request declared.
-fn declared(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The content of the tool result messages of a request.
-fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_list_and_remove_write_mcp_json_as_pi_does() {
@@ -209,8 +129,7 @@ async fn list_connects_and_reports_tools_and_failures() {
     let Some(dir) = servers_dir() else { return };
     let server = MockServer::start().await.unwrap();
     let env = Env::new(&server, 128_000, json!({}));
-    let bad_schema = env.dir.path().join("bad_schema.py");
-    std::fs::write(&bad_schema, BAD_SCHEMA_SERVER).unwrap();
+    let bad_schema = fixture("bad_schema_server.py");
     write_config(
         &env,
         json!({
@@ -531,41 +450,6 @@ async fn progress_becomes_tool_updates_and_abort_cancels_the_call() {
     rpc.finish();
 }
 
-/// Whether a process is gone (or a zombie).
-fn process_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
-fn wait_until(what: &str, check: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// The test server, configured with a notes file it writes what it saw to.
-fn test_server(env: &Env, extra: Value) -> (Value, PathBuf) {
-    let script = env.dir.path().join("test_server.py");
-    std::fs::write(&script, TEST_SERVER).unwrap();
-    let notes = env.dir.path().join("notes.txt");
-    let mut entry = json!({"command": "python3", "args": [script.display().to_string(), notes.display().to_string()]});
-    if let (Some(entry), Value::Object(extra)) = (entry.as_object_mut(), extra) {
-        entry.extend(extra);
-    }
-    (entry, notes)
-}
-
-fn notes(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crashes_hangs_and_garbage_fail_one_call_and_the_session_goes_on() {
     let Some(dir) = servers_dir() else { return };
@@ -648,47 +532,6 @@ async fn an_abort_sends_the_server_a_cancellation() {
         .to_owned();
     assert!(seen.contains(&format!("cancelled {call_id}")), "{seen}");
     rpc.finish();
-}
-
-/// A free loopback port.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// server-everything over streamable HTTP, stopped when dropped.
-struct HttpServer(std::process::Child);
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_http_everything(dir: &Path) -> (HttpServer, String) {
-    let port = free_port();
-    let script = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    let child = Command::new("node")
-        .arg(script)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "server-everything did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (HttpServer(child), format!("http://127.0.0.1:{port}/mcp"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -796,59 +639,3 @@ async fn slash_mcp_shows_servers_state_and_tools_in_the_terminal() {
         "{screen}"
     );
 }
-
-/// A stdio MCP server in Python that writes what it sees to a notes file: `echo` answers,
-/// `slow` waits for a cancellation, `hang` never answers, `garbage` writes a line that is
-/// not JSON, `boom` exits.
-const TEST_SERVER: &str = r#"
-import json, os, sys
-notes = open(sys.argv[1], "a")
-def note(text):
-    notes.write(text + "\n"); notes.flush()
-note("pid %d" % os.getpid())
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
-grown = False
-for line in sys.stdin:
-    msg = json.loads(line)
-    method, mid = msg.get("method"), msg.get("id")
-    def reply(result):
-        send({"jsonrpc": "2.0", "id": mid, "result": result})
-    if method == "initialize":
-        reply({"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {"listChanged": True}}, "serverInfo": {"name": "t", "version": "1"}})
-    elif method == "tools/list":
-        tool = lambda n: {"name": n, "description": n, "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
-        names = ["echo", "slow", "hang", "garbage", "boom", "grow"] + (["extra"] if grown else [])
-        reply({"tools": [tool(n) for n in names]})
-    elif method == "notifications/cancelled":
-        note("cancelled %s" % msg["params"]["requestId"])
-    elif method == "tools/call":
-        name = msg["params"]["name"]
-        note("call %s %s" % (name, mid))
-        if name == "echo":
-            reply({"content": [{"type": "text", "text": msg["params"].get("arguments", {}).get("text", "")}]})
-        elif name == "garbage":
-            sys.stdout.write("this is not json\n"); sys.stdout.flush()
-            sys.stderr.write("wrote garbage\n"); sys.stderr.flush()
-        elif name == "grow":
-            grown = True
-            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-            reply({"content": [{"type": "text", "text": "grown"}]})
-        elif name == "boom":
-            sys.stderr.write("dying now\n"); sys.stderr.flush()
-            os._exit(7)
-"#;
-
-/// A server whose tool list has a tool with an input schema that is not an object.
-const BAD_SCHEMA_SERVER: &str = r#"
-import json, sys
-for line in sys.stdin:
-    msg = json.loads(line)
-    m, i = msg.get("method"), msg.get("id")
-    def reply(result):
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": i, "result": result}) + "\n"); sys.stdout.flush()
-    if m == "initialize":
-        reply({"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "b", "version": "1"}})
-    elif m == "tools/list":
-        reply({"tools": [{"name": "ok", "inputSchema": {"type": "object"}}, {"name": "bad", "inputSchema": "not a schema"}]})
-"#;

@@ -2,5 +2,6 @@
 
 pub mod ext_host;
 pub mod git;
+pub mod mcp;
 pub mod rpc;
 pub mod tmux;

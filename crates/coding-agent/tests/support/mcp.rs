@@ -1,0 +1,172 @@
+//! Helpers of the MCP tests: where the npm servers are, the test servers in Python
+//! (`tests/fixtures/mcp`), running `pi`, and reading what the model was sent.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::rpc::Env;
+
+/// Where the npm servers are installed.
+pub fn servers_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("PI_TEST_MCP_SERVERS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
+        PathBuf::from,
+    );
+    let found = dir
+        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+        .exists();
+    if !found {
+        assert!(
+            std::env::var_os("PI_TEST_REQUIRE_MCP").is_none(),
+            "the MCP test servers are not installed (scripts/install-mcp-servers.sh)"
+        );
+        eprintln!(
+            "the MCP test servers are not installed: skipped (scripts/install-mcp-servers.sh)"
+        );
+    }
+    found.then_some(dir)
+}
+
+pub fn everything(dir: &Path) -> Value {
+    let script = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    json!({"command": "node", "args": [script.display().to_string(), "stdio"]})
+}
+
+pub fn write_config(env: &Env, servers: Value) {
+    std::fs::write(
+        env.agent.join("mcp.json"),
+        serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap(),
+    )
+    .unwrap();
+}
+
+pub fn pi(env: &Env, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(args)
+        .current_dir(&env.work)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env("PI_OFFLINE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("pi runs")
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The names of the tools a request declared.
+pub fn declared(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The content of the tool result messages of a request.
+pub fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// Whether a process is gone (or a zombie).
+pub fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+pub fn wait_until(what: &str, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The test server, configured with a notes file it writes what it saw to.
+pub fn test_server(env: &Env, extra: Value) -> (Value, PathBuf) {
+    let script = fixture("test_server.py");
+    let notes = env.dir.path().join("notes.txt");
+    let mut entry = json!({"command": "python3", "args": [script.display().to_string(), notes.display().to_string()]});
+    if let (Some(entry), Value::Object(extra)) = (entry.as_object_mut(), extra) {
+        entry.extend(extra);
+    }
+    (entry, notes)
+}
+
+pub fn notes(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn start_http_everything(dir: &Path) -> (HttpServer, String) {
+    let port = free_port();
+    let script = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let child = Command::new("node")
+        .arg(script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "server-everything did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (HttpServer(child), format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// server-everything over streamable HTTP, stopped when dropped.
+pub struct HttpServer(std::process::Child);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A Python server of `tests/fixtures/mcp`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mcp")
+        .join(name)
+}
