@@ -123,24 +123,7 @@ fn push_unique(list: &mut Vec<String>, name: &str) {
 }
 
 /// A name against a pattern where `*` stands for any run of characters.
-pub fn matches(pattern: &str, name: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == name;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
-        return false;
-    }
-    let mut rest = &name[first.len()..name.len() - last.len()];
-    for middle in &parts[1..parts.len() - 1] {
-        match rest.find(middle) {
-            Some(at) => rest = &rest[at + middle.len()..],
-            None => return false,
-        }
-    }
-    true
-}
+pub use pi_mcp::naming::matches;
 
 /// The default tool set from the `defaultTools` setting (pi 1.5): a plain list replaces the
 /// built-in `defaults`; a list of only `+name`/`-name` entries edits them.

@@ -34,7 +34,8 @@ pub fn pretty(value: &serde_json::Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
 }
 
-fn block(content: &ContentBlock) -> Block {
+/// One content block for the model.
+pub fn block(content: &ContentBlock) -> Block {
     match content {
         ContentBlock::Text(t) => Block::Text(t.text.clone()),
         ContentBlock::Image(i) => Block::Image {

@@ -177,15 +177,8 @@ fn listed(server: &str, item: &Value) -> Option<Value> {
         .get("mimeType")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let app = uri.starts_with("ui://")
-        || mime
-            .to_ascii_lowercase()
-            .replace(' ', "")
-            .contains("profile=mcp-app")
-        || mime
-            .to_ascii_lowercase()
-            .replace(' ', "")
-            .contains("profile=\"mcp-app\"");
+    let mime = mime.to_ascii_lowercase().replace([' ', '"'], "");
+    let app = uri.starts_with("ui://") || mime.contains(";profile=mcp-app");
     if app {
         return None;
     }

@@ -84,29 +84,21 @@ impl McpRuntime {
 
     /// Waits (at most `limit`) until no server with declared tools is still connecting.
     pub async fn wait_for_declared(&self, limit: Duration) {
-        let mut changes = self.changes.clone();
-        let pending = || {
-            self.connections.iter().any(|c| {
-                c.entry.config.enabled && declares_tools(c) && c.status().state == State::Connecting
-            })
-        };
-        let _ = tokio::time::timeout(limit, async {
-            while pending() {
-                if changes.changed().await.is_err() {
-                    break;
-                }
-            }
-        })
-        .await;
+        self.wait_while_connecting(limit, declares_tools).await;
     }
 
     /// Waits (at most `limit`) until no enabled server is still connecting.
     pub async fn wait_for_all(&self, limit: Duration) {
+        self.wait_while_connecting(limit, |_| true).await;
+    }
+
+    /// Waits until no enabled server that `counts` is connecting, or `limit` passed.
+    async fn wait_while_connecting(&self, limit: Duration, counts: impl Fn(&Connection) -> bool) {
         let mut changes = self.changes.clone();
         let pending = || {
-            self.connections
-                .iter()
-                .any(|c| c.entry.config.enabled && c.status().state == State::Connecting)
+            self.connections.iter().any(|c| {
+                c.entry.config.enabled && counts(c) && c.status().state == State::Connecting
+            })
         };
         let _ = tokio::time::timeout(limit, async {
             while pending() {

@@ -98,8 +98,9 @@ impl AgentTool for McpTool {
                 tokio::spawn(async move {
                     while let Some((done, total, message)) = updates.recv().await {
                         let text = message.unwrap_or_else(|| match total {
-                            Some(total) => format!("Progress {}/{}", js(done), js(total)),
-                            None => format!("Progress {}", js(done)),
+                            // `Display` prints whole floats as JavaScript does (`3`, not `3.0`).
+                            Some(total) => format!("Progress {done}/{total}"),
+                            None => format!("Progress {done}"),
                         });
                         on_update(AgentToolResult {
                             content: vec![InputBlock::text(text)],
@@ -125,11 +126,6 @@ impl AgentTool for McpTool {
             }
         })
     }
-}
-
-/// A number as JavaScript prints it (`3`, not `3.0`; Rust's `Display` does the same).
-fn js(n: f64) -> String {
-    n.to_string()
 }
 
 /// The model's view of a result, as pi's `convertMcpResult` builds it.
@@ -252,18 +248,10 @@ pub(crate) fn model_block(server: &str, block: &ContentBlock, readable: bool) ->
             {
                 binary_resource(uri, mime_type.as_deref(), blob)
             }
-            _ => one_block(block),
+            _ => content::block(block),
         },
-        _ => one_block(block),
+        _ => content::block(block),
     }
-}
-
-fn one_block(block: &ContentBlock) -> Block {
-    let result = CallToolResult::success(vec![block.clone()]);
-    content::to_blocks(&result)
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| Block::Text(String::new()))
 }
 
 fn binary_resource(uri: &str, mime: Option<&str>, blob: &str) -> Block {
