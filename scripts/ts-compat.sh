@@ -23,3 +23,5 @@ PI_TS_CLI="$PWD/$cli" PI_TS15="$ts15" cargo test -p pi-coding-agent --test ts_co
 # The same mcp.json in both: tools declared and results (needs scripts/install-mcp-servers.sh).
 scripts/install-mcp-servers.sh
 PI_TS15="$ts15" cargo test -p pi-coding-agent --test mcp_ts_compare -- --nocapture
+# OAuth credentials signed in by either pi work in the other (a local authorization server).
+PI_TS15="$ts15" cargo test -p pi-coding-agent --test mcp_oauth -- --nocapture

@@ -5,10 +5,10 @@
 pub mod config;
 pub mod connection;
 pub mod content;
-pub mod credentials;
 pub mod edit;
 pub mod exposure;
 pub mod json_lines;
 pub mod log;
 pub mod naming;
+pub mod oauth;
 pub mod stdio;

@@ -68,6 +68,7 @@ async fn login_browser(ui: &dyn LoginInteraction) -> Result<OAuthCredentials, OA
         path: CALLBACK_PATH,
         redirect_host: "localhost",
         state: &pkce.verifier,
+        bind_host: None,
     };
     let mut server = match CallbackServer::start(options(CALLBACK_PORT)).await {
         Ok(server) => Some(server),

@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use super::OAuthError;
 
 /// Where and how to listen.
-pub(crate) struct CallbackOptions<'a> {
+pub struct CallbackOptions<'a> {
     pub provider: &'a str,
     pub port: u16,
     pub path: &'a str,
@@ -19,13 +19,15 @@ pub(crate) struct CallbackOptions<'a> {
     pub redirect_host: &'a str,
     /// The `state` the callback must carry.
     pub state: &'a str,
+    /// The address to listen on; `None`: `PI_OAUTH_CALLBACK_HOST` or 127.0.0.1.
+    pub bind_host: Option<&'a str>,
 }
 
 /// What the callback delivered: a code, or the provider's error.
 type Outcome = Option<Result<String, String>>;
 
 /// A running callback server; dropping it stops listening.
-pub(crate) struct CallbackServer {
+pub struct CallbackServer {
     redirect_uri: String,
     outcome: watch::Receiver<Outcome>,
     task: JoinHandle<()>,
@@ -48,7 +50,8 @@ fn bind_host() -> String {
 impl CallbackServer {
     /// Listens on the options' port (0: any free port).
     pub async fn start(options: CallbackOptions<'_>) -> Result<Self, OAuthError> {
-        let listener = TcpListener::bind((bind_host().as_str(), options.port))
+        let host = options.bind_host.map_or_else(bind_host, str::to_owned);
+        let listener = TcpListener::bind((host.as_str(), options.port))
             .await
             .map_err(|e| {
                 OAuthError::Failed(format!(

@@ -81,6 +81,7 @@ pub(crate) async fn login(
         path: flavor.path,
         redirect_host: "localhost",
         state: &pkce.verifier,
+        bind_host: None,
     })
     .await?;
     let scope = flavor.scopes.join(" ");

@@ -1,11 +1,13 @@
 //! Subscription logins (pi-ai's `oauth`): each provider's sign-in flow, token refresh and
-//! how its stored credentials become a request key. Storage and locking are the caller's.
+//! how its stored credentials become a request key. Storage is the caller's; the file lock
+//! it shares with the TypeScript pi is here.
 
 mod anthropic;
 mod browser_flow;
 mod callback;
 mod device;
 mod endpoints;
+mod file_lock;
 mod github_copilot;
 mod google;
 mod http;
@@ -16,10 +18,12 @@ mod pkce;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use callback::{CallbackOptions, CallbackServer};
 pub use endpoints::{BASE_URL_ENV, endpoint};
+pub use file_lock::FileLock;
 pub use github_copilot::copilot_base_url;
 pub use interaction::{LoginInteraction, LoginNotice, LoginPrompt, SelectOption};
-pub use pkce::Pkce;
+pub use pkce::{Pkce, challenge_of, random_bytes};
 
 /// Stored OAuth credentials as auth.json holds them (after `"type": "oauth"`): the access
 /// token, the refresh token, the expiry in epoch milliseconds and provider extras

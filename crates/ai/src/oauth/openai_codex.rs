@@ -79,6 +79,7 @@ async fn login_browser(ui: &dyn LoginInteraction) -> Result<OAuthCredentials, OA
         path: "/auth/callback",
         redirect_host: "localhost",
         state: &state,
+        bind_host: None,
     })
     .await
     .ok();

@@ -32,7 +32,7 @@ pub fn challenge_of(verifier: &str) -> String {
 }
 
 /// `N` bytes from the system's secure random source.
-pub(crate) fn random_bytes<const N: usize>() -> Result<[u8; N], OAuthError> {
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], OAuthError> {
     let mut bytes = [0u8; N];
     SystemRandom::new()
         .fill(&mut bytes)

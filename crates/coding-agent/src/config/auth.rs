@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use pi_ai::oauth::{OAuthCredentials, OAuthProvider};
 
-use super::auth_lock::AuthLock;
+use pi_ai::oauth::FileLock as AuthLock;
 
 use super::values::resolve_config_value_with;
 

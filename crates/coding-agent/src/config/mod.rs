@@ -2,7 +2,6 @@
 //! TypeScript pi reads them.
 
 pub mod auth;
-pub mod auth_lock;
 pub mod oauth_refresh;
 pub mod paths;
 pub mod settings;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use pi_ai::oauth::{OAuthCredentials, OAuthError, OAuthProvider};
 
 use super::auth::{AuthStorage, oauth_entry, oauth_key, update_auth_file_locked};
-use super::auth_lock::AuthLock;
+use pi_ai::oauth::FileLock as AuthLock;
 
 /// Why no usable key could be had; the text never carries a token.
 #[derive(Debug, thiserror::Error)]

@@ -56,6 +56,9 @@ Other options:
   --json                  Print the list as JSON
   --timeout <seconds>     Time limit for the whole sign-in (default: 300)";
 
+/// `pi mcp login` gives up after this long unless `--timeout` says otherwise.
+const DEFAULT_LOGIN_TIMEOUT_SECS: f64 = 300.0;
+
 const HELP_HINT: &str = "Use \"pi mcp --help\" for usage.";
 
 /// How an option takes its value.
@@ -597,13 +600,13 @@ fn sign_in_or_out(
     }
     let url = entry.config.oauth_url().unwrap_or_default();
     if command == "logout" {
-        let removed = pi_mcp::credentials::remove(&agent_dir.join("mcp-auth.json"), name, url)
-            .map_err(|e| {
-                format!(
-                    "Could not update {}: {e}",
-                    agent_dir.join("mcp-auth.json").display()
-                )
-            })?;
+        let store = pi_mcp::oauth::AuthStore::in_agent_dir(agent_dir);
+        let removed = store.remove(name, url).map_err(|e| {
+            format!(
+                "Could not update {}: {e}",
+                agent_dir.join("mcp-auth.json").display()
+            )
+        })?;
         if removed {
             println!("Signed out of MCP server \"{name}\".");
         } else {
@@ -611,9 +614,21 @@ fn sign_in_or_out(
         }
         return Ok(0);
     }
-    Err(format!(
-        "Signing in to MCP servers is not available in this version of pi yet (MCP server \"{name}\")."
-    ))
+    let timeout = match parsed.values.get("timeout") {
+        None => DEFAULT_LOGIN_TIMEOUT_SECS,
+        Some(value) => value
+            .parse::<f64>()
+            .ok()
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .ok_or("--timeout must be a positive number of seconds.")?,
+    };
+    super::login::login(
+        name,
+        agent_dir,
+        cwd,
+        trusted(agent_dir, cwd),
+        std::time::Duration::from_secs_f64(timeout.min(1e9)),
+    )
 }
 
 /// Levenshtein distance, to suggest a configured name for a mistyped one.

@@ -44,6 +44,7 @@ impl McpRuntime {
                 sender.send_modify(|n| *n += 1);
             }),
             version: crate::VERSION.to_owned(),
+            auth: Some(pi_mcp::oauth::AuthStore::in_agent_dir(agent_dir)),
         };
         let connections = config
             .servers

@@ -10,21 +10,25 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod handler;
+mod http;
+
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, Implementation, ListRootsResult,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Root, ServerResult,
-    Tool,
+    ClientCapabilities, ClientConfig, ClientRequest, Implementation, ProgressToken, Root,
+    ServerResult, Tool,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ServerEntry, Transport};
 use crate::log::ServerLog;
+use crate::oauth::{AuthStore, Challenge};
 use crate::stdio::{Launch, ServerProcess, expand_home};
+use handler::Handler;
 
 const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
 
@@ -69,6 +73,8 @@ pub struct Context {
     pub on_change: Arc<dyn Fn(&str) + Send + Sync>,
     /// pi's version, sent as the client's.
     pub version: String,
+    /// `mcp-auth.json`, for servers that sign in with OAuth.
+    pub auth: Option<AuthStore>,
 }
 
 /// A snapshot of a server for lists and the tool registry.
@@ -84,7 +90,8 @@ pub struct Status {
 /// A tool call's progress: `(progress, total, message)`.
 pub type Progress = (f64, Option<f64>, Option<String>);
 
-type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>>>;
+pub(crate) type ProgressRoutes =
+    Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>>>;
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -105,6 +112,8 @@ pub struct Connection {
     live: tokio::sync::Mutex<Option<Live>>,
     routes: ProgressRoutes,
     closed: CancellationToken,
+    /// The last `WWW-Authenticate` challenge; set with the needs-auth state.
+    challenge: Mutex<Option<Challenge>>,
 }
 
 struct Live {
@@ -112,7 +121,7 @@ struct Live {
     process: Option<ServerProcess>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -136,6 +145,7 @@ impl Connection {
             live: tokio::sync::Mutex::new(None),
             routes: Arc::new(Mutex::new(HashMap::new())),
             closed: CancellationToken::new(),
+            challenge: Mutex::new(None),
         })
     }
 
@@ -192,6 +202,16 @@ impl Connection {
                 let service = opened.service.clone();
                 *live = Some(opened);
                 Ok(service)
+            }
+            Err((error, _)) if error == http::NEEDS_SIGN_IN => {
+                self.set(|s| {
+                    s.state = State::NeedsAuth;
+                    s.error = None;
+                });
+                Err(format!(
+                    "MCP server \"{}\" requires sign-in. Run /mcp to sign in.",
+                    self.entry.name
+                ))
             }
             Err((error, stderr)) => {
                 let error = match stderr {
@@ -287,31 +307,7 @@ impl Connection {
                 }
             }
             Transport::Http { url, headers, .. } => {
-                let mut map = reqwest::header::HeaderMap::new();
-                for (key, value) in headers {
-                    let what = format!("MCP server \"{}\" header \"{key}\"", self.entry.name);
-                    let value = (self.context.resolve)(value, &what).map_err(|e| (e, None))?;
-                    let (Ok(name), Ok(value)) = (
-                        reqwest::header::HeaderName::from_bytes(key.as_bytes()),
-                        reqwest::header::HeaderValue::from_str(&value),
-                    ) else {
-                        return Err((format!("invalid header \"{key}\""), None));
-                    };
-                    map.insert(name, value);
-                }
-                // reqwest is built without a bundled crypto provider; ring is pi's.
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let client = reqwest::Client::builder()
-                    .default_headers(map)
-                    .build()
-                    .map_err(|e| (e.to_string(), None))?;
-                let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                let transport =
-                    rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
-                let service = handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| (e.to_string(), None))?;
+                let service = self.open_http(handler, url, headers).await?;
                 self.ready(service, None).await
             }
         }
@@ -558,7 +554,7 @@ impl Connection {
     }
 
     /// Re-reads the tool list (after `notifications/tools/list_changed`).
-    async fn refresh_tools(self: Arc<Self>) {
+    pub(crate) async fn refresh_tools(self: Arc<Self>) {
         let service = match self.live.lock().await.as_ref() {
             Some(live) => live.service.clone(),
             None => return,
@@ -600,58 +596,6 @@ fn spawn_error(command: &str, error: &std::io::Error) -> String {
         format!("spawn {command} ENOENT")
     } else {
         format!("spawn {command}: {error}")
-    }
-}
-
-/// What the client does with what a server sends on its own.
-struct Handler {
-    server: String,
-    log: Arc<ServerLog>,
-    routes: ProgressRoutes,
-    roots: Vec<Root>,
-    info: ClientConfig,
-    tools_changed: std::sync::Weak<Connection>,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        self.info.clone()
-    }
-
-    async fn list_roots(
-        &self,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ListRootsResult, ErrorData> {
-        Ok(ListRootsResult::new(self.roots.clone()))
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(route) = lock(&self.routes).get(&params.progress_token) {
-            let _ = route.send((params.progress, params.total, params.message.clone()));
-        }
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let level = serde_json::to_value(params.level)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_else(|| "info".into());
-        self.log
-            .message(&self.server, &level, params.logger.as_deref(), &params.data);
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(connection) = self.tools_changed.upgrade() {
-            tokio::spawn(connection.refresh_tools());
-        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The lock on `auth.json` shared with the TypeScript pi: like its `proper-lockfile`, a
+//! The lock on a credentials file (`auth.json`, `mcp-auth.json`) shared with the TypeScript pi: like its `proper-lockfile`, a
 //! directory `<real path of auth.json>.lock` made with `mkdir` (atomic), taken over when
 //! its mtime is older than 10 s (a holder that died), removed on release.
 
@@ -13,11 +13,11 @@ const WAIT: Duration = Duration::from_secs(30);
 
 /// Held while alive; the directory goes when it drops.
 #[derive(Debug)]
-pub struct AuthLock {
+pub struct FileLock {
     dir: PathBuf,
 }
 
-impl AuthLock {
+impl FileLock {
     /// Takes the lock for `file` (its real path when it exists), waiting for another
     /// holder up to 30 s.
     pub fn acquire(file: &Path) -> io::Result<Self> {
@@ -52,7 +52,7 @@ impl AuthLock {
     }
 }
 
-impl AuthLock {
+impl FileLock {
     /// Marks the lock as alive (its mtime), so waiters do not take it over as stale while
     /// a long step (a token refresh) runs under it.
     pub fn touch(&self) {
@@ -62,7 +62,7 @@ impl AuthLock {
     }
 }
 
-impl Drop for AuthLock {
+impl Drop for FileLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir(&self.dir);
     }
@@ -87,12 +87,12 @@ mod tests {
         std::fs::write(&file, "{}").unwrap();
         let lock_dir = dir.path().join("auth.json.lock");
         {
-            let _held = AuthLock::acquire(&file).unwrap();
+            let _held = FileLock::acquire(&file).unwrap();
             assert!(lock_dir.is_dir());
             let (sender, receiver) = std::sync::mpsc::channel();
             let waiting = file.clone();
             let waiter = std::thread::spawn(move || {
-                let lock = AuthLock::acquire(&waiting).unwrap();
+                let lock = FileLock::acquire(&waiting).unwrap();
                 sender.send(()).unwrap();
                 drop(lock);
             });
@@ -112,7 +112,7 @@ mod tests {
             .unwrap()
             .set_modified(old)
             .unwrap();
-        drop(AuthLock::acquire(&file).unwrap());
+        drop(FileLock::acquire(&file).unwrap());
         assert!(!lock_dir.exists());
     }
 }
