@@ -627,14 +627,13 @@ environment variable, pass --api-key, or configure it in {}",
         },
     });
     if !args.no_mcp {
+        // Attached even without servers, so `/reload` picks up an mcp.json written later.
         let mcp = McpRuntime::load(&agent_dir, agent_session.cwd(), loaded_trusted);
-        if !mcp.is_empty() {
-            mcp.start();
-            agent_session.attach_mcp(
-                std::sync::Arc::new(mcp),
-                McpToolFilter::from_request(&tool_request),
-            );
-        }
+        mcp.start();
+        agent_session.attach_mcp(
+            std::sync::Arc::new(mcp),
+            McpToolFilter::from_request(&tool_request),
+        );
     }
     if rpc {
         let transcript = agent_session.clone();

@@ -298,6 +298,65 @@ async fn a_sign_in_nobody_completes_times_out_and_servers_without_oauth_are_refu
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_mcp_login_signs_in_and_reload_reads_mcp_json_again() {
+    if !support::tmux::available() {
+        eprintln!("tmux is not installed; skipping");
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let oauth = OAuthServer::start(env.dir.path(), 3600);
+    write_config(
+        &env,
+        json!({"secure": {"url": oauth.url(), "exposure": "direct"}}),
+    );
+    let tmux = support::tmux::Tmux::start_with(&env, &[("BROWSER", BROWSER)], &[], 200, 50);
+    tmux.wait_for("mock-model");
+    tmux.type_text("/mcp");
+    tmux.keys(&["Enter"]);
+    tmux.wait("needs sign-in", Duration::from_secs(20), |s| {
+        s.contains("secure: needs sign-in, run /mcp login secure (direct, global)")
+    });
+    tmux.type_text("/mcp login");
+    tmux.keys(&["Enter"]);
+    tmux.wait("the sign-in", Duration::from_secs(30), |s| {
+        s.contains("Sign in to MCP server \"secure\" in your browser")
+            && s.contains("Signed in to MCP server \"secure\" (1 tools).")
+    });
+
+    // The model sees the tool at once.
+    server.push(Script::tool_call("mcp__secure__whoami", json!({})));
+    server.push(Script::text("all done"));
+    tmux.type_text("who am I");
+    tmux.keys(&["Enter"]);
+    tmux.wait("the answer", Duration::from_secs(30), |s| {
+        s.contains("all done")
+    });
+    assert_eq!(
+        tool_results(&server.requests()[1].body),
+        vec!["signed in with access-1".to_owned()]
+    );
+
+    // Sign out; then /reload reads a changed mcp.json: the server is gone, another is there.
+    tmux.type_text("/mcp logout secure");
+    tmux.keys(&["Enter"]);
+    tmux.wait("the sign-out", Duration::from_secs(20), |s| {
+        s.contains("Signed out of MCP server \"secure\".")
+    });
+    let (test, _) = test_server(&env, json!({}));
+    write_config(&env, json!({"fresh": test}));
+    tmux.type_text("/reload");
+    tmux.keys(&["Enter"]);
+    tmux.type_text("/mcp");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait("the new list", Duration::from_secs(20), |s| {
+        s.contains("fresh: connected, 6 tools")
+    });
+    let last = screen.rsplit("MCP Servers").next().unwrap();
+    assert!(!last.contains("secure:"), "{screen}");
+}
+
 /// Runs `pi mcp login secure` of `program` and plays the browser with the URL it prints.
 fn login_by_visiting(program: &Path, env: &Env) -> (Option<i32>, String) {
     use std::io::{BufRead, BufReader};

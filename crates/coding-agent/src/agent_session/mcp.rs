@@ -122,6 +122,7 @@ impl AgentSession {
         if !state.waited.swap(true, std::sync::atomic::Ordering::SeqCst) {
             state.runtime.wait_for_declared(DECLARED_WAIT).await;
         }
+        state.runtime.reconnect_signed_in().await;
         let previous = lock(&state.names).clone();
         let others: Vec<String> = self
             .all_tools()
@@ -191,6 +192,28 @@ impl AgentSession {
             Some(section) => format!("{prompt}\n\n<mcp_servers>\n{section}\n</mcp_servers>"),
             None => prompt,
         }
+    }
+
+    /// Reads `mcp.json` again (`/reload`): the old servers close, the new ones start, and the
+    /// next prompt declares the new tools. False when MCP is off.
+    pub async fn reload_mcp(&self) -> bool {
+        let Some(state) = lock(&self.inner.mcp).clone() else {
+            return false;
+        };
+        let fresh = Arc::new(state.runtime.reloaded());
+        let old = Arc::clone(&state.runtime);
+        *lock(&self.inner.mcp) = Some(Arc::new(McpState {
+            runtime: Arc::clone(&fresh),
+            filter: state.filter.clone(),
+            waited: std::sync::atomic::AtomicBool::new(false),
+            // The old servers' tools leave the registry at the next sync.
+            names: std::sync::Mutex::new(lock(&state.names).clone()),
+            deferred: std::sync::Mutex::new(Vec::new()),
+            loaded: std::sync::Mutex::new(lock(&state.loaded).clone()),
+        }));
+        old.close().await;
+        fresh.start();
+        true
     }
 
     /// Closes the MCP servers (pi is exiting).

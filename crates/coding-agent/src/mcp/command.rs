@@ -56,9 +56,6 @@ Other options:
   --json                  Print the list as JSON
   --timeout <seconds>     Time limit for the whole sign-in (default: 300)";
 
-/// `pi mcp login` gives up after this long unless `--timeout` says otherwise.
-const DEFAULT_LOGIN_TIMEOUT_SECS: f64 = 300.0;
-
 const HELP_HINT: &str = "Use \"pi mcp --help\" for usage.";
 
 /// How an option takes its value.
@@ -615,7 +612,7 @@ fn sign_in_or_out(
         return Ok(0);
     }
     let timeout = match parsed.values.get("timeout") {
-        None => DEFAULT_LOGIN_TIMEOUT_SECS,
+        None => super::login::DEFAULT_TIMEOUT.as_secs_f64(),
         Some(value) => value
             .parse::<f64>()
             .ok()

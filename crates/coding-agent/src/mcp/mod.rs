@@ -2,7 +2,7 @@
 //! the `pi mcp` commands. The protocol, configuration and naming live in `pi-mcp`.
 
 pub mod command;
-mod login;
+pub mod login;
 pub mod resources;
 pub mod runtime;
 pub mod tool;

@@ -27,6 +27,10 @@ pub struct McpRuntime {
     pub config: McpConfig,
     connections: Vec<Arc<Connection>>,
     changes: watch::Receiver<u64>,
+    /// Where it was loaded from, to load it again on `/reload`.
+    agent_dir: PathBuf,
+    cwd: PathBuf,
+    project_trusted: bool,
 }
 
 impl McpRuntime {
@@ -55,7 +59,15 @@ impl McpRuntime {
             config,
             connections,
             changes,
+            agent_dir: agent_dir.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            project_trusted,
         }
+    }
+
+    /// The configuration read again from the same files (not started).
+    pub fn reloaded(&self) -> Self {
+        Self::load(&self.agent_dir, &self.cwd, self.project_trusted)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -203,10 +215,11 @@ impl McpRuntime {
         for connection in &self.connections {
             let config = &connection.entry.config;
             let status = connection.status();
-            let state = if config.enabled {
-                status.state.as_str()
-            } else {
-                "disabled"
+            let needs_sign_in = format!("needs sign-in, run /mcp login {}", connection.name());
+            let state = match status.state {
+                _ if !config.enabled => "disabled",
+                State::NeedsAuth => needs_sign_in.as_str(),
+                other => other.as_str(),
             };
             let tools = if status.state == State::Connected {
                 format!(
@@ -257,12 +270,28 @@ impl McpRuntime {
         out.join("\n")
     }
 
+    /// Connects servers that needed sign-in and have tokens now (a `pi mcp login` run
+    /// outside the session, by the user or by the agent).
+    pub async fn reconnect_signed_in(&self) {
+        let waiting = self.connections.iter().filter(|c| {
+            c.status().state == State::NeedsAuth
+                && c.server_auth().ok().flatten().is_some_and(|auth| {
+                    auth.load()
+                        .is_ok_and(|state| state.access_token().is_some())
+                })
+        });
+        futures_util::future::join_all(waiting.map(|c| c.connect())).await;
+    }
+
+    /// The server named `name`.
+    pub fn find(&self, name: &str) -> Option<&Arc<Connection>> {
+        self.connections.iter().find(|c| c.name() == name)
+    }
+
     /// Connects a server again (after a failure, or to pick up a changed server).
     pub async fn reconnect(&self, name: &str) -> Result<(), String> {
         let connection = self
-            .connections
-            .iter()
-            .find(|c| c.name() == name)
+            .find(name)
             .ok_or_else(|| format!("No MCP server named \"{name}\""))?;
         connection.reconnect().await
     }

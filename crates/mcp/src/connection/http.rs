@@ -41,6 +41,22 @@ impl Connection {
         lock(&self.challenge).clone()
     }
 
+    /// After the credentials were deleted: drops the connection; the server needs sign-in.
+    pub async fn sign_out(&self) {
+        let old = self.live.lock().await.take();
+        if let Some(old) = old
+            && let Ok(service) = Arc::try_unwrap(old.service)
+        {
+            let _ = service.cancel().await;
+        }
+        if !self.closed.is_cancelled() {
+            self.set(|s| {
+                s.state = super::State::NeedsAuth;
+                s.error = None;
+            });
+        }
+    }
+
     /// Forgets the challenge after a sign-in.
     pub fn clear_challenge(&self) {
         *lock(&self.challenge) = None;

@@ -5,6 +5,7 @@ mod handoff;
 mod keys;
 mod local_llm;
 mod login;
+mod mcp;
 mod overlay;
 mod session_events;
 mod slash;
@@ -56,6 +57,8 @@ pub(crate) enum Completion {
     BashChunk(String),
     /// The `!` command ended.
     BashDone(Result<BashResult, String>),
+    /// Something that ran in the background (an MCP sign-in) has news.
+    Notice(NoticeKind, String),
 }
 
 /// What the status line above the editor shows.

@@ -172,6 +172,7 @@ impl App {
         self.footer_dirty = true;
         match done {
             Completion::PromptFailed(error) => self.notice(NoticeKind::Error, &error),
+            Completion::Notice(kind, text) => self.notice(kind, &text),
             Completion::LocalLlm(event) => self.on_local_llm(event),
             Completion::Compacted(Err(error)) => {
                 if !error.contains("Already compacted") || self.status_is_idle() {

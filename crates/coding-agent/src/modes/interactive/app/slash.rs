@@ -87,6 +87,8 @@ impl App {
                 self.install_autocomplete();
                 self.update_editor_border();
                 self.reload_history();
+                // mcp.json is read again: changed servers reconnect, removed ones stop.
+                self.session.reload_mcp().await;
                 if self.session.extension_runtime().is_empty() {
                     self.notice(NoticeKind::Info, "Reloaded keybindings and theme");
                 } else {
@@ -235,37 +237,6 @@ impl App {
     }
 
     /// `/mcp`: the servers, their state, exposure and tools; `/mcp reconnect <server>`.
-    async fn mcp_command(&mut self, args: Option<String>) {
-        let Some(runtime) = self.session.mcp() else {
-            self.notice(
-                NoticeKind::Info,
-                "No MCP servers configured. Add them with pi mcp add, or to ~/.pi/agent/mcp.json or .pi/mcp.json.",
-            );
-            return;
-        };
-        if let Some(args) = args {
-            let mut words = args.split_whitespace();
-            match (words.next(), words.next()) {
-                (Some("reconnect"), Some(name)) => match runtime.reconnect(name).await {
-                    Ok(()) => self.notice(
-                        NoticeKind::Info,
-                        &format!("Reconnected MCP server \"{name}\""),
-                    ),
-                    Err(e) => self.notice(NoticeKind::Error, &e),
-                },
-                _ => self.notice(NoticeKind::Warning, "Usage: /mcp [reconnect <server>]"),
-            }
-            return;
-        }
-        // Servers still starting are given a moment, so the list shows how they ended up.
-        runtime
-            .wait_for_all(std::time::Duration::from_secs(5))
-            .await;
-        let bold = |s: &str| self.theme.fg(ThemeColor::Text).bold().paint(s);
-        let text = format!("{}\n\n{}", bold("MCP Servers"), runtime.describe());
-        self.chat.add_text_block(&text);
-    }
-
     fn session_info(&mut self) {
         let stats = self.session.session_stats();
         let bold = |s: &str| self.theme.fg(ThemeColor::Text).bold().paint(s);
