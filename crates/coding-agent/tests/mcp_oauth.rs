@@ -357,6 +357,49 @@ async fn slash_mcp_login_signs_in_and_reload_reads_mcp_json_again() {
     assert!(!last.contains("secure:"), "{screen}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_with_auth_provider_gets_that_logins_key() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let oauth = OAuthServer::start(env.dir.path(), 3600);
+    oauth.get("/_grant?token=provider-key-1");
+    write_config(
+        &env,
+        json!({"viaLogin": {"url": oauth.url(), "auth": {"provider": "my-provider"}, "exposure": "direct"}}),
+    );
+    let auth = |key: &str| {
+        std::fs::write(
+            env.agent.join("auth.json"),
+            json!({"my-provider": {"type": "api_key", "key": key}}).to_string(),
+        )
+        .unwrap();
+    };
+    auth("provider-key-1");
+    server.push(Script::tool_call("mcp__viaLogin__whoami", json!({})));
+    server.push(Script::text("done"));
+    let out = pi_with(&env, &["-p", "who am I"], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        tool_results(&server.requests()[1].body),
+        vec!["signed in with provider-key-1".to_owned()]
+    );
+    // A key the server refuses: needs sign-in, with /login of that provider.
+    auth("wrong-key");
+    let out = pi_with(&env, &["mcp", "list"], &[]);
+    let listed = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(listed.contains("viaLogin: needs sign-in"), "{listed}");
+    assert!(
+        listed.contains("sign in with: /login my-provider in pi"),
+        "{listed}"
+    );
+    let out = pi_with(&env, &["mcp", "login", "viaLogin"], &[]);
+    assert_eq!(
+        text(&out.stderr),
+        "MCP server \"viaLogin\" uses the credentials of provider \"my-provider\". Run \"pi auth login my-provider\".\n"
+    );
+}
+
 /// Runs `pi mcp login secure` of `program` and plays the browser with the URL it prints.
 fn login_by_visiting(program: &Path, env: &Env) -> (Option<i32>, String) {
     use std::io::{BufRead, BufReader};

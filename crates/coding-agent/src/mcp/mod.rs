@@ -42,3 +42,22 @@ pub fn server_log(agent_dir: &Path) -> Arc<pi_mcp::log::ServerLog> {
         crate::session::time::iso_now,
     ))
 }
+
+/// A provider's key for servers with `auth.provider`: its `/login` token (refreshed when it
+/// expires within a minute), else its stored or environment API key.
+pub fn provider_token(agent_dir: &Path) -> pi_mcp::connection::ProviderToken {
+    let auth_path = agent_dir.join("auth.json");
+    Arc::new(move |provider: String| {
+        let auth_path = auth_path.clone();
+        Box::pin(async move {
+            if let Ok(Some(token)) =
+                crate::config::oauth_refresh::fresh_oauth_key(&auth_path, &provider, 60_000).await
+            {
+                return Some(token);
+            }
+            crate::config::auth::AuthStorage::load(&auth_path)
+                .api_key(&provider)
+                .or_else(|| pi_ai::env_keys::get_env_api_key(&provider))
+        })
+    })
+}

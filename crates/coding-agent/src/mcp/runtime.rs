@@ -49,6 +49,7 @@ impl McpRuntime {
             }),
             version: crate::VERSION.to_owned(),
             auth: Some(pi_mcp::oauth::AuthStore::in_agent_dir(agent_dir)),
+            provider_token: Some(super::provider_token(agent_dir)),
         };
         let connections = config
             .servers

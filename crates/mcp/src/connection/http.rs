@@ -87,11 +87,16 @@ impl Connection {
             .build()
             .map_err(|e| (e.to_string(), None))?;
         let auth = self.server_auth().map_err(|e| (e, None))?;
+        let provider = match &self.entry.config.transport {
+            crate::config::Transport::Http { auth_provider, .. } => auth_provider.clone(),
+            crate::config::Transport::Stdio { .. } => None,
+        };
         let mut refreshed = false;
         loop {
-            let token = match &auth {
-                Some(auth) => auth.token().await,
-                None => None,
+            let token = match (&auth, &provider, &self.context.provider_token) {
+                (Some(auth), _, _) => auth.token().await,
+                (None, Some(provider), Some(resolve)) => resolve(provider.clone()).await,
+                _ => None,
             };
             let mut config = StreamableHttpClientTransportConfig::with_uri(url);
             config.auth_header = token.clone();
@@ -100,8 +105,17 @@ impl Connection {
                 Ok(service) => return Ok(service),
                 Err(error) => error,
             };
-            let (Some(auth), Some(header)) = (&auth, error.auth_challenge()) else {
+            let Some(header) = error.auth_challenge() else {
                 return Err((error.to_string(), None));
+            };
+            let Some(auth) = &auth else {
+                // A provider's token was refused (or there is none): `/login` helps.
+                return match provider {
+                    Some(provider) => {
+                        Err((format!("{NEEDS_SIGN_IN} with /login {provider}"), None))
+                    }
+                    None => Err((error.to_string(), None)),
+                };
             };
             let challenge = Challenge::parse(header);
             *lock(&self.challenge) = Some(challenge.clone());

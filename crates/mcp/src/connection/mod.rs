@@ -75,7 +75,13 @@ pub struct Context {
     pub version: String,
     /// `mcp-auth.json`, for servers that sign in with OAuth.
     pub auth: Option<AuthStore>,
+    /// A `/login` provider's key or token, for servers with `auth.provider`.
+    pub provider_token: Option<ProviderToken>,
 }
+
+/// Resolves a provider's key or (refreshed) OAuth token.
+pub type ProviderToken =
+    Arc<dyn Fn(String) -> futures_util::future::BoxFuture<'static, Option<String>> + Send + Sync>;
 
 /// A snapshot of a server for lists and the tool registry.
 #[derive(Debug, Clone)]
@@ -203,13 +209,17 @@ impl Connection {
                 *live = Some(opened);
                 Ok(service)
             }
-            Err((error, _)) if error == http::NEEDS_SIGN_IN => {
+            Err((error, _)) if error.starts_with(http::NEEDS_SIGN_IN) => {
                 self.set(|s| {
                     s.state = State::NeedsAuth;
                     s.error = None;
                 });
+                let how = error
+                    .strip_prefix(http::NEEDS_SIGN_IN)
+                    .and_then(|rest| rest.strip_prefix(" with "))
+                    .unwrap_or("/mcp");
                 Err(format!(
-                    "MCP server \"{}\" requires sign-in. Run /mcp to sign in.",
+                    "MCP server \"{}\" requires sign-in. Run {how} to sign in.",
                     self.entry.name
                 ))
             }
