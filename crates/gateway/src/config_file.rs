@@ -73,6 +73,9 @@ pub struct PrincipalFile {
     pub agent_id: Option<String>,
     /// The group id whose `groups.<id>.tools` policy applies.
     pub group_id: Option<String>,
+    /// The folders the principal may open sessions in (default: its own folder under
+    /// `<agent dir>/gateway/workspaces`).
+    pub workspaces: Vec<PathBuf>,
 }
 
 impl Default for PrincipalFile {
@@ -81,6 +84,7 @@ impl Default for PrincipalFile {
             scopes: vec!["sessions".to_owned()],
             agent_id: None,
             group_id: None,
+            workspaces: Vec::new(),
         }
     }
 }
@@ -127,6 +131,8 @@ pub struct GatewayFile {
     pub runner: RunnerFile,
     /// `full` (default: pi's system prompt), `minimal` or `none`.
     pub prompt_mode: Option<PromptMode>,
+    /// The port of the OpenClaw protocol listener (`--openclaw-port` wins).
+    pub openclaw_port: Option<u16>,
 }
 
 impl GatewayFile {

@@ -6,6 +6,7 @@ pub mod compaction_chunks;
 pub mod config_file;
 pub mod create;
 pub mod events;
+pub mod openclaw;
 pub mod pipeline;
 pub mod runner;
 pub mod sandbox;

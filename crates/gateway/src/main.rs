@@ -43,6 +43,10 @@ struct ServeArgs {
     /// Events kept per session for replay.
     #[arg(long, default_value_t = 4096)]
     event_log: usize,
+    /// Also serve OpenClaw's gateway protocol v4 on this port (same host and tokens), for
+    /// OpenClaw's own clients; `openclawPort` in gateway.json does the same.
+    #[arg(long)]
+    openclaw_port: Option<u16>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -159,6 +163,21 @@ async fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
     let handle = serve(listener, config).await?;
     eprintln!("pi-gateway listening on {}", handle.url());
+    let openclaw_port = args
+        .openclaw_port
+        .or_else(|| handle.gateway().file().openclaw_port);
+    let _openclaw = match openclaw_port {
+        Some(port) => {
+            let listener = tokio::net::TcpListener::bind((args.host.as_str(), port))
+                .await
+                .with_context(|| format!("cannot listen on {}:{port}", args.host))?;
+            let served =
+                pi_gateway::openclaw::serve(listener, std::sync::Arc::clone(handle.gateway()))?;
+            eprintln!("pi-gateway: OpenClaw protocol on {}", served.url());
+            Some(served)
+        }
+        None => None,
+    };
     wait_for_signal().await;
     eprintln!("pi-gateway: shutting down");
     handle.shutdown().await;

@@ -239,6 +239,28 @@ impl Gateway {
         }
     }
 
+    /// Names session `id` with an OpenClaw session key (saved with its node).
+    pub fn set_key(&self, id: &str, key: &str) {
+        let node = {
+            let mut nodes = lock(&self.nodes);
+            let Some(node) = nodes.get_mut(id) else {
+                return;
+            };
+            node.key = Some(key.to_owned());
+            node.clone()
+        };
+        self.save_node(&node);
+    }
+
+    /// The most recently active session of `principal` named `key`.
+    pub fn node_for_key(&self, principal: &str, key: &str) -> Option<SessionNode> {
+        lock(&self.nodes)
+            .values()
+            .filter(|n| n.owner == principal && n.key.as_deref() == Some(key))
+            .max_by_key(|n| n.last_active_at)
+            .cloned()
+    }
+
     /// Notes a session's activity (and how its last run ended) and saves its node.
     pub fn touch(&self, id: &str, termination: Option<TerminationReason>) {
         let node = {
@@ -616,6 +638,7 @@ impl Gateway {
             thinking_level: thinking.as_str().to_owned(),
             tools: requested_tools,
             last_termination: self.node(&live.id).and_then(|n| n.last_termination),
+            key: self.node(&live.id).and_then(|n| n.key),
         };
         self.save_node(&node);
         lock(&self.nodes).insert(node.id.clone(), node);

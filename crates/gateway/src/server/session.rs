@@ -71,6 +71,7 @@ struct Hub {
     /// The greatest `seq` dropped from the log.
     dropped: u64,
     subscribers: Vec<Subscriber>,
+    taps: Vec<(String, Tap)>,
     entry_of: HashMap<String, String>,
     message_of: HashMap<String, String>,
     pending: Option<EndedMessage>,
@@ -89,6 +90,11 @@ pub struct SessionShared {
 
 /// Called when a run of the session is aborted by a limit (to abort its sub-agents).
 pub type OnAbort = Arc<dyn Fn(&str, TerminationReason) + Send + Sync>;
+
+/// Sees every lifecycle event of a session, in order, as it is published (the OpenClaw
+/// listener derives its own events from them). Runs under the session's event lock: it
+/// must not call back into the session.
+pub type Tap = Arc<dyn Fn(&LifecycleEvent) + Send + Sync>;
 
 /// One session of the gateway.
 pub struct LiveSession {
@@ -154,6 +160,7 @@ impl LiveSession {
                     log: VecDeque::new(),
                     dropped: 0,
                     subscribers: Vec::new(),
+                    taps: Vec::new(),
                     entry_of: HashMap::new(),
                     message_of: HashMap::new(),
                     pending: None,
@@ -301,6 +308,19 @@ impl LiveSession {
             }
         }
         hub.subscribers.retain(|s| s.offer(text.clone()));
+        for (_, tap) in &hub.taps {
+            tap(event);
+        }
+    }
+
+    /// Adds a tap under `name` unless one of that name is there; true when added.
+    pub fn add_tap(&self, name: &str, tap: Tap) -> bool {
+        let mut hub = self.hub();
+        if hub.taps.iter().any(|(n, _)| n == name) {
+            return false;
+        }
+        hub.taps.push((name.to_owned(), tap));
+        true
     }
 
     /// Publishes an event produced by the gateway itself (not by the agent).

@@ -34,6 +34,9 @@ pub struct SessionNode {
     pub tools: Vec<String>,
     #[serde(default)]
     pub last_termination: Option<TerminationReason>,
+    /// The OpenClaw session key (`agent:<id>:<name>`) that names it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 impl SessionNode {
@@ -49,6 +52,7 @@ impl SessionNode {
             "model": self.model,
             "running": running,
             "lastTermination": self.last_termination,
+            "key": self.key,
         })
     }
 }
@@ -176,6 +180,7 @@ mod tests {
             thinking_level: String::new(),
             tools: Vec::new(),
             last_termination: None,
+            key: None,
         }
     }
 

@@ -1,0 +1,236 @@
+//! OpenClaw's gateway protocol v4 on its own listener, so OpenClaw's own clients (`openclaw
+//! tui`, `openclaw agent`, `openclaw gateway call`) work against pi-gateway.
+//!
+//! One event stream underneath both protocols: every session OpenClaw clients use gets a
+//! tap on its lifecycle events, which become OpenClaw `agent` and `chat` events (with
+//! per-run `seq`) for every OpenClaw connection of the session's principal; each
+//! connection numbers what it receives with its own `seq`. Sessions are named by OpenClaw
+//! session keys (`agent:<id>:<name>`), kept on the session's node; a key nobody used yet
+//! opens a session in the principal's workspace. Runs are named by the client's
+//! idempotency key. Tokens are the gateway's (`--token`), given as `auth.token` or
+//! `auth.password`.
+
+mod conn;
+mod frames;
+mod keys;
+mod methods;
+mod runs;
+mod translate;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{State, WebSocketUpgrade};
+use axum::response::Response;
+use axum::routing::get;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use crate::server::{Gateway, LiveSession};
+use conn::OcConn;
+use frames::OcError;
+use runs::Runs;
+use translate::{Outgoing, Track};
+
+pub use frames::PROTOCOL;
+
+/// How often connections get a `tick` (announced as `policy.tickIntervalMs`).
+const TICK_INTERVAL: Duration = Duration::from_secs(30);
+
+/// The OpenClaw side of a gateway.
+pub struct OpenClaw {
+    gateway: Arc<Gateway>,
+    runs: Runs,
+    tracks: Mutex<HashMap<String, Arc<Mutex<Track>>>>,
+    conns: Mutex<Vec<Arc<OcConn>>>,
+    started: Instant,
+    tick: Duration,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl OpenClaw {
+    pub fn new(gateway: Arc<Gateway>) -> Arc<Self> {
+        Arc::new(Self {
+            gateway,
+            runs: Runs::default(),
+            tracks: Mutex::new(HashMap::new()),
+            conns: Mutex::new(Vec::new()),
+            started: Instant::now(),
+            tick: TICK_INTERVAL,
+        })
+    }
+
+    /// Sends an event to every OpenClaw connection of `principal` (tool streams only to
+    /// those that asked for tool events).
+    fn broadcast(&self, principal: &str, outgoing: &Outgoing) {
+        let conns: Vec<Arc<OcConn>> = lock(&self.conns)
+            .iter()
+            .filter(|c| c.principal == principal && (!outgoing.tool || c.tool_events))
+            .cloned()
+            .collect();
+        for conn in conns {
+            conn.send_event(outgoing.event, &outgoing.payload);
+        }
+    }
+
+    /// The folder sessions opened by key work in: the principal's first workspace, else
+    /// `<agent dir>/gateway/workspaces/<principal>`.
+    fn workspace(&self, principal: &str) -> Result<PathBuf, OcError> {
+        let file = self.gateway.file();
+        let configured = file
+            .principals
+            .get(principal)
+            .and_then(|p| p.workspaces.first().cloned());
+        let dir = configured.unwrap_or_else(|| {
+            self.gateway
+                .config()
+                .agent_dir
+                .join("gateway")
+                .join("workspaces")
+                .join(principal)
+        });
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            OcError::unavailable(format!("cannot make workspace {}: {e}", dir.display()))
+        })?;
+        Ok(dir)
+    }
+
+    /// The session `key` names for `principal`: the one named so before (reopened), a
+    /// session known by `agent:main:<id>`, or a new one in the principal's workspace.
+    fn session_for(
+        self: &Arc<Self>,
+        principal: &str,
+        key: &str,
+    ) -> Result<(Arc<LiveSession>, Arc<Mutex<Track>>), OcError> {
+        if let Some(node) = self.gateway.node_for_key(principal, key)
+            && let Ok(live) = self.gateway.session(principal, &node.id)
+        {
+            return Ok(self.attach(live, key));
+        }
+        if let Some(id) = key.strip_prefix("agent:main:")
+            && self.gateway.node(id).is_some_and(|n| n.owner == principal)
+            && let Ok(live) = self.gateway.session(principal, id)
+        {
+            return Ok(self.attach(live, key));
+        }
+        let cwd = self.workspace(principal)?;
+        let params = serde_json::from_value(serde_json::json!({"cwd": cwd}))
+            .map_err(|e| OcError::invalid(e.to_string()))?;
+        let live = self
+            .gateway
+            .create(principal, &params, Vec::new())
+            .map_err(|e| OcError::unavailable(e.message))?;
+        self.gateway.set_key(&live.id, key);
+        Ok(self.attach(live, key))
+    }
+
+    /// The session's track, tapping its events the first time.
+    fn attach(
+        self: &Arc<Self>,
+        live: Arc<LiveSession>,
+        key: &str,
+    ) -> (Arc<LiveSession>, Arc<Mutex<Track>>) {
+        let track = Arc::clone(
+            lock(&self.tracks)
+                .entry(live.id.clone())
+                .or_insert_with(|| Arc::new(Mutex::new(Track::new(key, &live.id)))),
+        );
+        let weak = Arc::downgrade(self);
+        let tapped = Arc::clone(&track);
+        let owner = live.owner.clone();
+        live.add_tap(
+            "openclaw",
+            Arc::new(move |event| {
+                let Some(oc) = weak.upgrade() else {
+                    return;
+                };
+                let (outgoing, finished, key, session_id) = {
+                    let mut track = lock(&tapped);
+                    let (outgoing, finished) = track.translate(event);
+                    (
+                        outgoing,
+                        finished,
+                        track.key.clone(),
+                        track.session_id.clone(),
+                    )
+                };
+                for event in &outgoing {
+                    oc.broadcast(&owner, event);
+                }
+                if let Some(finished) = finished {
+                    oc.runs.finish(finished, &key, &session_id);
+                }
+            }),
+        );
+        (live, track)
+    }
+
+    /// `sessions.list` rows of a principal, newest first.
+    fn session_rows(&self, principal: &str) -> Vec<Value> {
+        let mut nodes = self.gateway.nodes_of(principal);
+        nodes.sort_by_key(|n| std::cmp::Reverse(n.last_active_at));
+        nodes
+            .iter()
+            .map(|node| methods::row(node, node.key.as_deref()))
+            .collect()
+    }
+}
+
+/// The OpenClaw listener of a running gateway.
+pub struct OpenClawHandle {
+    addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl OpenClawHandle {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `ws://ADDR`.
+    pub fn url(&self) -> String {
+        format!("ws://{}", self.addr)
+    }
+}
+
+impl Drop for OpenClawHandle {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Serves OpenClaw's protocol for `gateway` on `listener` until the gateway closes.
+pub fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> std::io::Result<OpenClawHandle> {
+    let addr = listener.local_addr()?;
+    let closing = gateway.closing();
+    let oc = OpenClaw::new(gateway);
+    let app = Router::new()
+        .route("/", get(upgrade))
+        .route("/ws", get(upgrade))
+        .with_state(oc);
+    let task = tokio::spawn(async move {
+        let stop = async move { closing.cancelled().await };
+        if let Err(e) = axum::serve(listener, app)
+            .with_graceful_shutdown(stop)
+            .await
+        {
+            eprintln!("pi-gateway: OpenClaw listener error: {e}");
+        }
+    });
+    Ok(OpenClawHandle { addr, task })
+}
+
+async fn upgrade(State(oc): State<Arc<OpenClaw>>, ws: WebSocketUpgrade) -> Response {
+    ws.max_message_size(frames::MAX_PAYLOAD)
+        .max_frame_size(frames::MAX_PAYLOAD)
+        .read_buffer_size(8 * 1024)
+        .on_upgrade(move |socket| conn::run(oc, socket))
+}
