@@ -109,10 +109,11 @@ impl Track {
             "agentId": self.agent_id,
             "data": data,
         });
-        if stream != "lifecycle" && stream != "tool" {
-            if let Some(object) = payload.as_object_mut() {
-                object.remove("sessionId");
-            }
+        if stream != "lifecycle"
+            && stream != "tool"
+            && let Some(object) = payload.as_object_mut()
+        {
+            object.remove("sessionId");
         }
         (
             seq,

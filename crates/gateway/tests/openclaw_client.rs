@@ -1,0 +1,311 @@
+//! OpenClaw's own client (`openclaw` 2026.9.6 from npm, installed by
+//! `scripts/install-openclaw-client.sh`) against pi-gateway's OpenClaw listener, with
+//! mock-llm behind it: `gateway call`, `agent` (text and JSON), a refused token, and the
+//! TUI in tmux (history, a streamed reply, a tool card, an abort). Where the reference kit
+//! is next to the checkout (`../shared/reference/openclaw`), its `check_client.sh` runs too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use mock_llm::{Fault, Script};
+use pi_gateway::openclaw::{self, OpenClawHandle};
+use serde_json::Value;
+use support::{ALICE, Env, relaxed};
+
+/// The installed client, or `None` (then the tests say they skipped, unless CI requires it).
+fn client() -> Option<PathBuf> {
+    let path = std::env::var_os("PI_TEST_OPENCLAW").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/openclaw-client/bin/openclaw"),
+        PathBuf::from,
+    );
+    if !path.exists() {
+        assert!(
+            std::env::var_os("PI_TEST_REQUIRE_OPENCLAW").is_none(),
+            "the openclaw client is not installed (scripts/install-openclaw-client.sh)"
+        );
+        eprintln!(
+            "the openclaw client is not installed: skipped (scripts/install-openclaw-client.sh)"
+        );
+        return None;
+    }
+    Some(path)
+}
+
+async fn start() -> (Env, OpenClawHandle) {
+    let env = Env::start(relaxed()).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let gateway = std::sync::Arc::clone(env.gateway.as_ref().unwrap().gateway());
+    let handle = openclaw::serve(listener, gateway).unwrap();
+    (env, handle)
+}
+
+/// Runs the client with a private HOME under `env`.
+async fn run(oc: &Path, env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(oc);
+    command
+        .args(args)
+        .env("OPENCLAW_KIT_HOME", env.dir.path().join("oc-home"))
+        .env_remove("OPENCLAW_GATEWAY_URL")
+        .env_remove("OPENCLAW_GATEWAY_TOKEN");
+    for (key, value) in vars {
+        command.env(key, value);
+    }
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A tmux session running the TUI.
+struct Tui {
+    socket: String,
+}
+
+impl Tui {
+    fn start(oc: &Path, env: &Env, url: &str, token: &str) -> Tui {
+        let socket = format!("pi-oc-{}-{}", std::process::id(), rand_suffix());
+        let line = format!(
+            "env OPENCLAW_KIT_HOME='{}' '{}' tui --url '{url}' --token '{token}' 2>'{}'",
+            env.dir.path().join("oc-tui-home").display(),
+            oc.display(),
+            env.dir.path().join("tui.err").display()
+        );
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "tui",
+            ])
+            .args(["-x", "120", "-y", "40", &line])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Tui { socket }
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-t", "tui"])
+            .output()
+            .unwrap();
+        text(&out.stdout)
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "tui"])
+            .args(keys)
+            .status()
+            .unwrap();
+    }
+
+    /// Types a line and sends it.
+    fn send(&self, line: &str) {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "tui", "-l", line])
+            .status()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        self.keys(&["Enter"]);
+    }
+
+    /// Waits until the screen satisfies `check`; the screen then.
+    async fn wait(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn rand_suffix() -> String {
+    uuid::Uuid::new_v4().to_string()[..8].to_owned()
+}
+
+/// The status word of the TUI's status line (`idle`, `streaming`, `aborted`, …).
+fn idle(screen: &str) -> bool {
+    screen.lines().any(|l| l.contains("connected | idle"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openclaws_own_client_calls_asks_and_chats_in_its_tui() {
+    let Some(oc) = client() else { return };
+    let (env, listener) = start().await;
+    let url = listener.url();
+    let workspace = env.agent.join("gateway/workspaces/alice");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("hello.txt"), "hello-from-file\n").unwrap();
+
+    // `gateway call` with a wrong token: refused with OpenClaw's message.
+    let out = run(
+        &oc,
+        &env,
+        &[
+            "gateway",
+            "call",
+            "sessions.list",
+            "--url",
+            &url,
+            "--token",
+            "wrong",
+            "--json",
+        ],
+        &[],
+    )
+    .await;
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("unauthorized: gateway token mismatch")
+            || text(&out.stdout).contains("unauthorized: gateway token mismatch"),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+
+    // `agent --message` (the URL counts as remote: it lists agents first), then --json.
+    env.mock.push(Script::text("Hello from pi-rs"));
+    let vars = [
+        ("OPENCLAW_GATEWAY_URL", url.as_str()),
+        ("OPENCLAW_GATEWAY_TOKEN", ALICE),
+    ];
+    let out = run(&oc, &env, &["agent", "--message", "first question"], &vars).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Hello from pi-rs");
+    env.mock.push(Script::text("a JSON answer"));
+    let out = run(
+        &oc,
+        &env,
+        &["agent", "--agent", "main", "--message", "second", "--json"],
+        &vars,
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["status"], "ok", "{json}");
+    assert_eq!(json["result"]["payloads"][0]["text"], "a JSON answer");
+
+    // `gateway call sessions.list` lists the session the agent used.
+    let out = run(
+        &oc,
+        &env,
+        &[
+            "gateway",
+            "call",
+            "sessions.list",
+            "--url",
+            &url,
+            "--token",
+            ALICE,
+            "--json",
+        ],
+        &[],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["sessions"][0]["key"], "agent:main:main", "{listed}");
+
+    // The TUI: the history, a streamed reply, a tool card, an abort.
+    let tui = Tui::start(&oc, &env, &url, ALICE);
+    tui.wait("the history", |s| {
+        idle(s) && s.contains("first question") && s.contains("a JSON answer")
+    })
+    .await;
+    env.mock
+        .push(Script::text("A reply from the mock model, in pieces"));
+    tui.send("tell me something");
+    tui.wait("the reply", |s| {
+        idle(s) && s.contains("A reply from the mock model, in pieces")
+    })
+    .await;
+    tui.send("read hello.txt");
+    let screen = tui
+        .wait("the tool card and the answer", |s| {
+            idle(s) && s.contains("done: hello-from-file")
+        })
+        .await;
+    assert!(screen.contains("Read"), "{screen}");
+    assert!(screen.contains("hello.txt"), "{screen}");
+    let mut stalled = Script::text("a long reply that stalls in the middle of it");
+    stalled.fault = Some(Fault::Stall {
+        after_events: 3,
+        ms: 30_000,
+    });
+    env.mock.push(stalled);
+    tui.send("talk slowly");
+    tui.wait("streaming", |s| s.contains("a long reply")).await;
+    tui.keys(&["Escape"]);
+    tui.wait("the abort", |s| {
+        s.contains("run aborted") || s.contains("| aborted")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_check_client_passes_where_the_kit_is_present() {
+    let Some(oc) = client() else { return };
+    let kit = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/reference/openclaw/check_client.sh");
+    let has_websockets = Command::new("python3")
+        .args(["-c", "import websockets"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !kit.exists() || !has_websockets {
+        eprintln!("the reference kit (and python websockets) is not here: skipped");
+        return;
+    }
+    let (env, listener) = start().await;
+    // One reply each for `agent --json`, `agent --message` and the TUI.
+    for _ in 0..3 {
+        env.mock.push(Script::text("Hello from pi-rs"));
+    }
+    let url = listener.url();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("bash")
+            .arg(kit)
+            .args(["--openclaw", oc.to_str().unwrap()])
+            .args(["--expect", "Hello from pi-rs", &url, ALICE])
+            .env("CHECK_TIMEOUT", "60")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let report = text(&out.stdout);
+    println!("{report}");
+    assert!(
+        report.contains("SUMMARY"),
+        "{report}\n{}",
+        text(&out.stderr)
+    );
+    assert!(!report.contains("FAIL"), "{report}");
+    assert!(out.status.success(), "{report}");
+}
