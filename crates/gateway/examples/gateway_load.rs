@@ -290,6 +290,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let (mock, _) = spawn_until(mock, "listening").await?;
     let mock_pid = mock.0.id().to_string();
     write_agent_dir(&agent, mock_port)?;
+    // The sessions open in `work`: the workspace of the bench token's principal.
+    std::fs::write(
+        agent.join("gateway.json"),
+        json!({"principals": {"default": {"workspaces": [work]}}}).to_string(),
+    )?;
 
     let mut gateway = Command::new(&args.gateway);
     gateway

@@ -84,6 +84,11 @@ async fn tree_switch_and_branch_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("agent");
     support::write_agent_dir(&agent, &mock);
+    std::fs::write(
+        agent.join("gateway.json"),
+        json!({"principals": {"alice": {"workspaces": [dir.path()]}}}).to_string(),
+    )
+    .unwrap();
     let served = serve(&agent);
 
     let mut client = Client::connect(&served.url, Some("tok-a")).await.unwrap();

@@ -11,6 +11,7 @@ use mock_llm::Script;
 use support::*;
 
 fn write_gateway_json(agent: &std::path::Path, file: Value) {
+    let file = with_workspaces(agent, file);
     std::fs::write(agent.join("gateway.json"), file.to_string()).unwrap();
 }
 

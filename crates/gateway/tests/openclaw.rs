@@ -307,12 +307,8 @@ async fn chat_send_streams_chat_and_agent_events_with_both_seqs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_streams_go_to_clients_that_ask_and_each_principal_sees_its_own() {
     let (env, oc) = start().await;
-    std::fs::create_dir_all(env.agent.join("gateway/workspaces/alice")).unwrap();
-    std::fs::write(
-        env.agent.join("gateway/workspaces/alice/hello.txt"),
-        "hello-from-file\n",
-    )
-    .unwrap();
+    // OpenClaw sessions open in alice's first workspace: the work dir.
+    std::fs::write(env.work.join("hello.txt"), "hello-from-file\n").unwrap();
     let (mut tools, _) = Oc::connect(&oc.url(), ALICE, &["tool-events"]).await;
     let (mut plain, _) = Oc::connect(&oc.url(), ALICE, &[]).await;
     let (mut bob, _) = Oc::connect(&oc.url(), BOB, &["tool-events"]).await;

@@ -160,9 +160,7 @@ async fn openclaws_own_client_calls_asks_and_chats_in_its_tui() {
     let Some(oc) = client() else { return };
     let (env, listener) = start().await;
     let url = listener.url();
-    let workspace = env.agent.join("gateway/workspaces/alice");
-    std::fs::create_dir_all(&workspace).unwrap();
-    std::fs::write(workspace.join("hello.txt"), "hello-from-file\n").unwrap();
+    std::fs::write(env.work.join("hello.txt"), "hello-from-file\n").unwrap();
 
     // `gateway call` with a wrong token: refused with OpenClaw's message.
     let out = run(

@@ -46,6 +46,14 @@ impl OcError {
         }
     }
 
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self {
+            code: "FORBIDDEN",
+            message: message.into(),
+            details: None,
+        }
+    }
+
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
         self

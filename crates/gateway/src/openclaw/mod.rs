@@ -81,22 +81,15 @@ impl OpenClaw {
         }
     }
 
-    /// The folder sessions opened by key work in: the principal's first workspace, else
-    /// `<agent dir>/gateway/workspaces/<principal>`.
+    /// The folder sessions opened by key work in: the principal's first workspace.
     fn workspace(&self, principal: &str) -> Result<PathBuf, OcError> {
-        let file = self.gateway.file();
-        let configured = file
-            .principals
-            .get(principal)
-            .and_then(|p| p.workspaces.first().cloned());
-        let dir = configured.unwrap_or_else(|| {
-            self.gateway
-                .config()
-                .agent_dir
-                .join("gateway")
-                .join("workspaces")
-                .join(principal)
-        });
+        let agent_dir = &self.gateway.config().agent_dir;
+        let roots =
+            crate::server::workspaces::workspaces(&self.gateway.file(), agent_dir, principal);
+        let dir = roots
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| crate::server::workspaces::default_workspace(agent_dir, principal));
         std::fs::create_dir_all(&dir).map_err(|e| {
             OcError::unavailable(format!("cannot make workspace {}: {e}", dir.display()))
         })?;
@@ -127,7 +120,10 @@ impl OpenClaw {
         let live = self
             .gateway
             .create(principal, &params, Vec::new())
-            .map_err(|e| OcError::unavailable(e.message))?;
+            .map_err(|e| match e.code.as_str() {
+                crate::server::protocol::codes::FORBIDDEN => OcError::forbidden(e.message),
+                _ => OcError::unavailable(e.message),
+            })?;
         self.gateway.set_key(&live.id, key);
         Ok(self.attach(live, key))
     }

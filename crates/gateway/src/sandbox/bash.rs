@@ -74,7 +74,8 @@ impl SandboxedBash {
 }
 
 /// Replaces the tool named `bash` with [`SandboxedBash`] and `exec` with [`SandboxedExec`]
-/// (both confined by `config`, running in `cwd`); other tools are kept as they are.
+/// (both confined by `config`, running in `cwd`), and confines the file tools' paths;
+/// other tools are kept as they are.
 /// Fails with [`SandboxError::Unavailable`] when there is something to confine but no Landlock.
 pub fn sandbox_tools(
     tools: Vec<Arc<dyn AgentTool>>,
@@ -82,6 +83,7 @@ pub fn sandbox_tools(
     cwd: &Path,
     bash: BashOptions,
 ) -> Result<Vec<Arc<dyn AgentTool>>, SandboxError> {
+    let guard = super::paths::PathGuard::new(config, cwd);
     tools
         .into_iter()
         .map(|tool| match tool.name() {
@@ -91,7 +93,7 @@ pub fn sandbox_tools(
             "exec" => SandboxedExec::new(config.clone(), cwd)
                 .default_timeout(bash.default_timeout)
                 .build(),
-            _ => Ok(tool),
+            _ => Ok(super::file_tools::confine(tool, &guard, cwd)),
         })
         .collect()
 }

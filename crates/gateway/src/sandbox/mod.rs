@@ -1,4 +1,6 @@
-//! Landlock file-access confinement for `bash`/`exec` (seed 000 §9.3, layer 2).
+//! Landlock file-access confinement for `bash`/`exec` (seed 000 §9.3, layer 2), and the
+//! same allowed paths checked for the file tools (`read`, `write`, `edit`, `ls`, `grep`,
+//! `find`) in [`file_tools`].
 //!
 //! `unsafe` is forbidden in this workspace, so the gateway never calls `landlock_restrict_self`
 //! on itself: a tiny launcher binary, `pi-sandbox`, restricts *itself* with the landlock
@@ -18,7 +20,9 @@
 mod bash;
 pub mod confine;
 mod exec;
+pub mod file_tools;
 pub mod launcher;
+pub mod paths;
 mod wrapper;
 
 use std::path::{Path, PathBuf};

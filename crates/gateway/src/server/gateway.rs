@@ -343,6 +343,7 @@ impl Gateway {
             .filter(|n| n.owner == principal)
             .ok_or_else(|| ApiError::not_found(id))?;
         let cwd = PathBuf::from(&node.cwd);
+        super::workspaces::check_cwd(&self.file(), &self.config.agent_dir, principal, &cwd)?;
         let file = node
             .file
             .clone()
@@ -405,6 +406,7 @@ impl Gateway {
                 params.cwd
             )));
         }
+        super::workspaces::check_cwd(&self.file(), &self.config.agent_dir, principal, &cwd)?;
         let parent_file = match &params.parent_id {
             Some(parent) => Some(self.session(principal, parent)?.session.session_file()),
             None => None,

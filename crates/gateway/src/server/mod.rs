@@ -11,6 +11,7 @@ pub mod protocol;
 pub mod runtime_host;
 pub mod session;
 pub mod tree;
+pub mod workspaces;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -80,6 +80,8 @@ pub mod codes {
     pub const BAD_REQUEST: &str = "bad_request";
     pub const UNKNOWN_METHOD: &str = "unknown_method";
     pub const NOT_FOUND: &str = "not_found";
+    /// The principal may not do this (a cwd outside its workspaces).
+    pub const FORBIDDEN: &str = "forbidden";
     pub const INVALID_PARAMS: &str = "invalid_params";
     pub const FAILED: &str = "failed";
     pub const SHUTTING_DOWN: &str = "shutting_down";

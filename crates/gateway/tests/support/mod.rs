@@ -25,6 +25,19 @@ pub struct Env {
     pub gateway: Option<GatewayHandle>,
 }
 
+/// `file` with the work dir (`<agent>/../work`) added to the workspaces of alice and bob,
+/// the folder every test session opens in.
+pub fn with_workspaces(agent: &std::path::Path, mut file: Value) -> Value {
+    let work = agent.parent().unwrap().join("work");
+    for principal in ["alice", "bob"] {
+        let entry = &mut file["principals"][principal];
+        if entry.get("workspaces").is_none() {
+            entry["workspaces"] = json!([work]);
+        }
+    }
+    file
+}
+
 /// Writes models.json and settings.json for a `mock` provider on `mock`.
 pub fn write_agent_dir(agent: &std::path::Path, mock: &MockServer) {
     std::fs::create_dir_all(agent).unwrap();
@@ -53,6 +66,11 @@ impl Env {
         std::fs::create_dir_all(&work).unwrap();
         let mock = MockServer::start().await.unwrap();
         write_agent_dir(&agent, &mock);
+        std::fs::write(
+            agent.join("gateway.json"),
+            with_workspaces(&agent, json!({})).to_string(),
+        )
+        .unwrap();
         let config = GatewayConfig::new(&agent)
             .with_token(ALICE, "alice")
             .with_token(BOB, "bob")
