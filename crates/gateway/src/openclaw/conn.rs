@@ -53,27 +53,9 @@ struct Hello {
     tool_events: bool,
 }
 
-/// Compares secrets in time independent of where they differ.
-fn same_secret(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let mut diff = a.len() ^ b.len();
-    for i in 0..a.len().max(b.len()) {
-        let x = a.get(i).copied().unwrap_or(0);
-        let y = b.get(i).copied().unwrap_or(0);
-        diff |= usize::from(x ^ y);
-    }
-    diff == 0
-}
-
-/// The principal of a token or password, comparing against every configured token.
+/// The principal of a token or password.
 fn principal_of(oc: &OpenClaw, secret: &str) -> Option<String> {
-    let mut found = None;
-    for (token, principal) in &oc.gateway.config().tokens {
-        if same_secret(token, secret) && found.is_none() {
-            found = Some(principal.clone());
-        }
-    }
-    found
+    oc.gateway.principal(secret)
 }
 
 /// Checks `connect`; the error, details and close code on refusal.
@@ -303,17 +285,4 @@ pub async fn run(oc: Arc<OpenClaw>, mut socket: WebSocket) {
     lock(&oc.conns).retain(|c| !Arc::ptr_eq(c, &conn));
     done.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::same_secret;
-
-    #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret("abc", "abc"));
-        assert!(!same_secret("abc", "abd"));
-        assert!(!same_secret("abc", "abcd"));
-        assert!(!same_secret("", "a"));
-    }
 }

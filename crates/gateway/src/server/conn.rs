@@ -23,6 +23,10 @@ use super::session::{LiveSession, SubscribeInfo, Subscriber};
 
 /// How long an unauthenticated client may take to send its `auth` frame.
 const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest frame accepted before authentication (the `auth` request).
+const MAX_AUTH_FRAME: usize = 64 * 1024;
+/// A wrong token is answered after this long, to slow down guessing.
+const FAILED_AUTH_DELAY: Duration = Duration::from_millis(500);
 
 /// What the upgrade request said about authentication.
 #[derive(Debug, Clone)]
@@ -87,6 +91,7 @@ pub async fn run(gateway: Arc<Gateway>, socket: WebSocket, pre: PreAuth) {
     let principal = match pre {
         PreAuth::Principal(principal) => principal,
         PreAuth::Rejected => {
+            tokio::time::sleep(FAILED_AUTH_DELAY).await;
             outbox.offer(Utf8Bytes::from(unauthorized(Value::Null, "invalid token")));
             finish(done, writer).await;
             return;
@@ -98,6 +103,7 @@ pub async fn run(gateway: Arc<Gateway>, socket: WebSocket, pre: PreAuth) {
                 principal
             }
             Err((id, message)) => {
+                tokio::time::sleep(FAILED_AUTH_DELAY).await;
                 outbox.offer(Utf8Bytes::from(unauthorized(id, &message)));
                 finish(done, writer).await;
                 return;
@@ -164,6 +170,9 @@ async fn first_frame_auth(
     .ok()
     .flatten()
     .ok_or((Value::Null, "authenticate first".to_owned()))?;
+    if frame.len() > MAX_AUTH_FRAME {
+        return Err((Value::Null, "the auth frame is too large".to_owned()));
+    }
     let request: Request = serde_json::from_str(frame.as_str())
         .map_err(|_| (Value::Null, "authenticate first".to_owned()))?;
     if request.method != "auth" {

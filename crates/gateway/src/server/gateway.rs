@@ -197,7 +197,7 @@ impl Gateway {
 
     /// The principal of a token.
     pub fn principal(&self, token: &str) -> Option<String> {
-        self.config.tokens.get(token).cloned()
+        super::secrets::principal_of(&self.config.tokens, token)
     }
 
     /// The last `seq` handed out.

@@ -9,6 +9,7 @@ pub mod gateway;
 pub mod outbox;
 pub mod protocol;
 pub mod runtime_host;
+pub mod secrets;
 pub mod session;
 pub mod tree;
 pub mod workspaces;
@@ -161,6 +162,9 @@ fn request_token(uri: &Uri, headers: &HeaderMap) -> Option<String> {
     })
 }
 
+/// The largest frame a client may send (a prompt with images fits; more closes the socket).
+const MAX_FRAME_BYTES: usize = 32 * 1024 * 1024;
+
 /// The initial read buffer of a client's socket.
 const READ_BUFFER_BYTES: usize = 8 * 1024;
 
@@ -181,6 +185,8 @@ async fn upgrade(
     // default that is 128 KiB resident per idle client. Frames longer than this still
     // arrive whole (the buffer grows for them).
     ws.read_buffer_size(READ_BUFFER_BYTES)
+        .max_message_size(MAX_FRAME_BYTES)
+        .max_frame_size(MAX_FRAME_BYTES)
         .on_upgrade(move |socket| conn::run(gateway, socket, pre))
 }
 
