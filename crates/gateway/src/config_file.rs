@@ -133,6 +133,8 @@ pub struct GatewayFile {
     pub prompt_mode: Option<PromptMode>,
     /// The port of the OpenClaw protocol listener (`--openclaw-port` wins).
     pub openclaw_port: Option<u16>,
+    /// OpenClaw's Control UI folder to serve on that port (`--openclaw-control-ui` wins).
+    pub openclaw_control_ui: Option<PathBuf>,
 }
 
 impl GatewayFile {

@@ -47,6 +47,10 @@ struct ServeArgs {
     /// OpenClaw's own clients; `openclawPort` in gateway.json does the same.
     #[arg(long)]
     openclaw_port: Option<u16>,
+    /// Serve OpenClaw's web Control UI from this folder (the `dist/control-ui` of the
+    /// `openclaw` npm package) on the OpenClaw port; `openclawControlUi` in gateway.json.
+    #[arg(long)]
+    openclaw_control_ui: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -171,8 +175,15 @@ async fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
             let listener = tokio::net::TcpListener::bind((args.host.as_str(), port))
                 .await
                 .with_context(|| format!("cannot listen on {}:{port}", args.host))?;
-            let served =
-                pi_gateway::openclaw::serve(listener, std::sync::Arc::clone(handle.gateway()))?;
+            let ui = args
+                .openclaw_control_ui
+                .clone()
+                .or_else(|| handle.gateway().file().openclaw_control_ui.clone());
+            let served = pi_gateway::openclaw::serve_with_ui(
+                listener,
+                std::sync::Arc::clone(handle.gateway()),
+                ui,
+            )?;
             eprintln!("pi-gateway: OpenClaw protocol on {}", served.url());
             Some(served)
         }

@@ -139,7 +139,7 @@ fn hello_ok(oc: &OpenClaw, hello: &Hello, conn_id: &str) -> Value {
         "type": "hello-ok",
         "protocol": PROTOCOL,
         "server": {"version": format!("pi-gateway/{}", env!("CARGO_PKG_VERSION")), "connId": conn_id},
-        "features": {"methods": methods::NAMES, "events": methods::EVENTS, "capabilities": []},
+        "features": {"methods": methods::NAMES.iter().chain(super::control_methods::NAMES).collect::<Vec<_>>(), "events": methods::EVENTS, "capabilities": []},
         "snapshot": {
             "presence": [],
             "health": {"ok": true, "ts": now_ms()},

@@ -54,12 +54,8 @@ pub async fn dispatch(oc: &Arc<OpenClaw>, conn: &Arc<OcConn>, request: Req) {
         "sessions.subscribe" => Ok(json!({"subscribed": true})),
         "sessions.list" => Ok(sessions_list(oc, conn, &params)),
         "sessions.describe" => sessions_describe(oc, conn, &params),
-        "agents.list" => Ok(json!({
-            "defaultId": keys::DEFAULT_AGENT, "mainKey": "main", "scope": "per-sender",
-            "ownership": "sole", "selectionRequired": false,
-            "agents": [{"id": keys::DEFAULT_AGENT, "kind": "agent", "name": keys::DEFAULT_AGENT}],
-        })),
-        "chat.history" => chat_history(oc, conn, &params),
+        "agents.list" => Ok(agents_list(oc, conn)),
+        "chat.history" => history(oc, conn, &params),
         "chat.send" => chat_send(oc, conn, &params),
         "chat.abort" => chat_abort(oc, conn, &params),
         "agent" => return agent(oc, conn, &request.id, &params).await,
@@ -68,12 +64,37 @@ pub async fn dispatch(oc: &Arc<OpenClaw>, conn: &Arc<OcConn>, request: Req) {
         "plugin.approval.list" => Ok(json!([])),
         "commands.list" => Ok(json!({"commands": []})),
         "connect" => Err(OcError::invalid("connect was already sent")),
-        other => Err(OcError::invalid(format!("unknown method: {other}"))),
+        other => super::control_methods::answer(oc, conn, other, &params)
+            .unwrap_or_else(|| Err(OcError::invalid(format!("unknown method: {other}")))),
     };
+    if std::env::var_os("PI_GATEWAY_TRACE_OPENCLAW").is_some() {
+        match &result {
+            Ok(_) => eprintln!("openclaw: {method} ok"),
+            Err(error) => eprintln!("openclaw: {method} {}: {}", error.code, error.message),
+        }
+    }
     conn.send(match result {
         Ok(payload) => frames::res_ok(&request.id, &payload),
         Err(error) => frames::res_err(&request.id, &error, None),
     });
+}
+
+/// The one agent, `main`, with the model new sessions get (the Control UI needs it to
+/// offer sending).
+fn agents_list(oc: &OpenClaw, conn: &OcConn) -> Value {
+    let model = oc
+        .workspace(&conn.principal)
+        .ok()
+        .and_then(|cwd| oc.gateway.default_model_id(&cwd));
+    let mut agent =
+        json!({"id": keys::DEFAULT_AGENT, "kind": "agent", "name": keys::DEFAULT_AGENT});
+    if let Some(model) = model {
+        agent["model"] = json!({"primary": model});
+    }
+    json!({
+        "defaultId": keys::DEFAULT_AGENT, "mainKey": "main", "scope": "per-sender",
+        "ownership": "sole", "selectionRequired": false, "agents": [agent],
+    })
 }
 
 /// A session row: `key` and `kind`, and what the TUI footer shows.
@@ -152,7 +173,8 @@ fn sessions_describe(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Resul
     Ok(json!({"session": session_row(oc, &live, &key)}))
 }
 
-fn chat_history(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value, OcError> {
+/// `chat.history`: the current branch's messages as pi-ai messages.
+pub fn history(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value, OcError> {
     let key = session_key(params, "sessionKey", "chat.history")?;
     let (live, track) = oc.session_for(&conn.principal, &key)?;
     let mut messages: Vec<Value> = live.session.with_session(|s| {

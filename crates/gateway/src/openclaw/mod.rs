@@ -11,6 +11,8 @@
 //! `auth.password`.
 
 mod conn;
+mod control_methods;
+mod control_ui;
 mod frames;
 mod keys;
 mod methods;
@@ -25,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{State, WebSocketUpgrade};
+use axum::http::Uri;
 use axum::response::Response;
 use axum::routing::get;
 use serde_json::Value;
@@ -50,6 +53,8 @@ pub struct OpenClaw {
     conns: Mutex<Vec<Arc<OcConn>>>,
     started: Instant,
     tick: Duration,
+    /// OpenClaw's Control UI files (`dist/control-ui` of the `openclaw` package), if served.
+    control_ui: Option<PathBuf>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -57,7 +62,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl OpenClaw {
-    pub fn new(gateway: Arc<Gateway>) -> Arc<Self> {
+    pub fn new(gateway: Arc<Gateway>, control_ui: Option<PathBuf>) -> Arc<Self> {
         Arc::new(Self {
             gateway,
             runs: Runs::default(),
@@ -65,6 +70,7 @@ impl OpenClaw {
             conns: Mutex::new(Vec::new()),
             started: Instant::now(),
             tick: TICK_INTERVAL,
+            control_ui,
         })
     }
 
@@ -205,12 +211,22 @@ impl Drop for OpenClawHandle {
 
 /// Serves OpenClaw's protocol for `gateway` on `listener` until the gateway closes.
 pub fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> std::io::Result<OpenClawHandle> {
+    serve_with_ui(listener, gateway, None)
+}
+
+/// [`serve`], with OpenClaw's web Control UI served from `control_ui` on plain GETs.
+pub fn serve_with_ui(
+    listener: TcpListener,
+    gateway: Arc<Gateway>,
+    control_ui: Option<PathBuf>,
+) -> std::io::Result<OpenClawHandle> {
     let addr = listener.local_addr()?;
     let closing = gateway.closing();
-    let oc = OpenClaw::new(gateway);
+    let oc = OpenClaw::new(gateway, control_ui);
     let app = Router::new()
         .route("/", get(upgrade))
         .route("/ws", get(upgrade))
+        .fallback(get(page))
         .with_state(oc);
     let task = tokio::spawn(async move {
         let stop = async move { closing.cancelled().await };
@@ -224,9 +240,30 @@ pub fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> std::io::Result<Op
     Ok(OpenClawHandle { addr, task })
 }
 
-async fn upgrade(State(oc): State<Arc<OpenClaw>>, ws: WebSocketUpgrade) -> Response {
+async fn upgrade(
+    State(oc): State<Arc<OpenClaw>>,
+    uri: Uri,
+    ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Response {
+    let Ok(ws) = ws else {
+        return page(State(oc), uri).await;
+    };
     ws.max_message_size(frames::MAX_PAYLOAD)
         .max_frame_size(frames::MAX_PAYLOAD)
         .read_buffer_size(8 * 1024)
         .on_upgrade(move |socket| conn::run(oc, socket))
+}
+
+/// A plain GET: the Control UI when it is served.
+async fn page(State(oc): State<Arc<OpenClaw>>, uri: Uri) -> Response {
+    match &oc.control_ui {
+        Some(root) => control_ui::serve(root.clone(), uri.path().to_owned()).await,
+        None => {
+            let mut response = Response::new(axum::body::Body::from(
+                "pi-gateway: OpenClaw protocol v4 (connect with a WebSocket)",
+            ));
+            *response.status_mut() = axum::http::StatusCode::NOT_FOUND;
+            response
+        }
+    }
 }

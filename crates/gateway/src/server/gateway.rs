@@ -195,6 +195,22 @@ impl Gateway {
         &self.config
     }
 
+    /// The model a new session in `cwd` gets (`provider/id`), if any.
+    pub fn default_model_id(&self, cwd: &Path) -> Option<String> {
+        let settings = self.resources(cwd).settings.get();
+        self.registry
+            .default_model(
+                settings.default_provider.as_deref(),
+                settings.default_model.as_deref(),
+            )
+            .map(|m| m.full_id())
+    }
+
+    /// The models sessions can use (a key or login is there for them).
+    pub fn registry(&self) -> &ModelRegistry {
+        &self.registry
+    }
+
     /// The principal of a token.
     pub fn principal(&self, token: &str) -> Option<String> {
         super::secrets::principal_of(&self.config.tokens, token)
