@@ -461,3 +461,53 @@ async fn abort_agent_and_agent_wait_and_both_protocols_see_one_run() {
         json!({"ok": true, "aborted": false, "runIds": []})
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_model_call_ends_the_run_with_chat_error_and_an_agent_error() {
+    let (env, oc) = start().await;
+    let (mut client, _) = Oc::connect(&oc.url(), ALICE, &[]).await;
+    let mut failing = Script::text("never");
+    failing.fault = Some(Fault::http_error(400));
+    env.mock.push(failing);
+    let run = uuid::Uuid::new_v4().to_string();
+    client
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": "fail please", "idempotencyKey": run}),
+        )
+        .await;
+    let end = client.until(|f| is_chat_end(f, &run)).await;
+    assert_eq!(end["payload"]["state"], "error", "{end}");
+    assert!(
+        !end["payload"]["errorMessage"].as_str().unwrap().is_empty(),
+        "{end}"
+    );
+    let lifecycle = client
+        .events("agent")
+        .into_iter()
+        .filter(|f| f["payload"]["stream"] == "lifecycle")
+        .next_back()
+        .unwrap();
+    assert_eq!(lifecycle["payload"]["data"]["phase"], "error");
+
+    // `agent` for a failing run: accepted, then ok:false with OpenClaw's UNAVAILABLE.
+    let mut failing = Script::text("never");
+    failing.fault = Some(Fault::http_error(400));
+    env.mock.push(failing);
+    let id = client
+        .send(
+            "agent",
+            json!({"message": "fail again", "idempotencyKey": uuid::Uuid::new_v4().to_string()}),
+        )
+        .await;
+    let accepted = client
+        .until(|f| f["type"] == "res" && f["id"] == id.as_str())
+        .await;
+    assert_eq!(accepted["payload"]["status"], "accepted");
+    let done = client
+        .until(|f| f["type"] == "res" && f["id"] == id.as_str())
+        .await;
+    assert_eq!(done["ok"], false, "{done}");
+    assert_eq!(done["error"]["code"], "UNAVAILABLE");
+    assert_eq!(done["payload"]["status"], "error");
+}
