@@ -485,8 +485,7 @@ async fn a_failed_model_call_ends_the_run_with_chat_error_and_an_agent_error() {
     let lifecycle = client
         .events("agent")
         .into_iter()
-        .filter(|f| f["payload"]["stream"] == "lifecycle")
-        .next_back()
+        .rfind(|f| f["payload"]["stream"] == "lifecycle")
         .unwrap();
     assert_eq!(lifecycle["payload"]["data"]["phase"], "error");
 
