@@ -2,6 +2,8 @@
 //! server, each with its own lane, the 7-layer tool pipeline, lifecycle events with `seq`
 //! and `stateVersion`, auth profile rotation and context-overflow recovery.
 
+#[cfg(feature = "cluster")]
+pub mod cluster;
 pub mod compaction_chunks;
 pub mod config_file;
 pub mod create;

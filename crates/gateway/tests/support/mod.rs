@@ -2,6 +2,8 @@
 //! collects events.
 #![allow(dead_code)]
 
+pub mod nats;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -1,0 +1,185 @@
+//! The connection to NATS and the JetStream objects the cluster uses, created on first
+//! connect and shared by every node.
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv, stream};
+use bytes::Bytes;
+
+/// How a node joins the cluster.
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    /// NATS server URLs (any of them; the client fails over between them).
+    pub urls: Vec<String>,
+    /// This node's name, written into the leases it holds.
+    pub node_id: String,
+    /// How long a lease lives without renewal.
+    pub lease_ttl: Duration,
+    /// Replicas of every stream and bucket (3 in a 3-server cluster).
+    pub replicas: usize,
+    /// How long events are kept for replay.
+    pub event_retention: Duration,
+}
+
+impl ClusterConfig {
+    pub fn new(urls: Vec<String>, node_id: impl Into<String>) -> Self {
+        Self {
+            urls,
+            node_id: node_id.into(),
+            lease_ttl: Duration::from_secs(10),
+            replicas: 3,
+            event_retention: Duration::from_secs(24 * 60 * 60),
+        }
+    }
+}
+
+/// Why a cluster operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("cannot reach NATS ({0})")]
+    Connect(String),
+    #[error("JetStream: {0}")]
+    JetStream(String),
+    /// An append named a last sequence the subject no longer has: another owner wrote.
+    #[error("fenced: the session was written by another owner (expected last sequence {0})")]
+    Fenced(u64),
+    /// The lane's lease is held by someone else, or was lost.
+    #[error("the lane of session {0} is owned by another node")]
+    LaneTaken(String),
+}
+
+fn js<E: std::fmt::Display>(e: E) -> ClusterError {
+    ClusterError::JetStream(e.to_string())
+}
+
+/// Event stream name.
+pub const EVENTS: &str = "PI_EV";
+/// Session entry stream name.
+pub const ENTRIES: &str = "PI_SESS";
+/// Lane lease bucket name.
+pub const LANES: &str = "pi_lanes";
+
+/// A node's handle on the cluster.
+#[derive(Clone)]
+pub struct Engine {
+    pub config: ClusterConfig,
+    pub client: async_nats::Client,
+    pub jetstream: jetstream::Context,
+    pub lanes: kv::Store,
+}
+
+impl Engine {
+    /// Connects and makes sure the streams and the bucket exist.
+    pub async fn connect(config: ClusterConfig) -> Result<Self, ClusterError> {
+        let mut servers = Vec::with_capacity(config.urls.len());
+        for url in &config.urls {
+            let server: async_nats::ServerAddr = url
+                .parse()
+                .map_err(|e| ClusterError::Connect(format!("{url}: {e}")))?;
+            servers.push(server);
+        }
+        let client = async_nats::ConnectOptions::new()
+            .name(format!("pi-gateway {}", config.node_id))
+            .retry_on_initial_connect()
+            .connect(servers)
+            .await
+            .map_err(|e| ClusterError::Connect(e.to_string()))?;
+        let jetstream = jetstream::new(client.clone());
+        jetstream
+            .get_or_create_stream(stream::Config {
+                name: EVENTS.into(),
+                subjects: vec!["pi.ev.>".into()],
+                storage: stream::StorageType::File,
+                num_replicas: config.replicas,
+                max_age: config.event_retention,
+                max_messages_per_subject: 50_000,
+                discard: stream::DiscardPolicy::Old,
+                duplicate_window: Duration::from_secs(120),
+                allow_direct: true,
+                ..Default::default()
+            })
+            .await
+            .map_err(js)?;
+        jetstream
+            .get_or_create_stream(stream::Config {
+                name: ENTRIES.into(),
+                subjects: vec!["pi.sess.>".into()],
+                storage: stream::StorageType::File,
+                num_replicas: config.replicas,
+                duplicate_window: Duration::from_secs(120),
+                allow_direct: true,
+                ..Default::default()
+            })
+            .await
+            .map_err(js)?;
+        let lanes = match jetstream.get_key_value(LANES).await {
+            Ok(store) => store,
+            Err(_) => jetstream
+                .create_key_value(kv::Config {
+                    bucket: LANES.into(),
+                    history: 1,
+                    max_age: config.lease_ttl,
+                    storage: stream::StorageType::File,
+                    num_replicas: config.replicas,
+                    ..Default::default()
+                })
+                .await
+                .map_err(js)?,
+        };
+        Ok(Self {
+            config,
+            client,
+            jetstream,
+            lanes,
+        })
+    }
+
+    /// Publishes one event of `session`; its stream sequence (the gateway-wide `seq`).
+    /// `id` deduplicates a retried publish.
+    pub async fn publish_event(
+        &self,
+        session: &str,
+        id: &str,
+        payload: Bytes,
+    ) -> Result<u64, ClusterError> {
+        let publish = jetstream::message::PublishMessage::build()
+            .payload(payload)
+            .message_id(id);
+        let ack = self
+            .jetstream
+            .send_publish(format!("pi.ev.{session}"), publish)
+            .await
+            .map_err(js)?
+            .await
+            .map_err(js)?;
+        Ok(ack.sequence)
+    }
+
+    /// Appends one entry line of `session`, fenced: it lands only when the subject's last
+    /// sequence is still `expected` (0: the session has no entry yet). The new sequence.
+    pub async fn append_entry(
+        &self,
+        session: &str,
+        id: &str,
+        line: Bytes,
+        expected: u64,
+    ) -> Result<u64, ClusterError> {
+        let publish = jetstream::message::PublishMessage::build()
+            .payload(line)
+            .message_id(id)
+            .expected_last_subject_sequence(expected);
+        let ack = self
+            .jetstream
+            .send_publish(format!("pi.sess.{session}"), publish)
+            .await
+            .map_err(js)?
+            .await;
+        match ack {
+            Ok(ack) => Ok(ack.sequence),
+            Err(e) if e.to_string().contains("wrong last sequence") => {
+                Err(ClusterError::Fenced(expected))
+            }
+            Err(e) => Err(js(e)),
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! A lane lease: a key of `pi_lanes` created by the owner and kept alive by renewals that
+//! name the revision they hold. Created only when absent (or expired), so one node owns a
+//! lane at a time; a renewal after someone else took the key fails, and the owner stops.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::json;
+
+use super::engine::{ClusterError, Engine};
+
+/// A held lease.
+#[derive(Debug, Clone)]
+pub struct Lease {
+    pub session: String,
+    /// The KV revision this node wrote last: the lane's epoch.
+    pub revision: u64,
+    /// When it was last written, on the monotonic clock (for self-fencing).
+    pub renewed: Instant,
+}
+
+impl Lease {
+    fn value(engine: &Engine) -> Bytes {
+        Bytes::from(json!({"node": engine.config.node_id}).to_string())
+    }
+
+    /// Claims the lane of `session`; `LaneTaken` while another node holds it.
+    pub async fn claim(engine: &Engine, session: &str) -> Result<Self, ClusterError> {
+        match engine.lanes.create(session, Self::value(engine)).await {
+            Ok(revision) => Ok(Self {
+                session: session.to_owned(),
+                revision,
+                renewed: Instant::now(),
+            }),
+            Err(e) if e.kind() == async_nats::jetstream::kv::CreateErrorKind::AlreadyExists => {
+                Err(ClusterError::LaneTaken(session.to_owned()))
+            }
+            Err(e) => Err(ClusterError::JetStream(e.to_string())),
+        }
+    }
+
+    /// Renews the lease; `LaneTaken` when another node holds it now (this node must stop).
+    pub async fn renew(&mut self, engine: &Engine) -> Result<(), ClusterError> {
+        match engine
+            .lanes
+            .update(&self.session, Self::value(engine), self.revision)
+            .await
+        {
+            Ok(revision) => {
+                self.revision = revision;
+                self.renewed = Instant::now();
+                Ok(())
+            }
+            Err(e) if e.kind() == async_nats::jetstream::kv::UpdateErrorKind::WrongLastRevision => {
+                Err(ClusterError::LaneTaken(self.session.clone()))
+            }
+            Err(e) => Err(ClusterError::JetStream(e.to_string())),
+        }
+    }
+
+    /// Whether this node must consider the lease lost without asking: it could not renew
+    /// for longer than the TTL minus `margin`.
+    pub fn expired(&self, ttl: Duration, margin: Duration) -> bool {
+        self.renewed.elapsed() + margin >= ttl
+    }
+
+    /// Gives the lane up (an idle lane), unless someone else holds it already.
+    pub async fn release(self, engine: &Engine) -> Result<(), ClusterError> {
+        engine
+            .lanes
+            .delete_expect_revision(&self.session, Some(self.revision))
+            .await
+            .map_err(|e| ClusterError::JetStream(e.to_string()))
+    }
+}

@@ -1,0 +1,15 @@
+//! pi-gateway on several nodes over NATS JetStream (`--cluster`, cargo feature `cluster`),
+//! after `../shared/design/gateway-cluster.md`:
+//! - `PI_EV`, one stream of every session's events (`pi.ev.<session>`): its sequence is the
+//!   gateway-wide `seq`, and every node serves subscriptions and replays from it;
+//! - `PI_SESS`, one stream of session entries (`pi.sess.<session>`), each message one JSONL
+//!   line, every append fenced by the subject's expected last sequence;
+//! - `pi_lanes`, a KV bucket of lane leases: whoever created a session's key owns its lane
+//!   until it stops renewing (the bucket's max age is the lease TTL); the revision is the
+//!   lane's epoch, and a renewal names the revision it holds, so a stale owner is refused.
+
+pub mod engine;
+pub mod lease;
+
+pub use engine::{ClusterConfig, ClusterError, Engine};
+pub use lease::Lease;

@@ -1,0 +1,201 @@
+//! Three NATS servers (2.15.1, installed by `scripts/install-nats.sh`) clustered on loopback
+//! with JetStream and `sync_interval: always`, for the cluster tests; stopped when dropped.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The nats-server binary, or `None` (then the test says it skipped, unless CI requires it).
+pub fn nats_server() -> Option<PathBuf> {
+    let path = std::env::var_os("PI_TEST_NATS_SERVER").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/nats/venv/bin/nats-server"),
+        PathBuf::from,
+    );
+    if !path.exists() {
+        assert!(
+            std::env::var_os("PI_TEST_REQUIRE_NATS").is_none(),
+            "nats-server is not installed (scripts/install-nats.sh)"
+        );
+        eprintln!("nats-server is not installed: skipped (scripts/install-nats.sh)");
+        return None;
+    }
+    Some(path)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One server of the cluster.
+pub struct Server {
+    pub name: String,
+    pub client_port: u16,
+    pub monitor_port: u16,
+    pub route_port: u16,
+    config: PathBuf,
+    child: Option<Child>,
+}
+
+/// The three servers.
+pub struct Cluster {
+    pub dir: tempfile::TempDir,
+    pub servers: Vec<Server>,
+    binary: PathBuf,
+}
+
+impl Cluster {
+    /// Starts three clustered servers and waits until each is healthy.
+    pub fn start(binary: &Path) -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        let mut servers: Vec<Server> = (1..=3)
+            .map(|i| Server {
+                name: format!("n{i}"),
+                client_port: free_port(),
+                monitor_port: free_port(),
+                route_port: free_port(),
+                config: dir.path().join(format!("n{i}.conf")),
+                child: None,
+            })
+            .collect();
+        let routes: Vec<String> = servers
+            .iter()
+            .map(|s| format!("nats://127.0.0.1:{}", s.route_port))
+            .collect();
+        for server in &servers {
+            let store = dir.path().join(&server.name);
+            let text = format!(
+                "server_name: {name}\nlisten: 127.0.0.1:{client}\nhttp: 127.0.0.1:{monitor}\n\
+                 jetstream {{ store_dir: \"{store}\", sync_interval: always }}\n\
+                 cluster {{ name: pi, listen: 127.0.0.1:{route}, routes: [{routes}] }}\n",
+                name = server.name,
+                client = server.client_port,
+                monitor = server.monitor_port,
+                store = store.display(),
+                route = server.route_port,
+                routes = routes.join(", "),
+            );
+            std::fs::write(&server.config, text).unwrap();
+        }
+        let mut cluster = Cluster {
+            dir,
+            servers: Vec::new(),
+            binary: binary.to_path_buf(),
+        };
+        for server in &mut servers {
+            server.child = Some(spawn(binary, &server.config));
+        }
+        cluster.servers = servers;
+        for server in &cluster.servers {
+            wait_healthy(server.monitor_port);
+        }
+        cluster
+    }
+
+    /// `nats://…` of every server.
+    pub fn urls(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .map(|s| format!("nats://127.0.0.1:{}", s.client_port))
+            .collect()
+    }
+
+    /// Kills server `i` with SIGKILL.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.servers[i].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts server `i` again (same ports and store) and waits for its health.
+    pub fn restart(&mut self, i: usize) {
+        let child = spawn(&self.binary, &self.servers[i].config);
+        self.servers[i].child = Some(child);
+        wait_healthy(self.servers[i].monitor_port);
+    }
+
+    /// The index of the server leading `stream`, from the monitoring endpoint.
+    pub fn stream_leader(&self, stream: &str) -> Option<usize> {
+        for server in &self.servers {
+            let Some(body) = http_get(server.monitor_port, "/jsz?streams=true") else {
+                continue;
+            };
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(&body) else {
+                continue;
+            };
+            let accounts = value["account_details"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for account in accounts {
+                for found in account["stream_detail"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                {
+                    if found["name"] == stream
+                        && let Some(leader) = found["cluster"]["leader"].as_str()
+                    {
+                        return self.servers.iter().position(|s| s.name == leader);
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for server in &mut self.servers {
+            if let Some(mut child) = server.child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+fn spawn(binary: &Path, config: &Path) -> Child {
+    Command::new(binary)
+        .arg("-c")
+        .arg(config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `GET http://127.0.0.1:port/path`: the body when the status is 200.
+pub fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200")
+        .then(|| body.to_owned())
+        .or_else(|| head.starts_with("HTTP/1.0 200").then(|| body.to_owned()))
+}
+
+fn wait_healthy(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while http_get(port, "/healthz").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "nats-server on monitor port {port} did not become healthy"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
