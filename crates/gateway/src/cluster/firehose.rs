@@ -1,0 +1,101 @@
+//! Reading events back from `PI_EV`: a node's firehose (every session, from now on) and a
+//! replay of one session after a `seq`, both through ordered consumers, in stream order.
+//! A replay that starts before the first event still kept for the session says so
+//! (`replayGap`): the client reloads the session instead.
+
+use async_nats::jetstream::consumer::{DeliverPolicy, pull};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+
+use super::engine::{ClusterError, EVENTS, Engine};
+
+/// One event as every node receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivered {
+    /// The stream sequence: the gateway-wide `seq`.
+    pub seq: u64,
+    pub session: String,
+    pub payload: Bytes,
+}
+
+/// A replay's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayStart {
+    /// Events kept from `after + 1` on: nothing was lost.
+    Complete,
+    /// Events older than the first kept one (whose seq is given) are gone.
+    Gap(u64),
+}
+
+fn js<E: std::fmt::Display>(e: E) -> ClusterError {
+    ClusterError::JetStream(e.to_string())
+}
+
+impl Engine {
+    /// Events from now on (`after: None`) or after `after`, of one session or of all,
+    /// delivered in order on the returned channel until it is dropped.
+    pub async fn events(
+        &self,
+        session: Option<&str>,
+        after: Option<u64>,
+    ) -> Result<mpsc::Receiver<Delivered>, ClusterError> {
+        let stream = self.jetstream.get_stream(EVENTS).await.map_err(js)?;
+        let consumer = stream
+            .create_consumer(pull::OrderedConfig {
+                filter_subject: session
+                    .map_or_else(|| "pi.ev.>".to_owned(), |s| format!("pi.ev.{s}")),
+                deliver_policy: match after {
+                    None => DeliverPolicy::New,
+                    Some(seq) => DeliverPolicy::ByStartSequence {
+                        start_sequence: seq + 1,
+                    },
+                },
+                ..Default::default()
+            })
+            .await
+            .map_err(js)?;
+        let mut messages = consumer.messages().await.map_err(js)?;
+        let (sender, receiver) = mpsc::channel(1024);
+        tokio::spawn(async move {
+            while let Some(Ok(message)) = messages.next().await {
+                let Ok(info) = message.info() else { continue };
+                let seq = info.stream_sequence;
+                let session = message
+                    .subject
+                    .as_str()
+                    .strip_prefix("pi.ev.")
+                    .unwrap_or_default()
+                    .to_owned();
+                let delivered = Delivered {
+                    seq,
+                    session,
+                    payload: message.payload.clone(),
+                };
+                if sender.send(delivered).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(receiver)
+    }
+
+    /// Whether replaying `session` after `after` misses events dropped by retention.
+    pub async fn replay_start(
+        &self,
+        session: &str,
+        after: u64,
+    ) -> Result<ReplayStart, ClusterError> {
+        let stream = self.jetstream.get_stream(EVENTS).await.map_err(js)?;
+        match stream
+            .direct_get_first_for_subject(format!("pi.ev.{session}"))
+            .await
+        {
+            Ok(first) if first.sequence > after + 1 => Ok(ReplayStart::Gap(first.sequence)),
+            Ok(_) => Ok(ReplayStart::Complete),
+            // Nothing kept for the session: only a gap if the client had seen something.
+            Err(_) if after > 0 => Ok(ReplayStart::Gap(0)),
+            Err(_) => Ok(ReplayStart::Complete),
+        }
+    }
+}
