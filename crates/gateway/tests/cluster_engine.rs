@@ -148,7 +148,7 @@ async fn events_of_every_node_share_one_seq_and_survive_a_killed_leader() {
     let stream = a.jetstream.get_stream("PI_EV").await.unwrap();
     let mut found = Vec::new();
     for (id, seq) in &acked {
-        let message = stream.direct_get(*seq).await.unwrap();
+        let message = stream.get_raw_message(*seq).await.unwrap();
         assert_eq!(message.subject.as_str(), "pi.ev.s4");
         found.push((String::from_utf8(message.payload.to_vec()).unwrap(), *seq));
         assert_eq!(&found.last().unwrap().0, id);
@@ -235,4 +235,67 @@ async fn every_node_reads_the_same_events_in_the_same_order_and_replays_after_a_
         nodes[2].replay_start("never-published", 5).await.unwrap(),
         pi_gateway::cluster::ReplayStart::Gap(_)
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_file_lives_in_jetstream_and_a_new_owner_reads_it_back_whole() {
+    use pi_ai::{AssistantMessage, UserMessage};
+    use pi_coding_agent::session::manager::SessionManager;
+
+    let Some(binary) = nats_server() else { return };
+    let cluster = Cluster::start(&binary);
+    let a = engine(&cluster, "gw1", Duration::from_secs(5)).await;
+    let b = engine(&cluster, "gw2", Duration::from_secs(5)).await;
+    let dir = tempfile::tempdir().unwrap();
+
+    // Node A's session writes its file and, through the sink, PI_SESS.
+    let mut session = SessionManager::create(dir.path(), &dir.path().join("a"));
+    let id = session.session_id().to_owned();
+    let writer = pi_gateway::cluster::EntryWriter::start(a.clone(), &id, 0);
+    session.set_line_sink(writer.sink());
+    session
+        .append_message(UserMessage::text("question").into())
+        .unwrap();
+    session
+        .append_message(AssistantMessage::empty("api", "p", "m").into())
+        .unwrap();
+    session
+        .append_message(UserMessage::text("more").into())
+        .unwrap();
+    assert!(writer.flush().await);
+    let file = std::fs::read_to_string(session.session_file().unwrap()).unwrap();
+
+    // Node B reads it back: the same lines, and the file opens.
+    let (lines, last) = b.load_entries(&id).await.unwrap();
+    let joined: String = lines
+        .iter()
+        .map(|l| format!("{}\n", String::from_utf8_lossy(l)))
+        .collect();
+    assert_eq!(joined, file);
+    let copy = dir.path().join("b.jsonl");
+    std::fs::write(&copy, &joined).unwrap();
+    let reopened = SessionManager::open(&copy, dir.path()).unwrap();
+    assert_eq!(reopened.entries().len(), 3);
+
+    // B takes over and appends after `last`; A, still believing it owns the session, is fenced.
+    let b_writer = pi_gateway::cluster::EntryWriter::start(b.clone(), &id, last);
+    let mut b_session = reopened;
+    b_session.set_line_sink(b_writer.sink());
+    b_session
+        .append_message(UserMessage::text("from b").into())
+        .unwrap();
+    assert!(b_writer.flush().await);
+    session
+        .append_message(UserMessage::text("stale a").into())
+        .unwrap();
+    assert!(!writer.flush().await, "the old owner is fenced");
+    assert!(writer.fenced.is_cancelled());
+    let (lines, _) = b.load_entries(&id).await.unwrap();
+    assert_eq!(lines.len(), 5);
+    assert!(String::from_utf8_lossy(lines.last().unwrap()).contains("from b"));
+    assert!(
+        !lines
+            .iter()
+            .any(|l| String::from_utf8_lossy(l).contains("stale a"))
+    );
 }

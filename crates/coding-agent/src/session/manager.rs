@@ -74,6 +74,8 @@ pub struct SessionManager {
     leaf: Option<String>,
     flushed: bool,
     warnings: Vec<LineError>,
+    /// Sees every line written to the file.
+    sink: Option<super::line_sink::LineSink>,
 }
 
 impl SessionManager {
@@ -95,6 +97,7 @@ impl SessionManager {
             leaf: None,
             flushed: false,
             warnings: Vec::new(),
+            sink: None,
         }
     }
 
@@ -167,6 +170,7 @@ impl SessionManager {
             leaf,
             flushed: true,
             warnings,
+            sink: None,
         }
     }
 
@@ -384,6 +388,12 @@ impl SessionManager {
             EntryKind::Label { target_id, label } if target_id == id => Some(label.as_deref()),
             _ => None,
         })?
+    }
+
+    /// Sends every line written from now on to `sink` too (a session not written yet sends
+    /// its header and every entry at its first write).
+    pub fn set_line_sink(&mut self, sink: super::line_sink::LineSink) {
+        self.sink = Some(sink);
     }
 
     /// Appends an entry under the current leaf, persists it, and returns its id.
@@ -670,6 +680,9 @@ impl SessionManager {
                 .map_err(write_error)?;
             file.write_all(text.as_bytes()).map_err(write_error)?;
             self.flushed = true;
+            if let Some(sink) = &self.sink {
+                text.lines().for_each(|line| (sink.0)(line));
+            }
             return Ok(());
         }
         let Some(entry) = self.entries.last() else {
@@ -682,7 +695,11 @@ impl SessionManager {
             .append(true)
             .open(&path)
             .map_err(write_error)?;
-        file.write_all(line.as_bytes()).map_err(write_error)
+        file.write_all(line.as_bytes()).map_err(write_error)?;
+        if let Some(sink) = &self.sink {
+            (sink.0)(line.trim_end_matches('\n'));
+        }
+        Ok(())
     }
 }
 

@@ -5,6 +5,7 @@ pub mod context;
 pub mod entry;
 pub mod entry_line;
 pub mod ids;
+pub mod line_sink;
 mod linear;
 pub mod list;
 pub mod load;

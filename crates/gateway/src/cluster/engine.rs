@@ -59,6 +59,25 @@ pub const ENTRIES: &str = "PI_SESS";
 /// Lane lease bucket name.
 pub const LANES: &str = "pi_lanes";
 
+/// Waits (up to 30 s) until `stream` has an elected leader, so the first publishes land.
+async fn wait_for_leader(jetstream: &jetstream::Context, name: &str) -> Result<(), ClusterError> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(mut stream) = jetstream.get_stream(name).await
+            && let Ok(info) = stream.info().await
+            && info.cluster.as_ref().is_none_or(|c| c.leader.is_some())
+        {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(ClusterError::JetStream(format!(
+                "stream {name} has no leader"
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// A node's handle on the cluster.
 #[derive(Clone)]
 pub struct Engine {
@@ -126,6 +145,9 @@ impl Engine {
                 .await
                 .map_err(js)?,
         };
+        for name in [EVENTS, ENTRIES] {
+            wait_for_leader(&jetstream, name).await?;
+        }
         Ok(Self {
             config,
             client,

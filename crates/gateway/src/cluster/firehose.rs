@@ -34,22 +34,26 @@ fn js<E: std::fmt::Display>(e: E) -> ClusterError {
 
 impl Engine {
     /// Events from now on (`after: None`) or after `after`, of one session or of all,
-    /// delivered in order on the returned channel until it is dropped.
+    /// delivered in order, each once, on the returned channel until it is dropped.
     pub async fn events(
         &self,
         session: Option<&str>,
         after: Option<u64>,
     ) -> Result<mpsc::Receiver<Delivered>, ClusterError> {
-        let stream = self.jetstream.get_stream(EVENTS).await.map_err(js)?;
+        let mut stream = self.jetstream.get_stream(EVENTS).await.map_err(js)?;
+        // "From now on" is after the stream's last sequence now. Both kinds start by
+        // sequence, and anything at or before it is dropped: an ordered consumer recreated
+        // before its first delivery starts again from the stream's beginning.
+        let after = match after {
+            Some(seq) => seq,
+            None => stream.info().await.map_err(js)?.state.last_sequence,
+        };
         let consumer = stream
             .create_consumer(pull::OrderedConfig {
                 filter_subject: session
                     .map_or_else(|| "pi.ev.>".to_owned(), |s| format!("pi.ev.{s}")),
-                deliver_policy: match after {
-                    None => DeliverPolicy::New,
-                    Some(seq) => DeliverPolicy::ByStartSequence {
-                        start_sequence: seq + 1,
-                    },
+                deliver_policy: DeliverPolicy::ByStartSequence {
+                    start_sequence: after + 1,
                 },
                 ..Default::default()
             })
@@ -61,6 +65,9 @@ impl Engine {
             while let Some(Ok(message)) = messages.next().await {
                 let Ok(info) = message.info() else { continue };
                 let seq = info.stream_sequence;
+                if seq <= after {
+                    continue;
+                }
                 let session = message
                     .subject
                     .as_str()

@@ -9,9 +9,11 @@
 //!   lane's epoch, and a renewal names the revision it holds, so a stale owner is refused.
 
 pub mod engine;
+pub mod entries;
 pub mod firehose;
 pub mod lease;
 
 pub use engine::{ClusterConfig, ClusterError, Engine};
+pub use entries::EntryWriter;
 pub use firehose::{Delivered, ReplayStart};
 pub use lease::Lease;
