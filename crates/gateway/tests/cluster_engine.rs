@@ -299,3 +299,57 @@ async fn a_session_file_lives_in_jetstream_and_a_new_owner_reads_it_back_whole()
             .any(|l| String::from_utf8_lossy(l).contains("stale a"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_reach_the_lanes_owner_and_nobody_means_no_owner() {
+    let Some(binary) = nats_server() else { return };
+    let cluster = Cluster::start(&binary);
+    let a = engine(&cluster, "gw1", Duration::from_secs(5)).await;
+    let b = engine(&cluster, "gw2", Duration::from_secs(5)).await;
+    let timeout = Duration::from_secs(5);
+    assert_eq!(
+        b.send_to_owner("s6", Bytes::from("prompt"), timeout)
+            .await
+            .unwrap(),
+        None
+    );
+
+    // A claims the lane and answers its commands, in order.
+    let lease = Lease::claim(&a, "s6").await.unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let log = std::sync::Arc::clone(&seen);
+    let server = a
+        .serve_lane(
+            "s6",
+            std::sync::Arc::new(move |command: Bytes| {
+                let log = std::sync::Arc::clone(&log);
+                Box::pin(async move {
+                    let text = String::from_utf8_lossy(&command).into_owned();
+                    log.lock().unwrap().push(text.clone());
+                    Bytes::from(format!("done: {text}"))
+                })
+            }),
+        )
+        .await
+        .unwrap();
+    for i in 0..5 {
+        let reply = b
+            .send_to_owner("s6", Bytes::from(format!("c{i}")), timeout)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(reply, Bytes::from(format!("done: c{i}")));
+    }
+    assert_eq!(*seen.lock().unwrap(), ["c0", "c1", "c2", "c3", "c4"]);
+    // The owner lets go: nobody answers again.
+    drop(server);
+    lease.release(&a).await.unwrap();
+    a.client.flush().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        b.send_to_owner("s6", Bytes::from("late"), timeout)
+            .await
+            .unwrap(),
+        None
+    );
+}

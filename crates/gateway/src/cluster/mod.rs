@@ -11,9 +11,11 @@
 pub mod engine;
 pub mod entries;
 pub mod firehose;
+pub mod lane;
 pub mod lease;
 
 pub use engine::{ClusterConfig, ClusterError, Engine};
 pub use entries::EntryWriter;
 pub use firehose::{Delivered, ReplayStart};
+pub use lane::{Handler, LaneServer};
 pub use lease::Lease;
