@@ -333,11 +333,29 @@ async fn commands_reach_the_lanes_owner_and_nobody_means_no_owner() {
         .await
         .unwrap();
     for i in 0..5 {
-        let reply = b
-            .send_to_owner("s6", Bytes::from(format!("c{i}")), timeout)
-            .await
-            .unwrap()
-            .unwrap();
+        // The owner's subscription reaches the other servers a moment later: while nobody
+        // answers, the lease says the lane is taken, so the sender tries again.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let reply = loop {
+            match b
+                .send_to_owner("s6", Bytes::from(format!("c{i}")), timeout)
+                .await
+                .unwrap()
+            {
+                Some(reply) => break reply,
+                None => {
+                    assert!(matches!(
+                        Lease::claim(&b, "s6").await,
+                        Err(ClusterError::LaneTaken(_))
+                    ));
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "the owner never answered"
+                    );
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        };
         assert_eq!(reply, Bytes::from(format!("done: c{i}")));
     }
     assert_eq!(*seen.lock().unwrap(), ["c0", "c1", "c2", "c3", "c4"]);
@@ -352,4 +370,38 @@ async fn commands_reach_the_lanes_owner_and_nobody_means_no_owner() {
             .unwrap(),
         None
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_node_keeps_a_current_copy_of_the_session_index() {
+    let Some(binary) = nats_server() else { return };
+    let cluster = Cluster::start(&binary);
+    let a = engine(&cluster, "gw1", Duration::from_secs(5)).await;
+    let b = engine(&cluster, "gw2", Duration::from_secs(5)).await;
+    let record = serde_json::json!({"id": "s7", "owner": "alice", "cwd": "/w"});
+    a.put_record("s7", &record).await.unwrap();
+    // A view started later has the existing record, then follows changes.
+    let view = b.watch_index().await.unwrap();
+    let wait = |check: Box<dyn Fn(&pi_gateway::cluster::IndexView) -> bool>| {
+        let view = view.clone();
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while !check(&view) {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the index view did not follow"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    wait(Box::new(|v| v.get("s7").is_some())).await;
+    assert_eq!(view.get("s7").unwrap()["owner"], "alice");
+    a.put_record("s8", &serde_json::json!({"id": "s8", "owner": "bob"}))
+        .await
+        .unwrap();
+    wait(Box::new(|v| v.all().len() == 2)).await;
+    a.delete_record("s7").await.unwrap();
+    wait(Box::new(|v| v.get("s7").is_none())).await;
+    assert_eq!(view.all().len(), 1);
 }

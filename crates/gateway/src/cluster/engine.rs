@@ -58,6 +58,8 @@ pub const EVENTS: &str = "PI_EV";
 pub const ENTRIES: &str = "PI_SESS";
 /// Lane lease bucket name.
 pub const LANES: &str = "pi_lanes";
+/// Session index bucket name.
+pub const SESSIONS: &str = "pi_sessions";
 
 /// Waits (up to 30 s) until `stream` has an elected leader, so the first publishes land.
 async fn wait_for_leader(jetstream: &jetstream::Context, name: &str) -> Result<(), ClusterError> {
@@ -85,6 +87,7 @@ pub struct Engine {
     pub client: async_nats::Client,
     pub jetstream: jetstream::Context,
     pub lanes: kv::Store,
+    pub sessions: kv::Store,
 }
 
 impl Engine {
@@ -145,6 +148,19 @@ impl Engine {
                 .await
                 .map_err(js)?,
         };
+        let sessions = match jetstream.get_key_value(SESSIONS).await {
+            Ok(store) => store,
+            Err(_) => jetstream
+                .create_key_value(kv::Config {
+                    bucket: SESSIONS.into(),
+                    history: 1,
+                    storage: stream::StorageType::File,
+                    num_replicas: config.replicas,
+                    ..Default::default()
+                })
+                .await
+                .map_err(js)?,
+        };
         for name in [EVENTS, ENTRIES] {
             wait_for_leader(&jetstream, name).await?;
         }
@@ -153,6 +169,7 @@ impl Engine {
             client,
             jetstream,
             lanes,
+            sessions,
         })
     }
 

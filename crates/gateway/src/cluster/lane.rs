@@ -59,8 +59,9 @@ impl Engine {
         Ok(LaneServer { task })
     }
 
-    /// Sends a command to `session`'s owner and waits for its reply; `Ok(None)` when no
-    /// node owns the lane.
+    /// Sends a command to `session`'s owner and waits for its reply; `Ok(None)` when nobody
+    /// answered: the lane may be unowned, or its owner's subscription has not reached this
+    /// server yet. The lease tells which: claim it, and when it is taken, send again.
     pub async fn send_to_owner(
         &self,
         session: &str,

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde_json::json;
 
-use super::engine::{ClusterError, Engine};
+use async_nats::jetstream::kv::UpdateErrorKind;
+
+use super::engine::{ClusterError, Engine, LANES};
 
 /// A held lease.
 #[derive(Debug, Clone)]
@@ -24,15 +26,47 @@ impl Lease {
         Bytes::from(json!({"node": engine.config.node_id}).to_string())
     }
 
-    /// Claims the lane of `session`; `LaneTaken` while another node holds it.
+    /// Claims the lane of `session`; `LaneTaken` while another node holds it. Whether the
+    /// key is free is read from the bucket's leader (a replica may lag), so a lane just
+    /// released or expired can be claimed at once and a held one never twice.
     pub async fn claim(engine: &Engine, session: &str) -> Result<Self, ClusterError> {
-        match engine.lanes.create(session, Self::value(engine)).await {
-            Ok(revision) => Ok(Self {
-                session: session.to_owned(),
-                revision,
-                renewed: Instant::now(),
-            }),
-            Err(e) if e.kind() == async_nats::jetstream::kv::CreateErrorKind::AlreadyExists => {
+        let lease = |revision| Self {
+            session: session.to_owned(),
+            revision,
+            renewed: Instant::now(),
+        };
+        // Created if the key has no message at all (never used, or expired).
+        match engine.lanes.update(session, Self::value(engine), 0).await {
+            Ok(revision) => return Ok(lease(revision)),
+            Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => {}
+            Err(e) => return Err(ClusterError::JetStream(e.to_string())),
+        }
+        // It has one: free only when that is a deletion (a released lane).
+        let stream = engine
+            .jetstream
+            .get_stream(format!("KV_{LANES}"))
+            .await
+            .map_err(|e| ClusterError::JetStream(e.to_string()))?;
+        let Ok(last) = stream
+            .get_last_raw_message_by_subject(&format!("$KV.{LANES}.{session}"))
+            .await
+        else {
+            return Err(ClusterError::LaneTaken(session.to_owned()));
+        };
+        let deleted = last
+            .headers
+            .get("KV-Operation")
+            .is_some_and(|op| matches!(op.as_str(), "DEL" | "PURGE"));
+        if !deleted {
+            return Err(ClusterError::LaneTaken(session.to_owned()));
+        }
+        match engine
+            .lanes
+            .update(session, Self::value(engine), last.sequence)
+            .await
+        {
+            Ok(revision) => Ok(lease(revision)),
+            Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => {
                 Err(ClusterError::LaneTaken(session.to_owned()))
             }
             Err(e) => Err(ClusterError::JetStream(e.to_string())),
@@ -51,7 +85,7 @@ impl Lease {
                 self.renewed = Instant::now();
                 Ok(())
             }
-            Err(e) if e.kind() == async_nats::jetstream::kv::UpdateErrorKind::WrongLastRevision => {
+            Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => {
                 Err(ClusterError::LaneTaken(self.session.clone()))
             }
             Err(e) => Err(ClusterError::JetStream(e.to_string())),

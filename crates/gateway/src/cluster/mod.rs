@@ -6,16 +6,19 @@
 //!   line, every append fenced by the subject's expected last sequence;
 //! - `pi_lanes`, a KV bucket of lane leases: whoever created a session's key owns its lane
 //!   until it stops renewing (the bucket's max age is the lease TTL); the revision is the
-//!   lane's epoch, and a renewal names the revision it holds, so a stale owner is refused.
+//!   lane's epoch, and a renewal names the revision it holds, so a stale owner is refused;
+//! - `pi_sessions`, a KV bucket of session records (the tree's nodes) every node watches.
 
 pub mod engine;
 pub mod entries;
 pub mod firehose;
+pub mod index;
 pub mod lane;
 pub mod lease;
 
 pub use engine::{ClusterConfig, ClusterError, Engine};
 pub use entries::EntryWriter;
 pub use firehose::{Delivered, ReplayStart};
+pub use index::IndexView;
 pub use lane::{Handler, LaneServer};
 pub use lease::Lease;

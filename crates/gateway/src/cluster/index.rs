@@ -1,0 +1,83 @@
+//! The session index every node shares: one record per session (its tree node: owner,
+//! parent, cwd, model, key…) in the `pi_sessions` KV bucket, and on each node a copy kept
+//! current by watching the bucket, so any node can list a principal's sessions and check
+//! who may open one without asking the owner.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use async_nats::jetstream::kv::Operation;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::engine::{ClusterError, Engine};
+
+fn js<E: std::fmt::Display>(e: E) -> ClusterError {
+    ClusterError::JetStream(e.to_string())
+}
+
+/// A node's copy of the index: session id → record.
+#[derive(Clone, Default)]
+pub struct IndexView {
+    records: Arc<RwLock<HashMap<String, Value>>>,
+}
+
+impl IndexView {
+    pub fn get(&self, session: &str) -> Option<Value> {
+        self.records
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(session)
+            .cloned()
+    }
+
+    /// Every record, in no particular order.
+    pub fn all(&self) -> Vec<Value> {
+        self.records
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+}
+
+impl Engine {
+    /// Writes a session's record.
+    pub async fn put_record(&self, session: &str, record: &Value) -> Result<(), ClusterError> {
+        self.sessions
+            .put(session, Bytes::from(record.to_string()))
+            .await
+            .map(|_| ())
+            .map_err(js)
+    }
+
+    /// Removes a session's record.
+    pub async fn delete_record(&self, session: &str) -> Result<(), ClusterError> {
+        self.sessions.delete(session).await.map_err(js)
+    }
+
+    /// A copy of the index that follows every change, from the records there now on.
+    pub async fn watch_index(&self) -> Result<IndexView, ClusterError> {
+        let mut watch = self.sessions.watch_with_history(">").await.map_err(js)?;
+        let view = IndexView::default();
+        let records = Arc::clone(&view.records);
+        tokio::spawn(async move {
+            while let Some(Ok(entry)) = watch.next().await {
+                let mut records = records.write().unwrap_or_else(|p| p.into_inner());
+                match entry.operation {
+                    Operation::Put => {
+                        if let Ok(value) = serde_json::from_slice::<Value>(&entry.value) {
+                            records.insert(entry.key.clone(), value);
+                        }
+                    }
+                    Operation::Delete | Operation::Purge => {
+                        records.remove(&entry.key);
+                    }
+                }
+            }
+        });
+        Ok(view)
+    }
+}
