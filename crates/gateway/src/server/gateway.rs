@@ -26,7 +26,7 @@ use pi_coding_agent::tools;
 use super::protocol::{ApiError, BranchParams, CreateParams, codes};
 use super::runtime_host::GatewayHost;
 use super::session::{LiveSession, OnAbort, RunOutcome, SessionShared};
-use super::tree::{NodeStore, SessionNode, forest};
+use super::tree::{NodeStore, SessionNode};
 use crate::config_file::{ConfigFileError, GatewayFile};
 use crate::create::{SessionParams, SessionResources, ToolOptions, create_agent_session};
 use crate::events::{Limits, RunInfo, TerminationReason};
@@ -107,9 +107,9 @@ pub struct Gateway {
     auth: crate::runner::AuthProfileStore,
     registry: Arc<ModelRegistry>,
     seq: Arc<AtomicU64>,
-    live: Mutex<HashMap<String, Arc<LiveSession>>>,
-    nodes: Mutex<HashMap<String, SessionNode>>,
-    store: NodeStore,
+    pub(super) live: Mutex<HashMap<String, Arc<LiveSession>>>,
+    pub(super) nodes: Mutex<HashMap<String, SessionNode>>,
+    pub(super) store: NodeStore,
     resources: Mutex<HashMap<PathBuf, Arc<CwdResources>>>,
     closing: CancellationToken,
     shutting_down: AtomicBool,
@@ -117,7 +117,7 @@ pub struct Gateway {
     self_ref: Weak<Gateway>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -242,55 +242,6 @@ impl Gateway {
             ));
         }
         Ok(())
-    }
-
-    /// The node of a session.
-    pub fn node(&self, id: &str) -> Option<SessionNode> {
-        lock(&self.nodes).get(id).cloned()
-    }
-
-    fn save_node(&self, node: &SessionNode) {
-        if let Err(e) = self.store.save(node) {
-            eprintln!("Warning: could not save session node {}: {e}", node.id);
-        }
-    }
-
-    /// Names session `id` with an OpenClaw session key (saved with its node).
-    pub fn set_key(&self, id: &str, key: &str) {
-        let node = {
-            let mut nodes = lock(&self.nodes);
-            let Some(node) = nodes.get_mut(id) else {
-                return;
-            };
-            node.key = Some(key.to_owned());
-            node.clone()
-        };
-        self.save_node(&node);
-    }
-
-    /// The most recently active session of `principal` named `key`.
-    pub fn node_for_key(&self, principal: &str, key: &str) -> Option<SessionNode> {
-        lock(&self.nodes)
-            .values()
-            .filter(|n| n.owner == principal && n.key.as_deref() == Some(key))
-            .max_by_key(|n| n.last_active_at)
-            .cloned()
-    }
-
-    /// Notes a session's activity (and how its last run ended) and saves its node.
-    pub fn touch(&self, id: &str, termination: Option<TerminationReason>) {
-        let node = {
-            let mut nodes = lock(&self.nodes);
-            let Some(node) = nodes.get_mut(id) else {
-                return;
-            };
-            node.last_active_at = pi_ai::now_ms();
-            if termination.is_some() {
-                node.last_termination = termination;
-            }
-            node.clone()
-        };
-        self.save_node(&node);
     }
 
     fn resources(&self, cwd: &Path) -> Arc<CwdResources> {
@@ -721,38 +672,6 @@ impl Gateway {
             "stateVersion": live.state_version(),
             "seq": live.last_seq(),
         })
-    }
-
-    fn is_running(&self, id: &str) -> bool {
-        lock(&self.live).get(id).is_some_and(|l| l.is_running())
-    }
-
-    /// The nodes of `principal`, oldest first.
-    pub fn nodes_of(&self, principal: &str) -> Vec<SessionNode> {
-        let mut nodes: Vec<SessionNode> = lock(&self.nodes)
-            .values()
-            .filter(|n| n.owner == principal)
-            .cloned()
-            .collect();
-        nodes.sort_by_key(|n| (n.created_at, n.id.clone()));
-        nodes
-    }
-
-    /// `sessions.list`.
-    pub fn list(&self, principal: &str) -> Value {
-        let nodes: Vec<Value> = self
-            .nodes_of(principal)
-            .iter()
-            .map(|n| n.to_json(self.is_running(&n.id)))
-            .collect();
-        json!({ "sessions": nodes })
-    }
-
-    /// `sessions.tree`.
-    pub fn tree(&self, principal: &str) -> Value {
-        let nodes = self.nodes_of(principal);
-        let roots = forest(&nodes, &|id| self.is_running(id));
-        json!({ "roots": roots })
     }
 
     /// Interrupts session `id` and its sub-agents; returns the ids aborted.

@@ -6,6 +6,7 @@ pub mod channel_binding;
 pub mod client;
 pub mod conn;
 pub mod gateway;
+mod gateway_nodes;
 pub mod outbox;
 pub mod protocol;
 pub mod runtime_host;

@@ -1,0 +1,91 @@
+//! The session tree of a gateway: each session's node (who owns it, where it works, how its
+//! last run ended, its OpenClaw key), saved under the agent dir, and the lists built from it.
+
+use serde_json::{Value, json};
+
+use super::gateway::{Gateway, lock};
+use super::tree::{SessionNode, forest};
+use crate::events::TerminationReason;
+
+impl Gateway {
+    /// The node of a session.
+    pub fn node(&self, id: &str) -> Option<SessionNode> {
+        lock(&self.nodes).get(id).cloned()
+    }
+
+    pub(super) fn save_node(&self, node: &SessionNode) {
+        if let Err(e) = self.store.save(node) {
+            eprintln!("Warning: could not save session node {}: {e}", node.id);
+        }
+    }
+
+    /// Names session `id` with an OpenClaw session key (saved with its node).
+    pub fn set_key(&self, id: &str, key: &str) {
+        let node = {
+            let mut nodes = lock(&self.nodes);
+            let Some(node) = nodes.get_mut(id) else {
+                return;
+            };
+            node.key = Some(key.to_owned());
+            node.clone()
+        };
+        self.save_node(&node);
+    }
+
+    /// The most recently active session of `principal` named `key`.
+    pub fn node_for_key(&self, principal: &str, key: &str) -> Option<SessionNode> {
+        lock(&self.nodes)
+            .values()
+            .filter(|n| n.owner == principal && n.key.as_deref() == Some(key))
+            .max_by_key(|n| n.last_active_at)
+            .cloned()
+    }
+
+    /// Notes a session's activity (and how its last run ended) and saves its node.
+    pub fn touch(&self, id: &str, termination: Option<TerminationReason>) {
+        let node = {
+            let mut nodes = lock(&self.nodes);
+            let Some(node) = nodes.get_mut(id) else {
+                return;
+            };
+            node.last_active_at = pi_ai::now_ms();
+            if termination.is_some() {
+                node.last_termination = termination;
+            }
+            node.clone()
+        };
+        self.save_node(&node);
+    }
+
+    pub(super) fn is_running(&self, id: &str) -> bool {
+        lock(&self.live).get(id).is_some_and(|l| l.is_running())
+    }
+
+    /// The nodes of `principal`, oldest first.
+    pub fn nodes_of(&self, principal: &str) -> Vec<SessionNode> {
+        let mut nodes: Vec<SessionNode> = lock(&self.nodes)
+            .values()
+            .filter(|n| n.owner == principal)
+            .cloned()
+            .collect();
+        nodes.sort_by_key(|n| (n.created_at, n.id.clone()));
+        nodes
+    }
+
+    /// `sessions.list`.
+    pub fn list(&self, principal: &str) -> Value {
+        let nodes: Vec<Value> = self
+            .nodes_of(principal)
+            .iter()
+            .map(|n| n.to_json(self.is_running(&n.id)))
+            .collect();
+        json!({ "sessions": nodes })
+    }
+
+    /// `sessions.tree`.
+    pub fn tree(&self, principal: &str) -> Value {
+        let nodes = self.nodes_of(principal);
+        let roots = forest(&nodes, &|id| self.is_running(id));
+        json!({ "roots": roots })
+    }
+}
