@@ -139,34 +139,9 @@ impl ServerAuth {
             Err(e) => return Err(OAuthError::Flow(e.to_string())),
         };
         let redirect_uri = callback.redirect_uri().to_owned();
-        let client = match plan {
-            Plan::Known(client) => client,
-            Plan::Document { url, .. } => {
-                let mut client = ClientInformation::with_id(&url, None);
-                client.redirect_uris = vec![redirect_uri.clone()];
-                client
-            }
-            Plan::Register => {
-                let name = self.settings.client_name.as_deref().unwrap_or("pi");
-                let scope = self.scope(&discovered, challenge, step_up, &state);
-                flow::register(
-                    &self.http,
-                    &discovered,
-                    name,
-                    &redirect_uri,
-                    scope.as_deref(),
-                )
-                .await?
-            }
-        };
-        // A registration for another redirect URI would be refused: register again.
-        let client = if self.settings.client_id.is_none()
-            && !client.redirect_uris.is_empty()
-            && !client.redirect_uris.contains(&redirect_uri)
-            && !client.client_id.starts_with("https://")
-        {
-            let name = self.settings.client_name.as_deref().unwrap_or("pi");
-            let scope = self.scope(&discovered, challenge, step_up, &state);
+        let scope = self.scope(&discovered, challenge, step_up, &state);
+        let name = self.settings.client_name.as_deref().unwrap_or("pi");
+        let register = || {
             flow::register(
                 &self.http,
                 &discovered,
@@ -174,11 +149,26 @@ impl ServerAuth {
                 &redirect_uri,
                 scope.as_deref(),
             )
-            .await?
+        };
+        let client = match plan {
+            Plan::Known(client) => client,
+            Plan::Document { url, .. } => {
+                let mut client = ClientInformation::with_id(&url, None);
+                client.redirect_uris = vec![redirect_uri.clone()];
+                client
+            }
+            Plan::Register => register().await?,
+        };
+        // A registration for another redirect URI would be refused: register again.
+        let client = if self.settings.client_id.is_none()
+            && !client.redirect_uris.is_empty()
+            && !client.redirect_uris.contains(&redirect_uri)
+            && !client.client_id.starts_with("https://")
+        {
+            register().await?
         } else {
             client
         };
-        let scope = self.scope(&discovered, challenge, step_up, &state);
         let resource = discovered.resource(&self.url)?;
         let authorization = flow::authorization_url(
             &discovered,
