@@ -6,7 +6,7 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mock_llm::{MockServer, Script};
@@ -70,23 +70,6 @@ impl OAuthServer {
 /// A "browser" that opens the URL and follows the redirect to pi's callback.
 const BROWSER: &str =
     "python3 -c 'import sys,urllib.request; urllib.request.urlopen(sys.argv[1]).read()' %s";
-
-fn pi_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
-    command
-        .args(args)
-        .current_dir(&env.work)
-        .env("PI_CODING_AGENT_DIR", &env.agent)
-        .env("HOME", env.dir.path())
-        .env("PI_OFFLINE", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (key, value) in vars {
-        command.env(key, value);
-    }
-    command.output().unwrap()
-}
 
 fn stored(env: &Env) -> Value {
     serde_json::from_str(&std::fs::read_to_string(env.agent.join("mcp-auth.json")).unwrap())

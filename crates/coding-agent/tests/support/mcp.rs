@@ -45,7 +45,13 @@ pub fn write_config(env: &Env, servers: Value) {
 }
 
 pub fn pi(env: &Env, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pi"))
+    pi_with(env, args, &[])
+}
+
+/// [`pi`] with extra environment variables.
+pub fn pi_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+    command
         .args(args)
         .current_dir(&env.work)
         .env("PI_CODING_AGENT_DIR", &env.agent)
@@ -53,9 +59,11 @@ pub fn pi(env: &Env, args: &[&str]) -> Output {
         .env("PI_OFFLINE", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("pi runs")
+        .stderr(Stdio::piped());
+    for (key, value) in vars {
+        command.env(key, value);
+    }
+    command.output().expect("pi runs")
 }
 
 pub fn text(bytes: &[u8]) -> String {
