@@ -51,10 +51,41 @@ struct ServeArgs {
     /// `openclaw` npm package) on the OpenClaw port; `openclawControlUi` in gateway.json.
     #[arg(long)]
     openclaw_control_ui: Option<PathBuf>,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+}
+
+/// Running as one node of a cluster on NATS JetStream (built with the `cluster` feature).
+#[derive(Args, Debug, Clone)]
+struct ClusterArgs {
+    /// NATS server URLs (`nats://HOST:PORT`, repeatable or comma-separated): run as a node
+    /// of the cluster these servers hold.
+    #[arg(long = "cluster", value_delimiter = ',')]
+    urls: Vec<String>,
+    /// This node's id (default: the host name and the port).
+    #[arg(long)]
+    node_id: Option<String>,
+    /// How long a node keeps a session's lane without renewing it (its failover time).
+    #[arg(long, default_value = "10s")]
+    lease_ttl: String,
+    /// A lane idle this long is given up (another node may take it).
+    #[arg(long, default_value = "60s")]
+    idle_release: String,
+    /// Replicas of the cluster's streams and buckets (at most the number of servers).
+    #[arg(long, default_value_t = 3)]
+    replicas: usize,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Print a session's file as a cluster stores it (JSONL, byte for byte what the owner
+    /// wrote), for pi or another gateway to open.
+    Export {
+        /// The session id.
+        session: String,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
     /// Inspect and move between a running gateway's sessions.
     Sessions {
         #[command(flatten)]
@@ -159,6 +190,13 @@ async fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
         config.limits = parse_limits(limits)?;
     }
     config.event_log = args.event_log;
+    let clustered = !args.cluster.urls.is_empty();
+    if clustered && !cfg!(feature = "cluster") {
+        bail!(
+            "--cluster needs a pi-gateway built with the cluster feature \
+             (cargo build --release -p pi-gateway --features cluster)"
+        );
+    }
     // Ready before the first client: built lazily, the first prompts of a burst would wait
     // for it with every worker thread.
     let _ = pi_ai::http::warm_shared_client().join();
@@ -166,6 +204,12 @@ async fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
     let handle = serve(listener, config).await?;
+    #[cfg(feature = "cluster")]
+    let node = if clustered {
+        Some(cluster::join(&args.cluster, handle.gateway(), args.port, args.event_log).await?)
+    } else {
+        None
+    };
     eprintln!("pi-gateway listening on {}", handle.url());
     let openclaw_port = args
         .openclaw_port
@@ -192,6 +236,10 @@ async fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
     wait_for_signal().await;
     eprintln!("pi-gateway: shutting down");
     handle.shutdown().await;
+    #[cfg(feature = "cluster")]
+    if let Some(node) = node {
+        node.shutdown().await;
+    }
     Ok(())
 }
 
@@ -273,6 +321,102 @@ async fn run_sessions(target: Target, action: SessionsAction) -> anyhow::Result<
     Ok(())
 }
 
+#[cfg(feature = "cluster")]
+async fn run_export(session: &str, args: &ClusterArgs) -> anyhow::Result<()> {
+    use std::io::Write;
+    if args.urls.is_empty() {
+        bail!("pass --cluster nats://HOST:PORT (a server of the cluster)");
+    }
+    let engine = cluster::engine(args, 4096).await?;
+    let (lines, _) = engine
+        .load_entries(session)
+        .await
+        .with_context(|| format!("cannot read session {session}"))?;
+    if lines.is_empty() {
+        bail!("the cluster holds no entries of session {session}");
+    }
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        out.write_all(&line)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "cluster"))]
+async fn run_export(_session: &str, _args: &ClusterArgs) -> anyhow::Result<()> {
+    bail!(
+        "export needs a pi-gateway built with the cluster feature \
+         (cargo build --release -p pi-gateway --features cluster)"
+    )
+}
+
+/// Joining a cluster (the `cluster` feature).
+#[cfg(feature = "cluster")]
+mod cluster {
+    use std::sync::Arc;
+
+    use anyhow::Context;
+    use pi_gateway::cluster::{ClusterConfig, ClusterNode, Engine, NodeSettings};
+    use pi_gateway::server::Gateway;
+
+    use super::{ClusterArgs, parse_duration};
+
+    /// Connects to the cluster's servers (creating its streams and buckets if needed).
+    pub async fn engine(args: &ClusterArgs, event_log: usize) -> anyhow::Result<Engine> {
+        let node_id = args.node_id.clone().unwrap_or_else(|| {
+            let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+            format!("{}-{}", host.trim(), std::process::id())
+        });
+        // A node id is part of NATS subjects: keep it to letters, digits, `-` and `_`.
+        let node_id: String = node_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let mut config = ClusterConfig::new(args.urls.clone(), node_id);
+        config.lease_ttl = parse_duration(&args.lease_ttl)?;
+        config.replicas = args.replicas.max(1);
+        config.events_per_session = i64::try_from(event_log.max(1)).unwrap_or(i64::MAX);
+        Engine::connect(config)
+            .await
+            .context("cannot join the cluster")
+    }
+
+    /// Makes `gateway` a node of the cluster.
+    pub async fn join(
+        args: &ClusterArgs,
+        gateway: &Arc<Gateway>,
+        port: u16,
+        event_log: usize,
+    ) -> anyhow::Result<Arc<ClusterNode>> {
+        let mut args = args.clone();
+        if args.node_id.is_none() {
+            let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+            args.node_id = Some(format!("{}-{port}", host.trim()));
+        }
+        let engine = engine(&args, event_log).await?;
+        let settings = NodeSettings {
+            idle_release: parse_duration(&args.idle_release)?,
+            ..NodeSettings::default()
+        };
+        let node = ClusterNode::start(engine, gateway, settings)
+            .await
+            .context("cannot start the cluster node")?;
+        eprintln!(
+            "pi-gateway: node {} of the cluster at {}",
+            node.node_id(),
+            args.urls.join(",")
+        );
+        Ok(node)
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -288,6 +432,7 @@ fn main() {
     let result = runtime.block_on(async move {
         match cli.command {
             Some(Command::Sessions { target, action }) => run_sessions(target, action).await,
+            Some(Command::Export { session, cluster }) => run_export(&session, &cluster).await,
             None => run_serve(cli.serve).await,
         }
     });

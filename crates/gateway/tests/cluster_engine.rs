@@ -35,7 +35,7 @@ async fn one_node_holds_a_lane_and_a_stale_owner_cannot_renew() {
     // Renewals keep it past the TTL.
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_millis(800)).await;
-        lease.renew(&a).await.unwrap();
+        lease.renew(&a, false).await.unwrap();
     }
     assert!(matches!(
         Lease::claim(&b, "s1").await,
@@ -58,7 +58,7 @@ async fn one_node_holds_a_lane_and_a_stale_owner_cannot_renew() {
     assert!(lease.expired(ttl, Duration::from_millis(500)));
     // The old owner comes back: its renewal is refused.
     assert!(matches!(
-        lease.renew(&a).await,
+        lease.renew(&a, false).await,
         Err(ClusterError::LaneTaken(_))
     ));
     // A released lane is free at once.
@@ -326,7 +326,9 @@ async fn commands_reach_the_lanes_owner_and_nobody_means_no_owner() {
                 Box::pin(async move {
                     let text = String::from_utf8_lossy(&command).into_owned();
                     log.lock().unwrap().push(text.clone());
-                    Bytes::from(format!("done: {text}"))
+                    let work: futures_util::future::BoxFuture<'static, Bytes> =
+                        Box::pin(async move { Bytes::from(format!("done: {text}")) });
+                    work
                 })
             }),
         )

@@ -313,6 +313,19 @@ impl AgentSession {
         read(&lock(&self.inner.session))
     }
 
+    /// Records a `custom` entry (kept in the file, never sent to the model): what a host
+    /// notes about the session, such as a gateway recording a turn it lost.
+    pub fn append_custom_entry(
+        &self,
+        custom_type: &str,
+        data: Option<serde_json::Value>,
+    ) -> Result<String, crate::session::SessionError> {
+        lock(&self.inner.session).append(crate::session::EntryKind::Custom {
+            custom_type: custom_type.to_owned(),
+            data,
+        })
+    }
+
     pub fn cwd(&self) -> &Path {
         &self.inner.cwd
     }

@@ -19,6 +19,8 @@ pub struct ClusterConfig {
     pub replicas: usize,
     /// How long events are kept for replay.
     pub event_retention: Duration,
+    /// Events kept per session (older ones are dropped; a replay from before them is a gap).
+    pub events_per_session: i64,
 }
 
 impl ClusterConfig {
@@ -29,6 +31,7 @@ impl ClusterConfig {
             lease_ttl: Duration::from_secs(10),
             replicas: 3,
             event_retention: Duration::from_secs(24 * 60 * 60),
+            events_per_session: 50_000,
         }
     }
 }
@@ -60,6 +63,12 @@ pub const ENTRIES: &str = "PI_SESS";
 pub const LANES: &str = "pi_lanes";
 /// Session index bucket name.
 pub const SESSIONS: &str = "pi_sessions";
+/// Command record stream name (deduplicates commands by id).
+pub const COMMANDS: &str = "PI_CMD";
+/// Live node bucket name (each node's key lives while it renews it).
+pub const NODES: &str = "pi_nodes";
+/// How long a command id is remembered.
+const COMMAND_WINDOW: Duration = Duration::from_secs(600);
 
 /// Waits (up to 30 s) until `stream` has an elected leader, so the first publishes land.
 async fn wait_for_leader(jetstream: &jetstream::Context, name: &str) -> Result<(), ClusterError> {
@@ -88,6 +97,7 @@ pub struct Engine {
     pub jetstream: jetstream::Context,
     pub lanes: kv::Store,
     pub sessions: kv::Store,
+    pub nodes: kv::Store,
 }
 
 impl Engine {
@@ -114,7 +124,7 @@ impl Engine {
                 storage: stream::StorageType::File,
                 num_replicas: config.replicas,
                 max_age: config.event_retention,
-                max_messages_per_subject: 50_000,
+                max_messages_per_subject: config.events_per_session,
                 discard: stream::DiscardPolicy::Old,
                 duplicate_window: Duration::from_secs(120),
                 allow_direct: true,
@@ -134,6 +144,32 @@ impl Engine {
             })
             .await
             .map_err(js)?;
+        jetstream
+            .get_or_create_stream(stream::Config {
+                name: COMMANDS.into(),
+                subjects: vec!["pi.cmd.>".into()],
+                storage: stream::StorageType::File,
+                num_replicas: config.replicas,
+                max_age: COMMAND_WINDOW,
+                duplicate_window: COMMAND_WINDOW,
+                ..Default::default()
+            })
+            .await
+            .map_err(js)?;
+        let nodes = match jetstream.get_key_value(NODES).await {
+            Ok(store) => store,
+            Err(_) => jetstream
+                .create_key_value(kv::Config {
+                    bucket: NODES.into(),
+                    history: 1,
+                    max_age: config.lease_ttl,
+                    storage: stream::StorageType::File,
+                    num_replicas: config.replicas,
+                    ..Default::default()
+                })
+                .await
+                .map_err(js)?,
+        };
         let lanes = match jetstream.get_key_value(LANES).await {
             Ok(store) => store,
             Err(_) => jetstream
@@ -161,7 +197,7 @@ impl Engine {
                 .await
                 .map_err(js)?,
         };
-        for name in [EVENTS, ENTRIES] {
+        for name in [EVENTS, ENTRIES, COMMANDS] {
             wait_for_leader(&jetstream, name).await?;
         }
         Ok(Self {
@@ -170,7 +206,44 @@ impl Engine {
             jetstream,
             lanes,
             sessions,
+            nodes,
         })
+    }
+
+    /// Records command `id` of `session`; true when it was recorded before (a retry of a
+    /// command already accepted, within the last ten minutes).
+    pub async fn record_command(&self, session: &str, id: &str) -> Result<bool, ClusterError> {
+        let publish = jetstream::message::PublishMessage::build()
+            .payload(Bytes::from(id.to_owned()))
+            .message_id(format!("{session}:{id}"));
+        let ack = self
+            .jetstream
+            .send_publish(format!("pi.cmd.{session}"), publish)
+            .await
+            .map_err(js)?
+            .await
+            .map_err(js)?;
+        Ok(ack.duplicate)
+    }
+
+    /// The `seq` and payload of `session`'s last stored event, if any.
+    pub async fn last_event(&self, session: &str) -> Result<Option<(u64, Bytes)>, ClusterError> {
+        let stream = self.jetstream.get_stream(EVENTS).await.map_err(js)?;
+        match stream
+            .get_last_raw_message_by_subject(&format!("pi.ev.{session}"))
+            .await
+        {
+            Ok(message) => Ok(Some((message.sequence, message.payload))),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    async_nats::jetstream::stream::LastRawMessageErrorKind::NoMessageFound
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(js(e)),
+        }
     }
 
     /// Publishes one event of `session`; its stream sequence (the gateway-wide `seq`).

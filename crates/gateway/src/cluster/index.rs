@@ -17,6 +17,9 @@ fn js<E: std::fmt::Display>(e: E) -> ClusterError {
     ClusterError::JetStream(e.to_string())
 }
 
+/// Called with a session id and its new record (`None`: removed).
+pub type OnChange = Arc<dyn Fn(&str, Option<&Value>) + Send + Sync>;
+
 /// A node's copy of the index: session id → record.
 #[derive(Clone, Default)]
 pub struct IndexView {
@@ -60,6 +63,12 @@ impl Engine {
 
     /// A copy of the index that follows every change, from the records there now on.
     pub async fn watch_index(&self) -> Result<IndexView, ClusterError> {
+        self.watch_index_with(Arc::new(|_, _| {})).await
+    }
+
+    /// [`Self::watch_index`], calling `on_change` with each record written (or `None` for
+    /// one removed) after the copy has it.
+    pub async fn watch_index_with(&self, on_change: OnChange) -> Result<IndexView, ClusterError> {
         let mut watch = self.sessions.watch_with_history(">").await.map_err(js)?;
         let view = IndexView::default();
         let records = Arc::clone(&view.records);
@@ -69,11 +78,15 @@ impl Engine {
                 match entry.operation {
                     Operation::Put => {
                         if let Ok(value) = serde_json::from_slice::<Value>(&entry.value) {
-                            records.insert(entry.key.clone(), value);
+                            records.insert(entry.key.clone(), value.clone());
+                            drop(records);
+                            on_change(&entry.key, Some(&value));
                         }
                     }
                     Operation::Delete | Operation::Purge => {
                         records.remove(&entry.key);
+                        drop(records);
+                        on_change(&entry.key, None);
                     }
                 }
             }

@@ -11,8 +11,11 @@ use tokio::task::JoinHandle;
 
 use super::engine::{ClusterError, Engine};
 
-/// Handles one command (its payload) and gives the reply.
-pub type Handler = std::sync::Arc<dyn Fn(Bytes) -> BoxFuture<'static, Bytes> + Send + Sync>;
+/// Handles one command (its payload) in two steps: accepting it (commands are accepted one
+/// at a time, in arrival order: the lane's order), which gives the work that produces the
+/// reply (run concurrently, so a long prompt does not hold up an interrupt behind it).
+pub type Handler =
+    std::sync::Arc<dyn Fn(Bytes) -> BoxFuture<'static, BoxFuture<'static, Bytes>> + Send + Sync>;
 
 /// The owner's answering side; dropping it stops answering.
 pub struct LaneServer {
@@ -30,8 +33,8 @@ fn subject(session: &str) -> String {
 }
 
 impl Engine {
-    /// Answers the commands sent to `session`'s lane with `handler`, one at a time in
-    /// arrival order (the lane's order).
+    /// Answers the commands sent to `session`'s lane with `handler`, accepting them one at
+    /// a time in arrival order.
     pub async fn serve_lane(
         &self,
         session: &str,
@@ -50,10 +53,14 @@ impl Engine {
         let client = self.client.clone();
         let task = tokio::spawn(async move {
             while let Some(request) = requests.next().await {
-                let reply = handler(request.payload.clone()).await;
-                if let Some(to) = request.reply {
-                    let _ = client.publish(to, reply).await;
-                }
+                let work = handler(request.payload.clone()).await;
+                let client = client.clone();
+                tokio::spawn(async move {
+                    let reply = work.await;
+                    if let Some(to) = request.reply {
+                        let _ = client.publish(to, reply).await;
+                    }
+                });
             }
         });
         Ok(LaneServer { task })

@@ -22,8 +22,10 @@ pub struct Lease {
 }
 
 impl Lease {
-    fn value(engine: &Engine) -> Bytes {
-        Bytes::from(json!({"node": engine.config.node_id}).to_string())
+    /// What the key holds: the owning node, and whether a run is in progress (a node
+    /// that sees such a lease expire takes the lane over to record the lost turn).
+    fn value(engine: &Engine, running: bool) -> Bytes {
+        Bytes::from(json!({"node": engine.config.node_id, "running": running}).to_string())
     }
 
     /// Claims the lane of `session`; `LaneTaken` while another node holds it. Whether the
@@ -36,7 +38,11 @@ impl Lease {
             renewed: Instant::now(),
         };
         // Created if the key has no message at all (never used, or expired).
-        match engine.lanes.update(session, Self::value(engine), 0).await {
+        match engine
+            .lanes
+            .update(session, Self::value(engine, false), 0)
+            .await
+        {
             Ok(revision) => return Ok(lease(revision)),
             Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => {}
             Err(e) => return Err(ClusterError::JetStream(e.to_string())),
@@ -62,7 +68,7 @@ impl Lease {
         }
         match engine
             .lanes
-            .update(session, Self::value(engine), last.sequence)
+            .update(session, Self::value(engine, false), last.sequence)
             .await
         {
             Ok(revision) => Ok(lease(revision)),
@@ -73,11 +79,12 @@ impl Lease {
         }
     }
 
-    /// Renews the lease; `LaneTaken` when another node holds it now (this node must stop).
-    pub async fn renew(&mut self, engine: &Engine) -> Result<(), ClusterError> {
+    /// Renews the lease, saying whether a run is in progress; `LaneTaken` when another
+    /// node holds it now (this node must stop).
+    pub async fn renew(&mut self, engine: &Engine, running: bool) -> Result<(), ClusterError> {
         match engine
             .lanes
-            .update(&self.session, Self::value(engine), self.revision)
+            .update(&self.session, Self::value(engine, running), self.revision)
             .await
         {
             Ok(revision) => {

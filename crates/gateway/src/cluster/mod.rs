@@ -11,10 +11,16 @@
 
 pub mod engine;
 pub mod entries;
+pub mod feeds;
 pub mod firehose;
 pub mod index;
 pub mod lane;
 pub mod lease;
+pub mod node;
+mod owned;
+pub mod publisher;
+mod route;
+mod takeover;
 
 pub use engine::{ClusterConfig, ClusterError, Engine};
 pub use entries::EntryWriter;
@@ -22,3 +28,5 @@ pub use firehose::{Delivered, ReplayStart};
 pub use index::IndexView;
 pub use lane::{Handler, LaneServer};
 pub use lease::Lease;
+pub use node::{ClusterNode, NodeSettings};
+pub use takeover::INTERRUPTED_ENTRY;

@@ -16,10 +16,11 @@ use super::channel_binding::{ChannelBinding, ToolReply};
 use super::gateway::Gateway;
 use super::outbox::Outbox;
 use super::protocol::{
-    ApiError, AuthParams, BranchParams, CreateParams, NavigateParams, PromptParams, Request,
-    Response, ResumeParams, SessionParams, SubscribeParams, codes, params,
+    ApiError, AuthParams, BranchParams, CreateParams, Request, Response, ResumeParams,
+    SessionParams, SubscribeParams, codes, params,
 };
 use super::session::{LiveSession, SubscribeInfo, Subscriber};
+use super::session_ops::{self, OpOutcome};
 
 /// How long an unauthenticated client may take to send its `auth` frame.
 const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,27 +38,29 @@ pub enum PreAuth {
     Rejected,
 }
 
-type Deferred = Pin<Box<dyn Future<Output = Result<Value, ApiError>> + Send>>;
+pub(super) type Deferred = Pin<Box<dyn Future<Output = Result<Value, ApiError>> + Send>>;
 
 /// What handling a request produced.
-enum Outcome {
+pub(super) enum Outcome {
     Reply(Result<Value, ApiError>),
     /// The response was queued already (before a replay).
     Sent,
     Later(Deferred),
+    /// Work that queues its response itself (a subscription from the cluster's stream).
+    Spawned(Pin<Box<dyn Future<Output = ()> + Send>>),
 }
 
-struct Conn {
-    id: u64,
-    principal: String,
+pub(super) struct Conn {
+    pub(super) id: u64,
+    pub(super) principal: String,
     outbox: Arc<Outbox>,
-    subscriptions: Mutex<HashSet<String>>,
+    pub(super) subscriptions: Mutex<HashSet<String>>,
     /// The channel tools this client declared.
-    binding: Arc<ChannelBinding>,
+    pub(super) binding: Arc<ChannelBinding>,
 }
 
 impl Conn {
-    fn subscriber(&self) -> Subscriber {
+    pub(super) fn subscriber(&self) -> Subscriber {
         Subscriber {
             conn: self.id,
             outbox: Arc::clone(&self.outbox),
@@ -68,7 +71,7 @@ impl Conn {
         self.outbox.offer(Utf8Bytes::from(frame));
     }
 
-    fn respond(&self, id: Value, outcome: Result<Value, ApiError>) {
+    pub(super) fn respond(&self, id: Value, outcome: Result<Value, ApiError>) {
         self.send(Response::new(id, outcome).to_text());
     }
 }
@@ -143,7 +146,9 @@ pub async fn run(gateway: Arc<Gateway>, socket: WebSocket, pre: PreAuth) {
         .map(|s| s.iter().cloned().collect())
         .unwrap_or_default();
     for id in subscriptions {
-        if let Some(live) = gateway.live_session(&id) {
+        if let Some(cluster) = gateway.cluster() {
+            cluster.unsubscribe(&id, conn.id);
+        } else if let Some(live) = gateway.live_session(&id) {
             live.unsubscribe(conn.id);
         }
     }
@@ -197,7 +202,11 @@ fn handle_frame(gateway: &Arc<Gateway>, conn: &Arc<Conn>, text: &str) {
         }
     };
     let id = request.id.clone();
-    match dispatch(gateway, conn, request) {
+    let outcome = match gateway.cluster() {
+        Some(cluster) => super::cluster_conn::dispatch(gateway, cluster, conn, request),
+        None => dispatch(gateway, conn, request),
+    };
+    match outcome {
         Outcome::Reply(result) => conn.respond(id, result),
         Outcome::Sent => {}
         Outcome::Later(future) => {
@@ -206,6 +215,9 @@ fn handle_frame(gateway: &Arc<Gateway>, conn: &Arc<Conn>, text: &str) {
                 let result = future.await;
                 conn.respond(id, result);
             });
+        }
+        Outcome::Spawned(future) => {
+            tokio::spawn(future);
         }
     }
 }
@@ -259,7 +271,7 @@ fn opened(
     }
 }
 
-fn dispatch(gateway: &Arc<Gateway>, conn: &Conn, request: Request) -> Outcome {
+pub(super) fn dispatch(gateway: &Arc<Gateway>, conn: &Conn, request: Request) -> Outcome {
     let principal = conn.principal.as_str();
     let p = &request.params;
     match request.method.as_str() {
@@ -328,61 +340,11 @@ fn dispatch(gateway: &Arc<Gateway>, conn: &Conn, request: Request) -> Outcome {
                 json!({})
             })
         }
-        "session.prompt" => {
-            let result = params::<PromptParams>(p).and_then(|prompt| {
-                let live = gateway.session(principal, &prompt.session_id)?;
-                let (ahead, outcome) = gateway.prompt(&live, prompt.text)?;
-                Ok((prompt.wait, ahead, outcome))
-            });
-            match result {
-                Ok((true, _, outcome)) => Outcome::Later(Box::pin(async move {
-                    outcome
-                        .await
-                        .map(|o| o.to_json())
-                        .map_err(|_| ApiError::failed("the session closed"))
-                })),
-                Ok((false, ahead, _)) => Outcome::Reply(Ok(json!({ "queued": ahead }))),
-                Err(e) => Outcome::Reply(Err(e)),
+        method if session_ops::is_session_op(method) => {
+            match session_ops::run(gateway, principal, method, p) {
+                OpOutcome::Ready(result) => Outcome::Reply(result),
+                OpOutcome::Later(future) => Outcome::Later(future),
             }
-        }
-        method @ ("session.steer" | "session.followUp") => {
-            let result = params::<PromptParams>(p).and_then(|prompt| {
-                let live = gateway.session(principal, &prompt.session_id)?;
-                if live.is_running() {
-                    if method == "session.steer" {
-                        live.session.steer(&prompt.text, Vec::new());
-                        return Ok(json!({ "delivered": "steer" }));
-                    }
-                    live.session.follow_up(&prompt.text, Vec::new());
-                    return Ok(json!({ "delivered": "followUp" }));
-                }
-                let (ahead, _) = gateway.prompt(&live, prompt.text)?;
-                Ok(json!({ "delivered": "prompt", "queued": ahead }))
-            });
-            Outcome::Reply(result)
-        }
-        "session.interrupt" => {
-            let result = params::<SessionParams>(p)
-                .and_then(|s| gateway.interrupt(principal, &s.session_id));
-            reply(result, |aborted| json!({ "aborted": aborted }))
-        }
-        "session.navigate" => {
-            let result = params::<NavigateParams>(p).and_then(|nav| {
-                let live = gateway.session(principal, &nav.session_id)?;
-                gateway.navigate(&live, &nav.target, nav.summarize)
-            });
-            match result {
-                Ok(done) => Outcome::Later(Box::pin(async move {
-                    done.await
-                        .map_err(|_| ApiError::failed("the session closed"))?
-                })),
-                Err(e) => Outcome::Reply(Err(e)),
-            }
-        }
-        "session.history" => {
-            let result =
-                params::<SessionParams>(p).and_then(|s| gateway.session(principal, &s.session_id));
-            reply(result, |live| live.history())
         }
         "tool.result" => Outcome::Reply(params::<ToolReply>(p).and_then(|reply| {
             let id = reply.request_id.clone();

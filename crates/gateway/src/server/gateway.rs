@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -23,6 +23,7 @@ use pi_coding_agent::session::SessionManager;
 use pi_coding_agent::session::select::{self, SessionChoice};
 use pi_coding_agent::tools;
 
+use super::cluster_hooks::ClusterHooks;
 use super::protocol::{ApiError, BranchParams, CreateParams, codes};
 use super::runtime_host::GatewayHost;
 use super::session::{LiveSession, OnAbort, RunOutcome, SessionShared};
@@ -114,6 +115,8 @@ pub struct Gateway {
     closing: CancellationToken,
     shutting_down: AtomicBool,
     next_conn: AtomicU64,
+    /// Set when this gateway is a node of a cluster.
+    cluster: OnceLock<Arc<dyn ClusterHooks>>,
     self_ref: Weak<Gateway>,
 }
 
@@ -164,6 +167,7 @@ impl Gateway {
             closing: CancellationToken::new(),
             shutting_down: AtomicBool::new(false),
             next_conn: AtomicU64::new(1),
+            cluster: OnceLock::new(),
             self_ref: weak.clone(),
         }))
     }
@@ -193,6 +197,16 @@ impl Gateway {
 
     pub fn config(&self) -> &GatewayConfig {
         &self.config
+    }
+
+    /// Makes this gateway a node of a cluster; set once, before serving.
+    pub fn set_cluster(&self, cluster: Arc<dyn ClusterHooks>) {
+        let _ = self.cluster.set(cluster);
+    }
+
+    /// The cluster this gateway is a node of, if any.
+    pub fn cluster(&self) -> Option<&Arc<dyn ClusterHooks>> {
+        self.cluster.get()
     }
 
     /// The model a new session in `cwd` gets (`provider/id`), if any.
@@ -309,6 +323,13 @@ impl Gateway {
             .node(id)
             .filter(|n| n.owner == principal)
             .ok_or_else(|| ApiError::not_found(id))?;
+        if let Some(cluster) = self.cluster()
+            && !cluster.may_open(id)
+        {
+            return Err(ApiError::failed(format!(
+                "session {id} runs on another node of the cluster"
+            )));
+        }
         let cwd = PathBuf::from(&node.cwd);
         super::workspaces::check_cwd(&self.file(), &self.config.agent_dir, principal, &cwd)?;
         let file = node
@@ -316,13 +337,18 @@ impl Gateway {
             .clone()
             .map(PathBuf::from)
             .ok_or_else(|| ApiError::failed(format!("session {id} was never saved")))?;
-        if !file.exists() {
+        let manager = if file.exists() {
+            SessionManager::open(&file, &cwd).map_err(|e| ApiError::failed(e.to_string()))?
+        } else if self.cluster().is_some() {
+            // Taken over before its first reply was stored: nothing was written anywhere,
+            // so it starts again under its id (written with its first reply, as before).
+            let dir = file.parent().unwrap_or(&cwd);
+            SessionManager::create(&cwd, dir).with_id(id)
+        } else {
             return Err(ApiError::failed(format!(
                 "session {id} has no saved history (it is written after the first reply)"
             )));
-        }
-        let manager =
-            SessionManager::open(&file, &cwd).map_err(|e| ApiError::failed(e.to_string()))?;
+        };
         let resources = self.resources(&cwd);
         let settings = resources.settings.get();
         let context = manager.build_context();
@@ -491,7 +517,7 @@ impl Gateway {
     fn open(&self, opening: Opening) -> Result<Arc<LiveSession>, ApiError> {
         let Opening {
             channel,
-            manager,
+            mut manager,
             cwd,
             model,
             thinking,
@@ -509,6 +535,9 @@ impl Gateway {
             .sandbox_config(&cwd)
             .map_err(|e| ApiError::failed(e.to_string()))?;
         let session_id = manager.session_id().to_owned();
+        if let Some(sink) = self.cluster().and_then(|c| c.line_sink(&session_id)) {
+            manager.set_line_sink(sink);
+        }
         let created = create_agent_session(SessionParams {
             cwd: cwd.clone(),
             agent_dir: self.config.agent_dir.clone(),
@@ -608,10 +637,17 @@ impl Gateway {
             tools: requested_tools,
             last_termination: self.node(&live.id).and_then(|n| n.last_termination),
             key: self.node(&live.id).and_then(|n| n.key),
+            workspace_node: self
+                .node(&live.id)
+                .and_then(|n| n.workspace_node)
+                .or_else(|| self.cluster().map(|c| c.node_id().to_owned())),
         };
         self.save_node(&node);
         lock(&self.nodes).insert(node.id.clone(), node);
         lock(&self.live).insert(live.id.clone(), Arc::clone(&live));
+        if let Some(cluster) = self.cluster() {
+            cluster.opened(&live);
+        }
         Ok(live)
     }
 

@@ -17,6 +17,29 @@ impl Gateway {
         if let Err(e) = self.store.save(node) {
             eprintln!("Warning: could not save session node {}: {e}", node.id);
         }
+        if let Some(cluster) = self.cluster() {
+            cluster.save_record(node);
+        }
+    }
+
+    /// A node another node of the cluster shared: known here from now on. The session
+    /// file stays this node's own (the other node's path means nothing here).
+    pub fn merge_node(&self, mut node: SessionNode) {
+        let mut nodes = lock(&self.nodes);
+        node.file = nodes.get(&node.id).and_then(|n| n.file.clone());
+        nodes.insert(node.id.clone(), node);
+    }
+
+    /// Where this node keeps a copy of session `id`'s file.
+    pub fn set_node_file(&self, id: &str, file: &std::path::Path) {
+        if let Some(node) = lock(&self.nodes).get_mut(id) {
+            node.file = Some(file.to_string_lossy().into_owned());
+        }
+    }
+
+    /// Forgets the live session `id` (its lane moved to another node); true when it was live.
+    pub fn drop_live(&self, id: &str) -> bool {
+        lock(&self.live).remove(id).is_some()
     }
 
     /// Names session `id` with an OpenClaw session key (saved with its node).
@@ -59,6 +82,7 @@ impl Gateway {
 
     pub(super) fn is_running(&self, id: &str) -> bool {
         lock(&self.live).get(id).is_some_and(|l| l.is_running())
+            || self.cluster().is_some_and(|c| c.is_running(id))
     }
 
     /// The nodes of `principal`, oldest first.

@@ -4,7 +4,11 @@
 
 pub mod channel_binding;
 pub mod client;
+mod cluster_conn;
+pub mod cluster_hooks;
 pub mod conn;
+pub mod event_sink;
+pub mod feed;
 pub mod gateway;
 mod gateway_nodes;
 pub mod outbox;
@@ -12,6 +16,7 @@ pub mod protocol;
 pub mod runtime_host;
 pub mod secrets;
 pub mod session;
+pub mod session_ops;
 pub mod tree;
 pub mod workspaces;
 

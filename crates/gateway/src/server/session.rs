@@ -1,11 +1,11 @@
 //! A live gateway session: the pi `AgentSession`, its lane (one operation at a time), its
 //! event hub (bridge, `stateVersion`, bounded log, subscribers) and its run watcher.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use axum::extract::ws::Utf8Bytes;
 use serde_json::{Value, json};
@@ -14,7 +14,9 @@ use tokio::sync::mpsc;
 use pi_coding_agent::agent_session::{AgentSession, NavigateOptions};
 use pi_coding_agent::session_event::AgentSessionEvent;
 
-use super::outbox::Outbox;
+use super::event_sink::{EventSink, OutgoingEvent};
+use super::feed::Feed;
+pub use super::feed::{SubscribeInfo, SubscribeResponse, Subscriber};
 use super::protocol::{ApiError, EventFrame};
 use crate::events::{
     Activity, Bridge, BridgeContext, EndedMessage, ErrorEvent, LifecycleEvent, Limits, RunInfo,
@@ -24,30 +26,6 @@ use crate::runner::{AuthProfileStore, EmbeddedRunParams, FailureKind, RunnerConf
 
 /// A queued lane operation.
 type Job = Pin<Box<dyn Future<Output = ()> + Send>>;
-
-/// A connection's outbound side, as registered with a session.
-#[derive(Clone)]
-pub struct Subscriber {
-    pub conn: u64,
-    pub outbox: Arc<Outbox>,
-}
-
-impl Subscriber {
-    /// Sends or queues a frame; false when the connection is gone or lagging.
-    pub fn offer(&self, frame: Utf8Bytes) -> bool {
-        self.outbox.offer(frame)
-    }
-}
-
-/// What a subscription found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SubscribeInfo {
-    pub replayed: usize,
-    /// Events after `fromSeq` were dropped from the log before this subscription.
-    pub gap: bool,
-    pub seq: u64,
-    pub state_version: u64,
-}
 
 /// How a prompt operation ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,11 +44,7 @@ struct Hub {
     bridge: Bridge,
     runs_ended: u64,
     state_version: u64,
-    last_seq: u64,
-    log: VecDeque<(u64, Utf8Bytes)>,
-    /// The greatest `seq` dropped from the log.
-    dropped: u64,
-    subscribers: Vec<Subscriber>,
+    feed: Feed,
     taps: Vec<(String, Tap)>,
     entry_of: HashMap<String, String>,
     message_of: HashMap<String, String>,
@@ -109,6 +83,8 @@ pub struct LiveSession {
     running: AtomicBool,
     abort_requested: AtomicBool,
     on_limit: OnAbort,
+    /// Set in a cluster: events go to the cluster's stream instead of the feed.
+    sink: OnceLock<Arc<dyn EventSink>>,
     self_ref: Weak<LiveSession>,
 }
 
@@ -137,6 +113,7 @@ impl LiveSession {
         on_limit: OnAbort,
     ) -> Arc<Self> {
         let id = session.session_id();
+        let event_log = shared.event_log;
         let (lane, mut jobs) = mpsc::unbounded_channel::<Job>();
         let mut bridge = Bridge::new(id.clone(), info);
         bridge.set_resumed_from(resumed_from);
@@ -156,10 +133,7 @@ impl LiveSession {
                     bridge,
                     runs_ended: 0,
                     state_version: 1,
-                    last_seq: 0,
-                    log: VecDeque::new(),
-                    dropped: 0,
-                    subscribers: Vec::new(),
+                    feed: Feed::new(event_log),
                     taps: Vec::new(),
                     entry_of: HashMap::new(),
                     message_of: HashMap::new(),
@@ -171,6 +145,7 @@ impl LiveSession {
                 running: AtomicBool::new(false),
                 abort_requested: AtomicBool::new(false),
                 on_limit,
+                sink: OnceLock::new(),
                 self_ref: weak.clone(),
             }
         });
@@ -205,7 +180,16 @@ impl LiveSession {
     }
 
     pub fn last_seq(&self) -> u64 {
-        self.hub().last_seq
+        match self.sink.get() {
+            Some(sink) => sink.last_seq(),
+            None => self.hub().feed.last_seq(),
+        }
+    }
+
+    /// Sends this session's events to `sink` from now on (a cluster's stream) instead of
+    /// its own feed; set once, before its first event.
+    pub fn set_sink(&self, sink: Arc<dyn EventSink>) {
+        let _ = self.sink.set(sink);
     }
 
     pub fn info(&self) -> RunInfo {
@@ -289,25 +273,29 @@ impl LiveSession {
         if event.changes_state() {
             hub.state_version += 1;
         }
-        let seq = self.shared.seq.fetch_add(1, Ordering::SeqCst) + 1;
-        hub.last_seq = seq;
-        let frame = EventFrame {
-            kind: "event",
-            event: event.name(),
-            payload: event,
-            seq,
-            state_version: hub.state_version,
-            session_id: &self.id,
-            ts: now_micros(),
-        };
-        let text = Utf8Bytes::from(serde_json::to_string(&frame).unwrap_or_default());
-        hub.log.push_back((seq, text.clone()));
-        while hub.log.len() > self.shared.event_log.max(1) {
-            if let Some((dropped, _)) = hub.log.pop_front() {
-                hub.dropped = dropped;
-            }
+        if let Some(sink) = self.sink.get() {
+            sink.send(OutgoingEvent {
+                name: event.name(),
+                payload: serde_json::to_string(event).unwrap_or_default(),
+                state_version: hub.state_version,
+                ts: now_micros(),
+                running: !matches!(event, LifecycleEvent::AgentEnd(_)) && self.is_running(),
+            });
+        } else {
+            let seq = self.shared.seq.fetch_add(1, Ordering::SeqCst) + 1;
+            let frame = EventFrame {
+                kind: "event",
+                event: event.name(),
+                payload: event,
+                seq,
+                state_version: hub.state_version,
+                session_id: &self.id,
+                ts: now_micros(),
+            };
+            let text = Utf8Bytes::from(serde_json::to_string(&frame).unwrap_or_default());
+            let state_version = hub.state_version;
+            hub.feed.push(seq, state_version, text);
         }
-        hub.subscribers.retain(|s| s.offer(text.clone()));
         for (_, tap) in &hub.taps {
             tap(event);
         }
@@ -335,42 +323,20 @@ impl LiveSession {
         &self,
         sub: Subscriber,
         from_seq: Option<u64>,
-        response: impl FnOnce(SubscribeInfo) -> Utf8Bytes,
+        response: impl FnOnce(SubscribeInfo) -> Utf8Bytes + Send + 'static,
     ) {
         let mut hub = self.hub();
-        hub.subscribers.retain(|s| s.conn != sub.conn);
-        let replay: Vec<Utf8Bytes> = match from_seq {
-            Some(from) => hub
-                .log
-                .iter()
-                .filter(|(seq, _)| *seq > from)
-                .map(|(_, text)| text.clone())
-                .collect(),
-            None => Vec::new(),
-        };
-        let info = SubscribeInfo {
-            replayed: replay.len(),
-            gap: from_seq.is_some_and(|from| hub.dropped > from),
-            seq: hub.last_seq,
-            state_version: hub.state_version,
-        };
-        if !sub.offer(response(info)) {
-            return;
-        }
-        for frame in replay {
-            if !sub.offer(frame) {
-                return;
-            }
-        }
-        hub.subscribers.push(sub);
+        let state_version = hub.state_version;
+        hub.feed
+            .subscribe(sub, from_seq, state_version, Box::new(response));
     }
 
     pub fn unsubscribe(&self, conn: u64) {
-        self.hub().subscribers.retain(|s| s.conn != conn);
+        self.hub().feed.unsubscribe(conn);
     }
 
     pub fn subscriber_count(&self) -> usize {
-        self.hub().subscribers.len()
+        self.hub().feed.subscriber_count()
     }
 
     /// The entry a `messageId` (or an entry id) names.

@@ -37,6 +37,9 @@ pub struct SessionNode {
     /// The OpenClaw session key (`agent:<id>:<name>`) that names it, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// In a cluster: the node whose disk holds the session's working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_node: Option<String>,
 }
 
 impl SessionNode {
@@ -181,6 +184,7 @@ mod tests {
             tools: Vec::new(),
             last_termination: None,
             key: None,
+            workspace_node: None,
         }
     }
 

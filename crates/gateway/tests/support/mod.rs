@@ -2,6 +2,7 @@
 //! collects events.
 #![allow(dead_code)]
 
+pub mod gateway_cluster;
 pub mod nats;
 
 use std::path::PathBuf;

@@ -8,6 +8,9 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::sync::LazyLock;
+
+use memchr::memmem;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -307,8 +310,10 @@ fn leading_type(line: &[u8]) -> Option<&[u8]> {
 /// `user` nor `assistant` (tool results are the bulk of a session and never listed).
 fn has_listed_text(line: &[u8]) -> bool {
     const KEY: &[u8] = b"\"message\":{\"role\":\"";
+    // Built once: a searcher costs more to build than most lines take to search.
+    static FINDER: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(KEY));
     let head = &line[..line.len().min(1024)];
-    let Some(at) = memchr::memmem::find(head, KEY) else {
+    let Some(at) = FINDER.find(head) else {
         return true;
     };
     // Only the top-level message: no other object opens before it.

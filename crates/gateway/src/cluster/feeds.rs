@@ -1,0 +1,234 @@
+//! A node's delivery of events: one firehose of `PI_EV` feeds the sessions this node's
+//! connections subscribe to. A session's feed is filled from the stream when its first
+//! subscriber arrives (its retained events), then follows the firehose; events reach
+//! clients only after the stream stored them, so after any failover no client has seen an
+//! event the log lacks.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_nats::jetstream::consumer::{DeliverPolicy, pull};
+use axum::extract::ws::Utf8Bytes;
+use futures_util::StreamExt;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::OnceCell;
+
+use super::engine::{ClusterError, EVENTS, Engine};
+use super::firehose::Delivered;
+use super::publisher::Envelope;
+use crate::server::feed::{Feed, SubscribeResponse, Subscriber};
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The frame a client receives, built from a stored envelope and its `seq`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Frame<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    event: &'a str,
+    payload: &'a RawValue,
+    seq: u64,
+    state_version: u64,
+    session_id: &'a str,
+    ts: u64,
+}
+
+/// A stored event, decoded for delivery.
+pub struct Decoded {
+    pub seq: u64,
+    pub prev: u64,
+    pub state_version: u64,
+    pub running: bool,
+    pub event: String,
+    pub frame: Utf8Bytes,
+}
+
+/// Decodes a stored event; `None` for a message that is not one.
+pub fn decode(seq: u64, payload: &[u8]) -> Option<Decoded> {
+    let envelope: Envelope<'_> = serde_json::from_slice(payload).ok()?;
+    let frame = Frame {
+        kind: "event",
+        event: envelope.event,
+        payload: envelope.payload,
+        seq,
+        state_version: envelope.state_version,
+        session_id: envelope.session_id,
+        ts: envelope.ts,
+    };
+    let text = serde_json::to_string(&frame).ok()?;
+    Some(Decoded {
+        seq,
+        prev: envelope.prev,
+        state_version: envelope.state_version,
+        running: envelope.running,
+        event: envelope.event.to_owned(),
+        frame: Utf8Bytes::from(text),
+    })
+}
+
+/// One session's feed on this node.
+struct Slot {
+    feed: Feed,
+    /// Events the firehose brought before the feed was filled from the stream.
+    early: Vec<Decoded>,
+    filled: bool,
+}
+
+impl Slot {
+    fn push(&mut self, event: Decoded) {
+        // The session's previous event is missing here: a replay from before it is a gap.
+        if event.prev > self.feed.last_seq() {
+            self.feed.set_dropped(event.prev);
+        }
+        self.feed.push(event.seq, event.state_version, event.frame);
+    }
+}
+
+struct Entry {
+    slot: Mutex<Slot>,
+    filled: OnceCell<()>,
+}
+
+/// The feeds of the sessions this node's connections follow.
+pub struct Feeds {
+    engine: Engine,
+    capacity: usize,
+    map: Mutex<HashMap<String, Arc<Entry>>>,
+}
+
+impl Feeds {
+    /// Starts the firehose (events from now on).
+    pub async fn start(engine: Engine, capacity: usize) -> Result<Arc<Self>, ClusterError> {
+        let mut firehose = engine.events(None, None).await?;
+        let feeds = Arc::new(Self {
+            engine,
+            capacity,
+            map: Mutex::new(HashMap::new()),
+        });
+        let weak = Arc::downgrade(&feeds);
+        tokio::spawn(async move {
+            while let Some(delivered) = firehose.recv().await {
+                let Some(feeds) = weak.upgrade() else { break };
+                feeds.deliver(delivered);
+            }
+        });
+        Ok(feeds)
+    }
+
+    fn deliver(&self, delivered: Delivered) {
+        let Some(entry) = lock(&self.map).get(&delivered.session).cloned() else {
+            return;
+        };
+        let Some(event) = decode(delivered.seq, &delivered.payload) else {
+            return;
+        };
+        let mut slot = lock(&entry.slot);
+        if slot.filled {
+            slot.push(event);
+        } else {
+            slot.early.push(event);
+        }
+    }
+
+    /// Subscribes `sub` to `session`: the response, the replay after `from_seq`, then
+    /// live events, in order.
+    pub async fn subscribe(
+        &self,
+        session: &str,
+        sub: Subscriber,
+        from_seq: Option<u64>,
+        response: SubscribeResponse,
+    ) {
+        let entry = Arc::clone(
+            lock(&self.map)
+                .entry(session.to_owned())
+                .or_insert_with(|| {
+                    Arc::new(Entry {
+                        slot: Mutex::new(Slot {
+                            feed: Feed::new(self.capacity),
+                            early: Vec::new(),
+                            filled: false,
+                        }),
+                        filled: OnceCell::new(),
+                    })
+                }),
+        );
+        let filled = entry
+            .filled
+            .get_or_try_init(|| async {
+                let stored = self.stored(session).await?;
+                let mut slot = lock(&entry.slot);
+                for event in stored {
+                    slot.push(event);
+                }
+                let early = std::mem::take(&mut slot.early);
+                for event in early {
+                    slot.push(event);
+                }
+                slot.filled = true;
+                Ok::<(), ClusterError>(())
+            })
+            .await;
+        if let Err(e) = filled {
+            eprintln!("pi-gateway: cannot read the events of session {session}: {e}");
+        }
+        let mut slot = lock(&entry.slot);
+        let state_version = slot.feed.state_version();
+        slot.feed.subscribe(sub, from_seq, state_version, response);
+    }
+
+    pub fn unsubscribe(&self, session: &str, conn: u64) {
+        let mut map = lock(&self.map);
+        let Some(entry) = map.get(session) else {
+            return;
+        };
+        let empty = {
+            let mut slot = lock(&entry.slot);
+            slot.feed.unsubscribe(conn);
+            slot.feed.subscriber_count() == 0 && slot.filled
+        };
+        if empty {
+            map.remove(session);
+        }
+    }
+
+    /// The events of `session` the stream keeps, oldest first.
+    async fn stored(&self, session: &str) -> Result<Vec<Decoded>, ClusterError> {
+        let js = |e: &dyn std::fmt::Display| ClusterError::JetStream(e.to_string());
+        let stream = self
+            .engine
+            .jetstream
+            .get_stream(EVENTS)
+            .await
+            .map_err(|e| js(&e))?;
+        let subject = format!("pi.ev.{session}");
+        let Ok(last) = stream.get_last_raw_message_by_subject(&subject).await else {
+            return Ok(Vec::new());
+        };
+        let consumer = stream
+            .create_consumer(pull::OrderedConfig {
+                filter_subject: subject,
+                deliver_policy: DeliverPolicy::All,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| js(&e))?;
+        let mut messages = consumer.messages().await.map_err(|e| js(&e))?;
+        let mut events = Vec::new();
+        while let Some(message) = messages.next().await {
+            let message = message.map_err(|e| js(&e))?;
+            let seq = message.info().map_err(|e| js(&e))?.stream_sequence;
+            if let Some(event) = decode(seq, &message.payload) {
+                events.push(event);
+            }
+            if seq >= last.sequence {
+                break;
+            }
+        }
+        Ok(events)
+    }
+}

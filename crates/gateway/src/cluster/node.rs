@@ -1,0 +1,392 @@
+//! A gateway node of the cluster: what it owns (sessions whose lanes it holds), what it
+//! knows of the others (leases and live nodes, from their buckets), and the hooks the
+//! gateway calls (see [`ClusterHooks`]).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::kv::Operation;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use pi_coding_agent::session::line_sink::LineSink;
+
+use super::engine::{ClusterError, Engine};
+use super::entries::EntryWriter;
+use super::feeds::Feeds;
+use super::lease::Lease;
+use super::owned::Owned;
+use crate::server::Gateway;
+use crate::server::cluster_hooks::{ClusterHooks, Pending};
+use crate::server::feed::{SubscribeResponse, Subscriber};
+use crate::server::protocol::ApiError;
+use crate::server::session::LiveSession;
+use crate::server::tree::SessionNode;
+
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// How a node behaves, beyond the engine's configuration.
+#[derive(Debug, Clone)]
+pub struct NodeSettings {
+    /// A lane with nothing running or queued for this long is given up.
+    pub idle_release: Duration,
+    /// How long a forwarded `session.prompt` with `wait` may take.
+    pub wait_limit: Duration,
+}
+
+impl Default for NodeSettings {
+    fn default() -> Self {
+        Self {
+            idle_release: Duration::from_secs(60),
+            wait_limit: Duration::from_secs(48 * 60 * 60),
+        }
+    }
+}
+
+/// Another node's lease, as this node last saw it.
+#[derive(Debug, Clone)]
+pub(super) struct SeenLease {
+    pub node: String,
+    pub running: bool,
+    pub at: Instant,
+}
+
+/// A session being taken over: what opening it needs.
+pub(super) struct Opening {
+    pub lease: Option<Lease>,
+    /// The sequence of its last entry in `PI_SESS` (0: none).
+    pub entries_last: u64,
+    /// The `seq` of its last event (0: none).
+    pub events_prev: u64,
+    pub writer: Option<EntryWriter>,
+}
+
+/// A node of the cluster.
+pub struct ClusterNode {
+    pub(super) engine: Engine,
+    pub(super) settings: NodeSettings,
+    pub(super) gateway: Weak<Gateway>,
+    pub(super) feeds: Arc<Feeds>,
+    pub(super) owned: Mutex<HashMap<String, Arc<Owned>>>,
+    pub(super) opening: Mutex<HashMap<String, Opening>>,
+    pub(super) seen: Mutex<HashMap<String, SeenLease>>,
+    pub(super) taking: Mutex<HashSet<String>>,
+    pub(super) self_ref: Weak<ClusterNode>,
+}
+
+impl ClusterNode {
+    /// Joins the cluster as a node of `gateway`: follows the index, the leases and the
+    /// events, announces itself, and answers takeover requests sent to it.
+    pub async fn start(
+        engine: Engine,
+        gateway: &Arc<Gateway>,
+        settings: NodeSettings,
+    ) -> Result<Arc<Self>, ClusterError> {
+        let feeds = Feeds::start(engine.clone(), gateway.config().event_log).await?;
+        let node = Arc::new_cyclic(|weak| Self {
+            engine: engine.clone(),
+            settings,
+            gateway: Arc::downgrade(gateway),
+            feeds,
+            owned: Mutex::new(HashMap::new()),
+            opening: Mutex::new(HashMap::new()),
+            seen: Mutex::new(HashMap::new()),
+            taking: Mutex::new(HashSet::new()),
+            self_ref: weak.clone(),
+        });
+        let weak_gateway = Arc::downgrade(gateway);
+        engine
+            .watch_index_with(Arc::new(move |_, record| {
+                if let (Some(gateway), Some(record)) = (weak_gateway.upgrade(), record)
+                    && let Ok(node) = serde_json::from_value::<SessionNode>(record.clone())
+                {
+                    gateway.merge_node(node);
+                }
+            }))
+            .await?;
+        node.watch_leases().await?;
+        node.announce().await?;
+        node.serve_takeovers().await?;
+        gateway.set_cluster(Arc::clone(&node) as Arc<dyn ClusterHooks>);
+        Ok(node)
+    }
+
+    pub(super) fn gateway(&self) -> Result<Arc<Gateway>, ApiError> {
+        self.gateway
+            .upgrade()
+            .ok_or_else(|| ApiError::failed("the gateway is shutting down"))
+    }
+
+    pub(super) fn ttl(&self) -> Duration {
+        self.engine.config.lease_ttl
+    }
+
+    pub fn node_id(&self) -> &str {
+        &self.engine.config.node_id
+    }
+
+    pub(super) fn owned(&self, session: &str) -> Option<Arc<Owned>> {
+        lock(&self.owned).get(session).cloned()
+    }
+
+    /// Where this node keeps its copy of a session file it took over.
+    pub(super) fn local_file(&self, session: &str) -> Result<PathBuf, ApiError> {
+        let gateway = self.gateway()?;
+        Ok(gateway
+            .config()
+            .agent_dir
+            .join("gateway")
+            .join("cluster")
+            .join(self.node_id())
+            .join(format!("{session}.jsonl")))
+    }
+
+    /// Follows `pi_lanes`: who owns which lane and whether it runs, and takes over
+    /// lanes whose owner stopped renewing in the middle of a run (to record the lost turn).
+    async fn watch_leases(&self) -> Result<(), ClusterError> {
+        let mut watch = self
+            .engine
+            .lanes
+            .watch_all()
+            .await
+            .map_err(|e| ClusterError::JetStream(e.to_string()))?;
+        let weak = self.self_ref.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(entry)) = watch.next().await {
+                let Some(node) = weak.upgrade() else { break };
+                let mut seen = lock(&node.seen);
+                match entry.operation {
+                    Operation::Put => {
+                        let value: Value = serde_json::from_slice(&entry.value).unwrap_or_default();
+                        seen.insert(
+                            entry.key.clone(),
+                            SeenLease {
+                                node: value["node"].as_str().unwrap_or_default().to_owned(),
+                                running: value["running"].as_bool().unwrap_or(false),
+                                at: Instant::now(),
+                            },
+                        );
+                    }
+                    Operation::Delete | Operation::Purge => {
+                        seen.remove(&entry.key);
+                    }
+                }
+            }
+        });
+        let weak = self.self_ref.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                let Some(node) = weak.upgrade() else { break };
+                node.reap();
+            }
+        });
+        Ok(())
+    }
+
+    /// Takes over the lanes whose owner died during a run.
+    fn reap(&self) {
+        let grace = self.ttl() + Duration::from_millis(300);
+        let stale: Vec<String> = lock(&self.seen)
+            .iter()
+            .filter(|(_, l)| l.running && l.node != self.node_id() && l.at.elapsed() > grace)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for session in stale {
+            lock(&self.seen).remove(&session);
+            let Some(node) = self.self_ref.upgrade() else {
+                return;
+            };
+            tokio::spawn(async move {
+                if let Err(e) = node.take_over(&session).await {
+                    eprintln!(
+                        "pi-gateway: node {}: could not take over session {session}: {}",
+                        node.node_id(),
+                        e.message
+                    );
+                }
+            });
+        }
+    }
+
+    /// Whether `session`'s lane is held by a live owner, as far as this node saw.
+    pub(super) fn held_elsewhere(&self, session: &str) -> bool {
+        lock(&self.seen)
+            .get(session)
+            .is_some_and(|l| l.node != self.node_id() && l.at.elapsed() < self.ttl())
+    }
+
+    /// Keeps this node's key in `pi_nodes` while it runs.
+    async fn announce(&self) -> Result<(), ClusterError> {
+        let put = |engine: Engine| async move {
+            engine
+                .nodes
+                .put(
+                    &engine.config.node_id,
+                    Bytes::from(pi_ai::now_ms().to_string()),
+                )
+                .await
+                .map(|_| ())
+                .map_err(|e| ClusterError::JetStream(e.to_string()))
+        };
+        put(self.engine.clone()).await?;
+        let weak = self.self_ref.clone();
+        let every = self.ttl() / 3;
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(node) = weak.upgrade() else { break };
+                let _ = put(node.engine.clone()).await;
+            }
+        });
+        Ok(())
+    }
+
+    /// Whether node `id` is alive (its key in `pi_nodes` has not expired).
+    pub(super) async fn node_alive(&self, id: &str) -> bool {
+        matches!(self.engine.nodes.get(id).await, Ok(Some(_)))
+    }
+
+    /// Answers `pi.node.<id>.take`: another node asks this one, the session's workspace
+    /// node, to take a lane over.
+    async fn serve_takeovers(&self) -> Result<(), ClusterError> {
+        let mut requests = self
+            .engine
+            .client
+            .subscribe(format!("pi.node.{}.take", self.node_id()))
+            .await
+            .map_err(|e| ClusterError::JetStream(e.to_string()))?;
+        let weak = self.self_ref.clone();
+        let client = self.engine.client.clone();
+        tokio::spawn(async move {
+            while let Some(request) = requests.next().await {
+                let Some(node) = weak.upgrade() else { break };
+                let session = String::from_utf8_lossy(&request.payload).into_owned();
+                let client = client.clone();
+                tokio::spawn(async move {
+                    let reply = match node.take_over(&session).await {
+                        Ok(()) => "ok".to_owned(),
+                        Err(e) => e.message,
+                    };
+                    if let Some(to) = request.reply {
+                        let _ = client.publish(to, Bytes::from(reply)).await;
+                    }
+                });
+            }
+        });
+        Ok(())
+    }
+
+    /// Gives every lane up (flushing their entries): the node is stopping.
+    pub async fn shutdown(&self) {
+        let owned: Vec<Arc<Owned>> = lock(&self.owned).values().cloned().collect();
+        for session in owned {
+            self.release(&session).await;
+        }
+        let _ = self.engine.nodes.delete(self.node_id()).await;
+    }
+}
+
+impl ClusterHooks for ClusterNode {
+    fn node_id(&self) -> &str {
+        &self.engine.config.node_id
+    }
+
+    fn route(
+        &self,
+        principal: &str,
+        method: &str,
+        params: Value,
+    ) -> Pending<Result<Value, ApiError>> {
+        let node = self.self_ref.upgrade();
+        let principal = principal.to_owned();
+        let method = method.to_owned();
+        Box::pin(async move {
+            let Some(node) = node else {
+                return Err(ApiError::failed("the gateway is shutting down"));
+            };
+            node.route_command(&principal, &method, params).await
+        })
+    }
+
+    fn subscribe(
+        &self,
+        session: &str,
+        sub: Subscriber,
+        from_seq: Option<u64>,
+        response: SubscribeResponse,
+    ) -> Pending<()> {
+        let feeds = Arc::clone(&self.feeds);
+        let session = session.to_owned();
+        Box::pin(async move { feeds.subscribe(&session, sub, from_seq, response).await })
+    }
+
+    fn unsubscribe(&self, session: &str, conn: u64) {
+        self.feeds.unsubscribe(session, conn);
+    }
+
+    fn check_access(&self, principal: &str, session: &str) -> Pending<Result<(), ApiError>> {
+        let node = self.self_ref.upgrade();
+        let principal = principal.to_owned();
+        let session = session.to_owned();
+        Box::pin(async move {
+            match node {
+                Some(node) => node.check_access(&principal, &session).await,
+                None => Err(ApiError::failed("the gateway is shutting down")),
+            }
+        })
+    }
+
+    fn may_open(&self, session: &str) -> bool {
+        lock(&self.opening).contains_key(session) || lock(&self.owned).contains_key(session)
+    }
+
+    fn line_sink(&self, session: &str) -> Option<LineSink> {
+        let mut opening = lock(&self.opening);
+        let plan = opening.entry(session.to_owned()).or_insert(Opening {
+            lease: None,
+            entries_last: 0,
+            events_prev: 0,
+            writer: None,
+        });
+        let writer = EntryWriter::start(self.engine.clone(), session, plan.entries_last);
+        let sink = writer.sink();
+        plan.writer = Some(writer);
+        Some(sink)
+    }
+
+    fn opened(&self, live: &Arc<LiveSession>) {
+        let plan = lock(&self.opening).remove(&live.id);
+        let Some(node) = self.self_ref.upgrade() else {
+            return;
+        };
+        node.adopt(live, plan);
+    }
+
+    fn save_record(&self, node: &SessionNode) {
+        let Ok(record) = serde_json::to_value(node) else {
+            return;
+        };
+        let engine = self.engine.clone();
+        let id = node.id.clone();
+        tokio::spawn(async move {
+            if let Err(e) = engine.put_record(&id, &record).await {
+                eprintln!("pi-gateway: could not share session {id}: {e}");
+            }
+        });
+    }
+
+    fn is_running(&self, session: &str) -> bool {
+        if let Some(owned) = self.owned(session) {
+            return owned.is_running();
+        }
+        lock(&self.seen)
+            .get(session)
+            .is_some_and(|l| l.running && l.at.elapsed() < self.ttl())
+    }
+}

@@ -1,0 +1,265 @@
+//! Session operations across nodes: a node sends each one to the owner of the session's
+//! lane (or runs it, when it is the owner); with nobody owning the lane, it takes the lane
+//! over and runs it. The owner accepts operations one at a time in arrival order, and
+//! drops a repeated `commandId` (the retry of an operation already accepted).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::engine::ClusterError;
+use super::lane::LaneServer;
+use super::node::ClusterNode;
+use super::owned::Owned;
+use crate::server::protocol::{ApiError, codes};
+use crate::server::session_ops::{self, OpOutcome};
+
+/// An operation sent to a lane's owner.
+#[derive(Debug, Serialize, Deserialize)]
+struct Command {
+    principal: String,
+    method: String,
+    params: Value,
+}
+
+/// The owner's answer.
+#[derive(Debug, Serialize, Deserialize)]
+struct Reply {
+    ok: bool,
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<ApiError>,
+}
+
+/// The owner of the session just lost its lane: the sender tries again.
+const NOT_OWNER: &str = "not_owner";
+
+type Work = BoxFuture<'static, Result<Value, ApiError>>;
+
+fn encode(result: Result<Value, ApiError>) -> Bytes {
+    let reply = match result {
+        Ok(value) => Reply {
+            ok: true,
+            result: Some(value),
+            error: None,
+        },
+        Err(e) => Reply {
+            ok: false,
+            result: None,
+            error: Some(e),
+        },
+    };
+    Bytes::from(serde_json::to_vec(&reply).unwrap_or_default())
+}
+
+impl ClusterNode {
+    /// Runs `method` for `principal` wherever the session's lane is owned.
+    pub(super) async fn route_command(
+        self: &Arc<Self>,
+        principal: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ApiError> {
+        let session = params["sessionId"]
+            .as_str()
+            .ok_or_else(|| ApiError::invalid("sessionId is required"))?
+            .to_owned();
+        self.check_access(principal, &session).await?;
+        let waits = method == "session.prompt" && params["wait"].as_bool() == Some(true);
+        let timeout = if waits {
+            self.settings.wait_limit
+        } else {
+            Duration::from_secs(30)
+        };
+        let command = Bytes::from(
+            serde_json::to_vec(&Command {
+                principal: principal.to_owned(),
+                method: method.to_owned(),
+                params,
+            })
+            .unwrap_or_default(),
+        );
+        let deadline = Instant::now() + self.ttl() * 3 + Duration::from_secs(10);
+        let mut pause = Duration::from_millis(20);
+        loop {
+            if let Some(owned) = self.owned(&session)
+                && owned.wait_started().await
+                && !owned.lost.is_cancelled()
+            {
+                let work = self.accept(&owned, command.clone()).await;
+                return work.await;
+            }
+            let sent = if waits {
+                self.send_and_watch(&session, command.clone(), timeout)
+                    .await
+            } else {
+                self.engine
+                    .send_to_owner(&session, command.clone(), timeout)
+                    .await
+            };
+            match sent {
+                Ok(Some(reply)) => {
+                    let reply: Reply = serde_json::from_slice(&reply).map_err(|e| {
+                        ApiError::failed(format!("a bad reply from the owner: {e}"))
+                    })?;
+                    match (reply.ok, reply.error) {
+                        (true, _) => return Ok(reply.result.unwrap_or(Value::Null)),
+                        (false, Some(e)) if e.code == NOT_OWNER => {}
+                        (false, error) => {
+                            return Err(error.unwrap_or_else(|| ApiError::failed("failed")));
+                        }
+                    }
+                }
+                Ok(None) => match self.take_over(&session).await {
+                    Ok(()) => continue,
+                    Err(e) if e.code == NOT_OWNER => {}
+                    Err(e) => return Err(e),
+                },
+                Err(e) => {
+                    if Instant::now() > deadline {
+                        return Err(ApiError::failed(e.to_string()));
+                    }
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(ApiError::failed(format!(
+                    "no node could run session {session}"
+                )));
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(500));
+        }
+    }
+
+    /// A prompt that waits for its run: the owner answers when the run ends, unless it
+    /// dies first; then the run was interrupted (the node taking over records that).
+    async fn send_and_watch(
+        &self,
+        session: &str,
+        command: Bytes,
+        timeout: Duration,
+    ) -> Result<Option<Bytes>, ClusterError> {
+        let send = self.engine.send_to_owner(session, command, timeout);
+        tokio::pin!(send);
+        let mut owner_seen = false;
+        loop {
+            tokio::select! {
+                result = &mut send => return result,
+                _ = tokio::time::sleep(Duration::from_millis(250)) => {
+                    let held = self.held_elsewhere(session) || self.owned(session).is_some();
+                    owner_seen |= held;
+                    if owner_seen && !held {
+                        return Ok(Some(encode(Ok(json!({
+                            "terminationReason": "gateway_disconnected",
+                            "error": "the node running the session stopped during the run",
+                        })))));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Refuses sessions that are not `principal`'s; a session created a moment ago on
+    /// another node may take a moment to reach this node's index.
+    pub(super) async fn check_access(
+        &self,
+        principal: &str,
+        session: &str,
+    ) -> Result<(), ApiError> {
+        let gateway = self.gateway()?;
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            if let Some(node) = gateway.node(session) {
+                return if node.owner == principal {
+                    Ok(())
+                } else {
+                    Err(ApiError::not_found(session))
+                };
+            }
+            if Instant::now() > deadline {
+                return Err(ApiError::not_found(session));
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// Accepts one operation on a lane this node owns (in arrival order); the work that
+    /// gives its reply.
+    pub(super) async fn accept(&self, owned: &Arc<Owned>, command: Bytes) -> Work {
+        let ready = |result: Result<Value, ApiError>| -> Work { Box::pin(async move { result }) };
+        let command: Command = match serde_json::from_slice(&command) {
+            Ok(command) => command,
+            Err(e) => return ready(Err(ApiError::invalid(e.to_string()))),
+        };
+        if owned.lost.is_cancelled() {
+            return ready(Err(ApiError::new(NOT_OWNER, "the lane moved")));
+        }
+        owned.touch();
+        if let Some(id) = command.params["commandId"].as_str() {
+            match self.engine.record_command(&owned.session, id).await {
+                Ok(true) => {
+                    return ready(Ok(json!({ "duplicate": true, "commandId": id })));
+                }
+                Ok(false) => {}
+                Err(e) => return ready(Err(ApiError::failed(e.to_string()))),
+            }
+        }
+        let gateway = match self.gateway() {
+            Ok(gateway) => gateway,
+            Err(e) => return ready(Err(e)),
+        };
+        match session_ops::run(
+            &gateway,
+            &command.principal,
+            &command.method,
+            &command.params,
+        ) {
+            OpOutcome::Ready(result) => ready(result),
+            OpOutcome::Later(work) => work,
+        }
+    }
+
+    /// Answers the other nodes' operations on `owned`'s lane.
+    pub(super) async fn serve(&self, owned: &Arc<Owned>) -> Result<LaneServer, ClusterError> {
+        let node = self.self_ref.clone();
+        let weak_owned = Arc::downgrade(owned);
+        self.engine
+            .serve_lane(
+                &owned.session,
+                Arc::new(move |command: Bytes| {
+                    let node = node.upgrade();
+                    let owned = weak_owned.upgrade();
+                    Box::pin(async move {
+                        let work: Work = match (node, owned) {
+                            (Some(node), Some(owned)) => node.accept(&owned, command).await,
+                            _ => {
+                                Box::pin(async { Err(ApiError::new(NOT_OWNER, "the lane moved")) })
+                            }
+                        };
+                        let reply: BoxFuture<'static, Bytes> =
+                            Box::pin(async move { encode(work.await) });
+                        reply
+                    })
+                }),
+            )
+            .await
+    }
+}
+
+/// The error a refused claim gives (someone else owns the lane; try again).
+pub(super) fn taken(session: &str) -> ApiError {
+    ApiError::new(
+        NOT_OWNER,
+        format!("the lane of session {session} is owned by another node"),
+    )
+}
+
+/// An error a client may see when the cluster cannot be reached.
+pub(super) fn unavailable(e: ClusterError) -> ApiError {
+    ApiError::new(codes::FAILED, e.to_string())
+}

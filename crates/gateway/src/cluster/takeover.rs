@@ -1,0 +1,190 @@
+//! Taking a lane over: a node claims the lease of a session nobody owns, reads its entries
+//! back from `PI_SESS` into a local copy of its file, opens it, and answers its lane. When
+//! the previous owner died in the middle of a run, the run is recorded as interrupted
+//! (`agent_end` with `gateway_disconnected`, and a `custom` entry in the session file);
+//! it is never run again, since its tools may have acted already.
+//!
+//! Workspaces: a session's working directory is on its workspace node's disk. While that
+//! node is alive, only it takes the lane (others ask it to); when it is gone, another node
+//! takes the lane: with the directory there (a shared disk) it goes on as before,
+//! otherwise it goes on in an empty directory of the same path, and clients are told the
+//! workspace was lost while the conversation is intact.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::engine::ClusterError;
+use super::feeds::decode;
+use super::lease::Lease;
+use super::node::{ClusterNode, Opening, lock};
+use super::route::{taken, unavailable};
+use crate::events::{AgentEnd, ErrorEvent, LifecycleEvent, TerminationReason};
+use crate::server::protocol::ApiError;
+
+/// The `customType` of the entry recording a turn lost with its node.
+pub const INTERRUPTED_ENTRY: &str = "gateway_turn_interrupted";
+
+/// Releases the `taking` mark when a takeover ends.
+struct Taking<'a> {
+    node: &'a ClusterNode,
+    session: String,
+}
+
+impl Drop for Taking<'_> {
+    fn drop(&mut self) {
+        lock(&self.node.taking).remove(&self.session);
+    }
+}
+
+impl ClusterNode {
+    /// Takes the lane of `session` over; `not_owner` when another node holds it (or is
+    /// asked to take it): send the operation again.
+    pub(super) async fn take_over(self: &Arc<Self>, session: &str) -> Result<(), ApiError> {
+        if self.owned(session).is_some() {
+            return Ok(());
+        }
+        if !lock(&self.taking).insert(session.to_owned()) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            return Err(taken(session));
+        }
+        let _taking = Taking {
+            node: self,
+            session: session.to_owned(),
+        };
+        let gateway = self.gateway()?;
+        let record = gateway
+            .node(session)
+            .ok_or_else(|| ApiError::not_found(session))?;
+        if let Some(home) = record.workspace_node.as_deref()
+            && home != self.node_id()
+            && self.node_alive(home).await
+        {
+            // Its workspace node is alive: it takes the lane, this node sends again.
+            let _ = tokio::time::timeout(
+                self.ttl(),
+                self.engine.client.request(
+                    format!("pi.node.{home}.take"),
+                    bytes::Bytes::from(session.to_owned()),
+                ),
+            )
+            .await;
+            return Err(taken(session));
+        }
+        let lease = match Lease::claim(&self.engine, session).await {
+            Ok(lease) => lease,
+            Err(ClusterError::LaneTaken(_)) => return Err(taken(session)),
+            Err(e) => return Err(unavailable(e)),
+        };
+        match self.open_taken(session, lease).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                lock(&self.opening).remove(session);
+                Err(e)
+            }
+        }
+    }
+
+    async fn open_taken(self: &Arc<Self>, session: &str, lease: Lease) -> Result<(), ApiError> {
+        let gateway = self.gateway()?;
+        let record = gateway
+            .node(session)
+            .ok_or_else(|| ApiError::not_found(session))?;
+        let (lines, entries_last) = self
+            .engine
+            .load_entries(session)
+            .await
+            .map_err(unavailable)?;
+        let last_event = self.engine.last_event(session).await.map_err(unavailable)?;
+        let (events_prev, was_running) = match &last_event {
+            Some((seq, payload)) => (
+                *seq,
+                decode(*seq, payload).is_some_and(|event| event.running),
+            ),
+            None => (0, false),
+        };
+        let file = self.local_file(session)?;
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| ApiError::failed(e.to_string()))?;
+        }
+        if lines.is_empty() {
+            let _ = std::fs::remove_file(&file);
+        } else {
+            let mut text = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+            for line in &lines {
+                text.extend_from_slice(line);
+                text.push(b'\n');
+            }
+            std::fs::write(&file, text).map_err(|e| ApiError::failed(e.to_string()))?;
+        }
+        let cwd = std::path::Path::new(&record.cwd);
+        let workspace_lost = !cwd.is_dir();
+        if workspace_lost {
+            std::fs::create_dir_all(cwd).map_err(|e| {
+                ApiError::failed(format!("cannot recreate the workspace {}: {e}", record.cwd))
+            })?;
+        }
+        gateway.set_node_file(session, &file);
+        lock(&self.opening).insert(
+            session.to_owned(),
+            Opening {
+                lease: Some(lease),
+                entries_last,
+                events_prev,
+                writer: None,
+            },
+        );
+        let live = gateway.resume(&record.owner, session)?;
+        let owned = self
+            .owned(session)
+            .ok_or_else(|| ApiError::failed("the session closed while it was opened"))?;
+        if !owned.wait_started().await {
+            return Err(ApiError::failed(format!(
+                "could not take the lane of session {session} over"
+            )));
+        }
+        let previous = record.workspace_node.clone().unwrap_or_default();
+        if was_running {
+            live.publish_own(LifecycleEvent::AgentEnd(AgentEnd {
+                session_id: session.to_owned(),
+                total_turns: 0,
+                total_tokens: 0,
+                duration_ms: 0,
+                termination_reason: TerminationReason::GatewayDisconnected,
+            }));
+            if let Err(e) = live.session.append_custom_entry(
+                INTERRUPTED_ENTRY,
+                Some(json!({ "reason": "gateway_disconnected", "takenOverBy": self.node_id() })),
+            ) {
+                eprintln!("pi-gateway: could not record the lost turn of {session}: {e}");
+            }
+            gateway.touch(session, Some(TerminationReason::GatewayDisconnected));
+        }
+        if workspace_lost {
+            live.publish_own(LifecycleEvent::Error(ErrorEvent {
+                code: "workspace_lost".into(),
+                message: format!(
+                    "the workspace {} was on node {previous}, which is gone; the conversation \
+                     goes on in an empty folder on node {}",
+                    record.cwd,
+                    self.node_id()
+                ),
+                context: None,
+                recoverable: true,
+            }));
+        }
+        if previous != self.node_id() {
+            let mut node = record;
+            node.workspace_node = Some(self.node_id().to_owned());
+            node.file = None;
+            gateway.merge_node(node.clone());
+            self.share(&node);
+        }
+        Ok(())
+    }
+
+    fn share(&self, node: &crate::server::tree::SessionNode) {
+        crate::server::cluster_hooks::ClusterHooks::save_record(self, node);
+    }
+}
