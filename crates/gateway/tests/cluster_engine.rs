@@ -19,6 +19,16 @@ async fn engine(cluster: &Cluster, node: &str, ttl: Duration) -> Engine {
     Engine::connect(config).await.unwrap()
 }
 
+/// Notes a command as it is accepted; the work answering it.
+async fn accept(
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    command: Bytes,
+) -> futures_util::future::BoxFuture<'static, Bytes> {
+    let text = String::from_utf8_lossy(&command).into_owned();
+    log.lock().unwrap().push(text.clone());
+    Box::pin(async move { Bytes::from(format!("done: {text}")) })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_node_holds_a_lane_and_a_stale_owner_cannot_renew() {
     let Some(binary) = nats_server() else { return };
@@ -323,13 +333,7 @@ async fn commands_reach_the_lanes_owner_and_nobody_means_no_owner() {
             "s6",
             std::sync::Arc::new(move |command: Bytes| {
                 let log = std::sync::Arc::clone(&log);
-                Box::pin(async move {
-                    let text = String::from_utf8_lossy(&command).into_owned();
-                    log.lock().unwrap().push(text.clone());
-                    let work: futures_util::future::BoxFuture<'static, Bytes> =
-                        Box::pin(async move { Bytes::from(format!("done: {text}")) });
-                    work
-                })
+                Box::pin(accept(log, command))
             }),
         )
         .await

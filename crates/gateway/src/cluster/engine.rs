@@ -100,22 +100,27 @@ pub struct Engine {
     pub nodes: kv::Store,
 }
 
+/// Connects to `servers` (failing over between them).
+async fn open(config: &ClusterConfig) -> Result<async_nats::Client, ClusterError> {
+    let mut servers = Vec::with_capacity(config.urls.len());
+    for url in &config.urls {
+        let server: async_nats::ServerAddr = url
+            .parse()
+            .map_err(|e| ClusterError::Connect(format!("{url}: {e}")))?;
+        servers.push(server);
+    }
+    async_nats::ConnectOptions::new()
+        .name(format!("pi-gateway {}", config.node_id))
+        .retry_on_initial_connect()
+        .connect(servers)
+        .await
+        .map_err(|e| ClusterError::Connect(e.to_string()))
+}
+
 impl Engine {
     /// Connects and makes sure the streams and the bucket exist.
     pub async fn connect(config: ClusterConfig) -> Result<Self, ClusterError> {
-        let mut servers = Vec::with_capacity(config.urls.len());
-        for url in &config.urls {
-            let server: async_nats::ServerAddr = url
-                .parse()
-                .map_err(|e| ClusterError::Connect(format!("{url}: {e}")))?;
-            servers.push(server);
-        }
-        let client = async_nats::ConnectOptions::new()
-            .name(format!("pi-gateway {}", config.node_id))
-            .retry_on_initial_connect()
-            .connect(servers)
-            .await
-            .map_err(|e| ClusterError::Connect(e.to_string()))?;
+        let client = open(&config).await?;
         let jetstream = jetstream::new(client.clone());
         jetstream
             .get_or_create_stream(stream::Config {
@@ -197,8 +202,15 @@ impl Engine {
                 .await
                 .map_err(js)?,
         };
-        for name in [EVENTS, ENTRIES, COMMANDS] {
-            wait_for_leader(&jetstream, name).await?;
+        for name in [
+            EVENTS.to_owned(),
+            ENTRIES.to_owned(),
+            COMMANDS.to_owned(),
+            format!("KV_{LANES}"),
+            format!("KV_{SESSIONS}"),
+            format!("KV_{NODES}"),
+        ] {
+            wait_for_leader(&jetstream, &name).await?;
         }
         Ok(Self {
             config,
@@ -210,6 +222,18 @@ impl Engine {
         })
     }
 
+    /// Publishes `publish` to `subject` and waits for the stream's acknowledgement.
+    async fn publish_acked(
+        &self,
+        subject: String,
+        publish: jetstream::message::PublishMessage,
+    ) -> Result<jetstream::publish::PublishAck, jetstream::context::PublishError> {
+        match self.jetstream.send_publish(subject, publish).await {
+            Ok(ack) => ack.await,
+            Err(e) => Err(e),
+        }
+    }
+
     /// Records command `id` of `session`; true when it was recorded before (a retry of a
     /// command already accepted, within the last ten minutes).
     pub async fn record_command(&self, session: &str, id: &str) -> Result<bool, ClusterError> {
@@ -217,10 +241,7 @@ impl Engine {
             .payload(Bytes::from(id.to_owned()))
             .message_id(format!("{session}:{id}"));
         let ack = self
-            .jetstream
-            .send_publish(format!("pi.cmd.{session}"), publish)
-            .await
-            .map_err(js)?
+            .publish_acked(format!("pi.cmd.{session}"), publish)
             .await
             .map_err(js)?;
         Ok(ack.duplicate)
@@ -258,10 +279,7 @@ impl Engine {
             .payload(payload)
             .message_id(id);
         let ack = self
-            .jetstream
-            .send_publish(format!("pi.ev.{session}"), publish)
-            .await
-            .map_err(js)?
+            .publish_acked(format!("pi.ev.{session}"), publish)
             .await
             .map_err(js)?;
         Ok(ack.sequence)
@@ -281,10 +299,7 @@ impl Engine {
             .message_id(id)
             .expected_last_subject_sequence(expected);
         let ack = self
-            .jetstream
-            .send_publish(format!("pi.sess.{session}"), publish)
-            .await
-            .map_err(js)?
+            .publish_acked(format!("pi.sess.{session}"), publish)
             .await;
         match ack {
             Ok(ack) => Ok(ack.sequence),

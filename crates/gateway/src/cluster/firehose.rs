@@ -28,6 +28,27 @@ pub enum ReplayStart {
     Gap(u64),
 }
 
+type Messages = async_nats::jetstream::consumer::pull::Ordered;
+
+/// An ordered consumer of `filter` from the sequence after `after`.
+async fn open_from(
+    stream: &async_nats::jetstream::stream::Stream,
+    filter: &str,
+    after: u64,
+) -> Result<Messages, ClusterError> {
+    let consumer = stream
+        .create_consumer(pull::OrderedConfig {
+            filter_subject: filter.to_owned(),
+            deliver_policy: DeliverPolicy::ByStartSequence {
+                start_sequence: after + 1,
+            },
+            ..Default::default()
+        })
+        .await
+        .map_err(js)?;
+    consumer.messages().await.map_err(js)
+}
+
 fn js<E: std::fmt::Display>(e: E) -> ClusterError {
     ClusterError::JetStream(e.to_string())
 }
@@ -48,39 +69,51 @@ impl Engine {
             Some(seq) => seq,
             None => stream.info().await.map_err(js)?.state.last_sequence,
         };
-        let consumer = stream
-            .create_consumer(pull::OrderedConfig {
-                filter_subject: session
-                    .map_or_else(|| "pi.ev.>".to_owned(), |s| format!("pi.ev.{s}")),
-                deliver_policy: DeliverPolicy::ByStartSequence {
-                    start_sequence: after + 1,
-                },
-                ..Default::default()
-            })
-            .await
-            .map_err(js)?;
-        let mut messages = consumer.messages().await.map_err(js)?;
+        let filter = session.map_or_else(|| "pi.ev.>".to_owned(), |s| format!("pi.ev.{s}"));
+        let mut messages = open_from(&stream, &filter, after).await?;
         let (sender, receiver) = mpsc::channel(1024);
         tokio::spawn(async move {
-            while let Some(Ok(message)) = messages.next().await {
-                let Ok(info) = message.info() else { continue };
-                let seq = info.stream_sequence;
-                if seq <= after {
-                    continue;
-                }
-                let session = message
-                    .subject
-                    .as_str()
-                    .strip_prefix("pi.ev.")
-                    .unwrap_or_default()
-                    .to_owned();
-                let delivered = Delivered {
-                    seq,
-                    session,
-                    payload: message.payload.clone(),
-                };
-                if sender.send(delivered).await.is_err() {
-                    break;
+            let mut last = after;
+            loop {
+                match messages.next().await {
+                    Some(Ok(message)) => {
+                        let Ok(info) = message.info() else { continue };
+                        let seq = info.stream_sequence;
+                        if seq <= last {
+                            continue;
+                        }
+                        last = seq;
+                        let session = message
+                            .subject
+                            .as_str()
+                            .strip_prefix("pi.ev.")
+                            .unwrap_or_default()
+                            .to_owned();
+                        let delivered = Delivered {
+                            seq,
+                            session,
+                            payload: message.payload.clone(),
+                        };
+                        if sender.send(delivered).await.is_err() {
+                            return;
+                        }
+                    }
+                    // The ordered consumer recovers from most errors itself (a server or
+                    // the stream's leader going away); when it gives up, start it again
+                    // after the last event delivered.
+                    Some(Err(_)) => {
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                    None => loop {
+                        if sender.is_closed() {
+                            return;
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                        if let Ok(reopened) = open_from(&stream, &filter, last).await {
+                            messages = reopened;
+                            break;
+                        }
+                    },
                 }
             }
         });

@@ -76,6 +76,8 @@ pub struct ClusterNode {
     pub(super) opening: Mutex<HashMap<String, Opening>>,
     pub(super) seen: Mutex<HashMap<String, SeenLease>>,
     pub(super) taking: Mutex<HashSet<String>>,
+    /// Session records to write to the index, in order.
+    records: tokio::sync::mpsc::UnboundedSender<(String, Value)>,
     pub(super) self_ref: Weak<ClusterNode>,
 }
 
@@ -88,6 +90,26 @@ impl ClusterNode {
         settings: NodeSettings,
     ) -> Result<Arc<Self>, ClusterError> {
         let feeds = Feeds::start(engine.clone(), gateway.config().event_log).await?;
+        let (records, mut queued) = tokio::sync::mpsc::unbounded_channel::<(String, Value)>();
+        let writer = engine.clone();
+        tokio::spawn(async move {
+            while let Some((id, record)) = queued.recv().await {
+                // A record written while the index's stream elects a leader is retried.
+                let mut pause = Duration::from_millis(50);
+                for attempt in 0..40 {
+                    match writer.put_record(&id, &record).await {
+                        Ok(()) => break,
+                        Err(e) if attempt == 39 => {
+                            eprintln!("pi-gateway: could not share session {id}: {e}");
+                        }
+                        Err(_) => {
+                            tokio::time::sleep(pause).await;
+                            pause = (pause * 2).min(Duration::from_secs(1));
+                        }
+                    }
+                }
+            }
+        });
         let node = Arc::new_cyclic(|weak| Self {
             engine: engine.clone(),
             settings,
@@ -97,6 +119,7 @@ impl ClusterNode {
             opening: Mutex::new(HashMap::new()),
             seen: Mutex::new(HashMap::new()),
             taking: Mutex::new(HashSet::new()),
+            records,
             self_ref: weak.clone(),
         });
         let weak_gateway = Arc::downgrade(gateway);
@@ -189,21 +212,39 @@ impl ClusterNode {
         Ok(())
     }
 
-    /// Takes over the lanes whose owner died during a run.
+    /// Takes over the lanes whose owner died during a run (its lease said so, or its
+    /// last stored event did: it may have died before the lease said so).
     fn reap(&self) {
         let grace = self.ttl() + Duration::from_millis(300);
-        let stale: Vec<String> = lock(&self.seen)
+        let stale: Vec<(String, bool)> = lock(&self.seen)
             .iter()
-            .filter(|(_, l)| l.running && l.node != self.node_id() && l.at.elapsed() > grace)
-            .map(|(id, _)| id.clone())
+            .filter(|(_, l)| l.node != self.node_id() && l.at.elapsed() > grace)
+            .map(|(id, l)| (id.clone(), l.running))
             .collect();
-        for session in stale {
-            lock(&self.seen).remove(&session);
+        for (session, running) in stale {
+            if lock(&self.taking).contains(&session) {
+                continue;
+            }
             let Some(node) = self.self_ref.upgrade() else {
                 return;
             };
             tokio::spawn(async move {
-                if let Err(e) = node.take_over(&session).await {
+                let running = running
+                    || matches!(
+                        node.engine.last_event(&session).await,
+                        Ok(Some((seq, payload))) if super::feeds::decode(seq, &payload)
+                            .is_some_and(|event| event.running)
+                    );
+                if !running {
+                    // An idle lane whose owner stopped: nothing to record.
+                    lock(&node.seen).remove(&session);
+                    return;
+                }
+                let result = node.take_over(&session).await;
+                if result.is_ok() {
+                    lock(&node.seen).remove(&session);
+                }
+                if let Err(e) = result {
                     eprintln!(
                         "pi-gateway: node {}: could not take over session {session}: {}",
                         node.node_id(),
@@ -234,7 +275,14 @@ impl ClusterNode {
                 .map(|_| ())
                 .map_err(|e| ClusterError::JetStream(e.to_string()))
         };
-        put(self.engine.clone()).await?;
+        // The bucket's stream may still be electing a leader on a cluster just formed.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while let Err(e) = put(self.engine.clone()).await {
+            if Instant::now() > deadline {
+                return Err(e);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
         let weak = self.self_ref.clone();
         let every = self.ttl() / 3;
         tokio::spawn(async move {
@@ -248,8 +296,13 @@ impl ClusterNode {
     }
 
     /// Whether node `id` is alive (its key in `pi_nodes` has not expired).
-    pub(super) async fn node_alive(&self, id: &str) -> bool {
-        matches!(self.engine.nodes.get(id).await, Ok(Some(_)))
+    pub(super) async fn node_alive(&self, id: &str) -> Result<bool, ClusterError> {
+        self.engine
+            .nodes
+            .get(id)
+            .await
+            .map(|found| found.is_some())
+            .map_err(|e| ClusterError::JetStream(e.to_string()))
     }
 
     /// Answers `pi.node.<id>.take`: another node asks this one, the session's workspace
@@ -369,16 +422,9 @@ impl ClusterHooks for ClusterNode {
     }
 
     fn save_record(&self, node: &SessionNode) {
-        let Ok(record) = serde_json::to_value(node) else {
-            return;
-        };
-        let engine = self.engine.clone();
-        let id = node.id.clone();
-        tokio::spawn(async move {
-            if let Err(e) = engine.put_record(&id, &record).await {
-                eprintln!("pi-gateway: could not share session {id}: {e}");
-            }
-        });
+        if let Ok(record) = serde_json::to_value(node) {
+            let _ = self.records.send((node.id.clone(), record));
+        }
     }
 
     fn is_running(&self, session: &str) -> bool {

@@ -42,6 +42,12 @@ impl Owned {
         self.live.is_running() || self.publisher.running()
     }
 
+    /// Waits (bounded) until the session's events so far are stored, so a reply does not
+    /// overtake the events it reports on.
+    pub async fn flush_events(&self) {
+        self.publisher.flush(Duration::from_secs(5)).await;
+    }
+
     /// Notes a command, so the lane is not given up as idle.
     pub fn touch(&self) {
         *lock(&self.last_used) = Instant::now();
@@ -115,7 +121,7 @@ impl ClusterNode {
         tokio::spawn(async move {
             let lease = match lease {
                 Some(lease) => Ok(lease),
-                None => Lease::claim(&node.engine, &session).await,
+                None => node.claim_new(&session).await,
             };
             let lease = match lease {
                 Ok(lease) => lease,
@@ -145,6 +151,20 @@ impl ClusterNode {
         });
     }
 
+    /// Claims the lane of a session created here; a cluster electing a leader is waited
+    /// for (up to a lease TTL), a lane held by another node is not.
+    async fn claim_new(&self, session: &str) -> Result<Lease, ClusterError> {
+        let deadline = Instant::now() + self.ttl();
+        loop {
+            match Lease::claim(&self.engine, session).await {
+                Err(ClusterError::JetStream(_)) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                result => return result,
+            }
+        }
+    }
+
     /// Renews the lease until the lane is lost or given up.
     async fn keep(self: Arc<Self>, owned: Arc<Owned>) {
         let ttl = self.ttl();
@@ -155,6 +175,10 @@ impl ClusterNode {
                 _ = owned.running_changed.notified() => {}
                 _ = owned.writer.fenced.cancelled() => {
                     self.lose(&owned, "another node wrote its entries");
+                    return;
+                }
+                _ = owned.publisher.stalled.cancelled() => {
+                    self.lose(&owned, "its events could not be stored");
                     return;
                 }
                 _ = owned.lost.cancelled() => return,

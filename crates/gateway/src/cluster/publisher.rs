@@ -12,6 +12,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tokio::sync::{Notify, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use super::engine::{ClusterError, Engine};
 use crate::events::TextDelta;
@@ -40,10 +41,17 @@ pub struct EventPublisher {
     sender: mpsc::UnboundedSender<OutgoingEvent>,
     last_seq: Arc<AtomicU64>,
     running: Arc<AtomicBool>,
+    sent: AtomicU64,
+    /// Events handled (published, or given up when fenced).
+    done: Arc<AtomicU64>,
+    progress: Arc<Notify>,
+    /// Cancelled when events could not be stored for a while, or the lane was lost.
+    pub stalled: CancellationToken,
 }
 
 impl EventSink for EventPublisher {
     fn send(&self, event: OutgoingEvent) {
+        self.sent.fetch_add(1, Ordering::SeqCst);
         let _ = self.sender.send(event);
     }
 
@@ -66,11 +74,19 @@ impl EventPublisher {
     ) -> Self {
         let (sender, mut events) = mpsc::unbounded_channel::<OutgoingEvent>();
         let last_seq = Arc::new(AtomicU64::new(prev));
+        let stalled = CancellationToken::new();
+        let give_up = engine.config.lease_ttl * 2;
         let running = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicU64::new(0));
+        let progress = Arc::new(Notify::new());
         let publisher = Self {
             sender,
             last_seq: Arc::clone(&last_seq),
             running: Arc::clone(&running),
+            sent: AtomicU64::new(0),
+            done: Arc::clone(&done),
+            progress: Arc::clone(&progress),
+            stalled: stalled.clone(),
         };
         let session = session.to_owned();
         let writer = uuid::Uuid::new_v4().simple().to_string();
@@ -86,6 +102,7 @@ impl EventPublisher {
                 while let Ok(more) = events.try_recv() {
                     batch.push(more);
                 }
+                let taken = batch.len() as u64;
                 for event in coalesce(std::mem::take(&mut batch)) {
                     if running.swap(event.running, Ordering::SeqCst) != event.running {
                         running_changed.notify_one();
@@ -95,17 +112,38 @@ impl EventPublisher {
                     let Some(payload) = envelope(&session, &event, prev) else {
                         continue;
                     };
-                    match publish(&engine, &session, &id, payload, &fence).await {
+                    match publish(&engine, &session, &id, payload, &fence, give_up).await {
                         Some(seq) => {
                             prev = seq;
                             last_seq.store(seq, Ordering::SeqCst);
                         }
-                        None => return,
+                        None => {
+                            done.store(u64::MAX, Ordering::SeqCst);
+                            progress.notify_waiters();
+                            stalled.cancel();
+                            return;
+                        }
                     }
                 }
+                done.fetch_add(taken, Ordering::SeqCst);
+                progress.notify_waiters();
             }
         });
         publisher
+    }
+
+    /// Waits (at most `limit`) until every event sent so far is stored (or given up).
+    pub async fn flush(&self, limit: Duration) {
+        let _ = tokio::time::timeout(limit, async {
+            loop {
+                let notified = self.progress.notified();
+                if self.done.load(Ordering::SeqCst) >= self.sent.load(Ordering::SeqCst) {
+                    return;
+                }
+                notified.await;
+            }
+        })
+        .await;
     }
 
     /// Whether the last event published said a run is in progress.
@@ -115,15 +153,19 @@ impl EventPublisher {
 }
 
 /// Publishes until acknowledged (the same message id each time, so a retry whose first
-/// attempt was stored is not stored twice); `None` once the fence says the lane is lost.
+/// attempt was stored is not stored twice); `None` once the fence says the lane is lost,
+/// or after failing for `give_up` (the owner then gives the lane up, and the node taking
+/// it over reports the run as interrupted).
 async fn publish(
     engine: &Engine,
     session: &str,
     id: &str,
     payload: Bytes,
     fence: &Fence,
+    give_up: Duration,
 ) -> Option<u64> {
     let mut pause = Duration::from_millis(25);
+    let started = std::time::Instant::now();
     loop {
         if !fence() {
             return None;
@@ -131,7 +173,14 @@ async fn publish(
         match engine.publish_event(session, id, payload.clone()).await {
             Ok(seq) => return Some(seq),
             Err(ClusterError::Fenced(_) | ClusterError::LaneTaken(_)) => return None,
-            Err(_) => {
+            Err(e) => {
+                if started.elapsed() > give_up {
+                    eprintln!(
+                        "pi-gateway: the events of session {session} cannot be stored ({e}); \
+                         giving its lane up"
+                    );
+                    return None;
+                }
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(1));
             }

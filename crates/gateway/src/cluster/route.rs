@@ -15,7 +15,7 @@ use super::engine::ClusterError;
 use super::lane::LaneServer;
 use super::node::ClusterNode;
 use super::owned::Owned;
-use crate::server::protocol::{ApiError, codes};
+use crate::server::protocol::ApiError;
 use crate::server::session_ops::{self, OpOutcome};
 
 /// An operation sent to a lane's owner.
@@ -118,6 +118,8 @@ impl ClusterNode {
                 Ok(None) => match self.take_over(&session).await {
                     Ok(()) => continue,
                     Err(e) if e.code == NOT_OWNER => {}
+                    // The cluster is electing a leader somewhere: try again, within limits.
+                    Err(e) if e.code == UNAVAILABLE && Instant::now() < deadline => {}
                     Err(e) => return Err(e),
                 },
                 Err(e) => {
@@ -220,7 +222,14 @@ impl ClusterNode {
             &command.params,
         ) {
             OpOutcome::Ready(result) => ready(result),
-            OpOutcome::Later(work) => work,
+            OpOutcome::Later(work) => {
+                let owned = Arc::clone(owned);
+                Box::pin(async move {
+                    let result = work.await;
+                    owned.flush_events().await;
+                    result
+                })
+            }
         }
     }
 
@@ -234,21 +243,24 @@ impl ClusterNode {
                 Arc::new(move |command: Bytes| {
                     let node = node.upgrade();
                     let owned = weak_owned.upgrade();
-                    Box::pin(async move {
-                        let work: Work = match (node, owned) {
-                            (Some(node), Some(owned)) => node.accept(&owned, command).await,
-                            _ => {
-                                Box::pin(async { Err(ApiError::new(NOT_OWNER, "the lane moved")) })
-                            }
-                        };
-                        let reply: BoxFuture<'static, Bytes> =
-                            Box::pin(async move { encode(work.await) });
-                        reply
-                    })
+                    Box::pin(accept_for_lane(node, owned, command))
                 }),
             )
             .await
     }
+}
+
+/// Accepts an operation that came over the lane; the work giving its encoded reply.
+async fn accept_for_lane(
+    node: Option<Arc<ClusterNode>>,
+    owned: Option<Arc<Owned>>,
+    command: Bytes,
+) -> BoxFuture<'static, Bytes> {
+    let work: Work = match (node, owned) {
+        (Some(node), Some(owned)) => node.accept(&owned, command).await,
+        _ => Box::pin(async { Err(ApiError::new(NOT_OWNER, "the lane moved")) }),
+    };
+    Box::pin(async move { encode(work.await) })
 }
 
 /// The error a refused claim gives (someone else owns the lane; try again).
@@ -259,7 +271,10 @@ pub(super) fn taken(session: &str) -> ApiError {
     )
 }
 
+/// The code of an error the cluster gave (a leader being elected, a server away).
+pub(super) const UNAVAILABLE: &str = "unavailable";
+
 /// An error a client may see when the cluster cannot be reached.
 pub(super) fn unavailable(e: ClusterError) -> ApiError {
-    ApiError::new(codes::FAILED, e.to_string())
+    ApiError::new(UNAVAILABLE, e.to_string())
 }

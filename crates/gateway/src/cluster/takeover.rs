@@ -59,7 +59,7 @@ impl ClusterNode {
             .ok_or_else(|| ApiError::not_found(session))?;
         if let Some(home) = record.workspace_node.as_deref()
             && home != self.node_id()
-            && self.node_alive(home).await
+            && self.node_alive(home).await.map_err(unavailable)?
         {
             // Its workspace node is alive: it takes the lane, this node sends again.
             let _ = tokio::time::timeout(

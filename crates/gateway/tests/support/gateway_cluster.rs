@@ -185,6 +185,16 @@ impl GatewayCluster {
         String::from_utf8(output.stdout).unwrap()
     }
 
+    /// [`Self::export`], or nothing when the cluster holds no entry of the session yet.
+    pub fn export_or_empty(&self, session: &str) -> String {
+        let output = Command::new(BIN)
+            .args(["export", session, "--cluster"])
+            .arg(self.nats.urls().join(","))
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    }
+
     /// Writes `text` to a file in the scratch dir; its path.
     pub fn write(&self, name: &str, text: &str) -> PathBuf {
         let path = self.dir.path().join(name);

@@ -120,6 +120,65 @@ impl Cluster {
         wait_healthy(self.servers[i].monitor_port);
     }
 
+    /// Each running server's view of every stream's leader and replicas (for failure
+    /// messages).
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        for server in &self.servers {
+            let Some(body) = http_get(server.monitor_port, "/jsz?streams=true") else {
+                out.push_str(&format!(
+                    "{} (port {}): down\n",
+                    server.name, server.client_port
+                ));
+                continue;
+            };
+            let value: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            out.push_str(&format!(
+                "{} (port {}): meta {}\n",
+                server.name, server.client_port, value["meta_cluster"]
+            ));
+            for account in value["account_details"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+            {
+                for stream in account["stream_detail"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                {
+                    out.push_str(&format!(
+                        "  {} leader {} replicas {} msgs {}\n",
+                        stream["name"],
+                        stream["cluster"]["leader"],
+                        stream["cluster"]["replicas"],
+                        stream["state"]["messages"]
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// The end of every server's log.
+    pub fn log_tails(&self, lines: usize) -> String {
+        let mut out = String::new();
+        for server in &self.servers {
+            let text =
+                std::fs::read_to_string(server.config.with_extension("log")).unwrap_or_default();
+            let all: Vec<&str> = text
+                .lines()
+                .filter(|l| !l.contains("Error trying to connect to route"))
+                .collect();
+            out.push_str(&format!("=== {}\n", server.name));
+            for line in &all[all.len().saturating_sub(lines)..] {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
     /// The index of the server leading `stream`, from the monitoring endpoint.
     pub fn stream_leader(&self, stream: &str) -> Option<usize> {
         for server in &self.servers {
@@ -166,6 +225,8 @@ fn spawn(binary: &Path, config: &Path) -> Child {
     Command::new(binary)
         .arg("-c")
         .arg(config)
+        .arg("-l")
+        .arg(config.with_extension("log"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
