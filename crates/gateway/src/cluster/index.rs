@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use async_nats::jetstream::kv::Operation;
 use bytes::Bytes;
@@ -72,22 +73,37 @@ impl Engine {
         let mut watch = self.sessions.watch_with_history(">").await.map_err(js)?;
         let view = IndexView::default();
         let records = Arc::clone(&view.records);
+        let store = self.sessions.clone();
         tokio::spawn(async move {
-            while let Some(Ok(entry)) = watch.next().await {
-                let mut records = records.write().unwrap_or_else(|p| p.into_inner());
-                match entry.operation {
-                    Operation::Put => {
-                        if let Ok(value) = serde_json::from_slice::<Value>(&entry.value) {
-                            records.insert(entry.key.clone(), value.clone());
-                            drop(records);
-                            on_change(&entry.key, Some(&value));
+            loop {
+                match watch.next().await {
+                    Some(Ok(entry)) => {
+                        let mut records = records.write().unwrap_or_else(|p| p.into_inner());
+                        match entry.operation {
+                            Operation::Put => {
+                                if let Ok(value) = serde_json::from_slice::<Value>(&entry.value) {
+                                    records.insert(entry.key.clone(), value.clone());
+                                    drop(records);
+                                    on_change(&entry.key, Some(&value));
+                                }
+                            }
+                            Operation::Delete | Operation::Purge => {
+                                records.remove(&entry.key);
+                                drop(records);
+                                on_change(&entry.key, None);
+                            }
                         }
                     }
-                    Operation::Delete | Operation::Purge => {
-                        records.remove(&entry.key);
-                        drop(records);
-                        on_change(&entry.key, None);
-                    }
+                    // A watch survives a server or leader going away; when it ends, it is
+                    // opened again from the records there (putting a record twice is harmless).
+                    Some(Err(_)) => tokio::time::sleep(Duration::from_millis(50)).await,
+                    None => loop {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        if let Ok(reopened) = store.watch_with_history(">").await {
+                            watch = reopened;
+                            break;
+                        }
+                    },
                 }
             }
         });

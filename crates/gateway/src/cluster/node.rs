@@ -66,6 +66,52 @@ pub(super) struct Opening {
     pub writer: Option<EntryWriter>,
 }
 
+/// Session records waiting to be written to the index: the newest of each session, so a
+/// record never overtakes a newer one of its session, and records of different sessions
+/// are written at once.
+#[derive(Default)]
+pub(super) struct RecordQueue {
+    waiting: Mutex<HashMap<String, Value>>,
+    added: tokio::sync::Notify,
+}
+
+impl RecordQueue {
+    fn push(&self, id: &str, record: Value) {
+        lock(&self.waiting).insert(id.to_owned(), record);
+        self.added.notify_one();
+    }
+
+    /// Writes records as they come, retrying one while its stream elects a leader.
+    async fn write_all(self: Arc<Self>, engine: Engine) {
+        loop {
+            let batch: Vec<(String, Value)> = lock(&self.waiting).drain().collect();
+            if batch.is_empty() {
+                self.added.notified().await;
+                continue;
+            }
+            let writes = batch.into_iter().map(|(id, record)| {
+                let engine = engine.clone();
+                async move {
+                    let mut pause = Duration::from_millis(50);
+                    for attempt in 0..40 {
+                        match engine.put_record(&id, &record).await {
+                            Ok(()) => return,
+                            Err(e) if attempt == 39 => {
+                                eprintln!("pi-gateway: could not share session {id}: {e}");
+                            }
+                            Err(_) => {
+                                tokio::time::sleep(pause).await;
+                                pause = (pause * 2).min(Duration::from_secs(1));
+                            }
+                        }
+                    }
+                }
+            });
+            futures_util::future::join_all(writes).await;
+        }
+    }
+}
+
 /// A node of the cluster.
 pub struct ClusterNode {
     pub(super) engine: Engine,
@@ -76,8 +122,8 @@ pub struct ClusterNode {
     pub(super) opening: Mutex<HashMap<String, Opening>>,
     pub(super) seen: Mutex<HashMap<String, SeenLease>>,
     pub(super) taking: Mutex<HashSet<String>>,
-    /// Session records to write to the index, in order.
-    records: tokio::sync::mpsc::UnboundedSender<(String, Value)>,
+    /// Session records to write to the index.
+    records: Arc<RecordQueue>,
     pub(super) self_ref: Weak<ClusterNode>,
 }
 
@@ -90,26 +136,8 @@ impl ClusterNode {
         settings: NodeSettings,
     ) -> Result<Arc<Self>, ClusterError> {
         let feeds = Feeds::start(engine.clone(), gateway.config().event_log).await?;
-        let (records, mut queued) = tokio::sync::mpsc::unbounded_channel::<(String, Value)>();
-        let writer = engine.clone();
-        tokio::spawn(async move {
-            while let Some((id, record)) = queued.recv().await {
-                // A record written while the index's stream elects a leader is retried.
-                let mut pause = Duration::from_millis(50);
-                for attempt in 0..40 {
-                    match writer.put_record(&id, &record).await {
-                        Ok(()) => break,
-                        Err(e) if attempt == 39 => {
-                            eprintln!("pi-gateway: could not share session {id}: {e}");
-                        }
-                        Err(_) => {
-                            tokio::time::sleep(pause).await;
-                            pause = (pause * 2).min(Duration::from_secs(1));
-                        }
-                    }
-                }
-            }
-        });
+        let records = Arc::new(RecordQueue::default());
+        tokio::spawn(Arc::clone(&records).write_all(engine.clone()));
         let node = Arc::new_cyclic(|weak| Self {
             engine: engine.clone(),
             settings,
@@ -179,8 +207,25 @@ impl ClusterNode {
             .await
             .map_err(|e| ClusterError::JetStream(e.to_string()))?;
         let weak = self.self_ref.clone();
+        let lanes = self.engine.lanes.clone();
         tokio::spawn(async move {
-            while let Some(Ok(entry)) = watch.next().await {
+            loop {
+                let entry = match watch.next().await {
+                    Some(Ok(entry)) => entry,
+                    // Survives servers going away; reopened (with the current leases) if it ends.
+                    Some(Err(_)) => {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                    None => {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        match lanes.watch_all().await {
+                            Ok(reopened) => watch = reopened,
+                            Err(_) => continue,
+                        }
+                        continue;
+                    }
+                };
                 let Some(node) = weak.upgrade() else { break };
                 let mut seen = lock(&node.seen);
                 match entry.operation {
@@ -423,7 +468,7 @@ impl ClusterHooks for ClusterNode {
 
     fn save_record(&self, node: &SessionNode) {
         if let Ok(record) = serde_json::to_value(node) {
-            let _ = self.records.send((node.id.clone(), record));
+            self.records.push(&node.id, record);
         }
     }
 

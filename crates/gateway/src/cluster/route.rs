@@ -71,6 +71,13 @@ impl ClusterNode {
             .to_owned();
         self.check_access(principal, &session).await?;
         let waits = method == "session.prompt" && params["wait"].as_bool() == Some(true);
+        // A waiting prompt whose owner dies is sent again: with a command id, the retry
+        // runs it only if the dead owner had not accepted it.
+        let mut params = params;
+        if waits && params.get("commandId").is_none() {
+            params["commandId"] = json!(format!("route-{}", uuid::Uuid::new_v4().simple()));
+        }
+        let mut owner_lost = false;
         let timeout = if waits {
             self.settings.wait_limit
         } else {
@@ -108,6 +115,19 @@ impl ClusterNode {
                         ApiError::failed(format!("a bad reply from the owner: {e}"))
                     })?;
                     match (reply.ok, reply.error) {
+                        (true, _)
+                            if owner_lost
+                                && reply
+                                    .result
+                                    .as_ref()
+                                    .is_some_and(|r| r["duplicate"] == true) =>
+                        {
+                            // The dead owner had accepted it: the run was lost with it.
+                            return Ok(json!({
+                                "terminationReason": "gateway_disconnected",
+                                "error": "the node running the session stopped during the run",
+                            }));
+                        }
                         (true, _) => return Ok(reply.result.unwrap_or(Value::Null)),
                         (false, Some(e)) if e.code == NOT_OWNER => {}
                         (false, error) => {
@@ -122,6 +142,7 @@ impl ClusterNode {
                     Err(e) if e.code == UNAVAILABLE && Instant::now() < deadline => {}
                     Err(e) => return Err(e),
                 },
+                Err(ClusterError::LaneTaken(_)) => owner_lost = true,
                 Err(e) => {
                     if Instant::now() > deadline {
                         return Err(ApiError::failed(e.to_string()));
@@ -139,7 +160,7 @@ impl ClusterNode {
     }
 
     /// A prompt that waits for its run: the owner answers when the run ends, unless it
-    /// dies first; then the run was interrupted (the node taking over records that).
+    /// dies first (`LaneTaken`: send it again).
     async fn send_and_watch(
         &self,
         session: &str,
@@ -156,10 +177,7 @@ impl ClusterNode {
                     let held = self.held_elsewhere(session) || self.owned(session).is_some();
                     owner_seen |= held;
                     if owner_seen && !held {
-                        return Ok(Some(encode(Ok(json!({
-                            "terminationReason": "gateway_disconnected",
-                            "error": "the node running the session stopped during the run",
-                        })))));
+                        return Err(ClusterError::LaneTaken(session.to_owned()));
                     }
                 }
             }

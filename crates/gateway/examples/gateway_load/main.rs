@@ -16,12 +16,16 @@ use tokio::sync::Barrier;
 
 use pi_gateway::server::client::Client;
 
+mod cluster;
+
 struct Args {
     gateway: PathBuf,
     mock: PathBuf,
     sessions: usize,
     words: usize,
     chunk: usize,
+    /// A nats-server binary: run three gateway nodes on three servers instead of one.
+    nats: Option<PathBuf>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -31,6 +35,7 @@ fn parse_args() -> anyhow::Result<Args> {
         sessions: 100,
         words: 120,
         chunk: 24,
+        nats: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -41,6 +46,7 @@ fn parse_args() -> anyhow::Result<Args> {
             "--sessions" => args.sessions = value.parse()?,
             "--words" => args.words = value.parse()?,
             "--chunk" => args.chunk = value.parse()?,
+            "--nats" => args.nats = Some(value.into()),
             other => bail!("unknown flag {other}"),
         }
     }
@@ -206,25 +212,42 @@ struct FrameHead<'a> {
     ts: Option<u64>,
 }
 
+/// One session: created and prompted through `url`, its events read through `watch`
+/// (another node of a cluster, or the same gateway).
 async fn drive(
     url: String,
+    watch: String,
     work: String,
     created: Arc<Barrier>,
     go: Arc<Barrier>,
 ) -> anyhow::Result<SessionResult> {
-    let mut client = Client::connect(&url, Some("bench-token")).await?;
-    let session = client
-        .call("session.create", json!({"cwd": work, "tools": []}))
+    let mut owner = Client::connect(&url, Some("bench-token")).await?;
+    let separate = watch != url;
+    let session = owner
+        .call(
+            "session.create",
+            json!({"cwd": work, "tools": [], "subscribe": !separate}),
+        )
         .await?;
     let id = session["sessionId"].as_str().unwrap_or_default().to_owned();
+    let mut watcher = if separate {
+        let mut watcher = Client::connect(&watch, Some("bench-token")).await?;
+        watcher
+            .call("session.subscribe", json!({"sessionId": id}))
+            .await?;
+        Some(watcher)
+    } else {
+        None
+    };
     created.wait().await;
     go.wait().await;
-    let prompt = client
+    let prompt = owner
         .send(
             "session.prompt",
             json!({"sessionId": id, "text": "stream please"}),
         )
         .await?;
+    let client = watcher.as_mut().unwrap_or(&mut owner);
     let mut received_events = Vec::with_capacity(64);
     let mut events = 0;
     // Frames are read in order, each timed as it arrives (also those before the response).
@@ -256,7 +279,10 @@ async fn drive(
             break;
         }
     }
-    client.close().await;
+    if let Some(watcher) = watcher {
+        watcher.close().await;
+    }
+    owner.close().await;
     Ok(SessionResult {
         received: received_events,
         events,
@@ -281,7 +307,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let chunk = args.chunk;
     let script = json!({"items": [{"type": "text", "text": reply_text(args.words)}],
                         "chunkSize": chunk});
-    let scripts: Vec<Value> = (0..args.sessions).map(|_| script.clone()).collect();
+    // Two more for the failover measure of a cluster run.
+    let scripts: Vec<Value> = (0..args.sessions + 2).map(|_| script.clone()).collect();
     let script_file = dir.path().join("scripts.json");
     std::fs::write(&script_file, Value::Array(scripts).to_string())?;
     let mut mock = Command::new(&args.mock);
@@ -296,27 +323,33 @@ async fn run(args: Args) -> anyhow::Result<()> {
         json!({"principals": {"default": {"workspaces": [work]}}}).to_string(),
     )?;
 
-    let mut gateway = Command::new(&args.gateway);
-    gateway
-        .args(["--port", "0", "--token", "bench-token", "--agent-dir"])
-        .arg(&agent)
-        .env("PI_CODING_AGENT_DIR", &agent);
-    let (gateway, line) = spawn_until(gateway, "listening on").await?;
-    let url = line
-        .split_whitespace()
-        .last()
-        .context("gateway url")?
-        .to_owned();
-    let pid = gateway.0.id();
+    let mut nodes = match &args.nats {
+        Some(nats) => cluster::start(nats, &args.gateway, dir.path(), mock_port, &work).await?,
+        None => {
+            let mut gateway = Command::new(&args.gateway);
+            gateway
+                .args(["--port", "0", "--token", "bench-token", "--agent-dir"])
+                .arg(&agent)
+                .env("PI_CODING_AGENT_DIR", &agent);
+            let (gateway, line) = spawn_until(gateway, "listening on").await?;
+            let url = line
+                .split_whitespace()
+                .last()
+                .context("gateway url")?
+                .to_owned();
+            cluster::Nodes::single(gateway, url)
+        }
+    };
+    let pids = nodes.pids();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let (base_rss, _) = memory_kib(pid);
-
+    let base_rss = nodes.rss_kib();
     let created = Arc::new(Barrier::new(args.sessions + 1));
     let go = Arc::new(Barrier::new(args.sessions + 1));
     let mut tasks = Vec::new();
-    for _ in 0..args.sessions {
+    for i in 0..args.sessions {
         tasks.push(tokio::spawn(drive(
-            url.clone(),
+            nodes.url(i),
+            nodes.url(i + 1),
             work.to_string_lossy().into_owned(),
             Arc::clone(&created),
             Arc::clone(&go),
@@ -324,8 +357,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     created.wait().await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (idle_rss, _) = memory_kib(pid);
-    let cpu_before = [cpu_ms(&pid.to_string()), cpu_ms("self"), cpu_ms(&mock_pid)];
+    let idle_rss = nodes.rss_kib();
+    let gateway_cpu = || pids.iter().map(|p| cpu_ms(&p.to_string())).sum::<f64>();
+    let cpu_before = [gateway_cpu(), cpu_ms("self"), cpu_ms(&mock_pid)];
     let started = Instant::now();
     go.wait().await;
 
@@ -336,8 +370,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
         outcomes.push(task.await);
     }
     let wall = started.elapsed();
-    let (end_rss, hwm) = memory_kib(pid);
-    let cpu_after = [cpu_ms(&pid.to_string()), cpu_ms("self"), cpu_ms(&mock_pid)];
+    let end_rss = nodes.rss_kib();
+    let hwm = nodes.hwm_kib();
+    let cpu_after = [gateway_cpu(), cpu_ms("self"), cpu_ms(&mock_pid)];
     let cpu: Vec<f64> = cpu_after
         .iter()
         .zip(cpu_before)
@@ -379,11 +414,18 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     latencies.sort_unstable();
     let per_session = |kib: u64| kib.saturating_sub(base_rss) as f64 / args.sessions as f64;
+    let failover = match args.nats {
+        Some(_) => format!(
+            ",\"nodes\":3,\"failoverSeconds\":{:.2}",
+            nodes.failover(&work.to_string_lossy()).await?
+        ),
+        None => String::new(),
+    };
     println!(
         "{{\"sessions\":{},\"failed\":{},\"events\":{},\"wallSeconds\":{:.3},\"eventsPerSecond\":{:.0},\
 \"latencyP50Ms\":{:.2},\"latencyP99Ms\":{:.2},\"latencyMaxMs\":{:.2},\"baseRssMiB\":{:.1},\
 \"idleRssMiB\":{:.1},\"peakRssMiB\":{:.1},\"endRssMiB\":{:.1},\"idleKiBPerSession\":{:.1},\"peakKiBPerSession\":{:.1},\
-\"cpuMs\":{{\"gateway\":{:.0},\"client\":{:.0},\"mock\":{:.0}}}}}",
+\"cpuMs\":{{\"gateway\":{:.0},\"client\":{:.0},\"mock\":{:.0}}}{failover}}}",
         args.sessions,
         failures,
         events,
@@ -418,7 +460,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
             percentile(&values, 0.99) as f64 / 1000.0
         );
     }
-    drop(gateway);
+    drop(nodes);
     Ok(())
 }
 
