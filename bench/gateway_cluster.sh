@@ -9,6 +9,7 @@
 #
 # Usage: bench/gateway_cluster.sh [N ...]   (default: 100 500)
 #   GATEWAY_LOAD_WORDS=W   words per reply (default 600), GATEWAY_LOAD_CHUNK=C (default 8)
+#   GATEWAY_LOAD_SPREAD=S  start the prompts evenly over S seconds (default 0: one burst)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,7 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 words="${GATEWAY_LOAD_WORDS:-600}"
 chunk="${GATEWAY_LOAD_CHUNK:-8}"
+spread="${GATEWAY_LOAD_SPREAD:-0}"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(100 500)
 for n in "${sizes[@]}"; do
@@ -27,7 +29,7 @@ for n in "${sizes[@]}"; do
     [ "$mode" = cluster ] && extra=(--nats "$nats")
     printf '%s ' "$mode"
     target/release/examples/gateway_load --gateway target/release/pi-gateway \
-      --mock target/release/mock-llm --sessions "$n" --words "$words" --chunk "$chunk" \
+      --mock target/release/mock-llm --sessions "$n" --words "$words" --chunk "$chunk" --spread "$spread" \
       "${extra[@]}" 2>/dev/null | tail -1
   done
 done

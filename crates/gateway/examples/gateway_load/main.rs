@@ -26,6 +26,9 @@ struct Args {
     chunk: usize,
     /// A nats-server binary: run three gateway nodes on three servers instead of one.
     nats: Option<PathBuf>,
+    /// Start the prompts evenly over this many seconds instead of all at once (a steady
+    /// aggregate rate rather than one burst).
+    spread: f64,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -36,6 +39,7 @@ fn parse_args() -> anyhow::Result<Args> {
         words: 120,
         chunk: 24,
         nats: None,
+        spread: 0.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -47,6 +51,7 @@ fn parse_args() -> anyhow::Result<Args> {
             "--words" => args.words = value.parse()?,
             "--chunk" => args.chunk = value.parse()?,
             "--nats" => args.nats = Some(value.into()),
+            "--spread" => args.spread = value.parse()?,
             other => bail!("unknown flag {other}"),
         }
     }
@@ -220,6 +225,7 @@ async fn drive(
     work: String,
     created: Arc<Barrier>,
     go: Arc<Barrier>,
+    delay: Duration,
 ) -> anyhow::Result<SessionResult> {
     let mut owner = Client::connect(&url, Some("bench-token")).await?;
     let separate = watch != url;
@@ -241,6 +247,7 @@ async fn drive(
     };
     created.wait().await;
     go.wait().await;
+    tokio::time::sleep(delay).await;
     let prompt = owner
         .send(
             "session.prompt",
@@ -353,6 +360,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
             work.to_string_lossy().into_owned(),
             Arc::clone(&created),
             Arc::clone(&go),
+            Duration::from_secs_f64(args.spread * i as f64 / args.sessions as f64),
         )));
     }
     created.wait().await;

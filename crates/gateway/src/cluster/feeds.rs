@@ -16,7 +16,7 @@ use tokio::sync::OnceCell;
 
 use super::engine::{ClusterError, EVENTS, Engine};
 use super::firehose::Delivered;
-use super::publisher::Envelope;
+use super::publisher::{Batch, event_seq};
 use crate::server::feed::{Feed, SubscribeResponse, Subscriber};
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -40,6 +40,7 @@ struct Frame<'a> {
 /// A stored event, decoded for delivery.
 pub struct Decoded {
     pub seq: u64,
+    /// The `seq` of the session's event before it.
     pub prev: u64,
     pub state_version: u64,
     pub running: bool,
@@ -47,27 +48,46 @@ pub struct Decoded {
     pub frame: Utf8Bytes,
 }
 
-/// Decodes a stored event; `None` for a message that is not one.
-pub fn decode(seq: u64, payload: &[u8]) -> Option<Decoded> {
-    let envelope: Envelope<'_> = serde_json::from_slice(payload).ok()?;
-    let frame = Frame {
-        kind: "event",
-        event: envelope.event,
-        payload: envelope.payload,
-        seq,
-        state_version: envelope.state_version,
-        session_id: envelope.session_id,
-        ts: envelope.ts,
+/// The events of a message stored at `stream_seq`; none for a message that is not one.
+pub fn decode(stream_seq: u64, payload: &[u8]) -> Vec<Decoded> {
+    let Ok(batch) = serde_json::from_slice::<Batch<'_>>(payload) else {
+        return Vec::new();
     };
-    let text = serde_json::to_string(&frame).ok()?;
-    Some(Decoded {
-        seq,
-        prev: envelope.prev,
-        state_version: envelope.state_version,
-        running: envelope.running,
-        event: envelope.event.to_owned(),
-        frame: Utf8Bytes::from(text),
-    })
+    let mut prev = batch.prev;
+    let mut out = Vec::with_capacity(batch.events.len());
+    for (index, stored) in batch.events.iter().enumerate() {
+        let seq = event_seq(stream_seq, index);
+        let frame = Frame {
+            kind: "event",
+            event: stored.event,
+            payload: stored.payload,
+            seq,
+            state_version: stored.state_version,
+            session_id: batch.session_id,
+            ts: stored.ts,
+        };
+        let Ok(text) = serde_json::to_string(&frame) else {
+            continue;
+        };
+        out.push(Decoded {
+            seq,
+            prev,
+            state_version: stored.state_version,
+            running: stored.running,
+            event: stored.event.to_owned(),
+            frame: Utf8Bytes::from(text),
+        });
+        prev = seq;
+    }
+    out
+}
+
+/// Whether a stored message says a run is still in progress after its last event.
+pub fn ends_running(payload: &[u8]) -> bool {
+    serde_json::from_slice::<Batch<'_>>(payload)
+        .ok()
+        .and_then(|batch| batch.events.last().map(|e| e.running))
+        .unwrap_or(false)
 }
 
 /// One session's feed on this node.
@@ -123,14 +143,14 @@ impl Feeds {
         let Some(entry) = lock(&self.map).get(&delivered.session).cloned() else {
             return;
         };
-        let Some(event) = decode(delivered.seq, &delivered.payload) else {
-            return;
-        };
+        let events = decode(delivered.seq, &delivered.payload);
         let mut slot = lock(&entry.slot);
-        if slot.filled {
-            slot.push(event);
-        } else {
-            slot.early.push(event);
+        for event in events {
+            if slot.filled {
+                slot.push(event);
+            } else {
+                slot.early.push(event);
+            }
         }
     }
 
@@ -222,9 +242,7 @@ impl Feeds {
         while let Some(message) = messages.next().await {
             let message = message.map_err(|e| js(&e))?;
             let seq = message.info().map_err(|e| js(&e))?.stream_sequence;
-            if let Some(event) = decode(seq, &message.payload) {
-                events.push(event);
-            }
+            events.extend(decode(seq, &message.payload));
             if seq >= last.sequence {
                 break;
             }

@@ -277,8 +277,7 @@ impl ClusterNode {
                 let running = running
                     || matches!(
                         node.engine.last_event(&session).await,
-                        Ok(Some((seq, payload))) if super::feeds::decode(seq, &payload)
-                            .is_some_and(|event| event.running)
+                        Ok(Some((_, payload))) if super::feeds::ends_running(&payload)
                     );
                 if !running {
                     // An idle lane whose owner stopped: nothing to record.

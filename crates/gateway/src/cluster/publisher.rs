@@ -1,8 +1,11 @@
-//! The owner's side of a session's events: each event the session emits is published to
-//! `PI_EV` in order, one at a time (the next waits for the stream's acknowledgement, so a
-//! retry after a lost acknowledgement can never land behind a later event). Text deltas
-//! waiting behind an acknowledgement are coalesced into one. Every event carries the `seq`
-//! of the session's previous one, so a node joining late knows what it missed.
+//! The owner's side of a session's events: the events a session emits are published to
+//! `PI_EV` in order, one message at a time (the next waits for the stream's
+//! acknowledgement, so a retry after a lost acknowledgement can never land behind a later
+//! message). The events waiting behind an acknowledgement go together in the next message
+//! (up to [`PER_MESSAGE`]), so a fast stream costs one replicated write per round trip, not
+//! per event. An event's `seq` is its message's stream sequence times [`PER_MESSAGE`] plus
+//! its place in the message: the same on every node, and increasing. Every message carries
+//! the `seq` of the session's previous event, so a node joining late knows what it missed.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,19 +18,39 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::engine::{ClusterError, Engine};
-use crate::events::TextDelta;
 use crate::server::event_sink::{EventSink, OutgoingEvent};
 
-/// An event as stored in `PI_EV`: the event frame without its `seq` (the stream gives it),
-/// with the session's previous `seq` and whether a run is in progress after it.
+/// Events stored in one message at most; an event's `seq` is its message's stream sequence
+/// times this, plus its place in the message.
+pub const PER_MESSAGE: u64 = 256;
+
+/// The bytes of events gathered into one message at most (NATS takes 1 MiB by default).
+const MESSAGE_BYTES: usize = 512 * 1024;
+
+/// The `seq` of the event at `index` of the message stored at `stream_seq`.
+pub fn event_seq(stream_seq: u64, index: usize) -> u64 {
+    stream_seq * PER_MESSAGE + index as u64
+}
+
+/// A message of `PI_EV`: a session's events in order, with the `seq` of its event before
+/// them.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Envelope<'a> {
+pub struct Batch<'a> {
+    pub session_id: &'a str,
+    pub prev: u64,
+    #[serde(borrow)]
+    pub events: Vec<StoredEvent<'a>>,
+}
+
+/// One event of a [`Batch`]: the event frame without its `seq` and session, and whether a
+/// run is in progress after it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredEvent<'a> {
     pub event: &'a str,
     pub state_version: u64,
-    pub session_id: &'a str,
     pub ts: u64,
-    pub prev: u64,
     pub running: bool,
     #[serde(borrow)]
     pub payload: &'a RawValue,
@@ -96,36 +119,53 @@ impl EventPublisher {
             }
             let mut prev = prev;
             let mut count: u64 = 0;
-            let mut batch = Vec::new();
-            while let Some(first) = events.recv().await {
-                batch.push(first);
-                while let Ok(more) = events.try_recv() {
-                    batch.push(more);
-                }
-                let taken = batch.len() as u64;
-                for event in coalesce(std::mem::take(&mut batch)) {
-                    if running.swap(event.running, Ordering::SeqCst) != event.running {
-                        running_changed.notify_one();
-                    }
-                    count += 1;
-                    let id = format!("{session}:{writer}:{count}");
-                    let Some(payload) = envelope(&session, &event, prev) else {
-                        continue;
-                    };
-                    match publish(&engine, &session, &id, payload, &fence, give_up).await {
-                        Some(seq) => {
-                            prev = seq;
-                            last_seq.store(seq, Ordering::SeqCst);
+            let mut waiting: Option<OutgoingEvent> = None;
+            loop {
+                let first = match waiting.take() {
+                    Some(event) => event,
+                    None => match events.recv().await {
+                        Some(event) => event,
+                        None => return,
+                    },
+                };
+                let mut batch = vec![first];
+                let mut bytes = batch[0].payload.len();
+                while batch.len() < PER_MESSAGE as usize && bytes < MESSAGE_BYTES {
+                    match events.try_recv() {
+                        Ok(more) => {
+                            bytes += more.payload.len();
+                            batch.push(more);
                         }
-                        None => {
-                            done.store(u64::MAX, Ordering::SeqCst);
-                            progress.notify_waiters();
-                            stalled.cancel();
-                            return;
-                        }
+                        Err(_) => break,
                     }
                 }
-                done.fetch_add(taken, Ordering::SeqCst);
+                // An event that would make the message too big waits for the next one.
+                if batch.len() > 1 && bytes > MESSAGE_BYTES {
+                    waiting = batch.pop();
+                }
+                let now_running = batch.last().is_some_and(|e| e.running);
+                if running.swap(now_running, Ordering::SeqCst) != now_running {
+                    running_changed.notify_one();
+                }
+                count += 1;
+                let id = format!("{session}:{writer}:{count}");
+                let Some(payload) = encode(&session, &batch, prev) else {
+                    done.fetch_add(batch.len() as u64, Ordering::SeqCst);
+                    continue;
+                };
+                match publish(&engine, &session, &id, payload, &fence, give_up).await {
+                    Some(stream_seq) => {
+                        prev = event_seq(stream_seq, batch.len() - 1);
+                        last_seq.store(prev, Ordering::SeqCst);
+                    }
+                    None => {
+                        done.store(u64::MAX, Ordering::SeqCst);
+                        progress.notify_waiters();
+                        stalled.cancel();
+                        return;
+                    }
+                }
+                done.fetch_add(batch.len() as u64, Ordering::SeqCst);
                 progress.notify_waiters();
             }
         });
@@ -188,97 +228,59 @@ async fn publish(
     }
 }
 
-fn envelope(session: &str, event: &OutgoingEvent, prev: u64) -> Option<Bytes> {
-    let payload = RawValue::from_string(event.payload.clone()).ok()?;
-    let envelope = Envelope {
-        event: event.name,
-        state_version: event.state_version,
+/// The message holding `events`.
+fn encode(session: &str, events: &[OutgoingEvent], prev: u64) -> Option<Bytes> {
+    let payloads: Vec<Box<RawValue>> = events
+        .iter()
+        .map(|e| RawValue::from_string(e.payload.clone()))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let batch = Batch {
         session_id: session,
-        ts: event.ts,
         prev,
-        running: event.running,
-        payload: &payload,
+        events: events
+            .iter()
+            .zip(&payloads)
+            .map(|(event, payload)| StoredEvent {
+                event: event.name,
+                state_version: event.state_version,
+                ts: event.ts,
+                running: event.running,
+                payload,
+            })
+            .collect(),
     };
-    serde_json::to_vec(&envelope).ok().map(Bytes::from)
-}
-
-/// Joins text deltas of one message that follow each other into one delta.
-fn coalesce(events: Vec<OutgoingEvent>) -> Vec<OutgoingEvent> {
-    let mut out: Vec<OutgoingEvent> = Vec::with_capacity(events.len());
-    let mut open: Option<TextDelta> = None;
-    for event in events {
-        if event.name == "text_delta"
-            && let Ok(delta) = serde_json::from_str::<TextDelta>(&event.payload)
-        {
-            match (&mut open, out.last_mut()) {
-                (Some(joined), Some(last)) if joined.message_id == delta.message_id => {
-                    joined.delta.push_str(&delta.delta);
-                    last.payload = serde_json::to_string(joined).unwrap_or_default();
-                    last.ts = event.ts;
-                    continue;
-                }
-                _ => {
-                    open = Some(delta);
-                    out.push(event);
-                    continue;
-                }
-            }
-        }
-        open = None;
-        out.push(event);
-    }
-    out
+    serde_json::to_vec(&batch).ok().map(Bytes::from)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn event(name: &'static str, payload: &str) -> OutgoingEvent {
+    fn event(name: &'static str, payload: &str, running: bool) -> OutgoingEvent {
         OutgoingEvent {
             name,
             payload: payload.to_owned(),
-            state_version: 1,
-            ts: 0,
-            running: true,
+            state_version: 2,
+            ts: 7,
+            running,
         }
     }
 
-    fn delta(message: &str, text: &str, index: usize) -> OutgoingEvent {
-        event(
-            "text_delta",
-            &serde_json::json!({"messageId": message, "delta": text, "index": index}).to_string(),
-        )
-    }
-
     #[test]
-    fn deltas_of_one_message_in_a_row_become_one() {
-        let out = coalesce(vec![
-            event("message_start", "{}"),
-            delta("m1", "Hel", 0),
-            delta("m1", "lo", 3),
-            delta("m2", "x", 0),
-            event("message_end", "{}"),
-            delta("m2", "y", 1),
-        ]);
-        let names: Vec<&str> = out.iter().map(|e| e.name).collect();
-        assert_eq!(
-            names,
-            [
-                "message_start",
-                "text_delta",
-                "text_delta",
-                "message_end",
-                "text_delta"
-            ]
-        );
-        let joined: TextDelta =
-            serde_json::from_str(&out[1].payload).unwrap_or_else(|_| TextDelta {
-                message_id: String::new(),
-                delta: String::new(),
-                index: 99,
-            });
-        assert_eq!(joined.delta, "Hello");
-        assert_eq!(joined.index, 0);
+    fn a_message_holds_its_events_in_order_with_the_previous_seq() {
+        let events = [
+            event("text_delta", r#"{"delta":"a"}"#, true),
+            event("agent_end", r#"{"x":1}"#, false),
+        ];
+        let bytes = encode("s1", &events, 99).unwrap_or_default();
+        let batch: Batch<'_> = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(batch.session_id, "s1");
+        assert_eq!(batch.prev, 99);
+        let names: Vec<&str> = batch.events.iter().map(|e| e.event).collect();
+        assert_eq!(names, ["text_delta", "agent_end"]);
+        assert_eq!(batch.events[1].payload.get(), r#"{"x":1}"#);
+        assert!(!batch.events[1].running);
+        assert!(event_seq(3, 255) < event_seq(4, 0));
     }
 }

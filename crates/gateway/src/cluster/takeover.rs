@@ -19,6 +19,7 @@ use super::engine::ClusterError;
 use super::feeds::decode;
 use super::lease::Lease;
 use super::node::{ClusterNode, Opening, lock};
+use super::publisher::event_seq;
 use super::route::{taken, unavailable};
 use crate::events::{AgentEnd, ErrorEvent, LifecycleEvent, TerminationReason};
 use crate::server::protocol::ApiError;
@@ -98,10 +99,10 @@ impl ClusterNode {
             .map_err(unavailable)?;
         let last_event = self.engine.last_event(session).await.map_err(unavailable)?;
         let (events_prev, was_running) = match &last_event {
-            Some((seq, payload)) => (
-                *seq,
-                decode(*seq, payload).is_some_and(|event| event.running),
-            ),
+            Some((seq, payload)) => match decode(*seq, payload).last() {
+                Some(event) => (event.seq, event.running),
+                None => (event_seq(*seq, 0), false),
+            },
             None => (0, false),
         };
         let file = self.local_file(session)?;
