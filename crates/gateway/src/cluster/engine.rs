@@ -121,6 +121,25 @@ impl Engine {
     /// Connects and makes sure the streams and the bucket exist.
     pub async fn connect(config: ClusterConfig) -> Result<Self, ClusterError> {
         let client = open(&config).await?;
+        // A cluster just started (or busy electing leaders) may time requests out: the
+        // setup is tried again for up to half a minute.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            match Self::set_up(&config, &client).await {
+                Ok(engine) => return Ok(engine),
+                Err(e) if std::time::Instant::now() > deadline => return Err(e),
+                Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+            }
+        }
+    }
+
+    /// Makes sure the streams and buckets exist, with leaders.
+    async fn set_up(
+        config: &ClusterConfig,
+        client: &async_nats::Client,
+    ) -> Result<Self, ClusterError> {
+        let config = config.clone();
+        let client = client.clone();
         let jetstream = jetstream::new(client.clone());
         jetstream
             .get_or_create_stream(stream::Config {

@@ -3,7 +3,7 @@
 //! A replay that starts before the first event still kept for the session says so
 //! (`replayGap`): the client reloads the session instead.
 
-use async_nats::jetstream::consumer::{DeliverPolicy, pull};
+use async_nats::jetstream::consumer::{DeliverPolicy, push};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
@@ -28,16 +28,20 @@ pub enum ReplayStart {
     Gap(u64),
 }
 
-type Messages = async_nats::jetstream::consumer::pull::Ordered;
+type Messages = async_nats::jetstream::consumer::push::Ordered;
 
-/// An ordered consumer of `filter` from the sequence after `after`.
+/// An ordered consumer of `filter` from the sequence after `after`. It is a push consumer:
+/// the server sends each event as it is stored, where a pull consumer would wait for the
+/// client's next request.
 async fn open_from(
     stream: &async_nats::jetstream::stream::Stream,
+    client: &async_nats::Client,
     filter: &str,
     after: u64,
 ) -> Result<Messages, ClusterError> {
     let consumer = stream
-        .create_consumer(pull::OrderedConfig {
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: client.new_inbox(),
             filter_subject: filter.to_owned(),
             deliver_policy: DeliverPolicy::ByStartSequence {
                 start_sequence: after + 1,
@@ -70,7 +74,8 @@ impl Engine {
             None => stream.info().await.map_err(js)?.state.last_sequence,
         };
         let filter = session.map_or_else(|| "pi.ev.>".to_owned(), |s| format!("pi.ev.{s}"));
-        let mut messages = open_from(&stream, &filter, after).await?;
+        let client = self.client.clone();
+        let mut messages = open_from(&stream, &client, &filter, after).await?;
         let (sender, receiver) = mpsc::channel(1024);
         tokio::spawn(async move {
             let mut last = after;
@@ -109,7 +114,7 @@ impl Engine {
                             return;
                         }
                         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-                        if let Ok(reopened) = open_from(&stream, &filter, last).await {
+                        if let Ok(reopened) = open_from(&stream, &client, &filter, last).await {
                             messages = reopened;
                             break;
                         }
