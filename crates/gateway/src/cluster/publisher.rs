@@ -22,7 +22,7 @@ use crate::server::event_sink::{EventSink, OutgoingEvent};
 
 /// Events stored in one message at most; an event's `seq` is its message's stream sequence
 /// times this, plus its place in the message.
-pub const PER_MESSAGE: u64 = 256;
+pub const PER_MESSAGE: u64 = 1024;
 
 /// The bytes of events gathered into one message at most (NATS takes 1 MiB by default).
 const MESSAGE_BYTES: usize = 512 * 1024;
