@@ -20,6 +20,7 @@
 //! | `auth` | `token` | `principal` |
 //! | `session.create` | `cwd`, `model?`, `thinkingLevel?`, `parentId?`, `sessionId?` (resume), `tools?`, `channelTools?` (`name`, `description`, `parameters`, `scope?`), `subscribe?` (default true) | a session |
 //! | `session.resume` | `sessionId`, `subscribe?` | a session |
+//! | `session.describe` | `sessionId` | a session (as resume without subscribing) |
 //! | `session.branch` | `sessionId`, `fromMessage` (entry id or `messageId`), `subscribe?` | the new session |
 //! | `session.navigate` | `sessionId`, `target` (entry id or `messageId`), `summarize?` | `editorText?`, `cancelled`, `summaryEntryId?` |
 //! | `session.prompt` | `sessionId`, `text`, `wait?` | `queued` (ops ahead); with `wait`, the run's `terminationReason` |
@@ -60,6 +61,13 @@
 //! Prompts, navigation and the first-prompt form of steer/followUp go through the
 //! session's lane and run one at a time in arrival order; different sessions run
 //! concurrently. Steering, follow-ups, interrupts and subscriptions act at once.
+//!
+//! # Clusters
+//!
+//! On a node of a cluster (`--cluster`) the same methods work on any node; a session's
+//! operations run on the node holding its lane, and `seq` comes from the cluster's event
+//! stream (increasing, the same on every node). Session operations accept a `commandId`:
+//! one sent again within ten minutes answers `{"duplicate": true}` instead of running.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
