@@ -5,16 +5,14 @@
 
 use std::sync::Arc;
 
-use axum::extract::ws::Utf8Bytes;
 use serde_json::{Value, json};
 
 use super::cluster_hooks::ClusterHooks;
-use super::conn::{Conn, Outcome, dispatch as single_dispatch};
-use super::feed::SubscribeInfo;
+use super::conn::{Conn, Outcome, dispatch as single_dispatch, subscribed_response};
 use super::gateway::Gateway;
 use super::protocol::{
-    ApiError, BranchParams, CreateParams, Request, Response, ResumeParams, SessionParams,
-    SubscribeParams, params,
+    ApiError, BranchParams, CreateParams, Request, ResumeParams, SessionParams, SubscribeParams,
+    params,
 };
 use super::session_ops;
 
@@ -172,16 +170,6 @@ fn subscribe(
     if let Ok(mut subscriptions) = conn.subscriptions.lock() {
         subscriptions.insert(id.to_owned());
     }
-    let response = Box::new(move |info: SubscribeInfo| {
-        let mut result = base;
-        if let Value::Object(map) = &mut result {
-            map.insert("replayed".into(), info.replayed.into());
-            map.insert("gap".into(), info.gap.into());
-            map.insert("seq".into(), info.seq.into());
-            map.insert("stateVersion".into(), info.state_version.into());
-            map.insert("subscribed".into(), true.into());
-        }
-        Utf8Bytes::from(Response::new(request_id, Ok(result)).to_text())
-    });
+    let response = Box::new(subscribed_response(request_id, base));
     Outcome::Spawned(cluster.subscribe(id, conn.subscriber(), from_seq, response))
 }

@@ -237,7 +237,20 @@ fn subscribe(
     if let Ok(mut subscriptions) = conn.subscriptions.lock() {
         subscriptions.insert(live.id.clone());
     }
-    live.subscribe(conn.subscriber(), from_seq, |info: SubscribeInfo| {
+    live.subscribe(
+        conn.subscriber(),
+        from_seq,
+        subscribed_response(request_id, base),
+    );
+    Outcome::Sent
+}
+
+/// The response to a subscription: `base` with what the subscription found.
+pub(super) fn subscribed_response(
+    request_id: Value,
+    base: Value,
+) -> impl FnOnce(SubscribeInfo) -> Utf8Bytes + Send + 'static {
+    move |info: SubscribeInfo| {
         let mut result = base;
         if let Value::Object(map) = &mut result {
             map.insert("replayed".into(), info.replayed.into());
@@ -247,8 +260,7 @@ fn subscribe(
             map.insert("subscribed".into(), true.into());
         }
         Utf8Bytes::from(Response::new(request_id, Ok(result)).to_text())
-    });
-    Outcome::Sent
+    }
 }
 
 /// A created, resumed or branched session: described, and subscribed to when asked.
