@@ -158,7 +158,19 @@ async fn events_of_every_node_share_one_seq_and_survive_a_killed_leader() {
     let stream = a.jetstream.get_stream("PI_EV").await.unwrap();
     let mut found = Vec::new();
     for (id, seq) in &acked {
-        let message = stream.get_raw_message(*seq).await.unwrap();
+        // The restarted server may still be catching up, or the stream electing a leader.
+        let mut tries = 0;
+        let message = loop {
+            match stream.get_raw_message(*seq).await {
+                Ok(message) => break message,
+                Err(e) if tries < 50 => {
+                    tries += 1;
+                    eprintln!("reading {seq} back: {e}; trying again");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => panic!("reading {seq} back: {e}"),
+            }
+        };
         assert_eq!(message.subject.as_str(), "pi.ev.s4");
         found.push((String::from_utf8(message.payload.to_vec()).unwrap(), *seq));
         assert_eq!(&found.last().unwrap().0, id);
@@ -350,10 +362,11 @@ async fn commands_reach_the_lanes_owner_and_nobody_means_no_owner() {
             {
                 Some(reply) => break reply,
                 None => {
-                    assert!(matches!(
-                        Lease::claim(&b, "s6").await,
-                        Err(ClusterError::LaneTaken(_))
-                    ));
+                    let claimed = Lease::claim(&b, "s6").await;
+                    assert!(
+                        matches!(claimed, Err(ClusterError::LaneTaken(_))),
+                        "{claimed:?}"
+                    );
                     assert!(
                         std::time::Instant::now() < deadline,
                         "the owner never answered"

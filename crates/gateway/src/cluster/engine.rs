@@ -69,6 +69,8 @@ pub const COMMANDS: &str = "PI_CMD";
 pub const NODES: &str = "pi_nodes";
 /// How long a command id is remembered.
 const COMMAND_WINDOW: Duration = Duration::from_secs(600);
+/// How long a publish nobody answers is tried again.
+const NO_RESPONDERS_WAIT: Duration = Duration::from_secs(3);
 
 /// Waits (up to 30 s) until `stream` has an elected leader, so the first publishes land.
 async fn wait_for_leader(jetstream: &jetstream::Context, name: &str) -> Result<(), ClusterError> {
@@ -241,15 +243,33 @@ impl Engine {
         })
     }
 
-    /// Publishes `publish` to `subject` and waits for the stream's acknowledgement.
+    /// Publishes `publish` to `subject` and waits for the stream's acknowledgement. Nobody
+    /// answering ("no stream found") is tried again for up to [`NO_RESPONDERS_WAIT`]: a
+    /// server learns a new stream's subjects, or a new leader's, a moment after the others.
     async fn publish_acked(
         &self,
         subject: String,
         publish: jetstream::message::PublishMessage,
     ) -> Result<jetstream::publish::PublishAck, jetstream::context::PublishError> {
-        match self.jetstream.send_publish(subject, publish).await {
-            Ok(ack) => ack.await,
-            Err(e) => Err(e),
+        let deadline = std::time::Instant::now() + NO_RESPONDERS_WAIT;
+        loop {
+            let result = match self
+                .jetstream
+                .send_publish(subject.clone(), publish.clone())
+                .await
+            {
+                Ok(ack) => ack.await,
+                Err(e) => Err(e),
+            };
+            match result {
+                Err(e)
+                    if e.kind() == jetstream::context::PublishErrorKind::StreamNotFound
+                        && std::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                other => return other,
+            }
         }
     }
 

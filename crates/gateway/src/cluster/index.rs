@@ -3,16 +3,13 @@
 //! current by watching the bucket, so any node can list a principal's sessions and check
 //! who may open one without asking the owner.
 
+use bytes::Bytes;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
-use async_nats::jetstream::kv::Operation;
-use bytes::Bytes;
-use futures_util::StreamExt;
-use serde_json::Value;
-
-use super::engine::{ClusterError, Engine};
+use super::engine::{ClusterError, Engine, SESSIONS};
+use super::ordered::KvWatch;
 
 fn js<E: std::fmt::Display>(e: E) -> ClusterError {
     ClusterError::JetStream(e.to_string())
@@ -70,40 +67,28 @@ impl Engine {
     /// [`Self::watch_index`], calling `on_change` with each record written (or `None` for
     /// one removed) after the copy has it.
     pub async fn watch_index_with(&self, on_change: OnChange) -> Result<IndexView, ClusterError> {
-        let mut watch = self.sessions.watch_with_history(">").await.map_err(js)?;
+        let mut watch = KvWatch::open(self.jetstream.clone(), SESSIONS, true)
+            .await
+            .map_err(ClusterError::JetStream)?;
         let view = IndexView::default();
         let records = Arc::clone(&view.records);
-        let store = self.sessions.clone();
         tokio::spawn(async move {
             loop {
-                match watch.next().await {
-                    Some(Ok(entry)) => {
-                        let mut records = records.write().unwrap_or_else(|p| p.into_inner());
-                        match entry.operation {
-                            Operation::Put => {
-                                if let Ok(value) = serde_json::from_slice::<Value>(&entry.value) {
-                                    records.insert(entry.key.clone(), value.clone());
-                                    drop(records);
-                                    on_change(&entry.key, Some(&value));
-                                }
-                            }
-                            Operation::Delete | Operation::Purge => {
-                                records.remove(&entry.key);
-                                drop(records);
-                                on_change(&entry.key, None);
-                            }
+                let change = watch.next().await;
+                let mut records = records.write().unwrap_or_else(|p| p.into_inner());
+                match change.value {
+                    Some(value) => {
+                        if let Ok(value) = serde_json::from_slice::<Value>(&value) {
+                            records.insert(change.key.clone(), value.clone());
+                            drop(records);
+                            on_change(&change.key, Some(&value));
                         }
                     }
-                    // A watch survives a server or leader going away; when it ends, it is
-                    // opened again from the records there (putting a record twice is harmless).
-                    Some(Err(_)) => tokio::time::sleep(Duration::from_millis(50)).await,
-                    None => loop {
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        if let Ok(reopened) = store.watch_with_history(">").await {
-                            watch = reopened;
-                            break;
-                        }
-                    },
+                    None => {
+                        records.remove(&change.key);
+                        drop(records);
+                        on_change(&change.key, None);
+                    }
                 }
             }
         });

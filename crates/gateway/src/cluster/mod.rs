@@ -17,6 +17,7 @@ pub mod index;
 pub mod lane;
 pub mod lease;
 pub mod node;
+pub mod ordered;
 mod owned;
 pub mod publisher;
 mod route;

@@ -7,17 +7,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use async_nats::jetstream::kv::Operation;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use serde_json::Value;
 
 use pi_coding_agent::session::line_sink::LineSink;
 
-use super::engine::{ClusterError, Engine};
+use super::engine::{ClusterError, Engine, LANES};
 use super::entries::EntryWriter;
 use super::feeds::Feeds;
 use super::lease::Lease;
+use super::ordered::KvWatch;
 use super::owned::Owned;
 use crate::server::Gateway;
 use crate::server::cluster_hooks::{ClusterHooks, Pending};
@@ -197,42 +197,24 @@ impl ClusterNode {
             .join(format!("{session}.jsonl")))
     }
 
-    /// Follows `pi_lanes`: who owns which lane and whether it runs, and takes over
+    /// Follows `pi_lanes` (the leases there now, then every change): who owns which lane
+    /// and whether it runs, and takes over
     /// lanes whose owner stopped renewing in the middle of a run (to record the lost turn).
     async fn watch_leases(&self) -> Result<(), ClusterError> {
-        let mut watch = self
-            .engine
-            .lanes
-            .watch_all()
+        let mut watch = KvWatch::open(self.engine.jetstream.clone(), LANES, true)
             .await
-            .map_err(|e| ClusterError::JetStream(e.to_string()))?;
+            .map_err(ClusterError::JetStream)?;
         let weak = self.self_ref.clone();
-        let lanes = self.engine.lanes.clone();
         tokio::spawn(async move {
             loop {
-                let entry = match watch.next().await {
-                    Some(Ok(entry)) => entry,
-                    // Survives servers going away; reopened (with the current leases) if it ends.
-                    Some(Err(_)) => {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                    None => {
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        match lanes.watch_all().await {
-                            Ok(reopened) => watch = reopened,
-                            Err(_) => continue,
-                        }
-                        continue;
-                    }
-                };
+                let change = watch.next().await;
                 let Some(node) = weak.upgrade() else { break };
                 let mut seen = lock(&node.seen);
-                match entry.operation {
-                    Operation::Put => {
-                        let value: Value = serde_json::from_slice(&entry.value).unwrap_or_default();
+                match change.value {
+                    Some(value) => {
+                        let value: Value = serde_json::from_slice(&value).unwrap_or_default();
                         seen.insert(
-                            entry.key.clone(),
+                            change.key.clone(),
                             SeenLease {
                                 node: value["node"].as_str().unwrap_or_default().to_owned(),
                                 running: value["running"].as_bool().unwrap_or(false),
@@ -240,8 +222,8 @@ impl ClusterNode {
                             },
                         );
                     }
-                    Operation::Delete | Operation::Purge => {
-                        seen.remove(&entry.key);
+                    None => {
+                        seen.remove(&change.key);
                     }
                 }
             }

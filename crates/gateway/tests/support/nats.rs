@@ -24,12 +24,22 @@ pub fn nats_server() -> Option<PathBuf> {
     Some(path)
 }
 
+/// A port nothing listens on, below the kernel's ephemeral range (32768 and up) so that no
+/// outgoing connection of another test can take it between now and the server binding it;
+/// each call in this process gets a different one.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const LOW: u32 = 12_000;
+    const SPAN: u32 = 20_000;
+    let start = std::process::id().wrapping_mul(7_919) % SPAN;
+    loop {
+        let offset = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = (LOW + (start + offset) % SPAN) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// One server of the cluster.
@@ -47,11 +57,53 @@ pub struct Cluster {
     pub dir: tempfile::TempDir,
     pub servers: Vec<Server>,
     binary: PathBuf,
+    _slot: Slot,
+}
+
+/// How many clusters of one test binary run at once: a test binary runs its tests side by
+/// side, and more than two clusters of three servers, each syncing every write to disk,
+/// starve each other on two cores until timeouts that mean nothing fire.
+const AT_ONCE: usize = 2;
+
+static RUNNING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+static FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// One of the [`AT_ONCE`] places, held while a cluster runs.
+struct Slot;
+
+impl Slot {
+    fn take() -> Slot {
+        let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        while *running >= AT_ONCE {
+            running = FREED.wait(running).unwrap_or_else(|p| p.into_inner());
+        }
+        *running += 1;
+        Slot
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *RUNNING.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+        FREED.notify_one();
+    }
 }
 
 impl Cluster {
-    /// Starts three clustered servers and waits until each is healthy.
+    /// Starts three clustered servers and waits until each is healthy; when a server exits
+    /// at start (its port was taken after all), starts the three again on other ports.
     pub fn start(binary: &Path) -> Cluster {
+        let mut last = String::new();
+        for _ in 0..3 {
+            match Self::try_start(binary, Slot::take()) {
+                Ok(cluster) => return cluster,
+                Err(log) => last = log,
+            }
+        }
+        panic!("nats-server did not start three times; the last log:\n{last}");
+    }
+
+    fn try_start(binary: &Path, slot: Slot) -> Result<Cluster, String> {
         let dir = tempfile::tempdir().unwrap();
         let mut servers: Vec<Server> = (1..=3)
             .map(|i| Server {
@@ -86,15 +138,26 @@ impl Cluster {
             dir,
             servers: Vec::new(),
             binary: binary.to_path_buf(),
+            _slot: slot,
         };
         for server in &mut servers {
             server.child = Some(spawn(binary, &server.config));
         }
         cluster.servers = servers;
-        for server in &cluster.servers {
-            wait_healthy(server.monitor_port);
+        for i in 0..cluster.servers.len() {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while http_get(cluster.servers[i].monitor_port, "/healthz").is_none() {
+                let exited = cluster.servers[i]
+                    .child
+                    .as_mut()
+                    .is_some_and(|c| c.try_wait().ok().flatten().is_some());
+                if exited || Instant::now() >= deadline {
+                    return Err(cluster.log_tails(20));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
-        cluster
+        Ok(cluster)
     }
 
     /// `nats://…` of every server.
@@ -251,7 +314,7 @@ pub fn http_get(port: u16, path: &str) -> Option<String> {
 }
 
 fn wait_healthy(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while http_get(port, "/healthz").is_none() {
         assert!(
             Instant::now() < deadline,
