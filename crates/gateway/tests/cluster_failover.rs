@@ -9,14 +9,13 @@
 
 mod support;
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use mock_llm::Script;
 use pi_gateway::server::client::Client;
-use support::gateway_cluster::{GatewayCluster, session_events};
+use support::gateway_cluster::{GatewayCluster, check_export, session_events};
 use support::{collect_until, is_event};
 
 const TTL: Duration = Duration::from_secs(2);
@@ -74,24 +73,6 @@ async fn end_within(
             cluster.nats.log_tails(40)
         ),
     }
-}
-
-/// Every line of an exported session parses, starts with the header, and names only
-/// parents written before it (no entries of two owners interleaved).
-fn check_export(text: &str) -> Vec<Value> {
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert_eq!(lines[0]["type"], "session", "{text}");
-    let mut ids = HashSet::new();
-    for line in &lines[1..] {
-        if let Some(parent) = line["parentId"].as_str() {
-            assert!(ids.contains(parent), "parent {parent} unknown: {text}");
-        }
-        assert!(ids.insert(line["id"].as_str().unwrap().to_owned()));
-    }
-    lines
 }
 
 /// The export opens in our loader, and in the TypeScript pi 1.5.2 when `PI_TS15` is set

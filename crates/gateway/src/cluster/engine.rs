@@ -72,9 +72,10 @@ const COMMAND_WINDOW: Duration = Duration::from_secs(600);
 /// How long a publish nobody answers is tried again.
 const NO_RESPONDERS_WAIT: Duration = Duration::from_secs(3);
 
-/// Waits (up to 30 s) until `stream` has an elected leader, so the first publishes land.
+/// Waits (up to 5 s; the setup is tried again, through another server) until `stream` has
+/// an elected leader, so the first publishes land.
 async fn wait_for_leader(jetstream: &jetstream::Context, name: &str) -> Result<(), ClusterError> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
         if let Ok(mut stream) = jetstream.get_stream(name).await
             && let Ok(info) = stream.info().await
@@ -111,8 +112,15 @@ async fn open(config: &ClusterConfig) -> Result<async_nats::Client, ClusterError
             .map_err(|e| ClusterError::Connect(format!("{url}: {e}")))?;
         servers.push(server);
     }
+    // A server cut off from this node (a partition, a dead machine) is noticed after three
+    // unanswered pings; pinging every sixth of the lease TTL moves the node to another
+    // server in about half a TTL, before its leases run out.
+    let ping = (config.lease_ttl / 6).clamp(Duration::from_millis(250), Duration::from_secs(10));
+    let connect = (config.lease_ttl / 4).clamp(Duration::from_secs(1), Duration::from_secs(5));
     async_nats::ConnectOptions::new()
         .name(format!("pi-gateway {}", config.node_id))
+        .ping_interval(ping)
+        .connection_timeout(connect)
         .retry_on_initial_connect()
         .connect(servers)
         .await
@@ -130,7 +138,12 @@ impl Engine {
             match Self::set_up(&config, &client).await {
                 Ok(engine) => return Ok(engine),
                 Err(e) if std::time::Instant::now() > deadline => return Err(e),
-                Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+                // The server may be cut off from the others (no leader, no quorum there):
+                // the next attempt goes through another one.
+                Err(_) => {
+                    let _ = client.force_reconnect().await;
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
             }
         }
     }
@@ -275,15 +288,29 @@ impl Engine {
 
     /// Records command `id` of `session`; true when it was recorded before (a retry of a
     /// command already accepted, within the last ten minutes).
+    ///
+    /// A publish that got no acknowledgement (the stream electing a leader) is sent again
+    /// with the same id for up to a lease TTL; a duplicate answered to such a retry is
+    /// the first attempt having landed, not an earlier command.
     pub async fn record_command(&self, session: &str, id: &str) -> Result<bool, ClusterError> {
-        let publish = jetstream::message::PublishMessage::build()
-            .payload(Bytes::from(id.to_owned()))
-            .message_id(format!("{session}:{id}"));
-        let ack = self
-            .publish_acked(format!("pi.cmd.{session}"), publish)
-            .await
-            .map_err(js)?;
-        Ok(ack.duplicate)
+        let deadline = std::time::Instant::now() + self.config.lease_ttl;
+        let mut retried = false;
+        loop {
+            let publish = jetstream::message::PublishMessage::build()
+                .payload(Bytes::from(id.to_owned()))
+                .message_id(format!("{session}:{id}"));
+            match self
+                .publish_acked(format!("pi.cmd.{session}"), publish)
+                .await
+            {
+                Ok(ack) => return Ok(ack.duplicate && !retried),
+                Err(_) if std::time::Instant::now() < deadline => {
+                    retried = true;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(js(e)),
+            }
+        }
     }
 
     /// The `seq` and payload of `session`'s last stored event, if any.

@@ -31,3 +31,20 @@ pub use lane::{Handler, LaneServer};
 pub use lease::Lease;
 pub use node::{ClusterNode, NodeSettings};
 pub use takeover::INTERRUPTED_ENTRY;
+
+/// Whether `PI_GATEWAY_TRACE_CLUSTER` asks for a line on stderr for each routing decision
+/// (sent to the owner, taken over, refused), to see what a node does when parts fail.
+pub(crate) fn tracing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PI_GATEWAY_TRACE_CLUSTER").is_some_and(|v| v != "0"))
+}
+
+/// Prints a routing decision when [`tracing`] is on.
+macro_rules! trace {
+    ($($arg:tt)*) => {
+        if $crate::cluster::tracing() {
+            eprintln!("pi-gateway cluster: {}", format_args!($($arg)*));
+        }
+    };
+}
+pub(crate) use trace;

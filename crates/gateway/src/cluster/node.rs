@@ -54,7 +54,13 @@ pub(super) struct SeenLease {
     pub node: String,
     pub running: bool,
     pub at: Instant,
+    /// The reaper found it lapsed with no run in progress: nothing to take over until an
+    /// operation comes (kept, so [`ClusterNode::lease_lapsed`] still knows).
+    pub reaped: bool,
 }
+
+/// How long a lapsed idle lease is remembered.
+const FORGET_LAPSED: Duration = Duration::from_secs(600);
 
 /// A session being taken over: what opening it needs.
 pub(super) struct Opening {
@@ -208,6 +214,14 @@ impl ClusterNode {
         tokio::spawn(async move {
             loop {
                 let change = watch.next().await;
+                super::trace!(
+                    "lease {}: {}",
+                    change.key,
+                    change
+                        .value
+                        .as_ref()
+                        .map_or("gone".into(), |v| String::from_utf8_lossy(v).into_owned())
+                );
                 let Some(node) = weak.upgrade() else { break };
                 let mut seen = lock(&node.seen);
                 match change.value {
@@ -219,6 +233,7 @@ impl ClusterNode {
                                 node: value["node"].as_str().unwrap_or_default().to_owned(),
                                 running: value["running"].as_bool().unwrap_or(false),
                                 at: Instant::now(),
+                                reaped: false,
                             },
                         );
                     }
@@ -243,11 +258,14 @@ impl ClusterNode {
     /// last stored event did: it may have died before the lease said so).
     fn reap(&self) {
         let grace = self.ttl() + Duration::from_millis(300);
-        let stale: Vec<(String, bool)> = lock(&self.seen)
-            .iter()
-            .filter(|(_, l)| l.node != self.node_id() && l.at.elapsed() > grace)
-            .map(|(id, l)| (id.clone(), l.running))
-            .collect();
+        let stale: Vec<(String, bool)> = {
+            let mut seen = lock(&self.seen);
+            seen.retain(|_, l| !(l.reaped && l.at.elapsed() > FORGET_LAPSED));
+            seen.iter()
+                .filter(|(_, l)| !l.reaped && l.node != self.node_id() && l.at.elapsed() > grace)
+                .map(|(id, l)| (id.clone(), l.running))
+                .collect()
+        };
         for (session, running) in stale {
             if lock(&self.taking).contains(&session) {
                 continue;
@@ -263,7 +281,9 @@ impl ClusterNode {
                     );
                 if !running {
                     // An idle lane whose owner stopped: nothing to record.
-                    lock(&node.seen).remove(&session);
+                    if let Some(lease) = lock(&node.seen).get_mut(&session) {
+                        lease.reaped = true;
+                    }
                     return;
                 }
                 let result = node.take_over(&session).await;
@@ -279,6 +299,14 @@ impl ClusterNode {
                 }
             });
         }
+    }
+
+    /// Whether another node held `session`'s lease and has not renewed it for a TTL (it
+    /// died, or is cut off: its lane may still look subscribed from here).
+    pub(super) fn lease_lapsed(&self, session: &str) -> bool {
+        lock(&self.seen)
+            .get(session)
+            .is_some_and(|l| l.node != self.node_id() && l.at.elapsed() >= self.ttl())
     }
 
     /// Whether `session`'s lane is held by a live owner, as far as this node saw.

@@ -117,7 +117,14 @@ impl OrderedReader {
     pub async fn next(&mut self) -> Read {
         loop {
             let Some(subscriber) = self.subscriber.as_mut() else {
-                if self.open().await.is_err() {
+                let opened = self.open().await;
+                super::trace!(
+                    "reading {} {} after {}: {opened:?}",
+                    self.stream,
+                    self.filter,
+                    self.last
+                );
+                if opened.is_err() {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 continue;

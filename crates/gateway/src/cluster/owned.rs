@@ -202,7 +202,7 @@ impl ClusterNode {
                     self.lose(&owned, "another node holds its lease");
                     return;
                 }
-                Err(_) => {}
+                Err(e) => super::trace!("{}: renewing the lease failed: {e}", owned.session),
             }
             let idle = !running
                 && owned.live.pending_ops() == 0

@@ -71,10 +71,14 @@ impl ClusterNode {
             .to_owned();
         self.check_access(principal, &session).await?;
         let waits = method == "session.prompt" && params["wait"].as_bool() == Some(true);
-        // A waiting prompt whose owner dies is sent again: with a command id, the retry
-        // runs it only if the dead owner had not accepted it.
+        // An operation whose owner dies is sent again: with a command id, the retry runs it
+        // only if the dead owner had not accepted it.
         let mut params = params;
-        if waits && params.get("commandId").is_none() {
+        let once = matches!(
+            method,
+            "session.prompt" | "session.steer" | "session.followUp"
+        );
+        if once && params.get("commandId").is_none() {
             params["commandId"] = json!(format!("route-{}", uuid::Uuid::new_v4().simple()));
         }
         let mut owner_lost = false;
@@ -101,14 +105,30 @@ impl ClusterNode {
                 let work = self.accept(&owned, command.clone()).await;
                 return work.await;
             }
-            let sent = if waits {
-                self.send_and_watch(&session, command.clone(), timeout)
-                    .await
-            } else {
-                self.engine
-                    .send_to_owner(&session, command.clone(), timeout)
-                    .await
-            };
+            // An owner that stopped renewing may still look subscribed from here (cut
+            // off, its servers' routes not yet timed out): take the lane once its lease is
+            // gone instead of waiting for an answer that will not come.
+            if self.lease_lapsed(&session) {
+                let taken = self.take_over(&session).await;
+                super::trace!("{session}: lease lapsed, taking over: {taken:?}");
+                match taken {
+                    Ok(()) => continue,
+                    Err(e) if e.code == NOT_OWNER || e.code == UNAVAILABLE => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let sent = self
+                .send_and_watch(&session, command.clone(), timeout)
+                .await;
+            super::trace!(
+                "{session}: {method} sent to the owner (through {}): {}",
+                self.engine.client.server_info().server_name,
+                match &sent {
+                    Ok(Some(_)) => "answered".to_owned(),
+                    Ok(None) => "no owner".to_owned(),
+                    Err(e) => e.to_string(),
+                }
+            );
             match sent {
                 Ok(Some(reply)) => {
                     let reply: Reply = serde_json::from_slice(&reply).map_err(|e| {
@@ -123,10 +143,7 @@ impl ClusterNode {
                                     .is_some_and(|r| r["duplicate"] == true) =>
                         {
                             // The dead owner had accepted it: the run was lost with it.
-                            return Ok(json!({
-                                "terminationReason": "gateway_disconnected",
-                                "error": "the node running the session stopped during the run",
-                            }));
+                            return Ok(lost_run());
                         }
                         (true, _) => return Ok(reply.result.unwrap_or(Value::Null)),
                         (false, Some(e)) if e.code == NOT_OWNER => {}
@@ -135,7 +152,9 @@ impl ClusterNode {
                         }
                     }
                 }
-                Ok(None) => match self.take_over(&session).await {
+                Ok(None) => match self.take_over(&session).await.inspect_err(|e| {
+                    super::trace!("{session}: taking over failed: {e:?}");
+                }) {
                     Ok(()) => continue,
                     Err(e) if e.code == NOT_OWNER => {}
                     // The cluster is electing a leader somewhere: try again, within limits.
@@ -159,10 +178,11 @@ impl ClusterNode {
         }
     }
 
-    /// A prompt that waits for its run: the owner answers when the run ends, unless it
-    /// dies first (`LaneTaken`: send it again).
+    /// Sends an operation to the lane's owner and waits for its answer (a waiting prompt's
+    /// comes when the run ends), unless the owner dies or stops renewing its lease first
+    /// (`LaneTaken`: send it again, or take the lane).
     async fn send_and_watch(
-        &self,
+        self: &Arc<Self>,
         session: &str,
         command: Bytes,
         timeout: Duration,
@@ -170,6 +190,7 @@ impl ClusterNode {
         let send = self.engine.send_to_owner(session, command, timeout);
         tokio::pin!(send);
         let mut owner_seen = false;
+        let mut tried = Instant::now();
         loop {
             tokio::select! {
                 result = &mut send => return result,
@@ -178,6 +199,14 @@ impl ClusterNode {
                     owner_seen |= held;
                     if owner_seen && !held {
                         return Err(ClusterError::LaneTaken(session.to_owned()));
+                    }
+                    if self.lease_lapsed(session) && tried.elapsed() >= Duration::from_millis(500) {
+                        tried = Instant::now();
+                        let taken = self.take_over(session).await;
+                        super::trace!("{session}: lease lapsed while waiting, taking over: {taken:?}");
+                        if taken.is_ok() {
+                            return Err(ClusterError::LaneTaken(session.to_owned()));
+                        }
                     }
                 }
             }
@@ -226,7 +255,13 @@ impl ClusterNode {
                     return ready(Ok(json!({ "duplicate": true, "commandId": id })));
                 }
                 Ok(false) => {}
-                Err(e) => return ready(Err(ApiError::failed(e.to_string()))),
+                Err(e) => return ready(Err(unavailable(e))),
+            }
+            // Recording may have waited out a leader election, and the lane may have gone
+            // meanwhile: the command is recorded, so sending it again would only find it a
+            // duplicate. It is reported lost, as a run cut off by its node's end is.
+            if owned.lost.is_cancelled() {
+                return ready(Ok(lost_run()));
             }
         }
         let gateway = match self.gateway() {
@@ -279,6 +314,14 @@ async fn accept_for_lane(
         _ => Box::pin(async { Err(ApiError::new(NOT_OWNER, "the lane moved")) }),
     };
     Box::pin(async move { encode(work.await) })
+}
+
+/// The reply to an operation whose run was lost with the node that accepted it.
+fn lost_run() -> Value {
+    json!({
+        "terminationReason": "gateway_disconnected",
+        "error": "the node running the session stopped during the run",
+    })
 }
 
 /// The error a refused claim gives (someone else owns the lane; try again).

@@ -58,13 +58,16 @@ impl ClusterNode {
         let record = gateway
             .node(session)
             .ok_or_else(|| ApiError::not_found(session))?;
+        super::trace!("{session}: taking over");
         if let Some(home) = record.workspace_node.as_deref()
             && home != self.node_id()
             && self.node_alive(home).await.map_err(unavailable)?
         {
             // Its workspace node is alive: it takes the lane, this node sends again.
+            super::trace!("{session}: its workspace node {home} is alive: asked to take it");
+            // A live node answers at once; one cut off from here would keep this waiting.
             let _ = tokio::time::timeout(
-                self.ttl(),
+                self.ttl().min(Duration::from_secs(2)),
                 self.engine.client.request(
                     format!("pi.node.{home}.take"),
                     bytes::Bytes::from(session.to_owned()),
@@ -78,6 +81,7 @@ impl ClusterNode {
             Err(ClusterError::LaneTaken(_)) => return Err(taken(session)),
             Err(e) => return Err(unavailable(e)),
         };
+        super::trace!("{session}: lease claimed (revision {})", lease.revision);
         match self.open_taken(session, lease).await {
             Ok(()) => Ok(()),
             Err(e) => {

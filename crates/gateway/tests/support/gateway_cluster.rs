@@ -3,6 +3,7 @@
 //! Nodes can be killed (SIGKILL), paused (SIGSTOP) and restarted.
 #![allow(dead_code)]
 
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -14,8 +15,8 @@ use serde_json::{Value, json};
 use mock_llm::MockServer;
 use pi_gateway::server::client::Client;
 
-use super::nats;
 use super::{ALICE, BOB, with_workspaces, write_agent_dir};
+use super::{nats, netns};
 
 const BIN: &str = env!("CARGO_BIN_EXE_pi-gateway");
 
@@ -38,6 +39,8 @@ pub struct GatewayCluster {
     pub mock: MockServer,
     ttl: String,
     extra: Vec<String>,
+    /// The network namespaces node `i` and server `i` run in, if any (dropped last).
+    pub net: Option<netns::Net>,
 }
 
 impl GatewayCluster {
@@ -45,11 +48,38 @@ impl GatewayCluster {
     /// flags; `None` when nats-server is not installed.
     pub async fn start(ttl: &str, extra: &[&str]) -> Option<GatewayCluster> {
         let binary = nats::nats_server()?;
-        let nats = nats::Cluster::start(&binary);
+        Some(Self::start_with(binary, None, ttl, extra).await)
+    }
+
+    /// [`Self::start`] with NATS server `i` and node `i` in network namespace `i`, for
+    /// partitions; `None` when nats-server is missing or namespaces cannot be made here.
+    pub async fn start_in_netns(ttl: &str, extra: &[&str]) -> Option<GatewayCluster> {
+        let binary = nats::nats_server()?;
+        let net = netns::Net::create()?;
+        Some(Self::start_with(binary, Some(net), ttl, extra).await)
+    }
+
+    async fn start_with(
+        binary: PathBuf,
+        net: Option<netns::Net>,
+        ttl: &str,
+        extra: &[&str],
+    ) -> GatewayCluster {
+        let nats = match &net {
+            Some(net) => nats::Cluster::start_in(&binary, net),
+            None => nats::Cluster::start(&binary),
+        };
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();
-        let mock = MockServer::start().await.unwrap();
+        // The namespaces reach this process at the bridge's address.
+        let mock = match &net {
+            Some(net) => {
+                let address = format!("{}:0", net.bridge_ip()).parse().unwrap();
+                MockServer::start_on(address).await.unwrap()
+            }
+            None => MockServer::start().await.unwrap(),
+        };
         let mut cluster = GatewayCluster {
             nats,
             nodes: Vec::new(),
@@ -58,6 +88,7 @@ impl GatewayCluster {
             mock,
             ttl: ttl.to_owned(),
             extra: extra.iter().map(|s| (*s).to_owned()).collect(),
+            net,
         };
         for i in 1..=3 {
             let agent = cluster.dir.path().join(format!("gw{i}"));
@@ -67,14 +98,24 @@ impl GatewayCluster {
                 file["principals"][principal]["workspaces"] = json!([cluster.work]);
             }
             std::fs::write(agent.join("gateway.json"), file.to_string()).unwrap();
-            let node = cluster.spawn(&format!("gw{i}"), &agent);
+            let node = cluster.spawn(i - 1, &format!("gw{i}"), &agent);
             cluster.nodes.push(node);
         }
-        Some(cluster)
+        cluster
     }
 
-    fn spawn(&self, id: &str, agent: &Path) -> Node {
-        let mut child = Command::new(BIN)
+    /// Starts node `i` (in namespace `i`, listening on its address, when there are
+    /// namespaces).
+    fn spawn(&self, i: usize, id: &str, agent: &Path) -> Node {
+        let mut command = match &self.net {
+            Some(net) => {
+                let mut command = net.command(i, Path::new(BIN));
+                command.args(["--host", &net.ip(i)]);
+                command
+            }
+            None => Command::new(BIN),
+        };
+        let mut child = command
             .args(["--port", "0", "--node-id", id, "--lease-ttl", &self.ttl])
             .args(["--token", &format!("alice:{ALICE}")])
             .args(["--token", &format!("bob:{BOB}")])
@@ -85,6 +126,7 @@ impl GatewayCluster {
             .arg(agent)
             .env("PI_CODING_AGENT_DIR", agent)
             .env_remove("PI_GATEWAY_TOKEN")
+            .env("PI_GATEWAY_TRACE_CLUSTER", "1")
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -159,7 +201,7 @@ impl GatewayCluster {
         self.kill(i);
         let id = self.nodes[i].id.clone();
         let agent = self.nodes[i].agent.clone();
-        self.nodes[i] = self.spawn(&id, &agent);
+        self.nodes[i] = self.spawn(i, &id, &agent);
     }
 
     /// What every node printed, for failure messages.
@@ -228,6 +270,24 @@ pub fn session_events(frames: &[Value], id: &str) -> Vec<(u64, String, Value)> {
             )
         })
         .collect()
+}
+
+/// Every line of an exported session parses, starts with the header, and names only
+/// parents written before it (no entries of two owners interleaved).
+pub fn check_export(text: &str) -> Vec<Value> {
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines[0]["type"], "session", "{text}");
+    let mut ids = HashSet::new();
+    for line in &lines[1..] {
+        if let Some(parent) = line["parentId"].as_str() {
+            assert!(ids.contains(parent), "parent {parent} unknown: {text}");
+        }
+        assert!(ids.insert(line["id"].as_str().unwrap().to_owned()));
+    }
+    lines
 }
 
 /// Waits (bounded) for `check` to hold.

@@ -4,6 +4,7 @@
 
 pub mod gateway_cluster;
 pub mod nats;
+pub mod netns;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -45,6 +45,10 @@ fn free_port() -> u16 {
 /// One server of the cluster.
 pub struct Server {
     pub name: String,
+    /// The address it listens on (loopback, or its network namespace's).
+    pub host: String,
+    /// The network namespace it runs in, if any.
+    pub netns: Option<String>,
     pub client_port: u16,
     pub monitor_port: u16,
     pub route_port: u16,
@@ -93,9 +97,18 @@ impl Cluster {
     /// Starts three clustered servers and waits until each is healthy; when a server exits
     /// at start (its port was taken after all), starts the three again on other ports.
     pub fn start(binary: &Path) -> Cluster {
+        Self::start_placed(binary, None)
+    }
+
+    /// [`Self::start`], server `i` in namespace `i` of `net`.
+    pub fn start_in(binary: &Path, net: &super::netns::Net) -> Cluster {
+        Self::start_placed(binary, Some(net))
+    }
+
+    fn start_placed(binary: &Path, net: Option<&super::netns::Net>) -> Cluster {
         let mut last = String::new();
         for _ in 0..3 {
-            match Self::try_start(binary, Slot::take()) {
+            match Self::try_start(binary, net, Slot::take()) {
                 Ok(cluster) => return cluster,
                 Err(log) => last = log,
             }
@@ -103,29 +116,47 @@ impl Cluster {
         panic!("nats-server did not start three times; the last log:\n{last}");
     }
 
-    fn try_start(binary: &Path, slot: Slot) -> Result<Cluster, String> {
+    fn try_start(
+        binary: &Path,
+        net: Option<&super::netns::Net>,
+        slot: Slot,
+    ) -> Result<Cluster, String> {
         let dir = tempfile::tempdir().unwrap();
-        let mut servers: Vec<Server> = (1..=3)
-            .map(|i| Server {
-                name: format!("n{i}"),
-                client_port: free_port(),
-                monitor_port: free_port(),
-                route_port: free_port(),
-                config: dir.path().join(format!("n{i}.conf")),
-                child: None,
+        let mut servers: Vec<Server> = (0..3)
+            .map(|i| {
+                // In a namespace of its own a server has the usual ports to itself.
+                let (host, netns, ports) = match net {
+                    Some(net) => (net.ip(i), Some(net.names[i].clone()), (4222, 8222, 6222)),
+                    None => (
+                        "127.0.0.1".to_owned(),
+                        None,
+                        (free_port(), free_port(), free_port()),
+                    ),
+                };
+                Server {
+                    name: format!("n{}", i + 1),
+                    host,
+                    netns,
+                    client_port: ports.0,
+                    monitor_port: ports.1,
+                    route_port: ports.2,
+                    config: dir.path().join(format!("n{}.conf", i + 1)),
+                    child: None,
+                }
             })
             .collect();
         let routes: Vec<String> = servers
             .iter()
-            .map(|s| format!("nats://127.0.0.1:{}", s.route_port))
+            .map(|s| format!("nats://{}:{}", s.host, s.route_port))
             .collect();
         for server in &servers {
             let store = dir.path().join(&server.name);
             let text = format!(
-                "server_name: {name}\nlisten: 127.0.0.1:{client}\nhttp: 127.0.0.1:{monitor}\n\
+                "server_name: {name}\nlisten: {host}:{client}\nhttp: {host}:{monitor}\n\
                  jetstream {{ store_dir: \"{store}\", sync_interval: always }}\n\
-                 cluster {{ name: pi, listen: 127.0.0.1:{route}, routes: [{routes}] }}\n",
+                 cluster {{ name: pi, listen: {host}:{route}, routes: [{routes}] }}\n",
                 name = server.name,
+                host = server.host,
                 client = server.client_port,
                 monitor = server.monitor_port,
                 store = store.display(),
@@ -141,12 +172,16 @@ impl Cluster {
             _slot: slot,
         };
         for server in &mut servers {
-            server.child = Some(spawn(binary, &server.config));
+            server.child = Some(spawn(binary, server));
         }
         cluster.servers = servers;
         for i in 0..cluster.servers.len() {
             let deadline = Instant::now() + Duration::from_secs(60);
-            while http_get(cluster.servers[i].monitor_port, "/healthz").is_none() {
+            let (host, port) = (
+                cluster.servers[i].host.clone(),
+                cluster.servers[i].monitor_port,
+            );
+            while http_get(&host, port, "/healthz").is_none() {
                 let exited = cluster.servers[i]
                     .child
                     .as_mut()
@@ -164,7 +199,7 @@ impl Cluster {
     pub fn urls(&self) -> Vec<String> {
         self.servers
             .iter()
-            .map(|s| format!("nats://127.0.0.1:{}", s.client_port))
+            .map(|s| format!("nats://{}:{}", s.host, s.client_port))
             .collect()
     }
 
@@ -178,9 +213,9 @@ impl Cluster {
 
     /// Starts server `i` again (same ports and store) and waits for its health.
     pub fn restart(&mut self, i: usize) {
-        let child = spawn(&self.binary, &self.servers[i].config);
+        let child = spawn(&self.binary, &self.servers[i]);
         self.servers[i].child = Some(child);
-        wait_healthy(self.servers[i].monitor_port);
+        wait_healthy(&self.servers[i].host, self.servers[i].monitor_port);
     }
 
     /// Each running server's view of every stream's leader and replicas (for failure
@@ -188,7 +223,8 @@ impl Cluster {
     pub fn describe(&self) -> String {
         let mut out = String::new();
         for server in &self.servers {
-            let Some(body) = http_get(server.monitor_port, "/jsz?streams=true") else {
+            let Some(body) = http_get(&server.host, server.monitor_port, "/jsz?streams=true")
+            else {
                 out.push_str(&format!(
                     "{} (port {}): down\n",
                     server.name, server.client_port
@@ -223,6 +259,30 @@ impl Cluster {
         out
     }
 
+    /// Each server's `(stream, messages, last sequence)` list, sorted; `None` for a server
+    /// that does not answer.
+    pub fn stream_states(&self) -> Vec<Option<Vec<(String, u64, u64)>>> {
+        self.servers
+            .iter()
+            .map(|server| {
+                let body = http_get(&server.host, server.monitor_port, "/jsz?streams=true")?;
+                let value: serde_json::Value = serde_json::from_str(&body).ok()?;
+                let mut states = Vec::new();
+                for account in value["account_details"].as_array()? {
+                    for stream in account["stream_detail"].as_array()? {
+                        states.push((
+                            stream["name"].as_str()?.to_owned(),
+                            stream["state"]["messages"].as_u64()?,
+                            stream["state"]["last_seq"].as_u64()?,
+                        ));
+                    }
+                }
+                states.sort();
+                Some(states)
+            })
+            .collect()
+    }
+
     /// The end of every server's log.
     pub fn log_tails(&self, lines: usize) -> String {
         let mut out = String::new();
@@ -245,7 +305,8 @@ impl Cluster {
     /// The index of the server leading `stream`, from the monitoring endpoint.
     pub fn stream_leader(&self, stream: &str) -> Option<usize> {
         for server in &self.servers {
-            let Some(body) = http_get(server.monitor_port, "/jsz?streams=true") else {
+            let Some(body) = http_get(&server.host, server.monitor_port, "/jsz?streams=true")
+            else {
                 continue;
             };
             let Ok(value) = serde_json::from_str::<serde_json::Value>(&body) else {
@@ -284,8 +345,18 @@ impl Drop for Cluster {
     }
 }
 
-fn spawn(binary: &Path, config: &Path) -> Child {
-    Command::new(binary)
+/// Starts `server` (in its namespace, if it has one).
+fn spawn(binary: &Path, server: &Server) -> Child {
+    let config = &server.config;
+    let mut command = match &server.netns {
+        Some(name) => {
+            let mut command = Command::new("ip");
+            command.args(["netns", "exec", name]).arg(binary);
+            command
+        }
+        None => Command::new(binary),
+    };
+    command
         .arg("-c")
         .arg(config)
         .arg("-l")
@@ -296,15 +367,12 @@ fn spawn(binary: &Path, config: &Path) -> Child {
         .unwrap()
 }
 
-/// `GET http://127.0.0.1:port/path`: the body when the status is 200.
-pub fn http_get(port: u16, path: &str) -> Option<String> {
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+/// `GET http://host:port/path`: the body when the status is 200.
+pub fn http_get(host: &str, port: u16, path: &str) -> Option<String> {
+    let address: std::net::SocketAddr = format!("{host}:{port}").parse().ok()?;
+    let mut stream = std::net::TcpStream::connect_timeout(&address, Duration::from_secs(2)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n"
-    )
-    .ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {host}:{port}\r\n\r\n").ok()?;
     let mut text = String::new();
     stream.read_to_string(&mut text).ok()?;
     let (head, body) = text.split_once("\r\n\r\n")?;
@@ -313,9 +381,9 @@ pub fn http_get(port: u16, path: &str) -> Option<String> {
         .or_else(|| head.starts_with("HTTP/1.0 200").then(|| body.to_owned()))
 }
 
-fn wait_healthy(port: u16) {
+fn wait_healthy(host: &str, port: u16) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    while http_get(port, "/healthz").is_none() {
+    while http_get(host, port, "/healthz").is_none() {
         assert!(
             Instant::now() < deadline,
             "nats-server on monitor port {port} did not become healthy"
