@@ -264,6 +264,29 @@ pub enum LifecycleEvent {
 }
 
 impl LifecycleEvent {
+    /// The event named `name` with payload `payload`, as an event frame carries it (what a
+    /// cluster node reads back from the event stream); `None` for a name or payload that
+    /// is not a lifecycle event's.
+    pub fn from_named(name: &str, payload: Value) -> Option<Self> {
+        fn parse<T: serde::de::DeserializeOwned>(payload: Value) -> Option<T> {
+            serde_json::from_value(payload).ok()
+        }
+        Some(match name {
+            "agent_start" => Self::AgentStart(parse(payload)?),
+            "turn_start" => Self::TurnStart(parse(payload)?),
+            "message_start" => Self::MessageStart(parse(payload)?),
+            "text_delta" => Self::TextDelta(parse(payload)?),
+            "tool_execution_start" => Self::ToolExecutionStart(parse(payload)?),
+            "tool_execution_update" => Self::ToolExecutionUpdate(parse(payload)?),
+            "tool_execution_end" => Self::ToolExecutionEnd(parse(payload)?),
+            "message_end" => Self::MessageEnd(parse(payload)?),
+            "turn_end" => Self::TurnEnd(parse(payload)?),
+            "agent_end" => Self::AgentEnd(parse(payload)?),
+            "error" => Self::Error(parse(payload)?),
+            _ => return None,
+        })
+    }
+
     /// The event name (`agent_start`, `text_delta`, ...).
     pub fn name(&self) -> &'static str {
         match self {

@@ -13,14 +13,14 @@ use super::frames::OcError;
 use super::keys;
 
 /// Answers a Control UI method; `None` when `method` is not one of them.
-pub fn answer(
+pub async fn answer(
     oc: &Arc<OpenClaw>,
     conn: &OcConn,
     method: &str,
     params: &Value,
 ) -> Option<Result<Value, OcError>> {
     Some(match method {
-        "chat.startup" => chat_startup(oc, conn, params),
+        "chat.startup" => chat_startup(oc, conn, params).await,
         "chat.metadata" => Ok(json!({"swarmEnabled": false, "commands": [], "models": models(oc)})),
         "models.list" => Ok(json!({"models": models(oc)})),
         "agent.identity.get" => {
@@ -55,7 +55,7 @@ fn agent_of(params: &Value) -> String {
 
 /// `chat.startup`: the history of the session named by `sessionKey`, or of the agent's
 /// main session, with the resolution the UI reads.
-fn chat_startup(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value, OcError> {
+async fn chat_startup(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value, OcError> {
     let agent = agent_of(params);
     let key = match params.get("sessionKey").and_then(Value::as_str) {
         Some(key) => keys::canonical(Some(key), Some(&agent)),
@@ -65,7 +65,7 @@ fn chat_startup(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Val
     if let Some(limit) = params.get("limit") {
         history_params["limit"] = limit.clone();
     }
-    let mut payload = super::methods::history(oc, conn, &history_params)?;
+    let mut payload = super::methods::history(oc, conn, &history_params).await?;
     payload["resolution"] = json!({"ok": true, "key": key, "agentId": keys::agent_of(&key)});
     Ok(payload)
 }

@@ -12,7 +12,7 @@ use super::frames::{self, OcError, Req, need_str, now_ms};
 use super::keys;
 use super::runs::RunRecord;
 use super::translate::{Ending, Finished, Track};
-use super::{OpenClaw, lock};
+use super::{OpenClaw, Target, lock};
 use crate::server::{LiveSession, SessionNode};
 
 /// The methods answered (`hello-ok` lists exactly these).
@@ -55,9 +55,9 @@ pub async fn dispatch(oc: &Arc<OpenClaw>, conn: &Arc<OcConn>, request: Req) {
         "sessions.list" => Ok(sessions_list(oc, conn, &params)),
         "sessions.describe" => sessions_describe(oc, conn, &params),
         "agents.list" => Ok(agents_list(oc, conn)),
-        "chat.history" => history(oc, conn, &params),
+        "chat.history" => history(oc, conn, &params).await,
         "chat.send" => chat_send(oc, conn, &params),
-        "chat.abort" => chat_abort(oc, conn, &params),
+        "chat.abort" => chat_abort(oc, conn, &params).await,
         "agent" => return agent(oc, conn, &request.id, &params).await,
         "agent.wait" => agent_wait(oc, &params).await,
         "question.list" => Ok(json!({"questions": []})),
@@ -65,6 +65,7 @@ pub async fn dispatch(oc: &Arc<OpenClaw>, conn: &Arc<OcConn>, request: Req) {
         "commands.list" => Ok(json!({"commands": []})),
         "connect" => Err(OcError::invalid("connect was already sent")),
         other => super::control_methods::answer(oc, conn, other, &params)
+            .await
             .unwrap_or_else(|| Err(OcError::invalid(format!("unknown method: {other}")))),
     };
     if std::env::var_os("PI_GATEWAY_TRACE_OPENCLAW").is_some() {
@@ -160,8 +161,8 @@ fn sessions_list(oc: &OpenClaw, conn: &OcConn, params: &Value) -> Value {
     })
 }
 
-fn session_row(oc: &OpenClaw, live: &LiveSession, key: &str) -> Value {
-    oc.gateway.node(&live.id).map_or_else(
+fn session_row(oc: &OpenClaw, id: &str, key: &str) -> Value {
+    oc.gateway.node(id).map_or_else(
         || json!({"key": key, "kind": "direct"}),
         |n| row(&n, Some(key)),
     )
@@ -169,29 +170,58 @@ fn session_row(oc: &OpenClaw, live: &LiveSession, key: &str) -> Value {
 
 fn sessions_describe(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value, OcError> {
     let key = session_key(params, "key", "sessions.describe")?;
-    let (live, _) = oc.session_for(&conn.principal, &key)?;
-    Ok(json!({"session": session_row(oc, &live, &key)}))
+    let (target, _) = oc.session_for(&conn.principal, &key)?;
+    Ok(json!({"session": session_row(oc, &target.id, &key)}))
+}
+
+/// The current branch's messages as pi-ai messages, each with its entry id: read here, or
+/// from the node running the session.
+async fn branch_messages(oc: &OpenClaw, target: &Target) -> Result<Vec<Value>, OcError> {
+    let keep = |role: &str| matches!(role, "user" | "assistant" | "toolResult");
+    if let Some(live) = &target.live {
+        return Ok(live.session.with_session(|s| {
+            s.branch_entries()
+                .iter()
+                .filter_map(|entry| {
+                    let message = entry.message()?;
+                    if !keep(message.role()) {
+                        return None;
+                    }
+                    let mut value = serde_json::to_value(message).ok()?;
+                    value["__openclaw"] = json!({"id": entry.id});
+                    Some(value)
+                })
+                .collect()
+        }));
+    }
+    let cluster = oc.cluster()?;
+    let history = cluster
+        .route(
+            &target.owner,
+            "session.history",
+            json!({"sessionId": target.id, "full": true}),
+        )
+        .await
+        .map_err(|e| OcError::unavailable(e.message))?;
+    let entries = history["entries"].as_array().cloned().unwrap_or_default();
+    Ok(entries
+        .into_iter()
+        .filter_map(|mut entry| {
+            let mut message = entry.get_mut("message")?.take();
+            if !keep(message["role"].as_str()?) {
+                return None;
+            }
+            message["__openclaw"] = json!({"id": entry["entryId"]});
+            Some(message)
+        })
+        .collect())
 }
 
 /// `chat.history`: the current branch's messages as pi-ai messages.
-pub fn history(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value, OcError> {
+pub async fn history(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value, OcError> {
     let key = session_key(params, "sessionKey", "chat.history")?;
-    let (live, track) = oc.session_for(&conn.principal, &key)?;
-    let mut messages: Vec<Value> = live.session.with_session(|s| {
-        s.branch_entries()
-            .iter()
-            .filter_map(|entry| {
-                let message = entry.message()?;
-                let role = message.role();
-                if !matches!(role, "user" | "assistant" | "toolResult") {
-                    return None;
-                }
-                let mut value = serde_json::to_value(message).ok()?;
-                value["__openclaw"] = json!({"id": entry.id});
-                Some(value)
-            })
-            .collect()
-    });
+    let (target, track) = oc.session_for(&conn.principal, &key)?;
+    let mut messages = branch_messages(oc, &target).await?;
     for (i, message) in messages.iter_mut().enumerate() {
         message["__openclaw"]["seq"] = json!(i + 1);
     }
@@ -204,10 +234,10 @@ pub fn history(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Valu
         let keep = usize::try_from(limit).unwrap_or(usize::MAX).min(total);
         messages.drain(..total - keep);
     }
-    let info = session_row(oc, &live, &key);
+    let info = session_row(oc, &target.id, &key);
     let mut payload = json!({
         "sessionKey": key,
-        "sessionId": live.id,
+        "sessionId": target.id,
         "messages": messages,
         "hasMore": messages.len() < total,
         "totalMessages": total,
@@ -221,8 +251,108 @@ pub fn history(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Valu
     Ok(payload)
 }
 
-/// Queues a run on the session's lane under `run_id`; a known id gives its record.
+/// Starts a run under `run_id` (a known id gives its record): queued on the session's lane
+/// here, or sent to the node running the session.
 fn start_run(
+    oc: &Arc<OpenClaw>,
+    target: &Target,
+    track: &Arc<Mutex<Track>>,
+    run_id: &str,
+    message: &str,
+) -> Result<(Arc<RunRecord>, bool), OcError> {
+    match &target.live {
+        Some(live) => start_local_run(oc, live, track, run_id, message),
+        None => start_routed_run(oc, target, track, run_id, message),
+    }
+}
+
+/// Says a run that never started failed: a `chat` error event and its record.
+fn run_not_started(oc: &OpenClaw, owner: &str, track: &Mutex<Track>, run: &str, error: &str) {
+    let (key, agent) = {
+        let track = lock(track);
+        (track.key.clone(), track.agent_id.clone())
+    };
+    let payload = json!({"runId": run, "sessionKey": key, "agentId": agent, "seq": 1,
+                         "state": "error", "stopReason": "error", "errorMessage": error,
+                         "errorKind": "unknown"});
+    oc.broadcast(
+        owner,
+        &super::translate::Outgoing {
+            event: "chat",
+            payload,
+            tool: false,
+        },
+    );
+    oc.runs.fail(run, error);
+}
+
+/// A run on the node of a cluster that runs the session: the prompt goes there under the
+/// run id as its command id (sent twice, it runs once); its events come from the stream.
+fn start_routed_run(
+    oc: &Arc<OpenClaw>,
+    target: &Target,
+    track: &Arc<Mutex<Track>>,
+    run_id: &str,
+    message: &str,
+) -> Result<(Arc<RunRecord>, bool), OcError> {
+    let cluster = Arc::clone(oc.cluster()?);
+    let key = lock(track).key.clone();
+    let (record, fresh) = oc.runs.begin(run_id, &key, &target.id);
+    if !fresh {
+        return Ok((record, false));
+    }
+    lock(track).expect_run(run_id);
+    let reply = cluster.route(
+        &target.owner,
+        "session.prompt",
+        json!({"sessionId": target.id, "text": message, "wait": true, "commandId": run_id}),
+    );
+    let following = lock(&oc.following).get(&target.id).cloned();
+    let (oc, track, owner, run) = (
+        Arc::clone(oc),
+        Arc::clone(track),
+        target.owner.clone(),
+        run_id.to_owned(),
+    );
+    tokio::spawn(async move {
+        // The run's first events must find this node following the session.
+        if let Some(mut following) = following {
+            let _ = tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                following.wait_for(|ready| *ready),
+            )
+            .await;
+        }
+        // A run that started ends through its events (they may come after this reply);
+        // one that did not start ends here.
+        let error = match reply.await {
+            Ok(reply) if reply["duplicate"] == true => {
+                Some("a run with this idempotency key was already sent".to_owned())
+            }
+            Ok(reply) if reply["terminationReason"] == "gateway_disconnected" => {
+                let started = oc.runs.get(&run).is_some_and(|r| r.finished().is_some());
+                (!started).then(|| {
+                    reply["error"]
+                        .as_str()
+                        .unwrap_or("the node running the session stopped")
+                        .to_owned()
+                })
+            }
+            Ok(_) => None,
+            Err(e) => Some(e.message),
+        };
+        if let Some(error) = error
+            && oc.runs.get(&run).is_some_and(|r| r.finished().is_none())
+        {
+            lock(&track).clear_expected();
+            run_not_started(&oc, &owner, &track, &run, &error);
+        }
+    });
+    Ok((record, true))
+}
+
+/// Queues a run on the session's lane here under `run_id`; a known id gives its record.
+fn start_local_run(
     oc: &Arc<OpenClaw>,
     live: &Arc<LiveSession>,
     track: &Arc<Mutex<Track>>,
@@ -247,22 +377,7 @@ fn start_run(
             let error = outcome
                 .error
                 .unwrap_or_else(|| "the run did not start".into());
-            let (key, agent) = {
-                let track = lock(&track2);
-                (track.key.clone(), track.agent_id.clone())
-            };
-            let payload = json!({"runId": run, "sessionKey": key, "agentId": agent, "seq": 1,
-                                 "state": "error", "stopReason": "error", "errorMessage": error,
-                                 "errorKind": "unknown"});
-            oc2.broadcast(
-                &session.owner,
-                &super::translate::Outgoing {
-                    event: "chat",
-                    payload,
-                    tool: false,
-                },
-            );
-            oc2.runs.fail(&run, &error);
+            run_not_started(&oc2, &session.owner, &track2, &run, &error);
         }
     });
     if let Err(error) = queued {
@@ -289,23 +404,34 @@ fn chat_send(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value,
         };
         return Ok(json!({"runId": run_id, "status": status}));
     }
-    let (live, track) = oc.session_for(&conn.principal, &key)?;
-    start_run(oc, &live, &track, run_id, message)?;
+    let (target, track) = oc.session_for(&conn.principal, &key)?;
+    start_run(oc, &target, &track, run_id, message)?;
     Ok(json!({"runId": run_id, "status": "started"}))
 }
 
-fn chat_abort(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value, OcError> {
+async fn chat_abort(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value, OcError> {
     let key = session_key(params, "sessionKey", "chat.abort")?;
     let wanted = params.get("runId").and_then(Value::as_str);
-    let (live, track) = oc.session_for(&conn.principal, &key)?;
+    let (target, track) = oc.session_for(&conn.principal, &key)?;
     let current = lock(&track).current().map(|(id, _)| id);
     let hit = current.filter(|id| wanted.is_none_or(|w| w == id));
     let Some(run_id) = hit else {
         return Ok(json!({"ok": true, "aborted": false, "runIds": []}));
     };
-    oc.gateway
-        .interrupt(&conn.principal, &live.id)
-        .map_err(|e| OcError::unavailable(e.message))?;
+    if target.live.is_some() {
+        oc.gateway
+            .interrupt(&conn.principal, &target.id)
+            .map_err(|e| OcError::unavailable(e.message))?;
+    } else {
+        oc.cluster()?
+            .route(
+                &conn.principal,
+                "session.interrupt",
+                json!({"sessionId": target.id}),
+            )
+            .await
+            .map_err(|e| OcError::unavailable(e.message))?;
+    }
     Ok(json!({"ok": true, "aborted": true, "runIds": [run_id]}))
 }
 
@@ -361,7 +487,7 @@ async fn agent(oc: &Arc<OpenClaw>, conn: &OcConn, id: &str, params: &Value) {
         None => {
             let started = oc
                 .session_for(&conn.principal, &key)
-                .and_then(|(live, track)| start_run(oc, &live, &track, &run_id, message));
+                .and_then(|(target, track)| start_run(oc, &target, &track, &run_id, message));
             match started {
                 Ok((record, _)) => record,
                 Err(error) => return conn.send(answer(Err(error))),

@@ -8,8 +8,10 @@
 //! session keys (`agent:<id>:<name>`), kept on the session's node; a key nobody used yet
 //! opens a session in the principal's workspace. Runs are named by the client's
 //! idempotency key. Tokens are the gateway's (`--token`), given as `auth.token` or
-//! `auth.password`.
+//! `auth.password`. On a node of a cluster the tap reads the cluster's event stream and
+//! operations go to the node running the session (`cluster_feed`).
 
+mod cluster_feed;
 mod conn;
 mod control_methods;
 mod control_ui;
@@ -34,6 +36,7 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+use crate::events::LifecycleEvent;
 use crate::server::{Gateway, LiveSession};
 use conn::OcConn;
 use frames::OcError;
@@ -41,6 +44,14 @@ use runs::Runs;
 use translate::{Outgoing, Track};
 
 pub use frames::PROTOCOL;
+
+/// A session OpenClaw clients act on: run on this gateway (`live`), or, on a node of a
+/// cluster, wherever its lane is owned (operations routed there, events from the stream).
+pub(crate) struct Target {
+    pub id: String,
+    pub owner: String,
+    pub live: Option<Arc<LiveSession>>,
+}
 
 /// How often connections get a `tick` (announced as `policy.tickIntervalMs`).
 const TICK_INTERVAL: Duration = Duration::from_secs(30);
@@ -50,6 +61,8 @@ pub struct OpenClaw {
     gateway: Arc<Gateway>,
     runs: Runs,
     tracks: Mutex<HashMap<String, Arc<Mutex<Track>>>>,
+    /// On a node of a cluster: per session, whether its events are followed yet.
+    following: Mutex<HashMap<String, tokio::sync::watch::Receiver<bool>>>,
     conns: Mutex<Vec<Arc<OcConn>>>,
     started: Instant,
     tick: Duration,
@@ -67,6 +80,7 @@ impl OpenClaw {
             gateway,
             runs: Runs::default(),
             tracks: Mutex::new(HashMap::new()),
+            following: Mutex::new(HashMap::new()),
             conns: Mutex::new(Vec::new()),
             started: Instant::now(),
             tick: TICK_INTERVAL,
@@ -85,6 +99,13 @@ impl OpenClaw {
         for conn in conns {
             conn.send_event(outgoing.event, &outgoing.payload);
         }
+    }
+
+    /// The cluster this gateway is a node of (only asked for where there is one).
+    fn cluster(&self) -> Result<&Arc<dyn crate::server::cluster_hooks::ClusterHooks>, OcError> {
+        self.gateway
+            .cluster()
+            .ok_or_else(|| OcError::unavailable("the session runs nowhere"))
     }
 
     /// The folder sessions opened by key work in: the principal's first workspace.
@@ -108,17 +129,25 @@ impl OpenClaw {
         self: &Arc<Self>,
         principal: &str,
         key: &str,
-    ) -> Result<(Arc<LiveSession>, Arc<Mutex<Track>>), OcError> {
-        if let Some(node) = self.gateway.node_for_key(principal, key)
-            && let Ok(live) = self.gateway.session(principal, &node.id)
-        {
-            return Ok(self.attach(live, key));
-        }
-        if let Some(id) = key.strip_prefix("agent:main:")
-            && self.gateway.node(id).is_some_and(|n| n.owner == principal)
-            && let Ok(live) = self.gateway.session(principal, id)
-        {
-            return Ok(self.attach(live, key));
+    ) -> Result<(Target, Arc<Mutex<Track>>), OcError> {
+        let clustered = self.gateway.cluster().is_some();
+        let known = self
+            .gateway
+            .node_for_key(principal, key)
+            .map(|node| node.id)
+            .or_else(|| {
+                key.strip_prefix("agent:main:")
+                    .filter(|id| self.gateway.node(id).is_some_and(|n| n.owner == principal))
+                    .map(str::to_owned)
+            });
+        if let Some(id) = known {
+            // On a node of a cluster the session runs wherever its lane is owned.
+            if clustered {
+                return Ok(self.attach_remote(&id, principal, key));
+            }
+            if let Ok(live) = self.gateway.session(principal, &id) {
+                return Ok(self.attach(live, key));
+            }
         }
         let cwd = self.workspace(principal)?;
         let params = serde_json::from_value(serde_json::json!({"cwd": cwd}))
@@ -131,15 +160,14 @@ impl OpenClaw {
                 _ => OcError::unavailable(e.message),
             })?;
         self.gateway.set_key(&live.id, key);
+        if clustered {
+            return Ok(self.attach_remote(&live.id, principal, key));
+        }
         Ok(self.attach(live, key))
     }
 
     /// The session's track, tapping its events the first time.
-    fn attach(
-        self: &Arc<Self>,
-        live: Arc<LiveSession>,
-        key: &str,
-    ) -> (Arc<LiveSession>, Arc<Mutex<Track>>) {
+    fn attach(self: &Arc<Self>, live: Arc<LiveSession>, key: &str) -> (Target, Arc<Mutex<Track>>) {
         let track = Arc::clone(
             lock(&self.tracks)
                 .entry(live.id.clone())
@@ -151,28 +179,68 @@ impl OpenClaw {
         live.add_tap(
             "openclaw",
             Arc::new(move |event| {
-                let Some(oc) = weak.upgrade() else {
-                    return;
-                };
-                let (outgoing, finished, key, session_id) = {
-                    let mut track = lock(&tapped);
-                    let (outgoing, finished) = track.translate(event);
-                    (
-                        outgoing,
-                        finished,
-                        track.key.clone(),
-                        track.session_id.clone(),
-                    )
-                };
-                for event in &outgoing {
-                    oc.broadcast(&owner, event);
-                }
-                if let Some(finished) = finished {
-                    oc.runs.finish(finished, &key, &session_id);
+                if let Some(oc) = weak.upgrade() {
+                    oc.deliver(&owner, &tapped, event);
                 }
             }),
         );
-        (live, track)
+        let target = Target {
+            id: live.id.clone(),
+            owner: live.owner.clone(),
+            live: Some(live),
+        };
+        (target, track)
+    }
+
+    /// [`Self::attach`] on a node of a cluster: the track follows the session's events
+    /// from the cluster's stream, from the first time on.
+    fn attach_remote(
+        self: &Arc<Self>,
+        id: &str,
+        owner: &str,
+        key: &str,
+    ) -> (Target, Arc<Mutex<Track>>) {
+        let (track, fresh) = {
+            let mut tracks = lock(&self.tracks);
+            match tracks.get(id) {
+                Some(track) => (Arc::clone(track), false),
+                None => {
+                    let track = Arc::new(Mutex::new(Track::new(key, id)));
+                    tracks.insert(id.to_owned(), Arc::clone(&track));
+                    (track, true)
+                }
+            }
+        };
+        if fresh && let Some(cluster) = self.gateway.cluster() {
+            let ready = cluster_feed::follow(self, cluster, id, owner, Arc::clone(&track));
+            lock(&self.following).insert(id.to_owned(), ready);
+        }
+        let target = Target {
+            id: id.to_owned(),
+            owner: owner.to_owned(),
+            live: None,
+        };
+        (target, track)
+    }
+
+    /// Translates one of a session's events for `owner`'s OpenClaw connections.
+    fn deliver(&self, owner: &str, track: &Mutex<Track>, event: &LifecycleEvent) {
+        let (outgoing, finished, key, session_id) = {
+            let mut track = lock(track);
+            let (outgoing, finished) = track.translate(event);
+            (
+                outgoing,
+                finished,
+                track.key.clone(),
+                track.session_id.clone(),
+            )
+        };
+        for event in &outgoing {
+            self.broadcast(owner, event);
+        }
+        if let Some(finished) = finished {
+            self.runs.finish(finished, &key, &session_id);
+        }
     }
 
     /// `sessions.list` rows of a principal, newest first.

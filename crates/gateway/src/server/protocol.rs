@@ -28,7 +28,7 @@
 //! | `session.interrupt` | `sessionId` | `aborted` (ids of the sessions aborted: it and its sub-agents) |
 //! | `session.subscribe` | `sessionId`, `fromSeq?` | `replayed`, `gap`, `seq`, `stateVersion` |
 //! | `session.unsubscribe` | `sessionId` | `{}` |
-//! | `session.history` | `sessionId` | `entries`: `entryId`, `parentId`, `role`, `text`, `messageId?` |
+//! | `session.history` | `sessionId`, `full?` | `entries`: `entryId`, `parentId`, `role`, `text`, `messageId?`, `message?` (with `full`) |
 //! | `tool.result` | `requestId`, `content`, `isError?` | `{}` (answers a `tool_request`) |
 //! | `sessions.list` | | `sessions`: session nodes |
 //! | `sessions.tree` | | `roots`: nodes with `children` |
@@ -184,6 +184,16 @@ pub struct EventFrame<'a, P: Serialize> {
 #[serde(rename_all = "camelCase")]
 pub struct SessionParams {
     pub session_id: String,
+}
+
+/// `session.history`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryParams {
+    pub session_id: String,
+    /// Each message entry also carries its whole message (`message`), as pi-ai has it.
+    #[serde(default)]
+    pub full: bool,
 }
 
 /// `auth`.

@@ -352,8 +352,9 @@ impl LiveSession {
             .then_some(id)
     }
 
-    /// The entries of the current branch, with the `messageId`s the events gave them.
-    pub fn history(&self) -> Value {
+    /// The entries of the current branch, with the `messageId`s the events gave them; with
+    /// `full`, each message entry's whole message too.
+    pub fn history(&self, full: bool) -> Value {
         let message_of = {
             let mut hub = self.hub();
             self.resolve_pending(&mut hub);
@@ -367,13 +368,17 @@ impl LiveSession {
                         Some(m) => (m.role().to_owned(), message_text(m)),
                         None => (entry_kind(&e.kind).to_owned(), String::new()),
                     };
-                    json!({
+                    let mut entry = json!({
                         "entryId": e.id,
                         "parentId": e.parent_id,
                         "role": role,
                         "text": text,
                         "messageId": message_of.get(&e.id),
-                    })
+                    });
+                    if full && let Some(message) = e.message() {
+                        entry["message"] = serde_json::to_value(message).unwrap_or_default();
+                    }
+                    entry
                 })
                 .collect()
         });

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::gateway::Gateway;
 use super::protocol::{
-    ApiError, BranchParams, NavigateParams, PromptParams, SessionParams, params,
+    ApiError, BranchParams, HistoryParams, NavigateParams, PromptParams, SessionParams, params,
 };
 
 /// What running an operation produced.
@@ -99,11 +99,11 @@ pub fn run(gateway: &Arc<Gateway>, principal: &str, method: &str, p: &Value) -> 
                 Err(e) => ready(Err(e)),
             }
         }
-        "session.history" => ready(
-            params::<SessionParams>(p)
-                .and_then(|s| gateway.session(principal, &s.session_id))
-                .map(|live| live.history()),
-        ),
+        "session.history" => ready(params::<HistoryParams>(p).and_then(|h| {
+            gateway
+                .session(principal, &h.session_id)
+                .map(|live| live.history(h.full))
+        })),
         "session.branch" => ready(
             params::<BranchParams>(p)
                 .and_then(|branch| gateway.branch(principal, &branch))

@@ -204,6 +204,25 @@ impl GatewayCluster {
         self.nodes[i] = self.spawn(i, &id, &agent);
     }
 
+    /// Node `i`'s OpenClaw listener (`ws://…`), when it was started with `--openclaw-port`.
+    pub fn openclaw_url(&self, i: usize) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = self.nodes[i].log.lock().unwrap().clone();
+            if let Some(url) = log
+                .lines()
+                .find_map(|l| l.strip_prefix("pi-gateway: OpenClaw protocol on "))
+            {
+                return url.to_owned();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "node {i} has no OpenClaw listener: {log}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// What every node printed, for failure messages.
     pub fn logs(&self) -> String {
         self.nodes
