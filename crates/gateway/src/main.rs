@@ -74,6 +74,10 @@ struct ClusterArgs {
     /// Replicas of the cluster's streams and buckets (at most the number of servers).
     #[arg(long, default_value_t = 3)]
     replicas: usize,
+    /// Snapshot a session's workspace at the end of each run when its files weigh at most
+    /// this many MiB (0: never), so another node can restore it if this one dies.
+    #[arg(long, default_value_t = 64)]
+    snapshot_limit_mib: u64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -403,6 +407,7 @@ mod cluster {
         let engine = engine(&args, event_log).await?;
         let settings = NodeSettings {
             idle_release: parse_duration(&args.idle_release)?,
+            snapshot_limit: args.snapshot_limit_mib.saturating_mul(1024 * 1024),
             ..NodeSettings::default()
         };
         let node = ClusterNode::start(engine, gateway, settings)

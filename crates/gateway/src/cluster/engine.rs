@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use async_nats::jetstream::{self, kv, stream};
+use async_nats::jetstream::{self, kv, object_store, stream};
 use bytes::Bytes;
 
 /// How a node joins the cluster.
@@ -67,6 +67,8 @@ pub const SESSIONS: &str = "pi_sessions";
 pub const COMMANDS: &str = "PI_CMD";
 /// Live node bucket name (each node's key lives while it renews it).
 pub const NODES: &str = "pi_nodes";
+/// The object store of workspace snapshots.
+pub const BLOBS: &str = "pi_blobs";
 /// How long a command id is remembered.
 const COMMAND_WINDOW: Duration = Duration::from_secs(600);
 /// How long a publish nobody answers is tried again.
@@ -101,6 +103,32 @@ pub struct Engine {
     pub lanes: kv::Store,
     pub sessions: kv::Store,
     pub nodes: kv::Store,
+    /// Workspace snapshots (`<session>/workspace.tar.gz`).
+    pub blobs: object_store::ObjectStore,
+}
+
+/// A KV bucket, made if missing: one value per key, on disk, values dropped `max_age`
+/// after their last write (zero: kept).
+async fn bucket(
+    jetstream: &jetstream::Context,
+    name: &str,
+    max_age: Duration,
+    replicas: usize,
+) -> Result<kv::Store, ClusterError> {
+    if let Ok(store) = jetstream.get_key_value(name).await {
+        return Ok(store);
+    }
+    jetstream
+        .create_key_value(kv::Config {
+            bucket: name.into(),
+            history: 1,
+            max_age,
+            storage: stream::StorageType::File,
+            num_replicas: replicas,
+            ..Default::default()
+        })
+        .await
+        .map_err(js)
 }
 
 /// Connects to `servers` (failing over between them).
@@ -195,42 +223,17 @@ impl Engine {
             })
             .await
             .map_err(js)?;
-        let nodes = match jetstream.get_key_value(NODES).await {
+        let replicas = config.replicas;
+        let nodes = bucket(&jetstream, NODES, config.lease_ttl, replicas).await?;
+        let lanes = bucket(&jetstream, LANES, config.lease_ttl, replicas).await?;
+        let sessions = bucket(&jetstream, SESSIONS, Duration::ZERO, replicas).await?;
+        let blobs = match jetstream.get_object_store(BLOBS).await {
             Ok(store) => store,
             Err(_) => jetstream
-                .create_key_value(kv::Config {
-                    bucket: NODES.into(),
-                    history: 1,
-                    max_age: config.lease_ttl,
+                .create_object_store(object_store::Config {
+                    bucket: BLOBS.into(),
                     storage: stream::StorageType::File,
-                    num_replicas: config.replicas,
-                    ..Default::default()
-                })
-                .await
-                .map_err(js)?,
-        };
-        let lanes = match jetstream.get_key_value(LANES).await {
-            Ok(store) => store,
-            Err(_) => jetstream
-                .create_key_value(kv::Config {
-                    bucket: LANES.into(),
-                    history: 1,
-                    max_age: config.lease_ttl,
-                    storage: stream::StorageType::File,
-                    num_replicas: config.replicas,
-                    ..Default::default()
-                })
-                .await
-                .map_err(js)?,
-        };
-        let sessions = match jetstream.get_key_value(SESSIONS).await {
-            Ok(store) => store,
-            Err(_) => jetstream
-                .create_key_value(kv::Config {
-                    bucket: SESSIONS.into(),
-                    history: 1,
-                    storage: stream::StorageType::File,
-                    num_replicas: config.replicas,
+                    num_replicas: replicas,
                     ..Default::default()
                 })
                 .await
@@ -243,6 +246,7 @@ impl Engine {
             format!("KV_{LANES}"),
             format!("KV_{SESSIONS}"),
             format!("KV_{NODES}"),
+            format!("OBJ_{BLOBS}"),
         ] {
             wait_for_leader(&jetstream, &name).await?;
         }
@@ -253,6 +257,7 @@ impl Engine {
             lanes,
             sessions,
             nodes,
+            blobs,
         })
     }
 

@@ -7,7 +7,8 @@
 //! - `pi_lanes`, a KV bucket of lane leases: whoever created a session's key owns its lane
 //!   until it stops renewing (the bucket's max age is the lease TTL); the revision is the
 //!   lane's epoch, and a renewal names the revision it holds, so a stale owner is refused;
-//! - `pi_sessions`, a KV bucket of session records (the tree's nodes) every node watches.
+//! - `pi_sessions`, a KV bucket of session records (the tree's nodes) every node watches;
+//! - `pi_blobs`, an object store of workspace snapshots taken at the end of each run.
 
 pub mod engine;
 pub mod entries;
@@ -21,6 +22,7 @@ pub mod ordered;
 mod owned;
 pub mod publisher;
 mod route;
+pub mod snapshots;
 mod takeover;
 
 pub use engine::{ClusterConfig, ClusterError, Engine};

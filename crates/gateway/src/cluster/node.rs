@@ -37,6 +37,9 @@ pub struct NodeSettings {
     pub idle_release: Duration,
     /// How long a forwarded `session.prompt` with `wait` may take.
     pub wait_limit: Duration,
+    /// A workspace whose files weigh at most this many bytes is snapshot at the end of
+    /// each run (0: never).
+    pub snapshot_limit: u64,
 }
 
 impl Default for NodeSettings {
@@ -44,6 +47,7 @@ impl Default for NodeSettings {
         Self {
             idle_release: Duration::from_secs(60),
             wait_limit: Duration::from_secs(48 * 60 * 60),
+            snapshot_limit: 64 * 1024 * 1024,
         }
     }
 }

@@ -35,6 +35,10 @@ pub struct Owned {
     running_changed: Arc<Notify>,
     /// `Some(true)` once the lane is claimed and answered, `Some(false)` if that failed.
     pub started: watch::Receiver<Option<bool>>,
+    /// Held while the workspace is packed and stored: one snapshot at a time, newest last.
+    snapshotting: Arc<tokio::sync::Mutex<()>>,
+    /// Said once: the workspace is too heavy to snapshot.
+    too_heavy: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Owned {
@@ -115,6 +119,8 @@ impl ClusterNode {
             last_used: Mutex::new(Instant::now()),
             running_changed,
             started: started_rx,
+            snapshotting: Arc::new(tokio::sync::Mutex::new(())),
+            too_heavy: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         });
         lock(&self.owned).insert(session.clone(), Arc::clone(&owned));
         let node = Arc::clone(self);
@@ -169,6 +175,7 @@ impl ClusterNode {
     async fn keep(self: Arc<Self>, owned: Arc<Owned>) {
         let ttl = self.ttl();
         let margin = ttl / 5;
+        let mut was_running = owned.is_running();
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(ttl / 3) => {}
@@ -188,6 +195,10 @@ impl ClusterNode {
                 return;
             }
             let running = owned.is_running();
+            if was_running && !running {
+                self.snapshot(&owned);
+            }
+            was_running = running;
             let renewal = {
                 let mut lease = owned.lease.lock().await;
                 let Some(lease) = lease.as_mut() else { return };
@@ -212,6 +223,48 @@ impl ClusterNode {
                 return;
             }
         }
+    }
+
+    /// Stores the session's workspace as it is at the end of a run (in the background),
+    /// for a node taking the session over after this one died.
+    fn snapshot(&self, owned: &Arc<Owned>) {
+        let limit = self.settings.snapshot_limit;
+        let Some(cwd) = self
+            .gateway()
+            .ok()
+            .and_then(|g| g.node(&owned.session))
+            .map(|n| std::path::PathBuf::from(n.cwd))
+        else {
+            return;
+        };
+        if limit == 0 || !cwd.is_dir() {
+            return;
+        }
+        let (engine, session, lock, too_heavy) = (
+            self.engine.clone(),
+            owned.session.clone(),
+            Arc::clone(&owned.snapshotting),
+            Arc::clone(&owned.too_heavy),
+        );
+        tokio::spawn(async move {
+            let _one_at_a_time = lock.lock().await;
+            match engine.snapshot_workspace(&session, &cwd, limit).await {
+                Ok(Some(taken)) => {
+                    super::trace!("{session}: workspace snapshot of {} bytes", taken.bytes);
+                }
+                Ok(None) => {
+                    if !too_heavy.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                        eprintln!(
+                            "pi-gateway: the workspace of session {session} weighs over {limit} \
+                             bytes: no snapshots (--snapshot-limit-mib)"
+                        );
+                    }
+                }
+                Err(e) => eprintln!(
+                    "pi-gateway: could not snapshot the workspace of session {session}: {e}"
+                ),
+            }
+        });
     }
 
     /// Stops owning a lane at once: nothing more is published or appended, a run in

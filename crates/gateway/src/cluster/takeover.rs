@@ -167,14 +167,38 @@ impl ClusterNode {
             gateway.touch(session, Some(TerminationReason::GatewayDisconnected));
         }
         if workspace_lost {
-            live.publish_own(LifecycleEvent::Error(ErrorEvent {
-                code: "workspace_lost".into(),
-                message: format!(
-                    "the workspace {} was on node {previous}, which is gone; the conversation \
-                     goes on in an empty folder on node {}",
-                    record.cwd,
-                    self.node_id()
+            // The workspace node's disk is gone with it: its last snapshot, if any, brings
+            // the files back as they were at the end of the last run.
+            let restored = self.engine.restore_workspace(session, cwd).await;
+            let (code, message) = match restored {
+                Ok(Some(snapshot)) => (
+                    "workspace_restored",
+                    format!(
+                        "the workspace {} was on node {previous}, which is gone; node {} \
+                         restored it as it was at the end of the last run ({}), and the \
+                         conversation goes on there (changes made after that are lost)",
+                        record.cwd,
+                        self.node_id(),
+                        pi_coding_agent::session::time::iso_from_millis(snapshot.taken_at)
+                    ),
                 ),
+                Ok(None) | Err(_) => (
+                    "workspace_lost",
+                    format!(
+                        "the workspace {} was on node {previous}, which is gone{}; the \
+                         conversation goes on in an empty folder on node {}",
+                        record.cwd,
+                        match &restored {
+                            Err(e) => format!(", and its snapshot could not be restored ({e})"),
+                            _ => String::new(),
+                        },
+                        self.node_id()
+                    ),
+                ),
+            };
+            live.publish_own(LifecycleEvent::Error(ErrorEvent {
+                code: code.into(),
+                message,
                 context: None,
                 recoverable: true,
             }));
