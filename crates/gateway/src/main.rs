@@ -332,10 +332,19 @@ async fn run_export(session: &str, args: &ClusterArgs) -> anyhow::Result<()> {
         bail!("pass --cluster nats://HOST:PORT (a server of the cluster)");
     }
     let engine = cluster::engine(args, 4096).await?;
-    let (lines, _) = engine
-        .load_entries(session)
-        .await
-        .with_context(|| format!("cannot read session {session}"))?;
+    // The server reached may be cut off from the others, or its streams electing leaders:
+    // tried again (through another server) for half a minute.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let lines = loop {
+        match engine.load_entries(session).await {
+            Ok((lines, _)) => break lines,
+            Err(_) if std::time::Instant::now() < deadline => {
+                let _ = engine.client.force_reconnect().await;
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
+            Err(e) => return Err(e).with_context(|| format!("cannot read session {session}")),
+        }
+    };
     if lines.is_empty() {
         bail!("the cluster holds no entries of session {session}");
     }

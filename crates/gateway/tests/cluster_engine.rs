@@ -154,8 +154,20 @@ async fn events_of_every_node_share_one_seq_and_survive_a_killed_leader() {
     let acked = publisher.await.unwrap();
     assert_eq!(acked.len(), 300);
     cluster.restart(leader);
-    // Read every stored event of s4 back.
-    let stream = a.jetstream.get_stream("PI_EV").await.unwrap();
+    // Read every stored event of s4 back (the cluster may still be electing leaders after
+    // the restart: its API requests are tried again).
+    let mut tries = 0;
+    let stream = loop {
+        match a.jetstream.get_stream("PI_EV").await {
+            Ok(stream) => break stream,
+            Err(e) if tries < 30 => {
+                tries += 1;
+                eprintln!("looking the stream up: {e}; trying again");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => panic!("looking the stream up: {e}"),
+        }
+    };
     let mut found = Vec::new();
     for (id, seq) in &acked {
         // The restarted server may still be catching up, or the stream electing a leader.

@@ -291,6 +291,46 @@ impl Engine {
         }
     }
 
+    /// Every message of `subject` in `stream`, oldest first, with its sequence; read up to
+    /// the last one the stream's leader has (a replica may lag). Only "no message" means
+    /// none: a stream electing its leader is an error, not an empty subject.
+    pub async fn read_subject(
+        &self,
+        stream: &str,
+        subject: &str,
+    ) -> Result<Vec<(u64, Bytes)>, ClusterError> {
+        let stream = self.jetstream.get_stream(stream).await.map_err(js)?;
+        let last = match stream.get_last_raw_message_by_subject(subject).await {
+            Ok(last) => last.sequence,
+            Err(e)
+                if e.kind()
+                    == async_nats::jetstream::stream::LastRawMessageErrorKind::NoMessageFound =>
+            {
+                return Ok(Vec::new());
+            }
+            Err(e) => return Err(js(e)),
+        };
+        let consumer = stream
+            .create_consumer(jetstream::consumer::pull::OrderedConfig {
+                filter_subject: subject.to_owned(),
+                deliver_policy: jetstream::consumer::DeliverPolicy::All,
+                ..Default::default()
+            })
+            .await
+            .map_err(js)?;
+        let mut messages = consumer.messages().await.map_err(js)?;
+        let mut read = Vec::new();
+        while let Some(message) = futures_util::StreamExt::next(&mut messages).await {
+            let message = message.map_err(js)?;
+            let seq = message.info().map_err(js)?.stream_sequence;
+            read.push((seq, message.payload.clone()));
+            if seq >= last {
+                break;
+            }
+        }
+        Ok(read)
+    }
+
     /// Records command `id` of `session`; true when it was recorded before (a retry of a
     /// command already accepted, within the last ten minutes).
     ///

@@ -6,18 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use async_nats::jetstream::consumer::{DeliverPolicy, pull};
 use bytes::Bytes;
-use futures_util::StreamExt;
 use pi_coding_agent::session::line_sink::LineSink;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::engine::{ClusterError, ENTRIES, Engine};
-
-fn js<E: std::fmt::Display>(e: E) -> ClusterError {
-    ClusterError::JetStream(e.to_string())
-}
 
 /// The owner's side: lines queued by the session manager, appended in order.
 #[derive(Clone)]
@@ -113,30 +107,10 @@ impl EntryWriter {
 impl Engine {
     /// Every line of `session` in order, and the sequence of the last one (0: none).
     pub async fn load_entries(&self, session: &str) -> Result<(Vec<Bytes>, u64), ClusterError> {
-        let stream = self.jetstream.get_stream(ENTRIES).await.map_err(js)?;
-        let subject = format!("pi.sess.{session}");
-        // From the stream's leader: a replica may not have the newest append yet.
-        let Ok(last) = stream.get_last_raw_message_by_subject(&subject).await else {
-            return Ok((Vec::new(), 0));
-        };
-        let consumer = stream
-            .create_consumer(pull::OrderedConfig {
-                filter_subject: subject,
-                deliver_policy: DeliverPolicy::All,
-                ..Default::default()
-            })
-            .await
-            .map_err(js)?;
-        let mut messages = consumer.messages().await.map_err(js)?;
-        let mut lines = Vec::new();
-        while let Some(message) = messages.next().await {
-            let message = message.map_err(js)?;
-            let sequence = message.info().map_err(js)?.stream_sequence;
-            lines.push(message.payload.clone());
-            if sequence >= last.sequence {
-                break;
-            }
-        }
-        Ok((lines, last.sequence))
+        let messages = self
+            .read_subject(ENTRIES, &format!("pi.sess.{session}"))
+            .await?;
+        let last = messages.last().map_or(0, |(seq, _)| *seq);
+        Ok((messages.into_iter().map(|(_, line)| line).collect(), last))
     }
 }

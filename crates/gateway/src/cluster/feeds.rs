@@ -7,9 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use async_nats::jetstream::consumer::{DeliverPolicy, pull};
 use axum::extract::ws::Utf8Bytes;
-use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::OnceCell;
@@ -218,35 +216,13 @@ impl Feeds {
 
     /// The events of `session` the stream keeps, oldest first.
     async fn stored(&self, session: &str) -> Result<Vec<Decoded>, ClusterError> {
-        let js = |e: &dyn std::fmt::Display| ClusterError::JetStream(e.to_string());
-        let stream = self
+        let messages = self
             .engine
-            .jetstream
-            .get_stream(EVENTS)
-            .await
-            .map_err(|e| js(&e))?;
-        let subject = format!("pi.ev.{session}");
-        let Ok(last) = stream.get_last_raw_message_by_subject(&subject).await else {
-            return Ok(Vec::new());
-        };
-        let consumer = stream
-            .create_consumer(pull::OrderedConfig {
-                filter_subject: subject,
-                deliver_policy: DeliverPolicy::All,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| js(&e))?;
-        let mut messages = consumer.messages().await.map_err(|e| js(&e))?;
-        let mut events = Vec::new();
-        while let Some(message) = messages.next().await {
-            let message = message.map_err(|e| js(&e))?;
-            let seq = message.info().map_err(|e| js(&e))?.stream_sequence;
-            events.extend(decode(seq, &message.payload));
-            if seq >= last.sequence {
-                break;
-            }
-        }
-        Ok(events)
+            .read_subject(EVENTS, &format!("pi.ev.{session}"))
+            .await?;
+        Ok(messages
+            .iter()
+            .flat_map(|(seq, payload)| decode(*seq, payload))
+            .collect())
     }
 }
