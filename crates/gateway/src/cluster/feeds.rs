@@ -175,10 +175,30 @@ impl Feeds {
                     })
                 }),
         );
-        let filled = entry
+        entry
             .filled
-            .get_or_try_init(|| async {
-                let stored = self.stored(session).await?;
+            .get_or_init(|| async {
+                // Live events wait (in `early`) until the stored ones are in: the read is
+                // tried again while the stream is busy or electing, and if it still fails,
+                // the feed goes on with the live events alone rather than none.
+                let mut tries = 0u32;
+                let stored = loop {
+                    match self.stored(session).await {
+                        Ok(stored) => break stored,
+                        Err(e) if tries < 8 => {
+                            tries += 1;
+                            super::trace!("{session}: reading its events failed: {e}");
+                            tokio::time::sleep(std::time::Duration::from_millis(100) * tries).await;
+                        }
+                        Err(e) => {
+                            eprintln!(
+                                "pi-gateway: cannot read the stored events of session \
+                                 {session}: {e}; live events only"
+                            );
+                            break Vec::new();
+                        }
+                    }
+                };
                 let mut slot = lock(&entry.slot);
                 for event in stored {
                     slot.push(event);
@@ -188,12 +208,8 @@ impl Feeds {
                     slot.push(event);
                 }
                 slot.filled = true;
-                Ok::<(), ClusterError>(())
             })
             .await;
-        if let Err(e) = filled {
-            eprintln!("pi-gateway: cannot read the events of session {session}: {e}");
-        }
         let mut slot = lock(&entry.slot);
         let state_version = slot.feed.state_version();
         slot.feed.subscribe(sub, from_seq, state_version, response);
