@@ -9,7 +9,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use mock_llm::{Fault, Script};
@@ -17,25 +17,6 @@ use serde_json::{Value, json};
 
 use support::ALICE;
 use support::gateway_cluster::{GatewayCluster, check_export};
-
-/// The installed client, or `None` (then the test says it skipped, unless CI requires it).
-fn client() -> Option<PathBuf> {
-    let path = std::env::var_os("PI_TEST_OPENCLAW").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/openclaw-client/bin/openclaw"),
-        PathBuf::from,
-    );
-    if !path.exists() {
-        assert!(
-            std::env::var_os("PI_TEST_REQUIRE_OPENCLAW").is_none(),
-            "the openclaw client is not installed (scripts/install-openclaw-client.sh)"
-        );
-        eprintln!(
-            "the openclaw client is not installed: skipped (scripts/install-openclaw-client.sh)"
-        );
-        return None;
-    }
-    Some(path)
-}
 
 /// Runs the client against node `i`'s OpenClaw listener, with a private HOME.
 async fn run(oc: &Path, cluster: &GatewayCluster, i: usize, args: &[&str]) -> Output {
@@ -91,7 +72,9 @@ async fn call(oc: &Path, cluster: &GatewayCluster, i: usize, method: &str, param
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openclaws_client_uses_one_session_through_every_node() {
-    let Some(oc) = client() else { return };
+    let Some(oc) = support::openclaw_client() else {
+        return;
+    };
     let Some(mut cluster) = GatewayCluster::start("3s", &["--openclaw-port", "0"]).await else {
         return;
     };

@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -15,25 +15,6 @@ use mock_llm::{Fault, Script};
 use pi_gateway::openclaw::{self, OpenClawHandle};
 use serde_json::Value;
 use support::{ALICE, Env, relaxed};
-
-/// The installed client, or `None` (then the tests say they skipped, unless CI requires it).
-fn client() -> Option<PathBuf> {
-    let path = std::env::var_os("PI_TEST_OPENCLAW").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/openclaw-client/bin/openclaw"),
-        PathBuf::from,
-    );
-    if !path.exists() {
-        assert!(
-            std::env::var_os("PI_TEST_REQUIRE_OPENCLAW").is_none(),
-            "the openclaw client is not installed (scripts/install-openclaw-client.sh)"
-        );
-        eprintln!(
-            "the openclaw client is not installed: skipped (scripts/install-openclaw-client.sh)"
-        );
-        return None;
-    }
-    Some(path)
-}
 
 async fn start() -> (Env, OpenClawHandle) {
     let env = Env::start(relaxed()).await;
@@ -157,7 +138,9 @@ fn idle(screen: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openclaws_own_client_calls_asks_and_chats_in_its_tui() {
-    let Some(oc) = client() else { return };
+    let Some(oc) = support::openclaw_client() else {
+        return;
+    };
     let (env, listener) = start().await;
     let url = listener.url();
     std::fs::write(env.work.join("hello.txt"), "hello-from-file\n").unwrap();
@@ -269,7 +252,9 @@ async fn openclaws_own_client_calls_asks_and_chats_in_its_tui() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_check_client_passes_where_the_kit_is_present() {
-    let Some(oc) = client() else { return };
+    let Some(oc) = support::openclaw_client() else {
+        return;
+    };
     let kit = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/reference/openclaw/check_client.sh");
     let has_websockets = Command::new("python3")

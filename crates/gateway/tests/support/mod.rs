@@ -16,6 +16,29 @@ use pi_gateway::events::Limits;
 use pi_gateway::server::client::Client;
 use pi_gateway::server::{GatewayConfig, GatewayHandle, serve};
 
+/// OpenClaw's own client (`scripts/install-openclaw-client.sh`), or `None`: then the test
+/// says it skipped, unless CI requires the client (`PI_TEST_REQUIRE_OPENCLAW`).
+pub fn openclaw_client() -> Option<PathBuf> {
+    let path = std::env::var_os("PI_TEST_OPENCLAW").map_or_else(
+        || {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/openclaw-client/bin/openclaw")
+        },
+        PathBuf::from,
+    );
+    if !path.exists() {
+        assert!(
+            std::env::var_os("PI_TEST_REQUIRE_OPENCLAW").is_none(),
+            "the openclaw client is not installed (scripts/install-openclaw-client.sh)"
+        );
+        eprintln!(
+            "the openclaw client is not installed: skipped (scripts/install-openclaw-client.sh)"
+        );
+        return None;
+    }
+    Some(path)
+}
+
 /// The token of principal `alice`; `bob` has [`BOB`].
 pub const ALICE: &str = "alice-token";
 pub const BOB: &str = "bob-token";

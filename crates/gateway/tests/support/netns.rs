@@ -148,43 +148,26 @@ impl Net {
         command
     }
 
+    /// Runs iptables with `args` inside namespace `i`.
+    fn iptables(&self, i: usize, args: &[&str]) {
+        let mut all = vec!["ip", "netns", "exec", &self.names[i], "iptables"];
+        all.extend_from_slice(args);
+        run(&all).unwrap();
+    }
+
     /// Cuts namespace `i` off from the other two (both ways); the bridge still reaches it.
     pub fn partition(&self, i: usize) {
         for j in (0..3).filter(|j| *j != i) {
             let other = self.ip(j);
-            for (chain, side) in [("INPUT", "-s"), ("OUTPUT", "-d")] {
-                run(&[
-                    "ip",
-                    "netns",
-                    "exec",
-                    &self.names[i],
-                    "iptables",
-                    "-A",
-                    chain,
-                    side,
-                    &other,
-                    "-j",
-                    "DROP",
-                ])
-                .unwrap();
-            }
+            self.iptables(i, &["-A", "INPUT", "-s", &other, "-j", "DROP"]);
+            self.iptables(i, &["-A", "OUTPUT", "-d", &other, "-j", "DROP"]);
         }
     }
 
     /// Undoes [`Self::partition`].
     pub fn heal(&self, i: usize) {
-        for chain in ["INPUT", "OUTPUT"] {
-            run(&[
-                "ip",
-                "netns",
-                "exec",
-                &self.names[i],
-                "iptables",
-                "-F",
-                chain,
-            ])
-            .unwrap();
-        }
+        self.iptables(i, &["-F", "INPUT"]);
+        self.iptables(i, &["-F", "OUTPUT"]);
     }
 }
 
