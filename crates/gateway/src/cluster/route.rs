@@ -279,7 +279,11 @@ impl ClusterNode {
                 let owned = Arc::clone(owned);
                 Box::pin(async move {
                     let result = work.await;
+                    // The reply follows what it reports on: the run's events and its
+                    // session entries are stored first (an export right after sees them).
                     owned.flush_events().await;
+                    let _ =
+                        tokio::time::timeout(Duration::from_secs(5), owned.writer.flush()).await;
                     result
                 })
             }
