@@ -5,8 +5,11 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use crate::request_body::RequestBody;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+mod error_text;
+
+pub use error_text::{bedrock_exception_prefix, bedrock_status_message, status_message};
 
 /// Text of a request that was cancelled before the response arrived (as the OpenAI SDK says it).
 pub const ABORTED_BEFORE_RESPONSE: &str = "Request was aborted.";
@@ -214,11 +217,9 @@ pub async fn send(
                     body = response.bytes() => body.unwrap_or_default(),
                 };
                 let failure = RequestFailure::error(match style {
-                    ErrorStyle::Bedrock => crate::providers::bedrock::http_error_message(
-                        status,
-                        aws_error_type.as_deref(),
-                        &body,
-                    ),
+                    ErrorStyle::Bedrock => {
+                        bedrock_status_message(status, aws_error_type.as_deref(), &body)
+                    }
                     _ => status_message(status, &body, style),
                 });
                 if !retryable {
@@ -329,113 +330,9 @@ fn backoff(retries_done: u32) -> Duration {
     Duration::from_secs_f64(base * jitter)
 }
 
-/// The SDK-style message for an error status and its body.
-pub fn status_message(status: u16, body: &[u8], style: ErrorStyle) -> String {
-    if style == ErrorStyle::Proxy {
-        let error = serde_json::from_slice::<Value>(body)
-            .ok()
-            .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned));
-        return match error {
-            Some(error) => format!("Proxy error: {error}"),
-            None => {
-                let reason = reqwest::StatusCode::from_u16(status)
-                    .ok()
-                    .and_then(|s| s.canonical_reason())
-                    .unwrap_or("");
-                format!("Proxy error: {status} {reason}")
-                    .trim_end()
-                    .to_owned()
-            }
-        };
-    }
-    if style == ErrorStyle::Bedrock {
-        return crate::providers::bedrock::http_error_message(status, None, body);
-    }
-    let text = String::from_utf8_lossy(body);
-    if style == ErrorStyle::Mistral {
-        return mistral_status_message(status, text.trim());
-    }
-    let detail = match serde_json::from_slice::<Value>(body) {
-        Ok(json) => {
-            let error = match style {
-                ErrorStyle::OpenAi
-                | ErrorStyle::Proxy
-                | ErrorStyle::Mistral
-                | ErrorStyle::Bedrock => json.get("error").cloned(),
-                ErrorStyle::Anthropic => Some(json),
-            };
-            match error {
-                Some(Value::Null) | None => String::new(),
-                Some(error) => match error.get("message") {
-                    Some(Value::String(m)) if !m.is_empty() => m.clone(),
-                    Some(m) if !m.is_null() && m != &Value::Bool(false) => m.to_string(),
-                    _ => error.to_string(),
-                },
-            }
-        }
-        Err(_) => text.trim().to_owned(),
-    };
-    if detail.is_empty() {
-        format!("{status} status code (no body)")
-    } else {
-        format!("{status} {detail}")
-    }
-}
-
-/// The Mistral SDK's error text as pi words it: the raw body (trimmed, at most 4000
-/// characters), or the SDK's own sentence when the body is empty.
-fn mistral_status_message(status: u16, body: &str) -> String {
-    const MAX_CHARS: usize = 4000;
-    if body.is_empty() {
-        return format!(
-            "Mistral API error ({status}): API error occurred: Status {status}. Body: \"\""
-        );
-    }
-    let total = body.chars().count();
-    if total <= MAX_CHARS {
-        return format!("Mistral API error ({status}): {body}");
-    }
-    let head: String = body.chars().take(MAX_CHARS).collect();
-    format!(
-        "Mistral API error ({status}): {head}... [truncated {} chars]",
-        total - MAX_CHARS
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn openai_status_messages() {
-        let body = br#"{"error":{"message":"Rate limit reached","type":"requests"}}"#;
-        assert_eq!(
-            status_message(429, body, ErrorStyle::OpenAi),
-            "429 Rate limit reached"
-        );
-        assert_eq!(
-            status_message(500, b"", ErrorStyle::OpenAi),
-            "500 status code (no body)"
-        );
-        assert_eq!(
-            status_message(502, b"Bad gateway", ErrorStyle::OpenAi),
-            "502 Bad gateway"
-        );
-        assert_eq!(
-            status_message(400, br#"{"detail":"x"}"#, ErrorStyle::OpenAi),
-            "400 status code (no body)"
-        );
-    }
-
-    #[test]
-    fn anthropic_status_message_is_compact_body() {
-        let body =
-            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
-        assert_eq!(
-            status_message(529, body, ErrorStyle::Anthropic),
-            r#"529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
-        );
-    }
 
     #[test]
     fn parses_retry_after_forms() {

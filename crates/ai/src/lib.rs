@@ -4,6 +4,7 @@
 //! one `done` or `error`. This crate knows HTTP, SSE and provider quirks; it never runs a tool,
 //! never retries a whole turn and never touches the disk.
 
+pub mod api_provider;
 pub mod assembler;
 pub mod env_keys;
 pub mod event_stream;

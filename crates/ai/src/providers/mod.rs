@@ -12,7 +12,7 @@ mod common;
 
 use std::sync::Arc;
 
-use crate::registry::ApiProvider;
+use crate::api_provider::ApiProvider;
 
 /// The providers registered at startup.
 pub fn builtin() -> Vec<Arc<dyn ApiProvider>> {

@@ -9,6 +9,7 @@ use serde_json::Map;
 
 use super::eventstream::Message;
 use crate::assembler::Assembler;
+use crate::http::bedrock_exception_prefix as exception_prefix;
 use crate::models::calculate_cost;
 use crate::sse::parse_json;
 use crate::types::{AssistantBlock, Model, StopReason, ThinkingContent};
@@ -131,19 +132,6 @@ pub fn map_stop_reason(reason: Option<&str>) -> StopReason {
         Some("max_tokens" | "model_context_window_exceeded") => StopReason::Length,
         Some("tool_use") => StopReason::ToolUse,
         _ => StopReason::Error,
-    }
-}
-
-/// The readable prefix pi puts before a Bedrock exception's message (kept stable because
-/// retry and overflow detection match on it); other exceptions keep their name.
-pub fn exception_prefix(name: &str) -> &str {
-    match name {
-        "InternalServerException" => "Internal server error",
-        "ModelStreamErrorException" => "Model stream error",
-        "ValidationException" => "Validation error",
-        "ThrottlingException" => "Throttling error",
-        "ServiceUnavailableException" => "Service unavailable",
-        other => other,
     }
 }
 

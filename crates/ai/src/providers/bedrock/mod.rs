@@ -16,16 +16,19 @@ use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
 use super::common::{base_options, encode_body, join_url};
+use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{HttpRequest, RetryPolicy};
-use crate::registry::ApiProvider;
 use crate::sse::StreamControl;
 use crate::types::{
     Context, Model, SimpleStreamOptions, StreamOptions, ThinkingBudgets, ThinkingLevel, api,
 };
 
+pub use crate::http::{
+    bedrock_exception_prefix as exception_prefix, bedrock_status_message as http_error_message,
+};
 pub use credentials::AwsCredentials;
-pub use decode::{Decoder, exception_prefix, map_stop_reason};
+pub use decode::{Decoder, map_stop_reason};
 
 /// The signing name of Bedrock Runtime.
 pub const SERVICE: &str = "bedrock";
@@ -347,72 +350,6 @@ pub fn sign_request(
     Ok(())
 }
 
-/// The AWS SDK's error for an HTTP error status, with pi's readable prefix: the error code
-/// comes from `x-amzn-errortype`, else the body's `code` / `__type`; the message from the
-/// body's `message` / `Message`.
-pub fn http_error_message(status: u16, error_type: Option<&str>, body: &[u8]) -> String {
-    fn sanitize(raw: &str) -> String {
-        let mut code = raw;
-        if let Some((head, _)) = code.split_once(',') {
-            code = head;
-        }
-        if let Some((head, _)) = code.split_once(':') {
-            code = head;
-        }
-        if let Some((_, tail)) = code.split_once('#') {
-            code = tail;
-        }
-        code.trim().to_owned()
-    }
-    let text = String::from_utf8_lossy(body);
-    let json: Option<serde_json::Value> = if text.trim().is_empty() {
-        Some(serde_json::Value::Object(serde_json::Map::new()))
-    } else {
-        serde_json::from_str(&text).ok()
-    };
-    let field = |name: &str| {
-        json.as_ref()
-            .and_then(|j| j.get(name))
-            .and_then(|v| match v {
-                serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
-                serde_json::Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            })
-    };
-    let code = error_type
-        .map(sanitize)
-        .or_else(|| field("code").map(|c| sanitize(&c)))
-        .or_else(|| field("__type").map(|c| sanitize(&c)))
-        .filter(|c| !c.is_empty());
-    let message = match &json {
-        Some(_) => field("message")
-            .or_else(|| field("Message"))
-            .unwrap_or_else(|| "UnknownError".to_owned()),
-        // Not JSON (a proxy's page): its text.
-        None => text.trim().to_owned(),
-    };
-    const MODELED: &[&str] = &[
-        "AccessDeniedException",
-        "InternalServerException",
-        "ModelErrorException",
-        "ModelNotReadyException",
-        "ModelTimeoutException",
-        "ResourceNotFoundException",
-        "ServiceQuotaExceededException",
-        "ServiceUnavailableException",
-        "ThrottlingException",
-        "ValidationException",
-    ];
-    let name = match code {
-        Some(code) if MODELED.contains(&code.as_str()) => code,
-        code => field("code")
-            .or_else(|| field("Code"))
-            .or(code)
-            .unwrap_or_else(|| status.to_string()),
-    };
-    format!("{}: {message}", exception_prefix(&name))
-}
-
 /// Decodes a recorded event-stream body of this API (replay tests and benchmarks).
 pub fn decode_bytes<S, E>(
     model: &Model,
@@ -476,44 +413,6 @@ mod tests {
         assert_eq!(
             target.base_url,
             "https://bedrock-runtime.eu-central-1.amazonaws.com"
-        );
-    }
-
-    #[test]
-    fn http_errors_read_like_the_sdk() {
-        let body = br#"{"message":"Too many requests, please wait before trying again."}"#;
-        assert_eq!(
-            http_error_message(
-                429,
-                Some("ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"),
-                body
-            ),
-            "Throttling error: Too many requests, please wait before trying again."
-        );
-        assert_eq!(
-            http_error_message(
-                400,
-                None,
-                br#"{"__type":"com.amazonaws.bedrockruntime#ValidationException","Message":"bad"}"#
-            ),
-            "Validation error: bad"
-        );
-        assert_eq!(
-            http_error_message(
-                403,
-                Some("AccessDeniedException"),
-                br#"{"message":"denied"}"#
-            ),
-            "AccessDeniedException: denied"
-        );
-        assert_eq!(http_error_message(500, None, b""), "500: UnknownError");
-        assert_eq!(
-            http_error_message(418, Some("TeapotException"), br#"{}"#),
-            "TeapotException: UnknownError"
-        );
-        assert_eq!(
-            http_error_message(502, None, b"<html>Bad gateway</html>"),
-            "502: <html>Bad gateway</html>"
         );
     }
 

@@ -21,11 +21,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::common::{base_options, frame_of, missing_key, resolve_api_key, written_body};
+use crate::api_provider::ApiProvider;
 use crate::assembler::Assembler;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{self, ErrorStyle, HttpRequest, RetryPolicy};
 use crate::models::clamp_thinking_level;
-use crate::registry::ApiProvider;
 use crate::sse::{self, StreamControl};
 use crate::types::{
     AssistantMessage, AssistantMessageEvent, Context, Message, Model, SimpleStreamOptions,

@@ -10,10 +10,10 @@ use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
 use super::common::{base_options, frame_of, join_url, missing_key, resolve_api_key, written_body};
+use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
 use crate::models::clamp_thinking_level;
-use crate::registry::ApiProvider;
 use crate::sse::{self, StreamControl};
 use crate::types::{Context, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api};
 

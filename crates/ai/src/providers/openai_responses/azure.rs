@@ -12,9 +12,9 @@ use std::collections::HashMap;
 use super::super::common::{frame_of, join_url, missing_key, resolve_api_key, written_body};
 use super::request;
 use super::{Decoder, Flavor, env_var, simple_options};
+use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
-use crate::registry::ApiProvider;
 use crate::sse::{self, StreamControl};
 use crate::types::{
     Context, Message, Model, OpenAiResponsesOptions, SimpleStreamOptions, StreamOptions, api,

@@ -19,10 +19,10 @@ use tokio_util::sync::CancellationToken;
 use super::super::common::{frame_of, missing_key, resolve_api_key, written_body};
 use super::request::{self, InputItem, Reasoning, ToolParam};
 use super::{Decoder, Flavor, service_tier, simple_options};
+use crate::api_provider::ApiProvider;
 use crate::assembler::Assembler;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{self, HttpRequest};
-use crate::registry::ApiProvider;
 use crate::sse::{self, StreamControl};
 use crate::types::{
     Context, Message, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api, now_ms,

@@ -16,10 +16,10 @@ use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
 use super::common::{self, base_options, join_url, missing_key, resolve_api_key};
+use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
 use crate::models::clamp_thinking_level;
-use crate::registry::ApiProvider;
 use crate::sse::{self, StreamControl};
 use crate::types::{
     CacheRetention, Context, InputBlock, Message, Model, SimpleStreamOptions, StreamOptions,
