@@ -5,58 +5,34 @@
 //! into text (never sent as the other provider's signed thinking).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+mod common;
 
-use futures_util::StreamExt;
-use mock_llm::{Item, MockServer, Script};
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{collect, final_message, mock_model, options, server};
+use mock_llm::{Item, Script};
 use pi_ai::{
-    AssistantMessage, AssistantMessageEvent, Context, ImageContent, InputBlock, InputKind, Message,
-    Model, ModelCost, StopReason, StreamOptions, TextContent, Tool, ToolResultMessage, UserMessage,
-    api,
+    AssistantMessage, Context, ImageContent, InputBlock, InputKind, Message, Model, ModelCost,
+    StopReason, TextContent, Tool, UserMessage, api,
 };
 use serde_json::{Value, json};
 
 fn model(api: &str, provider: &str, id: &str, base_url: String, images: bool) -> Model {
     Model {
-        id: id.into(),
-        name: id.into(),
-        api: api.into(),
-        provider: provider.into(),
-        base_url,
-        reasoning: true,
-        thinking_level_map: None,
         input: if images {
             vec![InputKind::Text, InputKind::Image]
         } else {
             vec![InputKind::Text]
         },
         cost: ModelCost::default(),
-        context_window: 128_000,
         max_tokens: 8_192,
-        headers: None,
-        compat: None,
-    }
-}
-
-fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("test-key".into()),
-        max_retries: Some(0),
-        ..StreamOptions::default()
+        ..mock_model(api, provider, id, base_url)
     }
 }
 
 async fn run(model: &Model, context: &Context) -> AssistantMessage {
-    let events: Vec<AssistantMessageEvent> = tokio::time::timeout(
-        Duration::from_secs(30),
-        pi_ai::stream(model, context, options()).collect::<Vec<_>>(),
-    )
-    .await
-    .expect("stream ends");
-    let last = events.last().unwrap();
-    assert!(last.is_terminal());
-    let message = AssistantMessage::clone(last.message());
+    let events = collect(model, context, options()).await;
+    let message = AssistantMessage::clone(final_message(&events));
     assert_ne!(
         message.stop_reason,
         StopReason::Error,
@@ -68,17 +44,10 @@ async fn run(model: &Model, context: &Context) -> AssistantMessage {
 }
 
 fn tool_result(call: &pi_ai::ToolCall, text: &str) -> Message {
-    Message::ToolResult(
-        ToolResultMessage {
-            role: Default::default(),
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            content: vec![InputBlock::Text(TextContent::new(text))].into(),
-            details: None,
-            is_error: false,
-            timestamp: 0,
-        }
-        .into(),
+    common::tool_result(
+        &call.id,
+        &call.name,
+        vec![InputBlock::Text(TextContent::new(text))],
     )
 }
 
@@ -227,7 +196,7 @@ fn check_completions(body: &Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_conversation_across_four_providers() {
-    let server = MockServer::start().await.unwrap();
+    let server = server().await;
     let url = server.url();
     let anthropic = model(
         api::ANTHROPIC_MESSAGES,

@@ -6,15 +6,12 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Wire, context, model, options, server};
+use common::{Wire, context, model, options, read_call, server, tool_result, tool_use_turn};
 use pi_ai::http::HttpRequest;
 use pi_ai::providers::{anthropic_messages, google, mistral, openai_completions, openai_responses};
 use pi_ai::request_body::{RequestBody, STREAM_MIN_BYTES};
-use pi_ai::{
-    AssistantBlock, AssistantMessage, Context, InputBlock, Message, Model, StopReason,
-    StreamOptions, ToolCall, ToolResultMessage, UserMessage,
-};
-use serde_json::{Value, json};
+use pi_ai::{Context, InputBlock, Message, Model, StreamOptions, UserMessage};
+use serde_json::Value;
 
 /// A conversation whose one tool result is longer than [`STREAM_MIN_BYTES`].
 fn long_conversation() -> (Context, String) {
@@ -22,23 +19,16 @@ fn long_conversation() -> (Context, String) {
     output.push_str("\\ \t the end");
     assert!(output.len() as u64 > STREAM_MIN_BYTES);
     let mut ctx = context("read big.txt");
-    let mut assistant = AssistantMessage::empty("openai-completions", "mock", "mock-model");
-    let mut args = serde_json::Map::new();
-    args.insert("path".into(), json!("big.txt"));
-    assistant.content = vec![AssistantBlock::ToolCall(ToolCall::new(
-        "call_1", "read", args,
-    ))]
-    .into();
-    assistant.stop_reason = StopReason::ToolUse;
-    ctx.messages.push(Message::Assistant(assistant.into()));
-    ctx.messages.push(Message::ToolResult(
-        ToolResultMessage {
-            tool_call_id: "call_1".into(),
-            tool_name: "read".into(),
-            content: vec![InputBlock::text(output.clone())].into(),
-            ..Default::default()
-        }
-        .into(),
+    ctx.messages.push(tool_use_turn(
+        "openai-completions",
+        "mock",
+        "mock-model",
+        vec![read_call("call_1", "big.txt")],
+    ));
+    ctx.messages.push(tool_result(
+        "call_1",
+        "read",
+        vec![InputBlock::text(output.clone())],
     ));
     ctx.messages
         .push(Message::User(UserMessage::text("and now summarize it")));

@@ -3,151 +3,29 @@
 //! request body, SigV4 and bearer-token authentication, and replay of recorded bodies.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::Duration;
 
+use common::bedrock::{
+    CLAUDE, NOVA, TOKEN, bedrock_options, close, collect, event, exception, model, options, replay,
+    run_fault,
+};
+use common::{
+    assert_contract, context, drain, error_text, final_message, kinds, read_tool, server,
+};
 use futures_util::StreamExt;
-use mock_llm::{Fault, Item, MockServer, Script, ScriptUsage};
+use mock_llm::{Fault, Item, Script, ScriptUsage};
 use pi_ai::providers::bedrock::{
-    self, AwsCredentials, BedrockOptions, eventstream, sigv4, stream_bedrock, stream_simple_bedrock,
+    self, BedrockOptions, eventstream, sigv4, stream_bedrock, stream_simple_bedrock,
 };
 use pi_ai::{
-    AssistantBlock, AssistantMessage, AssistantMessageEvent, CacheRetention, Context, ImageContent,
-    InputBlock, InputKind, Message, Model, ModelCost, SimpleStreamOptions, StopReason,
-    StreamOptions, ThinkingLevel, Tool, ToolChoice, ToolResultMessage, UserMessage, api,
+    AssistantBlock, AssistantMessage, AssistantMessageEvent, CacheRetention, ImageContent,
+    InputBlock, Message, Model, SimpleStreamOptions, StopReason, ThinkingLevel, ToolChoice,
+    ToolResultMessage, UserMessage, api,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-const CLAUDE: &str = "anthropic.claude-sonnet-4-20250514-v1:0";
-const NOVA: &str = "amazon.nova-pro-v1:0";
-const TOKEN: &str = "FwoGZXIvYXdzEXAMPLESESSIONTOKEN";
-
-async fn server() -> MockServer {
-    MockServer::start().await.expect("mock server starts")
-}
-
-/// A Bedrock model served by the mock (a custom base URL is used as the endpoint).
-fn model(server: &MockServer, id: &str) -> Model {
-    Model {
-        id: id.into(),
-        name: id.into(),
-        api: api::BEDROCK_CONVERSE_STREAM.into(),
-        provider: "amazon-bedrock".into(),
-        base_url: server.url(),
-        reasoning: true,
-        thinking_level_map: None,
-        input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost {
-            input: 3.0,
-            output: 15.0,
-            cache_read: 0.3,
-            cache_write: 3.75,
-        },
-        context_window: 200_000,
-        max_tokens: 64_000,
-        headers: None,
-        compat: None,
-    }
-}
-
-fn credentials() -> AwsCredentials {
-    AwsCredentials {
-        access_key_id: "AKIDEXAMPLE".into(),
-        secret_access_key: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY".into(),
-        session_token: Some(TOKEN.into()),
-    }
-}
-
-fn bedrock_options() -> BedrockOptions {
-    BedrockOptions {
-        region: Some("us-west-2".into()),
-        credentials: Some(credentials()),
-        ..BedrockOptions::default()
-    }
-}
-
-fn options() -> StreamOptions {
-    StreamOptions {
-        max_retries: Some(0),
-        ..StreamOptions::default()
-    }
-}
-
-fn read_tool() -> Tool {
-    Tool {
-        name: "read".into(),
-        description: "Read a file".into(),
-        parameters: json!({
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "offset": {"type": "number"}},
-            "required": ["path"]
-        }),
-    }
-}
-
-fn context(prompt: &str) -> Context {
-    Context {
-        system_prompt: Some("You are a test.".into()),
-        messages: vec![Message::User(UserMessage::text(prompt))],
-        tools: vec![read_tool()],
-    }
-}
-
-async fn drain(stream: pi_ai::AssistantMessageEventStream) -> Vec<AssistantMessageEvent> {
-    tokio::time::timeout(Duration::from_secs(30), stream.collect::<Vec<_>>())
-        .await
-        .expect("stream finished (no hang)")
-}
-
-async fn collect(
-    model: &Model,
-    context: &Context,
-    options: StreamOptions,
-    bedrock: BedrockOptions,
-) -> Vec<AssistantMessageEvent> {
-    let events = drain(stream_bedrock(model, context, options, bedrock)).await;
-    assert_contract(&events);
-    events
-}
-
-fn kinds(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-    events.iter().map(AssistantMessageEvent::kind).collect()
-}
-
-fn assert_contract(events: &[AssistantMessageEvent]) {
-    let terminal = events.iter().filter(|e| e.is_terminal()).count();
-    assert_eq!(terminal, 1, "exactly one done/error: {:?}", kinds(events));
-    assert!(events.last().unwrap().is_terminal());
-    if events.len() > 1 {
-        assert_eq!(events[0].kind(), "start");
-    }
-}
-
-fn final_message(events: &[AssistantMessageEvent]) -> &AssistantMessage {
-    events.last().expect("an event").message()
-}
-
-fn error_text(message: &AssistantMessage) -> &str {
-    assert_eq!(message.stop_reason, StopReason::Error, "{message:?}");
-    message.error_message.as_deref().expect("errorMessage")
-}
-
-async fn run_fault(script: Script, opts: StreamOptions) -> (AssistantMessage, MockServer) {
-    let server = server().await;
-    server.push(script);
-    let events = collect(
-        &model(&server, CLAUDE),
-        &context("hi"),
-        opts,
-        bedrock_options(),
-    )
-    .await;
-    (final_message(&events).clone(), server)
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() < 1e-12
-}
 
 #[tokio::test]
 async fn text_streams_with_usage_and_cost() {
@@ -864,45 +742,6 @@ async fn in_stream_exceptions_become_errors() {
     )
     .await;
     assert_eq!(error_text(&message), "Throttling error: Rate exceeded");
-}
-
-fn event(kind: &str, payload: Value) -> Vec<u8> {
-    eventstream::Message::new(
-        &[
-            (":event-type", kind),
-            (":content-type", "application/json"),
-            (":message-type", "event"),
-        ],
-        serde_json::to_vec(&payload).unwrap(),
-    )
-    .encode()
-}
-
-fn exception(kind: &str, payload: &str) -> Vec<u8> {
-    eventstream::Message::new(
-        &[
-            (":exception-type", kind),
-            (":content-type", "application/json"),
-            (":message-type", "exception"),
-        ],
-        payload.as_bytes().to_vec(),
-    )
-    .encode()
-}
-
-async fn replay(model: &Model, body: Vec<u8>, chunk: usize) -> Vec<AssistantMessageEvent> {
-    let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = body
-        .chunks(chunk)
-        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
-        .collect();
-    let events = drain(bedrock::decode_bytes(
-        model,
-        futures_util::stream::iter(chunks),
-        CancellationToken::new(),
-    ))
-    .await;
-    assert_contract(&events);
-    events
 }
 
 #[tokio::test]

@@ -3,208 +3,26 @@
 //! cancellation, every fault, and request bodies checked against the documented API shapes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use futures_util::StreamExt;
-use mock_llm::{Fault, Item, MockServer, Script, ScriptUsage};
+use mock_llm::{Fault, Item, Script, ScriptUsage};
 use pi_ai::{
     AssistantBlock, AssistantMessage, AssistantMessageEvent, Context, ImageContent, InputBlock,
-    InputKind, Message, Model, ModelCost, SimpleStreamOptions, StopReason, StreamOptions,
-    TextContent, ThinkingContent, ThinkingLevel, Tool, ToolCall, ToolChoice, ToolResultMessage,
-    UserMessage, api,
+    InputKind, Message, SimpleStreamOptions, StopReason, TextContent, ThinkingContent,
+    ThinkingLevel, Tool, ToolCall, ToolChoice, ToolResultMessage, UserMessage, api,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-/// The three APIs under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Api {
-    Gemini,
-    Vertex,
-    Cli,
-}
-
-const ALL: [Api; 3] = [Api::Gemini, Api::Vertex, Api::Cli];
-const CLI_KEY: &str = r#"{"token":"ya29.test-token","projectId":"proj-1"}"#;
-/// A valid (base64) thought signature.
-const SIGNATURE: &str = "c2lnLTEyMy1hYmM=";
-
-async fn server() -> MockServer {
-    MockServer::start().await.expect("mock server starts")
-}
-
-fn model_with_id(server: &MockServer, which: Api, id: &str) -> Model {
-    let (api, provider, base_url) = match which {
-        Api::Gemini => (
-            api::GOOGLE_GENERATIVE_AI,
-            "google",
-            format!("{}/v1beta", server.url()),
-        ),
-        Api::Vertex => (api::GOOGLE_VERTEX, "google-vertex", server.url()),
-        Api::Cli => (api::GOOGLE_GEMINI_CLI, "google-gemini-cli", server.url()),
-    };
-    Model {
-        id: id.into(),
-        name: id.into(),
-        api: api.into(),
-        provider: provider.into(),
-        base_url,
-        reasoning: true,
-        thinking_level_map: None,
-        input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost {
-            input: 3.0,
-            output: 15.0,
-            cache_read: 0.3,
-            cache_write: 3.75,
-        },
-        context_window: 1_000_000,
-        max_tokens: 16_384,
-        headers: None,
-        compat: None,
-    }
-}
-
-fn model(server: &MockServer, which: Api) -> Model {
-    model_with_id(server, which, "gemini-2.5-flash")
-}
-
-fn options(which: Api) -> StreamOptions {
-    StreamOptions {
-        api_key: Some(
-            match which {
-                Api::Gemini => "gemini-key",
-                Api::Vertex => "vertex-key",
-                Api::Cli => CLI_KEY,
-            }
-            .into(),
-        ),
-        max_retries: Some(0),
-        ..StreamOptions::default()
-    }
-}
-
-fn simple(which: Api, level: Option<ThinkingLevel>) -> SimpleStreamOptions {
-    SimpleStreamOptions {
-        stream: options(which),
-        reasoning: level,
-        thinking_budgets: None,
-    }
-}
-
-fn read_tool() -> Tool {
-    Tool {
-        name: "read".into(),
-        description: "Read a file".into(),
-        parameters: json!({
-            "$schema": "http://json-schema.org/draft-07/schema#",
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {"path": {"type": "string"}, "offset": {"type": ["integer", "null"]}},
-            "required": ["path"]
-        }),
-    }
-}
-
-fn context(prompt: &str) -> Context {
-    Context {
-        system_prompt: Some("You are a test.".into()),
-        messages: vec![Message::User(UserMessage::text(prompt))],
-        tools: vec![read_tool()],
-    }
-}
-
-async fn collect(
-    model: &Model,
-    context: &Context,
-    opts: StreamOptions,
-) -> Vec<AssistantMessageEvent> {
-    let stream = pi_ai::stream(model, context, opts);
-    tokio::time::timeout(Duration::from_secs(30), stream.collect::<Vec<_>>())
-        .await
-        .expect("stream finished (no hang)")
-}
-
-fn final_message(events: &[AssistantMessageEvent]) -> &AssistantMessage {
-    let last = events.last().expect("at least one event");
-    assert!(last.is_terminal(), "last event is {}", last.kind());
-    last.message()
-}
-
-fn kinds(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-    events.iter().map(AssistantMessageEvent::kind).collect()
-}
-
-/// `start` first (unless it failed before any response), exactly one terminal event, last.
-fn assert_contract(events: &[AssistantMessageEvent]) {
-    let terminal = events.iter().filter(|e| e.is_terminal()).count();
-    assert_eq!(terminal, 1, "exactly one done/error: {:?}", kinds(events));
-    assert!(events.last().unwrap().is_terminal());
-    if events.len() > 1 {
-        assert_eq!(events[0].kind(), "start");
-    }
-}
-
-fn error_text(message: &AssistantMessage) -> &str {
-    assert_eq!(message.stop_reason, StopReason::Error, "{message:?}");
-    message.error_message.as_deref().expect("errorMessage")
-}
-
-/// The Gemini request inside a body (Cloud Code Assist wraps it in `request`).
-fn inner(which: Api, body: &Value) -> Value {
-    match which {
-        Api::Cli => body["request"].clone(),
-        _ => body.clone(),
-    }
-}
-
-/// Points `m` at `server` the way each API's base URL is written.
-fn at(server: &MockServer, which: Api, m: &Model) -> Model {
-    let mut m = m.clone();
-    m.base_url = match which {
-        Api::Gemini => format!("{}/v1beta", server.url()),
-        Api::Vertex | Api::Cli => server.url(),
-    };
-    m
-}
-
-/// Runs one scripted request on a fresh server; returns the final message and the request.
-async fn run_script(
-    which: Api,
-    m: &Model,
-    ctx: &Context,
-    script: Script,
-    opts: StreamOptions,
-) -> (AssistantMessage, mock_llm::RecordedRequest) {
-    let server = server().await;
-    server.push(script);
-    let events = collect(&at(&server, which, m), ctx, opts).await;
-    assert_contract(&events);
-    let request = server.requests().pop().expect("one request");
-    (final_message(&events).clone(), request)
-}
-
-/// The body the provider sends through `stream_simple`.
-async fn simple_body(which: Api, m: &Model, ctx: &Context, opts: SimpleStreamOptions) -> Value {
-    let server = server().await;
-    server.push(Script::text("ok"));
-    let reply = pi_ai::stream_simple(&at(&server, which, m), ctx, opts)
-        .result()
-        .await;
-    assert_eq!(reply.stop_reason, StopReason::Stop, "{reply:?}");
-    server.requests().pop().expect("one request").body
-}
-
-fn expected_path(which: Api, id: &str) -> String {
-    match which {
-        Api::Gemini => format!("/v1beta/models/{id}:streamGenerateContent"),
-        Api::Vertex => format!("/v1/publishers/google/models/{id}:streamGenerateContent"),
-        Api::Cli => "/v1internal:streamGenerateContent".to_owned(),
-    }
-}
+use common::google::{
+    ALL, Api, SIGNATURE, context, expected_path, inner, model, model_with_id, offline_model,
+    options, read_tool, replay, run_fault, run_script, simple, simple_body,
+};
+use common::{assert_contract, collect, error_text, final_message, keys, kinds, server};
 
 // ---------------------------------------------------------------------------------------------
 // Streaming
@@ -602,45 +420,6 @@ async fn utf8_split_across_network_chunks_decodes_intact() {
 // Recorded real-format bodies (replay through `decode_sse_bytes`)
 // ---------------------------------------------------------------------------------------------
 
-async fn replay(m: &Model, body: &str) -> Vec<AssistantMessageEvent> {
-    let chunks: Vec<Result<Bytes, Infallible>> = body
-        .as_bytes()
-        .chunks(37)
-        .map(|c| Ok(Bytes::copy_from_slice(c)))
-        .collect();
-    pi_ai::providers::google::decode_sse_bytes(
-        m,
-        futures_util::stream::iter(chunks),
-        CancellationToken::new(),
-    )
-    .collect()
-    .await
-}
-
-/// A model of `which` for replaying recorded bodies (never contacted).
-fn offline_model(which: Api, id: &str) -> Model {
-    let api = match which {
-        Api::Gemini => api::GOOGLE_GENERATIVE_AI,
-        Api::Vertex => api::GOOGLE_VERTEX,
-        Api::Cli => api::GOOGLE_GEMINI_CLI,
-    };
-    Model {
-        id: id.into(),
-        name: id.into(),
-        api: api.into(),
-        provider: "google".into(),
-        base_url: "http://127.0.0.1:1".into(),
-        reasoning: true,
-        thinking_level_map: None,
-        input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost::default(),
-        context_window: 1_000_000,
-        max_tokens: 65_536,
-        headers: None,
-        compat: None,
-    }
-}
-
 #[tokio::test]
 async fn real_vertex_stream_with_trailing_signature_part() {
     // As Vertex AI sends it: text chunks, then an empty text part carrying the signature.
@@ -821,14 +600,6 @@ async fn cancelling_before_the_response_ends_aborted() {
         assert_eq!(final_message(&events).stop_reason, StopReason::Aborted);
         assert!(server.requests().is_empty());
     }
-}
-
-async fn run_fault(which: Api, script: Script, opts: StreamOptions) -> AssistantMessage {
-    let server = server().await;
-    server.push(script);
-    let events = collect(&model(&server, which), &context("hi"), opts).await;
-    assert_contract(&events);
-    final_message(&events).clone()
 }
 
 const INTERNAL: &str = "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting";
@@ -1129,15 +900,6 @@ async fn missing_or_invalid_credentials_fail_without_a_request() {
 // ---------------------------------------------------------------------------------------------
 // Request bodies
 // ---------------------------------------------------------------------------------------------
-
-fn keys(value: &Value) -> Vec<&str> {
-    value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect()
-}
 
 #[tokio::test]
 async fn gemini_body_has_the_documented_shape() {

@@ -3,185 +3,25 @@
 //! and the request body as Mistral documents it (9-character tool ids after a handoff).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use mock_llm::{Fault, Item, MockServer, Script};
+use mock_llm::{Fault, Item, Script};
 use pi_ai::{
-    AssistantBlock, AssistantMessage, AssistantMessageEvent, Context, ImageContent, InputBlock,
-    InputKind, Message, Model, ModelCost, SimpleStreamOptions, StopReason, StreamOptions,
-    TextContent, ThinkingContent, ThinkingLevel, Tool, ToolCall, ToolChoice, ToolResultMessage,
-    UserMessage, api,
+    AssistantBlock, AssistantMessage, AssistantMessageEvent, ImageContent, InputBlock, InputKind,
+    Message, StopReason, TextContent, ThinkingContent, ThinkingLevel, ToolCall, ToolChoice,
+    ToolResultMessage, UserMessage, api,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-// ---- helpers ------------------------------------------------------------------------------
-
-async fn server() -> MockServer {
-    MockServer::start().await.expect("mock server starts")
-}
-
-/// A Mistral model served by `server` (the mock mounts Mistral under `/mistral`; the provider
-/// appends `/v1/chat/completions` as the SDK does to `https://api.mistral.ai`).
-fn model(server: &MockServer, id: &str) -> Model {
-    Model {
-        id: id.into(),
-        name: "Mistral (mock)".into(),
-        api: api::MISTRAL_CONVERSATIONS.into(),
-        provider: "mistral".into(),
-        base_url: format!("{}/mistral", server.url()),
-        reasoning: id.starts_with("magistral") || id == "mistral-small-latest",
-        thinking_level_map: None,
-        input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost {
-            input: 2.0,
-            output: 6.0,
-            cache_read: 0.0,
-            cache_write: 0.0,
-        },
-        context_window: 128_000,
-        max_tokens: 16_384,
-        headers: None,
-        compat: None,
-    }
-}
-
-fn large(server: &MockServer) -> Model {
-    model(server, "mistral-large-latest")
-}
-
-fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("test-key".into()),
-        ..StreamOptions::default()
-    }
-}
-
-fn simple(level: Option<ThinkingLevel>) -> SimpleStreamOptions {
-    SimpleStreamOptions {
-        stream: options(),
-        reasoning: level,
-        thinking_budgets: None,
-    }
-}
-
-fn read_tool() -> Tool {
-    Tool {
-        name: "read".into(),
-        description: "Read a file".into(),
-        parameters: json!({
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "offset": {"type": "number"}},
-            "required": ["path"]
-        }),
-    }
-}
-
-fn context(prompt: &str) -> Context {
-    Context {
-        system_prompt: Some("You are a test.".into()),
-        messages: vec![Message::User(UserMessage::text(prompt))],
-        tools: vec![read_tool()],
-    }
-}
-
-async fn collect(
-    model: &Model,
-    context: &Context,
-    options: StreamOptions,
-) -> Vec<AssistantMessageEvent> {
-    let stream = pi_ai::stream(model, context, options);
-    tokio::time::timeout(Duration::from_secs(30), stream.collect::<Vec<_>>())
-        .await
-        .expect("stream finished (no hang)")
-}
-
-fn kinds(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-    events.iter().map(AssistantMessageEvent::kind).collect()
-}
-
-/// `start` first (unless it failed before any response), exactly one terminal event, last.
-fn assert_contract(events: &[AssistantMessageEvent]) {
-    let terminal = events.iter().filter(|e| e.is_terminal()).count();
-    assert_eq!(terminal, 1, "exactly one done/error: {:?}", kinds(events));
-    assert!(events.last().unwrap().is_terminal());
-    if events.len() > 1 {
-        assert_eq!(events[0].kind(), "start");
-    }
-}
-
-fn final_message(events: &[AssistantMessageEvent]) -> &AssistantMessage {
-    let last = events.last().expect("at least one event");
-    assert!(last.is_terminal(), "last event is {}", last.kind());
-    last.message()
-}
-
-/// Runs one scripted response and returns the final message (checking the contract).
-async fn run(script: Script, opts: StreamOptions) -> (AssistantMessage, MockServer) {
-    let server = server().await;
-    server.push(script);
-    let events = collect(&large(&server), &context("hi"), opts).await;
-    assert_contract(&events);
-    (final_message(&events).clone(), server)
-}
-
-fn error_text(message: &AssistantMessage) -> &str {
-    assert_eq!(message.stop_reason, StopReason::Error, "{message:?}");
-    message.error_message.as_deref().expect("errorMessage")
-}
-
-/// The body and headers of the one request `stream_simple` sends for `ctx`.
-async fn sent(
-    m: &Model,
-    server: &MockServer,
-    ctx: &Context,
-    opts: SimpleStreamOptions,
-) -> (Value, BTreeMap<String, String>) {
-    server.push(Script::text("ok"));
-    let message = pi_ai::stream_simple(m, ctx, opts).result().await;
-    assert_eq!(message.stop_reason, StopReason::Stop, "{message:?}");
-    let request = server.requests().pop().expect("one request");
-    assert_eq!(request.path, "/mistral/v1/chat/completions");
-    (request.body, request.headers)
-}
-
-fn args(value: Value) -> serde_json::Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => panic!("arguments must be an object"),
-    }
-}
-
-/// A finished tool round from another provider, with that provider's ids.
-fn foreign_tool_round(ctx: &mut Context, api: &str, provider: &str, ids: &[&str]) {
-    let mut assistant = AssistantMessage::empty(api, provider, "other-model");
-    assistant.content = vec![AssistantBlock::Text(TextContent::new("Reading."))].into();
-    for (n, id) in ids.iter().enumerate() {
-        assistant
-            .content
-            .push(AssistantBlock::ToolCall(ToolCall::new(
-                *id,
-                "read",
-                args(json!({"path": format!("f{n}.txt")})),
-            )));
-    }
-    assistant.stop_reason = StopReason::ToolUse;
-    ctx.messages.push(Message::Assistant(assistant.into()));
-    for (n, id) in ids.iter().enumerate() {
-        ctx.messages.push(Message::ToolResult(
-            ToolResultMessage {
-                tool_call_id: (*id).into(),
-                tool_name: "read".into(),
-                content: vec![InputBlock::text(format!("contents {n}\n"))].into(),
-                is_error: n == 1,
-                ..Default::default()
-            }
-            .into(),
-        ));
-    }
-}
+use common::mistral::{foreign_tool_round, large, model, options, run, sent, simple};
+use common::{
+    args, assert_contract, chunked, collect, context, error_text, final_message, kinds, read_tool,
+    server,
+};
 
 // ---- streaming ----------------------------------------------------------------------------
 
@@ -383,15 +223,11 @@ async fn recorded_body_replays_through_decode_sse_bytes() {
     .with_chunk_size(2);
     let body = mock_llm::render_body(api::MISTRAL_CONVERSATIONS, &script).unwrap();
     // One byte at a time: UTF-8 and lines split anywhere.
-    let pieces: Vec<Result<bytes::Bytes, std::io::Error>> = body
-        .iter()
-        .map(|b| Ok(bytes::Bytes::copy_from_slice(&[*b])))
-        .collect();
     let server = server().await;
     let m = large(&server);
     let stream = pi_ai::providers::mistral::decode_sse_bytes(
         &m,
-        futures_util::stream::iter(pieces),
+        chunked(&body, 1),
         CancellationToken::new(),
     );
     let message = stream.result().await;

@@ -4,246 +4,30 @@
 //! headers each API is sent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use mock_llm::{Fault, Item, MockServer, Script, ScriptUsage, StopReason as ScriptStop};
+use mock_llm::{Fault, Item, Script, ScriptUsage, StopReason as ScriptStop};
 use pi_ai::providers::openai_responses;
 use pi_ai::{
-    AssistantBlock, AssistantMessage, AssistantMessageEvent, CacheRetention, Context, ImageContent,
-    InputBlock, InputKind, Message, Model, ModelCost, OpenAiResponsesOptions, SimpleStreamOptions,
-    StopReason, StreamOptions, TextContent, ThinkingLevel, Tool, ToolCall, ToolResultMessage,
+    AssistantBlock, AssistantMessageEvent, CacheRetention, ImageContent, InputBlock, InputKind,
+    Message, Model, OpenAiResponsesOptions, StopReason, TextContent, ThinkingLevel, ToolCall,
     UserMessage, api,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-// ---------------------------------------------------------------------------------------------
-// Helpers
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Api {
-    OpenAi,
-    Azure,
-    Codex,
-}
-
-const ALL: [Api; 3] = [Api::OpenAi, Api::Azure, Api::Codex];
-const ACCOUNT_ID: &str = "acc-mock-123";
-
-fn base64url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..=chunk.len() {
-            out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-        }
-    }
-    out
-}
-
-/// A ChatGPT OAuth access token (unsigned) naming the account.
-fn codex_token() -> String {
-    let payload = json!({"https://api.openai.com/auth": {"chatgpt_account_id": ACCOUNT_ID}});
-    format!(
-        "{}.{}.signature",
-        base64url(br#"{"alg":"RS256","typ":"JWT"}"#),
-        base64url(payload.to_string().as_bytes())
-    )
-}
-
-async fn server() -> MockServer {
-    MockServer::start().await.expect("mock server starts")
-}
-
-fn model(server: &MockServer, which: Api) -> Model {
-    let (api, provider, base_url) = match which {
-        Api::OpenAi => (api::OPENAI_RESPONSES, "openai", server.openai_base_url()),
-        Api::Azure => (
-            api::AZURE_OPENAI_RESPONSES,
-            "azure-openai-responses",
-            format!("{}/openai/v1", server.url()),
-        ),
-        Api::Codex => (
-            api::OPENAI_CODEX_RESPONSES,
-            "openai-codex",
-            format!("{}/backend-api", server.url()),
-        ),
-    };
-    Model {
-        id: "gpt-mock".into(),
-        name: "GPT Mock".into(),
-        api: api.into(),
-        provider: provider.into(),
-        base_url,
-        reasoning: true,
-        thinking_level_map: None,
-        input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost {
-            input: 3.0,
-            output: 15.0,
-            cache_read: 0.3,
-            cache_write: 3.75,
-        },
-        context_window: 200_000,
-        max_tokens: 16_384,
-        headers: None,
-        compat: None,
-    }
-}
-
-fn key(which: Api) -> String {
-    match which {
-        Api::Codex => codex_token(),
-        Api::OpenAi | Api::Azure => "test-key".into(),
-    }
-}
-
-fn options(which: Api) -> StreamOptions {
-    StreamOptions {
-        api_key: Some(key(which)),
-        max_retries: Some(0),
-        ..StreamOptions::default()
-    }
-}
-
-fn simple(which: Api, level: Option<ThinkingLevel>) -> SimpleStreamOptions {
-    SimpleStreamOptions {
-        stream: options(which),
-        reasoning: level,
-        thinking_budgets: None,
-    }
-}
-
-fn read_tool() -> Tool {
-    Tool {
-        name: "read".into(),
-        description: "Read a file".into(),
-        parameters: json!({
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "offset": {"type": "number"}},
-            "required": ["path"]
-        }),
-    }
-}
-
-fn context(prompt: &str) -> Context {
-    Context {
-        system_prompt: Some("You are a test.".into()),
-        messages: vec![Message::User(UserMessage::text(prompt))],
-        tools: vec![read_tool()],
-    }
-}
-
-async fn collect(
-    model: &Model,
-    context: &Context,
-    options: StreamOptions,
-) -> Vec<AssistantMessageEvent> {
-    let stream = pi_ai::stream(model, context, options);
-    tokio::time::timeout(Duration::from_secs(30), stream.collect::<Vec<_>>())
-        .await
-        .expect("stream finished (no hang)")
-}
-
-fn final_message(events: &[AssistantMessageEvent]) -> &AssistantMessage {
-    let last = events.last().expect("at least one event");
-    assert!(last.is_terminal(), "last event is {}", last.kind());
-    last.message()
-}
-
-fn kinds(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-    events.iter().map(AssistantMessageEvent::kind).collect()
-}
-
-fn assert_contract(events: &[AssistantMessageEvent]) {
-    let terminal = events.iter().filter(|e| e.is_terminal()).count();
-    assert_eq!(terminal, 1, "exactly one done/error: {:?}", kinds(events));
-    assert!(events.last().unwrap().is_terminal());
-    if events.len() > 1 {
-        assert_eq!(events[0].kind(), "start");
-    }
-}
-
-fn error_text(message: &AssistantMessage) -> &str {
-    assert_eq!(message.stop_reason, StopReason::Error, "{message:?}");
-    message.error_message.as_deref().expect("errorMessage")
-}
-
-/// Runs one script on a fresh server; returns the final message and the request sent.
-async fn run(
-    which: Api,
-    script: Script,
-    ctx: &Context,
-    opts: StreamOptions,
-) -> (AssistantMessage, mock_llm::RecordedRequest) {
-    let server = server().await;
-    server.push(script);
-    let events = collect(&model(&server, which), ctx, opts).await;
-    assert_contract(&events);
-    let request = server.requests().pop().expect("one request");
-    (final_message(&events).clone(), request)
-}
-
-/// The request body and headers of a `stream_simple` call.
-async fn sent(
-    which: Api,
-    m: impl FnOnce(&mut Model),
-    ctx: &Context,
-    opts: SimpleStreamOptions,
-) -> (Value, BTreeMap<String, String>) {
-    let server = server().await;
-    server.push(Script::text("ok"));
-    let mut model = model(&server, which);
-    m(&mut model);
-    let message = pi_ai::stream_simple(&model, ctx, opts).result().await;
-    assert_eq!(message.stop_reason, StopReason::Stop, "{message:?}");
-    let request = server.requests().pop().expect("one request");
-    (request.body, request.headers)
-}
-
-fn keys(body: &Value) -> Vec<&str> {
-    body.as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect()
-}
-
-fn input(body: &Value) -> &Vec<Value> {
-    body["input"].as_array().expect("input array")
-}
-
-fn tool_result(call_id: &str, content: Vec<InputBlock>) -> Message {
-    Message::ToolResult(
-        ToolResultMessage {
-            tool_call_id: call_id.into(),
-            tool_name: "read".into(),
-            content: content.into(),
-            ..Default::default()
-        }
-        .into(),
-    )
-}
-
-fn assistant_from(api: &str, provider: &str, model: &str, blocks: Vec<AssistantBlock>) -> Message {
-    let mut a = AssistantMessage::empty(api, provider, model);
-    a.content = blocks.into();
-    a.stop_reason = StopReason::ToolUse;
-    Message::Assistant(a.into())
-}
-
-fn call(id: &str, path: &str) -> AssistantBlock {
-    let mut args = serde_json::Map::new();
-    args.insert("path".into(), json!(path));
-    AssistantBlock::ToolCall(ToolCall::new(id, "read", args))
-}
+use common::responses::{
+    ACCOUNT_ID, ALL, Api, api_id, codex_token, input, model, options, provider_id, replay, run,
+    sent, simple, tool_result,
+};
+use common::{
+    assert_contract, collect, context, error_text, final_message, keys, kinds, read_call,
+    read_tool, server, tool_use_turn,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Streaming
@@ -405,7 +189,7 @@ async fn foreign_thinking_is_sent_as_text_not_as_reasoning() {
         let mut ctx = context("q");
         let mut thinking = pi_ai::ThinkingContent::new("Claude thought.");
         thinking.thinking_signature = Some("sig-anthropic".into());
-        ctx.messages.push(assistant_from(
+        ctx.messages.push(tool_use_turn(
             "anthropic-messages",
             "anthropic",
             "claude",
@@ -643,11 +427,14 @@ async fn images_in_user_messages_and_tool_results() {
             InputBlock::Text(TextContent::new("What is this?")),
             InputBlock::Image(image.clone()),
         ]))];
-        ctx.messages.push(assistant_from(
+        ctx.messages.push(tool_use_turn(
             api_id(which),
             provider_id(which),
             "gpt-mock",
-            vec![call("call_1|fc_1", "a.png"), call("call_2|fc_2", "b.png")],
+            vec![
+                read_call("call_1|fc_1", "a.png"),
+                read_call("call_2|fc_2", "b.png"),
+            ],
         ));
         ctx.messages.push(tool_result(
             "call_1|fc_1",
@@ -694,22 +481,6 @@ async fn images_in_user_messages_and_tool_results() {
         assert!(!text.contains("iVBORw0KGgo="), "{which:?}");
         assert!(text.contains("(image omitted: model does not support images)"));
         assert!(text.contains("(tool image omitted: model does not support images)"));
-    }
-}
-
-fn api_id(which: Api) -> &'static str {
-    match which {
-        Api::OpenAi => api::OPENAI_RESPONSES,
-        Api::Azure => api::AZURE_OPENAI_RESPONSES,
-        Api::Codex => api::OPENAI_CODEX_RESPONSES,
-    }
-}
-
-fn provider_id(which: Api) -> &'static str {
-    match which {
-        Api::OpenAi => "openai",
-        Api::Azure => "azure-openai-responses",
-        Api::Codex => "openai-codex",
     }
 }
 
@@ -1030,21 +801,6 @@ async fn in_stream_failure() {
     }
 }
 
-/// Decodes a hand-written SSE body.
-async fn replay(which: Api, body: &str) -> AssistantMessage {
-    let server = server().await;
-    let m = model(&server, which);
-    let bytes: Vec<Result<bytes::Bytes, std::io::Error>> =
-        vec![Ok(bytes::Bytes::copy_from_slice(body.as_bytes()))];
-    openai_responses::decode_sse_bytes(
-        &m,
-        futures_util::stream::iter(bytes),
-        CancellationToken::new(),
-    )
-    .result()
-    .await
-}
-
 #[tokio::test]
 async fn error_events_are_worded_like_each_client() {
     let body = "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}}\n\n\
@@ -1162,11 +918,11 @@ const CHAT_FIELDS: [&str; 6] = [
 #[tokio::test]
 async fn openai_body_layout() {
     let mut ctx = context("read hello.txt");
-    ctx.messages.push(assistant_from(
+    ctx.messages.push(tool_use_turn(
         api::OPENAI_RESPONSES,
         "openai",
         "gpt-mock",
-        vec![call("call_abc|fc_abc", "hello.txt")],
+        vec![read_call("call_abc|fc_abc", "hello.txt")],
     ));
     ctx.messages.push(tool_result(
         "call_abc|fc_abc",
@@ -1473,20 +1229,20 @@ async fn tool_call_ids_from_other_models_are_normalized() {
     for which in ALL {
         let mut ctx = context("go");
         // From Anthropic: a plain id with characters the API rejects.
-        ctx.messages.push(assistant_from(
+        ctx.messages.push(tool_use_turn(
             api::ANTHROPIC_MESSAGES,
             "anthropic",
             "claude",
-            vec![call("toolu_01+abc/def", "a")],
+            vec![read_call("toolu_01+abc/def", "a")],
         ));
         ctx.messages
             .push(tool_result("toolu_01+abc/def", vec![InputBlock::text("A")]));
         // From another model of the same API and provider: the fc_ item id is dropped.
-        ctx.messages.push(assistant_from(
+        ctx.messages.push(tool_use_turn(
             api_id(which),
             provider_id(which),
             "gpt-other",
-            vec![call("call_same|fc_same", "b")],
+            vec![read_call("call_same|fc_same", "b")],
         ));
         ctx.messages.push(tool_result(
             "call_same|fc_same",
@@ -1498,11 +1254,11 @@ async fn tool_call_ids_from_other_models_are_normalized() {
         } else {
             (api::OPENAI_RESPONSES, "openai")
         };
-        ctx.messages.push(assistant_from(
+        ctx.messages.push(tool_use_turn(
             other_api,
             other_provider,
             "gpt-mock",
-            vec![call("call_x|fc_foreign", "c")],
+            vec![read_call("call_x|fc_foreign", "c")],
         ));
         // ... and its result goes missing.
         ctx.messages

@@ -5,22 +5,15 @@
 mod common;
 
 use common::{
-    BOTH, Wire, assert_contract, collect, context, final_message, model, options, server,
+    BOTH, Wire, assert_contract, collect, context, error_text, final_message, model, options,
+    run_script, server,
 };
 use mock_llm::{Fault, Script};
 use pi_ai::{AssistantMessage, StopReason, StreamOptions};
 
 async fn run_fault(wire: Wire, script: Script, opts: StreamOptions) -> AssistantMessage {
     let server = server().await;
-    server.push(script);
-    let events = collect(&model(&server, wire), &context("hi"), opts).await;
-    assert_contract(&events);
-    final_message(&events).clone()
-}
-
-fn error_text(message: &AssistantMessage) -> &str {
-    assert_eq!(message.stop_reason, StopReason::Error, "{message:?}");
-    message.error_message.as_deref().expect("errorMessage")
+    run_script(&server, &model(&server, wire), &context("hi"), script, opts).await
 }
 
 #[tokio::test]

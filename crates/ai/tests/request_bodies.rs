@@ -4,40 +4,34 @@
 
 mod common;
 
-use common::{Wire, collect, context, model, options, server};
+use common::{
+    Wire, collect, context, model, options, read_call, send_simple, server, tool_result,
+    tool_use_turn,
+};
 use mock_llm::Script;
 use pi_ai::{
     AssistantBlock, AssistantMessage, Context, InputBlock, Message, SimpleStreamOptions,
-    StopReason, ThinkingContent, ThinkingLevel, ToolCall, ToolResultMessage, UserMessage,
+    ThinkingContent, ThinkingLevel, UserMessage,
 };
 use serde_json::{Value, json};
+
+const CALL_ID: &str = "call_03194b7774af409580db2e5b";
 
 /// A conversation with a tool round trip, like the reference trace.
 fn tool_round_trip(provider_of_history: &str) -> Context {
     let mut ctx = context("read hello.txt");
-    let mut assistant =
-        AssistantMessage::empty("openai-completions", provider_of_history, "mock-model");
-    let mut args = serde_json::Map::new();
-    args.insert("path".into(), json!("hello.txt"));
-    assistant.content = vec![AssistantBlock::ToolCall(ToolCall::new(
-        "call_03194b7774af409580db2e5b",
+    ctx.messages.push(tool_use_turn(
+        "openai-completions",
+        provider_of_history,
+        "mock-model",
+        vec![read_call(CALL_ID, "hello.txt")],
+    ));
+    ctx.messages.push(tool_result(
+        CALL_ID,
         "read",
-        args,
-    ))]
-    .into();
-    assistant.stop_reason = StopReason::ToolUse;
-    ctx.messages.push(Message::Assistant(assistant.into()));
-    ctx.messages.push(Message::ToolResult(
-        ToolResultMessage {
-            tool_call_id: "call_03194b7774af409580db2e5b".into(),
-            tool_name: "read".into(),
-            content: vec![InputBlock::text(
-                "Hello from the anchor test file!\nSecond line.\n",
-            )]
-            .into(),
-            ..Default::default()
-        }
-        .into(),
+        vec![InputBlock::text(
+            "Hello from the anchor test file!\nSecond line.\n",
+        )],
     ));
     ctx
 }
@@ -48,20 +42,12 @@ async fn sent_body(
     simple: SimpleStreamOptions,
 ) -> (Value, std::collections::BTreeMap<String, String>) {
     let server = server().await;
-    server.push(Script::text("ok"));
-    let m = model(&server, wire);
-    let stream = pi_ai::stream_simple(&m, ctx, simple);
-    let _ = stream.result().await;
-    let request = server.requests().pop().expect("one request");
+    let (_, request) = send_simple(&server, &model(&server, wire), ctx, simple).await;
     (request.body, request.headers)
 }
 
 fn simple(level: Option<ThinkingLevel>) -> SimpleStreamOptions {
-    SimpleStreamOptions {
-        stream: options(),
-        reasoning: level,
-        thinking_budgets: None,
-    }
+    common::simple(options(), level)
 }
 
 #[tokio::test]

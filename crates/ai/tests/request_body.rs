@@ -2,7 +2,11 @@
 //! in the header, on every attempt; a writer that fails fails the request.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::sync::Arc;
+
+use common::server;
 
 use mock_llm::{MockServer, Script};
 use pi_ai::http::{ErrorStyle, HttpRequest, RetryPolicy, send};
@@ -39,7 +43,7 @@ fn policy(max_retries: u32) -> RetryPolicy {
 
 #[tokio::test]
 async fn a_long_body_is_written_while_sent_and_again_on_a_retry() {
-    let server = MockServer::start().await.unwrap();
+    let server = server().await;
     server.push(Script::http_error(503));
     server.push(Script::text("ok"));
     let document = big_document();
@@ -77,7 +81,7 @@ async fn a_short_body_is_held_whole() {
 
 #[tokio::test]
 async fn a_writer_that_fails_midway_fails_the_request() {
-    let server = MockServer::start().await.unwrap();
+    let server = server().await;
     let document = Arc::new(big_document());
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counted = calls.clone();

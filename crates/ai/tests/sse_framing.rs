@@ -2,27 +2,21 @@
 //! decodes to the same message — UTF-8 characters and CRLF pairs split across chunks.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::convert::Infallible;
+mod common;
 
-use bytes::Bytes;
+use common::{chunked, mock_model};
 use pi_ai::{AssistantBlock, InputKind, Model, ModelCost, StopReason, api};
 use tokio_util::sync::CancellationToken;
 
+/// A model of `api` that is never contacted.
 fn model(api: &str) -> Model {
     Model {
-        id: "m".into(),
-        name: "m".into(),
-        api: api.into(),
-        provider: "p".into(),
-        base_url: "http://127.0.0.1:1".into(),
         reasoning: false,
-        thinking_level_map: None,
         input: vec![InputKind::Text],
         cost: ModelCost::default(),
         context_window: 1000,
         max_tokens: 100,
-        headers: None,
-        compat: None,
+        ..mock_model(api, "p", "m", "http://127.0.0.1:1".into())
     }
 }
 
@@ -49,12 +43,7 @@ event: message_delta\r\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reas
 event: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\n";
 
 async fn decode(api: &str, body: &str, chunk: usize) -> pi_ai::AssistantMessage {
-    let pieces: Vec<Result<Bytes, Infallible>> = body
-        .as_bytes()
-        .chunks(chunk)
-        .map(|c| Ok(Bytes::copy_from_slice(c)))
-        .collect();
-    let input = futures_util::stream::iter(pieces);
+    let input = chunked(body.as_bytes(), chunk);
     let m = model(api);
     let stream = if api == api::OPENAI_COMPLETIONS {
         pi_ai::providers::openai_completions::decode_sse_bytes(&m, input, CancellationToken::new())
