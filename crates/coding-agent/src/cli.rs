@@ -137,6 +137,10 @@ pub struct Args {
     /// Disable startup network operations.
     #[arg(long)]
     pub offline: bool,
+    /// Confine the built-in tools: writes only below the cwd, the temp dir and the paths of
+    /// settings `sandbox.writePaths` (Landlock; refused where the kernel lacks it).
+    #[arg(long)]
+    pub sandbox: bool,
     /// Force verbose startup.
     #[arg(long)]
     pub verbose: bool,
@@ -343,6 +347,8 @@ Options:
   --export <file>                Export session file to HTML and exit
   --list-models [search]         List available models (with optional fuzzy search)
   --offline                      Disable startup network operations (same as PI_OFFLINE=1)
+  --sandbox                      Confine bash and the file tools: writes only in the cwd,
+                                 the temp dir and settings sandbox.writePaths (Landlock)
   --verbose                      Force verbose startup
   --                             End option parsing; treat remaining arguments as messages/files
   --help, -h                     Show this help

@@ -19,6 +19,7 @@ pub mod output;
 pub mod packages;
 pub mod resources;
 pub mod retry;
+pub mod sandbox;
 pub mod scope;
 pub mod session;
 pub mod session_event;

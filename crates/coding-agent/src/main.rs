@@ -8,8 +8,8 @@ use pi_coding_agent::agent_session::{
     AgentSession, AgentSessionConfig, ExtensionSetup, McpToolFilter,
 };
 use pi_coding_agent::cli::{self, Mode};
+use pi_coding_agent::config::paths;
 use pi_coding_agent::config::settings_store::SettingsStore;
-use pi_coding_agent::config::{paths, settings::Settings};
 use pi_coding_agent::mcp::runtime::McpRuntime;
 use pi_coding_agent::model_registry::ModelRegistry;
 use pi_coding_agent::modes::run::{self, Output as RunOutput, RunPrompt};
@@ -23,10 +23,18 @@ use pi_coding_agent::resources::{
 use pi_coding_agent::resources::{PromptTemplate, Skill};
 use pi_coding_agent::session::select::{self, SessionChoice};
 use pi_coding_agent::tool_selection::{self, ToolRequest, ToolsFlag};
-use pi_coding_agent::tools;
 use pi_coding_agent::{VERSION, extension_loader, list_models, scope};
+use pi_coding_agent::{sandbox, tools};
 
 fn main() {
+    // `pi __sandbox …` is the sandbox launcher the sandboxed bash runs through.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == sandbox::cli::LAUNCHER_ARG)
+    {
+        let code = sandbox::launcher::run(std::env::args_os().skip(2));
+        std::process::exit(i32::from(code));
+    }
     pi_coding_agent::timing::start();
     let code = match run() {
         Ok(code) => code,
@@ -476,14 +484,27 @@ environment variable, pass --api-key, or configure it in {}",
         })
         .cloned()
         .collect();
-    let mut active_tools =
-        match tools::build_tools(&builtin_names, &session_cwd, bash_options(&settings)) {
-            Ok(active) => active,
-            Err(message) => {
-                eprintln!("Error: {message}");
-                return Ok(1);
-            }
-        };
+    let sandbox = match load_sandbox(&agent_dir, &session_cwd, args.sandbox) {
+        Ok(sandbox) => sandbox,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            return Ok(1);
+        }
+    };
+    let build_tools = |names: &[String]| -> Result<_, String> {
+        let bash = tools::bash::BashOptions::from_settings(&settings);
+        let built = tools::build_tools(names, &session_cwd, bash.clone())?;
+        sandbox
+            .confine_tools(built, &session_cwd, bash)
+            .map_err(|e| format!("--sandbox: {e}"))
+    };
+    let mut active_tools = match build_tools(&builtin_names) {
+        Ok(active) => active,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            return Ok(1);
+        }
+    };
     // Extension tools are active when the selection kept them.
     for tool in &extension_tools {
         if tool_names.iter().any(|n| n == tool.name()) {
@@ -494,15 +515,8 @@ environment variable, pass --api-key, or configure it in {}",
             }
         }
     }
-    let mut tool_registry = tools::build_tools(
-        &tools::ALL_TOOLS
-            .iter()
-            .map(|t| (*t).to_owned())
-            .collect::<Vec<_>>(),
-        &session_cwd,
-        bash_options(&settings),
-    )
-    .unwrap_or_default();
+    let all_tools: Vec<String> = tools::ALL_TOOLS.iter().map(|t| (*t).to_owned()).collect();
+    let mut tool_registry = build_tools(&all_tools).unwrap_or_default();
     for tool in &extension_tools {
         match tool_registry.iter().position(|t| t.name() == tool.name()) {
             Some(at) => tool_registry[at] = tool.clone(),
@@ -668,6 +682,7 @@ environment variable, pass --api-key, or configure it in {}",
                 .map(|r| r.path.clone())
                 .collect(),
             no_model,
+            sandbox_label: sandbox.label(),
         };
         let closing = agent_session.clone();
         let code = runtime.block_on(pi_coding_agent::modes::interactive::run(
@@ -702,6 +717,26 @@ environment variable, pass --api-key, or configure it in {}",
     Ok(code)
 }
 
+/// The sandbox the settings and `--sandbox` ask for, refused with the reason when it is on
+/// and the kernel cannot provide it.
+fn load_sandbox(
+    agent_dir: &std::path::Path,
+    cwd: &std::path::Path,
+    flag: bool,
+) -> Result<sandbox::cli::CliSandbox, String> {
+    let sandbox = sandbox::cli::CliSandbox::load(
+        &paths::settings_path(agent_dir),
+        &paths::project_settings_path(cwd),
+        flag,
+    )?;
+    if sandbox.enabled {
+        sandbox
+            .check()
+            .map_err(|e| format!("--sandbox: {e}; the tools cannot be confined"))?;
+    }
+    Ok(sandbox)
+}
+
 /// Asks on the terminal whether to trust a project's own extensions (remembered in
 /// trust.json by the caller).
 fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
@@ -715,21 +750,6 @@ this machine. Trust this folder? [y/N] ",
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer).ok()?;
     Some(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
-}
-
-/// Bash tool options from settings: the shell, the command prefix, and a default timeout
-/// (10 minutes unless `bash.timeoutSeconds` says otherwise; 0 means none).
-fn bash_options(settings: &Settings) -> tools::bash::BashOptions {
-    let seconds = settings
-        .bash
-        .as_ref()
-        .and_then(|b| b.timeout_seconds)
-        .unwrap_or(600);
-    tools::bash::BashOptions {
-        shell: settings.shell_path.as_ref().map(std::path::PathBuf::from),
-        default_timeout: (seconds > 0).then(|| std::time::Duration::from_secs(seconds)),
-        command_prefix: settings.shell_command_prefix.clone(),
-    }
 }
 
 /// The enabled skills and prompt templates of installed packages join the session's,

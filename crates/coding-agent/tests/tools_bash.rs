@@ -292,16 +292,24 @@ async fn background_daemon_holding_the_pipe_does_not_hang() {
         started.elapsed()
     );
     let output = text(&result);
-    assert!(output.ends_with("done\n"), "{output:?}");
-    // As in pi, a finished command's background jobs keep running; clean them up here.
+    assert!(output.starts_with("group="), "{output:?}");
+    assert!(
+        output.ends_with(
+            "done\n\n\n[Ended 2 processes left running in the background: \
+             processes a command starts do not outlive it]"
+        ),
+        "{output:?}"
+    );
+    assert_eq!(result.details.unwrap()["endedProcesses"], 2);
     let group: i32 = output
         .lines()
         .find_map(|l| l.strip_prefix("group="))
         .unwrap()
         .parse()
         .unwrap();
-    let group = nix::unistd::Pid::from_raw(group);
-    nix::sys::signal::killpg(group, nix::sys::signal::SIGKILL).unwrap();
+    assert!(!pi_coding_agent::tools::bash_process::group_alive(
+        nix::unistd::Pid::from_raw(group)
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,6 +11,6 @@ pub mod events;
 pub mod openclaw;
 pub mod pipeline;
 pub mod runner;
-pub mod sandbox;
+/// The Landlock sandbox lives with the tools it confines; re-exported for the gateway's users.
+pub use pi_coding_agent::sandbox;
 pub mod server;
-mod tool_wrap;

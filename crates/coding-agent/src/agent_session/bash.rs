@@ -34,6 +34,14 @@ pub struct BashResult {
     pub truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
+    /// Processes the command left running that were ended with it (not in pi's shape;
+    /// left out when none were).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ended_processes: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 impl AgentSession {
@@ -58,6 +66,11 @@ impl AgentSession {
                 cancel: cancel.clone(),
                 on_update: None,
                 on_chunk,
+                keep_background: settings
+                    .bash
+                    .as_ref()
+                    .and_then(|b| b.keep_background_processes)
+                    .unwrap_or(false),
             },
         )
         .await;
@@ -76,6 +89,7 @@ impl AgentSession {
                 .as_ref()
                 .map(|p| p.to_string_lossy().into_owned()),
             output: output.output,
+            ended_processes: output.ended_processes,
         };
         self.record_bash_result(command, &result, exclude_from_context);
         Ok(result)

@@ -113,6 +113,7 @@ impl AgentSession {
             cancelled,
             full_output_path: None,
             output: kept.content,
+            ended_processes: 0,
         })
     }
 }
@@ -141,5 +142,6 @@ fn bash_result(value: &Value) -> BashResult {
             .get("fullOutputPath")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        ended_processes: 0,
     }
 }

@@ -88,6 +88,9 @@ pub struct MarkdownSettings {
 pub struct BashSettings {
     /// Default timeout of a command when the model gives none (0 = none).
     pub timeout_seconds: Option<u64>,
+    /// Leave processes a command started in the background running after it exits
+    /// (default false: they are ended with the command's shell).
+    pub keep_background_processes: Option<bool>,
 }
 
 pub(crate) fn read_object(path: &Path) -> Map<String, Value> {

@@ -11,8 +11,8 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::tools::bash::{BashOptions, bash_tool, resolve_shell};
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
-use pi_coding_agent::tools::bash::{BashOptions, bash_tool, resolve_shell};
 
 use super::exec::SandboxedExec;
 use super::wrapper::{WrapperDir, wrapper_script};
@@ -67,6 +67,7 @@ impl SandboxedBash {
                 shell: Some(wrapper),
                 default_timeout: default_timeout(self.options.default_timeout, max),
                 command_prefix: self.options.command_prefix,
+                keep_background: self.options.keep_background,
             },
         );
         Ok(Arc::new(ClampedBash { inner, max, dir }))
@@ -151,7 +152,7 @@ struct ClampedBash {
 }
 
 impl AgentTool for ClampedBash {
-    crate::tool_wrap::delegate_tool_description!();
+    crate::delegate_tool_description!();
 
     fn execute(
         &self,

@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd,
-    RestrictSelf, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus,
+    PathBeneath, PathFd, RestrictSelf, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
 };
 
 use super::SandboxError;
@@ -134,11 +134,21 @@ fn rule(path: &Path, access: BitFlags<AccessFs>) -> Result<PathBeneath<PathFd>, 
     Ok(PathBeneath::new(fd, access_for(access, is_dir)))
 }
 
+/// The first Landlock ABI that can refuse TCP `connect` and `bind` (Linux 6.7).
+pub const NETWORK_ABI: u8 = 4;
+
 /// Confines the calling thread: read + execute below `read` (all of `/` when empty), full
-/// access below `write` and on the existing [`DEVICE_PATHS`]. Relative paths resolve against
-/// the current directory. Never returns `Ok` without the ruleset being enforced.
-pub fn confine(read: &[PathBuf], write: &[PathBuf]) -> Result<u8, SandboxError> {
+/// access below `write` and on the existing [`DEVICE_PATHS`]; without `network`, no TCP
+/// connection or listening socket. Relative paths resolve against the current directory.
+/// Never returns `Ok` without the ruleset being enforced.
+pub fn confine(read: &[PathBuf], write: &[PathBuf], network: bool) -> Result<u8, SandboxError> {
     let abi = landlock_available()?;
+    if !network && abi < NETWORK_ABI {
+        return Err(SandboxError::Unavailable(format!(
+            "turning the network off needs Landlock ABI v{NETWORK_ABI} (Linux 6.7); this \
+             kernel has v{abi}"
+        )));
+    }
     let mut rules = Vec::new();
     for path in effective_read_paths(read) {
         rules.push(rule(&path, read_access())?);
@@ -161,9 +171,15 @@ pub fn confine(read: &[PathBuf], write: &[PathBuf]) -> Result<u8, SandboxError> 
         .map_err(unavailable)?
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(HANDLED_ABI))
-        .map_err(failed)?
-        .create()
         .map_err(failed)?;
+    if !network {
+        // Handled with no rule allowing anything: every TCP connect and bind is refused.
+        ruleset = ruleset
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessNet::from_all(ABI::V4))
+            .map_err(unavailable)?;
+    }
+    let mut ruleset = ruleset.create().map_err(failed)?;
     for rule in rules {
         ruleset = ruleset.add_rule(rule).map_err(failed)?;
     }

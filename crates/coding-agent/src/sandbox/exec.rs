@@ -11,9 +11,9 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::tools::bash::{BashOptions, bash_tool};
+use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
-use pi_coding_agent::tools::bash::{BashOptions, bash_tool};
-use pi_coding_agent::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 
 use super::bash::{check_ready, clamp_timeout, default_timeout};
 use super::wrapper::{WrapperDir, wrapper_script};
@@ -72,6 +72,7 @@ impl SandboxedExec {
                 shell: Some(wrapper),
                 default_timeout: default,
                 command_prefix: None,
+                keep_background: false,
             },
         );
         Ok(Arc::new(ExecTool {

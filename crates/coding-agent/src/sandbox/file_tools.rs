@@ -11,8 +11,8 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::tools::path::{resolve_read_path, resolve_to_cwd};
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
-use pi_coding_agent::tools::path::{resolve_read_path, resolve_to_cwd};
 
 use super::paths::{Access, PathGuard};
 
@@ -75,7 +75,7 @@ impl ConfinedFileTool {
 }
 
 impl AgentTool for ConfinedFileTool {
-    crate::tool_wrap::delegate_tool_description!();
+    crate::delegate_tool_description!();
 
     fn execute(
         &self,

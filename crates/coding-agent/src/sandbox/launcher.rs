@@ -2,9 +2,11 @@
 //! command, which inherits the confinement.
 //!
 //! ```text
-//! pi-sandbox [--read <path>]... [--write <path>]... [--timeout-ms N] -- <program> <args>...
-//! pi-sandbox [--read <path>]... [--write <path>]... [--timeout-ms N] --argv-json '["prog","arg"]'
+//! pi-sandbox [--read <path>]... [--write <path>]... [--no-network] [--timeout-ms N] -- <program> <args>...
+//! pi-sandbox [--read <path>]... [--write <path>]... [--no-network] [--timeout-ms N] --argv-json '["prog","arg"]'
 //! ```
+//!
+//! `pi __sandbox <the same arguments>` is the same launcher, inside the `pi` binary.
 //!
 //! Without `--timeout-ms` the launcher `exec`s the program (same pid, same process group).
 //! With it, the launcher spawns the program, waits, and on expiry SIGKILLs it (only the
@@ -31,7 +33,7 @@ pub const EXIT_NOT_FOUND: u8 = 127;
 
 /// The launcher's usage line.
 pub const USAGE: &str = "usage: pi-sandbox [--read <path>]... [--write <path>]... \
-     [--timeout-ms N] (-- <program> <args>... | --argv-json <json array>)";
+     [--no-network] [--timeout-ms N] (-- <program> <args>... | --argv-json <json array>)";
 
 /// A parsed launcher command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +42,8 @@ pub struct LaunchArgs {
     pub read: Vec<PathBuf>,
     /// Paths fully writable below.
     pub write: Vec<PathBuf>,
+    /// Whether TCP connections and listening sockets are allowed.
+    pub network: bool,
     /// Kill the program after this long.
     pub timeout: Option<Duration>,
     /// The program and its arguments (never empty).
@@ -93,6 +97,7 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Invocation
     let mut read = Vec::new();
     let mut write = Vec::new();
     let mut timeout = None;
+    let mut network = true;
     let mut command = None;
     while let Some(arg) = args.next() {
         if arg == "--" {
@@ -101,6 +106,10 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Invocation
         }
         if arg == "-h" || arg == "--help" {
             return Ok(Invocation::Help);
+        }
+        if arg == "--no-network" {
+            network = false;
+            continue;
         }
         let (name, inline) = split_option(&arg);
         let mut value = || {
@@ -132,6 +141,7 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Invocation
     Ok(Invocation::Launch(LaunchArgs {
         read,
         write,
+        network,
         timeout,
         command,
     }))
@@ -172,7 +182,7 @@ impl LaunchArgs {
     /// Confines this process, then runs the command: `exec` without a timeout (returns only
     /// on failure), spawn + wait with one. `Ok` carries the launcher's exit code.
     pub fn launch(&self) -> Result<u8, LaunchError> {
-        confine::confine(&self.read, &self.write)?;
+        confine::confine(&self.read, &self.write, self.network)?;
         let (program, args) = self
             .command
             .split_first()

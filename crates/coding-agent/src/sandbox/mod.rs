@@ -18,6 +18,7 @@
 //! launcher refuses to run the command and exits with 126: it never runs unconfined.
 
 mod bash;
+pub mod cli;
 pub mod confine;
 mod exec;
 pub mod file_tools;
@@ -71,8 +72,12 @@ pub struct SandboxConfig {
     pub allowed_read_paths: Vec<PathBuf>,
     /// Upper bound on one command's run time (also its default when the call gives none).
     pub timeout: Option<Duration>,
-    /// The `pi-sandbox` binary.
+    /// The `pi-sandbox` binary (or `pi`, with [`launcher_prefix`](Self::launcher_prefix)).
     pub launcher: PathBuf,
+    /// Arguments put before the launcher's own (`__sandbox` when the launcher is `pi`).
+    pub launcher_prefix: Vec<std::ffi::OsString>,
+    /// Whether commands may open TCP connections and listen (Landlock ABI v4 to turn off).
+    pub network: bool,
 }
 
 impl SandboxConfig {
@@ -83,6 +88,8 @@ impl SandboxConfig {
             allowed_read_paths: Vec::new(),
             timeout: None,
             launcher: launcher.into(),
+            launcher_prefix: Vec::new(),
+            network: true,
         }
     }
 
@@ -95,7 +102,10 @@ impl SandboxConfig {
 
     /// The launcher's arguments up to and including `--`; relative paths resolve against `cwd`.
     pub fn launcher_args(&self, cwd: &Path) -> Vec<std::ffi::OsString> {
-        let mut args = Vec::new();
+        let mut args = self.launcher_prefix.clone();
+        if !self.network {
+            args.push("--no-network".into());
+        }
         for path in &self.allowed_read_paths {
             args.push("--read".into());
             args.push(cwd.join(path).into_os_string());

@@ -29,6 +29,25 @@ pub struct BashOptions {
     pub default_timeout: Option<Duration>,
     /// Lines run before every command (settings `shellCommandPrefix`).
     pub command_prefix: Option<String>,
+    /// Leave background processes running after the command (settings
+    /// `bash.keepBackgroundProcesses`); by default they are ended with the shell.
+    pub keep_background: bool,
+}
+
+impl BashOptions {
+    /// The options as settings give them: `shellPath`, `shellCommandPrefix`, a default
+    /// timeout of 10 minutes unless `bash.timeoutSeconds` says otherwise (0 means none),
+    /// and `bash.keepBackgroundProcesses`.
+    pub fn from_settings(settings: &crate::config::settings::Settings) -> Self {
+        let bash = settings.bash.clone().unwrap_or_default();
+        let seconds = bash.timeout_seconds.unwrap_or(600);
+        Self {
+            shell: settings.shell_path.as_ref().map(PathBuf::from),
+            default_timeout: (seconds > 0).then(|| Duration::from_secs(seconds)),
+            command_prefix: settings.shell_command_prefix.clone(),
+            keep_background: bash.keep_background_processes.unwrap_or(false),
+        }
+    }
 }
 
 /// The `bash` tool running commands in `cwd`.
@@ -106,6 +125,7 @@ impl AgentTool for BashTool {
                     updates(update_result(snapshot));
                 })),
                 on_chunk: None,
+                keep_background: options.keep_background,
             };
             let output = run_command(&command, &cwd, run)
                 .await
@@ -154,6 +174,19 @@ fn update_result(snapshot: &OutputSnapshot) -> AgentToolResult {
     }
 }
 
+/// The notice telling the model that what its command left running was ended.
+pub fn ended_notice(count: usize) -> String {
+    let what = if count == 1 {
+        "1 process".to_owned()
+    } else {
+        format!("{count} processes")
+    };
+    format!(
+        "[Ended {what} left running in the background: processes a command starts do not \
+         outlive it]"
+    )
+}
+
 /// `text`, a blank line, then `status` (just `status` when there is no text).
 fn with_status(text: &str, status: &str) -> String {
     if text.is_empty() {
@@ -190,7 +223,16 @@ fn tool_result(
         };
         return Err(ToolError::new(with_status(&text, &status)));
     }
-    let (text, details) = format_output(&snapshot, output.last_line_bytes, "(no output)");
+    let (mut text, mut details) = format_output(&snapshot, output.last_line_bytes, "(no output)");
+    if output.ended_processes > 0 {
+        text = with_status(&text, &ended_notice(output.ended_processes));
+        let mut map = match details {
+            Some(Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        map.insert("endedProcesses".to_owned(), json!(output.ended_processes));
+        details = Some(Value::Object(map));
+    }
     if let Some(code) = output.exit_code.filter(|code| *code != 0) {
         return Err(ToolError::new(with_status(
             &text,

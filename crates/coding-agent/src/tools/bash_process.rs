@@ -1,7 +1,9 @@
 //! Runs one shell command: `<shell> -c <command>` in its own process group, stdin from
 //! `/dev/null`, stdout and stderr on one pipe (so they interleave exactly as written), with
 //! a timeout, cancellation that takes down the whole group, and no hang when a background
-//! process keeps the pipe open after the shell has exited.
+//! process keeps the pipe open after the shell has exited. When the shell exits, whatever
+//! it left running is ended too (see [`bash_reap`](crate::tools::bash_reap)), unless the
+//! caller asks to keep background processes.
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -9,14 +11,16 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
-use tokio::time::{Instant, sleep, sleep_until};
+use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::bash_output::{OutputAccumulator, OutputSnapshot};
+pub use crate::tools::bash_reap::group_alive;
+use crate::tools::bash_reap::{RUN_MARKER_ENV, RunScope};
 use crate::tools::truncate::Truncation;
 
 /// Minimum spacing of streamed snapshots.
@@ -44,6 +48,9 @@ pub struct RunOptions {
     pub on_update: Option<SnapshotFn>,
     /// Every decoded chunk, unthrottled.
     pub on_chunk: Option<ChunkFn>,
+    /// Leave processes the command started in the background running after the shell
+    /// exits (settings `bash.keepBackgroundProcesses`); a timeout or abort still ends them.
+    pub keep_background: bool,
 }
 
 /// What a finished (or stopped) command produced.
@@ -65,6 +72,8 @@ pub struct CommandOutput {
     pub full_output_path: Option<PathBuf>,
     /// Bytes of the last output line (for the partial-line notice).
     pub last_line_bytes: usize,
+    /// Processes other than the shell that were still running and were ended.
+    pub ended_processes: usize,
 }
 
 impl CommandOutput {
@@ -146,6 +155,7 @@ pub async fn run_command(
         return Ok(finish(output, None, Some(Stop::Cancelled)));
     }
 
+    let mut scope = RunScope::new();
     let pipe_error = |e: std::io::Error| RunError(format!("Failed to create output pipe: {e}"));
     let (writer, mut pipe) = pipe::pipe().map_err(pipe_error)?;
     // The child writes with ordinary blocking I/O; stdout and stderr share the pipe.
@@ -157,6 +167,7 @@ pub async fn run_command(
         .arg(command)
         .current_dir(cwd)
         .env("PATH", shell_path_var())
+        .env(RUN_MARKER_ENV, scope.marker())
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_err))
@@ -171,7 +182,8 @@ pub async fn run_command(
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .map(Pid::from_raw);
-    let mut abandon_guard = GroupGuard(group);
+    scope.set_group(group);
+    let mut abandon_guard = ScopeGuard(Some(scope.clone()));
 
     let timeout_at = options
         .timeout
@@ -219,16 +231,16 @@ pub async fn run_command(
             () = sleep_opt(drain_until), if status.is_some() && !eof => eof = true,
             () = sleep_opt(timeout_at), if stop.is_none() && timeout_at.is_some() => {
                 stop = Some(Stop::TimedOut);
-                signal_group(group, Signal::SIGTERM);
+                scope.signal(Signal::SIGTERM);
                 kill_at = Some(Instant::now() + KILL_GRACE);
             },
             () = options.cancel.cancelled(), if stop.is_none() => {
                 stop = Some(Stop::Cancelled);
-                signal_group(group, Signal::SIGTERM);
+                scope.signal(Signal::SIGTERM);
                 kill_at = Some(Instant::now() + KILL_GRACE);
             },
             () = sleep_opt(kill_at), if kill_at.is_some() => {
-                signal_group(group, Signal::SIGKILL);
+                scope.signal(Signal::SIGKILL);
                 kill_at = None;
             },
             () = sleep_opt(update_at), if update_at.is_some() => {
@@ -240,14 +252,23 @@ pub async fn run_command(
     }
     drop(pipe);
 
-    if stop.is_some() {
-        reap_group(group, kill_at).await;
-    }
-    // Finished: whatever the command left running in the background stays.
+    let ended = if stop.is_some() {
+        // What SIGTERM has not ended by the grace period's end gets SIGKILL.
+        let grace = kill_at.map_or(Duration::ZERO, |at| {
+            at.saturating_duration_since(Instant::now())
+        });
+        scope.end_all(grace, group).await
+    } else if options.keep_background {
+        0
+    } else {
+        scope.end_all(KILL_GRACE, group).await
+    };
     abandon_guard.0 = None;
     output.finish();
     emit(&mut output, &options, &mut dirty);
-    Ok(finish(output, status, stop))
+    let mut result = finish(output, status, stop);
+    result.ended_processes = ended;
+    Ok(result)
 }
 
 fn finish(
@@ -267,6 +288,7 @@ fn finish(
         truncation: snapshot.truncation,
         full_output_path: snapshot.full_output_path,
         last_line_bytes: output.last_line_bytes(),
+        ended_processes: 0,
     }
 }
 
@@ -288,65 +310,13 @@ async fn sleep_opt(at: Option<Instant>) {
     }
 }
 
-/// Kills the process group when a run is abandoned midway (its future dropped).
-struct GroupGuard(Option<Pid>);
+/// Kills every process of the command when a run is abandoned midway (its future dropped).
+struct ScopeGuard(Option<RunScope>);
 
-impl Drop for GroupGuard {
+impl Drop for ScopeGuard {
     fn drop(&mut self) {
-        signal_group(self.0, Signal::SIGKILL);
-    }
-}
-
-fn signal_group(group: Option<Pid>, signal: Signal) {
-    if let Some(group) = group {
-        // ESRCH only means the group is already gone.
-        let _ = killpg(group, signal);
-    }
-}
-
-/// After a stop: waits for the group to die from SIGTERM, SIGKILLs what is left once the
-/// grace period (`kill_at`) ends, and gives SIGKILL a moment to take effect.
-async fn reap_group(group: Option<Pid>, kill_at: Option<Instant>) {
-    let Some(group) = group else { return };
-    const POLL: Duration = Duration::from_millis(20);
-    if let Some(kill_at) = kill_at {
-        while group_alive(group) && Instant::now() < kill_at {
-            sleep(POLL).await;
-        }
-        if group_alive(group) {
-            let _ = killpg(group, Signal::SIGKILL);
+        if let Some(scope) = &self.0 {
+            scope.signal(Signal::SIGKILL);
         }
     }
-    let give_up = Instant::now() + Duration::from_millis(500);
-    while group_alive(group) && Instant::now() < give_up {
-        sleep(POLL).await;
-    }
-}
-
-/// Whether a live (non-zombie) process is in `group`. Uses `/proc` where it exists, since
-/// zombies nobody reaps would otherwise count; elsewhere asks the kernel with signal 0.
-pub fn group_alive(group: Pid) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return killpg(group, None).is_ok();
-    };
-    entries.flatten().any(|entry| {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else {
-            return false;
-        };
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
-            return false;
-        }
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            return false;
-        };
-        // Fields after the command name: state, ppid, pgrp, ...
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            return false;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next().unwrap_or("Z");
-        let pgrp = fields.nth(1).and_then(|f| f.parse::<i32>().ok());
-        pgrp == Some(group.as_raw()) && !matches!(state, "Z" | "X" | "x")
-    })
 }

@@ -3,6 +3,7 @@
 
 /// Implements `name`, `label`, `description`, `parameters`, `execution_mode` and
 /// `prepare_arguments` by delegating to the wrapped `self.inner: Arc<dyn AgentTool>`.
+#[macro_export]
 macro_rules! delegate_tool_description {
     () => {
         fn name(&self) -> &str {
@@ -33,5 +34,3 @@ macro_rules! delegate_tool_description {
         }
     };
 }
-
-pub(crate) use delegate_tool_description;

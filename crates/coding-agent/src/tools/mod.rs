@@ -3,6 +3,8 @@
 pub mod bash;
 pub mod bash_output;
 pub mod bash_process;
+pub mod bash_reap;
+pub mod delegate;
 pub mod edit;
 pub mod edit_diff;
 pub mod edit_match;

@@ -121,16 +121,7 @@ pub enum CreateError {
 
 /// Bash options the way the `pi` binary derives them from settings.
 pub fn bash_options(settings: &pi_coding_agent::config::settings::Settings) -> BashOptions {
-    let seconds = settings
-        .bash
-        .as_ref()
-        .and_then(|b| b.timeout_seconds)
-        .unwrap_or(600);
-    BashOptions {
-        shell: settings.shell_path.as_ref().map(PathBuf::from),
-        default_timeout: (seconds > 0).then(|| std::time::Duration::from_secs(seconds)),
-        command_prefix: settings.shell_command_prefix.clone(),
-    }
+    BashOptions::from_settings(settings)
 }
 
 /// Builds the tool pipeline once and the AgentSession around it.

@@ -28,7 +28,7 @@ impl CancellableTool {
 }
 
 impl AgentTool for CancellableTool {
-    crate::tool_wrap::delegate_tool_description!();
+    pi_coding_agent::delegate_tool_description!();
 
     fn definition(&self) -> Tool {
         self.inner.definition()

@@ -38,7 +38,7 @@ impl NormalizedTool {
 }
 
 impl AgentTool for NormalizedTool {
-    crate::tool_wrap::delegate_tool_description!();
+    pi_coding_agent::delegate_tool_description!();
 
     fn execute(
         &self,

@@ -54,6 +54,8 @@ pub struct InteractiveOptions {
     pub package_themes: Vec<std::path::PathBuf>,
     /// No model has a key: the UI opens with guidance (`/login`, a key, a local model).
     pub no_model: bool,
+    /// The footer's sandbox label (`sandbox`, `sandbox, no network`) when tools are confined.
+    pub sandbox_label: Option<String>,
 }
 
 /// Everything the UI task reacts to.

@@ -101,6 +101,8 @@ pub(crate) struct App {
     /// No model had a key at startup: the session holds a placeholder until `/login`,
     /// `/model` or `/local-llm` gives it one.
     no_model: bool,
+    /// Shown in the footer when the tools are confined.
+    sandbox_label: Option<String>,
     /// `/local-llm` runs; the last tenth of its build progress shown.
     local_llm_running: bool,
     local_llm_shown_decile: u32,
@@ -173,6 +175,7 @@ impl App {
             theme_fixed: theme_sources.clone(),
             input_paused,
             no_model: options.no_model,
+            sandbox_label: options.sandbox_label.clone(),
             local_llm_running: false,
             local_llm_shown_decile: u32::MAX,
         };
@@ -404,6 +407,7 @@ impl App {
             reasoning: model.reasoning,
             thinking_level: self.session.thinking_level().as_str().to_owned(),
             show_provider: providers.len() > 1,
+            sandbox: self.sandbox_label.clone(),
         }
     }
 

@@ -42,6 +42,9 @@ pub struct FooterData {
     pub thinking_level: String,
     /// Show `(provider)` before the model (when several providers are available).
     pub show_provider: bool,
+    /// The sandbox label (`sandbox`, `sandbox, no network`), shown after the directory
+    /// when the tools are confined.
+    pub sandbox: Option<String>,
 }
 
 /// `value` with `digits` decimals, halves rounded up like JavaScript's `toFixed`.
@@ -121,7 +124,17 @@ impl Footer {
             pwd = format!("{pwd} • {name}");
         }
         let dim = self.theme.fg(ThemeColor::Dim);
-        truncate_to_width(&dim.paint(&pwd), width, &dim.paint("..."), false)
+        let mut line = dim.paint(&pwd);
+        if let Some(label) = d.sandbox.as_deref() {
+            line.push_str(&dim.paint(" • "));
+            line.push_str(
+                &self
+                    .theme
+                    .fg(ThemeColor::Warning)
+                    .paint(&format!("[{label}]")),
+            );
+        }
+        truncate_to_width(&line, width, &dim.paint("..."), false)
     }
 
     fn stats_line(&self, width: usize) -> String {
