@@ -7,6 +7,8 @@
     clippy::new_ret_no_self
 )]
 
+pub mod loop_run;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
