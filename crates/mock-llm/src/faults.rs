@@ -55,6 +55,13 @@ pub(crate) fn plan(
             ops.extend(frames[..split_at(*after_events)].iter().map(render));
             ops.extend(wire.stream_error(message.as_deref()).iter().map(render));
         }
+        Some(Fault::TruncatedEnd) => {
+            if let Some((last, head)) = frames.split_last() {
+                ops.extend(head.iter().map(render));
+                let bytes = wire.encode(last, line_ending);
+                ops.push(Op::Write(bytes.slice(..bytes.len() / 2)));
+            }
+        }
     }
     ops
 }

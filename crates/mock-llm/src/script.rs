@@ -192,6 +192,9 @@ pub enum Fault {
         #[serde(default)]
         message: Option<String>,
     },
+    /// Send every event but the last, then the first half of the last one's bytes, and
+    /// end the body cleanly (a final event cut short).
+    TruncatedEnd,
 }
 
 impl Fault {

@@ -144,9 +144,14 @@ fn stream_options(
     settings: &crate::config::settings::Settings,
 ) -> StreamOptions {
     let provider = settings.retry.unwrap_or_default().provider;
+    // Disabled: a month stands for "never" (the stream still ends on cancellation).
+    let idle = settings
+        .http_idle_timeout_ms()
+        .unwrap_or(30 * 24 * 3_600_000);
     let mut options = StreamOptions {
         api_key: auth.api_key,
         headers: auth.headers,
+        idle_timeout_ms: Some(idle),
         ..StreamOptions::default()
     };
     if let Some(provider) = provider {

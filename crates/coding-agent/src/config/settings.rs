@@ -26,6 +26,9 @@ pub struct Settings {
     pub bash: Option<BashSettings>,
     /// Auto-retry of transient provider errors.
     pub retry: Option<crate::retry::RetrySettings>,
+    /// pi 1.5: how long a provider response may stay silent (ms, default 300000);
+    /// `0` or `"disabled"` turns the limit off.
+    pub http_idle_timeout_ms: Option<IdleTimeout>,
     /// Skill files or directories, and `!`/`+`/`-` patterns (an old `skills` object gives
     /// its `customDirectories`).
     #[serde(
@@ -112,6 +115,35 @@ pub(crate) fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
             (_, value) => {
                 base.insert(key, value);
             }
+        }
+    }
+}
+
+/// `httpIdleTimeoutMs`: milliseconds, or `"disabled"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum IdleTimeout {
+    Millis(u64),
+    Named(IdleTimeoutName),
+}
+
+/// The named form of `httpIdleTimeoutMs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdleTimeoutName {
+    Disabled,
+}
+
+/// pi 1.5's default `httpIdleTimeoutMs`: five minutes.
+pub const DEFAULT_HTTP_IDLE_TIMEOUT_MS: u64 = 300_000;
+
+impl Settings {
+    /// The stream idle timeout in milliseconds; `None` when disabled.
+    pub fn http_idle_timeout_ms(&self) -> Option<u64> {
+        match self.http_idle_timeout_ms {
+            None => Some(DEFAULT_HTTP_IDLE_TIMEOUT_MS),
+            Some(IdleTimeout::Millis(0) | IdleTimeout::Named(IdleTimeoutName::Disabled)) => None,
+            Some(IdleTimeout::Millis(ms)) => Some(ms),
         }
     }
 }
