@@ -1,6 +1,7 @@
 //! Every fault on every wire API, through the real `pi` in print, JSON and RPC modes
 //! against mock-llm: each cell ends in a recovery or in one clear error, with the right
-//! exit code, no panic, no hang, and a session file that reloads.
+//! exit code, no panic, no hang, and a session file that reloads. Every key carries a
+//! canary, and no output, session file or other file pi writes may contain it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -23,64 +24,53 @@ const FIRST_REPLY: &str = "a first reply that the fault interrupts part of the w
 /// The compaction's summary, when an overflow makes pi compact before retrying.
 const SUMMARY: &str = "The user said hi.";
 
+/// Part of every secret the runs are given; it must show up nowhere pi writes.
+const CANARY: &str = "CANARYx7f3a9c";
+
+/// A key carrying the canary.
+fn key(kind: &str) -> String {
+    format!("sk-{kind}-{CANARY}-0123456789abcdef")
+}
+
 /// The ten wire APIs: (provider name, api, base URL below the mock's root, API key).
 fn apis(url: &str) -> Vec<(&'static str, &'static str, String, String)> {
-    let gemini_cli_key = json!({"token": "oauth-token", "projectId": "my-project"}).to_string();
+    let gemini_cli_key = json!({"token": key("oauth"), "projectId": "my-project"}).to_string();
+    let at = |path: &str| format!("{url}{path}");
     vec![
         (
             "p-completions",
             "openai-completions",
-            format!("{url}/v1"),
-            "k".into(),
+            at("/v1"),
+            key("openai"),
         ),
-        (
-            "p-anthropic",
-            "anthropic-messages",
-            url.to_owned(),
-            "k".into(),
-        ),
-        (
-            "p-responses",
-            "openai-responses",
-            format!("{url}/v1"),
-            "k".into(),
-        ),
+        ("p-anthropic", "anthropic-messages", at(""), key("ant")),
+        ("p-responses", "openai-responses", at("/v1"), key("resp")),
         (
             "p-azure",
             "azure-openai-responses",
-            format!("{url}/openai/v1"),
-            "k".into(),
+            at("/openai/v1"),
+            key("azure"),
         ),
-        (
-            "p-codex",
-            "openai-codex-responses",
-            url.to_owned(),
-            codex_token(),
-        ),
+        ("p-codex", "openai-codex-responses", at(""), codex_token()),
         (
             "p-gemini",
             "google-generative-ai",
-            format!("{url}/v1beta"),
-            "k".into(),
+            at("/v1beta"),
+            key("gemini"),
         ),
-        ("p-vertex", "google-vertex", format!("{url}/v1"), "k".into()),
-        (
-            "p-gemini-cli",
-            "google-gemini-cli",
-            url.to_owned(),
-            gemini_cli_key,
-        ),
+        ("p-vertex", "google-vertex", at("/v1"), key("vertex")),
+        ("p-gemini-cli", "google-gemini-cli", at(""), gemini_cli_key),
         (
             "p-bedrock",
             "bedrock-converse-stream",
-            url.to_owned(),
+            at(""),
             "unused".into(),
         ),
         (
             "p-mistral",
             "mistral-conversations",
-            format!("{url}/mistral"),
-            "k".into(),
+            at("/mistral"),
+            key("mistral"),
         ),
     ]
 }
@@ -90,7 +80,7 @@ fn codex_token() -> String {
     let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let payload = json!({"https://api.openai.com/auth": {"chatgpt_account_id": "acct-123"}});
     format!(
-        "{}.{}.sig",
+        "{}.{}.{CANARY}",
         engine.encode(r#"{"alg":"none"}"#),
         engine.encode(payload.to_string())
     )
@@ -240,7 +230,7 @@ impl Cell {
             .current_dir(self.dir.path().join("work"))
             .env("PI_CODING_AGENT_DIR", self.dir.path().join("agent"))
             .env("HOME", self.dir.path())
-            .env("AWS_BEARER_TOKEN_BEDROCK", "bedrock-test-token")
+            .env("AWS_BEARER_TOKEN_BEDROCK", key("bedrock"))
             .env("AWS_REGION", "us-east-1")
             .env_remove("AWS_ACCESS_KEY_ID")
             .env_remove("AWS_PROFILE")
@@ -434,7 +424,35 @@ fn check_cell(api: &str, case: Case, mode: Mode, run: &Run, cell: &Cell) -> Resu
             }
         }
     }
-    check_session_reloads(cell).map_err(|e| format!("{at}: {e}"))
+    check_session_reloads(cell).map_err(|e| format!("{at}: {e}"))?;
+    check_no_secret(run, cell).map_err(|e| format!("{at}: {e}"))
+}
+
+/// The canary is in no output and in no file under the run's home but models.json,
+/// which holds the keys.
+fn check_no_secret(run: &Run, cell: &Cell) -> Result<(), String> {
+    for (what, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        if let Some(line) = text.lines().find(|l| l.contains(CANARY)) {
+            let shown: String = line.chars().take(400).collect();
+            return Err(format!("a key in {what}: {shown}"));
+        }
+    }
+    let models = cell.dir.path().join("agent/models.json");
+    let mut stack = vec![cell.dir.path().to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path != models {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                if bytes.windows(CANARY.len()).any(|w| w == CANARY.as_bytes()) {
+                    return Err(format!("a key in {}", path.display()));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The run's session file opens in pi's reader with every line an entry.
@@ -487,6 +505,16 @@ fn run_mode(mode: Mode) {
                     if let Err(e) = check_cell(api, case, mode, &result, &cell) {
                         failures.lock().unwrap().push(e);
                     }
+                    // The scan means something only if the key was really sent.
+                    let sent = server.requests().iter().any(|r| {
+                        r.path.contains(CANARY) || r.headers.values().any(|v| v.contains(CANARY))
+                    });
+                    if case != Case::Refused && !sent {
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("{api} {case:?} {mode:?}: the key was never sent"));
+                    }
                     drop(server);
                 }
             });
@@ -520,4 +548,29 @@ fn json_mode() {
 #[test]
 fn rpc_mode() {
     run_mode(Mode::Rpc);
+}
+
+#[test]
+fn the_scan_finds_a_planted_key() {
+    let cell = Cell::new("http://127.0.0.1:9");
+    let run = Run {
+        code: Some(0),
+        stdout: String::new(),
+        stderr: String::new(),
+        elapsed: Duration::ZERO,
+    };
+    assert!(check_no_secret(&run, &cell).is_ok());
+    let leaked = Run {
+        stderr: format!("Error: 401 for key {}", key("openai")),
+        ..run
+    };
+    assert!(check_no_secret(&leaked, &cell).is_err());
+    let sessions = cell.dir.path().join("agent/sessions/x");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(sessions.join("s.jsonl"), key("ant")).unwrap();
+    let clean = Run {
+        stderr: String::new(),
+        ..leaked
+    };
+    assert!(check_no_secret(&clean, &cell).is_err());
 }

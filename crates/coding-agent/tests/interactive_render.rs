@@ -426,6 +426,7 @@ fn footer_data() -> FooterData {
         reasoning: true,
         thinking_level: "medium".into(),
         show_provider: true,
+        sandbox: None,
     }
 }
 
@@ -455,6 +456,18 @@ fn footer_states() {
         ..footer_data()
     });
     insta::assert_snapshot!("footer_unknown_context_w60", plain(&mut footer, 60));
+
+    footer.set_data(FooterData {
+        sandbox: Some("sandbox".into()),
+        ..footer_data()
+    });
+    insta::assert_snapshot!("footer_sandbox_w60", plain(&mut footer, 60));
+
+    footer.set_data(FooterData {
+        sandbox: Some("sandbox, no network".into()),
+        ..footer_data()
+    });
+    insta::assert_snapshot!("footer_sandbox_w100", plain(&mut footer, 100));
 
     footer.set_data(FooterData {
         context_percent: Some(93.4),

@@ -78,10 +78,10 @@ impl RunScope {
                 continue;
             }
             let in_group = self.group.is_some_and(|g| g.as_raw() == pgrp);
-            if in_group || self.carries_marker(pid) {
-                if let Ok(raw) = i32::try_from(pid) {
-                    found.push(Pid::from_raw(raw));
-                }
+            if (in_group || self.carries_marker(pid))
+                && let Ok(raw) = i32::try_from(pid)
+            {
+                found.push(Pid::from_raw(raw));
             }
         }
         found
