@@ -484,7 +484,7 @@ environment variable, pass --api-key, or configure it in {}",
         })
         .cloned()
         .collect();
-    let sandbox = match load_sandbox(&agent_dir, &session_cwd, args.sandbox) {
+    let sandbox = match sandbox::cli::CliSandbox::for_run(&agent_dir, &session_cwd, args.sandbox) {
         Ok(sandbox) => sandbox,
         Err(message) => {
             eprintln!("Error: {message}");
@@ -715,26 +715,6 @@ environment variable, pass --api-key, or configure it in {}",
     // The process exits next: freeing a large transcript entry by entry would only cost time.
     std::mem::forget(transcript);
     Ok(code)
-}
-
-/// The sandbox the settings and `--sandbox` ask for, refused with the reason when it is on
-/// and the kernel cannot provide it.
-fn load_sandbox(
-    agent_dir: &std::path::Path,
-    cwd: &std::path::Path,
-    flag: bool,
-) -> Result<sandbox::cli::CliSandbox, String> {
-    let sandbox = sandbox::cli::CliSandbox::load(
-        &paths::settings_path(agent_dir),
-        &paths::project_settings_path(cwd),
-        flag,
-    )?;
-    if sandbox.enabled {
-        sandbox
-            .check()
-            .map_err(|e| format!("--sandbox: {e}; the tools cannot be confined"))?;
-    }
-    Ok(sandbox)
 }
 
 /// Asks on the terminal whether to trust a project's own extensions (remembered in

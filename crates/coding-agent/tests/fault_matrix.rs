@@ -344,10 +344,10 @@ fn tail(text: &str) -> String {
 fn last_assistant(stdout: &str) -> Option<Value> {
     stdout
         .lines()
+        .rev()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "message_end" && v["message"]["role"] == "assistant")
+        .find(|v| v["type"] == "message_end" && v["message"]["role"] == "assistant")
         .map(|v| v["message"].clone())
-        .last()
 }
 
 /// Checks one cell; the error names what went wrong.

@@ -256,6 +256,50 @@ async fn sandboxed_bash_writes_only_below_write_paths() {
     assert_b_untouched(&dirs);
 }
 
+/// As the CLI's bash: a background job, a double-forked daemon and a `setsid` child do
+/// not outlive the sandboxed call, and the result says how many were ended.
+#[tokio::test]
+async fn sandboxed_bash_ends_what_the_command_left_running() {
+    let dirs = dirs();
+    if !landlock_or_refusal(&dirs) {
+        return;
+    }
+    let tool = SandboxedBash::new(config(&dirs, None), &dirs.a)
+        .wrapper_dir(dirs.root.path().join("wrappers"))
+        .build()
+        .unwrap();
+    let command = "sleep 300 & echo $! >> pids; \
+         ( setsid sh -c 'echo $$ >> pids; exec sleep 301' & ) ; \
+         setsid sh -c 'echo $$ >> pids; exec sleep 302' & \
+         while [ $(wc -l < pids) -lt 3 ]; do sleep 0.01; done; echo started";
+    let result = run(&tool, json!({ "command": command })).await.unwrap();
+    let pids: Vec<i32> = std::fs::read_to_string(dirs.a.join("pids"))
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    let alive: Vec<i32> = pids
+        .iter()
+        .copied()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                let state = stat.rsplit_once(')').unwrap().1.split_whitespace().next();
+                !matches!(state, Some("Z" | "X"))
+            })
+        })
+        .collect();
+    for pid in &alive {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert_eq!(pids.len(), 3);
+    assert!(alive.is_empty(), "survived the sandboxed call: {alive:?}");
+    assert!(
+        text(&result).starts_with("started\n\n\n[Ended 3 processes"),
+        "{}",
+        text(&result)
+    );
+}
+
 #[tokio::test]
 async fn sandboxed_bash_caps_the_timeout() {
     let dirs = dirs();

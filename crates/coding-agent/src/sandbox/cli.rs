@@ -110,6 +110,22 @@ impl CliSandbox {
         Self::from_settings(&global, global_file, &project, project_file, flag)
     }
 
+    /// The sandbox of a run in `cwd`, from the agent dir's and the project's settings and
+    /// the flag; refused with the reason when it is on and the kernel cannot provide it.
+    pub fn for_run(agent_dir: &Path, cwd: &Path, flag: bool) -> Result<Self, String> {
+        let sandbox = Self::load(
+            &crate::config::paths::settings_path(agent_dir),
+            &crate::config::paths::project_settings_path(cwd),
+            flag,
+        )?;
+        if sandbox.enabled {
+            sandbox
+                .check()
+                .map_err(|e| format!("--sandbox: {e}; the tools cannot be confined"))?;
+        }
+        Ok(sandbox)
+    }
+
     /// The launcher configuration for tools running in `cwd`: writes below the cwd, the
     /// temp dir and the write paths; the launcher is this executable.
     pub fn config(&self, cwd: &Path) -> Result<SandboxConfig, SandboxError> {
