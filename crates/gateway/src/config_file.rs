@@ -46,6 +46,8 @@ pub struct SandboxFile {
     pub allow_temp: bool,
     /// Longest a command may run.
     pub timeout_seconds: Option<u64>,
+    /// Whether commands may open TCP connections and listen (off needs Landlock ABI v4).
+    pub network: bool,
     /// The `pi-sandbox` launcher; default: next to the gateway binary.
     pub launcher: Option<PathBuf>,
 }
@@ -58,6 +60,7 @@ impl Default for SandboxFile {
             read_paths: Vec::new(),
             allow_temp: true,
             timeout_seconds: None,
+            network: true,
             launcher: None,
         }
     }
@@ -209,6 +212,7 @@ impl GatewayFile {
             .map(|p| cwd.join(p))
             .collect();
         config.timeout = self.sandbox.timeout_seconds.map(Duration::from_secs);
+        config.network = self.sandbox.network;
         Ok(Some(config))
     }
 }
