@@ -238,6 +238,24 @@ fn parse_batch(batch: Batch, source: &Arc<dyn TextSource>) -> Parsed {
     parsed
 }
 
+/// Entry point for the fuzz targets (`fuzz/`), not an API: the entry lines `bytes` (whole
+/// lines after the header, starting at byte `offset` of `source`) parsed as
+/// [`load_current`] parses each batch it reads.
+#[doc(hidden)]
+pub fn parse_entry_lines(
+    bytes: Vec<u8>,
+    offset: u64,
+    source: &Arc<dyn TextSource>,
+) -> (Vec<SessionEntry>, Vec<LineError>) {
+    let batch = Batch {
+        index: 0,
+        offset,
+        bytes,
+    };
+    let parsed = parse_batch(batch, source);
+    (parsed.entries, parsed.warnings)
+}
+
 /// Parses a batch's lines; warnings carry line numbers counted from the batch's start.
 fn parse_lines(batch: &Batch) -> Parsed {
     let mut entries = Vec::new();

@@ -46,7 +46,7 @@ impl OcConn {
 }
 
 /// What `connect` established.
-struct Hello {
+pub(super) struct Hello {
     principal: String,
     scopes: Vec<String>,
     role: String,
@@ -59,7 +59,7 @@ fn principal_of(oc: &OpenClaw, secret: &str) -> Option<String> {
 }
 
 /// Checks `connect`; the error, details and close code on refusal.
-fn check_connect(oc: &OpenClaw, params: &Value) -> Result<Hello, (OcError, u16)> {
+pub(super) fn check_connect(oc: &OpenClaw, params: &Value) -> Result<Hello, (OcError, u16)> {
     let low = params.get("minProtocol").and_then(Value::as_u64);
     let high = params.get("maxProtocol").and_then(Value::as_u64);
     if !matches!((low, high), (Some(l), Some(h)) if l <= PROTOCOL && PROTOCOL <= h) {
@@ -134,7 +134,7 @@ fn check_connect(oc: &OpenClaw, params: &Value) -> Result<Hello, (OcError, u16)>
     })
 }
 
-fn hello_ok(oc: &OpenClaw, hello: &Hello, conn_id: &str) -> Value {
+pub(super) fn hello_ok(oc: &OpenClaw, hello: &Hello, conn_id: &str) -> Value {
     json!({
         "type": "hello-ok",
         "protocol": PROTOCOL,

@@ -16,6 +16,8 @@ mod conn;
 mod control_methods;
 mod control_ui;
 mod frames;
+#[doc(hidden)]
+pub mod fuzzing;
 mod keys;
 mod methods;
 mod runs;
