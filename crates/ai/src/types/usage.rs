@@ -34,20 +34,28 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Usage from token counts, with `totalTokens` summed and no cost yet.
+    /// Usage from token counts, with `totalTokens` summed (saturating) and no cost yet.
     pub fn from_tokens(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Self {
         Self {
             input,
             output,
             cache_read,
             cache_write,
-            total_tokens: input + output + cache_read + cache_write,
+            total_tokens: input
+                .saturating_add(output)
+                .saturating_add(cache_read)
+                .saturating_add(cache_write),
             cost: UsageCost::default(),
         }
     }
 
-    /// Recomputes `totalTokens` from the four token classes.
+    /// Recomputes `totalTokens` from the four token classes (counts come from the provider:
+    /// a sum past `u64::MAX` stays there instead of wrapping).
     pub fn recompute_total(&mut self) {
-        self.total_tokens = self.input + self.output + self.cache_read + self.cache_write;
+        self.total_tokens = self
+            .input
+            .saturating_add(self.output)
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write);
     }
 }

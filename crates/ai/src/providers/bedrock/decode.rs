@@ -260,7 +260,7 @@ impl Decoder {
                     u.total_tokens = usage
                         .total_tokens
                         .filter(|t| *t > 0)
-                        .unwrap_or(u.input + u.output);
+                        .unwrap_or(u.input.saturating_add(u.output));
                     calculate_cost(model, u);
                 }
             }

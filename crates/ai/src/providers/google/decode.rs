@@ -114,7 +114,10 @@ fn parse_usage(raw: &UsageMetadata, model: &Model) -> Usage {
     let cached = raw.cached_content_token_count.unwrap_or(0);
     let mut usage = Usage {
         input: raw.prompt_token_count.unwrap_or(0).saturating_sub(cached),
-        output: raw.candidates_token_count.unwrap_or(0) + raw.thoughts_token_count.unwrap_or(0),
+        output: raw
+            .candidates_token_count
+            .unwrap_or(0)
+            .saturating_add(raw.thoughts_token_count.unwrap_or(0)),
         cache_read: cached,
         cache_write: 0,
         total_tokens: raw.total_token_count.unwrap_or(0),
