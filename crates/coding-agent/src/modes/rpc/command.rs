@@ -197,8 +197,10 @@ pub fn parse_line(line: &str) -> Input {
 
 /// A JSON syntax error described like node 22's `JSON.parse` does for the common cases.
 fn json_error_text(error: &serde_json::Error, line: &str) -> String {
+    // serde_json counts lines at `\n` only and columns in bytes, so this is a byte offset
+    // (`lines()` would also drop each `\r` and miscount).
     let position = line
-        .lines()
+        .split('\n')
         .take(error.line().saturating_sub(1))
         .map(|l| l.len() + 1)
         .sum::<usize>()
@@ -216,7 +218,11 @@ fn json_error_text(error: &serde_json::Error, line: &str) -> String {
     } else if text.starts_with("trailing characters") {
         format!("Unexpected non-whitespace character after JSON at {at}")
     } else {
-        let token = line[position.min(line.len())..].chars().next();
+        let mut start = position.min(line.len());
+        while !line.is_char_boundary(start) {
+            start -= 1;
+        }
+        let token = line[start..].chars().next();
         match token {
             Some(c) => format!("Unexpected token '{c}', \"{line}\" is not valid JSON"),
             None => "Unexpected end of JSON input".to_owned(),
@@ -260,6 +266,24 @@ mod tests {
         match parse_line(line) {
             Input::Invalid(map) => serde_json::to_string(&map).unwrap(),
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// Found by the rpc_command fuzz target: a CR before the error and a multi-byte
+    /// character at it put the error's position inside the character, and slicing there
+    /// panicked.
+    #[test]
+    fn a_syntax_error_after_crlf_or_inside_a_character_is_answered() {
+        for (line, token) in [
+            ("\r\n\"\u{fffd}\u{0}\n", "'\\u0000'"),
+            ("{\"a\":\"\\é\"}", "'é'"),
+            ("\r\n\r\n{\"é\": x}", "'x'"),
+        ] {
+            let error = invalid(line);
+            assert!(
+                error.contains(&format!("Unexpected token {token}")),
+                "{error}"
+            );
         }
     }
 
