@@ -119,6 +119,14 @@ fn navigate<'t>(target: &'t mut Map<String, Value>, stack: &[Frame]) -> Option<C
     Some(current)
 }
 
+/// The value under the current key of the innermost object (`None` in an array).
+fn slot_value(target: &mut Map<String, Value>, stack: &[Frame]) -> Option<Value> {
+    match (navigate(target, stack), &stack.last()?.kind) {
+        (Some(Container::Obj(map)), Kind::Object { key }) => map.get(key.as_str()).cloned(),
+        _ => None,
+    }
+}
+
 impl PartialJsonParser {
     /// Creates a parser that has seen no text.
     pub fn new() -> Self {
@@ -290,6 +298,7 @@ impl PartialJsonParser {
                     valid_len: if state.is_final() { 1 } else { 0 },
                     written_len: 0,
                     inserted: false,
+                    before: None,
                 });
                 self.set_expect(Expect::Comma);
                 return true;
@@ -411,13 +420,50 @@ impl PartialJsonParser {
             .get(..num.valid_len)
             .and_then(|prefix| serde_json::from_str::<Value>(prefix).ok());
         let Some(value @ Value::Number(_)) = parsed else {
+            // Unrepresentable (`1e400`; more digits never make it fit): a one-shot parse of
+            // the same text never writes it, so what a shorter prefix wrote is undone.
+            if num.inserted {
+                num.inserted = false;
+                num.written_len = 0;
+                let before = num.before.take();
+                self.restore_slot(target, before);
+            }
             return false;
         };
         let fresh = !num.inserted;
         num.inserted = true;
         num.written_len = num.valid_len;
+        if fresh {
+            num.before = slot_value(target, &self.stack);
+        }
         self.write_slot(target, value, fresh);
         true
+    }
+
+    /// Undoes a number's writes: the current key gets back `before` (or goes), the array
+    /// its pushed element.
+    fn restore_slot(&mut self, target: &mut Map<String, Value>, before: Option<Value>) {
+        let container = navigate(target, &self.stack);
+        let Some(frame) = self.stack.last_mut() else {
+            return;
+        };
+        match (&mut frame.kind, container) {
+            (Kind::Object { key }, Some(Container::Obj(map))) => match before {
+                Some(value) => {
+                    map.insert(key.clone(), value);
+                }
+                None => {
+                    map.shift_remove(key.as_str());
+                }
+            },
+            (Kind::Array { len }, container) => {
+                *len = len.saturating_sub(1);
+                if let Some(Container::Arr(arr)) = container {
+                    arr.pop();
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Brings `target` up to date with everything consumed so far.

@@ -136,6 +136,9 @@ pub(super) struct NumTok {
     pub(super) written_len: usize,
     /// Whether the value has been written to its slot at all.
     pub(super) inserted: bool,
+    /// What the slot held before the first write (a duplicate key's earlier value), put
+    /// back if the number turns out unrepresentable.
+    pub(super) before: Option<serde_json::Value>,
 }
 
 /// States of the JSON number grammar.

@@ -221,6 +221,25 @@ fn partial_numbers_use_the_longest_valid_prefix() {
     }
 }
 
+/// Found by the partial_json fuzz target: a number whose prefix fit (`3e40`) was written,
+/// then stayed when more digits made it unrepresentable (`3e402`), where a one-shot parse
+/// writes nothing. Now undone: the key goes, an earlier duplicate's value comes back, an
+/// array loses the element.
+#[test]
+fn a_number_growing_past_f64_undoes_what_its_prefix_wrote() {
+    for (fragments, expected) in [
+        (&[r#"{"":3e40"#, "2"][..], json!({})),
+        (&[r#"{"a":1,"b":3e40"#, "2"][..], json!({"a": 1})),
+        (&[r#"{"b":"x","b":3e40"#, "2"][..], json!({"b": "x"})),
+        (&[r#"{"a":[1,3e40"#, "2"][..], json!({"a": [1]})),
+        (&[r#"{"a":[1,3e40"#, "2,5]"][..], json!({"a": [1]})),
+        (&[r#"{"a":3e40"#, r#"2,"b":1}"#][..], json!({})),
+    ] {
+        let (_, target) = run(fragments);
+        assert_eq!(Value::Object(target), expected, "{fragments:?}");
+    }
+}
+
 #[test]
 fn finished_numbers_match_serde_json_exactly() {
     let text = r#"{"i":12,"f":1.0,"u":12345678901234567890,"neg":-7,"e":1E+2,"z":-0.0}"#;
