@@ -15,7 +15,9 @@ use std::sync::Arc;
 use libfuzzer_sys::fuzz_target;
 use pi_ai::types::TextSource;
 use pi_coding_agent::session::build_session_context;
-use pi_coding_agent::session::entry::{FileLine, SessionEntry, parse_line, parse_object};
+use pi_coding_agent::session::entry::{
+    FileLine, SessionEntry, parse_json_object, parse_line, parse_object,
+};
 use pi_coding_agent::session::load::parse_entry_lines;
 use pi_coding_agent::session::migrate::migrate;
 use serde_json::{Map, Value};
@@ -83,7 +85,7 @@ fn general(data: &[u8]) {
         if line.trim().is_empty() {
             continue;
         }
-        if let Ok(object) = serde_json::from_str::<Map<String, Value>>(line) {
+        if let Ok(object) = parse_json_object(line) {
             lines.push((index + 1, object));
         }
     }

@@ -244,6 +244,26 @@ fn version_1_files_are_migrated_once() {
     assert!(!rewritten.contains("hookMessage"));
 }
 
+/// A lone surrogate escape (JavaScript writes one for half an emoji) lost its whole line in
+/// an older file, which the general reader reads; it reads as U+FFFD, as in a current one,
+/// and the rewrite after migrating keeps the line once.
+#[test]
+fn lone_surrogates_in_an_older_file_keep_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let v2 = [
+        r#"{"type":"session","version":2,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"half \ud83d","timestamp":1}}"#,
+    ]
+    .join("\n");
+    let path = write(dir.path(), "v2.jsonl", &v2);
+    let session = SessionManager::open(&path, dir.path()).unwrap();
+    assert!(session.warnings().is_empty(), "{:?}", session.warnings());
+    let message = serde_json::to_value(session.entries()[0].message().unwrap()).unwrap();
+    assert_eq!(message["content"], "half \u{fffd}");
+    let rewritten = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(rewritten.matches("\"a1\"").count(), 1, "{rewritten}");
+}
+
 #[test]
 fn continue_recent_opens_the_newest_session() {
     let dir = tempfile::tempdir().unwrap();

@@ -188,11 +188,55 @@ pub fn parse_line(text: &str, line: usize) -> Result<ParsedLine, LineError> {
     if text.trim().is_empty() {
         return Ok((None, None));
     }
-    let object: Map<String, Value> = serde_json::from_str(text).map_err(|e| LineError {
+    let object = parse_json_object(text).map_err(|e| LineError {
         line,
         reason: format!("not a JSON object: {e}"),
     })?;
     parse_object(object, line)
+}
+
+/// A line's JSON object. JavaScript writes a lone UTF-16 surrogate as a `\udXXX` escape,
+/// which serde_json rejects; such an escape reads as U+FFFD, as the fast reader
+/// ([`super::entry_line`]) reads it, instead of the whole line being lost.
+pub fn parse_json_object(text: &str) -> Result<Map<String, Value>, serde_json::Error> {
+    serde_json::from_str(text).or_else(|error| match without_lone_surrogates(text) {
+        Some(repaired) => serde_json::from_str(&repaired).map_err(|_| error),
+        None => Err(error),
+    })
+}
+
+/// `text` with every `\uXXXX` escape of a lone surrogate made `\ufffd`; `None` when there is
+/// none.
+fn without_lone_surrogates(text: &str) -> Option<String> {
+    let unit = |at: usize| -> Option<u16> {
+        let hex = text.get(at..)?.strip_prefix("\\u")?.get(..4)?;
+        u16::from_str_radix(hex, 16).ok()
+    };
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let (mut at, mut copied) = (0, 0);
+    while at < bytes.len() {
+        if bytes[at] != b'\\' {
+            at += 1;
+            continue;
+        }
+        match unit(at) {
+            Some(0xD800..=0xDBFF) if matches!(unit(at + 6), Some(0xDC00..=0xDFFF)) => at += 12,
+            Some(0xD800..=0xDFFF) => {
+                out.push_str(&text[copied..at]);
+                out.push_str("\\ufffd");
+                at += 6;
+                copied = at;
+            }
+            // Any other escape, `\\` included: the escaped character is not a backslash.
+            _ => at += 2,
+        }
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
 }
 
 /// Parses a line already read as a JSON object (after migrations).

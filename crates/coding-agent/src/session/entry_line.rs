@@ -129,6 +129,26 @@ mod tests {
         }
     }
 
+    /// Found by the session_line fuzz target: the fast reader reads a lone surrogate escape
+    /// (which JavaScript writes) as U+FFFD, while the general reader rejected the line, so
+    /// the entry was lost whenever the general reader read it (another key first, an older
+    /// file). Both read it now, the same.
+    #[test]
+    fn both_readers_take_lone_surrogates() {
+        for line in [
+            r#"{"type":"message","id":"a","message":{"role":"user","content":"\ude00"}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user","content":"x\ud83d \\ud800 \ud83d\ude00 \udc00\ud800","timestamp":1}}"#,
+        ] {
+            let fast = parse_entry_line(line).unwrap_or_else(|| panic!("not read fast: {line}"));
+            assert_eq!(fast, general(line), "{line}");
+        }
+        let entry = general(
+            r#"{"id":"c","type":"message","message":{"role":"user","content":"a\udbff\u0041"}}"#,
+        );
+        let message = serde_json::to_value(entry.message().unwrap()).unwrap();
+        assert_eq!(message["content"], "a\u{fffd}A");
+    }
+
     #[test]
     fn other_lines_go_to_the_general_reader() {
         for line in [

@@ -18,7 +18,7 @@ use super::context::{
 };
 use super::entry::{
     CURRENT_SESSION_VERSION, EntryKind, FileLine, LineError, SessionEntry, SessionHeader,
-    parse_object,
+    parse_json_object, parse_object,
 };
 use super::ids::{session_id, short_id};
 use super::linear::LinearPrefix;
@@ -187,7 +187,7 @@ impl SessionManager {
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<Map<String, Value>>(line) {
+            match parse_json_object(line) {
                 Ok(object) => objects.push((index + 1, object)),
                 Err(e) => warnings.push(LineError {
                     line: index + 1,
@@ -297,8 +297,7 @@ impl SessionManager {
             text.push('\n');
         }
         for line in original.split('\n') {
-            if !line.trim().is_empty() && serde_json::from_str::<Map<String, Value>>(line).is_err()
-            {
+            if !line.trim().is_empty() && parse_json_object(line).is_err() {
                 text.push_str(line);
                 text.push('\n');
             }
