@@ -264,6 +264,35 @@ fn lone_surrogates_in_an_older_file_keep_their_line() {
     assert_eq!(rewritten.matches("\"a1\"").count(), 1, "{rewritten}");
 }
 
+/// Found by the session_file fuzz target: the fast loader kept a text with a lone
+/// surrogate escape as its literal, which could not be turned back into JSON, so the entry
+/// could not be written out again (a fork, an export). Short and long (left in the file)
+/// texts read as U+FFFD and write back.
+#[test]
+fn lone_surrogates_in_a_current_file_write_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(2000);
+    let v3 = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp"}"#.to_owned(),
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"\ude00","timestamp":1}}"#.to_owned(),
+        format!(r#"{{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{{"role":"user","content":"{long}\ud83d\n","timestamp":2}}}}"#),
+    ]
+    .join("\n");
+    let path = write(dir.path(), "v3.jsonl", &v3);
+    let session = SessionManager::open(&path, dir.path()).unwrap();
+    assert!(session.warnings().is_empty(), "{:?}", session.warnings());
+    let texts: Vec<String> = session
+        .entries()
+        .iter()
+        .map(|entry| {
+            let line = entry.to_line().unwrap();
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+            value["message"]["content"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(texts, ["\u{fffd}".to_owned(), format!("{long}\u{fffd}\n")]);
+}
+
 #[test]
 fn continue_recent_opens_the_newest_session() {
     let dir = tempfile::tempdir().unwrap();

@@ -136,7 +136,14 @@ impl SessionEntry {
         if let EntryKind::Unknown(raw) = &self.kind {
             return Ok(raw.clone());
         }
-        let Value::Object(tagged) = serde_json::to_value(&self.kind)? else {
+        // Texts kept as the literals they were read from are written verbatim, but a lone
+        // surrogate escape in one (JavaScript writes half an emoji so) is no valid `Value`:
+        // such an entry goes through its JSON text, where the escape reads as U+FFFD.
+        let tagged = match serde_json::to_value(&self.kind) {
+            Ok(value) => value,
+            Err(_) => Value::Object(parse_json_object(&serde_json::to_string(&self.kind)?)?),
+        };
+        let Value::Object(tagged) = tagged else {
             return Ok(Map::new());
         };
         let Some((kind, Value::Object(mut fields))) = tagged.into_iter().next() else {
