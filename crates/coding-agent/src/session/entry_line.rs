@@ -84,6 +84,9 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for EntryFields<'_, A> {
                 "id" => self.slots.id = Some(self.map.next_value()?),
                 "parentId" => self.slots.parent_id = Some(self.map.next_value()?),
                 "timestamp" => self.slots.timestamp = Some(self.map.next_value()?),
+                // A second `type` wins in JSON.parse and in the general reader; this reader
+                // has already read the first: the line is theirs.
+                "type" => return Err(de::Error::custom("`type` given twice")),
                 _ => {
                     let key: de::value::StringDeserializer<A::Error> = key.into_deserializer();
                     return seed.deserialize(key).map(Some);
@@ -147,6 +150,24 @@ mod tests {
         );
         let message = serde_json::to_value(entry.message().unwrap()).unwrap();
         assert_eq!(message["content"], "a\u{fffd}A");
+    }
+
+    /// Found by the session_line fuzz target: with `type` given twice the fast reader read
+    /// the first, while the general reader (like JSON.parse) reads the last.
+    #[test]
+    fn a_second_type_goes_to_the_general_reader() {
+        let line = r#"{"type":"custom","customType":"probe","type":{"n":1},"id":"a8","parentId":"a7","timestamp":"t"}"#;
+        assert!(parse_entry_line(line).is_none());
+        let Ok((Some(FileLine::Entry(entry)), Some(_))) = parse_line(line, 1) else {
+            panic!("{line}")
+        };
+        assert!(matches!(entry.kind, EntryKind::Unknown(_)), "{entry:?}");
+        let label = r#"{"type":"custom","id":"a1","timestamp":"t","type":"label","targetId":"b"}"#;
+        assert!(parse_entry_line(label).is_none());
+        assert_eq!(
+            general(label).kind,
+            general(&label.replace(r#""type":"custom","#, "")).kind
+        );
     }
 
     #[test]
