@@ -108,7 +108,8 @@ fn parse_value(lines: &[&str], i: usize, rest: &str) -> Result<(Value, usize), F
             .split_once([' ', '\t'])
             .map(|(_, after)| after.trim_start())
             .unwrap_or("");
-        let offset = rest.len() - after.len();
+        // `after` ends `text`, which is `rest` without the whitespace around it.
+        let offset = rest.len() - rest.trim_start().len() + text.len() - after.len();
         return parse_value(lines, i, &rest[offset..]);
     }
     let first = text.chars().next().unwrap_or(' ');

@@ -134,3 +134,17 @@ fn errors() {
     assert!(strip("---\nd: 'x' trailing\n---\nbody").is_err());
     assert_eq!(strip("---\nd: x\n---\n body \n").unwrap(), "body");
 }
+
+/// Found by the frontmatter fuzz target: after a tag or an anchor, the value was cut from
+/// the line counting back from its end, which is off by the whitespace trimmed after the
+/// value (a vertical tab, an ideographic space): the value lost its start, or the cut fell
+/// inside a character and panicked.
+#[test]
+fn a_tagged_value_with_whitespace_after_it() {
+    assert_eq!(fm("---\nk: !tag x\u{b}\n---\n").get_str("k"), Some("x"));
+    assert_eq!(
+        fm("---\nk: &a 【x\u{3000}\n---\n").get_str("k"),
+        Some("【x")
+    );
+    assert!(parse("---f\0: !【\u{b}\n---").is_ok());
+}
