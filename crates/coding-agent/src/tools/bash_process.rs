@@ -189,7 +189,9 @@ pub async fn run_command(
         .timeout
         .and_then(|timeout| Instant::now().checked_add(timeout));
     let mut status: Option<ExitStatus> = None;
+    // `eof`: reading stops; `closed`: the pipe really ended (every writer is gone).
     let mut eof = false;
+    let mut closed = false;
     let mut drain_until: Option<Instant> = None;
     let mut stop: Option<Stop> = None;
     let mut kill_at: Option<Instant> = None;
@@ -201,7 +203,10 @@ pub async fn run_command(
     while !(eof && status.is_some()) {
         tokio::select! {
             read = pipe.read(&mut buf), if !eof => match read {
-                Ok(0) | Err(_) => eof = true,
+                Ok(0) | Err(_) => {
+                    eof = true;
+                    closed = true;
+                }
                 Ok(n) => {
                     let text = output.append(&buf[..n]);
                     if let Some(on_chunk) = &options.on_chunk && !text.is_empty() {
@@ -223,7 +228,10 @@ pub async fn run_command(
             waited = child.wait(), if status.is_none() => match waited {
                 Ok(exit) => {
                     status = Some(exit);
-                    drain_until = Some(Instant::now() + EXIT_DRAIN);
+                    // Leftovers about to be ended need no time to write: what they wrote
+                    // is read after they are gone.
+                    let drain = if options.keep_background { EXIT_DRAIN } else { Duration::ZERO };
+                    drain_until = Some(Instant::now() + drain);
                 }
                 // The guard kills the group on this early return.
                 Err(e) => return Err(RunError(format!("Failed to wait for the shell: {e}"))),
@@ -250,8 +258,6 @@ pub async fn run_command(
             },
         }
     }
-    drop(pipe);
-
     let ended = if stop.is_some() {
         // What SIGTERM has not ended by the grace period's end gets SIGKILL.
         let grace = kill_at.map_or(Duration::ZERO, |at| {
@@ -264,6 +270,23 @@ pub async fn run_command(
         scope.end_all(KILL_GRACE, group).await
     };
     abandon_guard.0 = None;
+    // What the pipe still holds: written before the processes were ended.
+    let until = Instant::now() + EXIT_DRAIN;
+    while !closed {
+        match tokio::time::timeout_at(until, pipe.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => {
+                let text = output.append(&buf[..n]);
+                if let Some(on_chunk) = &options.on_chunk
+                    && !text.is_empty()
+                {
+                    on_chunk(&text);
+                }
+                dirty |= options.on_update.is_some();
+            }
+            _ => closed = true,
+        }
+    }
+    drop(pipe);
     output.finish();
     emit(&mut output, &options, &mut dirty);
     let mut result = finish(output, status, stop);
