@@ -193,7 +193,7 @@ impl RunScope {
     /// Whether an environment block (`/proc/<pid>/environ`) holds this command's marker.
     fn holds_marker(&self, environ: &[u8]) -> bool {
         environ.starts_with(&self.needle)
-            || memchr::memmem::find_iter(&environ, &self.needle)
+            || memchr::memmem::find_iter(environ, &self.needle)
                 .any(|at| at > 0 && environ[at - 1] == 0)
     }
 }
