@@ -114,27 +114,33 @@ impl<'de> Visitor<'de> for AgentMessageVisitor {
             }
             let rest = Map::<String, Value>::deserialize(MapAccessDeserializer::new(map))?;
             let mut data = Map::with_capacity(rest.len() + 1);
-            data.insert("role".into(), Value::String(role.clone()));
+            data.insert("role".into(), Value::String(role));
+            // A later `role` wins, as in JSON.parse: the message is read from the whole object.
             data.extend(rest);
-            return Ok(AgentMessage::Custom(CustomMessage { role, data }));
+            return from_object(data);
         }
         let mut data = Map::new();
         data.insert(first, map.next_value()?);
         while let Some((key, value)) = map.next_entry::<String, Value>()? {
             data.insert(key, value);
         }
-        let role = data
-            .get("role")
-            .and_then(Value::as_str)
-            .ok_or_else(|| de::Error::missing_field("role"))?
-            .to_owned();
-        if is_llm_role(&role) {
-            return Message::deserialize(Value::Object(data))
-                .map(AgentMessage::Llm)
-                .map_err(de::Error::custom);
-        }
-        Ok(AgentMessage::Custom(CustomMessage { role, data }))
+        from_object(data)
     }
+}
+
+/// The message of a whole object: an LLM message by its `role`, else a custom one.
+fn from_object<E: de::Error>(data: Map<String, Value>) -> Result<AgentMessage, E> {
+    let role = data
+        .get("role")
+        .and_then(Value::as_str)
+        .ok_or_else(|| de::Error::missing_field("role"))?
+        .to_owned();
+    if is_llm_role(&role) {
+        return Message::deserialize(Value::Object(data))
+            .map(AgentMessage::Llm)
+            .map_err(de::Error::custom);
+    }
+    Ok(AgentMessage::Custom(CustomMessage { role, data }))
 }
 
 fn is_llm_role(role: &str) -> bool {
@@ -200,6 +206,23 @@ mod tests {
         assert!(matches!(user, AgentMessage::Llm(Message::User(_))));
         let bad = serde_json::from_str::<AgentMessage>(r#"{"role":"assistant","content":3}"#);
         assert!(bad.is_err());
+    }
+
+    /// Found by the session_file fuzz target: with `role` given twice, a custom message took
+    /// its role from the first and its fields (role included) from the last, so it wrote
+    /// back as a different message. The last wins, as in JSON.parse.
+    #[test]
+    fn a_later_role_wins() {
+        let text = r#"{"role":"note","text":"x","role":"shout"}"#;
+        let custom: AgentMessage = serde_json::from_str(text).unwrap();
+        assert_eq!(custom.role(), "shout");
+        let again: AgentMessage =
+            serde_json::from_str(&serde_json::to_string(&custom).unwrap()).unwrap();
+        assert_eq!(again, custom);
+        let user: AgentMessage =
+            serde_json::from_str(r#"{"role":"note","content":"hi","role":"user"}"#).unwrap();
+        assert!(matches!(user, AgentMessage::Llm(Message::User(_))));
+        assert!(serde_json::from_str::<AgentMessage>(r#"{"role":"","role":0}"#).is_err());
     }
 
     #[test]
