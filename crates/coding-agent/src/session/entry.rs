@@ -202,14 +202,55 @@ pub fn parse_line(text: &str, line: usize) -> Result<ParsedLine, LineError> {
     parse_object(object, line)
 }
 
-/// A line's JSON object. JavaScript writes a lone UTF-16 surrogate as a `\udXXX` escape,
-/// which serde_json rejects; such an escape reads as U+FFFD, as the fast reader
-/// ([`super::entry_line`]) reads it, instead of the whole line being lost.
+/// A line's JSON object, read as JavaScript reads what serde_json rejects, instead of the
+/// whole line being lost: a lone UTF-16 surrogate escape (`\udXXX`, half an emoji) reads as
+/// U+FFFD, as the fast reader ([`super::entry_line`]) reads it; a number too large for an
+/// f64 (`1e400`, Infinity to JavaScript, which writes that back as `null`) reads as `null`.
 pub fn parse_json_object(text: &str) -> Result<Map<String, Value>, serde_json::Error> {
-    serde_json::from_str(text).or_else(|error| match without_lone_surrogates(text) {
-        Some(repaired) => serde_json::from_str(&repaired).map_err(|_| error),
-        None => Err(error),
+    serde_json::from_str(text).or_else(|error| {
+        let surrogates = without_lone_surrogates(text);
+        let repaired = without_huge_numbers(surrogates.as_deref().unwrap_or(text)).or(surrogates);
+        match repaired {
+            Some(repaired) => serde_json::from_str(&repaired).map_err(|_| error),
+            None => Err(error),
+        }
     })
+}
+
+/// `text` with every number outside strings that is too large for an f64 made `null`;
+/// `None` when there is none.
+fn without_huge_numbers(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let (mut at, mut copied, mut in_string) = (0, 0, false);
+    while at < bytes.len() {
+        match (in_string, bytes[at]) {
+            (true, b'\\') => at += 2,
+            (_, b'"') => {
+                in_string = !in_string;
+                at += 1;
+            }
+            (false, b'-' | b'0'..=b'9') => {
+                let length = bytes[at..]
+                    .iter()
+                    .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .unwrap_or(bytes.len() - at);
+                let end = at + length;
+                if text[at..end].parse::<f64>().is_ok_and(f64::is_infinite) {
+                    out.push_str(&text[copied..at]);
+                    out.push_str("null");
+                    copied = end;
+                }
+                at = end;
+            }
+            _ => at += 1,
+        }
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
 }
 
 /// `text` with every `\uXXXX` escape of a lone surrogate made `\ufffd`; `None` when there is

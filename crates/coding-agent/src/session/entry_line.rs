@@ -170,6 +170,24 @@ mod tests {
         );
     }
 
+    /// Found by the session_line fuzz target: the fast reader skips a field it does not
+    /// know without reading its number, while the general reader rejected the line for a
+    /// number too large for an f64. It reads such a number as `null` now (JavaScript reads
+    /// Infinity and writes it back so).
+    #[test]
+    fn both_readers_take_numbers_too_large_for_f64() {
+        let line = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"1e400"}],"t;mestamp":17953033e7647}}"#;
+        let fast = parse_entry_line(line).unwrap_or_else(|| panic!("not read fast: {line}"));
+        assert_eq!(fast, general(line));
+        let custom = general(
+            r#"{"type":"custom","customType":"x","data":{"n":-1e400,"s":"-1e400"},"id":"b","timestamp":"t"}"#,
+        );
+        assert_eq!(
+            custom.to_line().unwrap(),
+            r#"{"type":"custom","customType":"x","data":{"n":null,"s":"-1e400"},"id":"b","parentId":null,"timestamp":"t"}"#
+        );
+    }
+
     #[test]
     fn other_lines_go_to_the_general_reader() {
         for line in [
