@@ -47,11 +47,20 @@ impl IndexView {
 impl Engine {
     /// Writes a session's record.
     pub async fn put_record(&self, session: &str, record: &Value) -> Result<(), ClusterError> {
-        self.sessions
-            .put(session, Bytes::from(record.to_string()))
-            .await
-            .map(|_| ())
-            .map_err(js)
+        let bytes = Bytes::from(record.to_string());
+        // A server that has not yet learned of the index's stream (just created, or during
+        // an election) answers "no stream found": that passes within seconds.
+        let mut tries = 0;
+        loop {
+            match self.sessions.put(session, bytes.clone()).await {
+                Ok(_) => return Ok(()),
+                Err(e) if tries < 25 && e.to_string().contains("no stream found") => {
+                    tries += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                }
+                Err(e) => return Err(js(e)),
+            }
+        }
     }
 
     /// Removes a session's record.
