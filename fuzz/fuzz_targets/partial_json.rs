@@ -1,11 +1,11 @@
 //! The partial-JSON parser of streamed tool-call arguments: arbitrary text, pushed in
 //! fragments. Properties: after every push the incremental value equals a one-shot parse of
 //! the text so far, and for a complete JSON object it is exactly serde_json's value (key
-//! order included).
+//! order included) when it nests at most `MAX_DEPTH` deep, and broken when deeper.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pi_ai::partial_json::{PartialJsonParser, parse_partial_object};
+use pi_ai::partial_json::{MAX_DEPTH, PartialJsonParser, parse_partial_object};
 use serde_json::{Map, Value};
 
 /// `text` in at most eight pieces, cut at char boundaries.
@@ -22,6 +22,15 @@ fn fragments(text: &str) -> Vec<&str> {
         start = end;
     }
     pieces
+}
+
+/// How deep containers nest in `value`, itself included (0 for a scalar).
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -41,6 +50,10 @@ fuzz_target!(|data: &[u8]| {
     }
     assert_eq!(parser.text(), text);
     if let Ok(Value::Object(expected)) = serde_json::from_str::<Value>(text) {
+        if depth(&Value::Object(expected.clone())) > MAX_DEPTH {
+            assert!(parser.is_broken(), "an object past MAX_DEPTH is not broken");
+            return;
+        }
         assert_eq!(target, expected, "a complete object parsed differently");
         let keys: Vec<&String> = target.keys().collect();
         let expected_keys: Vec<&String> = expected.keys().collect();

@@ -15,13 +15,20 @@
 //! - a partial number is its longest valid prefix (`1.` is 1, `1.5e-` is 1.5, `-` is omitted);
 //!   a finished number is exactly serde_json's parse of its text;
 //! - a partial literal (`t`, `fa`, `nu`) counts as `true`/`false`/`null`;
-//! - duplicate keys: the last value wins and the key keeps its first position.
+//! - duplicate keys: the last value wins and the key keeps its first position;
+//! - containers nest at most [`MAX_DEPTH`] deep (the root object counts): a deeper one makes
+//!   the input broken, so arguments stay within what serde_json reads back (128 levels) even
+//!   inside a session line, an event or a gateway frame, and never recurse the stack away.
 
 mod lex;
 
 use serde_json::{Map, Value};
 
 use lex::{NumState, NumTok, StrLex, is_number_char, is_whitespace};
+
+/// The deepest nesting of containers a parsed object may have, its root included. Well below
+/// serde_json's recursion limit (128), which the message's own wrapping also counts against.
+pub const MAX_DEPTH: usize = 64;
 
 /// Incremental, error-tolerant parser for a JSON object that arrives in fragments.
 #[derive(Debug, Default, Clone)]
@@ -259,6 +266,9 @@ impl PartialJsonParser {
 
     /// Starts the value beginning with `c` in the innermost container's current slot.
     fn begin_value(&mut self, c: char, target: &mut Map<String, Value>) -> bool {
+        if matches!(c, '{' | '[') && self.stack.len() >= MAX_DEPTH {
+            return self.fail();
+        }
         let value = match c {
             '"' => {
                 self.token = Token::Str(StrLex::default());

@@ -578,3 +578,44 @@ fn large_string_in_8_byte_fragments() {
 fn very_large_string_in_7_byte_fragments_stays_linear() {
     push_big(200 * 1024, 7);
 }
+
+/// Found by fuzzing: arguments nested 200 deep did not parse back from the message's JSON
+/// (serde_json stops at 128 levels). Nesting stops at `MAX_DEPTH`; what came before stays.
+#[test]
+fn nesting_stops_at_max_depth() {
+    let deep = |n: usize| format!("{{\"p\":{}\"x\"{}}}", "[".repeat(n), "]".repeat(n));
+    let (parser, target) = run(&[&deep(MAX_DEPTH - 1)]);
+    assert!(parser.is_complete() && !parser.is_broken());
+    let text = serde_json::to_string(&target).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap(),
+        Value::Object(target)
+    );
+
+    let (parser, target) = run(&[&deep(MAX_DEPTH)]);
+    assert!(parser.is_broken());
+    // The root object and the outermost array, then one level per first element.
+    let mut depth = 2;
+    let mut value = &target["p"];
+    while let Some(inner) = value.as_array().and_then(|items| items.first()) {
+        depth += 1;
+        value = inner;
+    }
+    assert_eq!(depth, MAX_DEPTH);
+    let line = json!({"type": "message", "message": {"content": [{"arguments": target}]}});
+    let text = serde_json::to_string(&line).unwrap();
+    assert!(serde_json::from_str::<Value>(&text).is_ok());
+}
+
+/// A stream of a million `[` neither overflows the stack nor grows the tree past the bound.
+#[test]
+fn a_million_open_brackets_stay_bounded() {
+    let mut parser = PartialJsonParser::new();
+    let mut target = Map::new();
+    parser.push("{\"p\":", &mut target);
+    for _ in 0..1000 {
+        parser.push(&"[".repeat(1000), &mut target);
+    }
+    assert!(parser.is_broken());
+    assert!(serde_json::to_string(&target).is_ok());
+}
