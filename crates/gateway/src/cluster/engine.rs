@@ -72,7 +72,41 @@ pub const BLOBS: &str = "pi_blobs";
 /// How long a command id is remembered.
 const COMMAND_WINDOW: Duration = Duration::from_secs(600);
 /// How long a publish nobody answers is tried again.
-const NO_RESPONDERS_WAIT: Duration = Duration::from_secs(3);
+const NO_RESPONDERS_WAIT: Duration = Duration::from_secs(5);
+
+/// Runs `attempt` again while its error is "no stream found", for up to
+/// [`NO_RESPONDERS_WAIT`]: a server learns a new stream's subjects, or a new leader's, a
+/// moment after the others.
+pub(super) async fn while_stream_unknown<T, E, F, Fut>(mut attempt: F) -> Result<T, E>
+where
+    E: std::error::Error + 'static,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let deadline = std::time::Instant::now() + NO_RESPONDERS_WAIT;
+    loop {
+        match attempt().await {
+            Err(e) if is_stream_not_found(&e) && std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Whether `error`, or an error it wraps (a KV put wraps its publish's), is "no stream found".
+fn is_stream_not_found(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if e.downcast_ref::<jetstream::context::PublishError>()
+            .is_some_and(|p| p.kind() == jetstream::context::PublishErrorKind::StreamNotFound)
+        {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
 
 /// Waits (up to 5 s; the setup is tried again, through another server) until `stream` has
 /// an elected leader, so the first publishes land.
@@ -261,34 +295,20 @@ impl Engine {
         })
     }
 
-    /// Publishes `publish` to `subject` and waits for the stream's acknowledgement. Nobody
-    /// answering ("no stream found") is tried again for up to [`NO_RESPONDERS_WAIT`]: a
-    /// server learns a new stream's subjects, or a new leader's, a moment after the others.
+    /// Publishes `publish` to `subject` and waits for the stream's acknowledgement, trying
+    /// again while no server knows the stream yet ([`while_stream_unknown`]).
     async fn publish_acked(
         &self,
         subject: String,
         publish: jetstream::message::PublishMessage,
     ) -> Result<jetstream::publish::PublishAck, jetstream::context::PublishError> {
-        let deadline = std::time::Instant::now() + NO_RESPONDERS_WAIT;
-        loop {
-            let result = match self
-                .jetstream
+        while_stream_unknown(|| async {
+            self.jetstream
                 .send_publish(subject.clone(), publish.clone())
+                .await?
                 .await
-            {
-                Ok(ack) => ack.await,
-                Err(e) => Err(e),
-            };
-            match result {
-                Err(e)
-                    if e.kind() == jetstream::context::PublishErrorKind::StreamNotFound
-                        && std::time::Instant::now() < deadline =>
-                {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                other => return other,
-            }
-        }
+        })
+        .await
     }
 
     /// Every message of `subject` in `stream`, oldest first, with its sequence; read up to

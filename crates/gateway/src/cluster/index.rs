@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use super::engine::{ClusterError, Engine, SESSIONS};
+use super::engine::{ClusterError, Engine, SESSIONS, while_stream_unknown};
 use super::ordered::KvWatch;
 
 fn js<E: std::fmt::Display>(e: E) -> ClusterError {
@@ -48,19 +48,10 @@ impl Engine {
     /// Writes a session's record.
     pub async fn put_record(&self, session: &str, record: &Value) -> Result<(), ClusterError> {
         let bytes = Bytes::from(record.to_string());
-        // A server that has not yet learned of the index's stream (just created, or during
-        // an election) answers "no stream found": that passes within seconds.
-        let mut tries = 0;
-        loop {
-            match self.sessions.put(session, bytes.clone()).await {
-                Ok(_) => return Ok(()),
-                Err(e) if tries < 25 && e.to_string().contains("no stream found") => {
-                    tries += 1;
-                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-                }
-                Err(e) => return Err(js(e)),
-            }
-        }
+        while_stream_unknown(|| self.sessions.put(session, bytes.clone()))
+            .await
+            .map(|_| ())
+            .map_err(js)
     }
 
     /// Removes a session's record.
