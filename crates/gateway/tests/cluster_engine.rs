@@ -19,6 +19,31 @@ async fn engine(cluster: &Cluster, node: &str, ttl: Duration) -> Engine {
     Engine::connect(config).await.unwrap()
 }
 
+/// Claims `session` for `engine`, trying again for up to 10 s while the cluster answers
+/// with a transient error (a request timed out under load, a leader being elected), as the
+/// gateway does: the answer is a lease or `LaneTaken`.
+async fn claim(engine: &Engine, session: &str) -> Result<Lease, ClusterError> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match Lease::claim(engine, session).await {
+            Err(ClusterError::JetStream(e)) if std::time::Instant::now() < deadline => {
+                eprintln!("claim of {session}: {e}; trying again");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            settled => return settled,
+        }
+    }
+}
+
+/// Fails, saying what came instead, unless `result` is `LaneTaken`.
+#[track_caller]
+fn assert_lane_taken<T: std::fmt::Debug>(result: Result<T, ClusterError>) {
+    match result {
+        Err(ClusterError::LaneTaken(_)) => {}
+        other => panic!("expected LaneTaken, got {other:?}"),
+    }
+}
+
 /// Notes a command as it is accepted; the work answering it.
 async fn accept(
     log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
@@ -37,24 +62,18 @@ async fn one_node_holds_a_lane_and_a_stale_owner_cannot_renew() {
     let a = engine(&cluster, "gw1", ttl).await;
     let b = engine(&cluster, "gw2", ttl).await;
 
-    let mut lease = Lease::claim(&a, "s1").await.unwrap();
-    assert!(matches!(
-        Lease::claim(&b, "s1").await,
-        Err(ClusterError::LaneTaken(_))
-    ));
+    let mut lease = claim(&a, "s1").await.unwrap();
+    assert_lane_taken(claim(&b, "s1").await);
     // Renewals keep it past the TTL.
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_millis(800)).await;
         lease.renew(&a, false).await.unwrap();
     }
-    assert!(matches!(
-        Lease::claim(&b, "s1").await,
-        Err(ClusterError::LaneTaken(_))
-    ));
+    assert_lane_taken(claim(&b, "s1").await);
     // The owner stops renewing: after the TTL another node takes the lane.
     let started = std::time::Instant::now();
     let taken = loop {
-        match Lease::claim(&b, "s1").await {
+        match claim(&b, "s1").await {
             Ok(taken) => break taken,
             Err(ClusterError::LaneTaken(_)) => tokio::time::sleep(Duration::from_millis(100)).await,
             Err(e) => panic!("{e}"),
@@ -67,13 +86,10 @@ async fn one_node_holds_a_lane_and_a_stale_owner_cannot_renew() {
     assert!(taken.revision > lease.revision);
     assert!(lease.expired(ttl, Duration::from_millis(500)));
     // The old owner comes back: its renewal is refused.
-    assert!(matches!(
-        lease.renew(&a, false).await,
-        Err(ClusterError::LaneTaken(_))
-    ));
+    assert_lane_taken(lease.renew(&a, false).await);
     // A released lane is free at once.
     taken.release(&b).await.unwrap();
-    Lease::claim(&a, "s1").await.unwrap();
+    claim(&a, "s1").await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -349,7 +365,7 @@ async fn commands_reach_the_lanes_owner_and_nobody_means_no_owner() {
     );
 
     // A claims the lane and answers its commands, in order.
-    let lease = Lease::claim(&a, "s6").await.unwrap();
+    let lease = claim(&a, "s6").await.unwrap();
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let log = std::sync::Arc::clone(&seen);
     let server = a
@@ -374,11 +390,7 @@ async fn commands_reach_the_lanes_owner_and_nobody_means_no_owner() {
             {
                 Some(reply) => break reply,
                 None => {
-                    let claimed = Lease::claim(&b, "s6").await;
-                    assert!(
-                        matches!(claimed, Err(ClusterError::LaneTaken(_))),
-                        "{claimed:?}"
-                    );
+                    assert_lane_taken(claim(&b, "s6").await);
                     assert!(
                         std::time::Instant::now() < deadline,
                         "the owner never answered"

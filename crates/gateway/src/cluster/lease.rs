@@ -9,7 +9,7 @@ use serde_json::json;
 
 use async_nats::jetstream::kv::UpdateErrorKind;
 
-use super::engine::{ClusterError, Engine, LANES};
+use super::engine::{ClusterError, Engine, LANES, while_stream_unknown};
 
 /// A held lease.
 #[derive(Debug, Clone)]
@@ -28,6 +28,18 @@ impl Lease {
         Bytes::from(json!({"node": engine.config.node_id, "running": running}).to_string())
     }
 
+    /// Writes the key over `revision` (0: only if it has no message), trying again while
+    /// the server this node talks to has not yet learned of the bucket's stream.
+    async fn write(
+        engine: &Engine,
+        session: &str,
+        running: bool,
+        revision: u64,
+    ) -> Result<u64, async_nats::jetstream::kv::UpdateError> {
+        let value = Self::value(engine, running);
+        while_stream_unknown(|| engine.lanes.update(session, value.clone(), revision)).await
+    }
+
     /// Claims the lane of `session`; `LaneTaken` while another node holds it. Whether the
     /// key is free is read from the bucket's leader (a replica may lag), so a lane just
     /// released or expired can be claimed at once and a held one never twice.
@@ -38,11 +50,7 @@ impl Lease {
             renewed: Instant::now(),
         };
         // Created if the key has no message at all (never used, or expired).
-        match engine
-            .lanes
-            .update(session, Self::value(engine, false), 0)
-            .await
-        {
+        match Self::write(engine, session, false, 0).await {
             Ok(revision) => return Ok(lease(revision)),
             Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => {}
             Err(e) => return Err(ClusterError::JetStream(e.to_string())),
@@ -66,11 +74,7 @@ impl Lease {
         if !deleted {
             return Err(ClusterError::LaneTaken(session.to_owned()));
         }
-        match engine
-            .lanes
-            .update(session, Self::value(engine, false), last.sequence)
-            .await
-        {
+        match Self::write(engine, session, false, last.sequence).await {
             Ok(revision) => Ok(lease(revision)),
             Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => {
                 Err(ClusterError::LaneTaken(session.to_owned()))
@@ -82,11 +86,7 @@ impl Lease {
     /// Renews the lease, saying whether a run is in progress; `LaneTaken` when another
     /// node holds it now (this node must stop).
     pub async fn renew(&mut self, engine: &Engine, running: bool) -> Result<(), ClusterError> {
-        match engine
-            .lanes
-            .update(&self.session, Self::value(engine, running), self.revision)
-            .await
-        {
+        match Self::write(engine, &self.session, running, self.revision).await {
             Ok(revision) => {
                 self.revision = revision;
                 self.renewed = Instant::now();
