@@ -19,20 +19,11 @@ async fn engine(cluster: &Cluster, node: &str, ttl: Duration) -> Engine {
     Engine::connect(config).await.unwrap()
 }
 
-/// Claims `session` for `engine`, trying again for up to 10 s while the cluster answers
-/// with a transient error (a request timed out under load, a leader being elected), as the
-/// gateway does: the answer is a lease or `LaneTaken`.
+/// Claims `session` for `engine` as the gateway does: a transient cluster error (a request
+/// timed out under load, a leader being elected) is tried again, so the answer is a lease or
+/// `LaneTaken`.
 async fn claim(engine: &Engine, session: &str) -> Result<Lease, ClusterError> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        match Lease::claim(engine, session).await {
-            Err(ClusterError::JetStream(e)) if std::time::Instant::now() < deadline => {
-                eprintln!("claim of {session}: {e}; trying again");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            settled => return settled,
-        }
-    }
+    Lease::claim_within(engine, session, Duration::from_secs(10)).await
 }
 
 /// Fails, saying what came instead, unless `result` is `LaneTaken`.

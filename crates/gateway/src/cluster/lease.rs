@@ -83,6 +83,26 @@ impl Lease {
         }
     }
 
+    /// Claims the lane of `session` as [`Lease::claim`] does, trying again for up to `wait`
+    /// while the cluster answers with a transient error (a request timed out, a leader being
+    /// elected): the answer is then a lease or `LaneTaken`, unless the cluster stays down.
+    pub async fn claim_within(
+        engine: &Engine,
+        session: &str,
+        wait: Duration,
+    ) -> Result<Self, ClusterError> {
+        let deadline = Instant::now() + wait;
+        loop {
+            match Self::claim(engine, session).await {
+                Err(ClusterError::JetStream(e)) if Instant::now() < deadline => {
+                    super::trace!("{session}: claiming the lane failed ({e}); trying again");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                settled => return settled,
+            }
+        }
+    }
+
     /// Renews the lease, saying whether a run is in progress; `LaneTaken` when another
     /// node holds it now (this node must stop).
     pub async fn renew(&mut self, engine: &Engine, running: bool) -> Result<(), ClusterError> {
@@ -107,10 +127,12 @@ impl Lease {
 
     /// Gives the lane up (an idle lane), unless someone else holds it already.
     pub async fn release(self, engine: &Engine) -> Result<(), ClusterError> {
-        engine
-            .lanes
-            .delete_expect_revision(&self.session, Some(self.revision))
-            .await
-            .map_err(|e| ClusterError::JetStream(e.to_string()))
+        while_stream_unknown(|| {
+            engine
+                .lanes
+                .delete_expect_revision(&self.session, Some(self.revision))
+        })
+        .await
+        .map_err(|e| ClusterError::JetStream(e.to_string()))
     }
 }

@@ -160,15 +160,7 @@ impl ClusterNode {
     /// Claims the lane of a session created here; a cluster electing a leader is waited
     /// for (up to a lease TTL), a lane held by another node is not.
     async fn claim_new(&self, session: &str) -> Result<Lease, ClusterError> {
-        let deadline = Instant::now() + self.ttl();
-        loop {
-            match Lease::claim(&self.engine, session).await {
-                Err(ClusterError::JetStream(_)) if Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                result => return result,
-            }
-        }
+        Lease::claim_within(&self.engine, session, self.ttl()).await
     }
 
     /// Renews the lease until the lane is lost or given up.
