@@ -4,6 +4,8 @@
 # a wrapper that runs it with a private HOME (OPENCLAW_KIT_HOME, default
 # target/openclaw-client/home), so no user's ~/.openclaw is read or written. The OpenClaw
 # tests of pi-gateway drive this client (`gateway call`, `agent`, `tui`). About 830 MB.
+# Also a venv, target/openclaw-client/venv, with the websockets the reference kit's check
+# client needs (ci/openclaw-kit-requirements.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,3 +54,14 @@ exec "$node" "$entry" "\$@"
 WRAPPER
 chmod +x "$dir/bin/openclaw.tmp"
 mv -f "$dir/bin/openclaw.tmp" "$dir/bin/openclaw"
+
+venv="$dir/venv"
+venv_marker="$dir/.venv-$(sha256sum ci/openclaw-kit-requirements.txt | cut -c1-16)"
+if [ ! -f "$venv_marker" ] || [ ! -x "$venv/bin/python3" ]; then
+  echo "install-openclaw-client: installing the kit's python packages into $venv"
+  rm -rf "$venv" "$dir"/.venv-*
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --require-hashes -r ci/openclaw-kit-requirements.txt
+  "$venv/bin/python3" -c "import websockets"
+  touch "$venv_marker"
+fi

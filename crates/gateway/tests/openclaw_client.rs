@@ -257,12 +257,28 @@ async fn the_reference_check_client_passes_where_the_kit_is_present() {
     };
     let kit = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/reference/openclaw/check_client.sh");
+    if !kit.exists() {
+        eprintln!("the reference kit is not here: skipped");
+        return;
+    }
+    // The kit's python (its wire tap needs websockets) from the venv the client's install
+    // script makes, ahead of the system's.
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/openclaw-client/venv/bin");
+    let path = std::env::join_paths(std::iter::once(venv).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
     let has_websockets = Command::new("python3")
         .args(["-c", "import websockets"])
+        .env("PATH", &path)
         .status()
         .is_ok_and(|s| s.success());
-    if !kit.exists() || !has_websockets {
-        eprintln!("the reference kit (and python websockets) is not here: skipped");
+    if !has_websockets {
+        assert!(
+            std::env::var_os("PI_TEST_REQUIRE_OPENCLAW").is_none(),
+            "python websockets is not installed (scripts/install-openclaw-client.sh)"
+        );
+        eprintln!("python websockets is not installed: skipped");
         return;
     }
     let (env, listener) = start().await;
@@ -277,6 +293,7 @@ async fn the_reference_check_client_passes_where_the_kit_is_present() {
             .args(["--openclaw", oc.to_str().unwrap()])
             .args(["--expect", "Hello from pi-rs", &url, ALICE])
             .env("CHECK_TIMEOUT", "60")
+            .env("PATH", path)
             .output()
             .unwrap()
     })
