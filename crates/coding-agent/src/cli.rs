@@ -29,19 +29,19 @@ impl Mode {
 #[command(name = "pi", disable_help_flag = true, disable_version_flag = true)]
 pub struct Args {
     /// Provider to search for `--model` (requires `--model`).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub provider: Option<String>,
     /// Model pattern or id (`provider/id`, optionally `:<thinking>`).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub model: Option<String>,
     /// API key (defaults to auth.json, then environment variables).
-    #[arg(long = "api-key")]
+    #[arg(long = "api-key", allow_hyphen_values = true)]
     pub api_key: Option<String>,
     /// System prompt replacing the default.
-    #[arg(long = "system-prompt")]
+    #[arg(long = "system-prompt", allow_hyphen_values = true)]
     pub system_prompt: Option<String>,
     /// Text or file appended to the system prompt (repeatable).
-    #[arg(long = "append-system-prompt")]
+    #[arg(long = "append-system-prompt", allow_hyphen_values = true)]
     pub append_system_prompt: Vec<String>,
     /// Output mode: text (default), json or rpc.
     #[arg(long)]
@@ -59,26 +59,26 @@ pub struct Args {
     #[arg(short = 'r', long = "resume")]
     pub resume: bool,
     /// Session file path or id prefix.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub session: Option<String>,
     /// Fork a session file or id prefix into a new session.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub fork: Option<String>,
     /// The cwd's session with this exact id, created when missing.
-    #[arg(long = "session-id")]
+    #[arg(long = "session-id", allow_hyphen_values = true)]
     pub session_id: Option<String>,
     /// Directory for session storage and lookup.
-    #[arg(long = "session-dir")]
+    #[arg(long = "session-dir", allow_hyphen_values = true)]
     pub session_dir: Option<String>,
     /// Comma-separated allowlist of tool names or `*` patterns, or `+name`/`-name` edits
     /// of the defaults.
-    #[arg(short = 't', long)]
+    #[arg(short = 't', long, allow_hyphen_values = true)]
     pub tools: Option<String>,
     /// Comma-separated denylist of tool names or `*` patterns, applied last.
-    #[arg(long = "exclude-tools")]
+    #[arg(long = "exclude-tools", allow_hyphen_values = true)]
     pub exclude_tools: Option<String>,
     /// The session's display name (a `session_info` entry).
-    #[arg(short = 'n', long)]
+    #[arg(short = 'n', long, allow_hyphen_values = true)]
     pub name: Option<String>,
     /// Disable all tools.
     #[arg(long = "no-tools")]
@@ -93,7 +93,12 @@ pub struct Args {
     #[arg(long = "no-mcp")]
     pub no_mcp: bool,
     /// Load an extension file or directory (repeatable).
-    #[arg(short = 'e', long = "extension", value_name = "path")]
+    #[arg(
+        short = 'e',
+        long = "extension",
+        value_name = "path",
+        allow_hyphen_values = true
+    )]
     pub extension: Vec<String>,
     /// Do not discover extensions (`-e` paths still load).
     #[arg(long = "no-extensions")]
@@ -105,31 +110,35 @@ pub struct Args {
     #[arg(long = "no-approve")]
     pub no_approve: bool,
     /// Load a skill file or directory (repeatable; also with `--no-skills`).
-    #[arg(long = "skill", value_name = "path")]
+    #[arg(long = "skill", value_name = "path", allow_hyphen_values = true)]
     pub skill: Vec<String>,
     /// Do not discover skills (`--skill` paths still load).
     #[arg(long = "no-skills")]
     pub no_skills: bool,
     /// Load a prompt template file or directory (repeatable).
-    #[arg(long = "prompt-template", value_name = "path")]
+    #[arg(
+        long = "prompt-template",
+        value_name = "path",
+        allow_hyphen_values = true
+    )]
     pub prompt_template: Vec<String>,
     /// Do not discover prompt templates (`--prompt-template` paths still load).
     #[arg(long = "no-prompt-templates")]
     pub no_prompt_templates: bool,
     /// Load a theme file or directory (repeatable; also with `--no-themes`).
-    #[arg(long = "theme", value_name = "path")]
+    #[arg(long = "theme", value_name = "path", allow_hyphen_values = true)]
     pub theme: Vec<String>,
     /// Do not discover themes (`--theme` paths still load).
     #[arg(long = "no-themes")]
     pub no_themes: bool,
     /// Comma-separated model patterns for model cycling.
-    #[arg(long, value_name = "patterns")]
+    #[arg(long, value_name = "patterns", allow_hyphen_values = true)]
     pub models: Option<String>,
     /// Export a session file to HTML and exit (the first message names the output file).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub export: Option<String>,
     /// Thinking level: off, minimal, low, medium, high, xhigh, max.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub thinking: Option<String>,
     /// List models (with optional fuzzy search).
     #[arg(long = "list-models", num_args = 0..=1, default_missing_value = "")]
@@ -175,29 +184,45 @@ fn expand_short_flags(arg: String) -> String {
 
 /// Takes out the `--name` options pi does not know, as the TypeScript pi does: `--x=v`
 /// and `--x v` (when `v` starts with neither `-` nor `@`) carry a value, else the flag
-/// stands alone.
+/// stands alone. The multi-letter short flags become their long forms; the value of an
+/// option that takes one is passed on untouched, even when it starts with `-`
+/// (`--tools -bash,+grep`), as the TypeScript pi reads it.
 fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, Option<String>)>) {
     use clap::CommandFactory;
     let command = Args::command();
+    let takes_value = |a: &clap::Arg| a.get_action().takes_values();
     let known: Vec<(String, bool)> = command
         .get_arguments()
-        .filter_map(|a| {
-            a.get_long()
-                .map(|l| (l.to_owned(), a.get_action().takes_values()))
-        })
+        .filter_map(|a| a.get_long().map(|l| (l.to_owned(), takes_value(a))))
+        .collect();
+    let short_with_value: Vec<String> = command
+        .get_arguments()
+        .filter(|a| takes_value(a))
+        .filter_map(|a| a.get_short().map(|c| format!("-{c}")))
         .collect();
     let mut kept = Vec::with_capacity(args.len());
     let mut unknown = Vec::new();
     let mut iter = args.into_iter().enumerate().peekable();
     while let Some((index, arg)) = iter.next() {
-        if arg == "--" && index > 0 {
+        if index == 0 {
+            kept.push(arg);
+            continue;
+        }
+        if arg == "--" {
             // Everything after `--` is a message or a file.
             kept.push(arg);
             kept.extend(iter.map(|(_, rest)| rest));
             break;
         }
-        let long = arg.strip_prefix("--").filter(|_| index > 0);
-        let Some(long) = long.filter(|l| !l.is_empty()) else {
+        let arg = expand_short_flags(arg);
+        if short_with_value.contains(&arg) {
+            kept.push(arg);
+            if let Some((_, value)) = iter.next() {
+                kept.push(value);
+            }
+            continue;
+        }
+        let Some(long) = arg.strip_prefix("--").filter(|l| !l.is_empty()) else {
             kept.push(arg);
             continue;
         };
@@ -233,18 +258,7 @@ fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, Option<S
 /// Parses arguments; an unknown short option is reported as the TypeScript pi words it,
 /// unknown long options are kept for extension flags.
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
-    let mut after_dashes = false;
-    let expanded: Vec<String> = args
-        .into_iter()
-        .map(|arg| {
-            if after_dashes {
-                return arg;
-            }
-            after_dashes = arg == "--";
-            expand_short_flags(arg)
-        })
-        .collect();
-    let (kept, unknown) = split_unknown_flags(expanded);
+    let (kept, unknown) = split_unknown_flags(args.into_iter().collect());
     let mut parsed = Args::try_parse_from(kept).map_err(|e| {
         use clap::error::{ContextKind, ErrorKind};
         match e.kind() {

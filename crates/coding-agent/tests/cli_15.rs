@@ -105,6 +105,52 @@ async fn tool_patterns_edits_and_exclusions_choose_what_is_sent() {
     }
 }
 
+/// A value that starts with `-` belongs to the option before it, as in pi 1.5.2 and 1.6.0:
+/// `--tools -bash,+grep` edits the defaults instead of being refused as an option `-b`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn option_values_may_start_with_a_dash() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    for (args, expected) in [
+        (
+            &["--tools", "-bash,+grep"][..],
+            &["read", "edit", "write", "grep"][..],
+        ),
+        (&["-t", "-write"][..], &["read", "bash", "edit"][..]),
+        (&["-xt", "-nt"][..], &["read", "bash", "edit", "write"][..]),
+        (
+            &[
+                "--append-system-prompt",
+                "--be brief--",
+                "-t",
+                "-edit,-write",
+            ][..],
+            &["read", "bash"][..],
+        ),
+    ] {
+        server.push(Script::text("ok"));
+        let mut all = args.to_vec();
+        all.extend(["--no-session", "-p", "hi"]);
+        let out = pi(&env, &all);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(sent_tools(&server), expected, "{args:?}");
+    }
+    let body = server.requests().last().unwrap().body.clone();
+    let system = body["messages"][0]["content"].to_string();
+    assert!(system.contains("--be brief--"), "{system}");
+
+    // A session name that starts with a dash is the name, not an option.
+    server.push(Script::text("ok"));
+    let out = pi(&env, &["--name", "-draft-", "-p", "hi"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let named = env
+        .session_files()
+        .into_iter()
+        .flat_map(|file| read_jsonl(&file))
+        .any(|line| line["type"] == "session_info" && line["name"] == "-draft-");
+    assert!(named, "no session is named -draft-");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn double_dash_ends_options_and_name_is_the_root_entry() {
     let server = MockServer::start().await.unwrap();
