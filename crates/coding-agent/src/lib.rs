@@ -23,6 +23,7 @@ pub mod sandbox;
 pub mod scope;
 pub mod session;
 pub mod session_event;
+pub mod temp_files;
 pub mod timing;
 pub mod tool_selection;
 pub mod tools;

@@ -36,6 +36,8 @@ fn main() {
         std::process::exit(i32::from(code));
     }
     pi_coding_agent::timing::start();
+    // What a killed pi left in the temp dir (extension host sockets, editor hand-offs).
+    pi_coding_agent::temp_files::sweep_stale();
     let code = match run() {
         Ok(code) => code,
         Err(e) => {

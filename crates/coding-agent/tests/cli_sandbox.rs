@@ -273,3 +273,80 @@ async fn the_footer_shows_the_sandbox() {
         s.contains("[sandbox]") && s.contains("mock-model")
     });
 }
+
+/// What is in the run's TMPDIR, by name.
+fn leftovers(dirs: &Dirs) -> Vec<String> {
+    std::fs::read_dir(&dirs.tmp)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// A sandboxed run leaves nothing in the temp dir: not after a normal exit, not after
+/// SIGTERM, SIGINT or SIGHUP in the middle of a sandboxed command. A stale extension-host
+/// socket of a process that was killed is removed at the next start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_is_left_in_the_temp_dir() {
+    use std::io::BufRead;
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let dirs = dirs(&env);
+    if !landlock_or_refusal(&env, &dirs) {
+        return;
+    }
+    // What `kill -9` left: a socket named for a process that no longer runs.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let stale = dirs.tmp.join(format!(
+        "pi-ext-{dead}-0123456789abcdef0123456789abcdef.sock"
+    ));
+    std::fs::write(&stale, "").unwrap();
+
+    calls(
+        &server,
+        vec![
+            Item::tool_call("bash", json!({"command": "echo one"})),
+            Item::tool_call("bash", json!({"command": "echo two"})),
+        ],
+    );
+    let out = pi(&env, &dirs, &["--sandbox", "-p", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(leftovers(&dirs), Vec::<String>::new());
+
+    for (signal, code) in [
+        (nix::sys::signal::Signal::SIGTERM, 143),
+        (nix::sys::signal::Signal::SIGINT, 130),
+        (nix::sys::signal::Signal::SIGHUP, 129),
+    ] {
+        server.push(Script::new(vec![Item::tool_call(
+            "bash",
+            json!({"command": "echo started; exec sleep 60"}),
+        )]));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
+            .args(["--sandbox", "--mode", "json", "go"])
+            .current_dir(&env.work)
+            .env("PI_CODING_AGENT_DIR", &env.agent)
+            .env("HOME", env.dir.path())
+            .env("TMPDIR", &dirs.tmp)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The command has printed: the sandboxed shell is running.
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut lines = stdout.lines();
+        let started = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|line| line.contains("\"tool_execution_update\"") && line.contains("started"));
+        assert!(started, "{signal}: the command never ran");
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, signal).unwrap();
+        let rest: Vec<String> = lines.map_while(Result::ok).collect();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{signal}: {rest:?}");
+        assert_eq!(leftovers(&dirs), Vec::<String>::new(), "{signal}");
+    }
+}

@@ -447,7 +447,11 @@ fn main() {
         match cli.command {
             Some(Command::Sessions { target, action }) => run_sessions(target, action).await,
             Some(Command::Export { session, cluster }) => run_export(&session, &cluster).await,
-            None => run_serve(cli.serve).await,
+            None => {
+                // What a killed gateway left in the temp dir (extension host sockets).
+                pi_coding_agent::temp_files::sweep_stale();
+                run_serve(cli.serve).await
+            }
         }
     });
     if let Err(e) = result {

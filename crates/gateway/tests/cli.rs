@@ -177,3 +177,89 @@ async fn tree_switch_and_branch_from_the_command_line() {
         .unwrap();
     assert!(tree.contains(id) && tree.contains(&branch_id), "{tree}");
 }
+
+/// A gateway with the sandbox on leaves nothing in its temp dir: not after sandboxed
+/// commands, not after SIGTERM; a stale extension-host socket of a killed process is
+/// removed when it starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_gateway_leaves_nothing_in_the_temp_dir() {
+    if pi_gateway::sandbox::landlock_available().is_err() {
+        eprintln!("skipped: no Landlock here");
+        return;
+    }
+    let mock = MockServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    support::write_agent_dir(&agent, &mock);
+    std::fs::write(
+        agent.join("gateway.json"),
+        json!({"principals": {"alice": {"workspaces": [dir.path()]}},
+               "sandbox": {"enabled": true}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let stale = tmp.join(format!(
+        "pi-ext-{dead}-0123456789abcdef0123456789abcdef.sock"
+    ));
+    std::fs::write(&stale, "").unwrap();
+
+    let mut child = Command::new(BIN)
+        .args(["--port", "0", "--token", "alice:tok-a"])
+        .arg("--agent-dir")
+        .arg(&agent)
+        .env("PI_CODING_AGENT_DIR", &agent)
+        .env("TMPDIR", &tmp)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let line = lines.next().unwrap().unwrap();
+    let url = line
+        .strip_prefix("pi-gateway listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line}"))
+        .to_owned();
+    let rest = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+
+    mock.push(mock_llm::Script::new(vec![
+        mock_llm::Item::tool_call("bash", json!({"command": "echo one > one.txt"})),
+        mock_llm::Item::tool_call("bash", json!({"command": "echo two"})),
+    ]));
+    mock.push(mock_llm::Script::text("done"));
+    let mut client = Client::connect(&url, Some("tok-a")).await.unwrap();
+    let created = client
+        .call(
+            "session.create",
+            json!({"cwd": dir.path().to_string_lossy(), "subscribe": false}),
+        )
+        .await
+        .unwrap();
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    client
+        .call(
+            "session.prompt",
+            json!({"sessionId": id, "text": "go", "wait": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("one.txt")).unwrap(),
+        "one\n",
+        "the sandboxed bash did not run"
+    );
+    assert!(!stale.exists(), "the stale socket was not swept");
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = child.wait().unwrap();
+    let stderr = rest.join().unwrap();
+    assert!(status.success(), "{status}: {stderr:?}");
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left in the temp dir: {left:?}");
+}

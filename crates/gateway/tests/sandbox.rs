@@ -21,7 +21,7 @@ const LAUNCHER: &str = env!("CARGO_BIN_EXE_pi-sandbox");
 
 /// A temp dir with the writable `a` and the protected sibling `b` (holding `b/keep`).
 struct Dirs {
-    root: tempfile::TempDir,
+    _root: tempfile::TempDir,
     a: PathBuf,
     b: PathBuf,
 }
@@ -33,7 +33,7 @@ fn dirs() -> Dirs {
     std::fs::create_dir(&a).unwrap();
     std::fs::create_dir(&b).unwrap();
     std::fs::write(b.join("keep"), "original\n").unwrap();
-    Dirs { root, a, b }
+    Dirs { _root: root, a, b }
 }
 
 fn launch(write: &Path, program: &[&str]) -> Output {
@@ -233,7 +233,6 @@ async fn sandboxed_bash_writes_only_below_write_paths() {
         return;
     }
     let tool = SandboxedBash::new(config(&dirs, None), &dirs.a)
-        .wrapper_dir(dirs.root.path().join("wrappers"))
         .build()
         .unwrap();
     // Same face as the ordinary bash tool.
@@ -265,7 +264,6 @@ async fn sandboxed_bash_ends_what_the_command_left_running() {
         return;
     }
     let tool = SandboxedBash::new(config(&dirs, None), &dirs.a)
-        .wrapper_dir(dirs.root.path().join("wrappers"))
         .build()
         .unwrap();
     let command = "sleep 300 & echo $! >> pids; \

@@ -62,6 +62,7 @@ impl AgentSession {
             self.cwd(),
             RunOptions {
                 shell: settings.shell_path.as_ref().map(std::path::PathBuf::from),
+                launcher: None,
                 timeout: None,
                 cancel: cancel.clone(),
                 on_update: None,

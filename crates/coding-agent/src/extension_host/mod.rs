@@ -70,11 +70,7 @@ impl NodeHost {
             .map(|e| e.path.display().to_string())
             .collect();
         let entry = install::ensure_installed(&dir)?;
-        let socket_path = std::env::temp_dir().join(format!(
-            "pi-ext-{}-{}.sock",
-            std::process::id(),
-            uuid::Uuid::new_v4().simple()
-        ));
+        let socket_path = crate::temp_files::path("ext", ".sock");
         let listener = tokio::net::UnixListener::bind(&socket_path).map_err(|e| {
             HostStartError::Start(format!("cannot listen on {}: {e}", socket_path.display()))
         })?;

@@ -1,6 +1,6 @@
 //! `bash` under `pi-sandbox`: pi's bash tool (streaming, truncation, timeout and
-//! process-group kill) with its "shell" replaced by a private wrapper script running
-//! `exec pi-sandbox <args> -- <bash> "$@"`, so name, schema and output stay the bash tool's.
+//! process-group kill) with `pi-sandbox <rules> -- <bash> -c` in place of the shell, so
+//! name, schema and output stay the bash tool's and nothing is written to disk for it.
 //! The configured timeout is the default timeout and caps what a call may ask for.
 
 use std::path::{Path, PathBuf};
@@ -11,11 +11,10 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::bash::{BashOptions, bash_tool, resolve_shell};
+use crate::tools::bash::{BashOptions, Launcher, bash_tool, resolve_shell};
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 
 use super::exec::SandboxedExec;
-use super::wrapper::{WrapperDir, wrapper_script};
 use super::{SandboxConfig, SandboxError, confine};
 
 /// Builds the `bash` tool whose commands run under `pi-sandbox`.
@@ -23,7 +22,6 @@ pub struct SandboxedBash {
     config: SandboxConfig,
     cwd: PathBuf,
     options: BashOptions,
-    wrapper_dir: Option<PathBuf>,
 }
 
 impl SandboxedBash {
@@ -33,7 +31,6 @@ impl SandboxedBash {
             config,
             cwd: cwd.into(),
             options: BashOptions::default(),
-            wrapper_dir: None,
         }
     }
 
@@ -43,34 +40,29 @@ impl SandboxedBash {
         self
     }
 
-    /// Where the wrapper script's private directory is created (default: the temp dir).
-    pub fn wrapper_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.wrapper_dir = Some(dir.into());
-        self
-    }
-
-    /// Checks Landlock, the launcher and the paths, writes the wrapper and builds the tool.
+    /// Checks Landlock, the launcher and the paths, and builds the tool.
     pub fn build(self) -> Result<Arc<dyn AgentTool>, SandboxError> {
         check_ready(&self.config, &self.cwd)?;
         let shell = resolve_shell(self.options.shell.as_deref())
             .map_err(|e| SandboxError::Setup(e.to_string()))?;
         let mut args = self.config.launcher_args(&self.cwd);
         args.push(shell.into_os_string());
-        let mut script = wrapper_script(&self.config.launcher, &args);
-        script.extend_from_slice(b" \"$@\"\n");
-        let dir = Arc::new(WrapperDir::create(self.wrapper_dir.as_deref())?);
-        let wrapper = dir.write_script("bash", &script)?;
+        args.push("-c".into());
         let max = self.config.timeout;
         let inner = bash_tool(
             self.cwd,
             BashOptions {
-                shell: Some(wrapper),
+                shell: None,
+                launcher: Some(Launcher {
+                    program: self.config.launcher.clone(),
+                    args,
+                }),
                 default_timeout: default_timeout(self.options.default_timeout, max),
                 command_prefix: self.options.command_prefix,
                 keep_background: self.options.keep_background,
             },
         );
-        Ok(Arc::new(ClampedBash { inner, max, dir }))
+        Ok(Arc::new(ClampedBash { inner, max }))
     }
 }
 
@@ -144,11 +136,10 @@ pub(super) fn clamp_timeout(mut args: Value, max: Option<Duration>) -> Value {
     args
 }
 
-/// The bash tool on the wrapper, with the timeout argument capped.
+/// The bash tool under the launcher, with the timeout argument capped.
 struct ClampedBash {
     inner: Arc<dyn AgentTool>,
     max: Option<Duration>,
-    dir: Arc<WrapperDir>,
 }
 
 impl AgentTool for ClampedBash {
@@ -161,17 +152,12 @@ impl AgentTool for ClampedBash {
         cancel: CancellationToken,
         on_update: ToolUpdateFn,
     ) -> BoxFuture<'static, Result<AgentToolResult, ToolError>> {
-        let run = (self.inner).execute(
+        (self.inner).execute(
             tool_call_id,
             clamp_timeout(args, self.max),
             cancel,
             on_update,
-        );
-        let dir = Arc::clone(&self.dir);
-        Box::pin(async move {
-            let _wrapper_kept = dir;
-            run.await
-        })
+        )
     }
 }
 

@@ -1,7 +1,7 @@
 //! `exec` under `pi-sandbox`: a program and its arguments, run without a shell. The bash tool
-//! runs a wrapper script (`exec pi-sandbox <args> --argv-json "$2"`) as its "shell", with the
-//! argument array as a JSON string for the command, so output handling, timeouts and
-//! cancellation are exactly the bash tool's while the array never passes through a shell.
+//! runs `pi-sandbox <rules> --argv-json <command>` in place of its shell, with the argument
+//! array as a JSON string for the command, so output handling, timeouts and cancellation are
+//! exactly the bash tool's while the array never passes through a shell.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,12 +11,11 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::bash::{BashOptions, bash_tool};
+use crate::tools::bash::{BashOptions, Launcher, bash_tool};
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 
 use super::bash::{check_ready, clamp_timeout, default_timeout};
-use super::wrapper::{WrapperDir, wrapper_script};
 use super::{SandboxConfig, SandboxError};
 
 /// Builds the `exec` tool: a program and its arguments run under `pi-sandbox`, no shell.
@@ -24,7 +23,6 @@ pub struct SandboxedExec {
     config: SandboxConfig,
     cwd: PathBuf,
     default_timeout: Option<Duration>,
-    wrapper_dir: Option<PathBuf>,
 }
 
 impl SandboxedExec {
@@ -34,7 +32,6 @@ impl SandboxedExec {
             config,
             cwd: cwd.into(),
             default_timeout: None,
-            wrapper_dir: None,
         }
     }
 
@@ -44,13 +41,7 @@ impl SandboxedExec {
         self
     }
 
-    /// Where the wrapper script's private directory is created (default: the temp dir).
-    pub fn wrapper_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.wrapper_dir = Some(dir.into());
-        self
-    }
-
-    /// Checks Landlock, the launcher and the paths, writes the wrapper and builds the tool.
+    /// Checks Landlock, the launcher and the paths, and builds the tool.
     pub fn build(self) -> Result<Arc<dyn AgentTool>, SandboxError> {
         check_ready(&self.config, &self.cwd)?;
         let mut args = self.config.launcher_args(&self.cwd);
@@ -58,18 +49,18 @@ impl SandboxedExec {
         if args.last().is_some_and(|last| last == "--") {
             args.pop();
         }
+        // The bash tool's command, the JSON array, follows.
         args.push("--argv-json".into());
-        let mut script = wrapper_script(&self.config.launcher, &args);
-        // The bash tool runs `<shell> -c <command>`: the JSON array is "$2".
-        script.extend_from_slice(b" \"$2\"\n");
-        let dir = Arc::new(WrapperDir::create(self.wrapper_dir.as_deref())?);
-        let wrapper = dir.write_script("exec", &script)?;
         let max = self.config.timeout;
         let default = default_timeout(self.default_timeout, max);
         let inner = bash_tool(
             self.cwd,
             BashOptions {
-                shell: Some(wrapper),
+                shell: None,
+                launcher: Some(Launcher {
+                    program: self.config.launcher.clone(),
+                    args,
+                }),
                 default_timeout: default,
                 command_prefix: None,
                 keep_background: false,
@@ -80,18 +71,16 @@ impl SandboxedExec {
             max,
             description: exec_description(),
             parameters: exec_parameters(default),
-            dir,
         }))
     }
 }
 
-/// The `exec` tool: its own name and schema over the bash tool on the exec wrapper.
+/// The `exec` tool: its own name and schema over the bash tool under the launcher.
 struct ExecTool {
     inner: Arc<dyn AgentTool>,
     max: Option<Duration>,
     description: String,
     parameters: Value,
-    dir: Arc<WrapperDir>,
 }
 
 fn exec_description() -> String {
@@ -170,14 +159,8 @@ impl AgentTool for ExecTool {
             Ok(bash_args) => clamp_timeout(bash_args, self.max),
             Err(e) => return Box::pin(async move { Err(e) }),
         };
-        let run = self
-            .inner
-            .execute(tool_call_id, bash_args, cancel, on_update);
-        let dir = Arc::clone(&self.dir);
-        Box::pin(async move {
-            let _wrapper_kept = dir;
-            run.await
-        })
+        self.inner
+            .execute(tool_call_id, bash_args, cancel, on_update)
     }
 }
 

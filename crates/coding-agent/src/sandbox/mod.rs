@@ -24,7 +24,6 @@ mod exec;
 pub mod file_tools;
 pub mod launcher;
 pub mod paths;
-mod wrapper;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -58,7 +57,7 @@ pub enum SandboxError {
     /// The `pi-sandbox` launcher binary was not found.
     #[error("sandbox launcher `pi-sandbox` not found (looked at: {0}); set PI_SANDBOX_BIN")]
     LauncherNotFound(String),
-    /// Preparing the shell wrapper failed.
+    /// Preparing the sandboxed shell failed (e.g. the configured shell is missing).
     #[error("sandbox setup failed: {0}")]
     Setup(String),
 }

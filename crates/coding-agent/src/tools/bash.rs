@@ -18,13 +18,15 @@ use crate::tools::bash_output::{OutputSnapshot, format_output, update_details};
 use crate::tools::bash_process::{CommandOutput, RunOptions, run_command, with_command_prefix};
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 
-pub use crate::tools::bash_process::{RunError, resolve_shell};
+pub use crate::tools::bash_process::{Launcher, RunError, resolve_shell};
 
 /// Settings of the `bash` tool.
 #[derive(Clone, Default)]
 pub struct BashOptions {
     /// The shell (settings `shellPath`); `None` uses `/bin/bash`, `bash` on `PATH`, or `sh`.
     pub shell: Option<PathBuf>,
+    /// Runs each command instead of `<shell> -c` (the sandbox's launcher).
+    pub launcher: Option<Launcher>,
     /// The timeout of calls that give none; `None` means no timeout.
     pub default_timeout: Option<Duration>,
     /// Lines run before every command (settings `shellCommandPrefix`).
@@ -43,6 +45,7 @@ impl BashOptions {
         let seconds = bash.timeout_seconds.unwrap_or(600);
         Self {
             shell: settings.shell_path.as_ref().map(PathBuf::from),
+            launcher: None,
             default_timeout: (seconds > 0).then(|| Duration::from_secs(seconds)),
             command_prefix: settings.shell_command_prefix.clone(),
             keep_background: bash.keep_background_processes.unwrap_or(false),
@@ -119,6 +122,7 @@ impl AgentTool for BashTool {
             let updates = Arc::clone(&on_update);
             let run = RunOptions {
                 shell: options.shell,
+                launcher: options.launcher,
                 timeout: timeout.as_ref().map(|(duration, _)| *duration),
                 cancel,
                 on_update: Some(Arc::new(move |snapshot: &OutputSnapshot| {

@@ -35,11 +35,24 @@ pub type SnapshotFn = Arc<dyn Fn(&OutputSnapshot) + Send + Sync>;
 /// Receives each piece of decoded output text as it arrives.
 pub type ChunkFn = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// A program that takes the command in place of the shell: `<program> <args>… <command>`.
+/// The sandbox runs `pi-sandbox <rules> -- bash -c` and `pi-sandbox <rules> --argv-json`
+/// this way, so no wrapper script has to exist on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launcher {
+    /// The program to start.
+    pub program: PathBuf,
+    /// The words before the command.
+    pub args: Vec<std::ffi::OsString>,
+}
+
 /// How to run a command.
 #[derive(Clone, Default)]
 pub struct RunOptions {
     /// The shell to use; `None` picks `/bin/bash`, then `bash` on `PATH`, then `sh`.
     pub shell: Option<PathBuf>,
+    /// Runs the command instead of `<shell> -c` when set (`shell` is then unused).
+    pub launcher: Option<Launcher>,
     /// Stop the command after this long.
     pub timeout: Option<Duration>,
     /// Stops the command when fired.
@@ -143,7 +156,13 @@ pub async fn run_command(
     cwd: &Path,
     options: RunOptions,
 ) -> Result<CommandOutput, RunError> {
-    let shell = resolve_shell(options.shell.as_deref())?;
+    let (program, leading) = match &options.launcher {
+        Some(launcher) => (launcher.program.clone(), launcher.args.clone()),
+        None => (
+            resolve_shell(options.shell.as_deref())?,
+            vec![std::ffi::OsString::from("-c")],
+        ),
+    };
     if !cwd.is_dir() {
         return Err(RunError(format!(
             "Working directory does not exist: {}\nCannot execute bash commands.",
@@ -161,9 +180,9 @@ pub async fn run_command(
     // The child writes with ordinary blocking I/O; stdout and stderr share the pipe.
     let writer = writer.into_blocking_fd().map_err(pipe_error)?;
     let writer_err = writer.try_clone().map_err(pipe_error)?;
-    let mut std_command = std::process::Command::new(&shell);
+    let mut std_command = std::process::Command::new(&program);
     std_command
-        .arg("-c")
+        .args(&leading)
         .arg(command)
         .current_dir(cwd)
         .env("PATH", shell_path_var())
@@ -176,8 +195,8 @@ pub async fn run_command(
     let spawned = tokio_command.spawn();
     // Our copies of the pipe's write end go with the command, so EOF can be seen.
     drop(tokio_command);
-    let mut child =
-        spawned.map_err(|e| RunError(format!("Failed to start shell {}: {e}", shell.display())))?;
+    let mut child = spawned
+        .map_err(|e| RunError(format!("Failed to start shell {}: {e}", program.display())))?;
     let group = child
         .id()
         .and_then(|id| i32::try_from(id).ok())

@@ -44,7 +44,7 @@ impl App {
             );
             return None;
         };
-        let file = std::env::temp_dir().join(format!("pi-editor-{}.pi.md", std::process::id()));
+        let file = crate::temp_files::path("editor", ".pi.md");
         let written = std::fs::File::create(&file).and_then(|mut f| f.write_all(text.as_bytes()));
         if let Err(e) = written {
             self.notice(
