@@ -334,7 +334,7 @@ async fn slash_mcp_login_signs_in_and_reload_reads_mcp_json_again() {
     tmux.type_text("/mcp");
     tmux.keys(&["Enter"]);
     let screen = tmux.wait("the new list", Duration::from_secs(20), |s| {
-        s.contains("fresh: connected, 6 tools")
+        s.contains("fresh: connected, 7 tools")
     });
     let last = screen.rsplit("MCP Servers").next().unwrap();
     assert!(!last.contains("secure:"), "{screen}");

@@ -394,6 +394,49 @@ async fn no_mcp_and_tool_patterns_decide_which_mcp_tools_are_declared() {
     );
 }
 
+/// Progress the server writes together with the result (one write, no time between) still
+/// reaches the client as updates, all of them and in order, before the call ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_sent_with_the_result_comes_before_it() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let (test, _) = test_server(&env, json!({}));
+    write_config(&env, json!({ "t": test }));
+    for _ in 0..3 {
+        server.push(Script::tool_call("mcp__t__burst", json!({})));
+    }
+    server.push(Script::text("done"));
+    let out = pi(&env, &["--mode", "json", "-p", "go"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let ends: Vec<usize> = (0..events.len())
+        .filter(|&i| events[i]["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), 3);
+    let mut start = 0;
+    for end in ends {
+        let steps: Vec<&str> = events[start..end]
+            .iter()
+            .filter(|e| e["type"] == "tool_execution_update")
+            .filter_map(|e| e["partialResult"]["content"][0]["text"].as_str())
+            .collect();
+        assert_eq!(
+            steps,
+            ["step 1", "step 2", "step 3", "step 4", "step 5"],
+            "call ending at event {end}"
+        );
+        assert_eq!(
+            events[end]["result"]["content"][0]["text"], "burst done",
+            "{}",
+            events[end]
+        );
+        start = end + 1;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_becomes_tool_updates_and_abort_cancels_the_call() {
     let Some(dir) = servers_dir() else { return };
@@ -631,7 +674,7 @@ async fn slash_mcp_shows_servers_state_and_tools_in_the_terminal() {
     let screen = tmux.wait("the MCP list", Duration::from_secs(20), |s| {
         s.contains("MCP Servers")
             && s.contains("gone: failed")
-            && s.contains("t: connected, 6 tools")
+            && s.contains("t: connected, 7 tools")
     });
     assert!(screen.contains("mcp__t__boom [hidden]"), "{screen}");
     assert!(

@@ -1,17 +1,15 @@
-//! What the client does with what a server sends on its own: roots, progress, log
-//! messages and tool list changes.
+//! What the client does with what a server sends on its own: roots, log messages and
+//! tool list changes (progress is routed by the transport, see `progress`).
 
 #![allow(deprecated)]
 
 use std::sync::Arc;
 
-use rmcp::model::{
-    ClientConfig, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, Root,
-};
+use rmcp::model::{ClientConfig, ListRootsResult, LoggingMessageNotificationParam, Root};
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
-use super::{Connection, ProgressRoutes, lock};
+use super::Connection;
 use crate::log::ServerLog;
 
 /// What the client does with what a server sends on its own.
@@ -19,7 +17,6 @@ use crate::log::ServerLog;
 pub(super) struct Handler {
     pub server: String,
     pub log: Arc<ServerLog>,
-    pub routes: ProgressRoutes,
     pub roots: Vec<Root>,
     pub info: ClientConfig,
     pub tools_changed: std::sync::Weak<Connection>,
@@ -35,16 +32,6 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         Ok(ListRootsResult::new(self.roots.clone()))
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(route) = lock(&self.routes).get(&params.progress_token) {
-            let _ = route.send((params.progress, params.total, params.message.clone()));
-        }
     }
 
     async fn on_logging_message(

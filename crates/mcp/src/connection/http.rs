@@ -101,6 +101,7 @@ impl Connection {
             let mut config = StreamableHttpClientTransportConfig::with_uri(url);
             config.auth_header = token.clone();
             let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+            let transport = super::ProgressTap::new(transport, self.routes.clone());
             let error = match handler.clone().serve(transport).await {
                 Ok(service) => return Ok(service),
                 Err(error) => error,

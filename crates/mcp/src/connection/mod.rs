@@ -5,18 +5,20 @@
 // today still ask for roots and log through `notifications/message`, and pi serves both.
 #![allow(deprecated)]
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod handler;
 mod http;
+mod progress;
+
+pub use progress::Progress;
+use progress::{ProgressRoutes, ProgressTap};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, Implementation, ProgressToken, Root,
-    ServerResult, Tool,
+    ClientCapabilities, ClientConfig, ClientRequest, Implementation, Root, ServerResult, Tool,
 };
 use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::{RoleClient, ServiceExt};
@@ -93,12 +95,6 @@ pub struct Status {
     pub instructions: Option<String>,
 }
 
-/// A tool call's progress: `(progress, total, message)`.
-pub type Progress = (f64, Option<f64>, Option<String>);
-
-pub(crate) type ProgressRoutes =
-    Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>>>;
-
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
@@ -149,7 +145,7 @@ impl Connection {
                 instructions: None,
             }),
             live: tokio::sync::Mutex::new(None),
-            routes: Arc::new(Mutex::new(HashMap::new())),
+            routes: ProgressRoutes::default(),
             closed: CancellationToken::new(),
             challenge: Mutex::new(None),
         })
@@ -260,7 +256,6 @@ impl Connection {
         let handler = Handler {
             server: self.entry.name.clone(),
             log: self.context.log.clone(),
-            routes: self.routes.clone(),
             roots: self.roots(),
             info: self.client_info(),
             tools_changed: Arc::downgrade(self),
@@ -301,7 +296,13 @@ impl Connection {
                 let stdout = crate::json_lines::JsonLines::new(stdout, invalid.clone());
                 let mut process = process;
                 process.invalid = invalid;
-                match handler.serve((stdout, stdin)).await {
+                let transport = rmcp::transport::IntoTransport::<RoleClient, _, _>::into_transport(
+                    (stdout, stdin),
+                );
+                match handler
+                    .serve(ProgressTap::new(transport, self.routes.clone()))
+                    .await
+                {
                     Ok(service) => self.ready(service, Some(process)).await,
                     Err(e) => {
                         // Give stderr a moment to arrive: it usually says why.
@@ -411,12 +412,12 @@ impl Connection {
             .map_err(|e| self.call_failed_now(&e))?;
         let token = handle.progress_token.clone();
         let request_id = handle.id.clone();
-        lock(&self.routes).insert(token.clone(), progress);
+        self.routes.open(token.clone(), progress);
         let outcome = tokio::select! {
             response = handle.await_response() => Some(response),
             () = cancel.cancelled() => None,
         };
-        lock(&self.routes).remove(&token);
+        self.routes.close(&token);
         match outcome {
             None => {
                 let cancelled = CancelledNotificationParam::new(
