@@ -482,3 +482,65 @@ async fn tool_calls_of_one_reply_are_hooked_in_order() {
 fn lines_id(lines: &[Value], n: usize) -> Value {
     of_type(lines, "tool_execution_start")[n]["toolCallId"].clone()
 }
+
+/// `ctx.compact()` from a command starts before the command answers (as in pi); from a
+/// `turn_end` handler, while the run that waits for that handler still streams, it neither
+/// holds up the host (the handler answers, the run ends) nor is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctx_compact_starts_at_once_and_waits_for_a_running_turn() {
+    let Some(host) = support::ext_host::host_dir() else {
+        return;
+    };
+    let server = MockServer::start().await.unwrap();
+    server.push_all([
+        Script::text("first answer"),
+        Script::text("## Goal\nfrom the command"),
+        Script::tool_call("bash", json!({"command": "echo hi"})),
+        Script::text("second answer"),
+        Script::text("## Goal\nfrom turn_end"),
+    ]);
+    let env = Env::new(&server, 128_000, json!({}));
+    let ext = write(
+        &env.work.join("compactor.ts"),
+        r#"export default function (pi) {
+  let armed = false;
+  const compact = (ctx, label) => ctx.compact({
+    onComplete: () => pi.sendMessage({ customType: "compacted", content: label, display: false }),
+    onError: (e) => pi.sendMessage({ customType: "compact-failed", content: label + ": " + e.message, display: false }),
+  });
+  pi.registerCommand("now", { handler: async (_args, ctx) => compact(ctx, "command") });
+  pi.registerCommand("arm", { handler: async () => { armed = true; } });
+  pi.on("turn_end", (_event, ctx) => {
+    if (armed) { armed = false; compact(ctx, "turn_end"); }
+  });
+}"#,
+    );
+    let mut rpc = Rpc::start_with_env(
+        &env,
+        &["-e", ext.to_str().unwrap()],
+        &[("PI_EXTENSION_HOST_DIR", &host)],
+    );
+    rpc.call("1", json!({"type": "prompt", "message": "hello"}));
+    rpc.event("agent_end");
+    // The command's answer comes after compaction_start, every time.
+    let before = rpc.seen.len();
+    let answered = rpc.call("2", json!({"type": "prompt", "message": "/now"}));
+    assert_eq!(answered["success"], true, "{answered}");
+    let started = rpc.seen[before..]
+        .iter()
+        .any(|line| line["type"] == "compaction_start");
+    assert!(started, "the command answered before compaction_start");
+    rpc.event("compaction_end");
+
+    rpc.call("3", json!({"type": "prompt", "message": "/arm"}));
+    rpc.call("4", json!({"type": "prompt", "message": "run bash"}));
+    // The compaction aborts the run at its first turn_end, so which of the two scripts
+    // left becomes the summary depends on whether the next request went out first.
+    let lines = rpc.event("compaction_end");
+    let end = lines.last().unwrap();
+    assert!(end["result"]["summary"].is_string(), "{end}");
+    let lines = rpc.seen.clone();
+    assert_eq!(of_type(&lines, "compaction_end").len(), 2);
+    assert!(!of_type(&lines, "agent_end").is_empty());
+    assert_eq!(rpc.finish(), Some(0));
+}

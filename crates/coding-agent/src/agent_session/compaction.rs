@@ -14,6 +14,7 @@ use crate::compaction::{
     prepare_compaction, should_compact,
 };
 use crate::extensions::ExtensionEvent;
+use crate::extensions::actions::StartSignal;
 use crate::session::{EntryKind, SessionEntry};
 use crate::session_event::{CompactionReason, SessionOnlyEvent};
 
@@ -169,13 +170,28 @@ impl AgentSession {
         &self,
         custom_instructions: Option<&str>,
     ) -> Result<CompactionResult, SessionOpError> {
+        self.compact_signalled(custom_instructions, &StartSignal::default())
+            .await
+    }
+
+    /// [`compact`](Self::compact), firing `started` once `compaction_start` is out, or
+    /// before waiting for a run to stop (which may need the caller to go on).
+    pub(crate) async fn compact_signalled(
+        &self,
+        custom_instructions: Option<&str>,
+        started: &StartSignal,
+    ) -> Result<CompactionResult, SessionOpError> {
         let inner = &self.inner;
+        if inner.agent.is_streaming() || lock(&inner.retry_cancel).is_some() {
+            started.fire();
+        }
         self.abort().await;
         let cancel = CancellationToken::new();
         *lock(&inner.compaction_cancel) = Some(cancel.clone());
         inner.emit_session(SessionOnlyEvent::CompactionStart {
             reason: CompactionReason::Manual,
         });
+        started.fire();
         let outcome = self.compact_now(custom_instructions, cancel).await;
         *lock(&inner.compaction_cancel) = None;
         let (result, aborted, error) = match outcome {

@@ -216,8 +216,9 @@ impl AgentSession {
             }
             ExtensionAction::Compact {
                 custom_instructions,
+                started,
             } => self
-                .compact(custom_instructions.as_deref())
+                .compact_signalled(custom_instructions.as_deref(), &started)
                 .await
                 .map(|result| to_value(&result))
                 .map_err(|e| e.0),

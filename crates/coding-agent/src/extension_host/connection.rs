@@ -15,6 +15,7 @@ use pi_agent_core::{AgentToolResult, ToolUpdateFn};
 
 use super::protocol::{HostFrame, parse_frame};
 use crate::extensions::actions::MirrorStatics;
+use crate::extensions::actions::StartSignal;
 use crate::extensions::backend::ExtensionBinding;
 use crate::extensions::registry::{ExtensionErrorInfo, LoadedExtension};
 use crate::extensions::ui::{UiDialog, UiNotice};
@@ -413,8 +414,16 @@ impl Connection {
             }
             HostFrame::Request { id, method, params } => {
                 let connection = self.clone();
+                // `ctx.compact()` starts before the frames after it are handled, as in pi
+                // (the command that called it answers after `compaction_start`).
+                let (started, begun) = if method == "compact" {
+                    let (signal, begun) = StartSignal::new();
+                    (Some(signal), Some(begun))
+                } else {
+                    (None, None)
+                };
                 let handle = async move {
-                    let answer = connection.answer(id, &method, params).await;
+                    let answer = connection.answer(id, &method, params, started).await;
                     connection.notify(match answer {
                         Ok(result) => json!({"type": "response", "id": id, "result": result}),
                         Err(error) => json!({"type": "response", "id": id, "error": error}),
@@ -427,6 +436,9 @@ impl Connection {
                     handle.await;
                 } else {
                     tokio::spawn(handle);
+                    if let Some(begun) = begun {
+                        let _ = begun.await;
+                    }
                 }
             }
             HostFrame::Ui { method, params } => {
@@ -464,7 +476,13 @@ impl Connection {
     }
 
     /// Carries out a request from the host.
-    async fn answer(&self, id: u64, method: &str, params: Value) -> Result<Value, String> {
+    async fn answer(
+        &self,
+        id: u64,
+        method: &str,
+        params: Value,
+        started: Option<StartSignal>,
+    ) -> Result<Value, String> {
         let Some(binding) = lock(&self.binding).clone() else {
             return Err("Extension runtime not initialized. Action methods cannot be called during extension loading.".into());
         };
@@ -482,9 +500,14 @@ impl Connection {
             lock(&self.dialogs).remove(&id);
             return Ok(answer);
         }
-        let action: ExtensionAction =
+        let mut action: ExtensionAction =
             serde_json::from_value(json!({"method": method, "params": params}))
                 .map_err(|e| format!("Unknown or malformed request {method}: {e}"))?;
+        if let (ExtensionAction::Compact { started: slot, .. }, Some(signal)) =
+            (&mut action, started)
+        {
+            *slot = signal;
+        }
         // The host sees the effects of its action in the state it reads next.
         let result = binding.actions.perform(action).await;
         self.sync_state();

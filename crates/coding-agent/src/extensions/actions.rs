@@ -1,9 +1,12 @@
 //! What extensions ask of pi (`pi.sendMessage`, `ctx.newSession`, …), and the read-only
 //! state their synchronous getters read.
 
+use std::sync::{Arc, Mutex};
+
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::sync::oneshot;
 
 /// Options of `pi.sendMessage`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,6 +21,41 @@ pub struct SendMessageOptions {
     /// still streaming then (the host marks it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub during_run: bool,
+}
+
+/// Tells the caller of a long action that its visible start has happened, so the frames
+/// the extension sends next are handled after it: `ctx.compact()` emits `compaction_start`
+/// before the command that called it returns, as in pi, yet runs on its own.
+#[derive(Clone, Default)]
+pub struct StartSignal(Arc<Mutex<Option<oneshot::Sender<()>>>>);
+
+impl StartSignal {
+    /// A signal and what resolves when it fires (or is dropped unfired).
+    pub fn new() -> (Self, oneshot::Receiver<()>) {
+        let (sender, receiver) = oneshot::channel();
+        (Self(Arc::new(Mutex::new(Some(sender)))), receiver)
+    }
+
+    /// Fires the signal; later calls do nothing.
+    pub fn fire(&self) {
+        let sender = self.0.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(sender) = sender {
+            let _ = sender.send(());
+        }
+    }
+}
+
+impl std::fmt::Debug for StartSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StartSignal")
+    }
+}
+
+/// Not part of the action's value: any two are equal.
+impl PartialEq for StartSignal {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
 }
 
 /// A custom message from an extension (`customType`, `content`, `display`, `details`).
@@ -83,6 +121,9 @@ pub enum ExtensionAction {
     Compact {
         #[serde(default)]
         custom_instructions: Option<String>,
+        /// Fired once `compaction_start` is out (or pi has to wait for a run to stop).
+        #[serde(skip)]
+        started: StartSignal,
     },
     RegisterProvider {
         name: String,
