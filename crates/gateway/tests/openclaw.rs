@@ -66,6 +66,8 @@ impl Oc {
                         .push(frame.clone().unwrap_or(json!({"close": null})));
                     return None;
                 }
+                // Kept in order with the frames (tungstenite answers it on the next read).
+                Message::Ping(_) => self.frames.push(json!({"type": "ping"})),
                 _ => {}
             }
         }
@@ -302,6 +304,74 @@ async fn chat_send_streams_chat_and_agent_events_with_both_seqs() {
     let list = client.call("sessions.list", json!({})).await;
     assert_eq!(list["payload"]["sessions"][0]["key"], "agent:main:t1");
     assert_eq!(env.mock.requests().len(), 1);
+}
+
+/// Where each frame of a run lies in what the client read: (acknowledgement, the ping
+/// after it, the run's first event).
+fn ack_ping_first_event(frames: &[Value], ack_id: &str, run: &str) -> (usize, usize, usize) {
+    let ack = frames
+        .iter()
+        .position(|f| f["type"] == "res" && f["id"] == ack_id)
+        .unwrap();
+    let ping = ack
+        + frames[ack..]
+            .iter()
+            .position(|f| f["type"] == "ping")
+            .expect("a ping after the acknowledgement");
+    let first = frames
+        .iter()
+        .position(|f| {
+            matches!(f["event"].as_str(), Some("chat" | "agent")) && f["payload"]["runId"] == run
+        })
+        .unwrap();
+    (ack, ping, first)
+}
+
+/// A run's events reach the client only after it has read the acknowledgement of the
+/// request that started it (`chat.send`'s `started`, `agent`'s `accepted`): the gateway
+/// sends a ping behind the acknowledgement and starts the run on its pong. OpenClaw's TUI
+/// handles an acknowledgement after the other frames of the same read, and stayed busy for
+/// ever when a fast run (this mock answers at once) had ended before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_events_come_after_its_acknowledgement_was_read() {
+    let (env, oc) = start().await;
+    let (mut client, _) = Oc::connect(&oc.url(), ALICE, &["tool-events"]).await;
+    for round in 0..5 {
+        env.mock.push(Script::text("at once"));
+        let run = uuid::Uuid::new_v4().to_string();
+        let id = client
+            .send(
+                "chat.send",
+                json!({"sessionKey": "fast", "message": "hi", "idempotencyKey": run}),
+            )
+            .await;
+        client.until(|f| is_chat_end(f, &run)).await;
+        let (ack, ping, first) = ack_ping_first_event(&client.frames, &id, &run);
+        assert!(
+            ack < ping && ping < first,
+            "round {round}: {ack} {ping} {first}"
+        );
+
+        env.mock.push(Script::text("at once"));
+        let run = uuid::Uuid::new_v4().to_string();
+        let id = client
+            .send(
+                "agent",
+                json!({"sessionKey": "fast", "message": "hi", "idempotencyKey": run}),
+            )
+            .await;
+        client
+            .until(|f| {
+                f["type"] == "res" && f["id"] == id.as_str() && f["payload"]["status"] != "accepted"
+            })
+            .await;
+        let (ack, ping, first) = ack_ping_first_event(&client.frames, &id, &run);
+        assert_eq!(client.frames[ack]["payload"]["status"], "accepted");
+        assert!(
+            ack < ping && ping < first,
+            "round {round}: {ack} {ping} {first}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -220,13 +220,20 @@ async fn openclaws_own_client_calls_asks_and_chats_in_its_tui() {
         idle(s) && s.contains("first question") && s.contains("a JSON answer")
     })
     .await;
-    env.mock
-        .push(Script::text("A reply from the mock model, in pieces"));
+    // A model that takes a moment before it answers, as real ones do …
+    let mut delayed = Script::text("A reply from the mock model, in pieces");
+    delayed.fault = Some(Fault::Stall {
+        after_events: 0,
+        ms: 200,
+    });
+    env.mock.push(delayed);
     tui.send("tell me something");
     tui.wait("the reply", |s| {
         idle(s) && s.contains("A reply from the mock model, in pieces")
     })
     .await;
+    // … and one that answers at once: the whole run can then be over before the TUI has
+    // taken `chat.send`'s acknowledgement, which once left it busy for ever.
     tui.send("read hello.txt");
     let screen = tui
         .wait("the tool card and the answer", |s| {

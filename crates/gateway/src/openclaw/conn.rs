@@ -2,12 +2,15 @@
 //! token or password auth, then requests (each answered by one `res`, two for `agent`),
 //! events numbered per connection, and `tick`s.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::frames::{self, OcError, PROTOCOL, Req, now_ms};
@@ -20,6 +23,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_CONNECT_FRAME: usize = 64 * 1024;
 /// A wrong token waits this long before its answer, to slow down guessing.
 const FAILED_AUTH_DELAY: Duration = Duration::from_millis(500);
+/// How long [`OcConn::read_barrier`] waits for a client that does not answer pings.
+const PONG_WAIT: Duration = Duration::from_secs(2);
 
 /// An authenticated connection.
 pub struct OcConn {
@@ -28,6 +33,9 @@ pub struct OcConn {
     pub tool_events: bool,
     outbox: Arc<Outbox>,
     seq: Mutex<u64>,
+    /// Pings sent by [`read_barrier`](Self::read_barrier), by payload, until their pong.
+    pings: Mutex<HashMap<u64, oneshot::Sender<()>>>,
+    next_ping: AtomicU64,
 }
 
 impl OcConn {
@@ -42,6 +50,33 @@ impl OcConn {
     /// Sends a response frame.
     pub fn send(&self, frame: String) {
         self.outbox.offer(Utf8Bytes::from(frame));
+    }
+
+    /// Waits until the client has read every frame sent so far: a Ping goes after them and
+    /// the client answers it while reading them, so what is sent after its Pong arrives in
+    /// a later read. OpenClaw's TUI needs that between a `chat.send` acknowledgement and
+    /// the run's first event: it handles an acknowledgement after the other frames of the
+    /// same read, and one handled after its run ended leaves it busy for ever. A client
+    /// that does not answer pings is waited for [`PONG_WAIT`].
+    pub async fn read_barrier(&self) {
+        let id = self.next_ping.fetch_add(1, Ordering::Relaxed);
+        let (answered, pong) = oneshot::channel();
+        lock(&self.pings).insert(id, answered);
+        let ping = Message::Ping(id.to_be_bytes().to_vec().into());
+        if self.outbox.offer_message(ping) {
+            let _ = tokio::time::timeout(PONG_WAIT, pong).await;
+        }
+        lock(&self.pings).remove(&id);
+    }
+
+    /// A Pong from the client: the barrier waiting for it goes on.
+    fn pong(&self, payload: &[u8]) {
+        let Ok(bytes) = <[u8; 8]>::try_from(payload) else {
+            return;
+        };
+        if let Some(answered) = lock(&self.pings).remove(&u64::from_be_bytes(bytes)) {
+            let _ = answered.send(());
+        }
     }
 }
 
@@ -247,6 +282,8 @@ pub async fn run(oc: Arc<OpenClaw>, mut socket: WebSocket) {
         tool_events: hello.tool_events,
         outbox: Arc::clone(&outbox),
         seq: Mutex::new(0),
+        pings: Mutex::new(HashMap::new()),
+        next_ping: AtomicU64::new(0),
     });
     lock(&oc.conns).push(Arc::clone(&conn));
     let ticker = {
@@ -274,6 +311,7 @@ pub async fn run(oc: Arc<OpenClaw>, mut socket: WebSocket) {
                     let (oc, conn) = (Arc::clone(&oc), Arc::clone(&conn));
                     tokio::spawn(async move { methods::dispatch(&oc, &conn, request).await });
                 }
+                Some(Ok(Message::Pong(payload))) => conn.pong(&payload),
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
                 Some(Ok(_)) => {}
             },
@@ -282,6 +320,8 @@ pub async fn run(oc: Arc<OpenClaw>, mut socket: WebSocket) {
         }
     }
     ticker.abort();
+    // Barriers still waiting go on at once: nothing more reaches this client.
+    lock(&conn.pings).clear();
     lock(&oc.conns).retain(|c| !Arc::ptr_eq(c, &conn));
     done.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 
 use super::conn::OcConn;
 use super::frames::{self, OcError, Req, need_str, now_ms};
@@ -56,7 +57,7 @@ pub async fn dispatch(oc: &Arc<OpenClaw>, conn: &Arc<OcConn>, request: Req) {
         "sessions.describe" => sessions_describe(oc, conn, &params),
         "agents.list" => Ok(agents_list(oc, conn)),
         "chat.history" => history(oc, conn, &params).await,
-        "chat.send" => chat_send(oc, conn, &params),
+        "chat.send" => return chat_send(oc, conn, &request.id, &params).await,
         "chat.abort" => chat_abort(oc, conn, &params).await,
         "agent" => return agent(oc, conn, &request.id, &params).await,
         "agent.wait" => agent_wait(oc, &params).await,
@@ -251,19 +252,44 @@ pub async fn history(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Resul
     Ok(payload)
 }
 
+/// Holds a run back until the request that started it has been answered and the client
+/// has read that answer (see [`OcConn::read_barrier`]); dropped, it lets the run go too.
+pub(super) struct Gate(oneshot::Sender<()>);
+
+impl Gate {
+    fn new() -> (Self, oneshot::Receiver<()>) {
+        let (open, wait) = oneshot::channel();
+        (Self(open), wait)
+    }
+
+    /// Lets the run start.
+    fn open(self) {
+        let _ = self.0.send(());
+    }
+}
+
 /// Starts a run under `run_id` (a known id gives its record): queued on the session's lane
-/// here, or sent to the node running the session.
+/// here, or sent to the node running the session; it emits nothing before `gate` opens.
 fn start_run(
     oc: &Arc<OpenClaw>,
     target: &Target,
     track: &Arc<Mutex<Track>>,
     run_id: &str,
     message: &str,
+    gate: oneshot::Receiver<()>,
 ) -> Result<(Arc<RunRecord>, bool), OcError> {
     match &target.live {
-        Some(live) => start_local_run(oc, live, track, run_id, message),
-        None => start_routed_run(oc, target, track, run_id, message),
+        Some(live) => start_local_run(oc, live, track, run_id, message, gate),
+        None => start_routed_run(oc, target, track, run_id, message, gate),
     }
+}
+
+/// Answers the request that started a run, then lets the run go once the client has read
+/// the answer: its events never come before the acknowledgement.
+async fn answer_then_run(conn: &OcConn, answer: String, gate: Gate) {
+    conn.send(answer);
+    conn.read_barrier().await;
+    gate.open();
 }
 
 /// Says a run that never started failed: a `chat` error event and its record.
@@ -294,6 +320,7 @@ fn start_routed_run(
     track: &Arc<Mutex<Track>>,
     run_id: &str,
     message: &str,
+    gate: oneshot::Receiver<()>,
 ) -> Result<(Arc<RunRecord>, bool), OcError> {
     let cluster = Arc::clone(oc.cluster()?);
     let key = lock(track).key.clone();
@@ -302,11 +329,6 @@ fn start_routed_run(
         return Ok((record, false));
     }
     lock(track).expect_run(run_id);
-    let reply = cluster.route(
-        &target.owner,
-        "session.prompt",
-        json!({"sessionId": target.id, "text": message, "wait": true, "commandId": run_id}),
-    );
     let following = lock(&oc.following).get(&target.id).cloned();
     let (oc, track, owner, run) = (
         Arc::clone(oc),
@@ -314,7 +336,11 @@ fn start_routed_run(
         target.owner.clone(),
         run_id.to_owned(),
     );
+    let prompt =
+        json!({"sessionId": target.id, "text": message, "wait": true, "commandId": run_id});
     tokio::spawn(async move {
+        let _ = gate.await;
+        let reply = cluster.route(&owner, "session.prompt", prompt);
         // The run's first events must find this node following the session.
         if let Some(mut following) = following {
             let _ = tokio::time::timeout(
@@ -358,6 +384,7 @@ fn start_local_run(
     track: &Arc<Mutex<Track>>,
     run_id: &str,
     message: &str,
+    gate: oneshot::Receiver<()>,
 ) -> Result<(Arc<RunRecord>, bool), OcError> {
     let key = lock(track).key.clone();
     let (record, fresh) = oc.runs.begin(run_id, &key, &live.id);
@@ -367,6 +394,7 @@ fn start_local_run(
     let (oc2, session, track2) = (Arc::clone(oc), Arc::clone(live), Arc::clone(track));
     let (run, text) = (run_id.to_owned(), message.to_owned());
     let queued = live.enqueue(async move {
+        let _ = gate.await;
         lock(&track2).expect_run(&run);
         let outcome = session.run_prompt(text).await;
         lock(&track2).clear_expected();
@@ -387,7 +415,22 @@ fn start_local_run(
     Ok((record, true))
 }
 
-fn chat_send(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value, OcError> {
+/// `chat.send`: the acknowledgement (`status: "started"`), then the run.
+async fn chat_send(oc: &Arc<OpenClaw>, conn: &OcConn, id: &str, params: &Value) {
+    let (gate, wait) = Gate::new();
+    match start_chat(oc, conn, params, wait) {
+        Ok(payload) => answer_then_run(conn, frames::res_ok(id, &payload), gate).await,
+        Err(error) => conn.send(frames::res_err(id, &error, None)),
+    }
+}
+
+/// Starts the run of a `chat.send` (held back by `gate`); the acknowledgement's payload.
+fn start_chat(
+    oc: &Arc<OpenClaw>,
+    conn: &OcConn,
+    params: &Value,
+    gate: oneshot::Receiver<()>,
+) -> Result<Value, OcError> {
     let key = session_key(params, "sessionKey", "chat.send")?;
     let message = params
         .get("message")
@@ -405,7 +448,7 @@ fn chat_send(oc: &Arc<OpenClaw>, conn: &OcConn, params: &Value) -> Result<Value,
         return Ok(json!({"runId": run_id, "status": status}));
     }
     let (target, track) = oc.session_for(&conn.principal, &key)?;
-    start_run(oc, &target, &track, run_id, message)?;
+    start_run(oc, &target, &track, run_id, message, gate)?;
     Ok(json!({"runId": run_id, "status": "started"}))
 }
 
@@ -482,22 +525,24 @@ async fn agent(oc: &Arc<OpenClaw>, conn: &OcConn, id: &str, params: &Value) {
         params.get("sessionKey").and_then(Value::as_str),
         Some(&agent_id),
     );
+    let (gate, wait) = Gate::new();
     let record = match oc.runs.get(&run_id) {
         Some(record) => record,
         None => {
             let started = oc
                 .session_for(&conn.principal, &key)
-                .and_then(|(target, track)| start_run(oc, &target, &track, &run_id, message));
+                .and_then(|(target, track)| start_run(oc, &target, &track, &run_id, message, wait));
             match started {
                 Ok((record, _)) => record,
                 Err(error) => return conn.send(answer(Err(error))),
             }
         }
     };
-    conn.send(answer(Ok(json!({
+    let accepted = answer(Ok(json!({
         "runId": run_id, "sessionKey": record.session_key, "agentId": agent_id,
         "status": "accepted", "acceptedAt": now_ms(),
-    }))));
+    })));
+    answer_then_run(conn, accepted, gate).await;
     let limit = params
         .get("timeout")
         .and_then(Value::as_f64)

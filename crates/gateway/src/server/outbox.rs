@@ -31,7 +31,7 @@ pub struct Outbox {
 struct State {
     /// `None` while the writer task is writing with it.
     sink: Option<FrameSink>,
-    queue: VecDeque<Utf8Bytes>,
+    queue: VecDeque<Message>,
     /// An inline write left bytes the socket has not taken yet; the writer finishes it.
     unflushed: bool,
     /// No frame is accepted any more (closing, or the socket failed).
@@ -44,7 +44,7 @@ enum Inline {
     /// Handed to the sink, but the socket did not take all of it yet.
     Unflushed,
     /// The sink could not accept it now; the frame comes back to be queued.
-    Busy(Utf8Bytes),
+    Busy(Message),
     Failed,
 }
 
@@ -74,9 +74,14 @@ impl Outbox {
         &self.lagged
     }
 
-    /// Sends or queues a frame; false when the connection is closed or lagging (then the
-    /// frame is dropped and the client must reconnect).
+    /// Sends or queues a text frame; false when the connection is closed or lagging (then
+    /// the frame is dropped and the client must reconnect).
     pub fn offer(&self, frame: Utf8Bytes) -> bool {
+        self.offer_message(Message::Text(frame))
+    }
+
+    /// [`offer`](Self::offer) for any WebSocket message (a Ping, in order with the frames).
+    pub fn offer_message(&self, frame: Message) -> bool {
         let mut state = lock(&self.state);
         if state.closed {
             return false;
@@ -153,7 +158,7 @@ impl Outbox {
             };
             let mut ok = true;
             for frame in batch {
-                if sink.feed(Message::Text(frame)).await.is_err() {
+                if sink.feed(frame).await.is_err() {
                     ok = false;
                     break;
                 }
@@ -173,14 +178,14 @@ impl Outbox {
 }
 
 /// Hands `frame` to the sink and flushes, without waiting for anything.
-fn write_inline(sink: &mut FrameSink, frame: Utf8Bytes) -> Inline {
+fn write_inline(sink: &mut FrameSink, frame: Message) -> Inline {
     let mut cx = Context::from_waker(Waker::noop());
     match sink.as_mut().poll_ready(&mut cx) {
         Poll::Ready(Ok(())) => {}
         Poll::Ready(Err(_)) => return Inline::Failed,
         Poll::Pending => return Inline::Busy(frame),
     }
-    if sink.as_mut().start_send(Message::Text(frame)).is_err() {
+    if sink.as_mut().start_send(frame).is_err() {
         return Inline::Failed;
     }
     match sink.as_mut().poll_flush(&mut cx) {
