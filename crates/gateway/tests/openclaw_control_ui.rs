@@ -157,11 +157,8 @@ async fn the_web_control_ui_connects_and_holds_a_conversation() {
     env.mock
         .push(Script::text("Hello from pi-rs in the Control UI"));
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // Chromium picks its DevTools port itself and writes it to DevToolsActivePort, so no
+    // other process can take the port between choosing and binding it.
     let profile = env.dir.path().join("chromium-profile");
     let _browser = Browser(
         Command::new("chromium")
@@ -171,7 +168,7 @@ async fn the_web_control_ui_connects_and_holds_a_conversation() {
                 "--disable-gpu",
                 "--window-size=1280,900",
             ])
-            .arg(format!("--remote-debugging-port={port}"))
+            .arg("--remote-debugging-port=0")
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg("about:blank")
             .stdout(Stdio::null())
@@ -180,6 +177,16 @@ async fn the_web_control_ui_connects_and_holds_a_conversation() {
             .unwrap(),
     );
     let deadline = Instant::now() + Duration::from_secs(30);
+    let active_port = profile.join("DevToolsActivePort");
+    let port: u16 = loop {
+        let written = std::fs::read_to_string(&active_port).unwrap_or_default();
+        // The port is whole once the line after it has begun.
+        if let Some(Ok(port)) = written.split_once('\n').map(|(first, _)| first.parse()) {
+            break port;
+        }
+        assert!(Instant::now() < deadline, "chromium did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let target = loop {
         if let Some(body) = http_get(port, "/json").await
             && let Ok(targets) = serde_json::from_str::<Vec<Value>>(&body)

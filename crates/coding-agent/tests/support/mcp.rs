@@ -140,26 +140,36 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// server-everything over streamable HTTP on a free port. It says on stderr when it
+/// listens, or that the port was taken in the meantime (then another port is tried), so
+/// nothing here waits on time or connects to a port someone else may hold.
 pub fn start_http_everything(dir: &Path) -> (HttpServer, String) {
-    let port = free_port();
+    use std::io::BufRead;
     let script = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    let child = Command::new("node")
-        .arg(script)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "server-everything did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(50));
+    for _ in 0..10 {
+        let port = free_port();
+        let mut child = Command::new("node")
+            .arg(&script)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let listening = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|line| line.contains("listening on port"));
+        if listening {
+            std::thread::spawn(move || lines.for_each(drop));
+            return (HttpServer(child), format!("http://127.0.0.1:{port}/mcp"));
+        }
+        // It ended without listening (the port was taken): try another.
+        let _ = child.kill();
+        let _ = child.wait();
     }
-    (HttpServer(child), format!("http://127.0.0.1:{port}/mcp"))
+    panic!("server-everything did not listen on any of 10 ports");
 }
 
 /// server-everything over streamable HTTP, stopped when dropped.
