@@ -157,7 +157,12 @@ async fn a_partition_stalls_the_minority_and_the_majority_goes_on() {
         Duration::from_secs(20),
     )
     .await;
-    assert_eq!(again["terminationReason"], "no_tool_calls", "{again}");
+    assert_eq!(
+        again["terminationReason"],
+        "no_tool_calls",
+        "{again}\n{}",
+        cluster.logs()
+    );
     let frames = {
         let mut frames = std::mem::take(&mut c3.events);
         while !frames.iter().any(|f| is_event(f, "agent_end", &b)) {
