@@ -27,11 +27,17 @@ impl Drop for Served {
 }
 
 fn serve(agent: &std::path::Path) -> Served {
+    serve_with(agent, &[])
+}
+
+/// [`serve`] with more environment variables.
+fn serve_with(agent: &std::path::Path, vars: &[(&str, &std::path::Path)]) -> Served {
     let mut child = Command::new(BIN)
         .args(["--port", "0", "--token", "alice:tok-a"])
         .arg("--agent-dir")
         .arg(agent)
         .env("PI_CODING_AGENT_DIR", agent)
+        .envs(vars.iter().copied())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -208,22 +214,8 @@ async fn a_sandboxed_gateway_leaves_nothing_in_the_temp_dir() {
     ));
     std::fs::write(&stale, "").unwrap();
 
-    let mut child = Command::new(BIN)
-        .args(["--port", "0", "--token", "alice:tok-a"])
-        .arg("--agent-dir")
-        .arg(&agent)
-        .env("PI_CODING_AGENT_DIR", &agent)
-        .env("TMPDIR", &tmp)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let line = lines.next().unwrap().unwrap();
-    let url = line
-        .strip_prefix("pi-gateway listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line}"))
-        .to_owned();
-    let rest = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+    let mut served = serve_with(&agent, &[("TMPDIR", &tmp)]);
+    let url = served.url.clone();
 
     mock.push(mock_llm::Script::new(vec![
         mock_llm::Item::tool_call("bash", json!({"command": "echo one > one.txt"})),
@@ -252,11 +244,10 @@ async fn a_sandboxed_gateway_leaves_nothing_in_the_temp_dir() {
         "the sandboxed bash did not run"
     );
     assert!(!stale.exists(), "the stale socket was not swept");
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let pid = nix::unistd::Pid::from_raw(served.child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    let status = child.wait().unwrap();
-    let stderr = rest.join().unwrap();
-    assert!(status.success(), "{status}: {stderr:?}");
+    let status = served.child.wait().unwrap();
+    assert!(status.success(), "{status}");
     let left: Vec<_> = std::fs::read_dir(&tmp)
         .unwrap()
         .map(|e| e.unwrap().file_name())
