@@ -83,6 +83,42 @@ async fn one_node_holds_a_lane_and_a_stale_owner_cannot_renew() {
     claim(&a, "s1").await.unwrap();
 }
 
+/// Under load a write can be stored while its acknowledgement is lost (the request timed
+/// out, a leader was elected meanwhile). The lease's next write then names a revision that
+/// is no longer the last one: that must not read as another node holding the lane.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_whose_acknowledgement_was_lost_is_still_held() {
+    let Some(binary) = nats_server() else { return };
+    let cluster = Cluster::start(&binary);
+    let ttl = Duration::from_secs(20);
+    let a = engine(&cluster, "gw1", ttl).await;
+    let b = engine(&cluster, "gw2", ttl).await;
+
+    // A renewal stored unseen: the clone wrote it, the lease never learned its revision.
+    let mut lease = claim(&a, "s1").await.unwrap();
+    let mut unseen = lease.clone();
+    unseen.renew(&a, true).await.unwrap();
+    assert!(unseen.revision > lease.revision);
+    lease.renew(&a, false).await.unwrap();
+    assert!(lease.revision > unseen.revision, "{lease:?} {unseen:?}");
+    assert_lane_taken(claim(&b, "s1").await);
+    // Another node's lease is still another node's: the old owner stops.
+    lease.release(&a).await.unwrap();
+    let mut taken = claim(&b, "s1").await.unwrap();
+    assert_lane_taken(unseen.renew(&a, false).await);
+    taken.renew(&b, false).await.unwrap();
+
+    // A claim stored unseen: claiming again under the same token finds it held.
+    let token = Lease::new_token();
+    let since = std::time::Instant::now();
+    let first = Lease::claim_as(&a, "s2", &token, since).await.unwrap();
+    let again = Lease::claim_as(&a, "s2", &token, since).await.unwrap();
+    assert_eq!(again.revision, first.revision);
+    assert_eq!(again.renewed, since);
+    assert_lane_taken(Lease::claim_as(&a, "s2", &Lease::new_token(), since).await);
+    assert_lane_taken(claim(&b, "s2").await);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_appends_are_fenced_by_the_expected_last_sequence() {
     let Some(binary) = nats_server() else { return };
