@@ -483,6 +483,15 @@ fn lines_id(lines: &[Value], n: usize) -> Value {
     of_type(lines, "tool_execution_start")[n]["toolCallId"].clone()
 }
 
+/// The first event of `kind` among the lines seen from index `from` on, waiting for it
+/// when none came yet (a command's answer may come before or after the events it caused).
+fn event_since(rpc: &mut Rpc, from: usize, kind: &str) -> Value {
+    if let Some(line) = rpc.seen[from..].iter().find(|l| l["type"] == kind) {
+        return line.clone();
+    }
+    rpc.event(kind).last().cloned().unwrap()
+}
+
 /// `ctx.compact()` from a command starts before the command answers (as in pi); from a
 /// `turn_end` handler, while the run that waits for that handler still streams, it neither
 /// holds up the host (the handler answers, the run ends) nor is lost.
@@ -530,14 +539,15 @@ async fn ctx_compact_starts_at_once_and_waits_for_a_running_turn() {
         .iter()
         .any(|line| line["type"] == "compaction_start");
     assert!(started, "the command answered before compaction_start");
-    rpc.event("compaction_end");
+    // The compaction runs beside the command, so it may also end before the answer.
+    event_since(&mut rpc, before, "compaction_end");
 
     rpc.call("3", json!({"type": "prompt", "message": "/arm"}));
+    let before = rpc.seen.len();
     rpc.call("4", json!({"type": "prompt", "message": "run bash"}));
     // The compaction aborts the run at its first turn_end, so which of the two scripts
     // left becomes the summary depends on whether the next request went out first.
-    let lines = rpc.event("compaction_end");
-    let end = lines.last().unwrap();
+    let end = event_since(&mut rpc, before, "compaction_end");
     assert!(end["result"]["summary"].is_string(), "{end}");
     let lines = rpc.seen.clone();
     assert_eq!(of_type(&lines, "compaction_end").len(), 2);
