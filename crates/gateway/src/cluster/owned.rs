@@ -20,6 +20,10 @@ use crate::events::TerminationReason;
 use crate::server::event_sink::EventSink;
 use crate::server::session::LiveSession;
 
+/// The pause before trying a failed renewal again, doubling up to [`RETRY_MOST`].
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+const RETRY_MOST: Duration = Duration::from_secs(1);
+
 /// A session whose lane this node holds.
 pub struct Owned {
     pub session: String,
@@ -163,14 +167,18 @@ impl ClusterNode {
         Lease::claim_within(&self.engine, session, self.ttl()).await
     }
 
-    /// Renews the lease until the lane is lost or given up.
+    /// Renews the lease until the lane is lost or given up. A failed renewal is tried
+    /// again within moments, not a third of the TTL later: a leader election that makes
+    /// the bucket unavailable for a while (a healed partition, a loaded machine) then
+    /// costs the lane only when it outlasts the whole time left before self-fencing.
     async fn keep(self: Arc<Self>, owned: Arc<Owned>) {
         let ttl = self.ttl();
         let margin = ttl / 5;
         let mut was_running = owned.is_running();
+        let mut retry: Option<Duration> = None;
         loop {
             tokio::select! {
-                _ = tokio::time::sleep(ttl / 3) => {}
+                _ = tokio::time::sleep(retry.unwrap_or(ttl / 3)) => {}
                 _ = owned.running_changed.notified() => {}
                 _ = owned.writer.fenced.cancelled() => {
                     self.lose(&owned, "another node wrote its entries");
@@ -182,10 +190,13 @@ impl ClusterNode {
                 }
                 _ = owned.lost.cancelled() => return,
             }
-            if lock(&owned.renewed).elapsed() + margin >= ttl {
+            let since = lock(&owned.renewed).elapsed();
+            if since + margin >= ttl {
                 self.lose(&owned, "its lease could not be renewed in time");
                 return;
             }
+            // One try never runs past the moment this node must stop holding the lane.
+            let limit = (ttl / 3).min(ttl - margin - since);
             let running = owned.is_running();
             if was_running && !running {
                 self.snapshot(&owned);
@@ -194,18 +205,25 @@ impl ClusterNode {
             let renewal = {
                 let mut lease = owned.lease.lock().await;
                 let Some(lease) = lease.as_mut() else { return };
-                match tokio::time::timeout(ttl / 3, lease.renew(&self.engine, running)).await {
+                match tokio::time::timeout(limit, lease.renew(&self.engine, running)).await {
                     Ok(result) => result.map(|()| lease.renewed),
                     Err(_) => Err(ClusterError::JetStream("renewal timed out".into())),
                 }
             };
             match renewal {
-                Ok(at) => *lock(&owned.renewed) = at,
+                Ok(at) => {
+                    *lock(&owned.renewed) = at;
+                    retry = None;
+                }
                 Err(ClusterError::LaneTaken(_)) => {
                     self.lose(&owned, "another node holds its lease");
                     return;
                 }
-                Err(e) => super::trace!("{}: renewing the lease failed: {e}", owned.session),
+                Err(e) => {
+                    super::trace!("{}: renewing the lease failed: {e}", owned.session);
+                    retry = Some(retry.map_or(RETRY_FIRST, |r| (r * 2).min(RETRY_MOST)));
+                    continue;
+                }
             }
             let idle = !running
                 && owned.live.pending_ops() == 0
