@@ -108,6 +108,14 @@ fn is_stream_not_found(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// Whether a KV bucket's message marks its key deleted or purged.
+pub(super) fn kv_removed(message: &jetstream::message::StreamMessage) -> bool {
+    message
+        .headers
+        .get("KV-Operation")
+        .is_some_and(|op| matches!(op.as_str(), "DEL" | "PURGE"))
+}
+
 /// Waits (up to 5 s; the setup is tried again, through another server) until `stream` has
 /// an elected leader, so the first publishes land.
 async fn wait_for_leader(jetstream: &jetstream::Context, name: &str) -> Result<(), ClusterError> {
@@ -319,17 +327,11 @@ impl Engine {
         stream: &str,
         subject: &str,
     ) -> Result<Vec<(u64, Bytes)>, ClusterError> {
-        let stream = self.jetstream.get_stream(stream).await.map_err(js)?;
-        let last = match stream.get_last_raw_message_by_subject(subject).await {
-            Ok(last) => last.sequence,
-            Err(e)
-                if e.kind()
-                    == async_nats::jetstream::stream::LastRawMessageErrorKind::NoMessageFound =>
-            {
-                return Ok(Vec::new());
-            }
-            Err(e) => return Err(js(e)),
+        let Some(last) = self.last_message(stream, subject).await? else {
+            return Ok(Vec::new());
         };
+        let last = last.sequence;
+        let stream = self.jetstream.get_stream(stream).await.map_err(js)?;
         let consumer = stream
             .create_consumer(jetstream::consumer::pull::OrderedConfig {
                 filter_subject: subject.to_owned(),
@@ -380,20 +382,29 @@ impl Engine {
 
     /// The `seq` and payload of `session`'s last stored event, if any.
     pub async fn last_event(&self, session: &str) -> Result<Option<(u64, Bytes)>, ClusterError> {
-        let stream = self.jetstream.get_stream(EVENTS).await.map_err(js)?;
-        match stream
-            .get_last_raw_message_by_subject(&format!("pi.ev.{session}"))
+        let last = self
+            .last_message(EVENTS, &format!("pi.ev.{session}"))
+            .await?;
+        Ok(last.map(|message| (message.sequence, message.payload)))
+    }
+
+    /// The last message of `subject` in `stream` as the stream's leader has it; `None`
+    /// when it has none. Never a direct get: any replica answers those, the one a server
+    /// picks at random among its local and routed responders, and a replica cut off from
+    /// here whose route has not timed out yet takes the request and never answers.
+    pub async fn last_message(
+        &self,
+        stream: &str,
+        subject: &str,
+    ) -> Result<Option<jetstream::message::StreamMessage>, ClusterError> {
+        let stream = self
+            .jetstream
+            .get_stream_no_info(stream)
             .await
-        {
-            Ok(message) => Ok(Some((message.sequence, message.payload))),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    async_nats::jetstream::stream::LastRawMessageErrorKind::NoMessageFound
-                ) =>
-            {
-                Ok(None)
-            }
+            .map_err(js)?;
+        match stream.get_last_raw_message_by_subject(subject).await {
+            Ok(message) => Ok(Some(message)),
+            Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),
             Err(e) => Err(js(e)),
         }
     }

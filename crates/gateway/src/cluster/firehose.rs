@@ -79,9 +79,16 @@ impl Engine {
         session: &str,
         after: u64,
     ) -> Result<ReplayStart, ClusterError> {
-        let stream = self.jetstream.get_stream(EVENTS).await.map_err(js)?;
+        // From the leader, not a direct get (see `Engine::last_message`).
+        let stream = self
+            .jetstream
+            .get_stream_no_info(EVENTS)
+            .await
+            .map_err(js)?;
         match stream
-            .direct_get_first_for_subject(format!("pi.ev.{session}"))
+            .raw_message_builder()
+            .next_by_subject(format!("pi.ev.{session}"))
+            .send()
             .await
         {
             Ok(first) if first.sequence > after + 1 => Ok(ReplayStart::Gap(first.sequence)),

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use async_nats::jetstream::kv::UpdateErrorKind;
 
-use super::engine::{ClusterError, Engine, LANES, while_stream_unknown};
+use super::engine::{ClusterError, Engine, LANES, kv_removed, while_stream_unknown};
 
 /// A held lease.
 #[derive(Debug, Clone)]
@@ -70,28 +70,11 @@ impl Lease {
     /// The key's last message as the bucket's leader has it (a replica may lag); `None`
     /// when it has none.
     async fn last_write(engine: &Engine, session: &str) -> Result<Option<LastWrite>, ClusterError> {
-        let stream = engine
-            .jetstream
-            .get_stream(format!("KV_{LANES}"))
-            .await
-            .map_err(|e| ClusterError::JetStream(e.to_string()))?;
-        let last = match stream
-            .get_last_raw_message_by_subject(&format!("$KV.{LANES}.{session}"))
-            .await
-        {
-            Ok(last) => last,
-            Err(e)
-                if e.kind()
-                    == async_nats::jetstream::stream::LastRawMessageErrorKind::NoMessageFound =>
-            {
-                return Ok(None);
-            }
-            Err(e) => return Err(ClusterError::JetStream(e.to_string())),
-        };
-        let deleted = last
-            .headers
-            .get("KV-Operation")
-            .is_some_and(|op| matches!(op.as_str(), "DEL" | "PURGE"));
+        let last = engine
+            .last_message(&format!("KV_{LANES}"), &format!("$KV.{LANES}.{session}"))
+            .await?;
+        let Some(last) = last else { return Ok(None) };
+        let deleted = kv_removed(&last);
         let token = serde_json::from_slice::<serde_json::Value>(&last.payload)
             .ok()
             .and_then(|v| v["lease"].as_str().map(str::to_owned));

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use pi_coding_agent::session::line_sink::LineSink;
 
-use super::engine::{ClusterError, Engine, LANES};
+use super::engine::{ClusterError, Engine, LANES, NODES, kv_removed};
 use super::entries::EntryWriter;
 use super::feeds::Feeds;
 use super::lease::Lease;
@@ -353,14 +353,15 @@ impl ClusterNode {
         Ok(())
     }
 
-    /// Whether node `id` is alive (its key in `pi_nodes` has not expired).
+    /// Whether node `id` is alive (its key in `pi_nodes` has not expired), as the bucket's
+    /// leader has it: a KV get is a direct get, which a replica cut off from here may take
+    /// and leave unanswered (see [`Engine::last_message`]).
     pub(super) async fn node_alive(&self, id: &str) -> Result<bool, ClusterError> {
-        self.engine
-            .nodes
-            .get(id)
-            .await
-            .map(|found| found.is_some())
-            .map_err(|e| ClusterError::JetStream(e.to_string()))
+        let last = self
+            .engine
+            .last_message(&format!("KV_{NODES}"), &format!("$KV.{NODES}.{id}"))
+            .await?;
+        Ok(last.is_some_and(|message| !kv_removed(&message)))
     }
 
     /// Answers `pi.node.<id>.take`: another node asks this one, the session's workspace

@@ -117,12 +117,14 @@ impl ClusterNode {
                     Err(e) => return Err(e),
                 }
             }
+            let sending = Instant::now();
             let sent = self
                 .send_and_watch(&session, command.clone(), timeout)
                 .await;
             super::trace!(
-                "{session}: {method} sent to the owner (through {}): {}",
+                "{session}: {method} sent to the owner (through {}, {:?}): {}",
                 self.engine.client.server_info().server_name,
+                sending.elapsed(),
                 match &sent {
                     Ok(Some(_)) => "answered".to_owned(),
                     Ok(None) => "no owner".to_owned(),
@@ -252,6 +254,7 @@ impl ClusterNode {
         if let Some(id) = command.params["commandId"].as_str() {
             match self.engine.record_command(&owned.session, id).await {
                 Ok(true) => {
+                    super::trace!("{}: command {id} is a duplicate", owned.session);
                     return ready(Ok(json!({ "duplicate": true, "commandId": id })));
                 }
                 Ok(false) => {}

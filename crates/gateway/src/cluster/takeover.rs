@@ -61,7 +61,10 @@ impl ClusterNode {
         super::trace!("{session}: taking over");
         if let Some(home) = record.workspace_node.as_deref()
             && home != self.node_id()
-            && self.node_alive(home).await.map_err(unavailable)?
+            && self.node_alive(home).await.map_err(|e| {
+                super::trace!("{session}: reading whether {home} is alive failed: {e}");
+                unavailable(e)
+            })?
         {
             // Its workspace node is alive: it takes the lane, this node sends again.
             super::trace!("{session}: its workspace node {home} is alive: asked to take it");
@@ -79,7 +82,10 @@ impl ClusterNode {
         let lease = match Lease::claim(&self.engine, session).await {
             Ok(lease) => lease,
             Err(ClusterError::LaneTaken(_)) => return Err(taken(session)),
-            Err(e) => return Err(unavailable(e)),
+            Err(e) => {
+                super::trace!("{session}: claiming the lease failed: {e}");
+                return Err(unavailable(e));
+            }
         };
         super::trace!("{session}: lease claimed (revision {})", lease.revision);
         match self.open_taken(session, lease).await {
@@ -96,12 +102,20 @@ impl ClusterNode {
         let record = gateway
             .node(session)
             .ok_or_else(|| ApiError::not_found(session))?;
+        let failed = |what: &str, e: ClusterError| {
+            super::trace!("{session}: reading its {what} failed: {e}");
+            unavailable(e)
+        };
         let (lines, entries_last) = self
             .engine
             .load_entries(session)
             .await
-            .map_err(unavailable)?;
-        let last_event = self.engine.last_event(session).await.map_err(unavailable)?;
+            .map_err(|e| failed("entries", e))?;
+        let last_event = self
+            .engine
+            .last_event(session)
+            .await
+            .map_err(|e| failed("last event", e))?;
         let (events_prev, was_running) = match &last_event {
             Some((seq, payload)) => match decode(*seq, payload).last() {
                 Some(event) => (event.seq, event.running),
