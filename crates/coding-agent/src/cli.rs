@@ -307,7 +307,7 @@ pub fn extension_flags_help(flags: &[crate::extensions::FlagDef]) -> String {
 /// The `--help` text.
 pub fn help_text(extension_flags: &str) -> String {
     format!(
-        "pi {version} - AI coding assistant (pi-rs)
+        "pi - AI coding assistant with read, bash, edit, write tools
 
 Usage:
   pi [options] [--] [@files...] [messages...]
@@ -380,7 +380,6 @@ Environment Variables:
   DEEPSEEK_API_KEY, OPENROUTER_API_KEY, MISTRAL_API_KEY, ...  Provider API keys
   PI_CODING_AGENT_DIR   Config directory (default: ~/.pi/agent)
   PI_CACHE_RETENTION    Set to \"long\" for extended prompt caching",
-        version = crate::VERSION,
         extension_flags = extension_flags
     )
 }

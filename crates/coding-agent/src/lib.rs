@@ -29,5 +29,6 @@ pub mod tool_selection;
 pub mod tools;
 pub mod trust;
 
-/// The version `pi --version` prints.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The upstream pi release this build matches: `pi --version` prints it, the interactive
+/// header and MCP's client info carry it (tools such as pi-acp compare it with npm's pi).
+pub const PI_VERSION: &str = "1.6.0";

@@ -23,7 +23,7 @@ use pi_coding_agent::resources::{
 use pi_coding_agent::resources::{PromptTemplate, Skill};
 use pi_coding_agent::session::select::{self, SessionChoice};
 use pi_coding_agent::tool_selection::{self, ToolRequest, ToolsFlag};
-use pi_coding_agent::{VERSION, extension_loader, list_models, scope};
+use pi_coding_agent::{PI_VERSION, extension_loader, list_models, scope};
 use pi_coding_agent::{sandbox, tools};
 
 fn main() {
@@ -97,7 +97,7 @@ fn run() -> Result<i32> {
     let output = Output::new(interactive);
     // pi 1.5 prints --version, --help and the export path on stdout.
     if args.version {
-        println!("{VERSION}");
+        println!("{PI_VERSION}");
         return Ok(0);
     }
     if let Some(file) = &args.export {
@@ -675,7 +675,7 @@ environment variable, pass --api-key, or configure it in {}",
             initial_prompts,
             open_resume_picker: args.resume,
             warnings: startup_warnings,
-            version: VERSION.to_owned(),
+            version: PI_VERSION.to_owned(),
             theme_paths: args.theme.clone(),
             no_themes: args.no_themes,
             package_themes: resolved_packages

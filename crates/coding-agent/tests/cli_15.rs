@@ -48,7 +48,7 @@ async fn help_version_and_argument_errors_as_pi_15() {
     let server = MockServer::start().await.unwrap();
     let env = Env::new(&server, 128_000, json!({}));
     let version = pi(&env, &["--version"]);
-    assert_eq!(text(&version.stdout).trim(), env!("CARGO_PKG_VERSION"));
+    assert_eq!(text(&version.stdout).trim(), pi_coding_agent::PI_VERSION);
     let help = pi(&env, &["--help"]);
     assert!(help.status.success());
     let help = text(&help.stdout);

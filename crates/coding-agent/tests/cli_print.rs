@@ -160,8 +160,8 @@ async fn informational_output_and_bad_input() {
     let server = MockServer::start().await.unwrap();
     let env = env(&server);
     let version = pi(&env, &["--version"], "");
-    // pi 1.5 prints the version on stdout.
-    assert_eq!(text(&version.stdout).trim(), env!("CARGO_PKG_VERSION"));
+    // pi prints the version it stands in for on stdout.
+    assert_eq!(text(&version.stdout).trim(), pi_coding_agent::PI_VERSION);
     let list = pi(&env, &["--list-models", "mock"], "");
     let listing = text(&list.stderr);
     assert!(listing.starts_with("provider"), "{listing}");

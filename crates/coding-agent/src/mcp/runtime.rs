@@ -47,7 +47,7 @@ impl McpRuntime {
             on_change: Arc::new(move |_server: &str| {
                 sender.send_modify(|n| *n += 1);
             }),
-            version: crate::VERSION.to_owned(),
+            version: crate::PI_VERSION.to_owned(),
             auth: Some(pi_mcp::oauth::AuthStore::in_agent_dir(agent_dir)),
             provider_token: Some(super::provider_token(agent_dir)),
         };

@@ -5,3 +5,4 @@ pub mod git;
 pub mod mcp;
 pub mod rpc;
 pub mod tmux;
+pub mod ts16;

@@ -186,7 +186,7 @@ impl<'a> Page<'a> {
             totals.tool_calls,
             tokens,
             totals.cost,
-            crate::VERSION
+            crate::PI_VERSION
         ));
     }
 }

@@ -1,0 +1,48 @@
+//! The TypeScript pi 1.6.0, the release this build matches: tests that compare with it find
+//! its wrapper through `PI_TS16` (`scripts/install-ts-pi-16.sh` prints the path) and report
+//! that they were skipped when it is unset.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use super::rpc::Env;
+
+/// pi 1.6.0's wrapper, or `None` (with a note on stderr) when `PI_TS16` is unset.
+pub fn ts16() -> Option<PathBuf> {
+    let wrapper = std::env::var_os("PI_TS16")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from);
+    if wrapper.is_none() {
+        eprintln!(
+            "PI_TS16 is not set: skipped the comparison with pi 1.6.0 (run scripts/install-ts-pi-16.sh)"
+        );
+    }
+    wrapper
+}
+
+/// A command running pi 1.6.0 offline.
+pub fn ts16_pi(wrapper: &PathBuf) -> Command {
+    let mut command = Command::new(wrapper);
+    command.env("PI_OFFLINE", "1");
+    command
+}
+
+/// A command running our `pi`.
+pub fn ours() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pi"))
+}
+
+/// Runs `program` with `args` in `env`'s work dir and agent dir, stdin closed.
+pub fn run(env: &Env, mut program: Command, args: &[&str]) -> Output {
+    program
+        .args(args)
+        .current_dir(&env.work)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null())
+        .output()
+        .expect("pi runs")
+}
