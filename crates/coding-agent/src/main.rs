@@ -318,16 +318,34 @@ fn run() -> Result<i32> {
         )
     });
 
+    let scoped_models = match args.models.as_deref() {
+        Some(patterns) => scope::resolve(&registry, patterns.split(',')),
+        None => match &settings.enabled_models {
+            Some(patterns) => scope::resolve(&registry, patterns.iter().map(String::as_str)),
+            None => Vec::new(),
+        },
+    };
+    // A new session without --model starts on the scope's saved default or first model.
+    let from_scope = (!resuming)
+        .then(|| {
+            scope::startup_model(
+                &scoped_models,
+                settings.default_provider.as_deref(),
+                settings.default_model.as_deref(),
+            )
+        })
+        .flatten();
     let mut no_model = false;
-    let (model, pattern_level) = match &args.model {
-        Some(pattern) => match registry.resolve_pattern(pattern, args.provider.as_deref()) {
+    let (model, pattern_level) = match (&args.model, from_scope) {
+        (Some(pattern), _) => match registry.resolve_pattern(pattern, args.provider.as_deref()) {
             Ok(found) => found,
             Err(message) => {
                 eprintln!("Error: {message}");
                 return Ok(1);
             }
         },
-        None => {
+        (None, Some(scoped)) => (scoped.model.clone(), scoped.thinking_level),
+        (None, None) => {
             let from_session = restored
                 .model
                 .as_ref()
@@ -384,11 +402,13 @@ set an API key environment variable (for example ANTHROPIC_API_KEY or OPENAI_API
     let session_thinking = (resuming && has_thinking_entry)
         .then(|| ThinkingLevel::parse(&restored.thinking_level))
         .flatten();
-    let thinking = pattern_level
-        .or(cli_thinking)
+    // --thinking wins over a pattern's `:level`, as in pi (dist/main.js buildSessionOptions).
+    let thinking = cli_thinking
+        .or(pattern_level)
         .or(session_thinking)
         .or(settings_thinking)
-        .unwrap_or_default();
+        // pi's DEFAULT_THINKING_LEVEL (dist/core/defaults.js), clamped to the model later.
+        .unwrap_or(ThinkingLevel::Medium);
     let auth = match registry.request_auth(&model, args.api_key.as_deref()) {
         Ok(auth) => auth,
         Err(message) => {
@@ -407,13 +427,6 @@ environment variable, pass --api-key, or configure it in {}",
         );
         return Ok(1);
     }
-    let scoped_models = match args.models.as_deref() {
-        Some(patterns) => scope::resolve(&registry, patterns.split(',')),
-        None => match &settings.enabled_models {
-            Some(patterns) => scope::resolve(&registry, patterns.iter().map(String::as_str)),
-            None => Vec::new(),
-        },
-    };
 
     let files = match pi_coding_agent::file_args::process(
         &file_paths

@@ -8,6 +8,20 @@ use pi_ai::ThinkingLevel;
 use crate::agent_session::ScopedModel;
 use crate::model_registry::ModelRegistry;
 
+/// The model a new session without `--model` starts on, as pi 1.6.0's main.js: the saved
+/// default when the scope has it, else the scope's first model (`None` for no scope).
+pub fn startup_model<'a>(
+    scoped: &'a [ScopedModel],
+    default_provider: Option<&str>,
+    default_model: Option<&str>,
+) -> Option<&'a ScopedModel> {
+    let saved = scoped.iter().find(|s| {
+        Some(s.model.provider.as_str()) == default_provider
+            && Some(s.model.id.as_str()) == default_model
+    });
+    saved.or_else(|| scoped.first())
+}
+
 /// Resolves patterns against the models that have a key: globs (`*`, `?`, `[`) match
 /// `provider/id` or the id, case-insensitively, with an optional `:level`; other patterns
 /// resolve like `--model`. Unmatched patterns are reported on stderr and skipped.

@@ -183,10 +183,10 @@ async fn model_picker_switches_the_model() {
         serde_json::from_str(&std::fs::read_to_string(env.agent.join("settings.json")).unwrap())
             .unwrap();
     assert_eq!(settings["defaultModel"], "mock-thinker");
-    // Coming from a model that cannot think, the level is the default (medium, as in the
-    // TypeScript pi); Shift+Tab cycles it.
+    // Coming from a model that cannot think, the level stays off (as in pi 1.6.0: no
+    // default thinking level is set); Shift+Tab cycles it.
     tmux.keys(&["BTab"]);
-    tmux.wait_for("Thinking level: high");
+    tmux.wait_for("Thinking level: minimal");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

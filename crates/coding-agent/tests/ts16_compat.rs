@@ -5,10 +5,10 @@
 
 mod support;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use mock_llm::MockServer;
-use support::rpc::Env;
+use support::rpc::{Env, Rpc};
 use support::ts16::{ours, run, ts16, ts16_pi};
 
 /// What `pi <args>` prints: exit code, stdout, stderr.
@@ -51,4 +51,174 @@ async fn version_and_help_header_as_pi_16() {
             first_line(run(&env, ts16_pi(&wrapper), &["--help"]))
         );
     }
+}
+
+/// Sends `commands` (each gets the id `c<n>`) to `program` in RPC mode in a fresh `Env`
+/// with `settings`, and returns every line it wrote, cut down to what a model or
+/// thinking-level change shows (models by id), then the settings file it left.
+fn model_switches(
+    server: &MockServer,
+    settings: &Value,
+    program: std::process::Command,
+    args: &[&str],
+    commands: &[Value],
+) -> (Vec<Value>, Value) {
+    let env = Env::new(server, 128_000, settings.clone());
+    let mut rpc = Rpc::start_program(&env, program, args);
+    for (n, command) in commands.iter().enumerate() {
+        rpc.call(&format!("c{n}"), command.clone());
+    }
+    let lines = rpc.seen.iter().map(model_view).collect();
+    rpc.finish();
+    let settings = std::fs::read_to_string(env.agent.join("settings.json")).unwrap();
+    (lines, serde_json::from_str(&settings).unwrap())
+}
+
+/// A line with a model object reduced to `provider/id` and a state to its model and level.
+fn model_view(line: &Value) -> Value {
+    let model_id = |m: &Value| json!(format!("{}/{}", m["provider"], m["id"]).replace('"', ""));
+    let data = &line["data"];
+    let data = match line["command"].as_str() {
+        Some("set_model") if data.is_object() => model_id(data),
+        Some("cycle_model") if data.is_object() => json!({
+            "model": model_id(&data["model"]),
+            "thinkingLevel": data["thinkingLevel"],
+            "isScoped": data["isScoped"],
+        }),
+        Some("get_state") => json!({
+            "model": model_id(&data["model"]),
+            "thinkingLevel": data["thinkingLevel"],
+        }),
+        _ => data.clone(),
+    };
+    let mut line = line.clone();
+    if !data.is_null() {
+        line["data"] = data;
+    }
+    line
+}
+
+/// pi 1.6.0 keeps the session's thinking level on `set_model` and `cycle_model` unless
+/// settings name one (`modelThinkingLevels` for the target, then `defaultThinkingLevel`)
+/// or the `--models` scope does, clamps it to the model, emits `thinking_level_changed`
+/// only when the level changes, and saves nothing to settings over RPC.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_model_and_cycle_model_keep_the_thinking_level_as_pi_16() {
+    let server = MockServer::start().await.unwrap();
+    let state = json!({"type": "get_state"});
+    let thinker = json!({"type": "set_model", "provider": "mock", "modelId": "mock-thinker"});
+    let cycle = json!({"type": "cycle_model"});
+    let high = json!({"type": "set_thinking_level", "level": "high"});
+    let changed = |level: &str| json!({"type": "thinking_level_changed", "level": level});
+    let cases: Vec<(Value, Vec<&str>, Vec<Value>)> = vec![
+        (
+            json!({}),
+            vec![],
+            vec![
+                state.clone(),
+                thinker.clone(),
+                state.clone(),
+                high.clone(),
+                cycle.clone(),
+                cycle.clone(),
+                thinker.clone(),
+                state.clone(),
+            ],
+        ),
+        (
+            json!({"modelThinkingLevels": {"mock/mock-thinker": "low"}}),
+            vec![],
+            vec![thinker.clone(), state.clone(), cycle.clone(), cycle.clone()],
+        ),
+        (
+            json!({"defaultThinkingLevel": "high"}),
+            vec![],
+            vec![state.clone(), thinker.clone(), state.clone(), cycle.clone()],
+        ),
+        (
+            json!({}),
+            vec!["--models", "mock/mock-model,mock/mock-thinker:minimal"],
+            vec![cycle.clone(), state.clone(), cycle.clone(), cycle.clone()],
+        ),
+    ];
+    // Off stays off on the thinking model; only an explicit level changes it.
+    let expected = [
+        vec![changed("high"), changed("off")],
+        vec![changed("low"), changed("off"), changed("low")],
+        vec![changed("high"), changed("off")],
+        vec![changed("minimal"), changed("off"), changed("minimal")],
+    ];
+    for ((settings, args, commands), expected) in cases.iter().zip(expected) {
+        let lines = compare_model_switches(&server, settings, args, commands);
+        let changes: Vec<Value> = lines
+            .into_iter()
+            .filter(|l| l["type"] == "thinking_level_changed")
+            .collect();
+        assert_eq!(changes, expected, "{settings} {args:?}");
+    }
+}
+
+/// A new session with a `--models` scope and no `--model` starts on the scope's saved
+/// default, else its first model, at the pattern's level unless `--thinking` names one;
+/// a thinking model with no level anywhere starts at medium (pi's default).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn startup_model_and_thinking_level_as_pi_16() {
+    let server = MockServer::start().await.unwrap();
+    let state = json!({"type": "get_state"});
+    let cycle = json!({"type": "cycle_model"});
+    let cases: [(&[&str], (&str, &str)); 5] = [
+        (&["--models", "*thinker"], ("mock/mock-thinker", "medium")),
+        (
+            &["--models", "mock-model,mock-thinker:high"],
+            ("mock/mock-model", "off"),
+        ),
+        (
+            &["--models", "mock-thinker:high"],
+            ("mock/mock-thinker", "high"),
+        ),
+        (
+            &["--models", "mock-thinker:high", "--thinking", "low"],
+            ("mock/mock-thinker", "low"),
+        ),
+        (
+            &["--model", "mock-thinker:high", "--thinking", "low"],
+            ("mock/mock-thinker", "low"),
+        ),
+    ];
+    for (args, (model, level)) in cases {
+        let commands = [state.clone(), cycle.clone(), state.clone()];
+        let lines = compare_model_switches(&server, &json!({}), args, &commands);
+        assert_eq!(
+            lines[0]["data"],
+            json!({"model": model, "thinkingLevel": level}),
+            "{args:?}"
+        );
+    }
+}
+
+/// Runs one case through ours and, when it is installed, pi 1.6.0; asserts both wrote the
+/// same lines and left settings as they were (nothing is saved over RPC). Returns ours.
+fn compare_model_switches(
+    server: &MockServer,
+    settings: &Value,
+    args: &[&str],
+    commands: &[Value],
+) -> Vec<Value> {
+    let (ours_lines, ours_settings) = model_switches(server, settings, ours(), args, commands);
+    // Settings are as written: nothing was saved over RPC.
+    let mut written = json!({"defaultProvider": "mock", "defaultModel": "mock-model"});
+    written
+        .as_object_mut()
+        .unwrap()
+        .extend(settings.as_object().unwrap().clone());
+    assert_eq!(ours_settings, written, "{settings}");
+    if let Some(wrapper) = ts16() {
+        let theirs = model_switches(server, settings, ts16_pi(&wrapper), args, commands);
+        assert_eq!(
+            (&ours_lines, &ours_settings),
+            (&theirs.0, &theirs.1),
+            "{settings} {args:?}"
+        );
+    }
+    ours_lines
 }

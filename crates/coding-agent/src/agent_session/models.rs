@@ -1,5 +1,6 @@
-//! Model and thinking-level changes: each is recorded as a session entry and saved as the
-//! default in settings; thinking levels are clamped to what the model supports.
+//! Model and thinking-level changes: each is recorded as a session entry (saved as the
+//! default in settings only when asked, as pi 1.6.0's `persist` option); thinking levels
+//! are clamped to what the model supports.
 
 use serde::Serialize;
 
@@ -25,17 +26,33 @@ pub struct ModelCycleResult {
 }
 
 impl AgentSession {
-    /// Switches to `model` (its provider needs a key), records and saves it, and re-clamps
-    /// the thinking level.
+    /// Switches to `model` (its provider needs a key) and records it, without touching the
+    /// defaults in settings (RPC `set_model`, extensions); the thinking level follows
+    /// [`Self::level_for_switch`].
     pub fn set_model(&self, model: Model) -> Result<(), SessionOpError> {
+        self.switch_model(model, false)
+    }
+
+    /// [`Self::set_model`], also saving the model as the default in settings (a model
+    /// chosen in the interactive UI).
+    pub fn set_model_as_default(&self, model: Model) -> Result<(), SessionOpError> {
+        self.switch_model(model, true)
+    }
+
+    fn switch_model(&self, model: Model, persist: bool) -> Result<(), SessionOpError> {
         if self.inner.request_auth(&model).is_err() {
             return Err(SessionOpError::new(format!(
                 "No API key for {}/{}",
                 model.provider, model.id
             )));
         }
-        let level = self.level_for_switch(None);
+        let level = self.level_for_switch(&model, None);
         let previous = self.apply_model(model.clone());
+        if persist {
+            let settings = &self.inner.settings;
+            settings.set("defaultProvider", model.provider.clone().into());
+            settings.set("defaultModel", model.id.clone().into());
+        }
         self.set_thinking_level(level);
         self.announce_model(model, previous, "set");
         Ok(())
@@ -45,14 +62,6 @@ impl AgentSession {
     /// model with a key. `None` when there is nothing to cycle to.
     pub fn cycle_model(&self, backward: bool) -> Option<ModelCycleResult> {
         let current = self.model();
-        let step = |len: usize, index: Option<usize>| {
-            let index = index.unwrap_or(0);
-            if backward {
-                (index + len - 1) % len
-            } else {
-                (index + 1) % len
-            }
-        };
         let same = |m: &Model| m.provider == current.provider && m.id == current.id;
         if !self.inner.scoped_models.is_empty() {
             let scoped: Vec<_> = self
@@ -61,11 +70,9 @@ impl AgentSession {
                 .iter()
                 .filter(|s| self.inner.request_auth(&s.model).is_ok())
                 .collect();
-            if scoped.len() <= 1 {
-                return None;
-            }
-            let next = scoped[step(scoped.len(), scoped.iter().position(|s| same(&s.model)))];
-            let level = self.level_for_switch(next.thinking_level);
+            let index = scoped.iter().position(|s| same(&s.model));
+            let next = scoped[next_cycle_index(index, scoped.len(), backward)?];
+            let level = self.level_for_switch(&next.model, next.thinking_level);
             let previous = self.apply_model(next.model.clone());
             self.set_thinking_level(level);
             self.announce_model(next.model.clone(), previous, "cycle");
@@ -83,11 +90,9 @@ impl AgentSession {
             .into_iter()
             .cloned()
             .collect();
-        if available.len() <= 1 {
-            return None;
-        }
-        let next = available[step(available.len(), available.iter().position(same))].clone();
-        let level = self.level_for_switch(None);
+        let index = available.iter().position(same);
+        let next = available[next_cycle_index(index, available.len(), backward)?].clone();
+        let level = self.level_for_switch(&next, None);
         let previous = self.apply_model(next.clone());
         self.set_thinking_level(level);
         self.announce_model(next.clone(), previous, "cycle");
@@ -98,8 +103,8 @@ impl AgentSession {
         })
     }
 
-    /// Sets the thinking level, clamped to the model; a change is recorded, saved as the
-    /// default (unless the model cannot think and the level is off) and announced.
+    /// Sets the thinking level, clamped to the model; a change is recorded and announced
+    /// (`thinking_level_changed`), and settings are left alone.
     pub fn set_thinking_level(&self, level: ThinkingLevel) {
         let model = self.model();
         let effective = pi_ai::clamp_thinking_level(&model, level);
@@ -111,17 +116,21 @@ impl AgentSession {
         if let Err(e) = lock(&self.inner.session).append_thinking_level_change(effective.as_str()) {
             eprintln!("Warning: {e}");
         }
-        if model.reasoning || effective != ThinkingLevel::Off {
-            self.inner
-                .settings
-                .set("defaultThinkingLevel", effective.as_str().into());
-        }
         self.inner
             .emit_session(SessionOnlyEvent::ThinkingLevelChanged { level: effective });
         self.emit_extension_event_later(crate::extensions::ExtensionEvent::ThinkingLevelSelect {
             level: effective.as_str().to_owned(),
             previous_level: previous.as_str().to_owned(),
         });
+    }
+
+    /// [`Self::set_thinking_level`], also saving the requested level (before clamping) as
+    /// the default in settings, as pi 1.6.0 does with `persist`.
+    pub fn set_thinking_level_as_default(&self, level: ThinkingLevel) {
+        self.set_thinking_level(level);
+        self.inner
+            .settings
+            .set("defaultThinkingLevel", level.as_str().into());
     }
 
     /// Waits until extensions handled the model and thinking-level changes made so far (an
@@ -221,38 +230,36 @@ impl AgentSession {
         Ok(())
     }
 
-    /// The level to carry into a model switch: the scoped level if given, the current one
-    /// for a thinking model, else the saved default.
-    fn level_for_switch(&self, explicit: Option<ThinkingLevel>) -> ThinkingLevel {
+    /// The level to carry into a switch to `target`, as pi 1.6.0's
+    /// `_getThinkingLevelForModelSwitch`: the scoped level if given, else the target's
+    /// `modelThinkingLevels` entry, else `defaultThinkingLevel`, else the current level
+    /// (so a session with thinking off keeps it off on a thinking model).
+    fn level_for_switch(&self, target: &Model, explicit: Option<ThinkingLevel>) -> ThinkingLevel {
         if let Some(level) = explicit {
             return level;
         }
-        if !self.model().reasoning {
-            return self
-                .inner
-                .settings
-                .get()
-                .default_thinking_level
-                .as_deref()
-                .and_then(ThinkingLevel::parse)
-                // The TypeScript pi's DEFAULT_THINKING_LEVEL.
-                .unwrap_or(ThinkingLevel::Medium);
-        }
-        self.thinking_level()
+        let settings = self.inner.settings.get();
+        let key = format!("{}/{}", target.provider, target.id);
+        settings
+            .model_thinking_levels
+            .as_ref()
+            .and_then(|levels| levels.get(&key))
+            .and_then(|level| ThinkingLevel::parse(level))
+            .or_else(|| {
+                settings
+                    .default_thinking_level
+                    .as_deref()
+                    .and_then(ThinkingLevel::parse)
+            })
+            .unwrap_or_else(|| self.thinking_level())
     }
 
-    /// Puts `model` in use: the agent, its key and headers, the session entry, and the
-    /// default model in settings.
+    /// Puts `model` in use: the agent, its key and headers, and the session entry.
     fn apply_model(&self, model: Model) -> Model {
-        let inner = &self.inner;
         let previous = self.model();
-        if let Err(e) = lock(&inner.session).append_model_change(&model.provider, &model.id) {
+        if let Err(e) = lock(&self.inner.session).append_model_change(&model.provider, &model.id) {
             eprintln!("Warning: {e}");
         }
-        inner
-            .settings
-            .set("defaultProvider", model.provider.clone().into());
-        inner.settings.set("defaultModel", model.id.clone().into());
         self.refresh_model_auth(model);
         previous
     }
@@ -277,4 +284,24 @@ impl AgentSession {
             source: source.into(),
         });
     }
+}
+
+/// The index `cycle_model` moves to, as pi 1.6.0's `getNextCycleIndex`: a current model
+/// outside the list goes to its first (or, backward, last) entry; `None` when the list is
+/// empty or the current model is its only entry.
+fn next_cycle_index(current: Option<usize>, len: usize, backward: bool) -> Option<usize> {
+    if len == 0 {
+        return None;
+    }
+    let Some(index) = current else {
+        return Some(if backward { len - 1 } else { 0 });
+    };
+    if len == 1 {
+        return None;
+    }
+    Some(if backward {
+        (index + len - 1) % len
+    } else {
+        (index + 1) % len
+    })
 }

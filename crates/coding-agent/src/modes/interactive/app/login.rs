@@ -382,7 +382,7 @@ impl App {
                 })
                 .cloned();
             match default {
-                Some(model) => match self.session.set_model(model.clone()) {
+                Some(model) => match self.session.set_model_as_default(model.clone()) {
                     Ok(()) => {
                         self.no_model = false;
                         selected = Some(model.id);

@@ -159,7 +159,7 @@ impl App {
 
     pub(super) fn apply_model(&mut self, model: pi_ai::Model) {
         let id = model.id.clone();
-        match self.session.set_model(model) {
+        match self.session.set_model_as_default(model) {
             Ok(()) => {
                 self.no_model = false;
                 self.notice(NoticeKind::Info, &format!("Model: {id}"));
@@ -173,7 +173,7 @@ impl App {
     pub(super) fn set_thinking(&mut self, level: &str) {
         match pi_ai::ThinkingLevel::parse(level) {
             Some(level) => {
-                self.session.set_thinking_level(level);
+                self.session.set_thinking_level_as_default(level);
                 let now = self.session.thinking_level();
                 self.notice(
                     NoticeKind::Info,
