@@ -20,7 +20,10 @@ pub const CONNECTION_ERROR: &str = "Connection error.";
 /// Text of a request whose response headers did not arrive in time.
 pub const TIMED_OUT: &str = "Request timed out.";
 
-const DEFAULT_MAX_RETRIES: u32 = 2;
+/// No client-side retries unless asked (`retry.provider.maxRetries`): pi-ai 1.6's
+/// `retryProviderRequest` defaults to 0, so a transient failure reaches pi's auto-retry,
+/// which announces it (`auto_retry_start`) and waits `retry.baseDelayMs`, not `retry-after`.
+const DEFAULT_MAX_RETRIES: u32 = 0;
 const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
 const DEFAULT_TIMEOUT_MS: u64 = 600_000;
 
@@ -136,7 +139,7 @@ pub struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The policy from stream options, with the SDK defaults.
+    /// The policy from stream options, with pi-ai's defaults (no retries, 60 s cap, 10 min).
     pub fn from_options(options: &crate::types::StreamOptions) -> Self {
         Self {
             max_retries: options.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
@@ -165,7 +168,8 @@ impl RequestFailure {
 }
 
 /// Sends `request`, retrying connection failures, timeouts, 408, 409, 429 and 5xx up to
-/// `policy.max_retries` times with the server's `retry-after` or exponential backoff.
+/// `policy.max_retries` times (none by default) with the server's `retry-after` or
+/// exponential backoff, as pi-ai's `retryProviderRequest`.
 pub async fn send(
     request: &HttpRequest,
     policy: RetryPolicy,
@@ -228,6 +232,11 @@ pub async fn send(
                 (failure, delay)
             }
         };
+        // Out of retries, the failure stands as it is: the server's delay is only weighed
+        // for a retry that would happen (pi-ai checks the budget first).
+        if retries_done >= policy.max_retries {
+            return Err(failure);
+        }
         if let Some(delay) = server_delay {
             let cap = policy.max_retry_delay_ms;
             if cap > 0 && delay.as_millis() > u128::from(cap) {
@@ -238,9 +247,6 @@ pub async fn send(
                     failure.message
                 )));
             }
-        }
-        if retries_done >= policy.max_retries {
-            return Err(failure);
         }
         let delay = server_delay.unwrap_or_else(|| backoff(retries_done));
         retries_done += 1;
@@ -264,7 +270,7 @@ fn should_retry(status: u16, headers: &reqwest::header::HeaderMap) -> bool {
 }
 
 /// The delay a server asks for in `retry-after-ms` or `retry-after` (seconds or HTTP date).
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let header = |name: &str| {
         headers
             .get(name)

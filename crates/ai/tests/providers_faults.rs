@@ -64,6 +64,31 @@ async fn retries_after_429_with_retry_after_then_succeeds() {
 }
 
 #[tokio::test]
+async fn without_max_retries_a_429_is_not_retried_and_retry_after_is_not_weighed() {
+    // pi-ai 1.6's retryProviderRequest makes no retries by default and only reads
+    // retry-after for a retry it would make: the status comes back at once, as it is.
+    for wire in BOTH {
+        let server = server().await;
+        server.push(Script::http_error(429).with_fault(Fault::HttpError {
+            status: 429,
+            retry_after: Some("120".into()),
+            retry_after_ms: None,
+            body: None,
+        }));
+        server.push(Script::text("never asked for"));
+        let opts = StreamOptions {
+            max_retries: None,
+            ..options()
+        };
+        let events = collect(&model(&server, wire), &context("hi"), opts).await;
+        assert_contract(&events);
+        let text = error_text(final_message(&events));
+        assert!(text.starts_with("429 "), "{wire:?}: {text}");
+        assert_eq!(server.requests().len(), 1, "{wire:?}");
+    }
+}
+
+#[tokio::test]
 async fn retry_after_beyond_the_cap_fails_at_once_naming_the_delay() {
     for wire in BOTH {
         let script = Script::http_error(429).with_fault(Fault::HttpError {

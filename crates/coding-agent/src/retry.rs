@@ -51,21 +51,57 @@ impl RetrySettings {
     }
 }
 
+/// pi-ai 1.6's `RETRYABLE_PROVIDER_ERROR_PATTERN`; its `(?<![a-z0-9])…(?![a-z0-9])`
+/// guards are written as "not a letter or digit, or the end" (the regex crate has no
+/// look-around), which matches the same texts.
 static RETRYABLE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|\b(?:429|500|502|503|504)\b|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|stream ended before|truncated event message|http2 request did not get a response|timed? out|timeout|terminated|retry delay",
-    )
+    Regex::new(concat!(
+        r"(?i)overloaded|server_busy|servers are currently busy|currently experiencing high demand",
+        r"|model is at capacity|rate.?limit|too many requests",
+        r"|(?:^|[^a-z0-9])(?:429|500|502|503|504|520|524)(?:[^a-z0-9]|$)",
+        r"|service.?(?:is.?)?(?:temporarily.?)?unavailable|server.?error|internal.?error",
+        r"|provider.?returned.?(?:an.?)?error|exceeded request buffer limit while retrying upstream",
+        r"|unable to forward upstream|upstream.?request.?failed|upstream_stream_read_error",
+        r"|stream was interrupted|http/?2 stream failed|network.?error|connection.?error",
+        r"|connection.?refused|connection.?lost|connection.?closed|other side closed|fetch failed",
+        r"|request to \S+ failed, reason:|getaddrinfo",
+        r"|(?:^|[^a-z0-9_])(?:ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EPIPE)(?:[^a-z0-9_]|$)",
+        r"|connection reset by peer|ENOTFOUND|EAI_AGAIN|upstream.?connect|reset before headers",
+        r"|socket hang up|socket connection was closed|timed? out|timeout|terminated",
+        r"|websocket.?closed|websocket.?error|websocket.?connection.?limit.?reached|ended without",
+        r"|stream ended before message_stop|stream ended before a terminal response event",
+        r"|http2 request did not get a response|stream disconnected before completion",
+        r"|cut short after the reply had begun|pending stream has been canceled|retry delay",
+        r"|you can retry your request|try your request again|please retry your request",
+        r"|ResourceExhausted|subscription_sharing_usage_unavailable",
+        r"|subscription_sharing_user_unavailable",
+    ))
     .ok()
 });
 
-/// Whether a failed message is worth retrying: an `error` (not an abort) with a transient
-/// cause, and never a context overflow (compaction handles those).
+/// pi-ai 1.6's `NON_RETRYABLE_PROVIDER_LIMIT_ERROR_PATTERN`: spent quotas and budgets, which
+/// no wait fixes, even when the text also says "rate limit" or 429.
+static NON_RETRYABLE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)GoUsageLimitError|FreeUsageLimitError|Monthly usage limit reached|available balance",
+        r"|insufficient_quota|out of budget|quota exceeded|billing",
+        r"|subscription_sharing_usage_limit_exceeded",
+        r"|subscription_sharing_workplace_individual_usage_limit_exceeded",
+        r#"|"code"\s*:\s*"?1308(?:[^0-9]|$)"#,
+    ))
+    .ok()
+});
+
+/// Whether a failed message is worth retrying (pi 1.6's `_isRetryableError`): an `error`
+/// (not an abort) with a transient cause, never a spent quota, and never a context
+/// overflow (compaction handles those).
 pub fn is_retryable(message: &AssistantMessage, context_window: u64) -> bool {
     let Some(text) = message.error_message.as_deref().filter(|t| !t.is_empty()) else {
         return false;
     };
     if message.stop_reason != StopReason::Error
         || pi_ai::is_context_overflow(message, Some(context_window))
+        || NON_RETRYABLE.as_ref().is_some_and(|re| re.is_match(text))
     {
         return false;
     }
@@ -103,6 +139,11 @@ mod tests {
             "429 Rate limit reached",
             "529 {\"type\":\"overloaded_error\"}",
             "Request timed out.",
+            r#"429: {"message":"Rate limit reached for requests","code":"rate_limit_exceeded"}"#,
+            "520 upstream error",
+            "read ECONNRESET",
+            "The server is server_busy, try your request again",
+            "Server requested 120s retry delay (max: 60s). 429 Too Many Requests",
         ] {
             assert!(is_retryable(&failed(text), 128_000), "{text}");
         }
@@ -110,6 +151,12 @@ mod tests {
             "400 Bad request",
             "prompt is too long: 300000 tokens > 200000 maximum",
             "",
+            // A status number inside another number is not that status.
+            "400 invalid request id 15029",
+            // Spent quotas are final even when they say 429 or rate limit.
+            "429 You exceeded your current quota: insufficient_quota",
+            "429 rate limit: Monthly usage limit reached",
+            r#"429 {"error":{"code":"1308","message":"limit"}}"#,
         ] {
             assert!(!is_retryable(&failed(text), 128_000), "{text}");
         }

@@ -132,16 +132,15 @@ async fn piped_stdin_is_prepended_and_messages_are_sent_in_turn() {
 async fn provider_errors_go_to_stderr_with_exit_code_1() {
     let server = MockServer::start().await.unwrap();
     let env = env(&server);
-    // Auto-retry off: the first failure (after the client's own two retries) is final.
+    // Auto-retry off: the first failure is final (the client makes no retries of its own).
     std::fs::write(
         env.agent.join("settings.json"),
         r#"{"defaultProvider":"mock","defaultModel":"mock-model","retry":{"enabled":false}}"#,
     )
     .unwrap();
-    for _ in 0..3 {
-        server.push(Script::http_error(500));
-    }
+    server.push(Script::http_error(500));
     let out = pi(&env, &["-p", "hi"], "");
+    assert_eq!(server.requests().len(), 1);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stdout), "");
     assert!(

@@ -1,13 +1,14 @@
-//! Auto-retry (seed 002 §5.8): a transient failure is dropped from the agent's context
-//! (the session file keeps it), pi sleeps `baseDelayMs × 2^(n-1)` — cancellable by abort —
-//! and continues; after `maxRetries` the failure stands.
+//! Auto-retry (seed 002 §5.8, pi 1.6's agent-session): a transient failure is announced
+//! (`auto_retry_start`), dropped from the agent's context (the session file keeps it), pi
+//! sleeps `baseDelayMs × 2^(n-1)` — cancellable by abort — and continues; after
+//! `maxRetries` the failure stands and `auto_retry_end` reports it.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use pi_ai::{AssistantMessage, Model};
+use pi_ai::{AssistantMessage, Model, StopReason};
 
 use super::{AgentSession, Inner, lock};
 use crate::retry::is_retryable;
@@ -30,28 +31,20 @@ impl Inner {
 }
 
 impl AgentSession {
-    /// Handles one retryable failure; `true` when the caller should continue the run.
+    /// Announces and waits out one retry of a retryable failure (pi 1.6's `_prepareRetry`);
+    /// `true` when the caller should continue the run. `false` when retries are off,
+    /// spent (the attempt count stays for [`Self::end_failed_retries`]) or cancelled.
     pub(super) async fn retry_after_failure(&self, failed: &AssistantMessage) -> bool {
         let inner = &self.inner;
         let settings = inner.settings.get().retry.unwrap_or_default();
         if !settings.enabled {
             return false;
         }
-        let error_message = failed
-            .error_message
-            .clone()
-            .filter(|t| !t.is_empty())
-            .unwrap_or_else(|| "Unknown error".into());
-        let attempt = inner.retry_attempt.fetch_add(1, Ordering::SeqCst) + 1;
+        let attempt = inner.retry_attempt.load(Ordering::SeqCst) + 1;
         if attempt > settings.max_retries {
-            inner.retry_attempt.store(0, Ordering::SeqCst);
-            inner.emit_session(SessionOnlyEvent::AutoRetryEnd {
-                success: false,
-                attempt: attempt - 1,
-                final_error: Some(error_message),
-            });
             return false;
         }
+        inner.retry_attempt.store(attempt, Ordering::SeqCst);
         let delay_ms = settings.delay_ms(attempt);
         let cancel = CancellationToken::new();
         *lock(&inner.retry_cancel) = Some(cancel.clone());
@@ -59,7 +52,11 @@ impl AgentSession {
             attempt,
             max_attempts: settings.max_retries,
             delay_ms,
-            error_message,
+            error_message: failed
+                .error_message
+                .clone()
+                .filter(|t| !t.is_empty())
+                .unwrap_or_else(|| "Unknown error".into()),
         });
         inner.drop_failed_reply();
         inner.agent.update_messages(|messages| {
@@ -81,6 +78,22 @@ impl AgentSession {
         }
         *lock(&inner.retry_cancel) = None;
         slept
+    }
+
+    /// After retries, a run that still ended in an error (the last retry failed, or failed
+    /// in a way not worth retrying) reports `auto_retry_end` with that error, once.
+    pub(super) fn end_failed_retries(&self, last: &AssistantMessage) {
+        if last.stop_reason != StopReason::Error {
+            return;
+        }
+        let attempt = self.inner.retry_attempt.swap(0, Ordering::SeqCst);
+        if attempt > 0 {
+            self.inner.emit_session(SessionOnlyEvent::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error: last.error_message.clone(),
+            });
+        }
     }
 
     /// Cancels a retry sleep in progress.

@@ -63,6 +63,7 @@ impl AgentSession {
                 }
                 continue;
             }
+            self.end_failed_retries(&last);
             if self
                 .check_compaction(
                     &last,

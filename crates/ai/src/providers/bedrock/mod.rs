@@ -34,6 +34,8 @@ pub use decode::{Decoder, map_stop_reason};
 pub const SERVICE: &str = "bedrock";
 /// The region used when nothing configures one.
 pub const DEFAULT_REGION: &str = "us-east-1";
+/// Retries the AWS SDK makes in its standard mode (`maxAttempts` 3).
+const AWS_SDK_MAX_RETRIES: u32 = 2;
 
 /// Bedrock-specific options (the TypeScript `BedrockOptions` beyond `StreamOptions`).
 #[derive(Clone, Default)]
@@ -120,10 +122,19 @@ pub fn stream_bedrock(
     eventstream::run(
         model.clone(),
         request,
-        RetryPolicy::from_options(&options),
+        retry_policy(&options),
         StreamControl::from_options(&options),
         Decoder::new(model.clone()),
     )
+}
+
+/// pi sends Bedrock requests through the AWS SDK, whose standard retry mode makes up to 3
+/// attempts (2 retries) on throttling and server errors whatever pi-ai's own default is;
+/// an explicit `max_retries` still applies.
+fn retry_policy(options: &StreamOptions) -> RetryPolicy {
+    let mut policy = RetryPolicy::from_options(options);
+    policy.max_retries = options.max_retries.unwrap_or(AWS_SDK_MAX_RETRIES);
+    policy
 }
 
 /// Streams with a reasoning level: Claude budget models get the budget added to

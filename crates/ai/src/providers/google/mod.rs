@@ -41,6 +41,9 @@ use shared::{
 pub const DEFAULT_GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 /// Retries of a Cloud Code Assist stream that carried no content.
 const MAX_EMPTY_STREAM_RETRIES: u32 = 2;
+/// Cloud Code Assist (`google-gemini-cli`, gone from pi 1.6) keeps the request retries its
+/// own client made in the pi that had it; the other APIs make none unless asked.
+const CLOUD_CODE_ASSIST_RETRIES: u32 = 2;
 const EMPTY_STREAM_BASE_DELAY_MS: u64 = 500;
 
 /// `google-generative-ai`: the Gemini API (`x-goog-api-key`, `GEMINI_API_KEY`).
@@ -429,7 +432,10 @@ fn run(
     options: &StreamOptions,
     envelope: Envelope,
 ) -> AssistantMessageEventStream {
-    let policy = RetryPolicy::from_options(options);
+    let mut policy = RetryPolicy::from_options(options);
+    if envelope == Envelope::CloudCodeAssist && options.max_retries.is_none() {
+        policy.max_retries = CLOUD_CODE_ASSIST_RETRIES;
+    }
     let control = StreamControl::from_options(options);
     AssistantMessageEventStream::new(async_stream::stream! {
         let prepared = tokio::select! {

@@ -66,13 +66,10 @@ impl ApiProvider for MistralConversations {
     }
 }
 
-/// pi runs the Mistral SDK with retries off (`strategy: "none"`) and its 5-minute timeout;
+/// pi runs the Mistral SDK with retries off (the common default) and its 5-minute timeout;
 /// explicit `max_retries` / `timeout_ms` options still apply.
 fn retry_policy(options: &StreamOptions) -> RetryPolicy {
     let mut policy = RetryPolicy::from_options(options);
-    if options.max_retries.is_none() {
-        policy.max_retries = 0;
-    }
     if options.timeout_ms.is_none() {
         policy.timeout_ms = SDK_TIMEOUT_MS;
     }

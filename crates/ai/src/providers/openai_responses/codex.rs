@@ -32,7 +32,10 @@ use crate::types::{
 pub const DEFAULT_BASE_URL: &str = "https://chatgpt.com/backend-api";
 const JWT_CLAIM_PATH: &str = "https://api.openai.com/auth";
 const DEFAULT_INSTRUCTIONS: &str = "You are a helpful assistant.";
-const MAX_RETRIES: u32 = 3;
+/// pi-ai 1.6's Codex client retries only when asked (`retry.provider.maxRetries`).
+const MAX_RETRIES: u32 = 0;
+/// The longest `retry-after` honoured unless `max_retry_delay_ms` says otherwise.
+const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
 const BASE_DELAY_MS: u64 = 1000;
 const DEFAULT_TIMEOUT_MS: u64 = 600_000;
 const FETCH_FAILED: &str = "fetch failed";
@@ -49,6 +52,14 @@ static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
 static RETRYABLE_TEXT: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
     regex::Regex::new(
         r"(?i)rate.?limit|overloaded|service.?unavailable|upstream.?connect|connection.?refused",
+    )
+    .ok()
+});
+
+/// A 429 that no wait will fix: a spent quota or budget.
+static TERMINAL_RATE_LIMIT: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)GoUsageLimitError|FreeUsageLimitError|Monthly usage limit reached|available balance|insufficient_quota|out of budget|quota exceeded|billing",
     )
     .ok()
 });
@@ -388,6 +399,13 @@ fn value_text(value: &Value) -> String {
 }
 
 fn is_retryable(status: u16, body: &str) -> bool {
+    if status == 429
+        && TERMINAL_RATE_LIMIT
+            .as_ref()
+            .is_some_and(|re| re.is_match(body))
+    {
+        return false;
+    }
     matches!(status, 429 | 500 | 502 | 503 | 504)
         || RETRYABLE_TEXT.as_ref().is_some_and(|re| re.is_match(body))
 }
@@ -409,7 +427,15 @@ impl Failure {
 
 /// Sleeps before retry `attempt` (1 s, 2 s, 4 s …); `false` when cancelled meanwhile.
 async fn backoff(attempt: u32, cancel: &CancellationToken) -> bool {
-    let delay = Duration::from_millis(BASE_DELAY_MS << attempt.min(16));
+    sleep(
+        Duration::from_millis(BASE_DELAY_MS << attempt.min(16)),
+        cancel,
+    )
+    .await
+}
+
+/// Sleeps `delay`; `false` when cancelled meanwhile.
+async fn sleep(delay: Duration, cancel: &CancellationToken) -> bool {
     tokio::select! {
         biased;
         _ = cancel.cancelled() => false,
@@ -417,11 +443,19 @@ async fn backoff(attempt: u32, cancel: &CancellationToken) -> bool {
     }
 }
 
+/// How many retries `send` may make and the longest server-requested wait (0: no cap).
+#[derive(Clone, Copy)]
+struct Retries {
+    max: u32,
+    max_delay_ms: u64,
+}
+
 /// Sends the request as pi's Codex client does: up to `max_retries` retries after any
-/// failure, except a non-retryable status whose error speaks of a usage limit.
+/// failure, except a non-retryable status whose error speaks of a usage limit; a retried
+/// status waits the server's `retry-after`, failing at once when that is over the cap.
 async fn send(
     request: &HttpRequest,
-    max_retries: u32,
+    retries: Retries,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, Failure> {
@@ -455,13 +489,31 @@ async fn send(
             Ok(Ok(response)) if response.status().is_success() => return Ok(response),
             Ok(Ok(response)) => {
                 let status = response.status();
+                let server_delay = http::retry_after(response.headers());
                 let body = tokio::select! {
                     biased;
                     _ = cancel.cancelled() => return Err(Failure::aborted()),
                     body = response.text() => body.unwrap_or_default(),
                 };
-                if attempt < max_retries && is_retryable(status.as_u16(), &body) {
-                    if !backoff(attempt, cancel).await {
+                if attempt < retries.max && is_retryable(status.as_u16(), &body) {
+                    let waited = match server_delay {
+                        None => backoff(attempt, cancel).await,
+                        Some(delay) => {
+                            let cap = retries.max_delay_ms;
+                            if cap > 0 && delay.as_millis() > u128::from(cap) {
+                                return Err(Failure {
+                                    message: format!(
+                                        "Server requested {}s retry delay (max: {}s)",
+                                        delay.as_millis().div_ceil(1000),
+                                        u128::from(cap).div_ceil(1000)
+                                    ),
+                                    aborted: false,
+                                });
+                            }
+                            sleep(delay, cancel).await
+                        }
+                    };
+                    if !waited {
                         return Err(Failure::aborted());
                     }
                     attempt += 1;
@@ -474,7 +526,7 @@ async fn send(
                 )
             }
         };
-        if attempt < max_retries && !message.contains("usage limit") {
+        if attempt < retries.max && !message.contains("usage limit") {
             if !backoff(attempt, cancel).await {
                 return Err(Failure::aborted());
             }
@@ -496,7 +548,12 @@ fn run(
     decoder: Decoder,
 ) -> AssistantMessageEventStream {
     let control = StreamControl::from_options(options);
-    let max_retries = options.max_retries.unwrap_or(MAX_RETRIES);
+    let retries = Retries {
+        max: options.max_retries.unwrap_or(MAX_RETRIES),
+        max_delay_ms: options
+            .max_retry_delay_ms
+            .unwrap_or(DEFAULT_MAX_RETRY_DELAY_MS),
+    };
     let timeout = Duration::from_millis(options.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
     AssistantMessageEventStream::new(async_stream::stream! {
         let request = match request {
@@ -506,7 +563,7 @@ fn run(
                 return;
             }
         };
-        let response = match send(&request, max_retries, timeout, &control.cancel).await {
+        let response = match send(&request, retries, timeout, &control.cancel).await {
             Ok(response) => {
                 control.report_response(&response);
                 response
