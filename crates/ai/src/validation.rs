@@ -15,7 +15,7 @@ use jsonschema::Validator;
 use serde_json::Value;
 
 use coerce::coerce;
-use report::{build_error, issue_for};
+use report::{build_error, in_pi_order, issues_for};
 
 /// A failed validation: one entry per violated constraint.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -34,7 +34,7 @@ pub struct ValidationError {
 pub struct ValidationIssue {
     /// Dotted location of the offending value, e.g. `edits.0.oldText`, `path` or `root`.
     pub path: String,
-    /// Short AJV-style description, e.g. `must be string`.
+    /// Short description in pi 1.6.0's words, e.g. `missing` or `expected string, got integer`.
     pub message: String,
 }
 
@@ -70,10 +70,12 @@ fn validate_owned(
     let Some(validator) = compiled_validator(schema) else {
         return Ok(coerced);
     };
-    let issues: Vec<ValidationIssue> = validator
-        .iter_errors(&coerced)
-        .map(|e| issue_for(&e))
-        .collect();
+    let issues: Vec<ValidationIssue> = in_pi_order(
+        validator
+            .iter_errors(&coerced)
+            .flat_map(|e| issues_for(&e, schema))
+            .collect(),
+    );
     if issues.is_empty() {
         return Ok(coerced);
     }

@@ -1,5 +1,5 @@
 //! Validation as the TypeScript pi does it: what is coerced and how, what is rejected, and the
-//! paths and messages of the report.
+//! paths and messages of the report (in pi 1.6.0's words).
 
 use super::*;
 use serde_json::json;
@@ -83,7 +83,7 @@ fn non_integral_string_for_integer_fails_with_path() {
     let err = coerce_prop(json!("integer"), json!("5.5")).unwrap_err();
     let expected = ValidationIssue {
         path: "v".into(),
-        message: "must be integer".into(),
+        message: "expected integer, got string".into(),
     };
     assert_eq!(err.issues, vec![expected]);
 }
@@ -96,8 +96,14 @@ fn non_numeric_strings_are_rejected_for_number() {
         let err = coerce_prop(json!("number"), json!(bad)).unwrap_err();
         assert_eq!(err.issues.len(), 1, "{bad:?}");
         assert_eq!(err.issues[0].path, "v", "{bad:?}");
-        assert_eq!(err.issues[0].message, "must be number", "{bad:?}");
-        assert!(err.message.contains("  - v: must be number"), "{bad:?}");
+        assert_eq!(
+            err.issues[0].message, "expected number, got string",
+            "{bad:?}"
+        );
+        assert!(
+            err.message.contains("  - v: expected number, got string"),
+            "{bad:?}"
+        );
     }
 }
 
@@ -112,7 +118,7 @@ fn boolean_coercions() {
         (json!("boolean"), json!(-0.0), json!(false)),
     ]);
     let err = coerce_prop(json!("boolean"), json!("yes")).unwrap_err();
-    assert_eq!(err.issues[0].message, "must be boolean");
+    assert_eq!(err.issues[0].message, "expected boolean, got string");
     assert!(coerce_prop(json!("boolean"), json!(2)).is_err());
 }
 
@@ -154,13 +160,10 @@ fn missing_required_property_names_it() {
         err.issues,
         vec![ValidationIssue {
             path: "path".into(),
-            message: "must have required property 'path'".into()
+            message: "missing".into()
         }]
     );
-    assert!(
-        err.message
-            .contains("  - path: must have required property 'path'")
-    );
+    assert!(err.message.contains("  - path: missing"));
 }
 
 #[test]
@@ -177,7 +180,7 @@ fn nested_items_are_coerced_and_reported_with_dotted_paths() {
         err.issues,
         vec![ValidationIssue {
             path: "edits.1.newText".into(),
-            message: "must have required property 'newText'".into()
+            message: "missing".into()
         }]
     );
 
@@ -189,7 +192,7 @@ fn nested_items_are_coerced_and_reported_with_dotted_paths() {
 }
 
 #[test]
-fn additional_properties_are_reported_at_the_object_path() {
+fn additional_properties_are_reported_at_the_unknown_key() {
     let args = json!({
         "path": "a.txt",
         "edits": [{ "oldText": "a", "newText": "b", "extra": 1 }]
@@ -198,8 +201,8 @@ fn additional_properties_are_reported_at_the_object_path() {
     assert_eq!(
         err.issues,
         vec![ValidationIssue {
-            path: "edits.0".into(),
-            message: "must NOT have additional properties".into()
+            path: "edits.0.extra".into(),
+            message: "unknown field".into()
         }]
     );
 }
@@ -217,11 +220,12 @@ fn any_of_picks_first_member_that_validates_after_coercion() {
     assert_eq!(coerce_to_schema(json!("5"), &schema), json!(5));
     assert_eq!(coerce_to_schema(json!("true"), &schema), json!(true));
     assert_eq!(coerce_to_schema(json!("12"), &schema), json!(12));
-    // Nothing matches: the value is returned unchanged and validation reports anyOf.
+    // Nothing matches: the value is returned unchanged and validation reports the first
+    // alternative's error, as pi 1.6.0 does.
     assert_eq!(coerce_to_schema(json!("abc"), &schema), json!("abc"));
     let err = validate_tool_arguments("t", &schema, &json!("abc")).unwrap_err();
     assert_eq!(err.issues[0].path, "root");
-    assert_eq!(err.issues[0].message, "must match a schema in anyOf");
+    assert_eq!(err.issues[0].message, "expected boolean, got string");
 }
 
 #[test]
@@ -249,7 +253,11 @@ fn multi_type_with_matching_value_is_unchanged() {
     assert_eq!(coerce_to_schema(json!(true), &schema), json!("true"));
     let err = validate_tool_arguments("t", &json!({ "type": ["string", "number"] }), &json!([]))
         .unwrap_err();
-    assert_eq!(err.issues[0].message, "must be number,string");
+    // The types as the schema lists them.
+    assert_eq!(
+        err.issues[0].message,
+        "expected string or number, got array"
+    );
 }
 
 #[test]
@@ -282,17 +290,17 @@ fn full_message_format_uses_original_args() {
     });
     let args = json!({ "limit": "0" });
     let err = validate_tool_arguments("read", &schema, &args).unwrap_err();
-    let mut lines: Vec<String> = err
+    let lines: Vec<String> = err
         .issues
         .iter()
         .map(|i| format!("  - {}: {}", i.path, i.message))
         .collect();
-    lines.sort();
+    // pi 1.6.0 reports an object's missing properties before its properties' issues.
     assert_eq!(
         lines,
         vec![
-            "  - limit: must be >= 1".to_owned(),
-            "  - path: must have required property 'path'".to_owned()
+            "  - path: missing".to_owned(),
+            "  - limit: expected >= 1".to_owned()
         ]
     );
     let listed: Vec<String> = err
@@ -339,7 +347,7 @@ fn non_object_top_level_args_are_coerced_and_validated() {
         err.issues,
         vec![ValidationIssue {
             path: "root".into(),
-            message: "must be object".into()
+            message: "expected object, got string".into()
         }]
     );
     assert!(err.message.ends_with("Received arguments:\n\"nope\""));
