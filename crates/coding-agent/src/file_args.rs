@@ -27,7 +27,10 @@ pub fn process(paths: &[String], cwd: &std::path::Path) -> Result<FileArgs, Stri
         if bytes.is_empty() {
             continue;
         }
-        if let Some(mime) = crate::tools::read::detect_image_mime_type(&bytes) {
+        // A BMP would need converting first, which this build does not do.
+        if let Some(mime) =
+            crate::tools::read::detect_image_mime_type(&bytes).filter(|mime| *mime != "image/bmp")
+        {
             out.images.push(ImageContent::new(
                 base64::engine::general_purpose::STANDARD.encode(&bytes),
                 mime,

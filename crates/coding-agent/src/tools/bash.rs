@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -151,16 +150,33 @@ fn parse_args(args: &Value, default: Option<Duration>) -> Result<ParsedArgs, Too
     let requested = match args.get("timeout") {
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) => n.as_f64(),
-        Some(_) => return Err(ToolError::new("`timeout` must be a number of seconds")),
+        Some(_) => return Err(ToolError::new(INVALID_TIMEOUT)),
     };
-    // A non-positive timeout sets none, so the default (if any) applies.
-    let timeout = match requested.filter(|secs| *secs > 0.0) {
-        Some(secs) => Duration::try_from_secs_f64(secs)
-            .ok()
-            .map(|duration| (duration, seconds_label(secs))),
+    let timeout = match requested {
+        Some(secs) => Some((checked_timeout(secs)?, seconds_label(secs))),
         None => default.map(|duration| (duration, seconds_label(duration.as_secs_f64()))),
     };
     Ok((command, timeout))
+}
+
+const INVALID_TIMEOUT: &str = "Invalid timeout: must be a finite number of seconds";
+
+/// The longest timeout, as pi's: the largest delay a JavaScript timer takes (ms).
+const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
+
+/// A requested timeout, refused as pi 1.6.0 refuses it (dist/core/tools/bash.js
+/// `resolveTimeoutMs`) when it is not a positive finite number or is over the maximum.
+fn checked_timeout(secs: f64) -> Result<Duration, ToolError> {
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(ToolError::new(INVALID_TIMEOUT));
+    }
+    if secs * 1000.0 > MAX_TIMEOUT_MS {
+        return Err(ToolError::new(format!(
+            "Invalid timeout: maximum is {} seconds",
+            seconds_label(MAX_TIMEOUT_MS / 1000.0)
+        )));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| ToolError::new(INVALID_TIMEOUT))
 }
 
 /// Seconds as a JavaScript number prints: `5`, `0.5`.
@@ -237,24 +253,26 @@ fn tool_result(
         map.insert("endedProcesses".to_owned(), json!(output.ended_processes));
         details = Some(Value::Object(map));
     }
-    if let Some(code) = output.exit_code.filter(|code| *code != 0) {
-        return Err(ToolError::new(with_status(
-            &text,
-            &format!("Command exited with code {code}"),
-        )));
-    }
-    if let Some(signal) = output.signal {
-        let name = Signal::try_from(signal).map_or_else(|_| signal.to_string(), |s| s.to_string());
-        return Err(ToolError::new(with_status(
-            &text,
-            &format!("Command terminated by signal {name}"),
-        )));
-    }
+    // A shell killed by a signal exits with 128 + its number, as pi reports it.
+    let code = match (output.exit_code, output.signal) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 1,
+    };
+    // A failing command is an error result that keeps its details (pi 1.6.0).
+    let (text, is_error) = if code == 0 {
+        (text, false)
+    } else {
+        (
+            with_status(&text, &format!("Command exited with code {code}")),
+            true,
+        )
+    };
     Ok(AgentToolResult {
         content: vec![InputBlock::text(text)],
         details,
         terminate: None,
-        is_error: false,
+        is_error,
         structured_content: None,
     })
 }

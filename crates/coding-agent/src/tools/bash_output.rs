@@ -96,7 +96,10 @@ pub struct OutputAccumulator {
     tail_starts_at_line_boundary: bool,
     total_raw_bytes: usize,
     total_decoded_bytes: usize,
-    total_lines: usize,
+    /// Lines ended by a newline so far.
+    completed_lines: usize,
+    /// Whether text follows the last newline (a line still open).
+    has_open_line: bool,
     current_line_bytes: usize,
     finished: bool,
     temp_path: Option<PathBuf>,
@@ -122,7 +125,8 @@ impl OutputAccumulator {
             tail_starts_at_line_boundary: true,
             total_raw_bytes: 0,
             total_decoded_bytes: 0,
-            total_lines: 1,
+            completed_lines: 0,
+            has_open_line: false,
             current_line_bytes: 0,
             finished: false,
             temp_path: None,
@@ -165,7 +169,7 @@ impl OutputAccumulator {
     /// The tail to show now; with `persist_if_truncated`, a cut output gets its temp file.
     pub fn snapshot(&mut self, persist_if_truncated: bool) -> OutputSnapshot {
         let mut truncation = truncate_tail(self.snapshot_text(), self.max_lines, self.max_bytes);
-        let over_lines = self.total_lines > self.max_lines;
+        let over_lines = self.total_lines() > self.max_lines;
         let over_bytes = self.total_decoded_bytes > self.max_bytes;
         truncation.truncated_by = if over_lines || over_bytes {
             Some(truncation.truncated_by.unwrap_or(if over_bytes {
@@ -176,7 +180,7 @@ impl OutputAccumulator {
         } else {
             None
         };
-        truncation.total_lines = self.total_lines;
+        truncation.total_lines = self.total_lines();
         truncation.total_bytes = self.total_decoded_bytes;
         if persist_if_truncated && truncation.truncated() {
             self.ensure_temp_file();
@@ -211,12 +215,21 @@ impl OutputAccumulator {
             self.trim_tail();
         }
         match text.rfind('\n') {
-            None => self.current_line_bytes += text.len(),
+            None => {
+                self.current_line_bytes += text.len();
+                self.has_open_line = true;
+            }
             Some(last) => {
-                self.total_lines += text.bytes().filter(|&b| b == b'\n').count();
+                self.completed_lines += text.bytes().filter(|&b| b == b'\n').count();
                 self.current_line_bytes = text.len() - last - 1;
+                self.has_open_line = self.current_line_bytes > 0;
             }
         }
+    }
+
+    /// Lines so far, as pi 1.6.0 counts them: a final newline opens no new line.
+    fn total_lines(&self) -> usize {
+        self.completed_lines + usize::from(self.has_open_line)
     }
 
     fn trim_tail(&mut self) {
@@ -246,7 +259,7 @@ impl OutputAccumulator {
     fn needs_temp_file(&self) -> bool {
         self.total_raw_bytes > self.max_bytes
             || self.total_decoded_bytes > self.max_bytes
-            || self.total_lines > self.max_lines
+            || self.total_lines() > self.max_lines
     }
 
     fn ensure_temp_file(&mut self) {

@@ -138,20 +138,29 @@ impl AgentTool for EditTool {
     }
 }
 
-/// Accepts the argument shapes models send besides the schema's: `edits` as a JSON string
-/// holding the array, and a single top-level `oldText`/`newText` pair (appended to
+/// Accepts the argument shapes models send besides the schema's, as pi 1.6.0's
+/// `prepareEditArguments`: `edits` as a JSON string holding the array or one edit, `edits`
+/// as one edit object, and a single top-level `oldText`/`newText` pair (appended to
 /// `edits`). `None` when nothing needed reshaping.
 pub fn prepare_edit_arguments(arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
     let mut args = arguments.clone();
     let mut changed = false;
 
-    let parsed_edits = match args.get("edits") {
+    let edits = match args.get("edits") {
         Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok(),
+        Some(single) if is_single_edit(single) => Some(single.clone()),
         _ => None,
     };
-    if let Some(parsed @ Value::Array(_)) = parsed_edits {
-        args.insert("edits".into(), parsed);
-        changed = true;
+    match edits {
+        Some(parsed @ Value::Array(_)) => {
+            args.insert("edits".into(), parsed);
+            changed = true;
+        }
+        Some(single) if is_single_edit(&single) => {
+            args.insert("edits".into(), Value::Array(vec![single]));
+            changed = true;
+        }
+        _ => {}
     }
 
     if let (Some(Value::String(old_text)), Some(Value::String(new_text))) =
@@ -170,6 +179,12 @@ pub fn prepare_edit_arguments(arguments: &Map<String, Value>) -> Option<Map<Stri
     }
 
     changed.then_some(args)
+}
+
+/// An object with string `oldText` and `newText`: one edit sent without its array.
+fn is_single_edit(value: &Value) -> bool {
+    value.get("oldText").is_some_and(Value::is_string)
+        && value.get("newText").is_some_and(Value::is_string)
 }
 
 fn parse_args(args: &Value) -> Result<(String, Vec<Edit>), ToolError> {

@@ -109,9 +109,15 @@ struct NameFilter {
 }
 
 impl NameFilter {
-    /// fd's reading of the pattern: with a `/` it is matched against the whole path (with
-    /// a leading `**/` unless anchored), otherwise against the name; `*` never crosses `/`.
-    fn new(pattern: &str) -> Result<Self, ToolError> {
+    /// pi 1.6.0's reading of the pattern (dist/core/tools/find.js): leading `./` dropped;
+    /// with a `/` it is matched against the whole path, a relative one below `root`
+    /// (case-insensitive when it has no upper-case letter); otherwise against the name, with
+    /// fd's smart case. `*` never crosses `/`.
+    fn new(pattern: &str, root: &Path) -> Result<Self, ToolError> {
+        let mut pattern = pattern;
+        while let Some(rest) = pattern.strip_prefix("./") {
+            pattern = rest;
+        }
         let full_path = pattern.contains('/');
         if pattern.is_empty() {
             return Ok(Self {
@@ -119,19 +125,16 @@ impl NameFilter {
                 full_path,
             });
         }
-        let pattern = if full_path
-            && !pattern.starts_with('/')
-            && !pattern.starts_with("**/")
-            && pattern != "**"
-        {
-            format!("**/{pattern}")
+        let case_insensitive = pattern.to_lowercase() == pattern;
+        let pattern = if full_path && !pattern.starts_with('/') {
+            let root = root.to_string_lossy();
+            format!("{}/{pattern}", escape_glob(root.trim_end_matches('/')))
         } else {
             pattern.to_owned()
         };
-        let smart_case_sensitive = pattern.chars().any(char::is_uppercase);
         let glob = GlobBuilder::new(&pattern)
             .literal_separator(true)
-            .case_insensitive(!smart_case_sensitive)
+            .case_insensitive(case_insensitive)
             .build()
             .map_err(|e| ToolError::new(format!("[fd error]: {e}")))?;
         Ok(Self {
@@ -150,6 +153,18 @@ impl NameFilter {
     }
 }
 
+/// `text` with the glob metacharacters escaped, as pi escapes the search root.
+fn escape_glob(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']' | '{' | '}') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Walks `root` and formats the matches like the TypeScript tool.
 fn find(
     pattern: &str,
@@ -163,13 +178,10 @@ fn find(
             root.display()
         )));
     }
-    let filter = NameFilter::new(pattern)?;
-    // fd treats a limit of zero as no limit.
-    let max_results = if limit >= 1.0 {
-        limit as usize
-    } else {
-        usize::MAX
-    };
+    let filter = NameFilter::new(pattern, root)?;
+    // pi 1.6.0 asks fd for one result more than the limit, to know whether there are more.
+    let limit = limit.floor().max(1.0);
+    let max_results = (limit as usize).saturating_add(1);
 
     let mut walker = WalkBuilder::new(root);
     walker
@@ -213,12 +225,15 @@ fn find(
     if found.is_empty() {
         return Ok(AgentToolResult::text("No files found matching pattern"));
     }
-    let limit_hit = (found.len() as f64 >= limit).then_some(LimitHit {
-        noun: "results",
-        detail: "resultLimitReached",
-        limit,
+    let limit_hit = (found.len() as f64 > limit).then(|| {
+        found.truncate(limit as usize);
+        LimitHit {
+            noun: "results",
+            detail: "resultLimitReached",
+            limit,
+        }
     });
-    Ok(finish(&found.join("\n"), limit_hit, None))
+    Ok(finish(&found.join("\n"), None, limit_hit, None))
 }
 
 /// fd's global ignore file, `$XDG_CONFIG_HOME/fd/ignore` (else `~/.config/fd/ignore`).
@@ -244,13 +259,19 @@ pub(crate) struct LimitHit {
 
 /// The shared tail of `grep` and `find`: cuts `body` to the byte limit, then appends the
 /// notices (cap, byte limit, grep's cut-lines notice) in brackets and records them in the
-/// details (`linesTruncated` for the last).
+/// details (`linesTruncated` for the last). `totals` (lines, bytes) are those of the whole
+/// output when `body` holds only its stored start.
 pub(crate) fn finish(
     body: &str,
+    totals: Option<(usize, usize)>,
     limit_hit: Option<LimitHit>,
     lines_notice: Option<String>,
 ) -> AgentToolResult {
-    let truncation = truncate_head(body, NO_LINE_LIMIT, DEFAULT_MAX_BYTES);
+    let mut truncation = truncate_head(body, NO_LINE_LIMIT, DEFAULT_MAX_BYTES);
+    if let Some((lines, bytes)) = totals {
+        truncation.total_lines = lines;
+        truncation.total_bytes = bytes;
+    }
     let mut text = truncation.content.clone();
     let mut details = Map::new();
     let mut notices = Vec::new();

@@ -6,9 +6,8 @@
 //! includes hidden files (a `.git` directory too, as `rg --hidden` does) and never follows
 //! symlinks. Files with a NUL byte are skipped like ripgrep skips binary files. Each
 //! matching line becomes `path:line: text`; with `context` the surrounding lines become
-//! `path-line- text`.
+//! `path-line- text` (see [`super::grep_lines`] for the limit and context rules).
 
-use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,7 +22,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::find::{LimitHit, finish, resolve_search_path, to_posix};
-use crate::tools::truncate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line};
+use crate::tools::grep_lines::{FileLines, GrepLines};
+use crate::tools::truncate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH};
 
 /// Matches reported when the model gives no `limit`.
 const DEFAULT_LIMIT: f64 = 100.0;
@@ -101,7 +101,8 @@ struct GrepRequest {
     ignore_case: bool,
     literal: bool,
     context: usize,
-    limit: f64,
+    /// `max(1, floor(limit))`, as pi 1.6.0 takes it.
+    limit: usize,
 }
 
 impl GrepRequest {
@@ -118,7 +119,17 @@ impl GrepRequest {
             path: text("path")
                 .filter(|p| !p.is_empty())
                 .unwrap_or_else(|| ".".into()),
-            glob: text("glob").filter(|g| !g.is_empty()),
+            // pi drops a leading `./` (after an optional `!`): globs are relative to `path`.
+            glob: text("glob").filter(|g| !g.is_empty()).map(|g| {
+                let (negation, mut rest) = match g.strip_prefix('!') {
+                    Some(rest) => ("!", rest),
+                    None => ("", g.as_str()),
+                };
+                while let Some(after) = rest.strip_prefix("./") {
+                    rest = after;
+                }
+                format!("{negation}{rest}")
+            }),
             ignore_case: flag("ignoreCase"),
             literal: flag("literal"),
             context: if context > 0.0 { context as usize } else { 0 },
@@ -126,39 +137,29 @@ impl GrepRequest {
                 .get("limit")
                 .and_then(Value::as_f64)
                 .unwrap_or(DEFAULT_LIMIT)
-                .max(1.0),
+                .floor()
+                .max(1.0) as usize,
         })
     }
 }
 
-/// One matching line as the searcher reported it.
-struct Hit {
-    file: PathBuf,
-    line_number: usize,
-    text: String,
-}
-
-/// Collects the matching lines of one file until the shared match limit is reached.
-struct Collector<'a> {
-    file: &'a Path,
-    hits: &'a mut Vec<Hit>,
-    limit: f64,
+/// Feeds the matching lines of one file to its [`FileLines`] until the output is done.
+struct Collector<'a, 'b> {
+    lines: &'a mut FileLines<'b>,
     cancel: &'a CancellationToken,
 }
 
-impl Sink for Collector<'_> {
+impl Sink for Collector<'_, '_> {
     type Error = io::Error;
 
     fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
         if self.cancel.is_cancelled() {
             return Ok(false);
         }
-        self.hits.push(Hit {
-            file: self.file.to_path_buf(),
-            line_number: mat.line_number().unwrap_or(0) as usize,
-            text: String::from_utf8_lossy(mat.bytes()).into_owned(),
-        });
-        Ok((self.hits.len() as f64) < self.limit)
+        let line = mat.line_number().unwrap_or(0) as usize;
+        self.lines
+            .matched(line, &String::from_utf8_lossy(mat.bytes()));
+        Ok(!self.lines.done())
     }
 }
 
@@ -184,9 +185,23 @@ fn search(
         .line_terminator(Some(b'\n'))
         .dot_matches_new_line(false)
         .build(&request.pattern)
-        .map_err(|e| ToolError::new(e.to_string()))?;
+        .map_err(rg_error)?;
 
-    let mut hits = Vec::new();
+    let display = |file: &Path| -> String {
+        let relative = file
+            .strip_prefix(&root)
+            .ok()
+            .filter(|_| is_directory)
+            .map(to_posix)
+            .filter(|r| !r.is_empty() && !r.starts_with(".."));
+        if let Some(relative) = relative {
+            return relative;
+        }
+        file.file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let mut out = GrepLines::new(request.limit, request.context);
     if is_directory {
         let mut walker = WalkBuilder::new(&root);
         walker
@@ -202,15 +217,9 @@ fn search(
             .sort_by_file_name(|a, b| a.cmp(b));
         walker.add_custom_ignore_filename(".rgignore");
         if let Some(glob) = &request.glob {
-            let mut overrides = OverrideBuilder::new(cwd);
-            overrides
-                .add(glob)
-                .map_err(|e| ToolError::new(e.to_string()))?;
-            walker.overrides(
-                overrides
-                    .build()
-                    .map_err(|e| ToolError::new(e.to_string()))?,
-            );
+            let mut overrides = OverrideBuilder::new(&root);
+            overrides.add(glob).map_err(rg_error)?;
+            walker.overrides(overrides.build().map_err(rg_error)?);
         }
         let mut searcher = searcher(BinaryDetection::quit(b'\x00'));
         for entry in walker.build() {
@@ -221,34 +230,29 @@ fn search(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
+            let shown = display(entry.path());
             search_file(
                 &mut searcher,
                 &matcher,
                 entry.path(),
-                request.limit,
+                &shown,
                 cancel,
-                &mut hits,
+                &mut out,
             );
-            if hits.len() as f64 >= request.limit {
+            if out.done {
                 break;
             }
         }
     } else {
         // A file named explicitly is searched even if it looks binary, as ripgrep does.
         let mut searcher = searcher(BinaryDetection::convert(b'\x00'));
-        search_file(
-            &mut searcher,
-            &matcher,
-            &root,
-            request.limit,
-            cancel,
-            &mut hits,
-        );
+        let shown = display(&root);
+        search_file(&mut searcher, &matcher, &root, &shown, cancel, &mut out);
     }
     if cancel.is_cancelled() {
         return Err(aborted());
     }
-    Ok(format_hits(request, &root, is_directory, &hits))
+    Ok(format_output(request, &out))
 }
 
 /// A line-numbering searcher with the given binary handling.
@@ -259,112 +263,53 @@ fn searcher(binary: BinaryDetection) -> Searcher {
         .build()
 }
 
-/// Searches one file; unreadable files are skipped.
+/// Searches one file, feeding its matches and their context to `out`; an unreadable file
+/// adds nothing.
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     file: &Path,
-    limit: f64,
+    shown: &str,
     cancel: &CancellationToken,
-    hits: &mut Vec<Hit>,
+    out: &mut GrepLines,
 ) {
+    let mut lines = FileLines::new(out, file, shown);
     let sink = Collector {
-        file,
-        hits,
-        limit,
+        lines: &mut lines,
         cancel,
     };
     // A read error only loses this file's matches; the walk goes on.
     let _ = searcher.search_path(matcher, file, sink);
+    lines.finish();
 }
 
-/// Turns the hits into the tool result: lines, byte truncation and notices.
-fn format_hits(
-    request: &GrepRequest,
-    root: &Path,
-    is_directory: bool,
-    hits: &[Hit],
-) -> AgentToolResult {
-    if hits.is_empty() {
+/// The tool result: the lines, cut to the byte limit, and the notices.
+fn format_output(request: &GrepRequest, out: &GrepLines) -> AgentToolResult {
+    if out.matches() == 0 {
         return AgentToolResult::text("No matches found");
     }
-    let display = |file: &Path| -> String {
-        let relative = file
-            .strip_prefix(root)
-            .ok()
-            .filter(|_| is_directory)
-            .map(to_posix)
-            .filter(|r| !r.is_empty() && !r.starts_with(".."));
-        if let Some(relative) = relative {
-            return relative;
-        }
-        file.file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
-    let mut lines_truncated = false;
-    let mut shorten = |text: &str| {
-        let (line, cut) = truncate_line(text, GREP_MAX_LINE_LENGTH);
-        lines_truncated |= cut;
-        line
-    };
-    let mut file_lines: HashMap<&Path, Vec<String>> = HashMap::new();
-    let mut output: Vec<String> = Vec::new();
-    for hit in hits {
-        let shown = display(&hit.file);
-        if request.context == 0 {
-            let text = hit.text.replace("\r\n", "\n").replace('\r', "");
-            let text = text.strip_suffix('\n').unwrap_or(&text);
-            output.push(format!("{shown}:{}: {}", hit.line_number, shorten(text)));
-            continue;
-        }
-        let lines = file_lines
-            .entry(hit.file.as_path())
-            .or_insert_with(|| read_lines(&hit.file));
-        if lines.is_empty() {
-            output.push(format!(
-                "{shown}:{}: (unable to read file)",
-                hit.line_number
-            ));
-            continue;
-        }
-        let first = hit.line_number.saturating_sub(request.context).max(1);
-        let last = lines.len().min(hit.line_number + request.context);
-        for current in first..=last {
-            let text = lines.get(current - 1).map(String::as_str).unwrap_or("");
-            let text = shorten(&text.replace('\r', ""));
-            if current == hit.line_number {
-                output.push(format!("{shown}:{current}: {text}"));
-            } else {
-                output.push(format!("{shown}-{current}- {text}"));
-            }
-        }
-    }
-
-    let limit_hit = (hits.len() as f64 >= request.limit).then_some(LimitHit {
+    let limit_hit = out.match_limit_reached.then_some(LimitHit {
         noun: "matches",
         detail: "matchLimitReached",
-        limit: request.limit,
+        limit: request.limit as f64,
     });
-    let lines_notice = lines_truncated.then(|| {
+    let lines_notice = out.lines_truncated.then(|| {
         format!(
             "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
         )
     });
-    finish(&output.join("\n"), limit_hit, lines_notice)
+    finish(
+        &out.output.join("\n"),
+        Some(out.totals()),
+        limit_hit,
+        lines_notice,
+    )
 }
 
-/// A file's lines as the TypeScript tool splits them (any line ending); empty if unreadable.
-fn read_lines(file: &Path) -> Vec<String> {
-    match std::fs::read(file) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes)
-            .replace("\r\n", "\n")
-            .replace('\r', "\n")
-            .split('\n')
-            .map(str::to_owned)
-            .collect(),
-        Err(_) => Vec::new(),
-    }
+/// A bad pattern or glob in ripgrep's words: pi 1.6.0 returns what `rg` prints on stderr
+/// (`rg: regex parse error: ...`, `rg: error parsing glob ...`).
+fn rg_error(error: impl std::fmt::Display) -> ToolError {
+    ToolError::new(format!("rg: {error}"))
 }
 
 /// The error both tools return when the run is aborted.

@@ -10,6 +10,7 @@ pub mod edit_diff;
 pub mod edit_match;
 pub mod find;
 pub mod grep;
+pub(crate) mod grep_lines;
 pub mod ls;
 pub mod mutation;
 pub mod path;

@@ -22,8 +22,6 @@ use super::truncate::{
 
 /// Largest base64 payload sent inline (4.5 MB, below the providers' 5 MB limit).
 const MAX_INLINE_IMAGE_BASE64: usize = 4_718_592;
-/// How many leading bytes are checked for a NUL byte to call a file binary.
-const BINARY_SNIFF_BYTES: usize = 8192;
 
 /// The `read` tool; see [`read_tool`].
 pub struct ReadTool {
@@ -115,34 +113,102 @@ fn read_file(
     if let Some(mime_type) = detect_image_mime_type(&bytes) {
         return Ok(image_result(&bytes, mime_type));
     }
-    if bytes.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0) {
-        return Err(ToolError::new(format!(
-            "Cannot read binary file: {path}. Only text files and images (jpg, png, gif, webp) are supported."
-        )));
-    }
+    // Anything else is text, as in pi 1.6.0 (no binary check; invalid UTF-8 becomes U+FFFD).
     let text = String::from_utf8_lossy(&bytes);
     text_result(&text, path, offset, limit)
 }
 
-/// The image MIME type named by the leading magic bytes, for the supported formats.
+/// The image MIME type named by the leading bytes, as pi 1.6.0's `detectSupportedImageMimeType`
+/// (dist/utils/mime.js) decides it: JPEG (not JPEG-LS), PNG with an IHDR header and no
+/// animation, GIF87a/GIF89a, WebP and BMP.
 pub(crate) fn detect_image_mime_type(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF") {
-        Some("image/gif")
-    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
+    let head = &bytes[..bytes.len().min(IMAGE_SNIFF_BYTES)];
+    if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        return (head.get(3) != Some(&0xF7)).then_some("image/jpeg");
     }
+    if head.starts_with(PNG_SIGNATURE) {
+        let png = head.len() >= 16 && be_u32(head, 8) == 13 && head[12..16] == *b"IHDR";
+        return (png && !is_animated_png(head)).then_some("image/png");
+    }
+    if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        return Some("image/gif");
+    }
+    if head.len() >= 12 && head.starts_with(b"RIFF") && head[8..12] == *b"WEBP" {
+        return Some("image/webp");
+    }
+    (head.starts_with(b"BM") && is_bmp(head)).then_some("image/bmp")
+}
+
+/// How many leading bytes the image detection looks at (pi's `IMAGE_TYPE_SNIFF_BYTES`).
+const IMAGE_SNIFF_BYTES: usize = 4100;
+const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+
+fn be_u32(bytes: &[u8], at: usize) -> u64 {
+    (0..4).fold(0, |n, i| {
+        n * 256 + u64::from(*bytes.get(at + i).unwrap_or(&0))
+    })
+}
+
+fn le_u32(bytes: &[u8], at: usize) -> u64 {
+    (0..4).rev().fold(0, |n, i| {
+        n * 256 + u64::from(*bytes.get(at + i).unwrap_or(&0))
+    })
+}
+
+fn le_u16(bytes: &[u8], at: usize) -> u64 {
+    (0..2).rev().fold(0, |n, i| {
+        n * 256 + u64::from(*bytes.get(at + i).unwrap_or(&0))
+    })
+}
+
+/// An `acTL` chunk before the first `IDAT`: an animated PNG.
+fn is_animated_png(head: &[u8]) -> bool {
+    let mut offset = PNG_SIGNATURE.len();
+    while offset + 8 <= head.len() {
+        match &head[offset + 4..offset + 8] {
+            b"acTL" => return true,
+            b"IDAT" => return false,
+            _ => {}
+        }
+        let next = offset as u64 + 12 + be_u32(head, offset);
+        if next > head.len() as u64 {
+            return false;
+        }
+        offset = next as usize;
+    }
+    false
+}
+
+/// A BMP header pi accepts: consistent sizes, one colour plane, a usual bit depth.
+fn is_bmp(head: &[u8]) -> bool {
+    if head.len() < 26 {
+        return false;
+    }
+    let (declared, pixels, dib) = (le_u32(head, 2), le_u32(head, 10), le_u32(head, 14));
+    if (declared != 0 && declared < 26)
+        || pixels < 14 + dib
+        || (declared != 0 && pixels >= declared)
+    {
+        return false;
+    }
+    let (planes, bits) = match dib {
+        12 => (le_u16(head, 22), le_u16(head, 24)),
+        40..=124 if head.len() >= 30 => (le_u16(head, 26), le_u16(head, 28)),
+        _ => return false,
+    };
+    planes == 1 && [1, 4, 8, 16, 24, 32].contains(&bits)
 }
 
 /// A note plus the image, or only the note when the image is too large to send inline.
 fn image_result(bytes: &[u8], mime_type: &str) -> AgentToolResult {
-    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
     let note = format!("Read image file [{mime_type}]");
+    // pi 1.6.0 converts a BMP to PNG first; this build cannot, and says so in its words.
+    if mime_type == "image/bmp" {
+        return AgentToolResult::text(format!(
+            "{note}\n[Image omitted: could not be converted to a supported inline image format.]"
+        ));
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
     if data.len() >= MAX_INLINE_IMAGE_BASE64 {
         return AgentToolResult::text(format!(
             "{note}\n[Image omitted: could not be resized below the inline image size limit.]"

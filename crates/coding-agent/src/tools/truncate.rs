@@ -64,6 +64,19 @@ impl Truncation {
     }
 }
 
+/// The lines of `content` as pi 1.6.0 counts them (`splitLinesForCounting`): none for an
+/// empty text, and a final newline ends the last line rather than starting another.
+fn lines_for_counting(content: &str) -> Vec<&str> {
+    if content.is_empty() {
+        return Vec::new();
+    }
+    let mut lines: Vec<&str> = content.split('\n').collect();
+    if content.ends_with('\n') {
+        lines.pop();
+    }
+    lines
+}
+
 /// `512B`, `1.5KB`, `2.0MB`.
 pub fn format_size(bytes: usize) -> String {
     if bytes < 1024 {
@@ -77,13 +90,13 @@ pub fn format_size(bytes: usize) -> String {
 
 /// Keeps the first lines (file reads).
 pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> Truncation {
-    let lines: Vec<&str> = content.split('\n').collect();
+    let lines = lines_for_counting(content);
     if lines.len() <= max_lines && content.len() <= max_bytes {
         return Truncation::untouched(content, lines.len(), max_lines, max_bytes);
     }
     let mut result = Truncation::untouched("", lines.len(), max_lines, max_bytes);
     result.total_bytes = content.len();
-    if lines[0].len() > max_bytes {
+    if lines.first().is_some_and(|first| first.len() > max_bytes) {
         result.truncated_by = Some(TruncatedBy::Bytes);
         result.output_lines = 0;
         result.output_bytes = 0;
@@ -114,7 +127,7 @@ pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> Trunc
 
 /// Keeps the last lines (command output); one over-long last line keeps its end.
 pub fn truncate_tail(content: &str, max_lines: usize, max_bytes: usize) -> Truncation {
-    let lines: Vec<&str> = content.split('\n').collect();
+    let lines = lines_for_counting(content);
     if lines.len() <= max_lines && content.len() <= max_bytes {
         return Truncation::untouched(content, lines.len(), max_lines, max_bytes);
     }
@@ -208,6 +221,18 @@ mod tests {
         assert!(t.last_line_partial);
         assert_eq!(t.content, "éé");
         assert_eq!(t.truncated_by, Some(TruncatedBy::Bytes));
+    }
+
+    #[test]
+    fn a_final_newline_starts_no_line_as_in_pi_16() {
+        let t = truncate_tail("1\n2\n3\n", 2, 1000);
+        assert_eq!((t.content.as_str(), t.total_lines), ("2\n3", 3));
+        let t = truncate_head("1\n2\n3\n", 2, 1000);
+        assert_eq!((t.content.as_str(), t.total_lines), ("1\n2", 3));
+        let t = truncate_head("1\n2\n", 2, 1000);
+        assert!(!t.truncated());
+        assert_eq!((t.content.as_str(), t.total_lines), ("1\n2\n", 2));
+        assert_eq!(truncate_tail("", 2, 10).total_lines, 0);
     }
 
     #[test]

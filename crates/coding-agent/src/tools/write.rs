@@ -64,13 +64,12 @@ impl AgentTool for WriteTool {
                         .map_err(|e| ToolError::new(fs_error_text(&e, "mkdir", Some(dir))))?;
                 }
                 std::fs::write(&target, content.as_bytes())
-                    .map_err(|e| ToolError::new(fs_error_text(&e, "open", Some(&target))))?;
-                // The count is of UTF-16 code units, as the JavaScript `string.length` is.
-                Ok(content.encode_utf16().count())
+                    .map_err(|e| ToolError::new(fs_error_text(&e, "open", Some(&target))))
             });
-            let written = with_file_lock(&absolute, cancellable(&cancel, work)).await?;
+            with_file_lock(&absolute, cancellable(&cancel, work)).await?;
+            // pi 1.6.0's words (dist/core/tools/write.js): no byte count.
             Ok(AgentToolResult::text(format!(
-                "Successfully wrote {written} bytes to {path}"
+                "Successfully wrote to {path}"
             )))
         })
     }
