@@ -348,7 +348,7 @@ Options:
   --no-context-files, -nc        Don't load AGENTS.md / CLAUDE.md
   --no-mcp                       Disable built-in MCP support: no servers connect and no MCP tools
   --extension, -e <path>         Load an extension file or directory (repeatable)
-  --no-extensions, -ne           Disable extension discovery (explicit -e paths still work)
+  --no-extensions, -ne           Disable extension discovery and built-in extensions (explicit -e paths still work)
   --approve, -a                  Trust project-local files (.pi/extensions, …) for this run
   --no-approve, -na              Ignore project-local files for this run
   --skill <path>                 Load a skill file or directory (repeatable)

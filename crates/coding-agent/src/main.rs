@@ -655,7 +655,8 @@ environment variable, pass --api-key, or configure it in {}",
             prompt_recipe: Some(recipe),
         },
     });
-    if !args.no_mcp {
+    // MCP is one of pi 1.6.0's built-in extensions: `--no-extensions` turns it off too.
+    if !args.no_mcp && !args.no_extensions {
         // Attached even without servers, so `/reload` picks up an mcp.json written later.
         let mcp = McpRuntime::load(&agent_dir, agent_session.cwd(), loaded_trusted);
         mcp.start();

@@ -222,3 +222,81 @@ fn compare_model_switches(
     }
     ours_lines
 }
+
+/// What `get_commands` answers in a fresh agent dir, run with `args` (and `vars`).
+fn commands(
+    env: &Env,
+    program: std::process::Command,
+    args: &[&str],
+    vars: &[(&str, &std::path::Path)],
+) -> Vec<Value> {
+    let mut program = program;
+    for (key, value) in vars {
+        program.env(key, value);
+    }
+    let mut rpc = Rpc::start_program(env, program, args);
+    let answer = rpc.call("c", json!({"type": "get_commands"}));
+    rpc.finish();
+    answer["data"]["commands"].as_array().unwrap().clone()
+}
+
+/// pi 1.6.0 lists its built-in extensions' commands, `llama` (llama.cpp router models) and
+/// `mcp`, after the loaded extensions' ones; `--no-mcp` drops `mcp` and `--no-extensions`
+/// both. This build has no `llama` command, so it is left out of pi's answer before
+/// comparing; every field of the rest must be equal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_commands_lists_the_builtin_mcp_command_as_pi_16() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let mcp = json!({
+        "name": "mcp",
+        "description": "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+        "source": "extension",
+        "sourceInfo": {"path": "builtin:mcp", "source": "builtin", "scope": "temporary", "origin": "top-level"},
+    });
+    let without_llama = |commands: Vec<Value>| -> Vec<Value> {
+        commands
+            .into_iter()
+            .filter(|c| c["sourceInfo"]["path"] != "builtin:llama.cpp")
+            .collect()
+    };
+    let host = support::ext_host::host_dir();
+    let extension = env.work.join("hello.ts");
+    std::fs::write(
+        &extension,
+        r#"export default function (pi) { pi.registerCommand("hello", { description: "Say hello", handler: async () => {} }); }"#,
+    )
+    .unwrap();
+    let extension = extension.to_str().unwrap().to_owned();
+    let mut cases: Vec<(Vec<&str>, Option<Vec<&str>>)> = vec![
+        (vec![], Some(vec!["mcp"])),
+        (vec!["--no-mcp"], Some(vec![])),
+        (vec!["--no-extensions"], Some(vec![])),
+    ];
+    if host.is_some() {
+        cases.push((vec!["-e", &extension], Some(vec!["hello", "mcp"])));
+        cases.push((
+            vec!["--no-extensions", "-e", &extension],
+            Some(vec!["hello"]),
+        ));
+    }
+    for (args, names) in cases {
+        let vars: Vec<(&str, &std::path::Path)> = host
+            .as_deref()
+            .map(|dir| vec![("PI_EXTENSION_HOST_DIR", dir)])
+            .unwrap_or_default();
+        let ours_commands = commands(&env, ours(), &args, &vars);
+        let ours_names: Vec<&str> = ours_commands
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(Some(ours_names), names, "{args:?}");
+        if let Some(entry) = ours_commands.iter().find(|c| c["name"] == "mcp") {
+            assert_eq!(entry, &mcp);
+        }
+        if let Some(wrapper) = ts16() {
+            let theirs = without_llama(commands(&env, ts16_pi(&wrapper), &args, &[]));
+            assert_eq!(ours_commands, theirs, "{args:?}");
+        }
+    }
+}

@@ -474,7 +474,8 @@ impl AgentSession {
         statics
     }
 
-    /// The commands `get_commands` lists: extension commands, prompt templates, skills.
+    /// The commands `get_commands` lists: extension commands (then the built-in `mcp`),
+    /// prompt templates, skills.
     pub fn slash_commands(&self) -> Vec<Value> {
         let runtime = self.extension_runtime();
         let sources: Vec<(String, Value)> = runtime
@@ -497,6 +498,11 @@ impl AgentSession {
             entry.insert("source".into(), "extension".into());
             entry.insert("sourceInfo".into(), source_info);
             commands.push(Value::Object(entry));
+        }
+        // pi 1.6.0's built-in extensions come after the loaded ones; of them this build has
+        // MCP (`llama` has no counterpart here). `--no-mcp` leaves it out, as there.
+        if self.mcp().is_some() {
+            commands.push(crate::mcp::command_entry());
         }
         for template in self.prompt_templates() {
             commands.push(json!({

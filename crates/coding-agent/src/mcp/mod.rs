@@ -15,6 +15,23 @@ use pi_mcp::connection::ResolveValue;
 
 use crate::config::values::{referenced_variables, resolve_config_value};
 
+/// The `mcp` command as RPC `get_commands` lists it: in pi 1.6.0 it belongs to the built-in
+/// MCP extension (dist/extensions/mcp/index.js), so it is an extension command whose source
+/// is `builtin:mcp`.
+pub fn command_entry() -> serde_json::Value {
+    serde_json::json!({
+        "name": "mcp",
+        "description": "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+        "source": "extension",
+        "sourceInfo": {
+            "path": "builtin:mcp",
+            "source": "builtin",
+            "scope": "temporary",
+            "origin": "top-level",
+        },
+    })
+}
+
 /// Resolves `env` and `headers` values as pi does; the error says what could not be read.
 pub fn value_resolver() -> ResolveValue {
     Arc::new(|value: &str, what: &str| {
