@@ -2,6 +2,7 @@
 //! key resolution, and the CLI modes.
 
 pub mod agent_session;
+pub mod auth_guidance;
 pub mod cli;
 pub mod compaction;
 pub mod config;

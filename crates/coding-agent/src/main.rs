@@ -370,13 +370,16 @@ fn run() -> Result<i32> {
                         .unwrap_or(&registry.all()[0]);
                     (placeholder.clone(), None)
                 }
+                // The other modes start too (pi 1.6.0), on a placeholder model: RPC clients
+                // can still ask for state and models and have the user sign in, and a prompt
+                // says that no key was found.
                 None => {
                     eprintln!(
-                        "No models available. Sign in or save a key with \"pi auth login <provider>\", \
-set an API key environment variable (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), or add a provider to {}",
-                        paths::models_path(&agent_dir).display()
+                        "Warning: {}",
+                        pi_coding_agent::auth_guidance::no_models_available()
                     );
-                    return Ok(1);
+                    no_model = true;
+                    (pi_coding_agent::auth_guidance::unknown_model(), None)
                 }
             }
         }
@@ -409,22 +412,10 @@ set an API key environment variable (for example ANTHROPIC_API_KEY or OPENAI_API
         .or(settings_thinking)
         // pi's DEFAULT_THINKING_LEVEL (dist/core/defaults.js), clamped to the model later.
         .unwrap_or(ThinkingLevel::Medium);
-    let auth = match registry.request_auth(&model, args.api_key.as_deref()) {
-        Ok(auth) => auth,
-        Err(message) => {
-            eprintln!("Error: {message}");
-            return Ok(1);
-        }
-    };
-    // Interactive mode starts without a key: the first prompt reports it, and /model
-    // can switch to a provider that has one.
-    if auth.api_key.is_none() && !interactive {
-        eprintln!(
-            "No API key found for the selected model ({}). Set the provider's API key \
-environment variable, pass --api-key, or configure it in {}",
-            model.full_id(),
-            paths::auth_path(&agent_dir).display()
-        );
+    // A model without a key starts too (pi 1.6.0): its first prompt reports that no key
+    // was found, and RPC clients or /model can switch to a provider that has one.
+    if let Err(message) = registry.request_auth(&model, args.api_key.as_deref()) {
+        eprintln!("Error: {message}");
         return Ok(1);
     }
 

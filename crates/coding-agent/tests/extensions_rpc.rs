@@ -510,7 +510,13 @@ async fn ctx_compact_starts_at_once_and_waits_for_a_running_turn() {
         Script::text("second answer"),
         Script::text("## Goal\nfrom turn_end"),
     ]);
-    let env = Env::new(&server, 128_000, json!({}));
+    // Keep as little as possible, so that each compaction has turns to summarize (with
+    // everything kept, pi says there is nothing to compact).
+    let env = Env::new(
+        &server,
+        128_000,
+        json!({"compaction": {"keepRecentTokens": 1}}),
+    );
     let ext = write(
         &env.work.join("compactor.ts"),
         r#"export default function (pi) {

@@ -254,16 +254,17 @@ impl AgentSession {
     ) -> Result<CompactionResult, CompactionRun> {
         let inner = &self.inner;
         let model = self.model();
-        let auth = inner
-            .request_auth(&model)
-            .map_err(|e| CompactionRun::Failed(CompactionError::Summarization(e.0)))?;
         let settings = inner.settings.get().compaction_settings();
         let (preparation, path) = {
             let session = lock(&inner.session);
             let path: Vec<SessionEntry> = session.branch_entries().into_iter().cloned().collect();
             (prepare_compaction(&path, &settings), path)
         };
+        // Nothing to compact is said before a missing key (as pi 1.6.0 checks).
         let preparation = preparation.ok_or(CompactionRun::Skipped)?;
+        let auth = inner
+            .request_auth(&model)
+            .map_err(|e| CompactionRun::Failed(CompactionError::Summarization(e.0)))?;
         let runtime = inner.ext.runtime.clone();
         let mut from_extension: Option<(CompactionResult, Option<serde_json::Value>)> = None;
         if runtime.has_handlers("session_before_compact") {

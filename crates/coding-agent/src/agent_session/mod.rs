@@ -361,9 +361,8 @@ impl Inner {
             .map(|(_, key)| key.as_str());
         match self.registry.current().request_auth(model, cli_key) {
             Ok(auth) if auth.api_key.is_some() => Ok(auth),
-            Ok(_) => Err(SessionOpError::new(format!(
-                "No API key found for {}. Set the provider's API key environment variable, or configure it in auth.json.",
-                model.provider
+            Ok(_) => Err(SessionOpError::new(crate::auth_guidance::no_api_key_found(
+                &model.provider,
             ))),
             Err(message) => Err(SessionOpError::new(message)),
         }

@@ -254,6 +254,37 @@ impl AgentSession {
             .unwrap_or_else(|| self.thinking_level())
     }
 
+    /// Before a new session: reads `auth.json` and `models.json` again and, when the session
+    /// has no model (it started with no key anywhere), takes the one startup would now
+    /// choose. pi 1.6.0 rebuilds its runtime for a new session, so an RPC client that had
+    /// the user sign in or add a provider gets a model this way.
+    pub(super) fn reload_models_for_new_session(&self) {
+        if let Err(e) = self.reload_credentials() {
+            eprintln!("Warning: {e}");
+        }
+        if !crate::auth_guidance::is_unknown_model(&self.model()) {
+            return;
+        }
+        let settings = self.inner.settings.get();
+        let Some(model) = self.registry().default_model(
+            settings.default_provider.as_deref(),
+            settings.default_model.as_deref(),
+        ) else {
+            return;
+        };
+        let level = settings
+            .model_thinking_levels
+            .as_ref()
+            .and_then(|levels| levels.get(&model.full_id()))
+            .or(settings.default_thinking_level.as_ref())
+            .and_then(|level| ThinkingLevel::parse(level))
+            // pi's DEFAULT_THINKING_LEVEL, as at startup.
+            .unwrap_or(ThinkingLevel::Medium);
+        let level = pi_ai::clamp_thinking_level(&model, level);
+        self.refresh_model_auth(model);
+        self.inner.agent.set_thinking_level(level);
+    }
+
     /// Puts `model` in use: the agent, its key and headers, and the session entry.
     fn apply_model(&self, model: Model) -> Model {
         let previous = self.model();

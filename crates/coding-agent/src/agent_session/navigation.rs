@@ -60,17 +60,23 @@ impl AgentSession {
     }
 
     /// Starts a new, empty session in the same directory (optionally naming a parent
-    /// session), keeping the model and thinking level.
+    /// session), keeping the model and thinking level; keys and `models.json` are read
+    /// again, and a session without a model takes one if there now is one.
     pub async fn new_session(&self, parent_session: Option<String>) -> Result<(), SessionOpError> {
         self.refuse_while_compacting()?;
         self.abort().await;
+        self.reload_models_for_new_session();
         let mut session = lock(&self.inner.session);
         session.new_session(parent_session);
         let model = self.model();
         let level = self.thinking_level();
-        let recorded = session
-            .append_model_change(&model.provider, &model.id)
-            .and_then(|_| session.append_thinking_level_change(level.as_str()));
+        let recorded = if crate::auth_guidance::is_unknown_model(&model) {
+            session.append_thinking_level_change(level.as_str())
+        } else {
+            session
+                .append_model_change(&model.provider, &model.id)
+                .and_then(|_| session.append_thinking_level_change(level.as_str()))
+        };
         if let Err(e) = recorded {
             eprintln!("Warning: {e}");
         }

@@ -128,6 +128,9 @@ fn record_initial_entries(
             result = session.append_thinking_level_change(thinking_level.as_str());
         }
         result
+    } else if crate::auth_guidance::is_unknown_model(model) {
+        // No model yet (pi 1.6.0 records none): only the thinking level.
+        session.append_thinking_level_change(thinking_level.as_str())
     } else {
         session
             .append_model_change(&model.provider, &model.id)

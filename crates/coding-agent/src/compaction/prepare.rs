@@ -143,6 +143,10 @@ pub fn prepare_compaction(
     let turn_prefix_messages = turn_start
         .map(|start| collect(start, cut.first_kept_entry_index))
         .unwrap_or_default();
+    // Everything is kept: nothing to summarize (pi 1.6.0 says the session is too small).
+    if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
+        return None;
+    }
 
     let mut file_ops = FileOperations::new();
     if let Some((_, _, _, Some(details), from_hook)) = previous

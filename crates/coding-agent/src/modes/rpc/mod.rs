@@ -399,7 +399,11 @@ async fn execute(
                 .collect();
             Some(json!({ "messages": messages }))
         }
-        RpcCommand::GetLastAssistantText => Some(json!({ "text": session.last_assistant_text() })),
+        // No text: `{}` (pi's `{ text: undefined }`).
+        RpcCommand::GetLastAssistantText => Some(match session.last_assistant_text() {
+            Some(text) => json!({ "text": text }),
+            None => json!({}),
+        }),
         RpcCommand::SetSessionName { name } => {
             let name = name.trim();
             if name.is_empty() {
