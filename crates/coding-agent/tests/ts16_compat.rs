@@ -26,8 +26,9 @@ async fn version_and_help_header_as_pi_16() {
     let env = Env::new(&server, 128_000, json!({}));
     for flag in ["--version", "-v"] {
         let got = answer(run(&env, ours(), &[flag]));
-        assert_eq!(got, (Some(0), "1.6.0\n".into(), String::new()), "{flag}");
-        assert_eq!(got.1.trim(), pi_coding_agent::PI_VERSION);
+        // The number lives in PI_VERSION alone, so a release bump changes one line.
+        let expected = format!("{}\n", pi_coding_agent::PI_VERSION);
+        assert_eq!(got, (Some(0), expected, String::new()), "{flag}");
         if let Some(wrapper) = ts16() {
             assert_eq!(got, answer(run(&env, ts16_pi(&wrapper), &[flag])), "{flag}");
         }
