@@ -21,6 +21,8 @@ const GUARD: Duration = Duration::from_secs(40);
 const RECOVERED: &str = "recovered after the fault";
 /// The reply the fault interrupts.
 const FIRST_REPLY: &str = "a first reply that the fault interrupts part of the way through";
+/// The answer to the turn before an overflow (so that there is something to compact).
+const EARLIER_REPLY: &str = "an earlier answer";
 /// The compaction's summary, when an overflow makes pi compact before retrying.
 const SUMMARY: &str = "The user said hi.";
 
@@ -170,11 +172,26 @@ impl Case {
             }),
             Case::TruncatedFinal => reply().with_fault(Fault::TruncatedEnd),
         };
-        // pi compacts, then retries, and the retry is answered.
+        // An earlier turn is answered; at the overflow pi compacts it, then retries, and
+        // the retry is answered.
         if self == Case::ContextOverflow {
-            return vec![faulty, Script::text(SUMMARY), Script::text(RECOVERED)];
+            return vec![
+                Script::text(EARLIER_REPLY),
+                faulty,
+                Script::text(SUMMARY),
+                Script::text(RECOVERED),
+            ];
         }
         vec![faulty, Script::text(RECOVERED)]
+    }
+
+    /// The prompts of the cell: an overflow needs an earlier turn to compact (an overflow
+    /// on the first prompt has nothing to compact and is not retried, as in pi 1.6.0).
+    fn prompts(self) -> &'static [&'static str] {
+        match self {
+            Case::ContextOverflow => &["hello", "hi"],
+            _ => &["hi"],
+        }
     }
 }
 
@@ -221,18 +238,23 @@ impl Cell {
             json!({"providers": providers}).to_string(),
         )
         .unwrap();
+        // Keeping 1 token leaves the turn before an overflow to compact (with everything
+        // kept, pi 1.6.0 has nothing to compact and gives up).
         let settings = json!({"retry": {"baseDelayMs": 10, "maxRetries": 3},
+                              "compaction": {"keepRecentTokens": 1},
                               "httpIdleTimeoutMs": 1000});
         std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
         Cell { dir }
     }
 
-    fn command(&self, model: &str, mode: Mode) -> Command {
+    /// pi on `model` in `mode`; print and JSON modes get the prompts as arguments (RPC
+    /// ones are sent by [`run`]).
+    fn command(&self, model: &str, mode: Mode, prompts: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
         command.args(["--model", model]);
         match mode {
-            Mode::Print => command.args(["-p", "hi"]),
-            Mode::Json => command.args(["--mode", "json", "hi"]),
+            Mode::Print => command.arg("-p").args(prompts),
+            Mode::Json => command.args(["--mode", "json"]).args(prompts),
             Mode::Rpc => command.args(["--mode", "rpc"]),
         };
         command
@@ -279,9 +301,11 @@ struct Run {
     elapsed: Duration,
 }
 
-/// Runs `command` (for RPC: sends one prompt, and closes stdin once the run is over),
-/// killing it at [`GUARD`].
-fn run(mut command: Command, rpc: bool) -> Run {
+/// Runs `command` (for RPC: sends `rpc_prompts` one run after the other, and closes stdin
+/// once the last run is over), killing it at [`GUARD`].
+fn run(mut command: Command, rpc_prompts: Option<&[&str]>) -> Run {
+    let rpc = rpc_prompts.is_some();
+    let mut waiting = rpc_prompts.unwrap_or_default().iter();
     let started = Instant::now();
     let mut child = command.spawn().unwrap();
     let mut stdin = child.stdin.take();
@@ -292,8 +316,14 @@ fn run(mut command: Command, rpc: bool) -> Run {
         let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut text);
         text
     });
-    if let Some(stdin) = stdin.as_mut() {
-        writeln!(stdin, r#"{{"id":"p1","type":"prompt","message":"hi"}}"#).unwrap();
+    let send = |stdin: &mut Option<std::process::ChildStdin>, message: &str| {
+        if let Some(stdin) = stdin.as_mut() {
+            let line = json!({"id": "p", "type": "prompt", "message": message});
+            writeln!(stdin, "{line}").unwrap();
+        }
+    };
+    if let Some(first) = waiting.next() {
+        send(&mut stdin, first);
     }
     let (lines_tx, lines_rx) = std::sync::mpsc::channel::<String>();
     std::thread::spawn(move || {
@@ -308,9 +338,12 @@ fn run(mut command: Command, rpc: bool) -> Run {
         let left = GUARD.saturating_sub(started.elapsed());
         match lines_rx.recv_timeout(left.min(Duration::from_millis(200))) {
             Ok(line) => {
-                // RPC: the run is over at `agent_settled` (after retries and compaction).
+                // RPC: a run is over at `agent_settled` (after retries and compaction).
                 if rpc && is_settled(&line) {
-                    stdin.take();
+                    match waiting.next() {
+                        Some(next) => send(&mut stdin, next),
+                        None => drop(stdin.take()),
+                    }
                 }
                 out.push_str(&line);
                 out.push('\n');
@@ -510,7 +543,11 @@ fn run_mode(mode: Mode) {
                     let cell = Cell::new(&url);
                     let (name, api, _, _) = apis(&url)[index].clone();
                     server.push_all(case.scripts(api));
-                    let result = run(cell.command(&format!("{name}/m1"), mode), mode == Mode::Rpc);
+                    let prompts = case.prompts();
+                    let result = run(
+                        cell.command(&format!("{name}/m1"), mode, prompts),
+                        (mode == Mode::Rpc).then_some(prompts),
+                    );
                     if let Err(e) = check_cell(api, case, mode, &result, &cell) {
                         failures.lock().unwrap().push(e);
                     }

@@ -173,6 +173,30 @@ async fn a_context_overflow_compacts_and_retries() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overflow_on_the_first_turn_has_nothing_to_compact() {
+    // As in pi 1.6.0 (and 1.5.2): with no earlier turn there is nothing to summarize, so
+    // no compaction starts and the request is not retried.
+    let server = MockServer::start().await.unwrap();
+    server.push_all([overflow_error(), Script::text("never asked for")]);
+    let env = Env::new(
+        &server,
+        4000,
+        json!({"compaction": {"keepRecentTokens": 1, "reserveTokens": 100}}),
+    );
+    let mut rpc = Rpc::start(&env, &[]);
+    rpc.call(
+        "p",
+        json!({"type": "prompt", "message": "a first question"}),
+    );
+    let lines = rpc.event("agent_settled");
+    assert!(of_type(&lines, "compaction_start").is_empty(), "{lines:#?}");
+    assert!(of_type(&lines, "compaction_end").is_empty(), "{lines:#?}");
+    assert_eq!(server.requests().len(), 1);
+    let compact = rpc.call("c", json!({"type": "compact"}));
+    assert_eq!(compact["error"], "Nothing to compact (session too small)");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_threshold_compaction_writes_an_entry_and_trims_the_next_request() {
     let server = MockServer::start().await.unwrap();
     server.push_all([

@@ -108,6 +108,16 @@ impl AgentSession {
     /// continue afterwards.
     async fn run_auto_compaction(&self, reason: CompactionReason) -> bool {
         let inner = &self.inner;
+        // Nothing to summarize: no compaction starts, and nothing is retried (pi 1.6.0).
+        let settings = inner.settings.get().compaction_settings();
+        let preparable = {
+            let session = lock(&inner.session);
+            let path: Vec<SessionEntry> = session.branch_entries().into_iter().cloned().collect();
+            prepare_compaction(&path, &settings).is_some()
+        };
+        if !preparable {
+            return false;
+        }
         let will_retry = reason == CompactionReason::Overflow;
         inner.emit_session(SessionOnlyEvent::CompactionStart { reason });
         let cancel = CancellationToken::new();
