@@ -26,6 +26,11 @@ use super::prompt::{PromptParams, build_system_prompt};
 use super::truncation::{max_tool_result_chars, truncate_oversized_tool_results};
 use super::usage::UsageAccumulator;
 
+/// Retries inside one request for a session run without auth profiles: the runner has no
+/// other key to rotate to and the session's auto-retry is off, so the request retries (as
+/// the provider layer did by default before it followed pi 1.6.0's none).
+const SINGLE_KEY_RETRIES: u32 = 2;
+
 /// Assistant messages finished during the run, in order.
 #[derive(Default)]
 struct RunLog {
@@ -96,11 +101,14 @@ impl Run<'_> {
             options.timeout_ms = Some(ms);
         }
         // With profiles the runner rotates instead of retrying; with the session's single
-        // key, the provider's own retries (retry-after, backoff) are all there is.
-        if let Some(retries) = self.config.provider_max_retries
-            && self.profile.is_some()
-        {
-            options.max_retries = Some(retries);
+        // key, retries inside the request (retry-after, backoff) are all there is, since
+        // the session's own auto-retry does not run under the runner.
+        match (self.profile.is_some(), self.config.provider_max_retries) {
+            (true, Some(retries)) => options.max_retries = Some(retries),
+            (false, _) if options.max_retries.is_none() => {
+                options.max_retries = Some(SINGLE_KEY_RETRIES);
+            }
+            _ => {}
         }
         agent.set_stream_options(options);
     }
