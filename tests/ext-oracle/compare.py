@@ -99,7 +99,7 @@ class Side:
             p = GOLDEN / (name + ".json")
             if not p.exists():
                 return None, 0.0
-            return json.loads(p.read_text()), 0.0
+            return normalize.rewritten(json.loads(p.read_text())), 0.0
         rec = driver.run(sc, self.spec)
         alt = None
         if self.label == "ours" and (GOLDEN / "_baseline.json").exists():

@@ -51,6 +51,13 @@ What is dropped:
                   {disposition} data of prompt/steer/follow_up responses, the id of an
                   unknown-command response and node 22's "(line L column C)" in parse
                   errors. Removing them keeps the comparison about extension behaviour.
+  pi 1.6's built-in extension commands (`mcp`, sourceInfo.source "builtin") in
+                  get_commands answers: 0.73.1 had no built-in extensions. The ts16_compat
+                  tests compare that list with pi 1.6.0.
+What is rewritten:
+  the write tool's "Successfully wrote N bytes to P" (0.73.1) becomes pi 1.6.0's
+                  "Successfully wrote to P", the text ours gives (also in golden files
+                  as compare.py reads them).
   request headers and transport parameters (stream, stream_options, store,
                   max_completion_tokens, ...): client-library details, covered by the
                   ts_compat tests, not extension behaviour.
@@ -80,6 +87,7 @@ UUID_RE = re.compile(r"(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 ISO_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}(?:[.-]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?")
 DATE_RE = re.compile(r"\b20\d{2}-\d{2}-\d{2}\b")
 MOCK_RE = re.compile(r"127\.0\.0\.1:\d+")
+WROTE_RE = re.compile(r"^Successfully wrote \d+ bytes to ")
 ENTRY_ID_FIELDS = {"id", "parentId", "entryId", "firstKeptEntryId", "targetId", "leafId", "newLeafId",
                    "oldLeafId", "fromId", "parentSession"}
 TS_FIELDS = {"timestamp", "createdAt", "updatedAt", "modified", "created", "mtime", "startedAt", "endedAt",
@@ -179,7 +187,7 @@ class Normalizer:
             s = self.version_re.sub("<VERSION>", s)
         for pat, rep in self.replace:
             s = pat.sub(rep, s)
-        return s
+        return rewritten(s)
 
     def value(self, obj, key=None):
         if isinstance(obj, dict):
@@ -270,10 +278,28 @@ def as_073(obj: dict) -> dict:
             obj = {k: v for k, v in obj.items() if k != "id"}
         if obj.get("command") == "parse" and isinstance(error, str):
             obj = dict(obj, error=PARSE_POSITION_RE.sub("", error))
+        if obj.get("command") == "get_commands" and isinstance(data, dict) \
+                and isinstance(data.get("commands"), list):
+            kept = [c for c in data["commands"]
+                    if not (isinstance(c, dict) and (c.get("sourceInfo") or {}).get("source") == "builtin")]
+            obj = dict(obj, data=dict(data, commands=kept))
+            data = obj["data"]
         if isinstance(data, dict) and isinstance(data.get("messages"), list):
             kept = [m for m in data["messages"] if not is_system(m)]
             obj = dict(obj, data=dict(data, messages=kept))
     return without_system_messages(obj)
+
+
+def rewritten(value):
+    """`value` (a normalized record or part of one, a golden file too) with 0.73.1's
+    texts in pi 1.6.0's words (see "What is rewritten" in the module doc)."""
+    if isinstance(value, str):
+        return WROTE_RE.sub("Successfully wrote to ", value)
+    if isinstance(value, list):
+        return [rewritten(v) for v in value]
+    if isinstance(value, dict):
+        return {k: rewritten(v) for k, v in value.items()}
+    return value
 
 
 def without_system_messages(value):
