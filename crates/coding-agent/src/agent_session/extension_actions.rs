@@ -45,6 +45,11 @@ impl ExtensionActions for SessionActions {
         })
     }
 
+    fn expect_run(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        let session = self.session()?;
+        Some(Box::new(session.run_requested()))
+    }
+
     fn queues_at_once(&self) -> bool {
         self.session().is_some_and(|session| {
             session.is_streaming() && !session.inner.ext.commands_running.is_running()
@@ -141,6 +146,7 @@ impl AgentSession {
                 Ok(Value::Null)
             }
             ExtensionAction::SendUserMessage { content, options } => {
+                let _requested = self.run_requested();
                 let (text, images) = split_content(&content);
                 let streaming_behavior = match options.deliver_as.as_deref() {
                     Some("followUp") => Some(StreamingBehavior::FollowUp),
@@ -356,6 +362,7 @@ impl AgentSession {
                 self.inner.agent.steer(custom);
             }
         } else if options.trigger_turn {
+            let _requested = self.run_requested();
             self.inner.ext.commands_running.idle().await;
             self.inner.agent.wait_for_idle().await;
             let _run = self.run_guard();

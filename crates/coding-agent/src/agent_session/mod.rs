@@ -168,6 +168,11 @@ pub(crate) struct Inner {
     retry_attempt: AtomicU32,
     /// Runs started and not yet settled (see `settle.rs`).
     active_runs: AtomicU32,
+    /// How many `agent_settled` events were emitted (a handled prompt checks for its own).
+    settled_count: AtomicU64,
+    /// Runs an extension asked for (`sendUserMessage`, a turn-triggering `sendMessage`)
+    /// and that have not finished: their own `agent_settled` will end the prompt.
+    requested_runs: Arc<AtomicU32>,
     /// Set right before `agent_end` when an auto-retry will follow (pi 1.5's `willRetry`).
     will_retry: Arc<AtomicBool>,
     retry_cancel: Mutex<Option<CancellationToken>>,

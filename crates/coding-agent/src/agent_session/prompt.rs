@@ -1,6 +1,8 @@
 //! Sending prompts: extension commands and `input` handlers first, template and skill
 //! expansion, queueing while the agent streams, otherwise a run to the end; and aborting.
 
+use std::sync::atomic::Ordering;
+
 use tokio_util::sync::CancellationToken;
 
 use pi_agent_core::AgentMessage;
@@ -35,6 +37,7 @@ impl AgentSession {
                 callback(result);
             }
         };
+        let settled_before = self.inner.settled_count.load(Ordering::SeqCst);
         // Extension commands run at once, even while streaming.
         if options.expand_templates && text.starts_with('/') {
             let running = self.inner.ext.commands_running.start();
@@ -43,6 +46,7 @@ impl AgentSession {
                 // TypeScript pi, where they begin on a later tick).
                 report(Ok(Disposition::Handled));
                 drop(running);
+                self.settle_handled(settled_before);
                 return Ok(());
             }
             drop(running);
@@ -62,6 +66,7 @@ impl AgentSession {
             {
                 crate::extensions::InputOutcome::Handled => {
                     report(Ok(Disposition::Handled));
+                    self.settle_handled(settled_before);
                     return Ok(());
                 }
                 crate::extensions::InputOutcome::Transform {

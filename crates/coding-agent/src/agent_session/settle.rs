@@ -3,7 +3,7 @@
 //! a run once nothing more will start on its own.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use pi_ai::StopReason;
@@ -79,7 +79,43 @@ impl AgentSession {
             }
             break;
         }
-        self.inner
-            .emit_session(SessionOnlyEvent::AgentSettled { aborted });
+        self.inner.emit_settled(aborted);
+    }
+
+    /// Ends a prompt that an extension command or `input` handler took (issue 36, item 9:
+    /// pi 1.6.0 sends no `agent_settled` then, and clients that wait for it hang). Sent
+    /// unless a run settled meanwhile, a run is going, or one the extension asked for is
+    /// still to come; that run's own `agent_settled` ends the prompt.
+    pub(super) fn settle_handled(&self, settled_before: u64) {
+        let inner = &self.inner;
+        if inner.settled_count.load(Ordering::SeqCst) == settled_before
+            && inner.active_runs.load(Ordering::SeqCst) == 0
+            && inner.requested_runs.load(Ordering::SeqCst) == 0
+            && !self.is_streaming()
+        {
+            inner.emit_settled(false);
+        }
+    }
+
+    /// Counts a run an extension asked for until the guard drops (see `settle_handled`).
+    pub fn run_requested(&self) -> RequestedRun {
+        self.inner.requested_runs.fetch_add(1, Ordering::SeqCst);
+        RequestedRun(Arc::clone(&self.inner.requested_runs))
+    }
+}
+
+/// A run an extension asked for, counted while it is to come or going.
+pub struct RequestedRun(Arc<AtomicU32>);
+
+impl Drop for RequestedRun {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl super::Inner {
+    fn emit_settled(&self, aborted: bool) {
+        self.settled_count.fetch_add(1, Ordering::SeqCst);
+        self.emit_session(SessionOnlyEvent::AgentSettled { aborted });
     }
 }

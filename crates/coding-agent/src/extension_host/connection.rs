@@ -414,6 +414,21 @@ impl Connection {
             }
             HostFrame::Request { id, method, params } => {
                 let connection = self.clone();
+                // A run asked for counts from now, before the frames after this one (the
+                // answer of the command that asked) are handled.
+                let asks_for_run = method == "sendUserMessage"
+                    || (method == "sendMessage"
+                        && params
+                            .pointer("/options/triggerTurn")
+                            .and_then(Value::as_bool)
+                            == Some(true));
+                let expected_run = if asks_for_run {
+                    lock(&self.binding)
+                        .as_ref()
+                        .and_then(|binding| binding.actions.expect_run())
+                } else {
+                    None
+                };
                 // `ctx.compact()` starts before the frames after it are handled, as in pi
                 // (the command that called it answers after `compaction_start`).
                 let (started, begun) = if method == "compact" {
@@ -423,6 +438,7 @@ impl Connection {
                     (None, None)
                 };
                 let handle = async move {
+                    let _expected_run = expected_run;
                     let answer = connection.answer(id, &method, params, started).await;
                     connection.notify(match answer {
                         Ok(result) => json!({"type": "response", "id": id, "result": result}),

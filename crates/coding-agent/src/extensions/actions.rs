@@ -217,6 +217,13 @@ pub trait ExtensionActions: Send + Sync {
         false
     }
 
+    /// Counts a run the extension asks for from the moment its request arrives until the
+    /// request is done, so that the prompt of the command that asked knows a run will end
+    /// it (dropping the value ends the count).
+    fn expect_run(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        None
+    }
+
     /// A cheap fingerprint of the mirrored state: equal fingerprints mean nothing to send
     /// (so a hooked tool call does not rebuild the snapshot).
     fn fingerprint(&self) -> u64 {
