@@ -283,7 +283,8 @@ fn edit_file(
     let mut output = String::with_capacity(bom.len() + new_body.len());
     output.push_str(bom);
     output.push_str(&new_body);
-    std::fs::write(absolute, output).map_err(|e| node_io_error(&e, "open", absolute))?;
+    super::atomic_write::write_atomically(absolute, output.as_bytes())
+        .map_err(|e| node_io_error(&e, "open", absolute))?;
 
     Ok(generate_diff_string(
         &lf.text,

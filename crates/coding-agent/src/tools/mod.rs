@@ -1,5 +1,6 @@
 //! The built-in tools: `read`, `write`, `edit`, `bash`, `grep`, `find`, `ls`.
 
+pub mod atomic_write;
 pub mod bash;
 pub mod bash_output;
 pub mod bash_process;

@@ -63,7 +63,7 @@ impl AgentTool for WriteTool {
                     std::fs::create_dir_all(dir)
                         .map_err(|e| ToolError::new(fs_error_text(&e, "mkdir", Some(dir))))?;
                 }
-                std::fs::write(&target, content.as_bytes())
+                super::atomic_write::write_atomically(&target, content.as_bytes())
                     .map_err(|e| ToolError::new(fs_error_text(&e, "open", Some(&target))))
             });
             with_file_lock(&absolute, cancellable(&cancel, work)).await?;
