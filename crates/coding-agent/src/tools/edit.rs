@@ -119,6 +119,9 @@ impl AgentTool for EditTool {
                 let diff = outcome.map_err(ToolError::new)?;
                 let mut details = Map::new();
                 details.insert("diff".into(), Value::String(diff.diff));
+                if let Some(patch) = diff.patch {
+                    details.insert("patch".into(), Value::String(patch));
+                }
                 if let Some(line) = diff.first_changed_line {
                     details.insert("firstChangedLine".into(), json!(line));
                 }
@@ -286,11 +289,14 @@ fn edit_file(
     super::atomic_write::write_atomically(absolute, output.as_bytes())
         .map_err(|e| node_io_error(&e, "open", absolute))?;
 
-    Ok(generate_diff_string(
+    let mut diff = generate_diff_string(&lf.text, &new_lf, DEFAULT_CONTEXT_LINES);
+    diff.patch = Some(super::edit_diff::unified_patch(
+        path,
         &lf.text,
         &new_lf,
         DEFAULT_CONTEXT_LINES,
-    ))
+    ));
+    Ok(diff)
 }
 
 /// Applies the replacements (located in the `\n`-only text) to the original text: only the

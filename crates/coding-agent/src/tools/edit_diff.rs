@@ -17,6 +17,8 @@ pub struct EditDiff {
     pub diff: String,
     /// The first changed line in the new text, if anything changed.
     pub first_changed_line: Option<usize>,
+    /// The unified patch (pi 1.6.0's `details.patch`), where the caller made one.
+    pub patch: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,5 +136,95 @@ pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> EditD
     EditDiff {
         diff: output.join("\n"),
         first_changed_line,
+        patch: None,
+    }
+}
+
+/// The standard unified patch of an edit (pi 1.6.0's `details.patch`, jsdiff's
+/// `formatPatch` with file headers only): `--- path` / `+++ path`, then hunks with
+/// `context_lines` of context, each header with both counts (`@@ -3,1 +3,1 @@`), and
+/// `\ No newline at end of file` after a last line without one.
+pub fn unified_patch(path: &str, old: &str, new: &str, context_lines: usize) -> String {
+    let diff = TextDiff::from_lines(old, new);
+    let mut out = format!("--- {path}\n+++ {path}\n");
+    for group in diff.grouped_ops(context_lines) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_range = first.old_range().start..last.old_range().end;
+        let new_range = first.new_range().start..last.new_range().end;
+        // An empty side counts from the line before it, as jsdiff does.
+        let start = |range: &std::ops::Range<usize>| {
+            if range.is_empty() {
+                range.start
+            } else {
+                range.start + 1
+            }
+        };
+        out.push_str(&format!(
+            "@@ -{},{} +{},{} @@\n",
+            start(&old_range),
+            old_range.len(),
+            start(&new_range),
+            new_range.len()
+        ));
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Equal => ' ',
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                };
+                let text = change.value();
+                out.push(sign);
+                out.push_str(text.strip_suffix('\n').unwrap_or(text));
+                out.push('\n');
+                if !text.ends_with('\n') {
+                    out.push_str("\\ No newline at end of file\n");
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unified_patch;
+
+    /// The expected patches are jsdiff 8's `formatPatch(structuredPatch(…, {context: 4}),
+    /// FILE_HEADERS_ONLY)` for the same texts, as pi 1.6.0 builds `details.patch`.
+    #[test]
+    fn unified_patch_matches_jsdiff() {
+        let cases = [
+            (
+                "one\ntwo\nthree\nfour\nfive\n",
+                "one\nTWO\nthree\nfour\nfive\n",
+                "--- f.txt\n+++ f.txt\n@@ -1,5 +1,5 @@\n one\n-two\n+TWO\n three\n four\n five\n",
+            ),
+            (
+                "a\nb",
+                "a\nc",
+                "--- f.txt\n+++ f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n",
+            ),
+            (
+                "a\n",
+                "a\nb\n",
+                "--- f.txt\n+++ f.txt\n@@ -1,1 +1,2 @@\n a\n+b\n",
+            ),
+            ("x\n", "", "--- f.txt\n+++ f.txt\n@@ -1,1 +0,0 @@\n-x\n"),
+            (
+                "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n",
+                "1\n2x\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14x\n15\n",
+                "--- f.txt\n+++ f.txt\n@@ -1,6 +1,6 @@\n 1\n-2\n+2x\n 3\n 4\n 5\n 6\n@@ -10,6 +10,6 @@\n 10\n 11\n 12\n 13\n-14\n+14x\n 15\n",
+            ),
+        ];
+        for (old, new, expected) in cases {
+            assert_eq!(
+                unified_patch("f.txt", old, new, 4),
+                expected,
+                "{old:?} -> {new:?}"
+            );
+        }
     }
 }
