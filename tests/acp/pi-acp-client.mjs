@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+// An ACP client that drives pi-acp as Zed would, from a scripted scenario, and prints what
+// it saw as JSON lines: every session update, every permission request (with the answer it
+// gave), and the result or error of every step.
+//
+//   node pi-acp-client.mjs SCENARIO.json
+//
+// The scenario: {"piAcpDir": DIR (target/pi-acp), "cwd": ABSOLUTE, "steps": [STEP...],
+// "permissions": [OPTION-NAME...]}. pi-acp runs pi from PI_ACP_PI_COMMAND (the caller's
+// environment). Steps, run in order:
+//   {"op": "initialize"}
+//   {"op": "new"}                      session/new; later steps use its sessionId
+//   {"op": "new", "awaitStartup": true}
+//                                      ... and waits for pi-acp's startup notice
+//   {"op": "prompt", "text": T}        session/prompt, waits for its stopReason (at most
+//                                      "limitMs", 20 s by default: then an error)
+//   {"op": "prompt", "text": T, "cancelOn": KIND}
+//                                      sends session/cancel once an update of that kind
+//                                      (e.g. "tool_call") arrives during the prompt
+//   {"op": "load"}                     session/load of the last session in a new pi-acp
+// Permission requests are answered with the option named by the next entry of
+// "permissions" (or cancelled when none is left).
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+
+const scenario = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const acp = await import(join(scenario.piAcpDir, "node_modules/@agentclientprotocol/sdk/dist/acp.js"));
+const adapter = join(scenario.piAcpDir, "node_modules/pi-acp/dist/index.js");
+
+const out = (record) => process.stdout.write(JSON.stringify(record) + "\n");
+const answers = [...(scenario.permissions ?? [])];
+let step = 0;
+let startupSeen = null;
+let cancelOn = null;
+
+function connect() {
+  const child = spawn(process.execPath, [adapter], {
+    cwd: scenario.cwd,
+    stdio: ["pipe", "pipe", "inherit"],
+    env: process.env,
+  });
+  const client = {
+    async sessionUpdate(params) {
+      out({ step, update: params.update });
+      if (params.update.sessionUpdate === "agent_message_chunk") startupSeen?.();
+      if (cancelOn && params.update.sessionUpdate === cancelOn.kind) {
+        const { connection, sessionId } = cancelOn;
+        cancelOn = null;
+        await connection.cancel({ sessionId });
+      }
+    },
+    async requestPermission(params) {
+      const name = answers.shift();
+      const option = params.options.find((o) => o.name === name);
+      out({ step, permission: { title: params.toolCall?.title, options: params.options.map((o) => o.name) }, answer: option ? option.name : null });
+      return option
+        ? { outcome: { outcome: "selected", optionId: option.optionId } }
+        : { outcome: { outcome: "cancelled" } };
+    },
+    async readTextFile() {
+      throw new Error("not offered");
+    },
+    async writeTextFile() {
+      throw new Error("not offered");
+    },
+  };
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  const connection = new acp.ClientSideConnection(() => client, stream);
+  return { child, connection };
+}
+
+/// `promise`, or an error naming the limit when it has not settled by then (a prompt that
+/// never completes, as a handled command's under pi 1.6.0).
+function withLimit(promise, ms) {
+  let timer;
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
+
+let { child, connection } = connect();
+let sessionId = null;
+const initialize = () =>
+  connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+
+try {
+  for (const s of scenario.steps) {
+    step += 1;
+    try {
+      let result;
+      switch (s.op) {
+        case "initialize":
+          result = await initialize();
+          break;
+        case "new": {
+          const startup = new Promise((resolve) => {
+            startupSeen = resolve;
+          });
+          result = await connection.newSession({ cwd: scenario.cwd, mcpServers: [] });
+          sessionId = result.sessionId;
+          // pi-acp sends its startup notice (pi's version, resources) just after answering;
+          // it belongs to this step, not to the next prompt.
+          if (s.awaitStartup) await withLimit(startup, 10000);
+          break;
+        }
+        case "prompt":
+          if (s.cancelOn) cancelOn = { kind: s.cancelOn, connection, sessionId };
+          result = await withLimit(
+            connection.prompt({ sessionId, prompt: [{ type: "text", text: s.text }] }),
+            s.limitMs ?? 20000,
+          );
+          cancelOn = null;
+          break;
+        case "load":
+          child.kill();
+          ({ child, connection } = connect());
+          await initialize();
+          result = await connection.loadSession({ sessionId, cwd: scenario.cwd, mcpServers: [] });
+          break;
+        default:
+          throw new Error(`unknown step ${s.op}`);
+      }
+      out({ step, op: s.op, result: result ?? null });
+    } catch (error) {
+      out({ step, op: s.op, error: { code: error?.code ?? null, message: String(error?.message ?? error), data: error?.data ?? null } });
+    }
+  }
+} finally {
+  child.kill();
+}
+process.exit(0);
