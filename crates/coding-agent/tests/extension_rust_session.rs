@@ -123,6 +123,7 @@ impl Extension for Guard {
                     details: None,
                 },
                 options: SendMessageOptions::default(),
+                request: Default::default(),
             })
             .await
             .map(|_| ())

@@ -13,7 +13,7 @@ use pi_ai::{ImageContent, InputBlock, ThinkingLevel};
 
 use super::extensions::custom_message;
 use super::{AgentSession, Inner, NavigateOptions, PromptOptions, StreamingBehavior, lock};
-use crate::extensions::actions::{MirrorStatics, SessionMirror, StateSnapshot};
+use crate::extensions::actions::{MirrorStatics, RunRequest, SessionMirror, StateSnapshot};
 use crate::extensions::{ExtensionAction, ExtensionActions, ExtensionMessage, SendMessageOptions};
 use crate::session::EntryKind;
 
@@ -45,9 +45,9 @@ impl ExtensionActions for SessionActions {
         })
     }
 
-    fn expect_run(&self) -> Option<Box<dyn std::any::Any + Send>> {
+    fn expect_run(&self) -> Option<RunRequest> {
         let session = self.session()?;
-        Some(Box::new(session.run_requested()))
+        Some(RunRequest::new(Box::new(session.run_requested())))
     }
 
     fn queues_at_once(&self) -> bool {
@@ -138,15 +138,34 @@ fn split_content(content: &Value) -> (String, Vec<ImageContent>) {
 }
 
 impl AgentSession {
+    /// `request`, counted from now when nobody counted it yet (an action that did not
+    /// come through the host's frames, e.g. a Rust extension's).
+    fn held_request(&self, request: RunRequest) -> RunRequest {
+        if request.is_held() {
+            request
+        } else {
+            RunRequest::new(Box::new(self.run_requested()))
+        }
+    }
+
     /// Carries out one extension request.
     pub async fn perform_extension_action(&self, action: ExtensionAction) -> Result<Value, String> {
         match action {
-            ExtensionAction::SendMessage { message, options } => {
-                self.send_custom_message(&message, &options).await;
+            ExtensionAction::SendMessage {
+                message,
+                options,
+                request,
+            } => {
+                let request = self.held_request(request);
+                self.send_custom_message(&message, &options, &request).await;
                 Ok(Value::Null)
             }
-            ExtensionAction::SendUserMessage { content, options } => {
-                let _requested = self.run_requested();
+            ExtensionAction::SendUserMessage {
+                content,
+                options,
+                request,
+            } => {
+                let request = self.held_request(request);
                 let (text, images) = split_content(&content);
                 let streaming_behavior = match options.deliver_as.as_deref() {
                     Some("followUp") => Some(StreamingBehavior::FollowUp),
@@ -171,7 +190,11 @@ impl AgentSession {
                     expand_templates: false,
                     source: Some("extension".into()),
                 };
-                self.prompt(&text, options, None)
+                // The count ends as the prompt starts its run (or is queued, or fails).
+                let release = request.clone();
+                let preflight: crate::agent_session::Preflight =
+                    Box::new(move |_| release.release());
+                self.prompt(&text, options, Some(preflight))
                     .await
                     .map(|()| Value::Null)
                     .map_err(|e| e.0)
@@ -343,6 +366,7 @@ impl AgentSession {
         &self,
         message: &ExtensionMessage,
         options: &SendMessageOptions,
+        request: &RunRequest,
     ) {
         let custom = custom_message(message);
         // From an agent_end handler the run is over (the TypeScript pi's agent is idle by
@@ -362,10 +386,10 @@ impl AgentSession {
                 self.inner.agent.steer(custom);
             }
         } else if options.trigger_turn {
-            let _requested = self.run_requested();
             self.inner.ext.commands_running.idle().await;
             self.inner.agent.wait_for_idle().await;
             let _run = self.run_guard();
+            request.release();
             let messages: Vec<AgentMessage> = self
                 .system_message_for_run(pi_ai::oauth::now_ms())
                 .into_iter()

@@ -15,7 +15,7 @@ use pi_agent_core::{AgentToolResult, ToolUpdateFn};
 
 use super::protocol::{HostFrame, parse_frame};
 use crate::extensions::actions::MirrorStatics;
-use crate::extensions::actions::StartSignal;
+use crate::extensions::actions::{RunRequest, StartSignal};
 use crate::extensions::backend::ExtensionBinding;
 use crate::extensions::registry::{ExtensionErrorInfo, LoadedExtension};
 use crate::extensions::ui::{UiDialog, UiNotice};
@@ -438,8 +438,9 @@ impl Connection {
                     (None, None)
                 };
                 let handle = async move {
-                    let _expected_run = expected_run;
-                    let answer = connection.answer(id, &method, params, started).await;
+                    let answer = connection
+                        .answer(id, &method, params, started, expected_run)
+                        .await;
                     connection.notify(match answer {
                         Ok(result) => json!({"type": "response", "id": id, "result": result}),
                         Err(error) => json!({"type": "response", "id": id, "error": error}),
@@ -498,6 +499,7 @@ impl Connection {
         method: &str,
         params: Value,
         started: Option<StartSignal>,
+        expected_run: Option<RunRequest>,
     ) -> Result<Value, String> {
         let Some(binding) = lock(&self.binding).clone() else {
             return Err("Extension runtime not initialized. Action methods cannot be called during extension loading.".into());
@@ -523,6 +525,14 @@ impl Connection {
             (&mut action, started)
         {
             *slot = signal;
+        }
+        if let (
+            ExtensionAction::SendUserMessage { request, .. }
+            | ExtensionAction::SendMessage { request, .. },
+            Some(expected),
+        ) = (&mut action, expected_run)
+        {
+            *request = expected;
         }
         // The host sees the effects of its action in the state it reads next.
         let result = binding.actions.perform(action).await;

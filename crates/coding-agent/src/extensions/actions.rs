@@ -58,6 +58,43 @@ impl PartialEq for StartSignal {
     }
 }
 
+/// A run an extension asked for (`sendUserMessage`, a turn-triggering `sendMessage`), counted
+/// by the session from the moment the request arrives until the run has begun (or the
+/// request is done): the prompt of the command that asked knows a run will end it.
+#[derive(Clone, Default)]
+pub struct RunRequest(Arc<Mutex<Option<Box<dyn std::any::Any + Send>>>>);
+
+impl RunRequest {
+    /// Holds `token` (the session's count) until [`Self::release`] or the last clone drops.
+    pub fn new(token: Box<dyn std::any::Any + Send>) -> Self {
+        Self(Arc::new(Mutex::new(Some(token))))
+    }
+
+    /// Whether a token is held.
+    pub fn is_held(&self) -> bool {
+        self.0.lock().map(|slot| slot.is_some()).unwrap_or(false)
+    }
+
+    /// Ends the count: the run has begun, was queued, or will not happen.
+    pub fn release(&self) {
+        let token = self.0.lock().ok().and_then(|mut slot| slot.take());
+        drop(token);
+    }
+}
+
+impl std::fmt::Debug for RunRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunRequest")
+    }
+}
+
+/// Not part of the action's value: any two are equal.
+impl PartialEq for RunRequest {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
 /// A custom message from an extension (`customType`, `content`, `display`, `details`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -79,12 +116,18 @@ pub enum ExtensionAction {
         message: ExtensionMessage,
         #[serde(default)]
         options: SendMessageOptions,
+        /// Counts the run it may trigger (see [`RunRequest`]).
+        #[serde(skip)]
+        request: RunRequest,
     },
     #[serde(rename_all = "camelCase")]
     SendUserMessage {
         content: Value,
         #[serde(default)]
         options: SendMessageOptions,
+        /// Counts the run it asks for (see [`RunRequest`]).
+        #[serde(skip)]
+        request: RunRequest,
     },
     #[serde(rename_all = "camelCase")]
     AppendEntry {
@@ -220,7 +263,7 @@ pub trait ExtensionActions: Send + Sync {
     /// Counts a run the extension asks for from the moment its request arrives until the
     /// request is done, so that the prompt of the command that asked knows a run will end
     /// it (dropping the value ends the count).
-    fn expect_run(&self) -> Option<Box<dyn std::any::Any + Send>> {
+    fn expect_run(&self) -> Option<RunRequest> {
         None
     }
 
@@ -355,7 +398,10 @@ mod tests {
                        "options": {"triggerTurn": true, "deliverAs": "steer"}}
         }))
         .unwrap();
-        let ExtensionAction::SendMessage { message, options } = action else {
+        let ExtensionAction::SendMessage {
+            message, options, ..
+        } = action
+        else {
             panic!("wrong variant");
         };
         assert_eq!(message.custom_type, "note");
