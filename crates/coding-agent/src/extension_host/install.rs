@@ -1,5 +1,7 @@
-//! Puts the host's JavaScript (embedded in the binary) in its folder, and installs its
-//! pinned npm packages there on first use; after that the host runs offline.
+//! Finds the extension host: installed with the binary (`scripts/install.sh` puts the
+//! host and its npm packages in `<prefix>/lib/pi-rs/extension-host`, so no network is
+//! ever needed), or else put in its folder from the JavaScript embedded in the binary,
+//! with its pinned npm packages installed there on first use.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,6 +29,48 @@ pub fn host_dir(agent_dir: &Path) -> PathBuf {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
         _ => agent_dir.join("extension-host"),
     }
+}
+
+/// Where the host runs from, and where its transform cache goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPlace {
+    /// The entry file (`host.mjs`).
+    pub entry: PathBuf,
+    /// The jiti cache folder (`PI_EXT_HOST_CACHE`) when the host's own folder is not
+    /// pi's to write (an installed host).
+    pub cache: Option<PathBuf>,
+}
+
+/// The host to run for `agent_dir`: `PI_EXTENSION_HOST_DIR` (prepared there), else the one
+/// installed with the binary when it is this build's, else `<agentDir>/extension-host`
+/// (prepared there, with npm on first use).
+pub fn prepare(agent_dir: &Path) -> Result<HostPlace, InstallError> {
+    let overridden = std::env::var_os("PI_EXTENSION_HOST_DIR").is_some_and(|d| !d.is_empty());
+    if !overridden
+        && let Some(dir) = std::env::current_exe()
+            .ok()
+            .and_then(|exe| installed_host(&exe))
+    {
+        return Ok(HostPlace {
+            entry: dir.join("host.mjs"),
+            cache: Some(agent_dir.join("extension-host-cache").join("jiti")),
+        });
+    }
+    Ok(HostPlace {
+        entry: ensure_installed(&host_dir(agent_dir))?,
+        cache: None,
+    })
+}
+
+/// The host installed beside the binary `exe` (`<exe>/../lib/pi-rs/extension-host`), if
+/// it holds exactly this build's host files and its packages are installed.
+pub fn installed_host(exe: &Path) -> Option<PathBuf> {
+    let dir = exe.parent()?.parent()?.join("lib/pi-rs/extension-host");
+    let ready = dir.join("node_modules").join(".pi-host-deps").is_file();
+    let same = embedded::FILES
+        .iter()
+        .all(|(name, bytes)| std::fs::read(dir.join(name)).ok().as_deref() == Some(*bytes));
+    (ready && same && has_embedded_host()).then_some(dir)
 }
 
 /// A short fingerprint of some bytes (FNV-1a), to notice changed files.

@@ -63,13 +63,13 @@ impl NodeHost {
     pub async fn start(
         options: HostOptions,
     ) -> Result<(Arc<Self>, Vec<LoadError>), HostStartError> {
-        let dir = install::host_dir(&options.agent_dir);
         let names: Vec<String> = options
             .extensions
             .iter()
             .map(|e| e.path.display().to_string())
             .collect();
-        let entry = install::ensure_installed(&dir)?;
+        let place = install::prepare(&options.agent_dir)?;
+        let entry = place.entry;
         let socket_path = crate::temp_files::path("ext", ".sock");
         let listener = tokio::net::UnixListener::bind(&socket_path).map_err(|e| {
             HostStartError::Start(format!("cannot listen on {}: {e}", socket_path.display()))
@@ -80,7 +80,13 @@ impl NodeHost {
             .map(std::process::Stdio::from)
             .unwrap_or_else(|_| std::process::Stdio::null());
         let pi_binary = std::env::current_exe().unwrap_or_default();
-        let spawned = tokio::process::Command::new(&node)
+        let mut command = tokio::process::Command::new(&node);
+        if let Some(cache) = &place.cache
+            && std::env::var_os("PI_EXT_HOST_CACHE").is_none()
+        {
+            command.env("PI_EXT_HOST_CACHE", cache);
+        }
+        let spawned = command
             .arg(&entry)
             .current_dir(&options.cwd)
             .env("PI_EXT_HOST_SOCKET", &socket_path)
