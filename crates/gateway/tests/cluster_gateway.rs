@@ -204,3 +204,34 @@ async fn prompts_for_one_session_on_two_nodes_never_overlap() {
     let again = c.call("session.prompt", params).await.unwrap();
     assert_eq!(again["duplicate"], true, "{again}");
 }
+
+/// A waiting prompt sent through another node than the session's gets its run's result
+/// even when the run takes longer than the NATS client's default request timeout (10 s):
+/// the request waits as long as the prompt may, and is not sent again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_waiting_prompt_through_another_node_gets_its_result() {
+    let Some(cluster) = GatewayCluster::start("3s", &[]).await else {
+        return;
+    };
+    let mut a = cluster.client(0).await;
+    let id = cluster.create(&mut a).await;
+    let mut b = cluster.client(1).await;
+    cluster
+        .mock
+        .push(Script::text("slow but sure").with_fault(mock_llm::Fault::stall(1, 12_000)));
+    let done = b
+        .call(
+            "session.prompt",
+            json!({"sessionId": id, "text": "take your time", "wait": true}),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}: {}", cluster.logs()));
+    assert_eq!(
+        done["terminationReason"],
+        "no_tool_calls",
+        "{done}\n{}",
+        cluster.logs()
+    );
+    assert_ne!(done["duplicate"], true, "{done}");
+    assert_eq!(cluster.mock.requests().len(), 1, "the prompt ran once");
+}

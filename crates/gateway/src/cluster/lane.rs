@@ -75,7 +75,14 @@ impl Engine {
         command: Bytes,
         timeout: Duration,
     ) -> Result<Option<Bytes>, ClusterError> {
-        let request = self.client.request(subject(session), command);
+        // The client's default request timeout (10 s) would cut off a waiting prompt whose
+        // run takes longer; the sender would send it again and get "duplicate" back.
+        let request = self.client.send_request(
+            subject(session),
+            async_nats::Request::new()
+                .payload(command)
+                .timeout(Some(timeout)),
+        );
         match tokio::time::timeout(timeout, request).await {
             Ok(Ok(reply)) => Ok(Some(reply.payload)),
             Ok(Err(e)) if e.kind() == async_nats::client::RequestErrorKind::NoResponders => {
