@@ -111,6 +111,8 @@ pub(super) struct ExtensionState {
     /// `sendMessage(…, {deliverAs: "nextTurn"})` messages, sent with the next prompt.
     pub(super) next_turn: Mutex<Vec<AgentMessage>>,
     pub(super) shutdown: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
+    /// The mode's UI, also without extensions (pi's built-in commands notify through it).
+    pub(super) ui: Mutex<Option<Arc<dyn ExtensionUi>>>,
     /// Bumped when tools, commands or models change (the host re-reads them).
     pub(super) generation: AtomicU64,
     /// Fields the mode adds to the host's mirror (terminal size, editor text, …).
@@ -135,6 +137,7 @@ impl ExtensionState {
             commands_running: CommandGate::default(),
             next_turn: Mutex::new(Vec::new()),
             shutdown: Mutex::new(None),
+            ui: Mutex::new(None),
             generation: AtomicU64::new(1),
             ui_state: Mutex::new(Map::new()),
             static_cache: Mutex::new(None),
@@ -549,6 +552,7 @@ impl AgentSession {
         shutdown: Arc<dyn Fn() + Send + Sync>,
     ) {
         *lock(&self.inner.ext.shutdown) = Some(shutdown);
+        *lock(&self.inner.ext.ui) = Some(ui.clone());
         let runtime = self.inner.ext.runtime.clone();
         if runtime.is_empty() {
             return;

@@ -5,6 +5,7 @@
 
 mod announced;
 mod bash;
+mod builtin_commands;
 mod compaction;
 mod events;
 mod extension_actions;

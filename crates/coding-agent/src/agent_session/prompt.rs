@@ -41,7 +41,9 @@ impl AgentSession {
         // Extension commands run at once, even while streaming.
         if options.expand_templates && text.starts_with('/') {
             let running = self.inner.ext.commands_running.start();
-            if self.run_extension_command(text).await.is_some() {
+            if self.run_extension_command(text).await.is_some()
+                || self.run_builtin_command(text).await
+            {
                 // Prompts the command asked for start after its answer (as in the
                 // TypeScript pi, where they begin on a later tick).
                 report(Ok(Disposition::Handled));

@@ -5,6 +5,7 @@ pub mod command;
 pub mod login;
 pub mod resources;
 pub mod runtime;
+pub mod slash;
 pub mod tool;
 pub mod tool_search;
 

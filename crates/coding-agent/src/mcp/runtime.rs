@@ -71,6 +71,11 @@ impl McpRuntime {
         Self::load(&self.agent_dir, &self.cwd, self.project_trusted)
     }
 
+    /// The agent dir its global `mcp.json` is in.
+    pub fn agent_dir(&self) -> &Path {
+        &self.agent_dir
+    }
+
     pub fn is_empty(&self) -> bool {
         self.connections.is_empty()
     }
