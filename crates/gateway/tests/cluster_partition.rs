@@ -45,8 +45,9 @@ async fn prompt(
     .await
     .unwrap_or_else(|_| {
         panic!(
-            "the prompt {text:?} did not end within {limit:?}\n{}\n{}",
+            "the prompt {text:?} did not end within {limit:?}\n{}\n{}{}",
             cluster.logs(),
+            cluster.nats.stream_report(&DURABLE),
             cluster.nats.log_tails(30)
         )
     })
@@ -116,9 +117,10 @@ async fn a_partition_stalls_the_minority_and_the_majority_goes_on() {
     eprintln!("the minority's prompt failed: {}", failed.unwrap_err());
 
     net.heal(2);
+    let healed_at = Instant::now();
     // The servers converge: the same messages and sequences in every stream kept.
     let mut last = Vec::new();
-    eventually("the servers converge", Duration::from_secs(30), || {
+    let check = || {
         let states = cluster.nats.stream_states();
         let durable: Vec<Option<Vec<(String, u64, u64)>>> = states
             .into_iter()
@@ -135,9 +137,25 @@ async fn a_partition_stalls_the_minority_and_the_majority_goes_on() {
         });
         last = durable;
         converged
-    })
+    };
+    eventually(
+        "the servers converge",
+        Duration::from_secs(30),
+        check,
+        || {
+            format!(
+                "{}{}",
+                cluster.nats.stream_report(&DURABLE),
+                cluster.nats.log_tails(20)
+            )
+        },
+    )
     .await;
-    eprintln!("converged: {:?}", last[0]);
+    eprintln!(
+        "converged {:?} after healing: {:?}",
+        healed_at.elapsed(),
+        last[0]
+    );
 
     // The healed node wrote nothing in the meantime, and serves the session again from
     // its new owner.

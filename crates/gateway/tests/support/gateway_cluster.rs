@@ -309,11 +309,18 @@ pub fn check_export(text: &str) -> Vec<Value> {
     lines
 }
 
-/// Waits (bounded) for `check` to hold.
-pub async fn eventually(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
+/// Waits (bounded) for `check` to hold; on timeout the panic says `explain()`.
+pub async fn eventually(
+    what: &str,
+    limit: Duration,
+    mut check: impl FnMut() -> bool,
+    explain: impl FnOnce() -> String,
+) {
     let deadline = tokio::time::Instant::now() + limit;
     while !check() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
+        if tokio::time::Instant::now() >= deadline {
+            panic!("timed out: {what}\n{}", explain());
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

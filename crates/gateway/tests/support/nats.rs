@@ -283,6 +283,56 @@ impl Cluster {
             .collect()
     }
 
+    /// Each server's state of the streams `names`: messages, first and last sequence,
+    /// leader, and each replica as the leader sees it (current, lag, last active); for
+    /// failure messages.
+    pub fn stream_report(&self, names: &[&str]) -> String {
+        let mut out = String::new();
+        for server in &self.servers {
+            let Some(body) = http_get(&server.host, server.monitor_port, "/jsz?streams=true")
+            else {
+                out.push_str(&format!("{}: no answer\n", server.name));
+                continue;
+            };
+            let value: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            out.push_str(&format!("{}:\n", server.name));
+            let streams = value["account_details"].as_array().into_iter().flatten();
+            for stream in streams.flat_map(|a| a["stream_detail"].as_array().into_iter().flatten())
+            {
+                if !names.iter().any(|n| stream["name"] == *n) {
+                    continue;
+                }
+                let (state, cluster) = (&stream["state"], &stream["cluster"]);
+                let replicas: Vec<String> = cluster["replicas"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| {
+                        format!(
+                            "{} current {} lag {} offline {} active {}ms",
+                            r["name"],
+                            r["current"],
+                            r["lag"].as_u64().unwrap_or(0),
+                            r["offline"].as_bool().unwrap_or(false),
+                            r["active"].as_u64().unwrap_or(0) / 1_000_000
+                        )
+                    })
+                    .collect();
+                out.push_str(&format!(
+                    "  {} msgs {} seq {}..{} deleted {} leader {} replicas [{}]\n",
+                    stream["name"],
+                    state["messages"],
+                    state["first_seq"],
+                    state["last_seq"],
+                    state["num_deleted"].as_u64().unwrap_or(0),
+                    cluster["leader"],
+                    replicas.join("; ")
+                ));
+            }
+        }
+        out
+    }
+
     /// The end of every server's log.
     pub fn log_tails(&self, lines: usize) -> String {
         let mut out = String::new();
