@@ -9,37 +9,12 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use mock_llm::{Fault, MockServer, Script};
-use pi_ai::ThinkingLevel;
-use pi_coding_agent::agent_session::{
-    AgentSession, AgentSessionConfig, NavigateOptions, PromptOptions,
-};
-use pi_coding_agent::config::{paths, settings_store::SettingsStore};
-use pi_coding_agent::model_registry::ModelRegistry;
+use pi_coding_agent::agent_session::{AgentSession, NavigateOptions, PromptOptions};
 use pi_coding_agent::session::{EntryKind, SessionManager};
 use support::rpc::{Env, Rpc, read_jsonl};
 
 fn session(env: &Env, manager: SessionManager) -> AgentSession {
-    let registry = ModelRegistry::load(&env.agent);
-    let model = registry.find("mock", "mock-model").unwrap().clone();
-    let settings = Arc::new(SettingsStore::load(
-        &paths::settings_path(&env.agent),
-        &paths::project_settings_path(&env.work),
-    ));
-    AgentSession::new(AgentSessionConfig {
-        cwd: env.work.clone(),
-        registry: Arc::new(registry),
-        settings,
-        session: manager,
-        model,
-        thinking_level: ThinkingLevel::Off,
-        scoped_models: Vec::new(),
-        tools: Vec::new(),
-        system_prompt: "You are a test.".into(),
-        prompt_templates: Vec::new(),
-        skills: Vec::new(),
-        api_key: None,
-        extensions: Default::default(),
-    })
+    support::session::session(env, manager, Vec::new())
 }
 
 async fn ask(session: &AgentSession, text: &str) {

@@ -13,36 +13,17 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use mock_llm::{Item, MockServer, Script};
-use pi_ai::ThinkingLevel;
-use pi_coding_agent::agent_session::{AgentSession, AgentSessionConfig, PromptOptions};
-use pi_coding_agent::config::{paths, settings_store::SettingsStore};
-use pi_coding_agent::model_registry::ModelRegistry;
+use pi_coding_agent::agent_session::{AgentSession, PromptOptions};
 use pi_coding_agent::session::SessionManager;
 use pi_coding_agent::tools::{edit::edit_tool, write::write_tool};
 use support::rpc::Env;
 
 fn session(env: &Env) -> AgentSession {
-    let registry = ModelRegistry::load(&env.agent);
-    let model = registry.find("mock", "mock-model").unwrap().clone();
-    let settings = Arc::new(SettingsStore::load(
-        &paths::settings_path(&env.agent),
-        &paths::project_settings_path(&env.work),
-    ));
-    AgentSession::new(AgentSessionConfig {
-        cwd: env.work.clone(),
-        registry: Arc::new(registry),
-        settings,
-        session: SessionManager::in_memory(&env.work),
-        model,
-        thinking_level: ThinkingLevel::Off,
-        scoped_models: Vec::new(),
-        tools: vec![edit_tool(env.work.clone()), write_tool(env.work.clone())],
-        system_prompt: "You are a test.".into(),
-        prompt_templates: Vec::new(),
-        skills: Vec::new(),
-        api_key: None,
-        extensions: Default::default(),
-    })
+    support::session::session(
+        env,
+        SessionManager::in_memory(&env.work),
+        vec![edit_tool(env.work.clone()), write_tool(env.work.clone())],
+    )
 }
 
 fn edit(old: &str, new: &str) -> Item {

@@ -17,11 +17,7 @@ use support::rpc::Env;
 
 /// Where `scripts/install-pi-acp.sh` put pi-acp, or `None` (with a note) when missing.
 fn pi_acp_dir() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let dir = target.join("pi-acp");
+    let dir = support::target_dir().join("pi-acp");
     if dir.join("node_modules/pi-acp/dist/index.js").is_file() {
         return Some(std::fs::canonicalize(dir).unwrap());
     }

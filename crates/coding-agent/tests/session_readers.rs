@@ -18,11 +18,7 @@ use support::rpc::Env;
 use support::ts16::{ours, run, ts16, ts16_pi};
 
 fn readers_dir() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let dir = target.join("session-readers/node_modules/.bin");
+    let dir = support::target_dir().join("session-readers/node_modules/.bin");
     if dir.join("ccusage-pi").is_file() && dir.join("pi-transcript").is_file() {
         return Some(dir);
     }

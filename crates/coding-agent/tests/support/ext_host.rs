@@ -24,11 +24,7 @@ pub fn host_dir() -> Option<PathBuf> {
 
 /// The installed TypeScript pi package (`target/ts-pi/...`), if there.
 pub fn ts_package() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let package = target.join("ts-pi/node_modules/@mariozechner/pi-coding-agent");
+    let package = super::target_dir().join("ts-pi/node_modules/@mariozechner/pi-coding-agent");
     if package.join("package.json").exists() {
         Some(package)
     } else {
