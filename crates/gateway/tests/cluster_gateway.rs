@@ -207,7 +207,8 @@ async fn prompts_for_one_session_on_two_nodes_never_overlap() {
 
 /// A waiting prompt sent through another node than the session's gets its run's result
 /// even when the run takes longer than the NATS client's default request timeout (10 s):
-/// the request waits as long as the prompt may, and is not sent again.
+/// the sender waits as long as the prompt may, and the sends it repeats meanwhile are
+/// answered with the one run's result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_waiting_prompt_through_another_node_gets_its_result() {
     let Some(cluster) = GatewayCluster::start("3s", &[]).await else {
@@ -234,4 +235,54 @@ async fn a_long_waiting_prompt_through_another_node_gets_its_result() {
     );
     assert_ne!(done["duplicate"], true, "{done}");
     assert_eq!(cluster.mock.requests().len(), 1, "the prompt ran once");
+}
+
+/// A prompt whose request to the session's owner is lost on the way (the sending node's
+/// link to NATS swallows it, then breaks) still runs, once: the sending node sends it
+/// again until the owner answers, and the owner does not run a repeat twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_lost_on_the_way_to_the_owner_is_sent_again_and_runs_once() {
+    let Some(cluster) = GatewayCluster::start_with_lossy_link("3s", &[], 2).await else {
+        return;
+    };
+    let mut a = cluster.client(0).await;
+    let id = cluster.create(&mut a).await;
+    let mut c = cluster.client(2).await;
+    cluster.mock.push(Script::text("got it in the end"));
+    cluster.link().lose();
+    let sent = c
+        .send(
+            "session.prompt",
+            json!({"sessionId": id, "text": "a prompt that gets lost", "wait": true}),
+        )
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !cluster.link().lost("a prompt that gets lost") {
+        assert!(
+            Instant::now() < deadline,
+            "the prompt never went out: {}",
+            cluster.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cluster.link().cut();
+    let done = tokio::time::timeout(Duration::from_secs(30), c.response(sent))
+        .await
+        .unwrap_or_else(|_| panic!("no answer to the lost prompt: {}", cluster.logs()))
+        .unwrap_or_else(|e| panic!("{e}: {}", cluster.logs()));
+    assert_eq!(
+        done["terminationReason"],
+        "no_tool_calls",
+        "{done}\n{}",
+        cluster.logs()
+    );
+    assert_ne!(done["duplicate"], true, "{done}");
+    let asked: Vec<_> = cluster
+        .mock
+        .requests()
+        .into_iter()
+        .filter(|r| r.body.to_string().contains("a prompt that gets lost"))
+        .collect();
+    assert_eq!(asked.len(), 1, "the prompt ran once");
 }

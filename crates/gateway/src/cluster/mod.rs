@@ -10,6 +10,7 @@
 //! - `pi_sessions`, a KV bucket of session records (the tree's nodes) every node watches;
 //! - `pi_blobs`, an object store of workspace snapshots taken at the end of each run.
 
+mod deliveries;
 pub mod engine;
 pub mod entries;
 pub mod feeds;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::deliveries::Deliveries;
 use super::engine::ClusterError;
 use super::entries::EntryWriter;
 use super::lane::LaneServer;
@@ -43,6 +44,8 @@ pub struct Owned {
     snapshotting: Arc<tokio::sync::Mutex<()>>,
     /// Said once: the workspace is too heavy to snapshot.
     too_heavy: Arc<std::sync::atomic::AtomicBool>,
+    /// The operations sent to this lane, so a repeated send does not run one twice.
+    pub deliveries: Deliveries,
 }
 
 impl Owned {
@@ -125,6 +128,7 @@ impl ClusterNode {
             started: started_rx,
             snapshotting: Arc::new(tokio::sync::Mutex::new(())),
             too_heavy: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            deliveries: Deliveries::default(),
         });
         lock(&self.owned).insert(session.clone(), Arc::clone(&owned));
         let node = Arc::clone(self);

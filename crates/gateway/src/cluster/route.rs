@@ -2,15 +2,23 @@
 //! lane (or runs it, when it is the owner); with nobody owning the lane, it takes the lane
 //! over and runs it. The owner accepts operations one at a time in arrival order, and
 //! drops a repeated `commandId` (the retry of an operation already accepted).
+//!
+//! A request or its reply can be lost on its way between servers (a route that has just
+//! healed stays half-open for a while), so the sender sends an operation again until it
+//! hears back; each operation carries a delivery id, and the owner answers a repeat with
+//! the first's outcome instead of running it again (`deliveries`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
+use futures_util::stream::FuturesUnordered;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::deliveries::Arrival;
 use super::engine::ClusterError;
 use super::lane::LaneServer;
 use super::node::ClusterNode;
@@ -24,6 +32,9 @@ struct Command {
     principal: String,
     method: String,
     params: Value,
+    /// The same in every send of one operation.
+    #[serde(default)]
+    delivery: Option<String>,
 }
 
 /// The owner's answer.
@@ -38,6 +49,11 @@ struct Reply {
 
 /// The owner of the session just lost its lane: the sender tries again.
 const NOT_OWNER: &str = "not_owner";
+
+/// The first pause before an operation not yet answered is sent again, doubling up to
+/// [`RESEND_MOST`].
+const RESEND_FIRST: Duration = Duration::from_secs(1);
+const RESEND_MOST: Duration = Duration::from_secs(4);
 
 type Work = BoxFuture<'static, Result<Value, ApiError>>;
 
@@ -92,6 +108,7 @@ impl ClusterNode {
                 principal: principal.to_owned(),
                 method: method.to_owned(),
                 params,
+                delivery: Some(format!("delivery-{}", uuid::Uuid::new_v4().simple())),
             })
             .unwrap_or_default(),
         );
@@ -182,20 +199,37 @@ impl ClusterNode {
 
     /// Sends an operation to the lane's owner and waits for its answer (a waiting prompt's
     /// comes when the run ends), unless the owner dies or stops renewing its lease first
-    /// (`LaneTaken`: send it again, or take the lane).
+    /// (`LaneTaken`: send it again, or take the lane). While no answer has come, the
+    /// operation is sent again now and then: the owner answers every send alike.
     async fn send_and_watch(
         self: &Arc<Self>,
         session: &str,
         command: Bytes,
         timeout: Duration,
     ) -> Result<Option<Bytes>, ClusterError> {
-        let send = self.engine.send_to_owner(session, command, timeout);
-        tokio::pin!(send);
+        let until = Instant::now() + timeout;
+        let mut sends = FuturesUnordered::new();
+        sends.push(self.engine.send_to_owner(session, command.clone(), timeout));
+        let mut resend = RESEND_FIRST;
+        let mut next_send = Instant::now() + resend;
         let mut owner_seen = false;
         let mut tried = Instant::now();
         loop {
             tokio::select! {
-                result = &mut send => return result,
+                Some(result) = sends.next() => match result {
+                    Ok(Some(reply)) => return Ok(Some(reply)),
+                    // Nobody answered the only send out: the lane may be unowned.
+                    other if sends.is_empty() => return other,
+                    // An earlier send failed while a later one may still be answered.
+                    _ => {}
+                },
+                _ = tokio::time::sleep_until(next_send.into()), if next_send < until => {
+                    super::trace!("{session}: no answer yet, sending again");
+                    let left = until.saturating_duration_since(Instant::now());
+                    sends.push(self.engine.send_to_owner(session, command.clone(), left));
+                    resend = (resend * 2).min(RESEND_MOST);
+                    next_send = Instant::now() + resend;
+                }
                 _ = tokio::time::sleep(Duration::from_millis(250)) => {
                     let held = self.held_elsewhere(session) || self.owned(session).is_some();
                     owner_seen |= held;
@@ -240,7 +274,7 @@ impl ClusterNode {
     }
 
     /// Accepts one operation on a lane this node owns (in arrival order); the work that
-    /// gives its reply.
+    /// gives its reply. A repeat of an operation already here gets the first's outcome.
     pub(super) async fn accept(&self, owned: &Arc<Owned>, command: Bytes) -> Work {
         let ready = |result: Result<Value, ApiError>| -> Work { Box::pin(async move { result }) };
         let command: Command = match serde_json::from_slice(&command) {
@@ -251,6 +285,34 @@ impl ClusterNode {
             return ready(Err(ApiError::new(NOT_OWNER, "the lane moved")));
         }
         owned.touch();
+        let recorder = match command
+            .delivery
+            .as_deref()
+            .map(|id| owned.deliveries.arrive(id))
+        {
+            Some(Arrival::Repeat(outcome)) => {
+                super::trace!("{}: a repeated send, answered alike", owned.session);
+                return outcome;
+            }
+            Some(Arrival::First(recorder)) => recorder,
+            None => return self.accept_first(owned, command).await,
+        };
+        let work = self.accept_first(owned, command).await;
+        // Run to the end even if the first sender stops waiting: a repeat waits for it.
+        let task = tokio::spawn(async move {
+            let outcome = work.await;
+            recorder.done(&outcome);
+            outcome
+        });
+        Box::pin(async move {
+            task.await
+                .unwrap_or_else(|e| Err(ApiError::failed(format!("the operation stopped: {e}"))))
+        })
+    }
+
+    /// Accepts an operation seen for the first time.
+    async fn accept_first(&self, owned: &Arc<Owned>, command: Command) -> Work {
+        let ready = |result: Result<Value, ApiError>| -> Work { Box::pin(async move { result }) };
         if let Some(id) = command.params["commandId"].as_str() {
             match self.engine.record_command(&owned.session, id).await {
                 Ok(true) => {

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use mock_llm::MockServer;
 use pi_gateway::server::client::Client;
 
+use super::lossy_link::LossyLink;
 use super::{ALICE, BOB, with_workspaces, write_agent_dir};
 use super::{nats, netns};
 
@@ -41,6 +42,8 @@ pub struct GatewayCluster {
     extra: Vec<String>,
     /// The network namespaces node `i` and server `i` run in, if any (dropped last).
     pub net: Option<netns::Net>,
+    /// The node that reaches the cluster only through a lossy link to server 0, and it.
+    link: Option<(usize, LossyLink)>,
 }
 
 impl GatewayCluster {
@@ -48,7 +51,23 @@ impl GatewayCluster {
     /// flags; `None` when nats-server is not installed.
     pub async fn start(ttl: &str, extra: &[&str]) -> Option<GatewayCluster> {
         let binary = nats::nats_server()?;
-        Some(Self::start_with(binary, None, ttl, extra).await)
+        Some(Self::start_with(binary, None, ttl, extra, None).await)
+    }
+
+    /// [`Self::start`] with node `i` reaching the cluster through a [`LossyLink`] to server
+    /// 0 (until it learns the other servers' addresses).
+    pub async fn start_with_lossy_link(
+        ttl: &str,
+        extra: &[&str],
+        i: usize,
+    ) -> Option<GatewayCluster> {
+        let binary = nats::nats_server()?;
+        Some(Self::start_with(binary, None, ttl, extra, Some(i)).await)
+    }
+
+    /// The lossy link of [`Self::start_with_lossy_link`].
+    pub fn link(&self) -> &LossyLink {
+        &self.link.as_ref().expect("no lossy link").1
     }
 
     /// [`Self::start`] with NATS server `i` and node `i` in network namespace `i`, for
@@ -56,7 +75,7 @@ impl GatewayCluster {
     pub async fn start_in_netns(ttl: &str, extra: &[&str]) -> Option<GatewayCluster> {
         let binary = nats::nats_server()?;
         let net = netns::Net::create()?;
-        Some(Self::start_with(binary, Some(net), ttl, extra).await)
+        Some(Self::start_with(binary, Some(net), ttl, extra, None).await)
     }
 
     async fn start_with(
@@ -64,10 +83,18 @@ impl GatewayCluster {
         net: Option<netns::Net>,
         ttl: &str,
         extra: &[&str],
+        linked: Option<usize>,
     ) -> GatewayCluster {
         let nats = match &net {
             Some(net) => nats::Cluster::start_in(&binary, net),
             None => nats::Cluster::start(&binary),
+        };
+        let link = match linked {
+            Some(i) => {
+                let first = nats.urls()[0].trim_start_matches("nats://").to_owned();
+                Some((i, LossyLink::start(first).await))
+            }
+            None => None,
         };
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("work");
@@ -89,6 +116,7 @@ impl GatewayCluster {
             ttl: ttl.to_owned(),
             extra: extra.iter().map(|s| (*s).to_owned()).collect(),
             net,
+            link,
         };
         for i in 1..=3 {
             let agent = cluster.dir.path().join(format!("gw{i}"));
@@ -115,12 +143,16 @@ impl GatewayCluster {
             }
             None => Command::new(BIN),
         };
+        let urls = match &self.link {
+            Some((linked, link)) if *linked == i => link.url(),
+            _ => self.nats.urls().join(","),
+        };
         let mut child = command
             .args(["--port", "0", "--node-id", id, "--lease-ttl", &self.ttl])
             .args(["--token", &format!("alice:{ALICE}")])
             .args(["--token", &format!("bob:{BOB}")])
             .arg("--cluster")
-            .arg(self.nats.urls().join(","))
+            .arg(urls)
             .args(&self.extra)
             .arg("--agent-dir")
             .arg(agent)

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod gateway_cluster;
+pub mod lossy_link;
 pub mod nats;
 pub mod netns;
 
