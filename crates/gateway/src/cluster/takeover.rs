@@ -27,6 +27,17 @@ use crate::server::protocol::ApiError;
 /// The `customType` of the entry recording a turn lost with its node.
 pub const INTERRUPTED_ENTRY: &str = "gateway_turn_interrupted";
 
+/// A session read back for a takeover, not yet opened.
+struct Taken {
+    gateway: Arc<crate::server::Gateway>,
+    record: crate::server::tree::SessionNode,
+    file: std::path::PathBuf,
+    entries_last: u64,
+    events_prev: u64,
+    was_running: bool,
+    workspace_lost: bool,
+}
+
 /// Releases the `taking` mark when a takeover ends.
 struct Taking<'a> {
     node: &'a ClusterNode,
@@ -98,52 +109,27 @@ impl ClusterNode {
     }
 
     async fn open_taken(self: &Arc<Self>, session: &str, lease: Lease) -> Result<(), ApiError> {
-        let gateway = self.gateway()?;
-        let record = gateway
-            .node(session)
-            .ok_or_else(|| ApiError::not_found(session))?;
-        let failed = |what: &str, e: ClusterError| {
-            super::trace!("{session}: reading its {what} failed: {e}");
-            unavailable(e)
-        };
-        let (lines, entries_last) = self
-            .engine
-            .load_entries(session)
-            .await
-            .map_err(|e| failed("entries", e))?;
-        let last_event = self
-            .engine
-            .last_event(session)
-            .await
-            .map_err(|e| failed("last event", e))?;
-        let (events_prev, was_running) = match &last_event {
-            Some((seq, payload)) => match decode(*seq, payload).last() {
-                Some(event) => (event.seq, event.running),
-                None => (event_seq(*seq, 0), false),
-            },
-            None => (0, false),
-        };
-        let file = self.local_file(session)?;
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| ApiError::failed(e.to_string()))?;
-        }
-        if lines.is_empty() {
-            let _ = std::fs::remove_file(&file);
-        } else {
-            let mut text = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-            for line in &lines {
-                text.extend_from_slice(line);
-                text.push(b'\n');
+        let taken = match self.read_taken(session).await {
+            Ok(taken) => taken,
+            Err(e) => {
+                // Nothing was opened: the lease goes back at once, so the next node to try
+                // need not wait a TTL for it to lapse.
+                if let Err(released) = lease.release(&self.engine).await {
+                    super::trace!("{session}: giving the lease back failed: {released}");
+                }
+                return Err(e);
             }
-            std::fs::write(&file, text).map_err(|e| ApiError::failed(e.to_string()))?;
-        }
+        };
+        let Taken {
+            gateway,
+            record,
+            file,
+            entries_last,
+            events_prev,
+            was_running,
+            workspace_lost,
+        } = taken;
         let cwd = std::path::Path::new(&record.cwd);
-        let workspace_lost = !cwd.is_dir();
-        if workspace_lost {
-            std::fs::create_dir_all(cwd).map_err(|e| {
-                ApiError::failed(format!("cannot recreate the workspace {}: {e}", record.cwd))
-            })?;
-        }
         gateway.set_node_file(session, &file);
         lock(&self.opening).insert(
             session.to_owned(),
@@ -225,6 +211,65 @@ impl ClusterNode {
             self.share(&node);
         }
         Ok(())
+    }
+
+    /// Reads a session being taken over back from the streams into its local file.
+    async fn read_taken(&self, session: &str) -> Result<Taken, ApiError> {
+        let gateway = self.gateway()?;
+        let record = gateway
+            .node(session)
+            .ok_or_else(|| ApiError::not_found(session))?;
+        let failed = |what: &str, e: ClusterError| {
+            super::trace!("{session}: reading its {what} failed: {e}");
+            unavailable(e)
+        };
+        let (lines, entries_last) = self
+            .engine
+            .load_entries(session)
+            .await
+            .map_err(|e| failed("entries", e))?;
+        let last_event = self
+            .engine
+            .last_event(session)
+            .await
+            .map_err(|e| failed("last event", e))?;
+        let (events_prev, was_running) = match &last_event {
+            Some((seq, payload)) => match decode(*seq, payload).last() {
+                Some(event) => (event.seq, event.running),
+                None => (event_seq(*seq, 0), false),
+            },
+            None => (0, false),
+        };
+        let file = self.local_file(session)?;
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| ApiError::failed(e.to_string()))?;
+        }
+        if lines.is_empty() {
+            let _ = std::fs::remove_file(&file);
+        } else {
+            let mut text = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+            for line in &lines {
+                text.extend_from_slice(line);
+                text.push(b'\n');
+            }
+            std::fs::write(&file, text).map_err(|e| ApiError::failed(e.to_string()))?;
+        }
+        let cwd = std::path::Path::new(&record.cwd);
+        let workspace_lost = !cwd.is_dir();
+        if workspace_lost {
+            std::fs::create_dir_all(cwd).map_err(|e| {
+                ApiError::failed(format!("cannot recreate the workspace {}: {e}", record.cwd))
+            })?;
+        }
+        Ok(Taken {
+            gateway,
+            record,
+            file,
+            entries_last,
+            events_prev,
+            was_running,
+            workspace_lost,
+        })
     }
 
     fn share(&self, node: &crate::server::tree::SessionNode) {
