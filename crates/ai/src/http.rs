@@ -9,7 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 mod error_text;
 
-pub use error_text::{bedrock_exception_prefix, bedrock_status_message, status_message};
+pub use error_text::{
+    StatusText, bedrock_exception_prefix, bedrock_status_message, status_message, status_text,
+};
 
 /// Text of a request that was cancelled before the response arrived (as the OpenAI SDK says it).
 pub const ABORTED_BEFORE_RESPONSE: &str = "Request was aborted.";
@@ -55,7 +57,8 @@ pub fn shared_client() -> Result<&'static reqwest::Client, String> {
 /// How a provider's SDK words an HTTP error status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorStyle {
-    /// `"<status> <body.error.message>"` (OpenAI and compatible servers).
+    /// `"<status>: <body.error as JSON>"`, else the SDK's `"<status> <message>"` (OpenAI and
+    /// compatible servers, as pi 1.6.0 words them).
     OpenAi,
     /// `"<status> <body.message or compact body JSON>"` (Anthropic).
     Anthropic,
@@ -156,6 +159,8 @@ impl RetryPolicy {
 pub struct RequestFailure {
     pub message: String,
     pub aborted: bool,
+    /// The HTTP status and what a provider's prefix is followed by, for a status error.
+    pub status: Option<(u16, String)>,
 }
 
 impl RequestFailure {
@@ -163,6 +168,24 @@ impl RequestFailure {
         Self {
             message: message.into(),
             aborted: false,
+            status: None,
+        }
+    }
+
+    fn aborted() -> Self {
+        Self {
+            message: ABORTED_BEFORE_RESPONSE.into(),
+            aborted: true,
+            status: None,
+        }
+    }
+
+    /// The failure's text under a provider's `prefix` (`OpenAI API error (429): …`), as
+    /// pi 1.6.0 words status errors; other failures keep their text.
+    pub fn text(&self, prefix: Option<&str>) -> String {
+        match (prefix, &self.status) {
+            (Some(prefix), Some((status, detail))) => format!("{prefix} ({status}): {detail}"),
+            _ => self.message.clone(),
         }
     }
 }
@@ -190,19 +213,20 @@ pub async fn send(
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => {
-                return Err(RequestFailure { message: ABORTED_BEFORE_RESPONSE.into(), aborted: true });
+                return Err(RequestFailure::aborted());
             }
             outcome = attempt => outcome,
         };
-        let (failure, server_delay) = match outcome {
-            Err(_elapsed) => (RequestFailure::error(TIMED_OUT), None),
+        // The failure, the server's delay, and the SDK's message a too-long delay quotes.
+        let (failure, server_delay, quoted) = match outcome {
+            Err(_elapsed) => (RequestFailure::error(TIMED_OUT), None, None),
             Ok(Err(error)) if error.is_builder() => {
                 return Err(RequestFailure::error(format!(
                     "Invalid request to {}: {error}",
                     request.url
                 )));
             }
-            Ok(Err(_connect)) => (RequestFailure::error(CONNECTION_ERROR), None),
+            Ok(Err(_connect)) => (RequestFailure::error(CONNECTION_ERROR), None, None),
             Ok(Ok(response)) if response.status().is_success() => return Ok(response),
             Ok(Ok(response)) => {
                 let status = response.status().as_u16();
@@ -216,20 +240,29 @@ pub async fn send(
                 let body = tokio::select! {
                     biased;
                     _ = cancel.cancelled() => {
-                        return Err(RequestFailure { message: ABORTED_BEFORE_RESPONSE.into(), aborted: true });
+                        return Err(RequestFailure::aborted());
                     }
                     body = response.bytes() => body.unwrap_or_default(),
                 };
-                let failure = RequestFailure::error(match style {
+                let (failure, quoted) = match style {
                     ErrorStyle::Bedrock => {
-                        bedrock_status_message(status, aws_error_type.as_deref(), &body)
+                        let text = bedrock_status_message(status, aws_error_type.as_deref(), &body);
+                        (RequestFailure::error(text.clone()), text)
                     }
-                    _ => status_message(status, &body, style),
-                });
+                    _ => {
+                        let text = status_text(status, &body, style);
+                        let failure = RequestFailure {
+                            message: text.message,
+                            aborted: false,
+                            status: Some((status, text.detail)),
+                        };
+                        (failure, text.sdk)
+                    }
+                };
                 if !retryable {
                     return Err(failure);
                 }
-                (failure, delay)
+                (failure, delay, Some(quoted))
             }
         };
         // Out of retries, the failure stands as it is: the server's delay is only weighed
@@ -244,7 +277,7 @@ pub async fn send(
                     "Server requested {}s retry delay (max: {}s). {}",
                     delay.as_millis().div_ceil(1000),
                     u128::from(cap).div_ceil(1000),
-                    failure.message
+                    quoted.as_deref().unwrap_or(&failure.message)
                 )));
             }
         }
@@ -253,7 +286,7 @@ pub async fn send(
         tokio::select! {
             biased;
             _ = cancel.cancelled() => {
-                return Err(RequestFailure { message: ABORTED_BEFORE_RESPONSE.into(), aborted: true });
+                return Err(RequestFailure::aborted());
             }
             _ = tokio::time::sleep(delay) => {}
         }

@@ -41,6 +41,9 @@ pub struct StreamControl {
     pub cancel: CancellationToken,
     pub idle_timeout: Duration,
     pub on_response: Option<crate::types::ResponseHook>,
+    /// What a status error's text starts with (`OpenAI API error`), for the providers
+    /// whose pi 1.6.0 errors name them.
+    pub error_prefix: Option<String>,
 }
 
 impl std::fmt::Debug for StreamControl {
@@ -62,7 +65,14 @@ impl StreamControl {
                 options.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
             ),
             on_response: options.on_response.clone(),
+            error_prefix: None,
         }
+    }
+
+    /// The same, with status errors worded `<prefix> (<status>): …`.
+    pub fn with_error_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.error_prefix = Some(prefix.into());
+        self
     }
 
     /// Tells the response hook the status and headers of a response.
@@ -169,7 +179,8 @@ pub fn run<D: SseDecoder>(
                 response
             }
             Err(failure) => {
-                yield Assembler::new(&model).fail(failure.aborted, failure.message);
+                let text = failure.text(control.error_prefix.as_deref());
+                yield Assembler::new(&model).fail(failure.aborted, text);
                 return;
             }
         };
@@ -261,6 +272,7 @@ where
         cancel,
         idle_timeout: Duration::from_millis(DEFAULT_IDLE_TIMEOUT_MS),
         on_response: None,
+        error_prefix: None,
     };
     AssistantMessageEventStream::new(decode(model.clone(), bytes, control, decoder))
 }

@@ -100,19 +100,25 @@ async fn stall_then_cancel_ends_aborted() {
 
 #[tokio::test]
 async fn http_errors_are_worded_like_each_client() {
+    // pi 1.6.0 names the provider and quotes the body's error object; Codex's client says
+    // its own sentence.
     for which in ALL {
-        for (status, openai_text, codex_text) in [
+        for (status, error_object, codex_text) in [
             (
                 429,
-                "429 Rate limit reached for requests",
+                r#"{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}"#,
                 "You have hit your ChatGPT usage limit.",
             ),
             (
                 500,
-                "500 The server had an error while processing your request.",
+                r#"{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}"#,
                 "The server had an error while processing your request.",
             ),
-            (400, "400 Bad request", "Bad request"),
+            (
+                400,
+                r#"{"message":"Bad request","type":"invalid_request_error","param":null,"code":null}"#,
+                "Bad request",
+            ),
         ] {
             let (message, _) = run(
                 which,
@@ -121,10 +127,10 @@ async fn http_errors_are_worded_like_each_client() {
                 options(which),
             )
             .await;
-            let expected = if which == Api::Codex {
-                codex_text
-            } else {
-                openai_text
+            let expected = match which {
+                Api::Codex => codex_text.to_owned(),
+                Api::OpenAi => format!("OpenAI API error ({status}): {error_object}"),
+                Api::Azure => format!("Azure OpenAI API error ({status}): {error_object}"),
             };
             assert_eq!(error_text(&message), expected, "{which:?} {status}");
             assert!(message.content.is_empty());

@@ -144,7 +144,7 @@ async fn provider_errors_go_to_stderr_with_exit_code_1() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stdout), "");
     assert!(
-        text(&out.stderr).contains("500 The server had an error"),
+        text(&out.stderr).contains(r#"500: {"message":"The server had an error"#),
         "{}",
         text(&out.stderr)
     );

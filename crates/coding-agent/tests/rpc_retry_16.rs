@@ -1,7 +1,7 @@
 //! Auto-retry as pi 1.6.0 does it, compared event by event: the same failures from the mock
 //! model through our `pi --mode rpc` and through 1.6.0 give the same `auto_retry_start` /
 //! `auto_retry_end` events (attempts, `maxAttempts`, delays from `retry.baseDelayMs`, the
-//! status of the error), the same `willRetry`, the same number of requests and the same
+//! error's text), the same `willRetry`, the same number of requests and the same
 //! answer. 1.6.0 is found through `PI_TS16` (`scripts/install-ts-pi-16.sh` prints it);
 //! without it only our side runs, against the expectations written here, which were read
 //! from 1.6.0's `core/agent-session.js` and pi-ai's retry helpers.
@@ -37,17 +37,12 @@ struct Outcome {
     response: Value,
 }
 
-/// An HTTP status error text reduced to its status: pi 1.6.0 words them `429: {body's
-/// error JSON}` where ours keep the SDK's `429 <message>` (a provider-layer difference that
-/// is not about retries); every other text is compared whole.
-fn status_of(text: &Value) -> Value {
-    match text.as_str() {
-        Some(t) if t.len() >= 4 && t[..3].bytes().all(|b| b.is_ascii_digit()) => {
-            json!(format!("{} …", &t[..3]))
-        }
-        _ => text.clone(),
-    }
-}
+/// The mock model's status errors as pi 1.6.0 words them: the status and the body's
+/// `error` object.
+const RATE_LIMITED: &str = r#"429: {"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}"#;
+const OVERLOADED: &str = r#"503: {"message":"The server is overloaded or not ready yet.","type":"server_error","param":null,"code":null}"#;
+const BAD_REQUEST: &str =
+    r#"400: {"message":"Bad request","type":"invalid_request_error","param":null,"code":null}"#;
 
 /// The lines of a run reduced to what both pis must agree on: retry events whole, the
 /// assistant messages' stop reasons and errors, `agent_end`'s `willRetry`, and the run's
@@ -56,24 +51,14 @@ fn retry_view(lines: &[Value]) -> Vec<Value> {
     lines
         .iter()
         .filter_map(|l| match l["type"].as_str()? {
-            "agent_settled" | "agent_start" => Some(l.clone()),
-            "auto_retry_start" => {
-                let mut event = l.clone();
-                event["errorMessage"] = status_of(&l["errorMessage"]);
-                Some(event)
-            }
-            "auto_retry_end" => {
-                let mut event = l.clone();
-                if l.get("finalError").is_some() {
-                    event["finalError"] = status_of(&l["finalError"]);
-                }
-                Some(event)
+            "agent_settled" | "agent_start" | "auto_retry_start" | "auto_retry_end" => {
+                Some(l.clone())
             }
             "agent_end" => Some(json!({"type": "agent_end", "willRetry": l["willRetry"]})),
             "message_end" if l["message"]["role"] == "assistant" => Some(json!({
                 "type": "message_end",
                 "stopReason": l["message"]["stopReason"],
-                "errorMessage": status_of(&l["message"]["errorMessage"]),
+                "errorMessage": l["message"]["errorMessage"],
                 "text": l["message"]["content"][0]["text"],
             })),
             _ => None,
@@ -161,8 +146,8 @@ async fn two_429s_then_success_are_retried_with_events_as_in_16() {
     assert_eq!(
         starts,
         [
-            &json!({"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 200, "errorMessage": "429 …"}),
-            &json!({"type": "auto_retry_start", "attempt": 2, "maxAttempts": 3, "delayMs": 400, "errorMessage": "429 …"}),
+            &json!({"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 200, "errorMessage": RATE_LIMITED}),
+            &json!({"type": "auto_retry_start", "attempt": 2, "maxAttempts": 3, "delayMs": 400, "errorMessage": RATE_LIMITED}),
         ]
     );
     assert_eq!(
@@ -201,7 +186,9 @@ async fn exhausted_retries_end_with_the_last_error_as_in_16() {
     assert_eq!(delays, [&json!(200), &json!(400), &json!(800)]);
     assert_eq!(
         of_type(&outcome, "auto_retry_end"),
-        [&json!({"type": "auto_retry_end", "success": false, "attempt": 3, "finalError": "503 …"})]
+        [
+            &json!({"type": "auto_retry_end", "success": false, "attempt": 3, "finalError": OVERLOADED})
+        ]
     );
 }
 
@@ -229,7 +216,9 @@ async fn a_failure_not_worth_retrying_after_a_retry_ends_the_retries_as_in_16() 
     assert_eq!(of_type(&outcome, "auto_retry_start").len(), 1);
     assert_eq!(
         of_type(&outcome, "auto_retry_end"),
-        [&json!({"type": "auto_retry_end", "success": false, "attempt": 1, "finalError": "400 …"})]
+        [
+            &json!({"type": "auto_retry_end", "success": false, "attempt": 1, "finalError": BAD_REQUEST})
+        ]
     );
 }
 

@@ -58,6 +58,62 @@ pub fn status_message(status: u16, body: &[u8], style: ErrorStyle) -> String {
     }
 }
 
+/// An HTTP error status as pi 1.6.0 words it (`formatProviderError`): the SDK's message,
+/// unless the body's `error` object says more and the message does not carry it; then
+/// `<status>: <that object's JSON>`. `detail` is what follows the status when a provider
+/// puts its own prefix first (`OpenAI API error (429): …`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusText {
+    pub message: String,
+    pub detail: String,
+    /// The SDK's own message (`429 Rate limited`), which other texts quote.
+    pub sdk: String,
+}
+
+/// [`StatusText`] for `status` and `body` in `style`; only the OpenAI SDK's errors carry
+/// their body's `error` object, the others keep the SDK's message.
+pub fn status_text(status: u16, body: &[u8], style: ErrorStyle) -> StatusText {
+    let message = match style {
+        ErrorStyle::Bedrock => bedrock_status_message(status, None, body),
+        _ => status_message(status, body, style),
+    };
+    let carried = match style {
+        ErrorStyle::OpenAi => serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|json| match json.get("error") {
+                Some(Value::Object(error)) if !error.is_empty() => {
+                    Some(truncated(Value::Object(error.clone()).to_string().trim()))
+                }
+                _ => None,
+            })
+            .filter(|error| !message.contains(error.as_str())),
+        _ => None,
+    };
+    match carried {
+        Some(error) => StatusText {
+            message: format!("{status}: {error}"),
+            detail: error,
+            sdk: message,
+        },
+        None => StatusText {
+            detail: message.clone(),
+            sdk: message.clone(),
+            message,
+        },
+    }
+}
+
+/// pi's cut of a long error body: 4000 characters and a note of how many more there were.
+fn truncated(text: &str) -> String {
+    const MAX_CHARS: usize = 4000;
+    let total = text.chars().count();
+    if total <= MAX_CHARS {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(MAX_CHARS).collect();
+    format!("{head}... [truncated {} chars]", total - MAX_CHARS)
+}
+
 /// The Mistral SDK's error text as pi words it: the raw body (trimmed, at most 4000
 /// characters), or the SDK's own sentence when the body is empty.
 fn mistral_status_message(status: u16, body: &str) -> String {
@@ -179,6 +235,50 @@ mod tests {
         assert_eq!(
             status_message(400, br#"{"detail":"x"}"#, ErrorStyle::OpenAi),
             "400 status code (no body)"
+        );
+    }
+
+    #[test]
+    fn openai_status_texts_carry_the_error_object_as_pi_16_does() {
+        let body = br#"{"error":{"message":"Rate limit reached","type":"requests"}}"#;
+        let text = status_text(429, body, ErrorStyle::OpenAi);
+        assert_eq!(
+            text.message,
+            r#"429: {"message":"Rate limit reached","type":"requests"}"#
+        );
+        assert_eq!(
+            text.detail,
+            r#"{"message":"Rate limit reached","type":"requests"}"#
+        );
+        // An error object without a message is in the SDK's message already.
+        let text = status_text(400, br#"{"error":{"code":"x"}}"#, ErrorStyle::OpenAi);
+        assert_eq!(text.message, r#"400 {"code":"x"}"#);
+        assert_eq!(text.detail, text.message);
+        for (status, body, message) in [
+            (500, &b""[..], "500 status code (no body)"),
+            (502, b"Bad gateway", "502 Bad gateway"),
+            (400, br#"{"error":"plain"}"#, r#"400 "plain""#),
+            (400, br#"{"error":{}}"#, "400 {}"),
+        ] {
+            assert_eq!(
+                status_text(status, body, ErrorStyle::OpenAi).message,
+                message
+            );
+        }
+        let long = format!(r#"{{"error":{{"message":"{}"}}}}"#, "x".repeat(5000));
+        let text = status_text(500, long.as_bytes(), ErrorStyle::OpenAi);
+        assert!(
+            text.message.ends_with("... [truncated 1014 chars]"),
+            "{}",
+            &text.message[4000..]
+        );
+        // Other SDKs keep their message.
+        let body =
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let text = status_text(529, body, ErrorStyle::Anthropic);
+        assert_eq!(
+            text.message,
+            status_message(529, body, ErrorStyle::Anthropic)
         );
     }
 

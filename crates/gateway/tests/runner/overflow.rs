@@ -87,7 +87,7 @@ async fn an_overflow_compacts_the_session_and_retries() {
     );
     let error = result.attempts[0].error_message.as_deref().unwrap();
     assert!(
-        error.starts_with("400 This model's maximum context length"),
+        error.starts_with("400: ") && error.contains("This model's maximum context length"),
         "{error}"
     );
     assert_eq!(result.auto_compaction_count, 1);

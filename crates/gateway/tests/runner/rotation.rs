@@ -11,6 +11,9 @@ use pi_gateway::runner::{FailureKind, RunnerConfig, run_embedded};
 
 use super::*;
 
+/// The mock's rate limit as pi-ai words it (pi 1.6.0): the status and the body's error.
+const RATE_LIMITED: &str = r#"429: {"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_failure_rotates_to_the_next_profile_and_cools_the_first_down() {
     let env = Env::new(128_000, json!({})).await;
@@ -280,7 +283,7 @@ async fn the_loop_cap_stops_a_run_that_keeps_failing() {
     assert_eq!(error.kind, FailureKind::RateLimit);
     assert_eq!(
         error.message,
-        "Request failed after 3 attempts: 429 Rate limit reached for requests"
+        format!("Request failed after 3 attempts: {RATE_LIMITED}")
     );
     assert_eq!(bearer_keys(&env.server.requests()), ["k-1", "k-2", "k-3"]);
     assert_eq!(result.attempts.len(), 3);
@@ -390,7 +393,7 @@ async fn without_profiles_the_provider_retries_and_nothing_rotates() {
     let result = run_embedded(params(&session, "again", &profiles(&[]), fast_config())).await;
     let error = result.meta.error.clone().expect("the run fails");
     assert_eq!(error.kind, FailureKind::RateLimit);
-    assert_eq!(error.message, "429 Rate limit reached for requests");
+    assert_eq!(error.message, RATE_LIMITED);
     assert_eq!(
         env.server.requests().len(),
         3,

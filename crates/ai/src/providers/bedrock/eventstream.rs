@@ -466,6 +466,7 @@ where
         cancel,
         idle_timeout: Duration::from_secs(600),
         on_response: None,
+        error_prefix: None,
     };
     let decoder = Decoder::new(model.clone());
     AssistantMessageEventStream::new(decode(model.clone(), bytes, control, decoder))

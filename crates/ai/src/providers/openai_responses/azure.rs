@@ -48,7 +48,7 @@ impl ApiProvider for AzureOpenAiResponses {
             model.clone(),
             request,
             RetryPolicy::from_options(&options),
-            StreamControl::from_options(&options),
+            StreamControl::from_options(&options).with_error_prefix("Azure OpenAI API error"),
             ErrorStyle::OpenAi,
             Decoder::new(model.clone(), Flavor::Azure, None),
         )

@@ -53,11 +53,16 @@ impl ApiProvider for OpenAiResponses {
             None => Err(MISSING_OPENAI_KEY.to_owned()),
         };
         let tier = service_tier(&options);
+        // pi 1.6.0 names the provider before a status error's text.
+        let named = match model.provider.as_str() {
+            "openai" => "OpenAI",
+            other => other,
+        };
         sse::run(
             model.clone(),
             request,
             RetryPolicy::from_options(&options),
-            StreamControl::from_options(&options),
+            StreamControl::from_options(&options).with_error_prefix(format!("{named} API error")),
             ErrorStyle::OpenAi,
             Decoder::new(model.clone(), Flavor::OpenAi, tier),
         )
