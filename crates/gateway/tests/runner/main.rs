@@ -201,6 +201,14 @@ pub fn http_error(status: u16, message: &str) -> Script {
     })
 }
 
+/// The text pi-ai gives for [`http_error`]: the status and the body's error object.
+pub fn http_error_text(status: u16, message: &str) -> String {
+    format!(
+        "{status}: {}",
+        json!({"message": message, "type": "invalid_request_error", "param": null, "code": null})
+    )
+}
+
 /// The bearer key of each request.
 pub fn bearer_keys(requests: &[RecordedRequest]) -> Vec<String> {
     requests

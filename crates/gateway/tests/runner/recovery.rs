@@ -131,7 +131,7 @@ async fn thinking_gives_up_after_every_lower_level() {
 
     let error = result.meta.error.clone().expect("the run fails");
     assert_eq!(error.kind, FailureKind::ThinkingUnsupported);
-    assert_eq!(error.message, format!("400 {last}"));
+    assert_eq!(error.message, http_error_text(400, last));
     assert_eq!(
         efforts(&env.server.requests()),
         [

@@ -36,7 +36,9 @@ async fn auth_failure_rotates_to_the_next_profile_and_cools_the_first_down() {
     );
     assert_eq!(
         result.attempts[0].error_message.as_deref(),
-        Some("401 Incorrect API key provided")
+        Some(
+            r#"401: {"message":"Incorrect API key provided","type":"invalid_request_error","param":null,"code":"invalid_api_key"}"#
+        )
     );
     assert_eq!(result.meta.profile_id.as_deref(), Some("b"));
     let now = Instant::now();
@@ -134,7 +136,7 @@ async fn billing_errors_rotate_and_end_in_the_billing_message() {
         error.message,
         "All auth profiles for mock are exhausted; last failure (billing): The provider declined \
          the request for billing reasons (credits or quota used up). Check the account's billing \
-         or add another auth profile. (402 Mock error)"
+         or add another auth profile. (402: {\"message\":\"Mock error\",\"type\":\"server_error\",\"param\":null,\"code\":null})"
     );
     assert_eq!(bearer_keys(&env.server.requests()), [KEY_A, KEY_B]);
     assert_eq!(env.server.pending(), 1, "no third request");
@@ -232,8 +234,9 @@ async fn all_profiles_exhausted_names_the_exhaustion_and_the_last_failure() {
     assert_eq!(error.kind, FailureKind::RateLimit);
     assert_eq!(
         error.message,
-        "All auth profiles for mock are exhausted; last failure (rate_limit): 429 Rate limit \
-         reached for requests"
+        format!(
+            "All auth profiles for mock are exhausted; last failure (rate_limit): {RATE_LIMITED}"
+        )
     );
     assert_eq!(bearer_keys(&env.server.requests()), [KEY_A, KEY_B]);
     assert_eq!(env.server.pending(), 1);
@@ -305,7 +308,10 @@ async fn the_loop_cap_stops_a_run_that_keeps_failing() {
     assert_eq!(error.kind, FailureKind::ThinkingUnsupported);
     assert_eq!(
         error.message,
-        format!("Request failed after 2 attempts: 400 {refusal}")
+        format!(
+            "Request failed after 2 attempts: {}",
+            http_error_text(400, refusal)
+        )
     );
     assert_eq!(env.server.requests().len(), 2);
     assert_no_secrets(&result);
@@ -335,13 +341,14 @@ async fn keys_echoed_by_the_provider_never_reach_results_or_errors() {
     assert_eq!(
         result.attempts[0].error_message.as_deref(),
         Some(
-            "401 Incorrect API key provided: <redacted>. You can find your API key at https://example.invalid."
+            r#"401: {"message":"Incorrect API key provided: <redacted>. You can find your API key at https://example.invalid.","type":"invalid_request_error","param":null,"code":null}"#
         )
     );
     assert!(
-        error
-            .message
-            .ends_with("(402 Billing hard limit reached for key <redacted>)"),
+        error.message.ends_with(&format!(
+            "({})",
+            http_error_text(402, "Billing hard limit reached for key <redacted>")
+        )),
         "{}",
         error.message
     );
@@ -356,7 +363,10 @@ async fn keys_echoed_by_the_provider_never_reach_results_or_errors() {
     let result = run_embedded(params(&session, "again", &profiles(&[]), fast_config())).await;
     let error = result.meta.error.clone().expect("the run fails");
     assert_eq!(error.kind, FailureKind::Other);
-    assert_eq!(error.message, "400 Malformed request from <redacted>");
+    assert_eq!(
+        error.message,
+        http_error_text(400, "Malformed request from <redacted>")
+    );
     assert_no_secrets(&result);
 }
 
