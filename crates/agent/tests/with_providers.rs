@@ -163,7 +163,7 @@ async fn provider_failure_ends_the_run_with_the_error() {
         ["turn_end".to_owned(), "agent_end".to_owned()]
     );
     let error = agent.state().error_message.unwrap();
-    assert!(error.starts_with("503 "), "{error}");
+    assert!(error.starts_with("503: {"), "{error}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -332,7 +332,8 @@ async fn proxy_rejects_a_bad_token_and_reports_provider_errors() {
     options.stream.max_retries = Some(0);
     let result = stream_proxy(&m, &context, options, &good).result().await;
     assert_eq!(result.stop_reason, pi_ai::StopReason::Error);
-    assert!(result.error_message.unwrap().starts_with("429 "));
+    let error = result.error_message.unwrap();
+    assert!(error.starts_with("429: {"), "{error}");
 }
 
 /// The TypeScript pi leaks streaming scratch fields into serialized partials.
