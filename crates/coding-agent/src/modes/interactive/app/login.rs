@@ -339,6 +339,18 @@ impl App {
                         },
                     }));
                 }
+                LoginPrompt::Secret { message } => {
+                    self.overlay = Some(Overlay::Input(TextInput {
+                        title: format!("{message}:"),
+                        hint: None,
+                        input: focused_input(),
+                        secret: true,
+                        purpose: InputPurpose::Flow {
+                            reply: Some(reply),
+                            cancel,
+                        },
+                    }));
+                }
             },
             LoginEvent::Finished { provider, result } => {
                 if matches!(self.overlay, Some(Overlay::Choice(_) | Overlay::Input(_))) {
