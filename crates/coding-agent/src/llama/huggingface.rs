@@ -166,6 +166,15 @@ pub struct HuggingFace {
     token: Option<String>,
 }
 
+impl std::fmt::Debug for HuggingFace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The token stays out of every log line.
+        f.debug_struct("HuggingFace")
+            .field("hub", &self.hub)
+            .finish_non_exhaustive()
+    }
+}
+
 impl HuggingFace {
     /// A client for the hub (`HF_ENDPOINT` or huggingface.co) with the user's token.
     pub fn from_env() -> Self {
