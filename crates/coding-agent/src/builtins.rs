@@ -105,7 +105,7 @@ impl BuiltinSettings {
     /// Whether the built-in extension `name` is on.
     pub fn enabled(&self, name: &str) -> bool {
         let path = format!("{PREFIX}{name}");
-        if self.cli.iter().any(|e| *e == path) {
+        if self.cli.contains(&path) {
             return true;
         }
         if self.no_extensions {

@@ -145,8 +145,8 @@ fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({"error": {"message": message}}))).into_response()
 }
 
-/// Counts the call; refuses it without the right key.
-fn admit(shared: &Shared, headers: &HeaderMap, call: String) -> Result<(), Response> {
+/// Counts the call; the refusal when it lacks the right key.
+fn refusal(shared: &Shared, headers: &HeaderMap, call: String) -> Option<Response> {
     let mut live = lock(&shared.llama);
     live.calls.push(call);
     if let Some(key) = &live.settings.api_key {
@@ -154,10 +154,10 @@ fn admit(shared: &Shared, headers: &HeaderMap, call: String) -> Result<(), Respo
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
         if sent != Some(format!("Bearer {key}").as_str()) {
-            return Err(error(StatusCode::UNAUTHORIZED, "Invalid API Key"));
+            return Some(error(StatusCode::UNAUTHORIZED, "Invalid API Key"));
         }
     }
-    Ok(())
+    None
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -173,7 +173,7 @@ fn model_of(body: &Bytes) -> String {
 }
 
 async fn health(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    if let Err(refused) = admit(&shared, &headers, "GET /health".into()) {
+    if let Some(refused) = refusal(&shared, &headers, "GET /health".into()) {
         return refused;
     }
     Json(json!({"status": "ok"})).into_response()
@@ -185,7 +185,7 @@ async fn list(State(shared): State<Arc<Shared>>, headers: HeaderMap, uri: Uri) -
         Some(_) => "GET /models?reload",
         None => "GET /models",
     };
-    if let Err(refused) = admit(&shared, &headers, call.into()) {
+    if let Some(refused) = refusal(&shared, &headers, call.into()) {
         return refused;
     }
     Json(json!({"object": "list", "data": shared.llama.models()})).into_response()
@@ -193,7 +193,7 @@ async fn list(State(shared): State<Arc<Shared>>, headers: HeaderMap, uri: Uri) -
 
 async fn load(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     let id = model_of(&body);
-    if let Err(refused) = admit(&shared, &headers, format!("POST /models/load {id}")) {
+    if let Some(refused) = refusal(&shared, &headers, format!("POST /models/load {id}")) {
         return refused;
     }
     let mut live = lock(&shared.llama);
@@ -211,7 +211,7 @@ async fn load(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
 
 async fn unload(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     let id = model_of(&body);
-    if let Err(refused) = admit(&shared, &headers, format!("POST /models/unload {id}")) {
+    if let Some(refused) = refusal(&shared, &headers, format!("POST /models/unload {id}")) {
         return refused;
     }
     let mut live = lock(&shared.llama);
@@ -228,7 +228,7 @@ async fn unload(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
 
 async fn download(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     let id = model_of(&body);
-    if let Err(refused) = admit(&shared, &headers, format!("POST /models {id}")) {
+    if let Some(refused) = refusal(&shared, &headers, format!("POST /models {id}")) {
         return refused;
     }
     let mut live = lock(&shared.llama);
@@ -247,7 +247,7 @@ async fn props(State(shared): State<Arc<Shared>>, headers: HeaderMap, uri: Uri) 
         Some(id) => format!("GET /props {id}"),
         None => "GET /props".to_owned(),
     };
-    if let Err(refused) = admit(&shared, &headers, call) {
+    if let Some(refused) = refusal(&shared, &headers, call) {
         return refused;
     }
     let live = lock(&shared.llama);
@@ -264,7 +264,7 @@ async fn props(State(shared): State<Arc<Shared>>, headers: HeaderMap, uri: Uri) 
 /// The event stream: every 100 ms, a `model_status` event with stage progress for each
 /// loading model and `download_progress` for each download.
 async fn events(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    if let Err(refused) = admit(&shared, &headers, "GET /models/sse".into()) {
+    if let Some(refused) = refusal(&shared, &headers, "GET /models/sse".into()) {
         return refused;
     }
     let stream = futures_util::stream::unfold(shared, |shared| async move {

@@ -26,7 +26,7 @@ pub enum Level {
 pub enum ModelsAction {
     Close,
     Download,
-    Model(RouterModel),
+    Model(Box<RouterModel>),
 }
 
 /// What the progress view shows.

@@ -249,7 +249,7 @@ impl LlamaView {
                 let answer = match list.handle_key(input, &keys) {
                     SelectAction::Confirm(value) if value == DOWNLOAD => ModelsAction::Download,
                     SelectAction::Confirm(value) => match models.iter().find(|m| m.id == value) {
-                        Some(model) => ModelsAction::Model(model.clone()),
+                        Some(model) => ModelsAction::Model(Box::new(model.clone())),
                         None => return LlamaKey::None,
                     },
                     SelectAction::Cancel => ModelsAction::Close,
