@@ -23,8 +23,8 @@ macro_rules! require_tmux {
     };
 }
 
-/// A router with one loaded and two unloaded models, loads taking `load_ms`, and one
-/// Hugging Face repository to download.
+/// A router with one loaded and two unloaded models, loads taking `load_ms` (gamma's never
+/// ends), and one Hugging Face repository to download.
 fn router(server: &MockServer, load_ms: u64, api_key: Option<&str>) {
     let models = json!([
         {"id": "alpha-loaded", "status": {"value": "loaded"}, "meta": {"n_ctx": 4096}},
@@ -38,6 +38,7 @@ fn router(server: &MockServer, load_ms: u64, api_key: Option<&str>) {
     server.set_llama(LlamaSettings {
         models: models.as_array().unwrap().clone(),
         load_ms,
+        stuck: vec!["gamma-unloaded".to_owned()],
         loaded_n_ctx: Some(8192),
         api_key: api_key.map(str::to_owned),
         hub: hub.as_array().unwrap().clone(),
@@ -106,7 +107,7 @@ async fn llama_loads_stops_unloads_and_downloads() {
     assert_eq!(status(&server, "alpha-loaded"), "loaded");
     assert_eq!(status(&server, "beta-unloaded"), "loaded");
 
-    // Load gamma and stop it: the router is told to unload it.
+    // Load gamma (its load hangs) and stop it: the router is told to unload it.
     let screen = tmux.screen();
     assert!(screen.contains("→ alpha-loaded"), "{screen}");
     tmux.keys(&["Down", "Down", "Enter"]);
@@ -129,6 +130,10 @@ async fn llama_loads_stops_unloads_and_downloads() {
     wait_for_call(&server, "POST /models/unload alpha-loaded");
     tmux.wait_for("Unloaded alpha-loaded");
     assert_eq!(status(&server, "alpha-loaded"), "unloaded");
+    // The list again, beta (loaded) first.
+    tmux.wait("the list after the unload", Duration::from_secs(15), |s| {
+        s.contains("→ beta-unloaded") && s.contains("enter load/unload/download")
+    });
 
     // Download an exact repository and quantization (the hub is the mock).
     tmux.keys(&["Up", "Enter"]);

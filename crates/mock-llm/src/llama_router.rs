@@ -34,6 +34,8 @@ pub struct LlamaSettings {
     pub autoload: bool,
     /// How long a load or a download takes.
     pub load_ms: u64,
+    /// Models whose load never finishes (until they are unloaded).
+    pub stuck: Vec<String>,
     /// The `chat_template` `GET /props?model=…` answers for a loaded model.
     pub chat_template: Option<String>,
     /// The context a model gets when it loads (`meta.n_ctx`).
@@ -101,7 +103,7 @@ impl Live {
         let done: Vec<String> = self
             .busy
             .iter()
-            .filter(|(_, since)| since.elapsed() >= wait)
+            .filter(|(id, since)| since.elapsed() >= wait && !self.settings.stuck.contains(id))
             .map(|(id, _)| id.clone())
             .collect();
         let n_ctx = self.settings.loaded_n_ctx;
