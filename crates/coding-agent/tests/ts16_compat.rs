@@ -310,4 +310,22 @@ async fn get_commands_lists_the_builtin_commands_as_pi_16() {
             assert_eq!(ours_commands, theirs, "{args:?}");
         }
     }
+    // The settings turn a built-in extension off with `-builtin:<name>`.
+    for (off, left) in [("mcp", "llama"), ("llama.cpp", "mcp")] {
+        let env = Env::new(
+            &server,
+            128_000,
+            json!({"extensions": [format!("-builtin:{off}")]}),
+        );
+        let ours_commands = commands(&env, ours(), &[], &[]);
+        let names: Vec<&str> = ours_commands
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, [left], "-builtin:{off}");
+        if let Some(wrapper) = ts16() {
+            let theirs = commands(&env, ts16_pi(&wrapper), &[], &[]);
+            assert_eq!(ours_commands, theirs, "-builtin:{off}");
+        }
+    }
 }
