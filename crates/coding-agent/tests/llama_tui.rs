@@ -250,3 +250,52 @@ async fn login_stores_the_router_and_llama_uses_it() {
     tmux.wait_for("Unloaded alpha-loaded");
     assert!(!tmux.history().contains("router-secret"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_router_offers_retry_and_close() {
+    require_tmux!();
+    let server = MockServer::start().await.unwrap();
+    // A port with nothing listening yet; the router starts there later.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let env = Env::new(&server, 128_000, json!({}));
+    let tmux = Tmux::start_with(&env, &[("LLAMA_BASE_URL", url.as_str())], &[], 110, 40);
+    tmux.wait_for("mock-model");
+    tmux.type_text("/llama");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("llama.cpp unavailable");
+    let screen = tmux.wait_for("→ Retry");
+    assert!(
+        screen.contains(&format!(
+            "Could not reach llama.cpp server at {url}: connect ECONNREFUSED 127.0.0.1:{port}"
+        )),
+        "{screen}"
+    );
+    assert!(screen.contains("  Close"), "{screen}");
+
+    // The router comes up; Retry shows its models.
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let router_server = MockServer::start_on(addr).await.unwrap();
+    router(&router_server, 0, None);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("→ alpha-loaded");
+    tmux.keys(&["Escape"]);
+    tmux.wait("the panel to close", Duration::from_secs(10), |s| {
+        !s.contains("enter load/unload/download")
+    });
+
+    // It goes away again; Close ends /llama quietly.
+    router_server.shutdown().await;
+    tmux.type_text("/llama");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("llama.cpp unavailable");
+    tmux.keys(&["Down", "Enter"]);
+    let screen = tmux.wait("the dialog to close", Duration::from_secs(10), |s| {
+        !s.contains("llama.cpp unavailable")
+    });
+    assert!(!screen.contains("Error:"), "{screen}");
+}
