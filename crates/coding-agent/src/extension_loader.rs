@@ -134,9 +134,11 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         !options.no_extensions,
     );
     warnings.extend(trust_warning);
+    // `-e builtin:<name>` turns a built-in extension on (`crate::builtins`): no path.
     let (package_sources, local_paths): (Vec<String>, Vec<String>) = options
         .cli_paths
         .iter()
+        .filter(|p| !crate::builtins::is_builtin_entry(p))
         .cloned()
         .partition(|p| !matches!(PackageSource::parse(p), PackageSource::Local { .. }));
     // Packages load with --no-extensions too: only their extensions stay off.

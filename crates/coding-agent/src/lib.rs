@@ -3,6 +3,7 @@
 
 pub mod agent_session;
 pub mod auth_guidance;
+pub mod builtins;
 pub mod cli;
 pub mod compaction;
 pub mod config;
@@ -12,6 +13,7 @@ pub mod extension_loader;
 pub mod extensions;
 pub mod file_args;
 pub mod list_models;
+pub mod llama;
 pub mod mcp;
 pub mod messages;
 pub mod model_registry;

@@ -201,6 +201,17 @@ fn run() -> Result<i32> {
     let mut registry = registry_loading
         .join()
         .unwrap_or_else(|_| ModelRegistry::load(&agent_dir));
+    // pi 1.6.0's built-in extensions: settings `-builtin:<name>`, `--no-extensions`, `-e`.
+    let builtins = pi_coding_agent::builtins::BuiltinSettings::load(
+        &paths::settings_path(&agent_dir),
+        &paths::project_settings_path(&cwd),
+        loaded_trusted,
+        &args.extension,
+        args.no_extensions,
+    );
+    if !builtins.enabled(pi_coding_agent::llama::PROVIDER_ID) {
+        registry.disable_llama();
+    }
     // Providers extensions registered while loading (the TypeScript pi queues them until
     // the session exists; calls made later are not applied yet).
     for provider in extensions.providers() {
@@ -646,8 +657,9 @@ fn run() -> Result<i32> {
             prompt_recipe: Some(recipe),
         },
     });
-    // MCP is one of pi 1.6.0's built-in extensions: `--no-extensions` turns it off too.
-    if !args.no_mcp && !args.no_extensions {
+    // MCP is one of pi 1.6.0's built-in extensions: `--no-extensions` and
+    // `-builtin:mcp` turn it off too.
+    if !args.no_mcp && builtins.enabled("mcp") {
         // Attached even without servers, so `/reload` picks up an mcp.json written later.
         let mcp = McpRuntime::load(&agent_dir, agent_session.cwd(), loaded_trusted);
         mcp.start();
@@ -655,6 +667,11 @@ fn run() -> Result<i32> {
             std::sync::Arc::new(mcp),
             McpToolFilter::from_request(&tool_request),
         );
+    }
+    // As pi 1.6.0, RPC and interactive mode ask the llama.cpp router for its models in the
+    // background; print mode and `--list-models` use the saved catalog.
+    if rpc || interactive {
+        agent_session.refresh_llama_models_later();
     }
     if rpc {
         let transcript = agent_session.clone();

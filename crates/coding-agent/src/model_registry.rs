@@ -9,6 +9,7 @@ use pi_ai::{Model, ThinkingLevel};
 use crate::config::auth::AuthStorage;
 use crate::config::paths;
 use crate::config::values::resolve_config_value;
+use crate::llama;
 
 /// Model ids pi picks for a provider when the user names none.
 pub fn default_model_for(provider: &str) -> Option<&'static str> {
@@ -36,6 +37,10 @@ pub struct ModelRegistry {
     auth: AuthStorage,
     auth_path: Option<std::path::PathBuf>,
     load_error: Option<String>,
+    /// The built-in llama.cpp provider is off (`-builtin:llama.cpp`, `--no-extensions`).
+    llama_disabled: bool,
+    /// The llama.cpp router, when one is configured.
+    llama: Option<llama::config::ServerConfig>,
 }
 
 /// The key and extra headers for one request.
@@ -52,15 +57,66 @@ impl ModelRegistry {
         let mut registry = Self::load_files(agent_dir);
         registry.auth_path = Some(paths::auth_path(agent_dir));
         registry.apply_login_base_urls();
+        registry.llama = llama::config::resolve(&registry.auth);
+        let stored = llama::store::read_chat_models(agent_dir);
+        registry.set_llama_models(stored);
         registry
     }
 
     /// The registry read again from the same agent dir (`None` for one built in memory).
     pub fn reloaded(&self) -> Option<Self> {
-        self.auth_path
+        let mut fresh = self
+            .auth_path
             .as_deref()
             .and_then(Path::parent)
-            .map(Self::load)
+            .map(Self::load)?;
+        if self.llama_disabled {
+            fresh.disable_llama();
+        }
+        Some(fresh)
+    }
+
+    /// Turns the built-in llama.cpp provider off: its models go and it counts as not
+    /// configured.
+    pub fn disable_llama(&mut self) {
+        self.llama_disabled = true;
+        self.llama = None;
+        self.resolved
+            .models
+            .retain(|m| m.provider != llama::PROVIDER_ID);
+    }
+
+    /// Whether the built-in llama.cpp provider (and `/llama`) is on.
+    pub fn llama_enabled(&self) -> bool {
+        !self.llama_disabled
+    }
+
+    /// The configured llama.cpp router, if the provider is on and has one.
+    pub fn llama_server(&self) -> Option<&llama::config::ServerConfig> {
+        self.llama.as_ref()
+    }
+
+    /// Replaces the llama.cpp models (from the saved catalog or a refresh); they call the
+    /// router configured now.
+    pub fn set_llama_models(&mut self, models: Vec<Model>) {
+        if self.llama_disabled {
+            return;
+        }
+        self.resolved
+            .models
+            .retain(|m| m.provider != llama::PROVIDER_ID);
+        let base_url = self
+            .llama
+            .as_ref()
+            .and_then(|c| llama::url::inference_url(&c.server_url).ok());
+        self.resolved
+            .models
+            .extend(models.into_iter().map(|mut model| {
+                if let Some(base_url) = &base_url {
+                    model.base_url = base_url.clone();
+                }
+                model
+            }));
     }
 
     /// Where `auth.json` is (`None` for a registry built in memory).
@@ -130,6 +186,7 @@ impl ModelRegistry {
                     auth,
                     auth_path: None,
                     load_error: None,
+                    ..Self::default()
                 };
             }
             Err(e) => {
@@ -145,6 +202,7 @@ impl ModelRegistry {
                     auth,
                     auth_path: None,
                     load_error: Some(error),
+                    ..Self::default()
                 };
             }
         };
@@ -154,6 +212,7 @@ impl ModelRegistry {
                 auth,
                 auth_path: None,
                 load_error: None,
+                ..Self::default()
             },
             Err(e) => Self {
                 resolved: ResolvedModels {
@@ -163,6 +222,7 @@ impl ModelRegistry {
                 auth,
                 auth_path: None,
                 load_error: Some(format!("{e}\n\nFile: {}", models_path.display())),
+                ..Self::default()
             },
         }
     }
@@ -212,8 +272,12 @@ impl ModelRegistry {
             .collect()
     }
 
-    /// Whether a provider has a key in `auth.json`, the environment or `models.json`.
+    /// Whether a provider has a key in `auth.json`, the environment or `models.json`
+    /// (llama.cpp: whether a router URL is configured).
     pub fn has_auth(&self, provider: &str) -> bool {
+        if provider == llama::PROVIDER_ID && !self.llama_disabled {
+            return self.llama.is_some();
+        }
         self.auth.api_key(provider).is_some()
             || pi_ai::get_env_api_key(provider).is_some()
             || self
@@ -236,6 +300,9 @@ impl ModelRegistry {
     /// A provider's key in the request order without `--api-key`: `auth.json`, the
     /// environment, `models.json`'s `apiKey`.
     pub fn provider_key(&self, provider: &str) -> Option<String> {
+        if provider == llama::PROVIDER_ID && !self.llama_disabled {
+            return self.llama.as_ref().map(|c| c.api_key.clone());
+        }
         self.auth
             .api_key(provider)
             .or_else(|| pi_ai::get_env_api_key(provider))
@@ -263,8 +330,12 @@ impl ModelRegistry {
         cli_key: Option<&str>,
     ) -> Result<RequestAuth, String> {
         let config = self.resolved.request_configs.get(&model.provider);
+        let llama_key = (model.provider == llama::PROVIDER_ID && !self.llama_disabled)
+            .then(|| self.llama.as_ref().map(|c| c.api_key.clone()))
+            .flatten();
         let api_key = cli_key
             .map(str::to_owned)
+            .or(llama_key)
             .or_else(|| self.auth.api_key(&model.provider))
             .or_else(|| pi_ai::get_env_api_key(&model.provider))
             .or_else(|| {

@@ -242,11 +242,10 @@ fn commands(
 }
 
 /// pi 1.6.0 lists its built-in extensions' commands, `llama` (llama.cpp router models) and
-/// `mcp`, after the loaded extensions' ones; `--no-mcp` drops `mcp` and `--no-extensions`
-/// both. This build has no `llama` command, so it is left out of pi's answer before
-/// comparing; every field of the rest must be equal.
+/// `mcp`, after the loaded extensions' ones; `--no-mcp` drops `mcp`, `--no-extensions` both,
+/// and `-e builtin:<name>` brings one back. Every field must be equal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn get_commands_lists_the_builtin_mcp_command_as_pi_16() {
+async fn get_commands_lists_the_builtin_commands_as_pi_16() {
     let server = MockServer::start().await.unwrap();
     let env = Env::new(&server, 128_000, json!({}));
     let mcp = json!({
@@ -255,12 +254,12 @@ async fn get_commands_lists_the_builtin_mcp_command_as_pi_16() {
         "source": "extension",
         "sourceInfo": {"path": "builtin:mcp", "source": "builtin", "scope": "temporary", "origin": "top-level"},
     });
-    let without_llama = |commands: Vec<Value>| -> Vec<Value> {
-        commands
-            .into_iter()
-            .filter(|c| c["sourceInfo"]["path"] != "builtin:llama.cpp")
-            .collect()
-    };
+    let llama = json!({
+        "name": "llama",
+        "description": "Manage llama.cpp router models",
+        "source": "extension",
+        "sourceInfo": {"path": "builtin:llama.cpp", "source": "builtin", "scope": "temporary", "origin": "top-level"},
+    });
     let host = support::ext_host::host_dir();
     let extension = env.work.join("hello.ts");
     std::fs::write(
@@ -270,12 +269,20 @@ async fn get_commands_lists_the_builtin_mcp_command_as_pi_16() {
     .unwrap();
     let extension = extension.to_str().unwrap().to_owned();
     let mut cases: Vec<(Vec<&str>, Option<Vec<&str>>)> = vec![
-        (vec![], Some(vec!["mcp"])),
-        (vec!["--no-mcp"], Some(vec![])),
+        (vec![], Some(vec!["llama", "mcp"])),
+        (vec!["--no-mcp"], Some(vec!["llama"])),
         (vec!["--no-extensions"], Some(vec![])),
+        (
+            vec!["--no-extensions", "-e", "builtin:llama.cpp"],
+            Some(vec!["llama"]),
+        ),
+        (
+            vec!["--no-extensions", "-e", "builtin:mcp"],
+            Some(vec!["mcp"]),
+        ),
     ];
     if host.is_some() {
-        cases.push((vec!["-e", &extension], Some(vec!["hello", "mcp"])));
+        cases.push((vec!["-e", &extension], Some(vec!["hello", "llama", "mcp"])));
         cases.push((
             vec!["--no-extensions", "-e", &extension],
             Some(vec!["hello"]),
@@ -295,9 +302,30 @@ async fn get_commands_lists_the_builtin_mcp_command_as_pi_16() {
         if let Some(entry) = ours_commands.iter().find(|c| c["name"] == "mcp") {
             assert_eq!(entry, &mcp);
         }
+        if let Some(entry) = ours_commands.iter().find(|c| c["name"] == "llama") {
+            assert_eq!(entry, &llama);
+        }
         if let Some(wrapper) = ts16() {
-            let theirs = without_llama(commands(&env, ts16_pi(&wrapper), &args, &[]));
+            let theirs = commands(&env, ts16_pi(&wrapper), &args, &[]);
             assert_eq!(ours_commands, theirs, "{args:?}");
+        }
+    }
+    // The settings turn a built-in extension off with `-builtin:<name>`.
+    for (off, left) in [("mcp", "llama"), ("llama.cpp", "mcp")] {
+        let env = Env::new(
+            &server,
+            128_000,
+            json!({"extensions": [format!("-builtin:{off}")]}),
+        );
+        let ours_commands = commands(&env, ours(), &[], &[]);
+        let names: Vec<&str> = ours_commands
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, [left], "-builtin:{off}");
+        if let Some(wrapper) = ts16() {
+            let theirs = commands(&env, ts16_pi(&wrapper), &[], &[]);
+            assert_eq!(ours_commands, theirs, "-builtin:{off}");
         }
     }
 }

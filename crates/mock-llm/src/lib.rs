@@ -4,12 +4,14 @@
 //!
 //! Queue [`Script`]s on a [`MockServer`]; each provider request consumes the next one
 //! (or gets an echo reply when the queue is empty) and is recorded for inspection. It also
-//! stands in for the providers' sign-in servers ([`oauth`]).
+//! stands in for the providers' sign-in servers ([`oauth`]) and for a llama.cpp router
+//! ([`llama_router`]).
 
 mod control;
 mod default_reply;
 mod error;
 mod faults;
+pub mod llama_router;
 pub mod oauth;
 mod recording;
 mod render;
@@ -23,6 +25,7 @@ mod text;
 mod wire;
 
 pub use error::MockError;
+pub use llama_router::LlamaSettings;
 pub use recording::RecordedRequest;
 pub use render::{WIRE_FORMATS, render_body};
 pub use script::{Fault, Item, LineEnding, Script, ScriptUsage, StopReason};

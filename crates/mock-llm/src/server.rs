@@ -118,6 +118,21 @@ impl MockServer {
         self.inner.shared.clear_queue();
     }
 
+    /// Sets up the stand-in llama.cpp router (its models, load time, hub repositories).
+    pub fn set_llama(&self, settings: crate::LlamaSettings) {
+        self.inner.shared.llama.set(settings);
+    }
+
+    /// The llama.cpp router calls so far: `"POST /models/load <id>"`, `"GET /models"`, …
+    pub fn llama_calls(&self) -> Vec<String> {
+        self.inner.shared.llama.calls()
+    }
+
+    /// The llama.cpp router's models as it lists them now.
+    pub fn llama_models(&self) -> Vec<serde_json::Value> {
+        self.inner.shared.llama.models()
+    }
+
     /// Number of scripts still queued.
     pub fn pending(&self) -> usize {
         self.inner.shared.pending()
@@ -158,6 +173,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/_mock/reset", post(control::reset))
         .route("/_mock/health", get(control::health))
         .merge(crate::oauth::routes())
+        .merge(crate::llama_router::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)

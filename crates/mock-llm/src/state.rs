@@ -17,6 +17,8 @@ pub(crate) struct Shared {
     pub tool_seq: AtomicU64,
     /// The stand-in sign-in servers.
     pub oauth: crate::oauth::OAuthState,
+    /// The stand-in llama.cpp router.
+    pub llama: crate::llama_router::LlamaState,
 }
 
 /// Locks a mutex, ignoring poisoning (the data stays consistent: no invariants span a panic).

@@ -42,6 +42,8 @@ pub enum LoginPrompt {
         message: String,
         placeholder: Option<String>,
     },
+    /// Free text that is not shown as typed (an API key; may be empty).
+    Secret { message: String },
     /// A pasted authorization code or redirect URL, racing the browser callback: the flow
     /// cancels the prompt's token when the callback wins.
     ManualCode {

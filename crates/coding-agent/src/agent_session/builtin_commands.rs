@@ -1,6 +1,7 @@
 //! pi 1.6.0's built-in extension commands outside the terminal UI: an RPC prompt `/mcp …`
 //! runs the command (`mcp::slash`, the core the terminal shares) and answers through the
-//! mode's UI (`ctx.ui.notify`), as pi's built-in MCP extension does.
+//! mode's UI (`ctx.ui.notify`), as pi's built-in MCP extension does; `/llama` says it needs
+//! the terminal UI.
 
 use crate::extensions::UiNotice;
 use crate::mcp::slash::{self, Level, Outcome};
@@ -9,10 +10,14 @@ use super::{AgentSession, lock};
 
 impl AgentSession {
     /// Runs `text` when it is a built-in command this session has (`/mcp` while MCP is
-    /// on); false when it is not one.
+    /// on, `/llama` while llama.cpp is); false when it is not one.
     pub(super) async fn run_builtin_command(&self, text: &str) -> bool {
         let body = &text[1..];
         let (name, args) = body.split_once(' ').unwrap_or((body, ""));
+        if name == "llama" && self.registry().llama_enabled() {
+            self.llama_outside_tui();
+            return true;
+        }
         if name != "mcp" {
             return false;
         }

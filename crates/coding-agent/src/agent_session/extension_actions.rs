@@ -505,7 +505,8 @@ impl AgentSession {
         statics
     }
 
-    /// The commands `get_commands` lists: extension commands (then the built-in `mcp`),
+    /// The commands `get_commands` lists: extension commands (then the built-in `llama` and
+    /// `mcp`),
     /// prompt templates, skills.
     pub fn slash_commands(&self) -> Vec<Value> {
         let runtime = self.extension_runtime();
@@ -530,8 +531,11 @@ impl AgentSession {
             entry.insert("sourceInfo".into(), source_info);
             commands.push(Value::Object(entry));
         }
-        // pi 1.6.0's built-in extensions come after the loaded ones; of them this build has
-        // MCP (`llama` has no counterpart here). `--no-mcp` leaves it out, as there.
+        // pi 1.6.0's built-in extensions come after the loaded ones, in its order: llama.cpp,
+        // then MCP (`--no-mcp` leaves MCP out, as there).
+        if self.registry().llama_enabled() {
+            commands.push(crate::llama::command_entry());
+        }
         if self.mcp().is_some() {
             commands.push(crate::mcp::command_entry());
         }

@@ -10,6 +10,7 @@ mod compaction;
 mod events;
 mod extension_actions;
 mod extensions;
+mod llama;
 mod mcp;
 mod models;
 mod navigation;

@@ -64,6 +64,28 @@ impl SessionRegistry {
 }
 
 impl SessionRegistry {
+    /// Changes the base registry (a provider's refreshed models) and rebuilds the current
+    /// one with the registered providers; on an error both stay as they were.
+    pub(crate) fn update_base(
+        &self,
+        change: impl FnOnce(&mut ModelRegistry),
+    ) -> Result<(), String> {
+        let mut next = (**lock(&self.base)).clone();
+        change(&mut next);
+        let previous = std::mem::replace(&mut *lock(&self.base), Arc::new(next));
+        let registered = lock(&self.registered).clone();
+        match self.rebuild(&registered) {
+            Ok(registry) => {
+                *lock(&self.current) = Arc::new(registry);
+                Ok(())
+            }
+            Err(e) => {
+                *lock(&self.base) = previous;
+                Err(e)
+            }
+        }
+    }
+
     /// Reads `auth.json` and `models.json` again (after a login, a logout or a new local
     /// model); providers registered by extensions stay.
     fn reload_from_disk(&self) -> Result<(), String> {
@@ -99,7 +121,7 @@ impl AgentSession {
     }
 
     /// The extensions' mirror of tools, commands and models is stale.
-    fn mirror_changed(&self) {
+    pub(super) fn mirror_changed(&self) {
         self.inner
             .ext
             .generation

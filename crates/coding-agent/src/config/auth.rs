@@ -17,9 +17,11 @@ use super::values::resolve_config_value_with;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Credential {
     /// A key (literal, `$NAME` / `${NAME}` template, or `!command`); `env` values beat the
-    /// process environment for its variables (pi 1.5).
+    /// process environment for its variables (pi 1.5). A provider configured by its `env`
+    /// alone (llama.cpp's server URL without a key) has no key.
     ApiKey {
-        key: String,
+        #[serde(default)]
+        key: Option<String>,
         #[serde(default)]
         env: Option<HashMap<String, String>>,
     },
@@ -87,8 +89,18 @@ impl AuthStorage {
     /// The stored key for a provider, resolved.
     pub fn api_key(&self, provider: &str) -> Option<String> {
         match self.credentials.get(provider)? {
-            Credential::ApiKey { key, env } => resolve_config_value_with(key, env.as_ref()),
+            Credential::ApiKey { key, env } => key
+                .as_deref()
+                .and_then(|key| resolve_config_value_with(key, env.as_ref())),
             Credential::Oauth(credentials) => Some(oauth_key(provider, credentials)),
+        }
+    }
+
+    /// The `env` values stored with a provider's API key credential.
+    pub fn env(&self, provider: &str) -> Option<&HashMap<String, String>> {
+        match self.credentials.get(provider)? {
+            Credential::ApiKey { env, .. } => env.as_ref(),
+            Credential::Oauth(_) => None,
         }
     }
 

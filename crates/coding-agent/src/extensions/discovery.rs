@@ -68,26 +68,34 @@ pub fn discover(sources: &ExtensionSources) -> Vec<DiscoveredExtension> {
         for path in entries_in_dir(&dir) {
             add(path, "auto", SourceScope::User, &dir, false);
         }
-        for entry in &sources.user_entries {
+        for entry in paths_only(&sources.user_entries) {
             for path in resolve_entry(entry, &sources.agent_dir) {
                 add(path, "local", SourceScope::User, &sources.agent_dir, false);
             }
         }
         if sources.project_trusted {
             let base = sources.cwd.join(".pi");
-            for entry in &sources.project_entries {
+            for entry in paths_only(&sources.project_entries) {
                 for path in resolve_entry(entry, &base) {
                     add(path, "local", SourceScope::Project, &base, false);
                 }
             }
         }
     }
-    for entry in &sources.cli_paths {
+    for entry in paths_only(&sources.cli_paths) {
         for path in resolve_entry(entry, &sources.cwd) {
             add(path, "cli", SourceScope::Temporary, &sources.cwd, true);
         }
     }
     found
+}
+
+/// The entries that are paths: `builtin:<name>` and its `+`/`-`/`!` forms name pi's
+/// built-in extensions (see `crate::builtins`), not files.
+fn paths_only(entries: &[String]) -> impl Iterator<Item = &String> {
+    entries
+        .iter()
+        .filter(|e| !crate::builtins::is_builtin_entry(e))
 }
 
 /// `~/x` and relative paths made absolute.
@@ -199,18 +207,13 @@ pub fn package(dir: &Path) -> Option<PackageResources> {
 pub fn packages(sources: &ExtensionSources) -> Vec<PackageResources> {
     let mut entries: Vec<PathBuf> = Vec::new();
     if !sources.no_discovery {
-        entries.extend(
-            sources
-                .user_entries
-                .iter()
-                .map(|e| expand(e, &sources.agent_dir)),
-        );
+        entries.extend(paths_only(&sources.user_entries).map(|e| expand(e, &sources.agent_dir)));
         if sources.project_trusted {
             let base = sources.cwd.join(".pi");
-            entries.extend(sources.project_entries.iter().map(|e| expand(e, &base)));
+            entries.extend(paths_only(&sources.project_entries).map(|e| expand(e, &base)));
         }
     }
-    entries.extend(sources.cli_paths.iter().map(|e| expand(e, &sources.cwd)));
+    entries.extend(paths_only(&sources.cli_paths).map(|e| expand(e, &sources.cwd)));
     entries.iter().filter_map(|p| package(p)).collect()
 }
 

@@ -221,6 +221,9 @@ impl LoginInteraction for TerminalLogin {
                     self.question(&format!("{message}{placeholder}: "), &cancel)
                         .await
                 }
+                LoginPrompt::Secret { message } => {
+                    self.question(&format!("{message}: "), &cancel).await
+                }
             }
         })
     }

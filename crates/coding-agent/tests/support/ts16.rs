@@ -14,11 +14,30 @@ pub fn ts16() -> Option<PathBuf> {
         .filter(|p| !p.is_empty())
         .map(PathBuf::from);
     if wrapper.is_none() {
+        // A run that must compare (CI with pi 1.6.0 installed) fails instead of skipping.
+        assert!(
+            std::env::var_os("PI_TEST_REQUIRE_TS16").is_none_or(|v| v.is_empty()),
+            "PI_TEST_REQUIRE_TS16 is set but PI_TS16 is not: the comparison with pi 1.6.0 cannot run"
+        );
         eprintln!(
             "PI_TS16 is not set: skipped the comparison with pi 1.6.0 (run scripts/install-ts-pi-16.sh)"
         );
     }
     wrapper
+}
+
+/// A command running pi 1.6.0 with its model catalogs refreshed (no `PI_OFFLINE`, which
+/// turns that off) but every outside request sent to a closed local port: only servers on
+/// 127.0.0.1 (the mock's) are reached.
+pub fn ts16_pi_catalogs(wrapper: &PathBuf) -> Command {
+    let mut command = Command::new(wrapper);
+    command
+        .env("HTTP_PROXY", "http://127.0.0.1:9")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9")
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("PI_SKIP_VERSION_CHECK", "1")
+        .env_remove("PI_OFFLINE");
+    command
 }
 
 /// A command running pi 1.6.0 offline.

@@ -53,6 +53,9 @@ pub fn detect(model: &Model) -> Compat {
         || is_cf_workers
         || is_cf_gateway;
     let use_max_tokens = url.contains("chutes.ai") || is_moonshot || is_cf_gateway;
+    // pi's built-in llama.cpp provider: its chat templates know `system`, not `developer`
+    // (pi-ai 1.6 sends `developer` to api.openai.com only).
+    let is_llama_cpp = provider == "llama.cpp";
     let thinking_format = if is_deepseek {
         ThinkingFormat::Deepseek
     } else if is_zai {
@@ -64,7 +67,7 @@ pub fn detect(model: &Model) -> Compat {
     };
     Compat {
         supports_store: !non_standard,
-        supports_developer_role: !non_standard,
+        supports_developer_role: !non_standard && !is_llama_cpp,
         supports_reasoning_effort: !is_grok && !is_zai && !is_moonshot && !is_cf_gateway,
         supports_usage_in_streaming: true,
         max_tokens_field: if use_max_tokens {
@@ -190,6 +193,8 @@ mod tests {
         assert!(!cerebras.supports_store);
         let moonshot = resolve(&model("moonshotai", "https://api.moonshot.ai/v1"));
         assert_eq!(moonshot.max_tokens_field, MaxTokensField::MaxTokens);
+        let llama = resolve(&model("llama.cpp", "http://127.0.0.1:9931/v1"));
+        assert!(!llama.supports_developer_role && llama.supports_store);
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub enum Command {
     Login(Option<String>),
     Logout,
     Mcp(Option<String>),
+    /// `/llama` (the built-in llama.cpp extension's; arguments are ignored, as there).
+    Llama,
     LocalLlm,
     Quit,
 }
@@ -82,6 +84,7 @@ pub fn parse(text: &str) -> Option<Command> {
         "reload" if arg.is_empty() => Command::Reload,
         "login" => Command::Login(arg_opt()),
         "mcp" => Command::Mcp(arg_opt()),
+        "llama" => Command::Llama,
         "logout" if arg.is_empty() => Command::Logout,
         "local-llm" if arg.is_empty() => Command::LocalLlm,
         "quit" | "exit" if arg.is_empty() => Command::Quit,
@@ -129,6 +132,7 @@ mod tests {
             Some(Command::Name("My work".into()))
         );
         assert_eq!(parse("/quit"), Some(Command::Quit));
+        assert_eq!(parse("/llama"), Some(Command::Llama));
         assert_eq!(parse("/review this"), None);
         assert_eq!(parse("/new please"), None);
         assert_eq!(parse("hello"), None);

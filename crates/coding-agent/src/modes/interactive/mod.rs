@@ -75,6 +75,8 @@ pub(crate) enum AppEvent {
     Ext(extension_ui::ExtEvent),
     /// A step of a `/login` sign-in.
     Login(app::LoginEvent),
+    /// A view the `/llama` command asks for.
+    Llama(app::LlamaRequest),
 }
 
 /// Runs the interactive UI until the user quits; returns the exit code.

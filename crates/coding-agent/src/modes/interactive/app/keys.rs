@@ -316,7 +316,11 @@ impl App {
         if text.is_empty() {
             return;
         }
-        if let Some(command) = crate::modes::interactive::commands::parse(&text) {
+        // `/llama` is a command while the built-in llama.cpp extension is on.
+        let llama_on = self.session.registry().llama_enabled();
+        let command = crate::modes::interactive::commands::parse(&text)
+            .filter(|c| *c != crate::modes::interactive::commands::Command::Llama || llama_on);
+        if let Some(command) = command {
             self.editor.add_to_history(&text);
             self.set_editor_text("");
             self.run_slash(command).await;

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::{App, Overlay};
 use crate::config::auth::{AuthStorage, update_auth_file};
 use crate::config::paths;
+use crate::llama;
 use crate::modes::auth::provider_display_name;
 use crate::modes::interactive::AppEvent;
 use crate::modes::interactive::chat::{NoticeKind, select_theme};
@@ -110,9 +111,18 @@ impl TextInput {
 }
 
 /// The sign-in's side of the UI: questions and notices become app events.
-struct TuiLogin {
+pub(super) struct TuiLogin {
     tx: UnboundedSender<AppEvent>,
     cancel: CancellationToken,
+}
+
+impl TuiLogin {
+    pub(super) fn new(tx: UnboundedSender<AppEvent>) -> Self {
+        TuiLogin {
+            tx,
+            cancel: CancellationToken::new(),
+        }
+    }
 }
 
 impl LoginInteraction for TuiLogin {
@@ -156,6 +166,9 @@ impl App {
     /// `/login [provider]`.
     pub(super) fn login_command(&mut self, provider: Option<String>) {
         match provider {
+            Some(id) if id == llama::PROVIDER_ID && self.session.registry().llama_enabled() => {
+                self.start_llama_login()
+            }
             Some(id) => match OAuthProvider::from_id(&id) {
                 Some(login) => self.start_oauth_login(login),
                 None if self.session.registry().has_provider(&id) => self.open_api_key_input(id),
@@ -201,6 +214,9 @@ impl App {
                 .map(|m| m.provider.clone())
                 .filter(|p| OAuthProvider::from_id(p).is_none() || p == "anthropic")
                 .collect();
+            if self.session.registry().llama_enabled() {
+                ids.push(llama::PROVIDER_ID.to_owned());
+            }
             ids.sort();
             ids.dedup();
             ids.iter()
@@ -339,13 +355,30 @@ impl App {
                         },
                     }));
                 }
+                LoginPrompt::Secret { message } => {
+                    self.overlay = Some(Overlay::Input(TextInput {
+                        title: format!("{message}:"),
+                        hint: None,
+                        input: focused_input(),
+                        secret: true,
+                        purpose: InputPurpose::Flow {
+                            reply: Some(reply),
+                            cancel,
+                        },
+                    }));
+                }
             },
             LoginEvent::Finished { provider, result } => {
                 if matches!(self.overlay, Some(Overlay::Choice(_) | Overlay::Input(_))) {
                     self.overlay = None;
                 }
+                let action = if provider == llama::PROVIDER_ID {
+                    "Saved API key for"
+                } else {
+                    "Logged in to"
+                };
                 match result {
-                    Ok(()) => self.after_login(&provider, "Logged in to"),
+                    Ok(()) => self.after_login(&provider, action),
                     Err(OAuthError::Cancelled) => {
                         self.notice(NoticeKind::Warning, "Login cancelled")
                     }
@@ -370,7 +403,8 @@ impl App {
             self.notice(NoticeKind::Error, &e);
         }
         let mut selected = None;
-        if self.no_model {
+        // llama.cpp has no default model: pi says where to go next instead (below).
+        if self.no_model && provider != llama::PROVIDER_ID {
             let registry = self.session.registry();
             let default = crate::model_registry::default_model_for(provider)
                 .and_then(|id| registry.find(provider, id))
@@ -403,6 +437,9 @@ impl App {
             None => format!("{action} {name}. Credentials saved to {}", path.display()),
         };
         self.notice(NoticeKind::Info, &text);
+        if provider == llama::PROVIDER_ID {
+            self.after_llama_login(&format!("{action} {name}"));
+        }
         self.footer_dirty = true;
         self.update_editor_border();
     }
@@ -423,6 +460,9 @@ impl App {
                         if let Some(login) = OAuthProvider::from_id(&value) {
                             self.start_oauth_login(login);
                         }
+                    }
+                    ChoicePurpose::Provider { oauth: false } if value == llama::PROVIDER_ID => {
+                        self.start_llama_login()
                     }
                     ChoicePurpose::Provider { oauth: false } => self.open_api_key_input(value),
                     ChoicePurpose::Logout => self.logout(&value),

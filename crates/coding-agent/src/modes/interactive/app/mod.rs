@@ -3,6 +3,7 @@
 mod extensions;
 mod handoff;
 mod keys;
+mod llama;
 mod local_llm;
 mod login;
 mod mcp;
@@ -35,6 +36,7 @@ use super::{AppEvent, InteractiveOptions, keymap};
 use crate::agent_session::{AgentSession, BashResult, ForkResult, NavigateResult};
 use crate::modes::run::RunPrompt;
 
+pub(crate) use llama::LlamaRequest;
 pub(crate) use login::LoginEvent;
 pub(crate) use overlay::Overlay;
 
@@ -106,6 +108,10 @@ pub(crate) struct App {
     /// `/local-llm` runs; the last tenth of its build progress shown.
     local_llm_running: bool,
     local_llm_shown_decile: u32,
+    /// Hugging Face for the open `/llama` download panel.
+    llama_hub: Option<crate::llama::huggingface::HuggingFace>,
+    /// The search the `/llama` download panel waits for (a newer one cancels it).
+    llama_search: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl App {
@@ -178,6 +184,8 @@ impl App {
             sandbox_label: options.sandbox_label.clone(),
             local_llm_running: false,
             local_llm_shown_decile: u32::MAX,
+            llama_hub: None,
+            llama_search: None,
         };
         app.install_autocomplete();
         if !settings.quiet_startup.is_some_and(|q| q.hides_header()) {
@@ -253,6 +261,7 @@ impl App {
             AppEvent::Done(done) => self.on_completion(done),
             AppEvent::Signal(code) => self.quit = Some(code),
             AppEvent::Login(event) => self.on_login_event(event),
+            AppEvent::Llama(request) => self.on_llama_request(request),
         }
     }
 

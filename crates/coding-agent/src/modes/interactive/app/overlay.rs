@@ -32,6 +32,8 @@ pub(crate) enum Overlay {
     Choice(super::login::Choice),
     /// A question of `/login` or a sign-in.
     Input(super::login::TextInput),
+    /// The `/llama` panel.
+    Llama(Box<crate::modes::interactive::selectors::llama::LlamaView>),
 }
 
 impl Overlay {
@@ -53,6 +55,7 @@ impl Overlay {
             Overlay::Fork(s) => s.render(width),
             Overlay::Choice(c) => c.render(width),
             Overlay::Input(i) => i.render(width),
+            Overlay::Llama(view) => view.render(width),
         }
     }
 }
@@ -67,6 +70,13 @@ impl App {
                 description: Some((*description).to_owned()),
             })
             .collect();
+        if self.session.registry().llama_enabled() {
+            let entry = crate::llama::command_entry();
+            commands.push(SlashCommand {
+                name: "llama".to_owned(),
+                description: entry["description"].as_str().map(str::to_owned),
+            });
+        }
         for template in self.session.prompt_templates() {
             commands.push(SlashCommand {
                 name: template.name.clone(),
@@ -263,6 +273,7 @@ impl App {
             },
             Overlay::Choice(_) => self.on_choice_input(input),
             Overlay::Input(_) => self.on_text_input(input),
+            Overlay::Llama(_) => self.on_llama_key(input),
             Overlay::Fork(s) => match s.handle(input, &keys) {
                 SelectorOutcome::Pending => {}
                 SelectorOutcome::Cancelled => self.overlay = None,

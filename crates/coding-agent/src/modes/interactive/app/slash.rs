@@ -20,6 +20,7 @@ impl App {
             Command::Name(name) => self.name_command(&name),
             Command::Session => self.session_info(),
             Command::Mcp(args) => self.mcp_command(args).await,
+            Command::Llama => self.llama_command(),
             Command::Hotkeys => {
                 let lines = crate::modes::interactive::selectors::hotkeys::hotkeys_lines(
                     &self.keys,

@@ -5,6 +5,7 @@
 
 pub mod fork;
 pub mod hotkeys;
+pub mod llama;
 pub mod model;
 pub mod session;
 pub mod thinking;
