@@ -257,17 +257,47 @@ async fn openclaws_own_client_calls_asks_and_chats_in_its_tui() {
     .await;
 }
 
+/// The kit's wrong-token check pipes both of the client's outputs into `grep -q` under
+/// `pipefail`: when grep finds the refusal in stderr and exits before `cat` has written
+/// stdout, `cat` dies of SIGPIPE and the check fails for any gateway, the real one too.
+const KIT_RACE: &str =
+    r#"cat "$W/call-badtoken.err" "$W/call-badtoken.out" | grep -qiE 'unauthori|token|auth'"#;
+/// The same test without the race: grep reads both files itself.
+const KIT_STEADY: &str =
+    r#"grep -qiE 'unauthori|token|auth' "$W/call-badtoken.err" "$W/call-badtoken.out""#;
+
+/// Copies the kit into `to` with [`KIT_RACE`] replaced by [`KIT_STEADY`]; every other
+/// line runs as shipped. Returns the copy's `check_client.sh`.
+fn steady_kit(kit_dir: &Path, to: &Path) -> std::path::PathBuf {
+    for entry in std::fs::read_dir(kit_dir).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+    let script = to.join("check_client.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    assert_eq!(
+        text.matches(KIT_RACE).count(),
+        1,
+        "the kit's wrong-token check changed; look again at steady_kit"
+    );
+    // The kit's files are read-only; the copy is replaced, not written through.
+    std::fs::remove_file(&script).unwrap();
+    std::fs::write(&script, text.replace(KIT_RACE, KIT_STEADY)).unwrap();
+    script
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_check_client_passes_where_the_kit_is_present() {
     let Some(oc) = support::openclaw_client() else {
         return;
     };
-    let kit = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/reference/openclaw/check_client.sh");
-    if !kit.exists() {
+    let kit_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/openclaw");
+    if !kit_dir.join("check_client.sh").exists() {
         eprintln!("the reference kit is not here: skipped");
         return;
     }
+    let kit_copy = tempfile::tempdir().unwrap();
+    let kit = steady_kit(&kit_dir, kit_copy.path());
     // The kit's python (its wire tap needs websockets) from the venv the client's install
     // script makes, ahead of the system's.
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/openclaw-client/venv/bin");
