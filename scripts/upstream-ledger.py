@@ -12,7 +12,7 @@ A row is `| id | item | status | evidence |`:
   - id: the section's letter and a hash of the item's text (stable while the text is);
   - status: `✓` (evidence: the tests that show it, as `crate/tests/file.rs::test_name`
     or `crate/src/...rs::test_name`), `n/a` (evidence: why it cannot apply here) or `open`
-    (evidence: what is missing).
+    (evidence: what is missing). JavaScript tests are named by their `it("…")` text.
 """
 
 import hashlib
@@ -137,14 +137,16 @@ def update(releases):
 
 
 def test_exists(reference):
-    """`path::name`: the file exists and defines a test function `name`."""
-    if "::" not in reference:
-        return False
+    """`path::name`: the file exists and defines the test `name` (a Rust `fn name(`, or a
+    JavaScript `it("name"`)."""
     path, name = reference.split("::", 1)
     file = ROOT / path
     if not file.is_file():
         return False
-    return re.search(rf"\bfn {re.escape(name)}\s*\(", file.read_text(encoding="utf-8")) is not None
+    text = file.read_text(encoding="utf-8")
+    if path.endswith((".mjs", ".js")):
+        return f'it("{name}"' in text
+    return re.search(rf"\bfn {re.escape(name)}\s*\(", text) is not None
 
 
 def check(releases):
@@ -166,7 +168,7 @@ def check(releases):
             elif not evidence:
                 problems.append(f"{version} {ident}: `{status}` needs evidence")
             elif status == "✓":
-                tests = re.findall(r"`([^`]+::[A-Za-z0-9_]+)`", evidence)
+                tests = re.findall(r"`([^`]+?\.(?:rs|mjs|js)::[^`]+)`", evidence)
                 if not tests:
                     problems.append(f"{version} {ident}: ✓ names no test (`path::test_name`)")
                 for test in tests:
