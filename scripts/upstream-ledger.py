@@ -7,7 +7,8 @@ one row per changelog item, each with its status here.
                                                      a status, and every test named exists
   scripts/upstream-ledger.py counts [CHANGELOG.md]   ✓ / n/a / open per section
 
-The changelog is pi-coding-agent's, by default the one scripts/install-ts-pi-16.sh unpacks.
+The changelog is pi-coding-agent's, by default the one scripts/install-ts-pi-16.sh installs
+(target/ts-pi-16).
 A row is `| id | item | status | evidence |`:
   - id: the section's letter and a hash of the item's text (stable while the text is);
   - status: `✓` (evidence: the tests that show it, as `crate/tests/file.rs::test_name`
@@ -38,6 +39,10 @@ UNCHECKED = "not yet checked against ours"
 
 
 def default_changelog():
+    """The changelog of the pi scripts/install-ts-pi-16.sh installed, else the reference's."""
+    installed = ROOT / "target" / "ts-pi-16" / "pi-coding-agent" / "CHANGELOG.md"
+    if installed.is_file():
+        return installed
     cache = Path(os.environ.get("PI_REFERENCE_CACHE", Path.home() / ".cache/pi-rs-reference"))
     return cache / "pi-1.6.0" / "pi-coding-agent" / "CHANGELOG.md"
 
