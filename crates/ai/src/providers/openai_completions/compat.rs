@@ -204,7 +204,10 @@ mod tests {
             ("openai", "https://proxy.example/v1"),
             ("custom", "https://api.openai.com/v1"),
         ] {
-            assert!(resolve(&model(provider, url)).supports_developer_role, "{provider} {url}");
+            assert!(
+                resolve(&model(provider, url)).supports_developer_role,
+                "{provider} {url}"
+            );
         }
     }
 
