@@ -111,15 +111,27 @@ async fn openai_body_matches_the_typescript_layout() {
 }
 
 #[tokio::test]
-async fn openai_reasoning_models_use_developer_role_and_effort() {
+async fn openai_reasoning_models_use_developer_role_only_on_openai_and_effort() {
     let (body, _) = sent_body(
         Wire::OpenAi,
         &context("q"),
         simple(Some(ThinkingLevel::High)),
     )
     .await;
-    assert_eq!(body["messages"][0]["role"], "developer");
+    // As pi 1.6.0: `developer` goes to OpenAI only; any other server gets `system`.
+    assert_eq!(body["messages"][0]["role"], "system");
     assert_eq!(body["reasoning_effort"], "high");
+    let server = server().await;
+    let mut openai = model(&server, Wire::OpenAi);
+    openai.provider = "openai".into();
+    let (_, request) = send_simple(
+        &server,
+        &openai,
+        &context("q"),
+        simple(Some(ThinkingLevel::High)),
+    )
+    .await;
+    assert_eq!(request.body["messages"][0]["role"], "developer");
     // xhigh is clamped to what the model supports (no xhigh mapping → high).
     let (body, _) = sent_body(
         Wire::OpenAi,

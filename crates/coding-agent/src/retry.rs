@@ -142,6 +142,10 @@ mod tests {
             r#"429: {"message":"Rate limit reached for requests","code":"rate_limit_exceeded"}"#,
             "520 upstream error",
             "read ECONNRESET",
+            // pi 1.6.0 retries these too: a closed connection and bare socket error codes.
+            "Connection closed.",
+            "write EPIPE",
+            "connect ETIMEDOUT",
             "The server is server_busy, try your request again",
             "Server requested 120s retry delay (max: 60s). 429 Too Many Requests",
         ] {

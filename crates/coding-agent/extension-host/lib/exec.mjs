@@ -1,11 +1,13 @@
 /**
  * `pi.exec(command, args, {signal, timeout, cwd})`, run by the host itself as pi 0.73.1 does:
  * no shell, stdin ignored, SIGTERM on abort or timeout (SIGKILL 5 s later if still alive),
- * resolves `{stdout, stderr, code, killed}` and never rejects (a spawn error gives code 1).
+ * resolves `{stdout, stderr, code, killed}` and never rejects (a spawn error gives code 1; a
+ * child ended by a signal gives 128 + its number, as a shell and pi 1.6.0 report it).
  * Like pi, it stops waiting for stdio 100 ms after exit, so detached grandchildren that keep
  * the pipes open cannot hang the call.
  */
 import { spawn } from "node:child_process";
+import { constants } from "node:os";
 
 const EXIT_STDIO_GRACE_MS = 100;
 
@@ -83,12 +85,18 @@ function waitForExit(child) {
 			maybeDone();
 		});
 		child.once("error", (err) => settle(reject, err));
-		child.once("exit", (code) => {
+		child.once("exit", (code, signal) => {
 			exited = true;
-			exitCode = code;
+			exitCode = code ?? signalCode(signal);
 			maybeDone();
-			if (!settled) graceTimer = setTimeout(() => settle(resolve, code), EXIT_STDIO_GRACE_MS);
+			if (!settled) graceTimer = setTimeout(() => settle(resolve, exitCode), EXIT_STDIO_GRACE_MS);
 		});
-		child.once("close", (code) => settle(resolve, code));
+		child.once("close", (code, signal) => settle(resolve, code ?? signalCode(signal)));
 	});
+}
+
+/** A shell's exit status for a child ended by `signal`: 128 + its number (143 for SIGTERM). */
+function signalCode(signal) {
+	const number = signal ? constants.signals[signal] : undefined;
+	return number === undefined ? null : 128 + number;
 }

@@ -72,7 +72,12 @@ impl SessionRegistry {
     ) -> Result<(), String> {
         let mut next = (**lock(&self.base)).clone();
         change(&mut next);
-        let previous = std::mem::replace(&mut *lock(&self.base), Arc::new(next));
+        self.replace_base(next)
+    }
+
+    /// Puts `base` under the registered providers; the old base stays when that fails.
+    fn replace_base(&self, base: ModelRegistry) -> Result<(), String> {
+        let previous = std::mem::replace(&mut *lock(&self.base), Arc::new(base));
         let registered = lock(&self.registered).clone();
         match self.rebuild(&registered) {
             Ok(registry) => {
@@ -92,18 +97,7 @@ impl SessionRegistry {
         let Some(fresh) = self.current().reloaded() else {
             return Ok(());
         };
-        let previous = std::mem::replace(&mut *lock(&self.base), Arc::new(fresh));
-        let registered = lock(&self.registered).clone();
-        match self.rebuild(&registered) {
-            Ok(registry) => {
-                *lock(&self.current) = Arc::new(registry);
-                Ok(())
-            }
-            Err(e) => {
-                *lock(&self.base) = previous;
-                Err(e)
-            }
-        }
+        self.replace_base(fresh)
     }
 }
 

@@ -53,9 +53,9 @@ pub fn detect(model: &Model) -> Compat {
         || is_cf_workers
         || is_cf_gateway;
     let use_max_tokens = url.contains("chutes.ai") || is_moonshot || is_cf_gateway;
-    // pi's built-in llama.cpp provider: its chat templates know `system`, not `developer`
-    // (pi-ai 1.6 sends `developer` to api.openai.com only).
-    let is_llama_cpp = provider == "llama.cpp";
+    // pi-ai 1.6 sends instructions with the `developer` role to OpenAI only: other servers
+    // (Groq, llama.cpp's chat templates, …) know `system`.
+    let is_openai = provider == "openai" || url.contains("api.openai.com");
     let thinking_format = if is_deepseek {
         ThinkingFormat::Deepseek
     } else if is_zai {
@@ -67,7 +67,7 @@ pub fn detect(model: &Model) -> Compat {
     };
     Compat {
         supports_store: !non_standard,
-        supports_developer_role: !non_standard && !is_llama_cpp,
+        supports_developer_role: is_openai,
         supports_reasoning_effort: !is_grok && !is_zai && !is_moonshot && !is_cf_gateway,
         supports_usage_in_streaming: true,
         max_tokens_field: if use_max_tokens {
@@ -172,7 +172,9 @@ mod tests {
             "http://localhost:1234/v1",
         ] {
             let c = resolve(&model("local", url));
-            assert!(c.supports_store && c.supports_developer_role && c.supports_usage_in_streaming);
+            assert!(c.supports_store && c.supports_usage_in_streaming);
+            // As pi 1.6.0: `system`, not `developer`, for every server but OpenAI's.
+            assert!(!c.supports_developer_role);
             assert_eq!(c.max_tokens_field, MaxTokensField::MaxCompletionTokens);
             assert_eq!(c.thinking_format, ThinkingFormat::Openai);
         }
@@ -195,6 +197,18 @@ mod tests {
         assert_eq!(moonshot.max_tokens_field, MaxTokensField::MaxTokens);
         let llama = resolve(&model("llama.cpp", "http://127.0.0.1:9931/v1"));
         assert!(!llama.supports_developer_role && llama.supports_store);
+        let groq = resolve(&model("groq", "https://api.groq.com/openai/v1"));
+        assert!(!groq.supports_developer_role);
+        for (provider, url) in [
+            ("openai", "https://api.openai.com/v1"),
+            ("openai", "https://proxy.example/v1"),
+            ("custom", "https://api.openai.com/v1"),
+        ] {
+            assert!(
+                resolve(&model(provider, url)).supports_developer_role,
+                "{provider} {url}"
+            );
+        }
     }
 
     #[test]
