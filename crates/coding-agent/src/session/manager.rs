@@ -73,6 +73,9 @@ pub struct SessionManager {
     linear: LinearPrefix,
     leaf: Option<String>,
     flushed: bool,
+    /// The file was there before this manager: its last line may lack its newline (a
+    /// crash mid-write, another program), which the next append must not run into.
+    tail_unchecked: bool,
     warnings: Vec<LineError>,
     /// Sees every line written to the file.
     sink: Option<super::line_sink::LineSink>,
@@ -96,6 +99,7 @@ impl SessionManager {
             linear: LinearPrefix::default(),
             leaf: None,
             flushed: false,
+            tail_unchecked: false,
             warnings: Vec::new(),
             sink: None,
         }
@@ -169,6 +173,7 @@ impl SessionManager {
             linear: LinearPrefix::default(),
             leaf,
             flushed: true,
+            tail_unchecked: true,
             warnings,
             sink: None,
         }
@@ -692,13 +697,29 @@ impl SessionManager {
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)
+            .read(true)
             .open(&path)
             .map_err(write_error)?;
-        file.write_all(line.as_bytes()).map_err(write_error)?;
+        let mut bytes = line.clone().into_bytes();
+        if std::mem::take(&mut self.tail_unchecked) && !ends_with_newline(&mut file) {
+            bytes.insert(0, b'\n');
+        }
+        file.write_all(&bytes).map_err(write_error)?;
         if let Some(sink) = &self.sink {
             (sink.0)(line.trim_end_matches('\n'));
         }
         Ok(())
+    }
+}
+
+/// Whether the file is empty or its last byte is a newline (read errors count as yes, so
+/// a file that cannot be read back is not changed beyond the append itself).
+fn ends_with_newline(file: &mut File) -> bool {
+    use std::io::{Seek, SeekFrom};
+    let mut last = [0u8; 1];
+    match file.seek(SeekFrom::End(-1)) {
+        Ok(_) => file.read_exact(&mut last).is_err() || last[0] == b'\n',
+        Err(_) => true,
     }
 }
 
