@@ -79,7 +79,7 @@ impl BuiltinSettings {
         no_extensions: bool,
     ) -> Self {
         let read = |path: &Path| -> Vec<String> {
-            std::fs::read_to_string(path)
+            crate::text_file::read_text(path)
                 .ok()
                 .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
                 .and_then(|v| v.get("extensions")?.as_array().cloned())

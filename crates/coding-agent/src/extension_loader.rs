@@ -60,7 +60,7 @@ pub struct Loaded {
 
 /// `extensions` and `defaultProjectTrust` of a settings file.
 fn settings_entries(path: &Path) -> (Vec<String>, Option<String>) {
-    let Some(Value::Object(map)) = std::fs::read_to_string(path)
+    let Some(Value::Object(map)) = crate::text_file::read_text(path)
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
     else {

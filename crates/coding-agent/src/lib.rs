@@ -27,6 +27,7 @@ pub mod scope;
 pub mod session;
 pub mod session_event;
 pub mod temp_files;
+pub mod text_file;
 pub mod timing;
 pub mod tool_selection;
 pub mod tools;

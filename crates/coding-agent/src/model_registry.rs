@@ -175,7 +175,7 @@ impl ModelRegistry {
             }
         };
         let models_path = paths::models_path(agent_dir);
-        let text = match std::fs::read_to_string(&models_path) {
+        let text = match crate::text_file::read_text(&models_path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Self {

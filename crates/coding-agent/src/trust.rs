@@ -55,7 +55,7 @@ impl TrustStore {
 
     fn read(&self) -> Result<BTreeMap<String, Option<bool>>, TrustError> {
         let shown = self.path.display().to_string();
-        let text = match std::fs::read_to_string(&self.path) {
+        let text = match crate::text_file::read_text(&self.path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
             Err(e) => {

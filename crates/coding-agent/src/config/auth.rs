@@ -61,7 +61,7 @@ pub fn ensure_auth_file(path: &Path) -> std::io::Result<()> {
 impl AuthStorage {
     /// Reads `auth.json`; entries that do not parse are skipped.
     pub fn load(path: &Path) -> Self {
-        let Ok(text) = std::fs::read_to_string(path) else {
+        let Ok(text) = crate::text_file::read_text(path) else {
             return Self::default();
         };
         let Ok(map) = serde_json::from_str::<BTreeMap<String, serde_json::Value>>(&text) else {
@@ -151,7 +151,7 @@ pub fn update_auth_file_locked<R>(
 ) -> std::io::Result<R> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let text = std::fs::read_to_string(path)?;
+    let text = crate::text_file::read_text(path)?;
     let mut map = match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => map,
         _ if text.trim().is_empty() => Map::new(),

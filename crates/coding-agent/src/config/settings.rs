@@ -97,7 +97,7 @@ pub struct BashSettings {
 }
 
 pub(crate) fn read_object(path: &Path) -> Map<String, Value> {
-    std::fs::read_to_string(path)
+    crate::text_file::read_text(path)
         .ok()
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .and_then(|v| match v {

@@ -30,7 +30,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> SettingsWriteError + 
 /// The object in `path`: empty when the file is missing, an error when it holds
 /// something else than a JSON object.
 pub fn read_settings_object(path: &Path) -> Result<Map<String, Value>, SettingsWriteError> {
-    match std::fs::read_to_string(path) {
+    match crate::text_file::read_text(path) {
         Ok(text) if text.trim().is_empty() => Ok(Map::new()),
         Ok(text) => match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(map)) => Ok(map),

@@ -39,7 +39,7 @@ impl State {
 }
 
 fn unreadable(path: &Path) -> bool {
-    std::fs::read_to_string(path)
+    crate::text_file::read_text(path)
         .ok()
         .is_some_and(|text| !matches!(serde_json::from_str::<Value>(&text), Ok(Value::Object(_))))
 }

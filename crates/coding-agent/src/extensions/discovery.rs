@@ -163,7 +163,7 @@ pub fn package(dir: &Path) -> Option<PackageResources> {
             })
             .unwrap_or_default()
     };
-    if let Ok(text) = std::fs::read_to_string(dir.join("package.json"))
+    if let Ok(text) = crate::text_file::read_text(dir.join("package.json"))
         && let Ok(json) = serde_json::from_str::<serde_json::Value>(&text)
         && let Some(manifest) = json.get("pi").filter(|pi| pi.is_object())
     {
@@ -221,7 +221,7 @@ pub fn packages(sources: &ExtensionSources) -> Vec<PackageResources> {
 /// (those that exist), else `index.ts`, else `index.js` (auto-discovered subfolders).
 fn package_entries(dir: &Path) -> Option<Vec<PathBuf>> {
     let manifest = dir.join("package.json");
-    if let Ok(text) = std::fs::read_to_string(&manifest)
+    if let Ok(text) = crate::text_file::read_text(&manifest)
         && let Ok(json) = serde_json::from_str::<serde_json::Value>(&text)
         && let Some(list) = json
             .get("pi")

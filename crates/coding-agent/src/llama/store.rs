@@ -18,7 +18,7 @@ pub fn store_path(agent_dir: &Path) -> PathBuf {
 /// The llama.cpp entries of the file (chat models and classifiers); none when it is
 /// missing or unreadable.
 pub fn read_entries(agent_dir: &Path) -> Vec<Value> {
-    let Ok(text) = std::fs::read_to_string(store_path(agent_dir)) else {
+    let Ok(text) = crate::text_file::read_text(store_path(agent_dir)) else {
         return Vec::new();
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);

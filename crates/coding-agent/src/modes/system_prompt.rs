@@ -35,7 +35,7 @@ fn context_file_in(dir: &Path) -> Option<ContextFile> {
         .iter()
         .find_map(|name| {
             let path = dir.join(name);
-            std::fs::read_to_string(&path)
+            crate::text_file::read_text(&path)
                 .ok()
                 .map(|content| ContextFile { path, content })
         })
@@ -154,7 +154,7 @@ editing code and writing new files.",
         }
     };
     for extra in inputs.append {
-        let text = std::fs::read_to_string(extra).unwrap_or_else(|_| extra.clone());
+        let text = crate::text_file::read_text(extra).unwrap_or_else(|_| extra.clone());
         prompt.push_str("\n\n");
         prompt.push_str(&text);
     }

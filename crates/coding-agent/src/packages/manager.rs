@@ -388,7 +388,7 @@ impl PackageManager {
 
 /// The `version` in an installed package's `package.json`.
 pub fn installed_version(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path.join("package.json")).ok()?;
+    let text = crate::text_file::read_text(path.join("package.json")).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     json.get("version")?.as_str().map(str::to_owned)
 }

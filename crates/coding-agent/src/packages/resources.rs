@@ -251,7 +251,7 @@ impl Manifest {
 
 /// TS `readPiManifestFile`: `pkg.pi ?? null`, `None` when the file is missing or not JSON.
 fn read_pi(package_json: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(package_json).ok()?;
+    let text = crate::text_file::read_text(package_json).ok()?;
     let json: Value = serde_json::from_str(&text).ok()?;
     json.get("pi").filter(|pi| !pi.is_null()).cloned()
 }

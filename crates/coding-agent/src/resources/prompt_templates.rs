@@ -172,7 +172,7 @@ fn scalar_text(value: Option<&Value>) -> Option<String> {
 
 /// Loads one template; `None` when the file can't be read or its frontmatter is invalid.
 fn load_template_file(path: &Path, source_info: SourceInfo) -> Option<PromptTemplate> {
-    let content = std::fs::read_to_string(path).ok()?;
+    let content = crate::text_file::read_text(path).ok()?;
     let parsed = frontmatter::parse(&content).ok()?;
     let file_name = path.file_name()?.to_string_lossy();
     let name = file_name

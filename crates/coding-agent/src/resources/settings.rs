@@ -37,7 +37,7 @@ impl Default for ResourceSettings {
 /// One settings file's resource keys, with the old `skills` object migrated as the TypeScript
 /// pi does (`{"customDirectories": [...], "enableSkillCommands": bool}`).
 fn read_resource_keys(path: &Path) -> (Vec<String>, Vec<String>, Option<bool>) {
-    let Some(Value::Object(map)) = std::fs::read_to_string(path)
+    let Some(Value::Object(map)) = crate::text_file::read_text(path)
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
     else {

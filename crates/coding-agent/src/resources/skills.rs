@@ -118,7 +118,7 @@ fn fallback_source_info(file: &Path, base_dir: &Path, origin: Origin) -> SourceI
 /// Loads one skill file: warnings for every rule it breaks; no skill without a description.
 fn load_skill_file(path: &Path, origin: Origin) -> (Option<Skill>, Vec<ResourceDiagnostic>) {
     let mut diagnostics = Vec::new();
-    let content = match std::fs::read_to_string(path) {
+    let content = match crate::text_file::read_text(path) {
         Ok(c) => c,
         Err(e) => {
             diagnostics.push(ResourceDiagnostic::warning(e.to_string(), path));
@@ -385,7 +385,7 @@ pub fn expand_skill_command(text: &str, skills: &[Skill]) -> Result<String, Skil
         path: skill.file_path.clone(),
         message,
     };
-    let content = std::fs::read_to_string(&skill.file_path).map_err(|e| fail(e.to_string()))?;
+    let content = crate::text_file::read_text(&skill.file_path).map_err(|e| fail(e.to_string()))?;
     let body = frontmatter::strip(&content).map_err(|e| fail(e.to_string()))?;
     let block = format!(
         "<skill name=\"{}\" location=\"{}\">\nRelative paths in this skill are relative to {}.\n\n{}\n</skill>",

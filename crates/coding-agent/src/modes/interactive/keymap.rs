@@ -237,7 +237,7 @@ pub fn definitions() -> Vec<KeybindingDef> {
 
 /// Loads `<agent_dir>/keybindings.json` (missing or malformed → defaults).
 pub fn load(agent_dir: &Path) -> Keybindings {
-    let raw = std::fs::read_to_string(agent_dir.join("keybindings.json"))
+    let raw = crate::text_file::read_text(agent_dir.join("keybindings.json"))
         .ok()
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .and_then(|v| match v {

@@ -63,7 +63,7 @@ impl App {
             .status();
         self.reclaim_terminal();
         let edited = match status {
-            Ok(status) if status.success() => match std::fs::read_to_string(&file) {
+            Ok(status) if status.success() => match crate::text_file::read_text(&file) {
                 Ok(text) => Some(text.trim_end_matches('\n').to_owned()),
                 Err(e) => {
                     self.notice(

@@ -13,7 +13,7 @@ const BUILTINS: [&str; 2] = ["dark", "light"];
 /// Read, parse and resolve one theme file.
 pub fn load_theme_from_path(path: &Path, mode: ColorMode) -> Result<Theme, ThemeError> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ThemeError::Read {
+    let text = crate::text_file::read_text(path).map_err(|e| ThemeError::Read {
         label: label.clone(),
         message: e.to_string(),
     })?;
