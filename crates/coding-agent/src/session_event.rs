@@ -9,7 +9,7 @@ use pi_ai::ThinkingLevel;
 use crate::compaction::CompactionResult;
 
 /// What started a compaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CompactionReason {
     Manual,

@@ -229,6 +229,8 @@ async fn session_before_compact_first_cancel_wins() {
         preparation: json!({}),
         branch_entries: Vec::new(),
         custom_instructions: None,
+        reason: pi_coding_agent::session_event::CompactionReason::Manual,
+        will_retry: false,
     };
     let outcome = rt
         .emit_session_before(&event, CancellationToken::new())

@@ -9,6 +9,7 @@ import { createModelRegistry } from "./model-registry.mjs";
 import { preloadSpecs } from "./modules.mjs";
 import { preloadAll, supportsRequireEsm } from "./native.mjs";
 import { Registry } from "./registry.mjs";
+import { dispatchEvent } from "./runner.mjs";
 import { Runtime } from "./runtime.mjs";
 import { StateMirror } from "./state.mjs";
 import { BashOperations } from "./bash-operations.mjs";
@@ -17,6 +18,7 @@ import { configureTheme } from "./theme.mjs";
 import { ComponentTable } from "./ui/components.mjs";
 import { createInteractiveUI } from "./ui/interactive.mjs";
 import { createNoopUI } from "./ui/noop.mjs";
+import { withPromptSpans } from "./ui/prompt-span.mjs";
 import { createRpcUI } from "./ui/rpc.mjs";
 import { TerminalInput } from "./ui/terminal-input.mjs";
 
@@ -74,6 +76,7 @@ export async function initialise(core, frame) {
 		});
 		core.hasUI = true;
 	}
+	if (core.hasUI) withPromptSpans(core.ui, (event) => emitNotification(core, event));
 	for (const [name, value] of Object.entries(frame.flagValues ?? {})) core.runtime.flagValues.set(name, value);
 	if (!supportsRequireEsm) {
 		await preloadAll(preloadSpecs(), ["index.js", "modes/interactive/theme/theme.js", "core/keybindings.js", "core/session-manager.js"]);
@@ -111,4 +114,10 @@ export async function reloadExtensions(core, frame) {
 /** Handle the `flags` notification: the final flag values after pi parsed its command line. */
 export function applyFlags(core, values) {
 	for (const [name, value] of Object.entries(values ?? {})) core.runtime.flagValues.set(name, value);
+}
+
+/** Runs a notification event's handlers without waiting for them (errors are reported). */
+function emitNotification(core, event) {
+	const abort = new AbortController();
+	void dispatchEvent(core, event, abort).catch(() => {});
 }

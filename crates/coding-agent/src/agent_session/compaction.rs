@@ -68,6 +68,13 @@ impl AgentSession {
                     will_retry: false,
                     error_message: Some(OVERFLOW_RETRY_FAILED.into()),
                 });
+                self.emit_compact_failed(
+                    CompactionReason::Overflow,
+                    Some(OVERFLOW_RETRY_FAILED.into()),
+                    false,
+                    false,
+                )
+                .await;
                 return false;
             }
             inner.agent.update_messages(|messages| {
@@ -122,7 +129,16 @@ impl AgentSession {
         inner.emit_session(SessionOnlyEvent::CompactionStart { reason });
         let cancel = CancellationToken::new();
         *lock(&inner.auto_compaction_cancel) = Some(cancel.clone());
-        let outcome = self.compact_now(None, cancel.clone()).await;
+        let mut from_extension = false;
+        let outcome = self
+            .compact_now(
+                None,
+                reason,
+                will_retry,
+                &mut from_extension,
+                cancel.clone(),
+            )
+            .await;
         *lock(&inner.auto_compaction_cancel) = None;
         let end = |result: Option<CompactionResult>,
                    aborted: bool,
@@ -159,6 +175,8 @@ impl AgentSession {
             }
             Err(CompactionRun::Failed(CompactionError::Aborted)) => {
                 end(None, true, false, None);
+                self.emit_compact_failed(reason, None, true, from_extension)
+                    .await;
                 false
             }
             Err(CompactionRun::Failed(error)) => {
@@ -168,7 +186,9 @@ impl AgentSession {
                     }
                     _ => format!("Auto-compaction failed: {error}"),
                 };
-                end(None, false, false, Some(text));
+                end(None, false, false, Some(text.clone()));
+                self.emit_compact_failed(reason, Some(text), false, from_extension)
+                    .await;
                 false
             }
         }
@@ -202,7 +222,16 @@ impl AgentSession {
             reason: CompactionReason::Manual,
         });
         started.fire();
-        let outcome = self.compact_now(custom_instructions, cancel).await;
+        let mut from_extension = false;
+        let outcome = self
+            .compact_now(
+                custom_instructions,
+                CompactionReason::Manual,
+                false,
+                &mut from_extension,
+                cancel,
+            )
+            .await;
         *lock(&inner.compaction_cancel) = None;
         let (result, aborted, error) = match outcome {
             Ok(result) => (Some(result), false, None),
@@ -226,16 +255,26 @@ impl AgentSession {
             }
             Err(CompactionRun::Failed(error)) => (None, false, Some(error.to_string())),
         };
+        let error_message = match (&error, aborted) {
+            (Some(text), false) => Some(format!("Compaction failed: {text}")),
+            _ => None,
+        };
         inner.emit_session(SessionOnlyEvent::CompactionEnd {
             reason: CompactionReason::Manual,
             result: result.clone(),
             aborted,
             will_retry: false,
-            error_message: match (&error, aborted) {
-                (Some(text), false) => Some(format!("Compaction failed: {text}")),
-                _ => None,
-            },
+            error_message: error_message.clone(),
         });
+        if result.is_none() {
+            self.emit_compact_failed(
+                CompactionReason::Manual,
+                error_message,
+                aborted,
+                from_extension,
+            )
+            .await;
+        }
         match (result, error) {
             (Some(result), _) => Ok(result),
             (None, error) => Err(SessionOpError::new(
@@ -256,10 +295,36 @@ impl AgentSession {
         }
     }
 
-    /// Prepares, summarizes, records the entry and resets the agent's context.
+    /// Tells extensions a compaction failed or was aborted (`session_compact_failed`, pi
+    /// 1.6.0), after its `compaction_end`.
+    async fn emit_compact_failed(
+        &self,
+        reason: CompactionReason,
+        error_message: Option<String>,
+        aborted: bool,
+        from_extension: bool,
+    ) {
+        let runtime = self.inner.ext.runtime.clone();
+        if runtime.has_handlers("session_compact_failed") {
+            let event = ExtensionEvent::SessionCompactFailed {
+                reason,
+                error_message,
+                aborted,
+                will_retry: false,
+                from_extension,
+            };
+            runtime.emit(&event, CancellationToken::new()).await;
+        }
+    }
+
+    /// Prepares, summarizes, records the entry and resets the agent's context;
+    /// `from_extension` is set once an extension's `session_before_compact` gave the summary.
     async fn compact_now(
         &self,
         custom_instructions: Option<&str>,
+        reason: CompactionReason,
+        will_retry: bool,
+        from_extension: &mut bool,
         cancel: CancellationToken,
     ) -> Result<CompactionResult, CompactionRun> {
         let inner = &self.inner;
@@ -276,7 +341,7 @@ impl AgentSession {
             .request_auth(&model)
             .map_err(|e| CompactionRun::Failed(CompactionError::Summarization(e.0)))?;
         let runtime = inner.ext.runtime.clone();
-        let mut from_extension: Option<(CompactionResult, Option<serde_json::Value>)> = None;
+        let mut extension_result: Option<(CompactionResult, Option<serde_json::Value>)> = None;
         if runtime.has_handlers("session_before_compact") {
             let event = ExtensionEvent::SessionBeforeCompact {
                 preparation: preparation_json(&preparation),
@@ -285,17 +350,20 @@ impl AgentSession {
                     .filter_map(|e| e.to_json().ok().map(serde_json::Value::Object))
                     .collect(),
                 custom_instructions: custom_instructions.map(str::to_owned),
+                reason,
+                will_retry,
             };
             let outcome = runtime.emit_session_before(&event, cancel.clone()).await;
             if outcome.cancel {
                 return Err(CompactionRun::Failed(CompactionError::Aborted));
             }
             if let Some(custom) = outcome.result.get("compaction") {
-                from_extension = extension_compaction(custom, &preparation);
+                extension_result = extension_compaction(custom, &preparation);
             }
         }
-        let from_hook = from_extension.is_some();
-        let (result, details) = match from_extension {
+        let from_hook = extension_result.is_some();
+        *from_extension = from_hook;
+        let (result, details) = match extension_result {
             Some(found) => found,
             None => {
                 let result = compact(
@@ -344,6 +412,8 @@ impl AgentSession {
             let event = ExtensionEvent::SessionCompact {
                 compaction_entry: serde_json::Value::Object(entry),
                 from_extension: from_hook,
+                reason,
+                will_retry,
             };
             runtime.emit(&event, CancellationToken::new()).await;
         }

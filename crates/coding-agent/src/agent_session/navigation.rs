@@ -383,7 +383,10 @@ impl AgentSession {
             session.name().map(str::to_owned)
         };
         self.inner
-            .emit_session(SessionOnlyEvent::SessionInfoChanged { name });
+            .emit_session(SessionOnlyEvent::SessionInfoChanged { name: name.clone() });
+        self.emit_extension_event_later(crate::extensions::ExtensionEvent::SessionInfoChanged {
+            name,
+        });
         Ok(())
     }
 

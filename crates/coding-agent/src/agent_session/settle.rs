@@ -79,6 +79,12 @@ impl AgentSession {
             }
             break;
         }
+        // Extensions hear of it too (queued first, so anything a client does once it saw
+        // `agent_settled` reaches them after it); a prompt an extension took without a run
+        // does not settle for them (pi 1.6.0 emits nothing then).
+        self.emit_extension_event_later(crate::extensions::ExtensionEvent::AgentSettled {
+            aborted,
+        });
         self.inner.emit_settled(aborted);
     }
 

@@ -1,5 +1,6 @@
-//! The 29 extension events of the TypeScript pi's 0.73.1 API, with the payloads its
-//! handlers receive (`{"type": …, …}`), so a TypeScript handler sees the same object.
+//! The extension events of the TypeScript pi's API (0.73.1's 29 and those 1.6.0 added that
+//! ours emits), with the payloads its handlers receive (`{"type": …, …}`), so a TypeScript
+//! handler sees the same object.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +9,8 @@ use serde_json::Value;
 
 use pi_agent_core::AgentMessage;
 use pi_ai::{ImageContent, InputBlock, Model};
+
+use crate::session_event::CompactionReason;
 
 /// An event sent to extensions; serializes to the TypeScript event object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,10 +44,30 @@ pub enum ExtensionEvent {
         branch_entries: Vec<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         custom_instructions: Option<String>,
+        reason: CompactionReason,
+        /// The turn that overflowed is sent again after this compaction.
+        will_retry: bool,
     },
     SessionCompact {
         compaction_entry: Value,
         from_extension: bool,
+        reason: CompactionReason,
+        will_retry: bool,
+    },
+    /// A compaction that failed or was aborted (pi 1.6.0).
+    SessionCompactFailed {
+        reason: CompactionReason,
+        /// Absent when the compaction was aborted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+        aborted: bool,
+        will_retry: bool,
+        from_extension: bool,
+    },
+    /// The session's display name was set or cleared (pi 1.6.0).
+    SessionInfoChanged {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
     },
     SessionShutdown {
         reason: String,
@@ -82,6 +105,10 @@ pub enum ExtensionEvent {
     AgentStart,
     AgentEnd {
         messages: Vec<AgentMessage>,
+    },
+    /// Nothing more starts on its own: no retry, compaction or queued message (pi 1.6.0).
+    AgentSettled {
+        aborted: bool,
     },
     TurnStart {
         turn_index: u64,
@@ -154,8 +181,9 @@ pub enum ExtensionEvent {
     },
 }
 
-/// Every event type name of the 0.73.1 API, in the order `types.d.ts` declares them.
-pub const EVENT_TYPES: [&str; 29] = [
+/// Every event type name ours emits: 0.73.1's in the order its `types.d.ts` declares them,
+/// then those of 1.6.0 (`ui_prompt_start` / `ui_prompt_end` come from the extension host).
+pub const EVENT_TYPES: [&str; 32] = [
     "resources_discover",
     "session_start",
     "session_before_switch",
@@ -185,6 +213,9 @@ pub const EVENT_TYPES: [&str; 29] = [
     "tool_result",
     "user_bash",
     "input",
+    "session_compact_failed",
+    "session_info_changed",
+    "agent_settled",
 ];
 
 impl ExtensionEvent {
@@ -197,6 +228,8 @@ impl ExtensionEvent {
             Self::SessionBeforeFork { .. } => "session_before_fork",
             Self::SessionBeforeCompact { .. } => "session_before_compact",
             Self::SessionCompact { .. } => "session_compact",
+            Self::SessionCompactFailed { .. } => "session_compact_failed",
+            Self::SessionInfoChanged { .. } => "session_info_changed",
             Self::SessionShutdown { .. } => "session_shutdown",
             Self::SessionBeforeTree { .. } => "session_before_tree",
             Self::SessionTree { .. } => "session_tree",
@@ -206,6 +239,7 @@ impl ExtensionEvent {
             Self::BeforeAgentStart { .. } => "before_agent_start",
             Self::AgentStart => "agent_start",
             Self::AgentEnd { .. } => "agent_end",
+            Self::AgentSettled { .. } => "agent_settled",
             Self::TurnStart { .. } => "turn_start",
             Self::TurnEnd { .. } => "turn_end",
             Self::MessageStart { .. } => "message_start",

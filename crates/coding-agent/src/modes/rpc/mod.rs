@@ -410,6 +410,7 @@ async fn execute(
                 return Err(SessionOpError("Session name cannot be empty".into()));
             }
             session.set_session_name(name)?;
+            session.extension_events_settled().await;
             None
         }
         RpcCommand::GetMessages => Some(json!({ "messages": session.messages() })),
