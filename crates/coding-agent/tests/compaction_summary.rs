@@ -380,15 +380,21 @@ async fn compaction_cancellation_and_provider_errors() {
     let preparation = prepare_compaction(&entries, &settings).unwrap();
     let model = model(&server, false, false);
 
-    server.push(Script::text("slow summary").with_fault(Fault::stall(1, 10_000)));
+    // The reply stalls for far longer than any test runs, and the call is cancelled once
+    // the request arrived: no race between two timers decides the outcome.
+    server.push(Script::text("slow summary").with_fault(Fault::stall(1, 3_600_000)));
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
+    let requests_before = server.requests().len();
+    let watcher = server.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        while watcher.requests().len() == requests_before {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         trigger.cancel();
     });
     let outcome = tokio::time::timeout(
-        Duration::from_secs(5),
+        Duration::from_secs(120),
         compact(&preparation, &model, &auth(), None, None, cancel),
     )
     .await
