@@ -6,6 +6,7 @@
 import { createEventBus } from "./event-bus.mjs";
 import { loadExtensions } from "./loader.mjs";
 import { createModelRegistry } from "./model-registry.mjs";
+import { EXTRA_DIST_FILES } from "../modules/pi-coding-agent.mjs";
 import { preloadSpecs } from "./modules.mjs";
 import { preloadAll, supportsRequireEsm } from "./native.mjs";
 import { Registry } from "./registry.mjs";
@@ -79,7 +80,7 @@ export async function initialise(core, frame) {
 	if (core.hasUI) withPromptSpans(core.ui, (event) => emitNotification(core, event));
 	for (const [name, value] of Object.entries(frame.flagValues ?? {})) core.runtime.flagValues.set(name, value);
 	if (!supportsRequireEsm) {
-		await preloadAll(preloadSpecs(), ["index.js", "modes/interactive/theme/theme.js", "core/keybindings.js", "core/session-manager.js"]);
+		await preloadAll(preloadSpecs(), ["index.js", "core/keybindings.js", "core/session-manager.js", ...EXTRA_DIST_FILES]);
 	}
 	return loadAndBind(core, frame.extensions ?? []);
 }

@@ -1,16 +1,19 @@
 /**
- * What extensions get for `import ... from "@mariozechner/pi-coding-agent"`.
+ * What extensions get for `import ... from "@mariozechner/pi-coding-agent"` (or the
+ * `@earendil-works/` name).
  *
  * Importing the real package index costs ~1.2 s and ~90 MB because it pulls in the whole
- * agent. This facade exposes every name of the real index (0.73.1), plus `theme`, as lazy
- * getters: the first access of a name loads only the dist file that defines it (found by
- * following the index's re-export chain), so `getAgentDir` costs a few ms and
- * `DynamicBorder` only the theme. Values are the real implementations, not copies.
+ * agent. This facade exposes every name of the real index (0.73.1), plus `theme` and the
+ * names pi 1.6.0's index added (./pi-coding-agent-16.mjs), as lazy getters: the first
+ * access of a name loads only the dist file that defines it (found by following the
+ * index's re-export chain), so `getAgentDir` costs a few ms and `DynamicBorder` only the
+ * theme. Values are the real implementations, not copies.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { distPath, loadDist, piPackageDir, supportsRequireEsm } from "../lib/native.mjs";
 import { ensureKeybindings } from "../lib/theme.mjs";
+import { DIST as DIST_16, OWN as OWN_16 } from "./pi-coding-agent-16.mjs";
 
 const distDir = path.join(piPackageDir, "dist");
 const parsed = new Map();
@@ -76,12 +79,20 @@ function indexNames() {
 	return [...info.reexports.keys(), ...info.declared];
 }
 
-/** Extra names the real index lacks but extensions reach for. */
+/** Extra names the real index lacks but extensions reach for: `theme`, and 1.6.0's. */
 const EXTRAS = { theme: { file: distPath("modes/interactive/theme/theme.js"), name: "theme" } };
+for (const [name, file] of Object.entries(DIST_16)) EXTRAS[name] ??= { file: distPath(file), name };
+
+/** The dist files the extras live in (preloaded where node cannot require ES modules). */
+export const EXTRA_DIST_FILES = [...new Set(Object.values(EXTRAS).map((extra) => path.relative(distDir, extra.file)))];
 
 function loadValue(name) {
-	// Without require(esm) the host preloaded the whole index (see preloadAll).
-	if (!supportsRequireEsm) return name === "theme" ? loadDist(EXTRAS.theme.file.slice(distDir.length + 1)).theme : loadDist("index.js")[name];
+	if (OWN_16[name]) return OWN_16[name]();
+	// Without require(esm) the host preloaded the whole index and the extras' files.
+	if (!supportsRequireEsm) {
+		const extra = EXTRAS[name];
+		return extra ? loadDist(path.relative(distDir, extra.file))[extra.name] : loadDist("index.js")[name];
+	}
 	const target = EXTRAS[name] ?? resolveExport(path.join(distDir, "index.js"), name);
 	if (!target) return loadDist("index.js")[name];
 	const rel = path.relative(distDir, target.file);
@@ -94,7 +105,8 @@ function loadValue(name) {
 function buildFacade() {
 	const facade = {};
 	Object.defineProperty(facade, "__esModule", { value: true });
-	for (const name of [...indexNames(), ...Object.keys(EXTRAS)]) {
+	const names = new Set([...indexNames(), ...Object.keys(EXTRAS), ...Object.keys(OWN_16)]);
+	for (const name of names) {
 		Object.defineProperty(facade, name, {
 			configurable: true,
 			enumerable: true,
