@@ -29,6 +29,7 @@ mod patterns;
 pub mod prompt_templates;
 mod settings;
 pub mod skills;
+mod template_args;
 
 use std::path::{Path, PathBuf};
 

@@ -38,121 +38,17 @@ pub struct LoadPromptTemplatesResult {
     pub diagnostics: Vec<ResourceDiagnostic>,
 }
 
-/// Splits command arguments at spaces and tabs; `"…"` and `'…'` group words (the quotes
-/// are dropped, there are no escapes).
-pub fn parse_command_args(args: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut quote: Option<char> = None;
-    for c in args.chars() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => current.push(c),
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None if c == ' ' || c == '\t' => {
-                if !current.is_empty() {
-                    out.push(std::mem::take(&mut current));
-                }
-            }
-            None => current.push(c),
-        }
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
-}
-
-/// Replaces every `$` + digits in `text` using `f(number)` (`None` when too large).
-fn replace_positional(text: &str, f: impl Fn(Option<usize>) -> String) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(pos) = rest.find('$') {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 1..];
-        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        if digits == 0 {
-            out.push('$');
-            rest = after;
-            continue;
-        }
-        out.push_str(&f(after[..digits].parse().ok()));
-        rest = &after[digits..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Parses `${@:N}` or `${@:N:L}` at the start of `text`: (N, L, length of the match).
-fn parse_slice(text: &str) -> Option<(Option<usize>, Option<Option<usize>>, usize)> {
-    let body = text.strip_prefix("${@:")?;
-    let digits = |s: &str| s.len() - s.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    let n = digits(body);
-    if n == 0 {
-        return None;
-    }
-    let start = body[..n].parse().ok();
-    let tail = &body[n..];
-    if tail.starts_with('}') {
-        return Some((start, None, 4 + n + 1));
-    }
-    let tail = tail.strip_prefix(':')?;
-    let m = digits(tail);
-    if m == 0 || !tail[m..].starts_with('}') {
-        return None;
-    }
-    Some((start, Some(tail[..m].parse().ok()), 4 + n + 1 + m + 1))
-}
-
-/// Fills a template's placeholders from `args`: `$1`, `$2`, … (missing ones become empty),
-/// then `${@:N}` / `${@:N:L}` (arguments from the Nth, optionally L of them), then
-/// `$ARGUMENTS` and `$@` (all arguments joined by spaces).
-pub fn substitute_args(content: &str, args: &[String]) -> String {
-    let result = replace_positional(content, |n| {
-        n.and_then(|n| n.checked_sub(1))
-            .and_then(|i| args.get(i))
-            .cloned()
-            .unwrap_or_default()
-    });
-
-    let mut sliced = String::with_capacity(result.len());
-    let mut rest = result.as_str();
-    while let Some(pos) = rest.find("${@:") {
-        sliced.push_str(&rest[..pos]);
-        match parse_slice(&rest[pos..]) {
-            Some((start, length, consumed)) => {
-                let start = start
-                    .unwrap_or(usize::MAX)
-                    .saturating_sub(1)
-                    .min(args.len());
-                let end = match length {
-                    None => args.len(),
-                    Some(l) => start
-                        .saturating_add(l.unwrap_or(usize::MAX))
-                        .min(args.len()),
-                };
-                sliced.push_str(&args[start..end].join(" "));
-                rest = &rest[pos + consumed..];
-            }
-            None => {
-                sliced.push_str("${@:");
-                rest = &rest[pos + 4..];
-            }
-        }
-    }
-    sliced.push_str(rest);
-
-    let all = args.join(" ");
-    sliced.replace("$ARGUMENTS", &all).replace("$@", &all)
-}
+pub use super::template_args::{parse_command_args, substitute_args};
 
 /// Expands `/name args` when `name` is a template; any other text comes back unchanged.
 pub fn expand_prompt_template(text: &str, templates: &[PromptTemplate]) -> String {
     let Some(rest) = text.strip_prefix('/') else {
         return text.to_owned();
     };
-    let (name, args) = match rest.find(' ') {
-        Some(i) => (&rest[..i], &rest[i + 1..]),
+    // pi 1.6.0: the name runs to the first whitespace of any kind, the arguments start
+    // after the whitespace that follows it.
+    let (name, args) = match rest.find(char::is_whitespace) {
+        Some(i) => (&rest[..i], rest[i..].trim_start()),
         None => (rest, ""),
     };
     match templates.iter().find(|t| t.name == name) {
@@ -308,62 +204,6 @@ pub fn load_prompt_templates(options: &DiscoveryOptions) -> Vec<PromptTemplate> 
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
-
-    #[test]
-    fn args_split_like_a_shell() {
-        assert_eq!(
-            parse_command_args("Button \"click handler\"\t'it is'  x"),
-            ["Button", "click handler", "it is", "x"]
-        );
-        assert_eq!(parse_command_args("a\"b c\"d"), ["ab cd"]);
-        assert!(parse_command_args("  \"\"  ").is_empty());
-        assert_eq!(
-            parse_command_args("\"unterminated arg"),
-            ["unterminated arg"]
-        );
-    }
-
-    #[test]
-    fn placeholders() {
-        let a = args(&["one", "two", "three"]);
-        assert_eq!(substitute_args("$1-$2-$3-$4-$0", &a), "one-two-three--");
-        assert_eq!(
-            substitute_args("all: $@ / $ARGUMENTS", &a),
-            "all: one two three / one two three"
-        );
-        assert_eq!(substitute_args("${@:2}", &a), "two three");
-        assert_eq!(substitute_args("${@:0}", &a), "one two three");
-        assert_eq!(
-            substitute_args("${@:2:1}|${@:3:9}|${@:9}", &a),
-            "two|three|"
-        );
-        assert_eq!(
-            substitute_args("${@:x} $ $$ ${@:1:}", &a),
-            "${@:x} $ $$ ${@:1:}"
-        );
-        assert_eq!(substitute_args("$10$99999999999999999999999", &a), "");
-        let ten = args(&["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]);
-        assert_eq!(substitute_args("$10$01", &ten), "ja");
-        assert_eq!(
-            substitute_args("${@:1:0}|$@$ARGUMENTS", &args(&["a", "b c"])),
-            "|a b ca b c"
-        );
-        assert_eq!(
-            parse_command_args("  \"\"  'it''s' a\"b c\"d"),
-            ["its", "ab cd"]
-        );
-        // Passes run one after another over the whole text, as in the TypeScript pi.
-        assert_eq!(
-            substitute_args("$1", &args(&["$ARGUMENTS", "z"])),
-            "$ARGUMENTS z"
-        );
-        // Values are not substituted again by the positional pass.
-        assert_eq!(substitute_args("$1 $2", &args(&["$2", "x"])), "$2 x");
-    }
-
     #[test]
     fn expansion_matches_the_first_word_only() {
         let t = PromptTemplate {
@@ -384,7 +224,11 @@ mod tests {
         assert_eq!(expand_prompt_template("component a", &list), "component a");
         assert_eq!(
             expand_prompt_template("/component\tx", &list),
-            "/component\tx"
+            "Create x with x"
+        );
+        assert_eq!(
+            expand_prompt_template("/component\n  multi\nline", &list),
+            "Create multi with multi line"
         );
     }
 
