@@ -24,12 +24,24 @@ export function createExtensionAPI(extension, runtime, env) {
 		if (runtime.bound) runtime.registry.changed();
 	};
 	return {
+		/** Returns a function that removes this registration only (pi 1.6.0). */
 		on(event, handler) {
 			assertActive();
 			const list = extension.handlers.get(event) ?? [];
 			list.push(handler);
 			extension.handlers.set(event, list);
 			registered();
+			let subscribed = true;
+			return () => {
+				if (!subscribed) return;
+				subscribed = false;
+				const current = extension.handlers.get(event) ?? [];
+				const at = current.indexOf(handler);
+				if (at === -1) return;
+				current.splice(at, 1);
+				if (current.length === 0) extension.handlers.delete(event);
+				registered();
+			};
 		},
 		registerTool(tool) {
 			assertActive();
