@@ -63,13 +63,9 @@ enum Origin {
     Path,
 }
 
-fn validate_name(name: &str, parent_dir_name: &str) -> Vec<String> {
+/// The Agent Skills name rules (pi 1.6.0 no longer asks the name to match its folder).
+fn validate_name(name: &str) -> Vec<String> {
     let mut errors = Vec::new();
-    if name != parent_dir_name {
-        errors.push(format!(
-            "name \"{name}\" does not match parent directory \"{parent_dir_name}\""
-        ));
-    }
     let length = name.encode_utf16().count();
     if length > MAX_NAME_LENGTH {
         errors.push(format!(
@@ -115,9 +111,12 @@ fn fallback_source_info(file: &Path, base_dir: &Path, origin: Origin) -> SourceI
     SourceInfo::local(file, "local", scope, Some(base_dir.to_path_buf()))
 }
 
-/// Loads one skill file: warnings for every rule it breaks; no skill without a description.
+/// Loads one skill file as pi 1.6.0 does: a `SKILL.md` gets a warning for every rule it
+/// breaks; another `.md` file (a README beside the skills) is a skill only when its
+/// frontmatter describes one, and is passed over silently otherwise.
 fn load_skill_file(path: &Path, origin: Origin) -> (Option<Skill>, Vec<ResourceDiagnostic>) {
     let mut diagnostics = Vec::new();
+    let declared = path.file_name().is_some_and(|n| n == "SKILL.md");
     let content = match crate::text_file::read_text(path) {
         Ok(c) => c,
         Err(e) => {
@@ -128,42 +127,34 @@ fn load_skill_file(path: &Path, origin: Origin) -> (Option<Skill>, Vec<ResourceD
     let parsed = match frontmatter::parse(&content) {
         Ok(p) => p,
         Err(e) => {
-            diagnostics.push(ResourceDiagnostic::warning(e.to_string(), path));
+            if declared {
+                diagnostics.push(ResourceDiagnostic::warning(e.to_string(), path));
+            }
             return (None, diagnostics);
         }
     };
     let fm = parsed.frontmatter;
+    let description = match fm.get("description") {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let described = description.as_deref().is_some_and(|d| !d.trim().is_empty());
+    if !declared && !described {
+        return (None, diagnostics);
+    }
     let skill_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let parent_dir_name = skill_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-
-    let description = match fm.get("description") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => {
-            diagnostics.push(ResourceDiagnostic::warning(
-                "description must be a string",
-                path,
-            ));
-            return (None, diagnostics);
-        }
-    };
     for error in validate_description(description.as_deref()) {
         diagnostics.push(ResourceDiagnostic::warning(error, path));
     }
     let name = match fm.get("name") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        None | Some(Value::Null) | Some(Value::String(_)) | Some(Value::Bool(false)) => {
-            parent_dir_name.clone()
-        }
-        Some(_) => {
-            diagnostics.push(ResourceDiagnostic::warning("name must be a string", path));
-            return (None, diagnostics);
-        }
+        _ => parent_dir_name,
     };
-    for error in validate_name(&name, &parent_dir_name) {
+    for error in validate_name(&name) {
         diagnostics.push(ResourceDiagnostic::warning(error, path));
     }
     let Some(description) = description.filter(|d| !d.trim().is_empty()) else {
@@ -421,11 +412,11 @@ mod tests {
 
     #[test]
     fn names_are_validated_like_the_spec() {
-        assert!(validate_name("pdf-tools", "pdf-tools").is_empty());
-        let errors = validate_name("-Bad--Name-", "dir");
-        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert!(validate_name("pdf-tools").is_empty());
+        let errors = validate_name("-Bad--Name-");
+        assert_eq!(errors.len(), 3, "{errors:?}");
         assert_eq!(
-            validate_name(&"a".repeat(65), &"a".repeat(65)),
+            validate_name(&"a".repeat(65)),
             ["name exceeds 64 characters (65)"]
         );
         assert_eq!(validate_description(None), ["description is required"]);
@@ -453,11 +444,8 @@ mod tests {
         assert!(skill.disable_model_invocation);
         assert_eq!(skill.base_dir, root.path().join("Other"));
         assert_eq!(skill.source_info.scope, SourceScope::Temporary);
-        let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
-        assert_eq!(
-            messages,
-            ["name \"my-skill\" does not match parent directory \"Other\""]
-        );
+        // A name other than its folder's is fine (pi 1.6.0).
+        assert!(diags.is_empty(), "{diags:?}");
 
         let bad = root.path().join("nodesc/SKILL.md");
         write(&bad, "---\nname: nodesc\n---\n");
@@ -470,6 +458,26 @@ mod tests {
         let (skill, diags) = load_skill_file(&broken, Origin::Path);
         assert!(skill.is_none());
         assert_eq!(diags.len(), 1);
+    }
+
+    #[test]
+    fn other_markdown_beside_skills_is_passed_over_silently() {
+        let root = tempfile::tempdir().unwrap();
+        for (file, text) in [
+            ("README.md", "# Skills\nNo frontmatter here.\n"),
+            ("AGENTS.md", "---\ntitle: not a skill\n---\nNotes\n"),
+            ("broken.md", "---\ndescription: [unclosed\n---\n"),
+        ] {
+            let path = root.path().join(file);
+            write(&path, text);
+            let (skill, diags) = load_skill_file(&path, Origin::User);
+            assert!(skill.is_none(), "{file}");
+            assert!(diags.is_empty(), "{file}: {diags:?}");
+        }
+        let described = root.path().join("helper.md");
+        write(&described, "---\ndescription: A root skill.\n---\nBody\n");
+        let (skill, _) = load_skill_file(&described, Origin::User);
+        assert_eq!(skill.unwrap().description, "A root skill.");
     }
 
     #[test]
