@@ -9,6 +9,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
+use super::cloudflare;
 use super::common::{base_options, frame_of, join_url, missing_key, resolve_api_key, written_body};
 use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
@@ -93,8 +94,9 @@ pub fn build_request(
         ("content-type".into(), "application/json".into()),
         ("accept".into(), "application/json".into()),
     ];
+    let base_url = cloudflare::request_base_url(model)?;
     let mut request = HttpRequest {
-        url: join_url(&model.base_url, "chat/completions"),
+        url: join_url(&base_url, "chat/completions"),
         headers,
         body,
     };
@@ -108,6 +110,7 @@ pub fn build_request(
         request.set_header("x-session-affinity", session);
     }
     request.apply_overrides(&options.headers);
+    cloudflare::apply_gateway_auth(&mut request, model, options, api_key);
     Ok(request)
 }
 
