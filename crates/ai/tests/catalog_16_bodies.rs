@@ -134,3 +134,21 @@ async fn cloudflare_account_placeholders_need_their_variable_on_completions() {
         )
     );
 }
+
+#[tokio::test]
+async fn azure_foundry_chat_completions_go_to_the_azure_endpoint_as_the_deployment() {
+    let server = server().await;
+    let model = pi_ai::get_model("azure", "deepseek-v4-pro").unwrap();
+    assert_eq!(model.api, "openai-completions");
+    assert!(model.base_url.is_empty(), "the endpoint is the user's");
+    let mut options = options();
+    options.openai_responses = Some(pi_ai::OpenAiResponsesOptions {
+        azure_base_url: Some(server.openai_base_url()),
+        azure_deployment_name: Some("my-deepseek".into()),
+        ..Default::default()
+    });
+    let (_, request) = send_simple(&server, &model, &context("q"), simple(options, None)).await;
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(request.body["model"], "my-deepseek");
+    assert_eq!(request.headers["authorization"], "Bearer test-key");
+}
