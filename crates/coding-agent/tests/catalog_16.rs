@@ -370,3 +370,46 @@ fn the_azure_provider_is_azure_and_its_old_name_still_works() {
     );
     assert_eq!(state_model(&data[0]), "azure/gpt-6.2-sol");
 }
+
+#[test]
+fn thinking_levels_named_on_the_command_line_clamp_as_pi_16() {
+    // (arguments, model and level pi starts on)
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--model", "openai/gpt-6.2-sol:off"],
+            "openai/gpt-6.2-sol low",
+        ),
+        (
+            &["--model", "openai/gpt-6.2-sol", "--thinking", "minimal"],
+            "openai/gpt-6.2-sol low",
+        ),
+        // Codex maps minimal (to low), so it stays.
+        (
+            &["--model", "openai-codex/gpt-6.2-sol:minimal"],
+            "openai-codex/gpt-6.2-sol minimal",
+        ),
+        // Opus 4.6 maps max but not xhigh: up to max.
+        (
+            &["--model", "anthropic/claude-opus-4-6:xhigh"],
+            "anthropic/claude-opus-4-6 max",
+        ),
+    ];
+    let run = |pi: Pi, args: &[&str]| {
+        let scratch = Scratch::new();
+        if let (_, Some(login)) = key_for("openai-codex") {
+            std::fs::write(scratch.agent().join("auth.json"), login.to_string()).unwrap();
+        }
+        let vars = [("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")];
+        let data = rpc(pi, &scratch, &vars, args, &[json!({"type": "get_state"})]);
+        let level = data[0]["thinkingLevel"].as_str().unwrap_or("-").to_owned();
+        format!("{} {level}", state_model(&data[0]))
+    };
+    let wrapper = ts16();
+    for (args, expected) in cases {
+        let ours = run(Pi::Ours, args);
+        assert_eq!(ours, expected, "{args:?}");
+        if let Some(wrapper) = &wrapper {
+            assert_eq!(ours, run(Pi::Ts16(wrapper), args), "{args:?}");
+        }
+    }
+}
