@@ -32,6 +32,7 @@ fn model() -> Model {
         max_tokens: 1000,
         headers: None,
         compat: None,
+        extras: Default::default(),
     }
 }
 

@@ -141,6 +141,7 @@ fn unknown_model() -> Model {
         max_tokens: 0,
         headers: None,
         compat: None,
+        extras: Default::default(),
     }
 }
 

@@ -71,6 +71,7 @@ fn model(server: &MockServer, api: &str) -> Model {
         max_tokens: 16_384,
         headers: None,
         compat: None,
+        extras: Default::default(),
     }
 }
 

@@ -1,29 +1,58 @@
 //! API keys from the environment variables the TypeScript pi reads, per provider.
 
-/// The environment variables that may hold a provider's API key, in priority order.
+/// The environment variables that may hold a provider's API key, in priority order: pi
+/// 1.6's `env-api-keys.js`, variable for variable.
+///
+/// Two differences are on purpose: `ANTHROPIC_AUTH_TOKEN`, which pi 1.6 lists for
+/// Anthropic but sends as a bearer token (not as a key), is left out until ours can send it;
+/// and `azure-openai-responses`, the Azure provider's name before pi 1.6 renamed it `azure`,
+/// still finds the Azure key for settings that name it.
 pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
     match provider {
-        "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
+        "github-copilot" => &["COPILOT_GITHUB_TOKEN"],
         "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
+        "ant-ling" => &["ANT_LING_API_KEY"],
+        // Qwen Token Plan: the plan's own variable first, then the region's variable both
+        // plans shared before.
+        "qwen-token-plan" => &["QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"],
+        "qwen-token-plan-cn" => &[
+            "QWEN_TOKEN_PLAN_TEAM_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
+        "qwen-token-plan-individual" => &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY",
+            "QWEN_TOKEN_PLAN_API_KEY",
+        ],
+        "qwen-token-plan-individual-cn" => &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
         "openai" => &["OPENAI_API_KEY"],
-        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
+        "azure" | "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
+        "nvidia" => &["NVIDIA_API_KEY"],
         "deepseek" => &["DEEPSEEK_API_KEY"],
         "google" => &["GEMINI_API_KEY"],
         "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
         "groq" => &["GROQ_API_KEY"],
         "cerebras" => &["CEREBRAS_API_KEY"],
         "xai" => &["XAI_API_KEY"],
+        "typesafe" => &["TYPESAFE_API_KEY"],
+        "radius" => &["RADIUS_API_KEY"],
         "openrouter" => &["OPENROUTER_API_KEY"],
         "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
         "zai" => &["ZAI_API_KEY"],
+        "zai-coding-cn" => &["ZAI_CODING_CN_API_KEY"],
         "mistral" => &["MISTRAL_API_KEY"],
         "minimax" => &["MINIMAX_API_KEY"],
         "minimax-cn" => &["MINIMAX_CN_API_KEY"],
         "moonshotai" | "moonshotai-cn" => &["MOONSHOT_API_KEY"],
         "huggingface" => &["HF_TOKEN"],
         "fireworks" => &["FIREWORKS_API_KEY"],
+        "together" => &["TOGETHER_API_KEY"],
+        "baseten" => &["BASETEN_API_KEY"],
         "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
         "kimi-coding" => &["KIMI_API_KEY"],
+        "meta" => &["META_API_KEY"],
         "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
         "xiaomi" => &["XIAOMI_API_KEY"],
         "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
@@ -100,5 +129,27 @@ mod tests {
         );
         assert_eq!(api_key_env_vars("groq"), &["GROQ_API_KEY"]);
         assert!(api_key_env_vars("my-local-thing").is_empty());
+    }
+
+    #[test]
+    fn providers_new_in_pi_16_have_their_variables() {
+        assert_eq!(
+            api_key_env_vars("github-copilot"),
+            &["COPILOT_GITHUB_TOKEN"]
+        );
+        assert_eq!(api_key_env_vars("azure"), &["AZURE_OPENAI_API_KEY"]);
+        assert_eq!(api_key_env_vars("ant-ling"), &["ANT_LING_API_KEY"]);
+        assert_eq!(api_key_env_vars("meta"), &["META_API_KEY"]);
+        assert_eq!(
+            api_key_env_vars("qwen-token-plan-individual-cn"),
+            &[
+                "QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY",
+                "QWEN_TOKEN_PLAN_CN_API_KEY"
+            ]
+        );
+        assert_eq!(
+            api_key_env_vars("qwen-token-plan"),
+            &["QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"]
+        );
     }
 }

@@ -196,7 +196,7 @@ mod tests {
     use crate::types::{AssistantMessage, ImageContent, ThinkingContent, UserMessage};
 
     fn target() -> Model {
-        let mut m = crate::models::get_model("anthropic", "claude-3-5-haiku-20241022").unwrap();
+        let mut m = crate::models::get_model("anthropic", "claude-haiku-4-5").unwrap();
         m.input = vec![crate::types::InputKind::Text];
         m
     }

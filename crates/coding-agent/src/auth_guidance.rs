@@ -28,6 +28,7 @@ pub fn unknown_model() -> Model {
         max_tokens: 0,
         headers: None,
         compat: None,
+        extras: Default::default(),
     }
 }
 

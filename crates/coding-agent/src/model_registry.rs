@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use pi_ai::models::{ModelsConfig, ResolvedModels, builtin_models, get_providers};
+use pi_ai::models::{ModelsConfig, ResolvedModels, builtin_models};
 use pi_ai::{Model, ThinkingLevel};
 
 use crate::config::auth::AuthStorage;
@@ -11,23 +11,82 @@ use crate::config::paths;
 use crate::config::values::resolve_config_value;
 use crate::llama;
 
-/// Model ids pi picks for a provider when the user names none.
+const CLOUDFLARE_ACCOUNT_ID: &str = "CLOUDFLARE_ACCOUNT_ID";
+const CLOUDFLARE_GATEWAY_ID: &str = "CLOUDFLARE_GATEWAY_ID";
+
+/// The model pi picks for each provider when the user names none: pi 1.6's
+/// `defaultModelPerProvider`, in its order, which is also the order in which providers with a
+/// key are tried for the default model.
+pub const DEFAULT_MODELS: [(&str, &str); 42] = [
+    ("amazon-bedrock", "us.anthropic.claude-opus-5-5"),
+    ("ant-ling", "Ring-2.6-1T"),
+    ("anthropic", "claude-opus-5-5"),
+    ("openai", "gpt-6.2-sol"),
+    ("azure", "gpt-6.2-sol"),
+    ("openai-codex", "gpt-6.2-sol"),
+    ("radius", "balanced"),
+    ("nvidia", "nvidia/nemotron-3.5-super-vl-120b-a12b"),
+    ("deepseek", "deepseek-v4-pro"),
+    ("google", "gemini-4-argon"),
+    ("google-vertex", "gemini-4-argon"),
+    ("github-copilot", "gpt-6.1-sol"),
+    ("openrouter", "moonshotai/kimi-k2.7-code"),
+    ("vercel-ai-gateway", "zai/glm-5.3"),
+    ("xai", "grok-4.7"),
+    ("groq", "openai/gpt-oss-120b"),
+    ("cerebras", "gpt-oss-120b"),
+    ("zai", "glm-5.3"),
+    ("zai-coding-cn", "glm-5.3"),
+    ("mistral", "devstral-medium-latest"),
+    ("minimax", "MiniMax-M3"),
+    ("minimax-cn", "MiniMax-M3"),
+    ("moonshotai", "kimi-k2.7-code"),
+    ("moonshotai-cn", "kimi-k2.7-code"),
+    ("huggingface", "moonshotai/Kimi-K2.7-Code"),
+    ("fireworks", "accounts/fireworks/models/kimi-k3"),
+    ("together", "moonshotai/Kimi-K3"),
+    ("baseten", "zai-org/GLM-5.3"),
+    ("opencode", "kimi-k2.7-code"),
+    ("opencode-go", "kimi-k3.1-pro"),
+    ("kimi-coding", "kimi-for-coding"),
+    ("meta", "muse-spark-1.3"),
+    ("cloudflare-workers-ai", "@cf/moonshotai/kimi-k2.7-code"),
+    (
+        "cloudflare-ai-gateway",
+        "workers-ai/@cf/moonshotai/kimi-k2.7-code",
+    ),
+    ("qwen-token-plan", "qwen3.8-max"),
+    ("qwen-token-plan-cn", "qwen3.8-max"),
+    ("qwen-token-plan-individual", "qwen3.8-max"),
+    ("qwen-token-plan-individual-cn", "qwen3.8-max"),
+    ("xiaomi", "mimo-v2.6-pro"),
+    ("xiaomi-token-plan-cn", "mimo-v2.6-pro"),
+    ("xiaomi-token-plan-ams", "mimo-v2.6-pro"),
+    ("xiaomi-token-plan-sgp", "mimo-v2.6-pro"),
+];
+
+/// The model id pi picks for a provider when the user names none (see [`DEFAULT_MODELS`]).
 pub fn default_model_for(provider: &str) -> Option<&'static str> {
-    Some(match provider {
-        "anthropic" => "claude-opus-4-7",
-        "openai" | "azure-openai-responses" | "github-copilot" => "gpt-5.4",
-        "openai-codex" => "gpt-5.5",
-        "deepseek" => "deepseek-v4-pro",
-        "google" | "google-vertex" => "gemini-3.1-pro-preview",
-        "openrouter" => "moonshotai/kimi-k2.6",
-        "xai" => "grok-4.20-0309-reasoning",
-        "groq" => "openai/gpt-oss-120b",
-        "cerebras" => "zai-glm-4.7",
-        "zai" => "glm-5.1",
-        "mistral" => "devstral-medium-latest",
-        "moonshotai" | "moonshotai-cn" => "kimi-k2.6",
-        _ => return None,
-    })
+    let provider = canonical_provider(provider);
+    DEFAULT_MODELS
+        .iter()
+        .find(|(p, _)| *p == provider)
+        .map(|(_, id)| *id)
+}
+
+/// The provider name pi 1.6 uses for one a user may still have in settings, `auth.json` or a
+/// `--model` pattern: `azure-openai-responses` became `azure`. Other names are returned as
+/// they are.
+pub fn canonical_provider(provider: &str) -> &str {
+    match provider {
+        "azure-openai-responses" => "azure",
+        other => other,
+    }
+}
+
+/// The older name of a provider pi 1.6 renamed, under which `auth.json` may hold its key.
+fn former_provider_name(provider: &str) -> Option<&'static str> {
+    (provider == "azure").then_some("azure-openai-responses")
 }
 
 /// Every model pi knows, with request settings from `models.json` and keys from `auth.json`.
@@ -57,6 +116,7 @@ impl ModelRegistry {
         let mut registry = Self::load_files(agent_dir);
         registry.auth_path = Some(paths::auth_path(agent_dir));
         registry.apply_login_base_urls();
+        registry.apply_stored_cloudflare_ids();
         registry.llama = llama::config::resolve(&registry.auth);
         let stored = llama::store::read_chat_models(agent_dir);
         registry.set_llama_models(stored);
@@ -278,13 +338,61 @@ impl ModelRegistry {
         if provider == llama::PROVIDER_ID && !self.llama_disabled {
             return self.llama.is_some();
         }
-        self.auth.api_key(provider).is_some()
+        let has_key = self.stored_key(provider).is_some()
             || pi_ai::get_env_api_key(provider).is_some()
             || self
                 .resolved
                 .request_configs
                 .get(provider)
-                .is_some_and(|c| c.api_key.is_some())
+                .is_some_and(|c| c.api_key.is_some());
+        has_key && self.has_cloudflare_ids(provider)
+    }
+
+    /// The key `auth.json` holds for a provider, under its name or the one pi 1.6 renamed.
+    fn stored_key(&self, provider: &str) -> Option<String> {
+        self.auth
+            .api_key(provider)
+            .or_else(|| former_provider_name(provider).and_then(|former| self.auth.api_key(former)))
+    }
+
+    /// Cloudflare's providers also need the account (and the AI Gateway its gateway) id, from
+    /// the environment or stored with the key, as in pi 1.6; other providers need nothing more.
+    fn has_cloudflare_ids(&self, provider: &str) -> bool {
+        let needed: &[&str] = match provider {
+            "cloudflare-workers-ai" => &[CLOUDFLARE_ACCOUNT_ID],
+            "cloudflare-ai-gateway" => &[CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_GATEWAY_ID],
+            _ => return true,
+        };
+        let stored = self.auth.env(provider);
+        needed.iter().all(|name| {
+            std::env::var(name).is_ok_and(|v| !v.is_empty())
+                || stored
+                    .and_then(|env| env.get(*name))
+                    .is_some_and(|v| !v.is_empty())
+        })
+    }
+
+    /// Fills the Cloudflare account and gateway ids stored with a key in `auth.json` (pi 1.6's
+    /// login asks for them) into the base URLs of that provider's models; ids from the
+    /// environment are filled when a request is made.
+    fn apply_stored_cloudflare_ids(&mut self) {
+        for provider in ["cloudflare-workers-ai", "cloudflare-ai-gateway"] {
+            let Some(env) = self.auth.env(provider).cloned() else {
+                continue;
+            };
+            for model in self
+                .resolved
+                .models
+                .iter_mut()
+                .filter(|m| m.provider == provider)
+            {
+                for name in [CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_GATEWAY_ID] {
+                    if let Some(value) = env.get(name).filter(|v| !v.is_empty()) {
+                        model.base_url = model.base_url.replace(&format!("{{{name}}}"), value);
+                    }
+                }
+            }
+        }
     }
 
     /// Whether any model belongs to `provider`.
@@ -303,8 +411,7 @@ impl ModelRegistry {
         if provider == llama::PROVIDER_ID && !self.llama_disabled {
             return self.llama.as_ref().map(|c| c.api_key.clone());
         }
-        self.auth
-            .api_key(provider)
+        self.stored_key(provider)
             .or_else(|| pi_ai::get_env_api_key(provider))
             .or_else(|| {
                 self.resolved
@@ -316,7 +423,9 @@ impl ModelRegistry {
     }
 
     /// A model by provider and id.
+    /// A provider renamed by pi 1.6 is found under its old name too.
     pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
+        let provider = canonical_provider(provider);
         self.all()
             .iter()
             .find(|m| m.provider == provider && m.id == id)
@@ -336,7 +445,7 @@ impl ModelRegistry {
         let api_key = cli_key
             .map(str::to_owned)
             .or(llama_key)
-            .or_else(|| self.auth.api_key(&model.provider))
+            .or_else(|| self.stored_key(&model.provider))
             .or_else(|| pi_ai::get_env_api_key(&model.provider))
             .or_else(|| {
                 config
@@ -390,7 +499,13 @@ impl ModelRegistry {
             }
             _ => (pattern, None),
         };
-        if let Some(provider) = provider {
+        // `azure-openai-responses/<id>` names the provider pi 1.6 calls `azure`.
+        let renamed = pattern
+            .split_once('/')
+            .filter(|(p, _)| canonical_provider(p) != *p)
+            .map(|(p, id)| format!("{}/{id}", canonical_provider(p)));
+        let pattern = renamed.as_deref().unwrap_or(pattern);
+        if let Some(provider) = provider.map(canonical_provider) {
             let id = pattern
                 .strip_prefix(&format!("{provider}/"))
                 .unwrap_or(pattern);
@@ -447,7 +562,7 @@ impl ModelRegistry {
         {
             return Some(m.clone());
         }
-        if let Some(p) = provider {
+        if let Some(p) = provider.map(canonical_provider) {
             if let Some(m) = default_model_for(p).and_then(|id| self.find(p, id)) {
                 return Some(m.clone());
             }
@@ -455,13 +570,44 @@ impl ModelRegistry {
                 return Some(m.clone());
             }
         }
-        for p in get_providers() {
-            if self.has_auth(&p)
-                && let Some(m) = default_model_for(&p).and_then(|id| self.find(&p, id))
+        for (p, id) in DEFAULT_MODELS {
+            if self.has_auth(p)
+                && let Some(m) = self.find(p, id)
             {
                 return Some(m.clone());
             }
         }
         self.available().first().map(|m| (*m).clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_model_is_in_the_catalog() {
+        for (provider, id) in DEFAULT_MODELS {
+            assert!(pi_ai::get_model(provider, id).is_some(), "{provider}/{id}");
+        }
+        // Every provider of the catalog with chat models has one (typesafe has none).
+        for provider in pi_ai::get_providers() {
+            let has_models = !pi_ai::get_models(&provider).is_empty();
+            assert_eq!(
+                default_model_for(&provider).is_some(),
+                has_models,
+                "{provider}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_old_azure_name_means_azure() {
+        assert_eq!(canonical_provider("azure-openai-responses"), "azure");
+        assert_eq!(canonical_provider("openai"), "openai");
+        assert_eq!(
+            default_model_for("azure-openai-responses"),
+            Some("gpt-6.2-sol")
+        );
     }
 }

@@ -317,10 +317,7 @@ async fn bad_input_gives_clear_errors() {
     let out = pi(&env, &["--model", "nope/none", "-p", "x"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("Model not found: nope/none"));
-    let out = pi(
-        &env,
-        &["--model", "anthropic/claude-3-5-haiku-20241022", "-p", "x"],
-    );
+    let out = pi(&env, &["--model", "anthropic/claude-haiku-4-5", "-p", "x"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("No API key found"),

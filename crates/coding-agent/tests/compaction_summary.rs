@@ -44,6 +44,7 @@ fn model(server: &MockServer, anthropic: bool, reasoning: bool) -> Model {
         max_tokens: 16_384,
         headers: None,
         compat: None,
+        extras: Default::default(),
     }
 }
 

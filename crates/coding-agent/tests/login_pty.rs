@@ -127,7 +127,8 @@ async fn first_run_opens_with_guidance_and_login_makes_it_work() {
     let done = tmux.wait("the login to finish", WAIT, |s| {
         s.contains("Logged in to Anthropic")
     });
-    assert!(done.contains("Selected claude-opus-4-7"), "{done}");
+    // The default model of the provider (pi 1.6: Claude Opus 5.5).
+    assert!(done.contains("Selected claude-opus-5-5"), "{done}");
 
     let auth: Value =
         serde_json::from_str(&std::fs::read_to_string(env.agent.join("auth.json")).unwrap())

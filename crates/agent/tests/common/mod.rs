@@ -39,6 +39,7 @@ pub fn model() -> Model {
         max_tokens: 1000,
         headers: None,
         compat: None,
+        extras: Default::default(),
     }
 }
 

@@ -18,11 +18,13 @@ pub fn bench_model(api: &str, base_url: &str) -> pi_ai::Model {
             output: 15.0,
             cache_read: 0.3,
             cache_write: 3.75,
+            tiers: None,
         },
         context_window: 200_000,
         max_tokens: 32_000,
         headers: None,
         compat: None,
+        extras: Default::default(),
     }
 }
 

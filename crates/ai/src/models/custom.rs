@@ -278,11 +278,12 @@ impl ModelsConfig {
                     reasoning: def.reasoning.unwrap_or(false),
                     thinking_level_map: def.thinking_level_map.clone(),
                     input: def.input.clone().unwrap_or_else(|| vec![InputKind::Text]),
-                    cost: def.cost.unwrap_or_default(),
+                    cost: def.cost.clone().unwrap_or_default(),
                     context_window: def.context_window.unwrap_or(128_000),
                     max_tokens: def.max_tokens.unwrap_or(16_384),
                     headers: None,
                     compat: merge_compat(provider.compat.clone(), def.compat.as_ref()),
+                    extras: Default::default(),
                 };
                 match models
                     .iter_mut()
@@ -326,6 +327,7 @@ fn apply_override(model: &mut Model, o: &ModelOverride) {
             output: cost.output.unwrap_or(model.cost.output),
             cache_read: cost.cache_read.unwrap_or(model.cost.cache_read),
             cache_write: cost.cache_write.unwrap_or(model.cost.cache_write),
+            tiers: model.cost.tiers.take(),
         };
     }
     model.compat = merge_compat(model.compat.take(), o.compat.as_ref());
@@ -495,7 +497,7 @@ mod tests {
     #[test]
     fn overrides_change_builtin_models() {
         let text = r#"{"providers":{"anthropic":{"baseUrl":"http://proxy",
-          "modelOverrides":{"claude-3-5-haiku-20241022":{"name":"Haiku","cost":{"input":1}}}}}}"#;
+          "modelOverrides":{"claude-haiku-4-5":{"name":"Haiku","cost":{"input":1}}}}}}"#;
         let resolved = ModelsConfig::parse(text)
             .unwrap()
             .resolve(builtin_models().unwrap())
@@ -503,12 +505,12 @@ mod tests {
         let m = resolved
             .models
             .iter()
-            .find(|m| m.id == "claude-3-5-haiku-20241022")
+            .find(|m| m.id == "claude-haiku-4-5")
             .unwrap();
         assert_eq!(m.name, "Haiku");
         assert_eq!(m.base_url, "http://proxy");
         assert_eq!(m.cost.input, 1.0);
-        assert_eq!(m.cost.output, 4.0);
+        assert_eq!(m.cost.output, 5.0);
         assert!(
             resolved
                 .models

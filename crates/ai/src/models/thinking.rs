@@ -42,7 +42,7 @@ mod tests {
     use crate::types::ThinkingLevelMap;
 
     fn reasoning_model(map: Option<ThinkingLevelMap>) -> Model {
-        let mut m = crate::models::get_model("anthropic", "claude-3-5-haiku-20241022").unwrap();
+        let mut m = crate::models::get_model("anthropic", "claude-haiku-4-5").unwrap();
         m.reasoning = true;
         m.thinking_level_map = map;
         m

@@ -8,6 +8,7 @@ pub mod openai_completions;
 pub mod openai_responses;
 
 mod body_text;
+mod cloudflare;
 mod common;
 
 use std::sync::Arc;

@@ -23,7 +23,8 @@ pub use message::{
     AssistantMessage, Message, StopReason, ToolResultMessage, UserContent, UserMessage, now_ms,
 };
 pub use model::{
-    InputKind, MaxTokensField, Model, ModelCompat, ModelCost, ThinkingFormat, ThinkingLevelMap, api,
+    CostTier, ImageInputLimits, ImageResize, InputKind, InputLimits, MaxTokensField, Model,
+    ModelCompat, ModelCost, ModelExtras, PromptCache, ThinkingFormat, ThinkingLevelMap, api,
 };
 pub use options::{
     AnthropicThinking, CacheRetention, OpenAiResponsesOptions, PayloadHook, ResponseHook,

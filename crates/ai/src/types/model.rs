@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::thinking::ThinkingLevel;
 
@@ -30,9 +30,29 @@ pub enum InputKind {
 }
 
 /// Dollars per million tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelCost {
+    #[serde(default, serialize_with = "crate::js_number::serialize")]
+    pub input: f64,
+    #[serde(default, serialize_with = "crate::js_number::serialize")]
+    pub output: f64,
+    #[serde(default, serialize_with = "crate::js_number::serialize")]
+    pub cache_read: f64,
+    #[serde(default, serialize_with = "crate::js_number::serialize")]
+    pub cache_write: f64,
+    /// pi 1.6's request-wide price tiers: the one with the highest `inputTokensAbove` below
+    /// a request's input (input + cache read + cache write) prices the whole request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<Vec<CostTier>>,
+}
+
+/// A price tier of [`ModelCost`]: its rates apply above `input_tokens_above` input tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CostTier {
+    #[serde(serialize_with = "crate::js_number::serialize")]
+    pub input_tokens_above: f64,
     #[serde(default, serialize_with = "crate::js_number::serialize")]
     pub input: f64,
     #[serde(default, serialize_with = "crate::js_number::serialize")]
@@ -97,6 +117,57 @@ pub struct ModelCompat {
     /// Anthropic: per-tool `eager_input_streaming`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_eager_tool_input_streaming: Option<bool>,
+    /// Anthropic (pi 1.6): the model thinks adaptively with an effort level instead of a
+    /// token budget. Unset: ours guesses from the model id (Opus/Sonnet 4.6, Opus 4.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_adaptive_thinking: Option<bool>,
+    /// pi 1.6: `false` when the API rejects a `temperature` (newer Claude models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_temperature: Option<bool>,
+    /// OpenAI-compatible (pi 1.6): `chat_template_args` values for `thinkingFormat: "baseten"`,
+    /// each a literal or `{"$var": "thinking.enabled" | "thinking.effort" | "thinking.budget"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_template_args: Option<Map<String, Value>>,
+    /// The same for `chat_template_kwargs` (`thinkingFormat: "chat-template"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_template_kwargs: Option<Map<String, Value>>,
+    // pi 1.6 flags kept so nothing is lost, not acted on by ours yet (see the catalog notes
+    // in `crate::models`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_mid_convo_system_messages: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_mid_convo_tool_changes: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_mid_convo_tool_additions: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_mid_convo_effort: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_strict_tools: Option<bool>,
+    #[serde(
+        rename = "supportsOpenAIGrammarTools",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub supports_openai_grammar_tools: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_additional_tools: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_tool_search: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_explicit_prompt_cache_mode: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_cache_control_on_tools: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_empty_signature: Option<bool>,
+    /// Anthropic server-side refusal fallbacks (`[{provider, model, cost}]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_fallback_models: Option<Value>,
+    /// `"openai"`, `"openai-nosession"` or `"openrouter"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_affinity_format: Option<String>,
+    /// Any other flag (of pi 1.6's compat schema or newer), kept as written.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
 }
 
 /// Which body field carries the output-token limit.
@@ -117,12 +188,102 @@ pub enum ThinkingFormat {
     Openrouter,
     /// `thinking: { type }` plus `reasoning_effort`.
     Deepseek,
-    /// Top-level `enable_thinking: bool`.
+    /// `thinking: { type }` plus an optional `reasoning_effort`.
     Zai,
     /// Top-level `enable_thinking: bool`.
     Qwen,
     /// `chat_template_kwargs.enable_thinking`.
     QwenChatTemplate,
+    /// `chat_template_kwargs` from the compat's `chatTemplateKwargs` (pi 1.6).
+    ChatTemplate,
+    /// `chat_template_args` from the compat's `chatTemplateArgs`, plus `reasoning_effort`
+    /// (pi 1.6, Baseten).
+    Baseten,
+    /// `reasoning: { enabled }` plus `reasoning_effort` (pi 1.6, Together).
+    Together,
+    /// `reasoning: { effort }` with the mapped level, only when thinking (pi 1.6, Ant Ling).
+    AntLing,
+    /// `thinking: "<level>"` (pi 1.6).
+    StringThinking,
+}
+
+/// pi 1.6's per-request input limits of a model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputLimits {
+    /// The largest serialized request the provider takes, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_request_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImageInputLimits>,
+}
+
+/// Image limits of [`InputLimits`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageInputLimits {
+    /// How images are resized before they enter the conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resize: Option<ImageResize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_per_message: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_per_request: Option<u64>,
+}
+
+/// The resize profile of [`ImageInputLimits`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageResize {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_width: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_height: Option<u64>,
+    /// Largest base64 payload, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jpeg_quality: Option<u64>,
+}
+
+/// pi 1.6's prompt-cache lifetimes of a model, in seconds (`short` and `long` retention).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptCache {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long: Option<u64>,
+}
+
+/// The catalog fields of pi 1.6 that ours keeps with a model but does not act on yet: they
+/// round-trip (RPC, extensions) as pi writes them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelExtras {
+    /// `"chat"` (the only type the built-in catalog holds; pi 1.6 also has `"image"` and
+    /// `"classifier"` models).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub model_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_limits: Option<InputLimits>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
+    /// Radius: the lab that made the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<String>,
+    /// Radius: whether the account may use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Radius: the upstream providers serving it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub providers: Option<Vec<Value>>,
+    /// Radius: free of charge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free: Option<bool>,
+    /// Any other field (newer than pi 1.6), kept as written.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
 }
 
 /// A model of a provider.
@@ -145,6 +306,9 @@ pub struct Model {
     pub headers: Option<BTreeMap<String, String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<ModelCompat>,
+    /// pi 1.6's further fields (input limits, prompt cache, type, Radius facts).
+    #[serde(flatten)]
+    pub extras: ModelExtras,
 }
 
 impl Model {

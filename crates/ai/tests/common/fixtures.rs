@@ -34,11 +34,13 @@ pub fn mock_model(api: &str, provider: &str, id: &str, base_url: String) -> Mode
             output: 15.0,
             cache_read: 0.3,
             cache_write: 3.75,
+            tiers: None,
         },
         context_window: 128_000,
         max_tokens: 16_384,
         headers: None,
         compat: None,
+        extras: Default::default(),
     }
 }
 

@@ -25,6 +25,7 @@ pub fn model(server: &MockServer, id: &str) -> Model {
             output: 6.0,
             cache_read: 0.0,
             cache_write: 0.0,
+            tiers: None,
         },
         ..mock_model(
             api::MISTRAL_CONVERSATIONS,

@@ -413,6 +413,7 @@ mod tests {
             max_tokens: 100,
             headers: None,
             compat: None,
+            extras: Default::default(),
         }
     }
 

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
+use super::cloudflare;
 use super::common::{base_options, frame_of, join_url, missing_key, resolve_api_key, written_body};
 use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
@@ -84,7 +85,7 @@ fn simple_thinking(
             ..Default::default()
         };
     };
-    if request::supports_adaptive_thinking(&model.id) {
+    if request::supports_adaptive_thinking(model) {
         let effort = match model.thinking_level_value(level) {
             Some(Some(mapped)) => mapped.to_owned(),
             _ => match level {
@@ -155,7 +156,7 @@ pub fn build_request(
     if !context.tools.is_empty() && !request::supports_eager_tool_streaming(model) {
         betas.push(FINE_GRAINED_TOOL_STREAMING_BETA);
     }
-    if !request::supports_adaptive_thinking(&model.id) {
+    if !request::supports_adaptive_thinking(model) {
         betas.push(INTERLEAVED_THINKING_BETA);
     }
     let mut headers: Vec<(String, String)> = vec![
@@ -180,13 +181,15 @@ pub fn build_request(
             headers.push(("anthropic-beta".into(), betas.join(",")));
         }
     }
+    let base_url = cloudflare::request_base_url(model)?;
     let mut request = HttpRequest {
-        url: join_url(&model.base_url, "v1/messages"),
+        url: join_url(&base_url, "v1/messages"),
         headers,
         body,
     };
     request.apply_overrides(model.headers.iter().flatten());
     request.apply_overrides(&options.headers);
+    cloudflare::apply_gateway_auth(&mut request, model, options, api_key);
     Ok(request)
 }
 

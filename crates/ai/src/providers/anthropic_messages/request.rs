@@ -79,8 +79,17 @@ pub fn supports_eager_tool_streaming(model: &Model) -> bool {
         .unwrap_or(true)
 }
 
-/// Whether the model thinks adaptively with an effort level (Opus 4.6+, Sonnet 4.6).
-pub fn supports_adaptive_thinking(model_id: &str) -> bool {
+/// Whether the model thinks adaptively with an effort level: the catalog's
+/// `compat.forceAdaptiveThinking` (pi 1.6 decides by it alone), else, for models without the
+/// flag (`models.json`), the ids known to (Opus/Sonnet 4.6, Opus 4.7).
+pub fn supports_adaptive_thinking(model: &Model) -> bool {
+    if let Some(flag) = model
+        .compat
+        .as_ref()
+        .and_then(|c| c.force_adaptive_thinking)
+    {
+        return flag;
+    }
     [
         "opus-4-6",
         "opus-4.6",
@@ -90,7 +99,17 @@ pub fn supports_adaptive_thinking(model_id: &str) -> bool {
         "sonnet-4.6",
     ]
     .iter()
-    .any(|needle| model_id.contains(needle))
+    .any(|needle| model.id.contains(needle))
+}
+
+/// Whether a `temperature` may be sent (`compat.supportsTemperature`, pi 1.6: newer Claude
+/// models reject it).
+fn supports_temperature(model: &Model) -> bool {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_temperature)
+        .unwrap_or(true)
 }
 
 fn normalize_tool_call_id(id: &str) -> String {
@@ -450,7 +469,7 @@ fn thinking_params(model: &Model, options: &StreamOptions) -> (Option<Value>, Op
     match options.anthropic_thinking.as_ref() {
         Some(t) if t.enabled => {
             let display = t.display.clone().unwrap_or_else(|| "summarized".into());
-            if supports_adaptive_thinking(&model.id) {
+            if supports_adaptive_thinking(model) {
                 (
                     Some(serde_json::json!({"type": "adaptive", "display": display})),
                     t.effort
@@ -524,7 +543,9 @@ pub fn build_body<'a>(
         max_tokens,
         stream: true,
         system: (!system.is_empty()).then_some(system),
-        temperature: options.temperature.filter(|_| !thinking_enabled),
+        temperature: options
+            .temperature
+            .filter(|_| !thinking_enabled && supports_temperature(model)),
         tools: (!context.tools.is_empty())
             .then(|| convert_tools(model, context, oauth, cache.as_ref())),
         thinking,

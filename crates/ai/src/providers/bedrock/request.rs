@@ -220,11 +220,33 @@ pub fn is_claude(model: &Model) -> bool {
         || name.contains("claude")
 }
 
-/// Whether Claude thinks adaptively with an effort (Opus 4.6+, Sonnet 4.6).
+/// Whether Claude thinks adaptively with an effort (pi 1.6's list: Opus 4.6 and later,
+/// Sonnet 4.6 and later, Haiku 5, Fable 5).
 pub fn supports_adaptive_thinking(model: &Model) -> bool {
+    const ADAPTIVE: [&str; 8] = [
+        "opus-4-6",
+        "opus-4-7",
+        "opus-4-8",
+        "opus-5",
+        "sonnet-4-6",
+        "sonnet-5",
+        "haiku-5",
+        "fable-5",
+    ];
     match_candidates(model)
         .iter()
-        .any(|s| s.contains("opus-4-6") || s.contains("opus-4-7") || s.contains("sonnet-4-6"))
+        .any(|s| ADAPTIVE.iter().any(|needle| s.contains(needle)))
+}
+
+/// Whether the model has a native `xhigh` effort (pi 1.6: Opus 4.7 and later, Sonnet 5,
+/// Haiku 5, Fable 5).
+fn supports_native_xhigh(model: &Model) -> bool {
+    const XHIGH: [&str; 6] = [
+        "opus-4-7", "opus-4-8", "opus-5", "sonnet-5", "haiku-5", "fable-5",
+    ];
+    match_candidates(model)
+        .iter()
+        .any(|s| XHIGH.iter().any(|needle| s.contains(needle)))
 }
 
 /// Whether the model takes explicit cache points (Claude 3.5 Haiku, 3.7 Sonnet, 4.x), or
@@ -241,11 +263,7 @@ pub fn supports_prompt_caching(model: &Model) -> bool {
 
 /// The adaptive-thinking effort for a level.
 fn effort(model: &Model, level: ThinkingLevel) -> String {
-    if level == ThinkingLevel::Xhigh
-        && match_candidates(model)
-            .iter()
-            .any(|s| s.contains("opus-4-7"))
-    {
+    if level == ThinkingLevel::Xhigh && supports_native_xhigh(model) {
         return "xhigh".to_owned();
     }
     if let Some(Some(mapped)) = model.thinking_level_value(level) {

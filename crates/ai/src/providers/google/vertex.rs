@@ -175,6 +175,7 @@ mod tests {
             max_tokens: 1,
             headers: None,
             compat: None,
+            extras: Default::default(),
         }
     }
 

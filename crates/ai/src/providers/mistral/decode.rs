@@ -496,11 +496,13 @@ mod tests {
                 output: 5.0,
                 cache_read: 0.0,
                 cache_write: 0.0,
+                tiers: None,
             },
             context_window: 128_000,
             max_tokens: 16_384,
             headers: None,
             compat: None,
+            extras: Default::default(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Compatibility settings of OpenAI-compatible servers: detected from the provider and base
 //! URL, overridden field by field by the model's `compat`.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::types::{MaxTokensField, Model, ThinkingFormat};
 
@@ -18,6 +18,9 @@ pub struct Compat {
     pub requires_thinking_as_text: bool,
     pub requires_reasoning_content_on_assistant_messages: bool,
     pub thinking_format: ThinkingFormat,
+    /// `chatTemplateKwargs` / `chatTemplateArgs` of pi 1.6's template thinking formats.
+    pub chat_template_kwargs: Option<Map<String, Value>>,
+    pub chat_template_args: Option<Map<String, Value>>,
     pub open_router_routing: Option<Value>,
     pub vercel_gateway_routing: Option<Value>,
     pub zai_tool_stream: bool,
@@ -41,6 +44,13 @@ pub fn detect(model: &Model) -> Compat {
         provider == "cloudflare-ai-gateway" || url.contains("gateway.ai.cloudflare.com");
     let is_grok = provider == "xai" || url.contains("api.x.ai");
     let is_deepseek = provider == "deepseek" || url.contains("deepseek.com");
+    // Providers new in pi 1.6, detected as its `detectCompat` does.
+    let is_together = provider == "together"
+        || url.contains("api.together.ai")
+        || url.contains("api.together.xyz");
+    let is_nvidia = provider == "nvidia" || url.contains("integrate.api.nvidia.com");
+    let is_ant_ling = provider == "ant-ling" || url.contains("api.ant-ling.com");
+    let new_in_16 = is_together || is_nvidia || is_ant_ling;
     let non_standard = provider == "cerebras"
         || url.contains("cerebras.ai")
         || is_grok
@@ -51,8 +61,9 @@ pub fn detect(model: &Model) -> Compat {
         || provider == "opencode"
         || url.contains("opencode.ai")
         || is_cf_workers
-        || is_cf_gateway;
-    let use_max_tokens = url.contains("chutes.ai") || is_moonshot || is_cf_gateway;
+        || is_cf_gateway
+        || new_in_16;
+    let use_max_tokens = url.contains("chutes.ai") || is_moonshot || is_cf_gateway || new_in_16;
     // pi-ai 1.6 sends instructions with the `developer` role to OpenAI only: other servers
     // (Groq, llama.cpp's chat templates, …) know `system`.
     let is_openai = provider == "openai" || url.contains("api.openai.com");
@@ -60,6 +71,10 @@ pub fn detect(model: &Model) -> Compat {
         ThinkingFormat::Deepseek
     } else if is_zai {
         ThinkingFormat::Zai
+    } else if is_together {
+        ThinkingFormat::Together
+    } else if is_ant_ling {
+        ThinkingFormat::AntLing
     } else if provider == "openrouter" || url.contains("openrouter.ai") {
         ThinkingFormat::Openrouter
     } else {
@@ -68,7 +83,11 @@ pub fn detect(model: &Model) -> Compat {
     Compat {
         supports_store: !non_standard,
         supports_developer_role: is_openai,
-        supports_reasoning_effort: !is_grok && !is_zai && !is_moonshot && !is_cf_gateway,
+        supports_reasoning_effort: !is_grok
+            && !is_zai
+            && !is_moonshot
+            && !is_cf_gateway
+            && !new_in_16,
         supports_usage_in_streaming: true,
         max_tokens_field: if use_max_tokens {
             MaxTokensField::MaxTokens
@@ -80,13 +99,15 @@ pub fn detect(model: &Model) -> Compat {
         requires_thinking_as_text: false,
         requires_reasoning_content_on_assistant_messages: is_deepseek,
         thinking_format,
+        chat_template_kwargs: None,
+        chat_template_args: None,
         open_router_routing: None,
         vercel_gateway_routing: None,
         zai_tool_stream: false,
         supports_strict_mode: !is_moonshot && !is_cf_gateway,
         anthropic_cache_control: provider == "openrouter" && model.id.starts_with("anthropic/"),
         send_session_affinity_headers: false,
-        supports_long_cache_retention: !(is_cf_workers || is_cf_gateway),
+        supports_long_cache_retention: !(is_cf_workers || is_cf_gateway || new_in_16),
     }
 }
 
@@ -140,6 +161,12 @@ pub fn resolve(model: &Model) -> Compat {
     }
     if let Some(format) = o.thinking_format {
         c.thinking_format = format;
+    }
+    if o.chat_template_kwargs.is_some() {
+        c.chat_template_kwargs = o.chat_template_kwargs.clone();
+    }
+    if o.chat_template_args.is_some() {
+        c.chat_template_args = o.chat_template_args.clone();
     }
     if let Some(format) = &o.cache_control_format {
         c.anthropic_cache_control = format == "anthropic";

@@ -9,7 +9,9 @@ use bytes::Bytes;
 use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
+use super::cloudflare;
 use super::common::{base_options, frame_of, join_url, missing_key, resolve_api_key, written_body};
+use super::openai_responses::azure;
 use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
@@ -65,6 +67,27 @@ impl ApiProvider for OpenAiCompletions {
     }
 }
 
+/// The base URL of a request and the model its body names. Azure's Foundry Chat Completions
+/// deployments (pi 1.6's `azure` provider, e.g. `azure/deepseek-v4-pro`) take the Azure
+/// endpoint (`AZURE_OPENAI_BASE_URL`, `AZURE_OPENAI_RESOURCE_NAME`, or the options) and send the
+/// deployment (`AZURE_OPENAI_DEPLOYMENT_NAME_MAP`, or the options) as the model; Cloudflare's
+/// account placeholders are filled; others go as they are.
+fn endpoint(model: &Model, options: &StreamOptions) -> Result<(String, Model), String> {
+    if model.provider != "azure" {
+        return Ok((cloudflare::request_base_url(model)?, model.clone()));
+    }
+    let azure_options = options.openai_responses.as_ref();
+    let (base_url, _) = azure::resolve_config(model, azure_options, &env_var)?;
+    let mut body_model = model.clone();
+    body_model.id = azure::deployment_name(model, azure_options, &env_var);
+    Ok((base_url, body_model))
+}
+
+/// A non-empty environment variable.
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
 /// Builds the HTTP request: URL, headers (model, session affinity, then option overrides) and body.
 pub fn build_request(
     model: &Model,
@@ -74,8 +97,9 @@ pub fn build_request(
 ) -> Result<HttpRequest, String> {
     let compat = compat::resolve(model);
     let retention = CacheRetention::resolve(options.cache_retention);
+    let (base_url, body_model) = endpoint(model, options)?;
     let parts = (
-        model.clone(),
+        body_model,
         frame_of(context),
         request::prepare_messages(model, context),
         options.clone(),
@@ -94,7 +118,7 @@ pub fn build_request(
         ("accept".into(), "application/json".into()),
     ];
     let mut request = HttpRequest {
-        url: join_url(&model.base_url, "chat/completions"),
+        url: join_url(&base_url, "chat/completions"),
         headers,
         body,
     };
@@ -108,6 +132,7 @@ pub fn build_request(
         request.set_header("x-session-affinity", session);
     }
     request.apply_overrides(&options.headers);
+    cloudflare::apply_gateway_auth(&mut request, model, options, api_key);
     Ok(request)
 }
 

@@ -271,7 +271,7 @@ mod tests {
     use super::*;
 
     fn model(base_url: &str) -> Model {
-        let mut m = crate::models::get_model("azure-openai-responses", "gpt-4o").unwrap();
+        let mut m = crate::models::get_model("azure", "gpt-4o").unwrap();
         m.base_url = base_url.into();
         m
     }

@@ -15,6 +15,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
+use super::cloudflare;
 use super::common::{self, base_options, join_url, missing_key, resolve_api_key};
 use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
@@ -108,41 +109,6 @@ pub(crate) fn service_tier(options: &StreamOptions) -> Option<String> {
         .openai_responses
         .as_ref()
         .and_then(|o| o.service_tier.clone())
-}
-
-fn is_cloudflare(provider: &str) -> bool {
-    provider == "cloudflare-workers-ai" || provider == "cloudflare-ai-gateway"
-}
-
-/// Fills `{VAR}` placeholders of a Cloudflare base URL from the environment.
-fn resolve_cloudflare_base_url(model: &Model) -> Result<String, String> {
-    let url = &model.base_url;
-    let mut out = String::with_capacity(url.len());
-    let mut rest = url.as_str();
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let name_len = after
-            .char_indices()
-            .find(|&(i, c)| !(c == '_' || c.is_ascii_uppercase() || (i > 0 && c.is_ascii_digit())))
-            .map_or(after.len(), |(i, _)| i);
-        let name = &after[..name_len];
-        if name_len > 0 && after[name_len..].starts_with('}') {
-            let value = env_var(name).ok_or_else(|| {
-                format!(
-                    "{name} is required for provider {} but is not set.",
-                    model.provider
-                )
-            })?;
-            out.push_str(&value);
-            rest = &after[name_len + 1..];
-        } else {
-            out.push('{');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    Ok(out)
 }
 
 fn has_image(blocks: &[InputBlock]) -> bool {
@@ -240,11 +206,7 @@ pub fn build_request(
         serde_json::to_writer(out, &build_body(model, context, messages, options))
     })?;
 
-    let base_url = if is_cloudflare(&model.provider) {
-        resolve_cloudflare_base_url(model)?
-    } else {
-        model.base_url.clone()
-    };
+    let base_url = cloudflare::request_base_url(model)?;
     let mut request = HttpRequest {
         url: join_url(&base_url, "responses"),
         headers: vec![
@@ -267,22 +229,7 @@ pub fn build_request(
         request.set_header("x-client-request-id", session);
     }
     request.apply_overrides(&options.headers);
-    if model.provider == "cloudflare-ai-gateway" {
-        // The gateway authenticates with its own header; the OpenAI key header goes unless
-        // the caller set one.
-        let explicit = model
-            .headers
-            .iter()
-            .flatten()
-            .chain(&options.headers)
-            .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
-        if !explicit {
-            request
-                .headers
-                .retain(|(name, _)| !name.eq_ignore_ascii_case("authorization"));
-        }
-        request.set_header("cf-aig-authorization", &format!("Bearer {api_key}"));
-    }
+    cloudflare::apply_gateway_auth(&mut request, model, options, api_key);
     Ok(request)
 }
 
@@ -338,24 +285,5 @@ mod tests {
         assert_eq!(headers[2], ("Copilot-Vision-Request", "true"));
         let assistant = Message::Assistant(AssistantMessage::empty("a", "b", "c").into());
         assert_eq!(copilot_headers(&[assistant])[0], ("X-Initiator", "agent"));
-    }
-
-    #[test]
-    fn cloudflare_placeholders_need_their_variables() {
-        let mut model = crate::models::get_model("openai", "gpt-4o").unwrap();
-        model.provider = "cloudflare-ai-gateway".into();
-        model.base_url = "https://gateway/v1/{PI_TEST_SURELY_UNSET_VAR}/openai".into();
-        assert_eq!(
-            resolve_cloudflare_base_url(&model),
-            Err(
-                "PI_TEST_SURELY_UNSET_VAR is required for provider cloudflare-ai-gateway but is not set."
-                    .into()
-            )
-        );
-        model.base_url = "https://gateway/{lower}/x".into();
-        assert_eq!(
-            resolve_cloudflare_base_url(&model).unwrap(),
-            "https://gateway/{lower}/x"
-        );
     }
 }

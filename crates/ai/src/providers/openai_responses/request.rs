@@ -17,11 +17,13 @@ use crate::types::{
 
 /// Providers whose `call_id|item_id` tool-call ids the OpenAI and Codex APIs keep as pairs.
 pub const OPENAI_TOOL_CALL_PROVIDERS: &[&str] = &["openai", "openai-codex", "opencode"];
-/// The same for Azure, which also accepts its own ids.
+/// The same for Azure, which also accepts its own ids (`azure-openai-responses` is its name
+/// before pi 1.6, in older sessions).
 pub const AZURE_TOOL_CALL_PROVIDERS: &[&str] = &[
     "openai",
     "openai-codex",
     "opencode",
+    "azure",
     "azure-openai-responses",
 ];
 
