@@ -178,7 +178,7 @@ async fn openai_body_layout() {
     }
     assert_eq!(headers["authorization"], "Bearer test-key");
     assert_eq!(headers["content-type"], "application/json");
-    assert!(!headers.contains_key("session_id"));
+    assert!(!headers.contains_key("session-id"));
 }
 
 #[tokio::test]
@@ -328,7 +328,7 @@ async fn codex_body_and_headers() {
     assert_eq!(headers["originator"], "pi");
     assert_eq!(headers["openai-beta"], "responses=experimental");
     assert_eq!(headers["accept"], "text/event-stream");
-    assert_eq!(headers["session_id"], "sess-42");
+    assert_eq!(headers["session-id"], "sess-42");
     assert_eq!(headers["x-client-request-id"], "sess-42");
     assert_eq!(headers["x-extra"], "1");
     assert!(
@@ -370,7 +370,7 @@ async fn azure_body_headers_and_url() {
     assert!(body.get("store").is_none());
     assert_eq!(headers["api-key"], "test-key");
     assert!(!headers.contains_key("authorization"));
-    assert!(!headers.contains_key("session_id"));
+    assert!(!headers.contains_key("session-id"));
 
     let m = model(&server().await, Api::Azure);
     let request = openai_responses::azure::build_request(
@@ -406,14 +406,14 @@ async fn session_cache_key_and_headers_follow_retention() {
     let (body, headers) = sent(Api::OpenAi, |_| {}, &context("hi"), opts.clone()).await;
     assert_eq!(body["prompt_cache_key"], "sess-1");
     assert_eq!(body["prompt_cache_retention"], "24h");
-    assert_eq!(headers["session_id"], "sess-1");
+    assert_eq!(headers["session-id"], "sess-1");
     assert_eq!(headers["x-client-request-id"], "sess-1");
 
     opts.stream.cache_retention = Some(CacheRetention::None);
     let (body, headers) = sent(Api::OpenAi, |_| {}, &context("hi"), opts.clone()).await;
     assert!(body.get("prompt_cache_key").is_none());
     assert!(body.get("prompt_cache_retention").is_none());
-    assert!(!headers.contains_key("session_id"));
+    assert!(!headers.contains_key("session-id"));
 
     opts.stream.cache_retention = Some(CacheRetention::Short);
     let (body, headers) = sent(
@@ -430,7 +430,7 @@ async fn session_cache_key_and_headers_follow_retention() {
     .await;
     assert_eq!(body["prompt_cache_key"], "sess-1");
     assert!(body.get("prompt_cache_retention").is_none());
-    assert!(!headers.contains_key("session_id"));
+    assert!(!headers.contains_key("session-id"));
     assert_eq!(headers["x-client-request-id"], "sess-1");
 }
 

@@ -102,7 +102,8 @@ async fn openai_body_matches_the_typescript_layout() {
             "tool_call_id": "call_03194b7774af409580db2e5b"})
     );
     assert_eq!(body["tools"][0]["type"], "function");
-    assert_eq!(body["tools"][0]["function"]["strict"], json!(false));
+    // As in pi-ai 1.6, no `strict` unless the model's compat says strict mode is supported.
+    assert!(body["tools"][0]["function"].get("strict").is_none());
     assert_eq!(
         body["tools"][0]["function"]["parameters"]["required"],
         json!(["path"])

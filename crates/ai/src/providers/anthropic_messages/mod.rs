@@ -155,7 +155,12 @@ pub fn build_request(
     if !context.tools.is_empty() && !request::supports_eager_tool_streaming(model) {
         betas.push(FINE_GRAINED_TOOL_STREAMING_BETA);
     }
-    if !request::supports_adaptive_thinking(&model.id) {
+    // As in pi-ai 1.6: only a request that thinks asks for interleaved thinking.
+    let thinking = options
+        .anthropic_thinking
+        .as_ref()
+        .is_some_and(|t| t.enabled);
+    if model.reasoning && thinking && !request::supports_adaptive_thinking(&model.id) {
         betas.push(INTERLEAVED_THINKING_BETA);
     }
     let mut headers: Vec<(String, String)> = vec![

@@ -217,7 +217,7 @@ fn build_body<'a>(
         temperature: options.temperature,
         service_tier: None,
         tools: (!context.tools.is_empty())
-            .then(|| request::convert_tools(&context.tools, Some(false))),
+            .then(|| request::convert_tools(&context.tools, super::strict_field(model, true))),
         reasoning,
         include: include.then_some(request::INCLUDE_ENCRYPTED_REASONING),
     }

@@ -279,7 +279,12 @@ fn build_body<'a>(
         parallel_tool_calls: true,
         temperature: options.temperature,
         service_tier: extra.and_then(|o| o.service_tier.as_deref()),
-        tools: (!context.tools.is_empty()).then(|| request::convert_tools(&context.tools, None)),
+        tools: (!context.tools.is_empty()).then(|| {
+            request::convert_tools(
+                &context.tools,
+                super::strict_field(model, true).map(|_| None),
+            )
+        }),
         reasoning,
     }
 }
@@ -318,7 +323,7 @@ pub fn build_request(
     request.set_header("accept", "text/event-stream");
     request.set_header("content-type", "application/json");
     if let Some(session) = options.session_id.as_deref().filter(|s| !s.is_empty()) {
-        request.set_header("session_id", session);
+        request.set_header("session-id", session);
         request.set_header("x-client-request-id", session);
     }
     Ok(request)

@@ -1,0 +1,266 @@
+//! The differences from pi 1.6.0's requests that stay, each with its reason. An entry
+//! takes a part out of both sides before they are compared: a field (a JSON pointer into
+//! the normalized request, `*` matching every key or index) or whole requests.
+
+use serde_json::Value;
+
+/// What an entry leaves out.
+pub enum Part {
+    /// A field, by JSON pointer (`*` for any key or index).
+    Field(&'static str),
+    /// Every request whose `METHOD path` is this.
+    Request(&'static str),
+    /// Every `description` at or below this pointer (`*` for any key or index).
+    Descriptions(&'static str),
+}
+
+/// One difference that stays.
+pub struct Known {
+    /// The API it is about (`*`: all).
+    pub api: &'static str,
+    /// The scenario it is about (`*`: all; a trailing `*` matches a prefix).
+    pub scenario: &'static str,
+    pub part: Part,
+    pub reason: &'static str,
+}
+
+/// The differences that stay.
+pub const KNOWN_DIFFERENCES: &[Known] = &[
+    Known {
+        api: "*",
+        scenario: "*",
+        part: Part::Descriptions("/body/tools"),
+        reason: OWN_WORDING,
+    },
+    Known {
+        api: "*",
+        scenario: "*",
+        part: Part::Descriptions("/body/toolConfig"),
+        reason: OWN_WORDING,
+    },
+];
+
+/// Why the tool descriptions and the default system prompt's own sections differ.
+const OWN_WORDING: &str = "the tool descriptions, the default system prompt's preamble, \
+    tools, rules and docs sections, and the summarization prompts are our own wording (the \
+    project writes every line itself); their layout, the sections a user adds \
+    (--append-system-prompt, context files, skills), the cwd and the summarized transcript \
+    are compared";
+
+/// How the default system prompt starts: pi 1.6.0's, then ours.
+const DEFAULT_PROMPT_OPENINGS: [&str; 2] = [
+    "You are a coding assistant running inside pi, a coding agent harness.",
+    "You are an expert coding assistant working inside pi, a coding agent harness.",
+];
+
+/// The sections that follow the own-wording ones, whose text is compared.
+const COMPARED_SECTIONS: [&str; 4] = ["<addendum>", "<project_context>", "<skills>", "<cwd>"];
+
+/// A string holding the default system prompt with its own-wording part (from the opening
+/// to the first compared section) replaced by `<default prompt>`.
+fn default_prompt_replaced(text: &str) -> Option<String> {
+    let start = DEFAULT_PROMPT_OPENINGS
+        .iter()
+        .filter_map(|opening| text.find(opening))
+        .min()?;
+    let end = COMPARED_SECTIONS
+        .iter()
+        .filter_map(|section| text[start..].find(section).map(|at| start + at))
+        .min()
+        .unwrap_or(text.len());
+    Some(format!(
+        "{}<default prompt>\n\n{}",
+        &text[..start],
+        &text[end..]
+    ))
+}
+
+/// How the summarization requests' system prompt starts: pi 1.6.0's, then ours.
+const SUMMARIZER_OPENINGS: [&str; 2] = [
+    "You are a context summarization assistant.",
+    "You condense conversations between a user and an AI coding assistant.",
+];
+
+/// Where a summarization request's own-wording instructions start: after the transcript
+/// (and the previous summary), or after a split turn's `# Instructions` heading.
+const INSTRUCTIONS_AFTER: [&str; 3] = [
+    "</previous-summary>\n\n",
+    "</conversation>\n\n",
+    "\n\n# Instructions\n",
+];
+
+/// A summarization request's text with its own wording (the system prompt, the
+/// instructions after the transcript) replaced by placeholders; the transcript and the
+/// layout around it are kept.
+fn summarization_replaced(text: &str) -> Option<String> {
+    if SUMMARIZER_OPENINGS.iter().any(|o| text.starts_with(o)) {
+        return Some("<summarization system prompt>".into());
+    }
+    if !(text.starts_with("<conversation>\n") || text.starts_with("# Conversation\n")) {
+        return None;
+    }
+    let end = INSTRUCTIONS_AFTER
+        .iter()
+        .find_map(|marker| text.rfind(marker).map(|at| at + marker.len()))?;
+    Some(format!("{}<summary instructions>", &text[..end]))
+}
+
+/// `value` with every own-wording text replaced (see [`default_prompt_replaced`] and
+/// [`summarization_replaced`]).
+fn replace_own_wording(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let Some(replaced) =
+                summarization_replaced(text).or_else(|| default_prompt_replaced(text))
+            {
+                *text = replaced;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(replace_own_wording),
+        Value::Object(map) => map.values_mut().for_each(replace_own_wording),
+        _ => {}
+    }
+}
+
+/// Removes every `description` key in `value`.
+fn remove_descriptions(value: &mut Value) {
+    match value {
+        Value::Array(items) => items.iter_mut().for_each(remove_descriptions),
+        Value::Object(map) => {
+            map.remove("description");
+            map.values_mut().for_each(remove_descriptions);
+        }
+        _ => {}
+    }
+}
+
+fn matches(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern == name,
+    }
+}
+
+/// `requests` without the parts the entries for `api` and `scenario` leave out.
+pub fn without_known(api: &str, scenario: &str, requests: &[Value]) -> Vec<Value> {
+    let entries: Vec<&Known> = KNOWN_DIFFERENCES
+        .iter()
+        .filter(|k| matches(k.api, api) && matches(k.scenario, scenario))
+        .collect();
+    requests
+        .iter()
+        .filter(|request| {
+            let line = format!("{} {}", request["method"], request["path"]).replace('"', "");
+            !entries
+                .iter()
+                .any(|k| matches!(k.part, Part::Request(r) if r == line))
+        })
+        .map(|request| {
+            let mut request = request.clone();
+            replace_own_wording(&mut request);
+            for entry in &entries {
+                match entry.part {
+                    Part::Field(pointer) => {
+                        let segments: Vec<&str> = pointer.split('/').skip(1).collect();
+                        remove(&mut request, &segments);
+                    }
+                    Part::Descriptions(pointer) => {
+                        let segments: Vec<&str> = pointer.split('/').skip(1).collect();
+                        visit(&mut request, &segments, &mut remove_descriptions);
+                    }
+                    Part::Request(_) => {}
+                }
+            }
+            request
+        })
+        .collect()
+}
+
+/// Calls `f` on what `segments` point at (`*` for every key or index).
+fn visit(value: &mut Value, segments: &[&str], f: &mut dyn FnMut(&mut Value)) {
+    let [first, rest @ ..] = segments else {
+        f(value);
+        return;
+    };
+    let key = first.replace("~1", "/").replace("~0", "~");
+    match value {
+        Value::Object(map) if key == "*" => map.values_mut().for_each(|v| visit(v, rest, f)),
+        Value::Object(map) => {
+            if let Some(v) = map.get_mut(&key) {
+                visit(v, rest, f);
+            }
+        }
+        Value::Array(items) if key == "*" => items.iter_mut().for_each(|v| visit(v, rest, f)),
+        Value::Array(items) => {
+            if let Some(v) = key.parse::<usize>().ok().and_then(|n| items.get_mut(n)) {
+                visit(v, rest, f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Removes what `segments` point at (`*` for every key or index).
+fn remove(value: &mut Value, segments: &[&str]) {
+    let [first, rest @ ..] = segments else {
+        return;
+    };
+    let key = first.replace("~1", "/").replace("~0", "~");
+    if rest.is_empty() {
+        match value {
+            Value::Object(map) if key == "*" => map.clear(),
+            Value::Object(map) => {
+                map.remove(&key);
+            }
+            _ => {}
+        }
+        return;
+    }
+    match value {
+        Value::Object(map) if key == "*" => map.values_mut().for_each(|v| remove(v, rest)),
+        Value::Object(map) => {
+            if let Some(v) = map.get_mut(&key) {
+                remove(v, rest);
+            }
+        }
+        Value::Array(items) if key == "*" => items.iter_mut().for_each(|v| remove(v, rest)),
+        Value::Array(items) => {
+            if let Some(v) = key.parse::<usize>().ok().and_then(|n| items.get_mut(n)) {
+                remove(v, rest);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn removal_follows_wildcards() {
+    let mut v =
+        serde_json::json!({"body": {"tools": [{"a": 1, "strict": false}, {"strict": true}]}});
+    remove(&mut v, &["body", "tools", "*", "strict"]);
+    assert_eq!(v, serde_json::json!({"body": {"tools": [{"a": 1}, {}]}}));
+}
+
+#[test]
+fn the_default_prompt_keeps_its_compared_sections() {
+    let text = "You are a coding assistant running inside pi, a coding agent harness. Help.\n\n<rules>\n- x\n</rules>\n\n<addendum>\nA.\n</addendum>\n\n<cwd>\n/w\n</cwd>";
+    assert_eq!(
+        default_prompt_replaced(text).unwrap(),
+        "<default prompt>\n\n<addendum>\nA.\n</addendum>\n\n<cwd>\n/w\n</cwd>"
+    );
+    assert_eq!(default_prompt_replaced("You are the tester."), None);
+}
+
+#[test]
+fn summarization_texts_keep_their_transcript() {
+    assert_eq!(
+        summarization_replaced("<conversation>\n[User]: hi\n</conversation>\n\nSummarize.")
+            .unwrap(),
+        "<conversation>\n[User]: hi\n</conversation>\n\n<summary instructions>"
+    );
+    assert_eq!(
+        summarization_replaced("# Conversation\n[User]: hi\n\n# Instructions\nDo.").unwrap(),
+        "# Conversation\n[User]: hi\n\n# Instructions\n<summary instructions>"
+    );
+    assert_eq!(summarization_replaced("Hello."), None);
+}

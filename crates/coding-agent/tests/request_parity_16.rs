@@ -1,0 +1,54 @@
+//! Request parity with pi 1.6.0 on every wire API: the scenarios of
+//! `request_parity/scenarios.rs` (a plain prompt, each thinking level, an image, a tool
+//! round trip, a system prompt and an appended one, a long context near compaction, a
+//! resumed session) run through our `pi` against a capturing mock server, and the
+//! requests it makes (method, path, the headers that matter, the JSON body, normalized)
+//! must be those pi 1.6.0 made in the same scenarios, kept as fixtures. The differences
+//! that stay are listed with their reasons in `request_parity/known.rs`.
+//!
+//! `scripts/refresh-request-parity.sh` reruns pi 1.6.0 (`PI_TS16`) with
+//! `PI_REQUEST_PARITY_REFRESH=1`, and these tests then rewrite the fixtures instead of
+//! comparing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod request_parity;
+mod support;
+
+use request_parity::{Pi, apis, compare, read_fixture, record_all, refreshing, write_fixture};
+
+/// Compares ours with the fixture of `api`, or rewrites the fixture from pi 1.6.0.
+fn check(api: &str) {
+    let wire = apis::wire_api(api);
+    if refreshing() {
+        let Some(wrapper) = support::ts16::ts16() else {
+            panic!("PI_REQUEST_PARITY_REFRESH=1 needs PI_TS16 (pi 1.6.0's wrapper)");
+        };
+        write_fixture(api, &record_all(&Pi::Ts16(wrapper), wire));
+        return;
+    }
+    let theirs = read_fixture(api);
+    let ours = record_all(&Pi::Ours, wire);
+    let differences = compare(api, &ours, &theirs);
+    assert!(
+        differences.is_empty(),
+        "{api}: {} differences from pi 1.6.0 ({}):\n{}",
+        differences.len(),
+        request_parity::fixtures_dir().display(),
+        differences.join("\n")
+    );
+}
+
+#[test]
+fn openai_completions_requests_as_pi_16() {
+    check("openai-completions");
+}
+
+#[test]
+fn openai_responses_requests_as_pi_16() {
+    check("openai-responses");
+}
+
+#[test]
+fn anthropic_messages_requests_as_pi_16() {
+    check("anthropic-messages");
+}
