@@ -360,6 +360,7 @@ async fn azure_body_headers_and_url() {
             "input",
             "stream",
             "prompt_cache_key",
+            "store",
             "max_output_tokens",
             "tools",
             "reasoning"
@@ -367,7 +368,7 @@ async fn azure_body_headers_and_url() {
     );
     assert_eq!(body["model"], "my-deployment");
     assert_eq!(body["prompt_cache_key"], "sess-az");
-    assert!(body.get("store").is_none());
+    assert_eq!(body["store"], false);
     assert_eq!(headers["api-key"], "test-key");
     assert!(!headers.contains_key("authorization"));
     assert!(!headers.contains_key("session-id"));

@@ -52,3 +52,33 @@ fn openai_responses_requests_as_pi_16() {
 fn anthropic_messages_requests_as_pi_16() {
     check("anthropic-messages");
 }
+
+#[test]
+fn azure_openai_responses_requests_as_pi_16() {
+    check("azure-openai-responses");
+}
+
+#[test]
+fn openai_codex_responses_requests_as_pi_16() {
+    check("openai-codex-responses");
+}
+
+#[test]
+fn bedrock_converse_stream_requests_as_pi_16() {
+    check("bedrock-converse-stream");
+}
+
+#[test]
+fn google_generative_ai_requests_as_pi_16() {
+    check("google-generative-ai");
+}
+
+#[test]
+fn google_vertex_requests_as_pi_16() {
+    check("google-vertex");
+}
+
+#[test]
+fn mistral_conversations_requests_as_pi_16() {
+    check("mistral-conversations");
+}

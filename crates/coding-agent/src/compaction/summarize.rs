@@ -217,6 +217,9 @@ pub(crate) async fn summary_call(
     let options = SimpleStreamOptions {
         stream: StreamOptions {
             cache_retention: Some(pi_ai::CacheRetention::None),
+            // A fresh id per call, as pi 1.6.0's summarizer has (Azure sends it as the
+            // prompt cache key even with caching off).
+            session_id: Some(uuid::Uuid::now_v7().to_string()),
             api_key: auth.api_key.clone(),
             headers: auth.headers.clone(),
             cancel: Some(cancel.clone()),

@@ -101,19 +101,28 @@ pub fn record(
             .args(args)
             .current_dir(&work)
             .env("PI_CODING_AGENT_DIR", &agent)
-            .env("HOME", dir.path())
-            .envs(api.env());
+            .env("HOME", dir.path());
         for name in FOREIGN_ENV {
             command.env_remove(name);
         }
+        command.envs(api.env());
         run(command)?;
     }
     let tmp = dir.path().to_string_lossy().into_owned();
     let resolved = std::fs::canonicalize(dir.path())
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| tmp.clone());
+    let install = match pi {
+        Pi::Ours => None,
+        // <install>/bin/pi
+        Pi::Ts16(wrapper) => wrapper
+            .parent()
+            .and_then(Path::parent)
+            .map(|dir| dir.to_string_lossy().into_owned()),
+    };
     let placeholders = Placeholders {
         tmp: vec![resolved, tmp],
+        install,
     };
     let requests = server
         .requests()

@@ -3,6 +3,8 @@
 //! reason), and the run's temporary folder, the session id and the date become
 //! placeholders.
 
+use std::sync::LazyLock;
+
 use mock_llm::RecordedRequest;
 use serde_json::{Map, Value, json};
 
@@ -53,17 +55,22 @@ pub fn ignored_header(name: &str) -> bool {
 pub struct Placeholders {
     /// The run's temporary folder, as given and as the OS resolves it.
     pub tmp: Vec<String>,
+    /// Where the pi that ran is installed (pi 1.6.0 names its docs in the system prompt).
+    pub install: Option<String>,
 }
 
 impl Placeholders {
     /// `text` with the placeholders in.
     pub fn apply(&self, text: &str) -> String {
         let mut out = text.to_owned();
+        if let Some(install) = &self.install {
+            out = out.replace(install.as_str(), "<pi-install>");
+        }
         for tmp in &self.tmp {
             out = out.replace(tmp.as_str(), "<tmp>");
         }
         out = out.replace(SESSION_ID, "<session-id>");
-        replace_dates(&out)
+        replace_uuids(&replace_dates(&out))
     }
 
     /// `value` with the placeholders in every string.
@@ -79,6 +86,15 @@ impl Placeholders {
             other => other.clone(),
         }
     }
+}
+
+/// Every other UUID (ids made per request, such as a summarization's session id) as
+/// `<uuid>`.
+fn replace_uuids(text: &str) -> String {
+    static PATTERN: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap()
+    });
+    PATTERN.replace_all(text, "<uuid>").into_owned()
 }
 
 /// The system prompt's `Current date: YYYY-MM-DD` with the date left out.
@@ -174,6 +190,7 @@ fn shown(value: &Value) -> String {
 fn dates_and_paths_become_placeholders() {
     let p = Placeholders {
         tmp: vec!["/tmp/.tmpAbC".into()],
+        install: None,
     };
     assert_eq!(
         p.apply("Current date: 2026-11-29\nCurrent working directory: /tmp/.tmpAbC/work"),

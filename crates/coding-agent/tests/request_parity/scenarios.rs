@@ -142,6 +142,8 @@ fn near_compaction() -> Scenario {
             Script::new(vec![Item::text("## Goal\nThe user shared a long text.")]),
             Script::text("Last noted.").with_usage(1_000, 10),
         ],
-        settings: json!({"compaction": {"keepRecentTokens": 1}}),
+        // Keeping 5 tokens cuts at the last prompt: one summary request (a split turn would
+        // make two, sent concurrently, in no fixed order).
+        settings: json!({"compaction": {"keepRecentTokens": 5}}),
     }
 }

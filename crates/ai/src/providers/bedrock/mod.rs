@@ -96,6 +96,7 @@ impl ApiProvider for BedrockConverseStream {
     ) -> AssistantMessageEventStream {
         let bedrock = BedrockOptions {
             reasoning: options.reasoning_effort,
+            bearer_token: key_as_bearer_token(&options),
             ..BedrockOptions::default()
         };
         stream_bedrock(model, context, options, bedrock)
@@ -107,8 +108,21 @@ impl ApiProvider for BedrockConverseStream {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        stream_simple_bedrock(model, context, options, BedrockOptions::default())
+        let bedrock = BedrockOptions {
+            bearer_token: key_as_bearer_token(&options.stream),
+            ..BedrockOptions::default()
+        };
+        stream_simple_bedrock(model, context, options, bedrock)
     }
+}
+
+/// The request's API key as a Bedrock API key (bearer token), as pi-ai 1.6 takes it (before
+/// `AWS_BEARER_TOKEN_BEDROCK`); the marker of ambient AWS credentials is no key.
+fn key_as_bearer_token(options: &StreamOptions) -> Option<String> {
+    options
+        .api_key
+        .clone()
+        .filter(|key| !key.is_empty() && key != "<authenticated>")
 }
 
 /// Streams with provider-level and Bedrock options.
