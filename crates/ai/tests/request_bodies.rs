@@ -231,6 +231,27 @@ async fn anthropic_thinking_budgets_follow_the_level() {
 }
 
 #[tokio::test]
+async fn anthropic_tool_schemas_say_whether_extra_arguments_are_allowed() {
+    let mut ctx = context("q");
+    ctx.tools = vec![pi_ai::Tool {
+        name: "pick".into(),
+        description: "Pick one".into(),
+        parameters: json!({"type": "object", "anyOf": [{"required": ["a"]}],
+            "properties": {"a": {"$ref": "#/$defs/A"}}, "required": ["a"],
+            "additionalProperties": false, "$defs": {"A": {"type": "string"}}}),
+    }];
+    let (body, _) = sent_body(Wire::Anthropic, &ctx, simple(None)).await;
+    // pi-ai 1.6 (#12067): `additionalProperties` and the definitions go along, a root
+    // `anyOf` does not.
+    assert_eq!(
+        body["tools"][0]["input_schema"],
+        json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}},
+            "required": ["a"], "additionalProperties": false,
+            "$defs": {"A": {"type": "string"}}})
+    );
+}
+
+#[tokio::test]
 async fn anthropic_adaptive_models_use_effort() {
     let server = server().await;
     let mut m = model(&server, Wire::Anthropic);

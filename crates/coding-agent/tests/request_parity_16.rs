@@ -14,7 +14,11 @@
 mod request_parity;
 mod support;
 
-use request_parity::{Pi, apis, compare, read_fixture, record_all, refreshing, write_fixture};
+use serde_json::{Value, json};
+
+use request_parity::{
+    Pi, Recorded, apis, compare, read_fixture, record_all, refreshing, write_fixture,
+};
 
 /// Compares ours with the fixture of `api`, or rewrites the fixture from pi 1.6.0.
 fn check(api: &str) {
@@ -81,4 +85,48 @@ fn google_vertex_requests_as_pi_16() {
 #[test]
 fn mistral_conversations_requests_as_pi_16() {
     check("mistral-conversations");
+}
+
+/// pi 1.6.0 has no `google-gemini-cli` (pi 0.71.0 removed Gemini CLI support: "Removed
+/// built-in Google Gemini CLI and Google Antigravity support" in its changelog), so it can
+/// neither be pointed at the mock for it nor read for what it sends. A Cloud Code Assist
+/// request wraps a Gemini `generateContent` body (`request`) in an envelope naming the
+/// project and model; that body is compared with 1.6.0's `google-generative-ai` requests
+/// in the same scenarios.
+#[test]
+fn google_gemini_cli_requests_wrap_pi_16_gemini_bodies() {
+    if refreshing() {
+        return;
+    }
+    let bodies = |recorded: &Recorded, inner: fn(&Value) -> &Value| -> Recorded {
+        recorded
+            .iter()
+            .map(|(name, requests)| {
+                let bodies = requests
+                    .iter()
+                    .map(|r| json!({"body": inner(&r["body"])}))
+                    .collect();
+                (name.clone(), bodies)
+            })
+            .collect()
+    };
+    let ours = record_all(&Pi::Ours, apis::wire_api("google-gemini-cli"));
+    for requests in ours.values() {
+        for request in requests {
+            assert_eq!(request["body"]["project"], "parity-project", "{request}");
+            assert!(request["body"]["model"].is_string(), "{request}");
+        }
+    }
+    let theirs = read_fixture("google-generative-ai");
+    let differences = compare(
+        "google-gemini-cli",
+        &bodies(&ours, |body| &body["request"]),
+        &bodies(&theirs, |body| body),
+    );
+    assert!(
+        differences.is_empty(),
+        "google-gemini-cli: {} differences from pi 1.6.0's Gemini bodies:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
 }

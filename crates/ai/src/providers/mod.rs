@@ -9,6 +9,7 @@ pub mod openai_responses;
 
 mod body_text;
 mod common;
+pub mod context_fit;
 
 use std::sync::Arc;
 

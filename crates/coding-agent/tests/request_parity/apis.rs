@@ -109,7 +109,7 @@ impl WireApi {
             "baseUrl": format!("{url}{}", self.base_path),
             "api": self.api,
             "apiKey": self.api_key(),
-            "models": [model(MODEL, 128_000, 16_384), model(SMALL_MODEL, 24_000, 8_192)],
+            "models": [model(MODEL, 128_000, 16_384), model(SMALL_MODEL, 24_000, 16_384)],
         }}})
     }
 }

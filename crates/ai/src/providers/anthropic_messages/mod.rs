@@ -65,8 +65,13 @@ impl ApiProvider for AnthropicMessages {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        let mut base = base_options(model, &options);
-        base.anthropic_thinking = Some(simple_thinking(model, &options, &mut base.max_tokens));
+        let mut base = base_options(model, context, &options);
+        base.anthropic_thinking = Some(simple_thinking(
+            model,
+            context,
+            &options,
+            &mut base.max_tokens,
+        ));
         self.stream(model, context, base)
     }
 }
@@ -75,6 +80,7 @@ impl ApiProvider for AnthropicMessages {
 /// a token budget added on top of `max_tokens` (capped at the model's limit).
 fn simple_thinking(
     model: &Model,
+    context: &Context,
     options: &SimpleStreamOptions,
     max_tokens: &mut Option<u64>,
 ) -> AnthropicThinking {
@@ -103,6 +109,9 @@ fn simple_thinking(
     let budgets = options.thinking_budgets.unwrap_or_default();
     let (adjusted, budget) =
         adjust_max_tokens_for_thinking(max_tokens.unwrap_or(0), model.max_tokens, level, &budgets);
+    // Fitted into the window again, the budget leaving 1024 tokens to answer (pi-ai 1.6).
+    let adjusted = super::context_fit::clamp_max_tokens_to_context(model, context, adjusted);
+    let budget = budget.min(adjusted.saturating_sub(1024));
     *max_tokens = Some(adjusted);
     AnthropicThinking {
         enabled: true,

@@ -159,7 +159,7 @@ pub fn stream_simple_bedrock(
     options: SimpleStreamOptions,
     mut bedrock: BedrockOptions,
 ) -> AssistantMessageEventStream {
-    let mut base = base_options(model, &options);
+    let mut base = base_options(model, context, &options);
     let level = options.reasoning.filter(|l| *l != ThinkingLevel::Off);
     bedrock.reasoning = level;
     bedrock.thinking_budgets = options.thinking_budgets;
@@ -174,6 +174,10 @@ pub fn stream_simple_bedrock(
             level,
             &budgets,
         );
+        // Fitted into the window again, the budget leaving 1024 tokens to answer (pi-ai 1.6).
+        let max_tokens =
+            super::context_fit::clamp_max_tokens_to_context(model, context, max_tokens);
+        let budget = budget.min(max_tokens.saturating_sub(1024));
         base.max_tokens = Some(max_tokens);
         let mut budgets = budgets;
         match level.clamp_to_high() {

@@ -60,7 +60,7 @@ impl ApiProvider for AzureOpenAiResponses {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        match simple_options(model, &options) {
+        match simple_options(model, context, &options) {
             Some(base) => self.stream(model, context, base),
             None => missing_key(model),
         }

@@ -101,7 +101,7 @@ impl ApiProvider for OpenAiCodexResponses {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        match simple_options(model, &options) {
+        match simple_options(model, context, &options) {
             Some(mut base) => {
                 // As pi-ai 1.6: a reasoning model thinking `off` is sent effort "none".
                 if base.reasoning_effort.is_none() && model.reasoning {

@@ -74,7 +74,7 @@ impl ApiProvider for OpenAiResponses {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        match simple_options(model, &options) {
+        match simple_options(model, context, &options) {
             Some(base) => self.stream(model, context, base),
             None => missing_key(model),
         }
@@ -90,10 +90,11 @@ pub(crate) fn env_var(name: &str) -> Option<String> {
 /// reasoning level clamped to the model (`off` meaning no effort); `None` without a key.
 pub(crate) fn simple_options(
     model: &Model,
+    context: &Context,
     options: &SimpleStreamOptions,
 ) -> Option<StreamOptions> {
     let key = resolve_api_key(model, &options.stream)?;
-    let mut base = base_options(model, options);
+    let mut base = base_options(model, context, options);
     base.api_key = Some(key);
     base.reasoning_effort = options
         .reasoning
