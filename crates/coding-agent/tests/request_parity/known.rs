@@ -1,6 +1,9 @@
 //! The differences from pi 1.6.0's requests that stay, each with its reason. An entry
-//! takes a part out of both sides before they are compared: a field (a JSON pointer into
-//! the normalized request, `*` matching every key or index) or whole requests.
+//! takes a part out of both sides before they are compared: fields (JSON pointers into the
+//! normalized request, `*` matching every key or index), descriptions, or whole requests.
+//! Texts in our own wording (the default system prompt's own sections, the summarization
+//! prompts) are replaced by placeholders on both sides first, so that their layout and
+//! what surrounds them are still compared.
 
 use serde_json::Value;
 
