@@ -190,6 +190,9 @@ impl RequestFailure {
     }
 }
 
+/// The compressions a request accepts, as pi 1.6.0's fetch (undici) lists them.
+pub const ACCEPT_ENCODING: &str = "gzip, deflate";
+
 /// Sends `request`, retrying connection failures, timeouts, 408, 409, 429 and 5xx up to
 /// `policy.max_retries` times (none by default) with the server's `retry-after` or
 /// exponential backoff, as pi-ai's `retryProviderRequest`.
@@ -205,6 +208,15 @@ pub async fn send(
     let mut retries_done = 0u32;
     loop {
         let mut builder = client.post(&request.url).body(request.body.to_reqwest());
+        if !request
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("accept-encoding"))
+        {
+            // As pi 1.6.0's fetch asks (reqwest would write "gzip,deflate"); the client
+            // decodes either answer.
+            builder = builder.header("accept-encoding", ACCEPT_ENCODING);
+        }
         for (name, value) in &request.headers {
             builder = builder.header(name.as_str(), value.as_str());
         }

@@ -161,7 +161,8 @@ async fn claude_thinking_fields_follow_the_level() {
     ))
     .await;
     let body = &server.requests()[0].body;
-    assert_eq!(body["inferenceConfig"]["maxTokens"], 32_000 + 16_384);
+    // pi-ai 1.6 caps nothing at 32000: the model's 64000 (with the budget inside it).
+    assert_eq!(body["inferenceConfig"]["maxTokens"], 64_000);
     assert_eq!(
         body["additionalModelRequestFields"],
         json!({
@@ -184,7 +185,7 @@ async fn claude_thinking_fields_follow_the_level() {
         ))
         .await;
         let body = &server.requests().last().unwrap().body.clone();
-        assert_eq!(body["inferenceConfig"]["maxTokens"], 32_000);
+        assert_eq!(body["inferenceConfig"]["maxTokens"], 64_000);
         assert_eq!(
             body["additionalModelRequestFields"],
             json!({"thinking": {"type": "adaptive", "display": "summarized"},

@@ -159,8 +159,9 @@ async fn openai_body_layout() {
     assert_eq!(body["reasoning"], json!({"effort": "none"}));
     assert_eq!(
         body["tools"],
+        // pi-ai 1.6: no `strict` unless the model's compat says strict mode is supported.
         json!([{"type": "function", "name": "read", "description": "Read a file",
-            "parameters": read_tool().parameters, "strict": false}])
+            "parameters": read_tool().parameters}])
     );
     assert_eq!(
         *input(&body),
@@ -178,7 +179,7 @@ async fn openai_body_layout() {
     }
     assert_eq!(headers["authorization"], "Bearer test-key");
     assert_eq!(headers["content-type"], "application/json");
-    assert!(!headers.contains_key("session_id"));
+    assert!(!headers.contains_key("session-id"));
 }
 
 #[tokio::test]
@@ -247,9 +248,13 @@ async fn reasoning_levels_and_maps() {
     );
     assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
 
-    // Codex: no level, no reasoning field; a level uses the model's mapping.
+    // Codex: a reasoning model without a level asks for effort none (pi-ai 1.6); a level
+    // uses the model's mapping.
     let (body, _) = sent(Api::Codex, |_| {}, &context("hi"), simple(Api::Codex, None)).await;
-    assert!(body.get("reasoning").is_none());
+    assert_eq!(
+        body["reasoning"],
+        json!({"effort": "none", "summary": "auto"})
+    );
     let (body, _) = sent(
         Api::Codex,
         off_unsupported,
@@ -289,23 +294,26 @@ async fn codex_body_and_headers() {
             "model",
             "store",
             "stream",
-            "instructions",
             "input",
             "text",
             "include",
             "prompt_cache_key",
             "tool_choice",
             "parallel_tool_calls",
+            "max_output_tokens",
             "temperature",
             "tools",
             "reasoning"
         ]
     );
     assert_eq!(body["store"], false);
-    assert_eq!(body["instructions"], "You are a test.");
+    // pi-ai 1.6 sends the system prompt as the first input item, not as instructions.
     assert_eq!(
         *input(&body),
-        vec![json!({"role": "user", "content": [{"type": "input_text", "text": "hi"}]})]
+        vec![
+            json!({"role": "developer", "content": "You are a test."}),
+            json!({"role": "user", "content": [{"type": "input_text", "text": "hi"}]})
+        ]
     );
     assert_eq!(body["text"], json!({"verbosity": "low"}));
     assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
@@ -317,8 +325,9 @@ async fn codex_body_and_headers() {
         body["reasoning"],
         json!({"effort": "medium", "summary": "auto"})
     );
-    for field in CHAT_FIELDS.iter().chain(&["max_output_tokens"]) {
-        assert!(body.get(*field).is_none(), "{field}");
+    assert!(body["max_output_tokens"].as_u64().is_some_and(|m| m >= 16));
+    for field in CHAT_FIELDS {
+        assert!(body.get(field).is_none(), "{field}");
     }
     assert_eq!(
         headers["authorization"],
@@ -328,7 +337,7 @@ async fn codex_body_and_headers() {
     assert_eq!(headers["originator"], "pi");
     assert_eq!(headers["openai-beta"], "responses=experimental");
     assert_eq!(headers["accept"], "text/event-stream");
-    assert_eq!(headers["session_id"], "sess-42");
+    assert_eq!(headers["session-id"], "sess-42");
     assert_eq!(headers["x-client-request-id"], "sess-42");
     assert_eq!(headers["x-extra"], "1");
     assert!(
@@ -337,11 +346,15 @@ async fn codex_body_and_headers() {
         headers["user-agent"]
     );
 
-    // No system prompt: pi's default instructions.
+    // No system prompt: no instructions at all, as pi-ai 1.6.
     let mut ctx = context("hi");
     ctx.system_prompt = None;
     let (body, _) = sent(Api::Codex, |_| {}, &ctx, simple(Api::Codex, None)).await;
-    assert_eq!(body["instructions"], "You are a helpful assistant.");
+    assert!(body.get("instructions").is_none());
+    assert_eq!(
+        *input(&body),
+        vec![json!({"role": "user", "content": [{"type": "input_text", "text": "hi"}]})]
+    );
 }
 
 #[tokio::test]
@@ -360,6 +373,7 @@ async fn azure_body_headers_and_url() {
             "input",
             "stream",
             "prompt_cache_key",
+            "store",
             "max_output_tokens",
             "tools",
             "reasoning"
@@ -367,10 +381,10 @@ async fn azure_body_headers_and_url() {
     );
     assert_eq!(body["model"], "my-deployment");
     assert_eq!(body["prompt_cache_key"], "sess-az");
-    assert!(body.get("store").is_none());
+    assert_eq!(body["store"], false);
     assert_eq!(headers["api-key"], "test-key");
     assert!(!headers.contains_key("authorization"));
-    assert!(!headers.contains_key("session_id"));
+    assert!(!headers.contains_key("session-id"));
 
     let m = model(&server().await, Api::Azure);
     let request = openai_responses::azure::build_request(
@@ -406,14 +420,14 @@ async fn session_cache_key_and_headers_follow_retention() {
     let (body, headers) = sent(Api::OpenAi, |_| {}, &context("hi"), opts.clone()).await;
     assert_eq!(body["prompt_cache_key"], "sess-1");
     assert_eq!(body["prompt_cache_retention"], "24h");
-    assert_eq!(headers["session_id"], "sess-1");
+    assert_eq!(headers["session-id"], "sess-1");
     assert_eq!(headers["x-client-request-id"], "sess-1");
 
     opts.stream.cache_retention = Some(CacheRetention::None);
     let (body, headers) = sent(Api::OpenAi, |_| {}, &context("hi"), opts.clone()).await;
     assert!(body.get("prompt_cache_key").is_none());
     assert!(body.get("prompt_cache_retention").is_none());
-    assert!(!headers.contains_key("session_id"));
+    assert!(!headers.contains_key("session-id"));
 
     opts.stream.cache_retention = Some(CacheRetention::Short);
     let (body, headers) = sent(
@@ -430,7 +444,7 @@ async fn session_cache_key_and_headers_follow_retention() {
     .await;
     assert_eq!(body["prompt_cache_key"], "sess-1");
     assert!(body.get("prompt_cache_retention").is_none());
-    assert!(!headers.contains_key("session_id"));
+    assert!(!headers.contains_key("session-id"));
     assert_eq!(headers["x-client-request-id"], "sess-1");
 }
 

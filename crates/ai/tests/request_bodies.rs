@@ -102,7 +102,8 @@ async fn openai_body_matches_the_typescript_layout() {
             "tool_call_id": "call_03194b7774af409580db2e5b"})
     );
     assert_eq!(body["tools"][0]["type"], "function");
-    assert_eq!(body["tools"][0]["function"]["strict"], json!(false));
+    // As in pi-ai 1.6, no `strict` unless the model's compat says strict mode is supported.
+    assert!(body["tools"][0]["function"].get("strict").is_none());
     assert_eq!(
         body["tools"][0]["function"]["parameters"]["required"],
         json!(["path"])
@@ -227,6 +228,27 @@ async fn anthropic_thinking_budgets_follow_the_level() {
     let (body, _) = sent_body(Wire::Anthropic, &context("q"), custom).await;
     assert_eq!(body["thinking"]["budget_tokens"], 3000);
     assert!(body.get("temperature").is_none());
+}
+
+#[tokio::test]
+async fn anthropic_tool_schemas_say_whether_extra_arguments_are_allowed() {
+    let mut ctx = context("q");
+    ctx.tools = vec![pi_ai::Tool {
+        name: "pick".into(),
+        description: "Pick one".into(),
+        parameters: json!({"type": "object", "anyOf": [{"required": ["a"]}],
+            "properties": {"a": {"$ref": "#/$defs/A"}}, "required": ["a"],
+            "additionalProperties": false, "$defs": {"A": {"type": "string"}}}),
+    }];
+    let (body, _) = sent_body(Wire::Anthropic, &ctx, simple(None)).await;
+    // pi-ai 1.6 (#12067): `additionalProperties` and the definitions go along, a root
+    // `anyOf` does not.
+    assert_eq!(
+        body["tools"][0]["input_schema"],
+        json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}},
+            "required": ["a"], "additionalProperties": false,
+            "$defs": {"A": {"type": "string"}}})
+    );
 }
 
 #[tokio::test]

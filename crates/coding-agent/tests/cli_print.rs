@@ -77,7 +77,7 @@ async fn print_mode_prints_the_reply_of_the_default_model() {
     assert_eq!(request.path, "/v1/chat/completions");
     assert_eq!(request.headers["authorization"], "Bearer mock-key");
     let system = request.body["messages"][0]["content"].as_str().unwrap();
-    assert!(system.contains("Current working directory:"), "{system}");
+    assert!(system.contains("\n\n<cwd>\n"), "{system}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

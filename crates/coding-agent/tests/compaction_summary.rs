@@ -112,7 +112,7 @@ fn request_text(request: &RecordedRequest) -> String {
     let mut all = Vec::new();
     strings(&request.body, &mut all);
     all.into_iter()
-        .find(|s| s.starts_with("<conversation>\n"))
+        .find(|s| s.starts_with("<conversation>\n") || s.starts_with("# Conversation\n"))
         .unwrap_or_else(|| panic!("no transcript in {}", request.body))
 }
 
@@ -203,7 +203,8 @@ async fn compaction_sends_prompt_and_transcript_and_appends_file_lists() {
             has_string(request, SUMMARIZATION_SYSTEM_PROMPT),
             "{anthropic}"
         );
-        assert_eq!(max_tokens(request), Some(13107), "{anthropic}");
+        // No cap of its own (pi 1.6.0): the model's.
+        assert_eq!(max_tokens(request), Some(16_384), "{anthropic}");
         let text = request_text(request);
         let expected_start = format!(
             "<conversation>\n[User]: {}\n\n[Assistant tool calls]: read(path=\"src/parser.rs\")\n\n\
@@ -303,12 +304,13 @@ async fn compaction_split_turn_with_previous_summary_makes_two_calls_and_merges(
              <previous-summary>\nEarlier summary\n</previous-summary>\n\n{UPDATE_SUMMARIZATION_PROMPT}"
         )
     );
-    assert_eq!(max_tokens(history), Some(13107));
+    assert_eq!(max_tokens(history), Some(16_384));
     let prefix_text = request_text(prefix);
-    assert!(prefix_text.starts_with("<conversation>\n[User]: Refactor everything\n\n[Assistant tool calls]: write(path=\"src/new.rs\""));
+    // A split turn's prefix is laid out as pi 1.6.0 lays it out.
+    assert!(prefix_text.starts_with("# Conversation\n[User]: Refactor everything\n\n[Assistant tool calls]: write(path=\"src/new.rs\""));
     assert!(prefix_text.contains("[Tool result]: Wrote"));
     assert!(!prefix_text.contains("src/other.rs"));
-    assert_eq!(max_tokens(prefix), Some(8192));
+    assert_eq!(max_tokens(prefix), Some(16_384));
 
     let (history_part, rest) = result
         .summary
@@ -454,7 +456,7 @@ async fn compaction_branch_summary_has_preamble_reply_and_files() {
     assert_eq!(result.modified_files, ["src/b.rs"]);
 
     let request = &server.requests()[0];
-    assert_eq!(max_tokens(request), Some(2048));
+    assert_eq!(max_tokens(request), Some(16_384));
     let text = request_text(request);
     // Tool results are left out of branch summaries.
     assert_eq!(

@@ -62,11 +62,12 @@ fn apis(url: &str) -> Vec<(&'static str, &'static str, String, String)> {
         ),
         ("p-vertex", "google-vertex", at("/v1"), key("vertex")),
         ("p-gemini-cli", "google-gemini-cli", at(""), gemini_cli_key),
+        // The key is the Bedrock API key (bearer token), as in pi 1.6.0.
         (
             "p-bedrock",
             "bedrock-converse-stream",
             at(""),
-            "unused".into(),
+            key("bedrock"),
         ),
         (
             "p-mistral",

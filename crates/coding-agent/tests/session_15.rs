@@ -134,7 +134,7 @@ async fn our_sessions_record_the_system_message_as_15_does() {
         checkpoint["sections"]["preamble"]
             .as_str()
             .unwrap()
-            .contains("Available tools"),
+            .contains("\n\n<tools>\n- read: "),
         "{checkpoint}"
     );
     let tools: Vec<&str> = checkpoint["toolsAdded"]

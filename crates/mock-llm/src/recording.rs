@@ -52,14 +52,30 @@ impl StoredRequest {
         }
     }
 
-    /// The record with its body parsed.
+    /// The record with its body parsed (a `content-encoding: zstd` body, as pi 1.6.0's
+    /// Codex client sends, decoded first).
     pub(crate) fn parsed(&self) -> RecordedRequest {
+        let body = match self.headers.get("content-encoding").map(String::as_str) {
+            Some("zstd") => zstd_decoded(&self.raw)
+                .and_then(|raw| serde_json::from_slice(&raw).ok())
+                .unwrap_or(Value::Null),
+            _ => serde_json::from_slice(&self.raw).unwrap_or(Value::Null),
+        };
         RecordedRequest {
             method: self.method.clone(),
             path: self.path.clone(),
             headers: self.headers.clone(),
-            body: serde_json::from_slice(&self.raw).unwrap_or(Value::Null),
+            body,
             raw_body_len: self.raw.len(),
         }
     }
+}
+
+/// A zstd frame decoded, or `None` when it is not one.
+pub(crate) fn zstd_decoded(raw: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut decoder = ruzstd::decoding::StreamingDecoder::new(raw).ok()?;
+    let mut out = Vec::new();
+    decoder.read_to_end(&mut out).ok()?;
+    Some(out)
 }

@@ -194,7 +194,15 @@ async fn provider(wire: &dyn WireFormat, shared: &Shared, request: Request) -> R
         Ok(raw) => raw,
         Err(err) => return (StatusCode::BAD_REQUEST, err.to_string()).into_response(),
     };
-    let json = crate::request_view::slim_request(&raw);
+    // A zstd body (pi 1.6.0's Codex client) is answered from what it says.
+    let zstd = parts
+        .headers
+        .get(axum::http::header::CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes() == b"zstd");
+    let json = match zstd.then(|| crate::recording::zstd_decoded(&raw)).flatten() {
+        Some(decoded) => crate::request_view::slim_request(&decoded),
+        None => crate::request_view::slim_request(&raw),
+    };
     shared.record(StoredRequest::new(
         &parts.method,
         &parts.uri,

@@ -23,11 +23,22 @@ pub fn missing_key(model: &Model) -> AssistantMessageEventStream {
     AssistantMessageEventStream::failed(message)
 }
 
-/// The base options of `stream_simple`: `maxTokens` defaults to the model's, capped at 32 000.
-pub fn base_options(model: &Model, options: &SimpleStreamOptions) -> StreamOptions {
+/// The base options of `stream_simple`: `maxTokens` (the model's by default) fitted into
+/// what the context window leaves, as pi-ai 1.6's `buildBaseOptions`.
+pub fn base_options(
+    model: &Model,
+    context: &Context,
+    options: &SimpleStreamOptions,
+) -> StreamOptions {
     let mut base = options.stream.clone();
-    if base.max_tokens.is_none() && model.max_tokens > 0 {
-        base.max_tokens = Some(model.max_tokens.min(32_000));
+    let wanted = base
+        .max_tokens
+        .filter(|m| *m > 0)
+        .unwrap_or(model.max_tokens);
+    if wanted > 0 {
+        base.max_tokens = Some(super::context_fit::clamp_max_tokens_to_context(
+            model, context, wanted,
+        ));
     }
     base
 }

@@ -10,6 +10,7 @@ pub mod openai_responses;
 mod body_text;
 mod cloudflare;
 mod common;
+pub mod context_fit;
 
 use std::sync::Arc;
 

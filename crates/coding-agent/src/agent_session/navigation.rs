@@ -465,6 +465,11 @@ impl AgentSession {
     /// Clears the runtime state of the previous session and installs `messages`.
     fn reset_runtime(&self, messages: Vec<AgentMessage>) {
         let inner = &self.inner;
+        // Requests name the session they belong to (prompt cache key, session headers), as
+        // pi 1.6.0's agent does with its `sessionId`.
+        let mut options = inner.agent.stream_options();
+        options.session_id = Some(lock(&inner.session).session_id().to_owned());
+        inner.agent.set_stream_options(options);
         inner.agent.reset();
         inner.agent.replace_messages(messages);
         *lock(&inner.queued) = Default::default();

@@ -60,7 +60,7 @@ impl AgentSession {
             steering_mode: current.steering_mode.unwrap_or_default(),
             follow_up_mode: current.follow_up_mode.unwrap_or_default(),
             stream_options: extensions::with_payload_hook(
-                stream_options(auth, &current),
+                stream_options(auth, &current, session.session_id()),
                 &setup.runtime,
             ),
             ..AgentOptions::default()
@@ -143,10 +143,12 @@ fn record_initial_entries(
     }
 }
 
-/// Stream options from the key and headers of the model, plus the provider retry settings.
+/// Stream options from the key and headers of the model, the provider retry settings and
+/// the session id (which requests carry as pi 1.6.0's do: prompt cache key, session headers).
 fn stream_options(
     auth: RequestAuth,
     settings: &crate::config::settings::Settings,
+    session_id: &str,
 ) -> StreamOptions {
     let provider = settings.retry.unwrap_or_default().provider;
     // Disabled: a month stands for "never" (the stream still ends on cancellation).
@@ -157,6 +159,7 @@ fn stream_options(
         api_key: auth.api_key,
         headers: auth.headers,
         idle_timeout_ms: Some(idle),
+        session_id: Some(session_id.to_owned()),
         ..StreamOptions::default()
     };
     if let Some(provider) = provider {

@@ -62,9 +62,6 @@ Follow this layout exactly:
 
 Be brief in every section. Quote file paths, function names and error messages exactly as they appear.";
 
-/// Output-token limit of a branch summary call.
-pub const BRANCH_SUMMARY_MAX_TOKENS: u64 = 2048;
-
 /// Entries of the branch being left, and where it meets the target's path.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CollectEntriesResult {
@@ -265,21 +262,14 @@ pub async fn generate_branch_summary(
         custom => with_custom_instructions(BRANCH_SUMMARY_PROMPT, custom),
     };
     let request = summary_request_text(&conversation, None, &instructions);
-    let text = summary_call(
-        options.model,
-        options.auth,
-        &options.cancel,
-        request,
-        BRANCH_SUMMARY_MAX_TOKENS,
-        None,
-    )
-    .await
-    .map_err(|e| match e {
-        CallError::Aborted => BranchSummaryError::Aborted,
-        CallError::Failed(message) => {
-            BranchSummaryError::Failed(message.unwrap_or_else(|| "Summarization failed".to_owned()))
-        }
-    })?;
+    let text = summary_call(options.model, options.auth, &options.cancel, request, None)
+        .await
+        .map_err(|e| match e {
+            CallError::Aborted => BranchSummaryError::Aborted,
+            CallError::Failed(message) => BranchSummaryError::Failed(
+                message.unwrap_or_else(|| "Summarization failed".to_owned()),
+            ),
+        })?;
 
     let lists = compute_file_lists(&preparation.file_ops);
     let summary = format!(

@@ -202,7 +202,6 @@ pub(crate) async fn summary_call(
     auth: &RequestAuth,
     cancel: &CancellationToken,
     request_text: String,
-    max_tokens: u64,
     reasoning: Option<ThinkingLevel>,
 ) -> Result<String, CallError> {
     if cancel.is_cancelled() {
@@ -213,9 +212,14 @@ pub(crate) async fn summary_call(
         messages: vec![Message::User(UserMessage::text(request_text))],
         tools: Vec::new(),
     };
+    // As pi 1.6.0's summarization requests: no output cap of their own (the model's, fitted
+    // to the context left) and no prompt caching.
     let options = SimpleStreamOptions {
         stream: StreamOptions {
-            max_tokens: Some(max_tokens),
+            cache_retention: Some(pi_ai::CacheRetention::None),
+            // A fresh id per call, as pi 1.6.0's summarizer has (Azure sends it as the
+            // prompt cache key even with caching off).
+            session_id: Some(uuid::Uuid::now_v7().to_string()),
             api_key: auth.api_key.clone(),
             headers: auth.headers.clone(),
             cancel: Some(cancel.clone()),
@@ -263,7 +267,6 @@ impl Summarizer<'_> {
     async fn call(
         &self,
         request_text: String,
-        max_tokens: u64,
         failed: fn(String) -> CompactionError,
     ) -> Result<String, CompactionError> {
         summary_call(
@@ -271,7 +274,6 @@ impl Summarizer<'_> {
             self.auth,
             &self.cancel,
             request_text,
-            max_tokens,
             self.reasoning(),
         )
         .await
@@ -284,16 +286,16 @@ impl Summarizer<'_> {
     }
 }
 
-/// Summarizes `messages` (serialized as a transcript) with at most `0.8 × reserve_tokens`
-/// output tokens; with a previous summary, asks for that summary updated instead.
+/// Summarizes `messages` (serialized as a transcript); with a previous summary, asks for
+/// that summary updated instead. `_reserve_tokens` no longer caps the answer (pi 1.6.0
+/// leaves the cap to the model), and stays for the callers.
 pub async fn generate_summary(
     messages: &[AgentMessage],
     summarizer: &Summarizer<'_>,
-    reserve_tokens: u64,
+    _reserve_tokens: u64,
     custom_instructions: Option<&str>,
     previous_summary: Option<&str>,
 ) -> Result<String, CompactionError> {
-    let max_tokens = reserve_tokens * 8 / 10;
     let base = if previous_summary.is_some() {
         UPDATE_SUMMARIZATION_PROMPT
     } else {
@@ -302,24 +304,22 @@ pub async fn generate_summary(
     let instructions = with_custom_instructions(base, custom_instructions);
     let conversation = serialize_recent(&convert_to_llm(messages), summarizer.transcript_cap());
     let text = summary_request_text(&conversation, previous_summary, &instructions);
-    summarizer
-        .call(text, max_tokens, CompactionError::Summarization)
-        .await
+    summarizer.call(text, CompactionError::Summarization).await
 }
 
-/// Summarizes the opening part of a split turn with at most `0.5 × reserve_tokens` output
-/// tokens.
+/// Summarizes the opening part of a split turn, laid out as pi 1.6.0 lays it out (a
+/// `# Conversation` and an `# Instructions` heading). `_reserve_tokens` caps nothing (see
+/// [`generate_summary`]).
 pub async fn generate_turn_prefix_summary(
     messages: &[AgentMessage],
     summarizer: &Summarizer<'_>,
-    reserve_tokens: u64,
+    _reserve_tokens: u64,
 ) -> Result<String, CompactionError> {
-    let max_tokens = reserve_tokens / 2;
     let conversation = serialize_recent(&convert_to_llm(messages), summarizer.transcript_cap());
-    let text = summary_request_text(&conversation, None, TURN_PREFIX_SUMMARIZATION_PROMPT);
-    summarizer
-        .call(text, max_tokens, CompactionError::TurnPrefix)
-        .await
+    let text = format!(
+        "# Conversation\n{conversation}\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}"
+    );
+    summarizer.call(text, CompactionError::TurnPrefix).await
 }
 
 /// Runs a prepared compaction: one summary, or for a split turn the history summary and the

@@ -101,80 +101,102 @@ fn guidelines(tools: &[String]) -> Vec<&'static str> {
     lines
 }
 
-/// Builds the prompt for a session in `cwd`.
+/// Builds the prompt for a session in `cwd`, laid out as pi 1.6.0 lays it out: a
+/// preamble, then one `<name>` … `</name>` section each for the tools, the rules, the
+/// appended text (`addendum`), the context files (`project_context`), the skills and the
+/// `cwd`, separated by blank lines. The default preamble, tools and rules are our own
+/// wording; pi 1.6.0 has no date in the prompt (it would break prompt caching daily).
 pub fn build(inputs: &PromptInputs<'_>, cwd: &Path) -> String {
-    let mut prompt = match inputs.custom {
+    let mut sections: Vec<(&str, String)> = Vec::new();
+    let preamble = match inputs.custom {
         Some(text) => text.to_owned(),
         None => {
-            let mut text = String::from(
-                "You are an expert coding assistant working inside pi, a coding agent harness. \
+            sections.push(("tools", tools_section(inputs)));
+            sections.push(("rules", rules_section(inputs)));
+            "You are an expert coding assistant working inside pi, a coding agent harness. \
 You help the user understand and change their code by reading files, running commands, \
-editing code and writing new files.",
-            );
-            let listed: Vec<String> = inputs
-                .tools
-                .iter()
-                .filter_map(|t| {
-                    let snippet = inputs
-                        .tool_snippets
-                        .iter()
-                        .find(|(name, _)| name == t)
-                        .map(|(_, s)| s.as_str());
-                    match snippet {
-                        Some("") => None,
-                        Some(text) => Some(format!("- {t}: {text}")),
-                        None => tool_summary(t).map(|s| format!("- {t}: {s}")),
-                    }
-                })
-                .collect();
-            if !listed.is_empty() {
-                text.push_str("\n\nAvailable tools:\n");
-                text.push_str(&listed.join("\n"));
-                text.push_str("\n\nOther tools may be available depending on the project.");
-            }
-            text.push_str("\n\nGuidelines:\n");
-            let builtin: Vec<String> = inputs
-                .tools
-                .iter()
-                .filter(|t| !inputs.tool_snippets.iter().any(|(name, _)| name == *t))
-                .cloned()
-                .collect();
-            let mut lines: Vec<String> = guidelines(&builtin)
-                .iter()
-                .map(|g| format!("- {g}"))
-                .collect();
-            for extra in inputs.extra_guidelines {
-                let line = format!("- {}", extra.trim());
-                if !extra.trim().is_empty() && !lines.contains(&line) {
-                    lines.push(line);
-                }
-            }
-            text.push_str(&lines.join("\n"));
-            text
+editing code and writing new files."
+                .to_owned()
         }
     };
-    for extra in inputs.append {
-        let text = crate::text_file::read_text(extra).unwrap_or_else(|_| extra.clone());
-        prompt.push_str("\n\n");
-        prompt.push_str(&text);
+    let appended: Vec<String> = inputs
+        .append
+        .iter()
+        .map(|extra| crate::text_file::read_text(extra).unwrap_or_else(|_| extra.clone()))
+        .collect();
+    if !appended.is_empty() {
+        sections.push(("addendum", appended.join("\n\n")));
     }
     if !inputs.context_files.is_empty() {
-        prompt
-            .push_str("\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n");
+        let mut parts = vec!["Project-specific instructions and guidelines:".to_owned()];
         for file in inputs.context_files {
-            prompt.push_str(&format!(
-                "## {}\n\n{}\n\n",
+            parts.push(format!(
+                "<project_instructions path=\"{}\">\n{}\n</project_instructions>",
                 file.path.display(),
                 file.content
             ));
         }
+        sections.push(("project_context", parts.join("\n\n")));
     }
     if inputs.tools.iter().any(|t| t == "read") {
-        prompt.push_str(&crate::resources::format_skills_for_prompt(inputs.skills));
+        let skills = crate::resources::format_skills_for_prompt(inputs.skills);
+        if !skills.trim().is_empty() {
+            sections.push(("skills", skills.trim().to_owned()));
+        }
     }
-    prompt.push_str(&format!("\nCurrent date: {}", today()));
-    prompt.push_str(&format!("\nCurrent working directory: {}", cwd.display()));
+    sections.push(("cwd", cwd.display().to_string().replace('\\', "/")));
+    let mut prompt = preamble;
+    for (name, content) in sections {
+        prompt.push_str(&format!("\n\n<{name}>\n{content}\n</{name}>"));
+    }
     prompt
+}
+
+/// The `tools` section: one line per listed tool.
+fn tools_section(inputs: &PromptInputs<'_>) -> String {
+    let listed: Vec<String> = inputs
+        .tools
+        .iter()
+        .filter_map(|t| {
+            let snippet = inputs
+                .tool_snippets
+                .iter()
+                .find(|(name, _)| name == t)
+                .map(|(_, s)| s.as_str());
+            match snippet {
+                Some("") => None,
+                Some(text) => Some(format!("- {t}: {text}")),
+                None => tool_summary(t).map(|s| format!("- {t}: {s}")),
+            }
+        })
+        .collect();
+    let list = if listed.is_empty() {
+        "(none)".to_owned()
+    } else {
+        listed.join("\n")
+    };
+    format!("{list}\n\nOther tools may be available depending on the project.")
+}
+
+/// The `rules` section: the built-in tools' guidelines, then the extensions'.
+fn rules_section(inputs: &PromptInputs<'_>) -> String {
+    let builtin: Vec<String> = inputs
+        .tools
+        .iter()
+        .filter(|t| !inputs.tool_snippets.iter().any(|(name, _)| name == *t))
+        .cloned()
+        .collect();
+    let mut lines: Vec<String> = guidelines(&builtin)
+        .iter()
+        .map(|g| format!("- {g}"))
+        .collect();
+    for extra in inputs.extra_guidelines {
+        let line = format!("- {}", extra.trim());
+        if !extra.trim().is_empty() && !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines.join("\n")
 }
 
 /// What a session rebuilds its system prompt from when its tools change (an extension
@@ -216,7 +238,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn prompt_lists_tools_and_ends_with_date_and_cwd() {
+    fn prompt_is_laid_out_in_sections_ending_with_the_cwd() {
         let tools = ["read".to_owned(), "bash".to_owned()];
         let p = build(
             &PromptInputs {
@@ -225,20 +247,26 @@ mod tests {
             },
             Path::new("/tmp/work"),
         );
-        assert!(p.contains("- read: "));
-        assert!(p.contains("Use bash for file system work"));
+        assert!(p.contains("\n\n<tools>\n- read: "));
+        assert!(p.contains("\n\n<rules>\n- Use bash for file system work"));
         assert!(!p.contains("- edit: "));
-        assert!(p.ends_with("\nCurrent working directory: /tmp/work"));
+        assert!(p.ends_with("\n\n<cwd>\n/tmp/work\n</cwd>"));
+        assert!(!p.contains("Current date"));
         assert_eq!(today().len(), 10);
+        // As pi 1.6.0 lays out a custom prompt with appended text (tests/request_parity_16.rs
+        // compares the whole request).
         let custom = build(
             &PromptInputs {
                 custom: Some("Custom."),
-                append: &["More.".into()],
+                append: &["More.".into(), "Most.".into()],
                 ..Default::default()
             },
             Path::new("/x"),
         );
-        assert!(custom.starts_with("Custom.\n\nMore.\nCurrent date: 20"));
+        assert_eq!(
+            custom,
+            "Custom.\n\n<addendum>\nMore.\n\nMost.\n</addendum>\n\n<cwd>\n/x\n</cwd>"
+        );
     }
 
     #[test]
@@ -268,11 +296,14 @@ mod tests {
                 },
                 Path::new("/p"),
             );
-            let ctx = p.find("## /p/AGENTS.md").unwrap();
-            let catalog = p.find("<available_skills>").unwrap();
-            let date = p.find("\nCurrent date: ").unwrap();
-            assert!(ctx < catalog && catalog < date);
-            assert!(p.contains("</available_skills>\nCurrent date: "));
+            let ctx = p
+                .find("<project_context>\nProject-specific instructions and guidelines:\n\n<project_instructions path=\"/p/AGENTS.md\">\nctx\n</project_instructions>\n</project_context>")
+                .unwrap();
+            let catalog = p.find("<skills>\n").unwrap();
+            let cwd = p
+                .find("</available_skills>\n</skills>\n\n<cwd>\n/p\n</cwd>")
+                .unwrap();
+            assert!(ctx < catalog && catalog < cwd);
         }
         let without = build(
             &PromptInputs {

@@ -22,6 +22,8 @@ use super::path::resolve_to_cwd;
 
 const DESCRIPTION: &str = "Change one file by replacing exact pieces of text. Each edits[].oldText has to match exactly one place in the original file, and no two of them may overlap. When changes touch the same block or neighbouring lines, fold them into a single edit instead of sending overlapping edits. Avoid padding oldText with long unchanged stretches just to bridge changes that are far apart.";
 
+/// The arguments. Like pi 1.6.0's, the schema sets no `additionalProperties`: providers are
+/// told what pi tells them, and an edit with an extra key is not refused.
 static PARAMETERS: LazyLock<Value> = LazyLock::new(|| {
     json!({
         "type": "object",
@@ -45,13 +47,11 @@ static PARAMETERS: LazyLock<Value> = LazyLock::new(|| {
                             "type": "string",
                             "description": "The text that takes the place of oldText."
                         }
-                    },
-                    "additionalProperties": false
+                    }
                 },
                 "description": "The replacements to make, one or more. All of them are located in the original file, not one after another. Overlapping or nested edits are not allowed: when two changes touch the same block or nearby lines, combine them into one edit."
             }
-        },
-        "additionalProperties": false
+        }
     })
 });
 

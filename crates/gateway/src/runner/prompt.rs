@@ -161,7 +161,7 @@ mod tests {
         let full = build_system_prompt(PromptMode::Full, &params, cwd);
         assert!(full.contains("Use tabs."));
         assert!(full.contains("## Safety"));
-        assert!(full.contains("Current working directory: /w"));
+        assert!(full.contains("<cwd>\n/w\n</cwd>"));
         assert!(full.len() > minimal.len() && minimal.len() > none.len());
     }
 }

@@ -66,8 +66,13 @@ impl ApiProvider for AnthropicMessages {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        let mut base = base_options(model, &options);
-        base.anthropic_thinking = Some(simple_thinking(model, &options, &mut base.max_tokens));
+        let mut base = base_options(model, context, &options);
+        base.anthropic_thinking = Some(simple_thinking(
+            model,
+            context,
+            &options,
+            &mut base.max_tokens,
+        ));
         self.stream(model, context, base)
     }
 }
@@ -76,6 +81,7 @@ impl ApiProvider for AnthropicMessages {
 /// a token budget added on top of `max_tokens` (capped at the model's limit).
 fn simple_thinking(
     model: &Model,
+    context: &Context,
     options: &SimpleStreamOptions,
     max_tokens: &mut Option<u64>,
 ) -> AnthropicThinking {
@@ -104,6 +110,9 @@ fn simple_thinking(
     let budgets = options.thinking_budgets.unwrap_or_default();
     let (adjusted, budget) =
         adjust_max_tokens_for_thinking(max_tokens.unwrap_or(0), model.max_tokens, level, &budgets);
+    // Fitted into the window again, the budget leaving 1024 tokens to answer (pi-ai 1.6).
+    let adjusted = super::context_fit::clamp_max_tokens_to_context(model, context, adjusted);
+    let budget = budget.min(adjusted.saturating_sub(1024));
     *max_tokens = Some(adjusted);
     AnthropicThinking {
         enabled: true,
@@ -156,7 +165,12 @@ pub fn build_request(
     if !context.tools.is_empty() && !request::supports_eager_tool_streaming(model) {
         betas.push(FINE_GRAINED_TOOL_STREAMING_BETA);
     }
-    if !request::supports_adaptive_thinking(model) {
+    // As in pi-ai 1.6: only a request that thinks asks for interleaved thinking.
+    let thinking = options
+        .anthropic_thinking
+        .as_ref()
+        .is_some_and(|t| t.enabled);
+    if model.reasoning && thinking && !request::supports_adaptive_thinking(model) {
         betas.push(INTERLEAVED_THINKING_BETA);
     }
     let mut headers: Vec<(String, String)> = vec![

@@ -449,6 +449,14 @@ fn convert_tools(
                 "required".into(),
                 field("required", Value::Array(Vec::new())),
             );
+            // As pi-ai 1.6: whether extra arguments are allowed, and the shared definitions
+            // property `$ref`s point into, go along; other root keywords (a root `anyOf`,
+            // which Anthropic refuses) stay out.
+            for key in ["additionalProperties", "$defs", "definitions"] {
+                if let Some(value) = tool.parameters.get(key) {
+                    schema.insert(key.into(), value.clone());
+                }
+            }
             t.insert("input_schema".into(), Value::Object(schema));
             if let (true, Some(c)) = (i == last, cache) {
                 t.insert(

@@ -96,6 +96,7 @@ impl ApiProvider for BedrockConverseStream {
     ) -> AssistantMessageEventStream {
         let bedrock = BedrockOptions {
             reasoning: options.reasoning_effort,
+            bearer_token: key_as_bearer_token(&options),
             ..BedrockOptions::default()
         };
         stream_bedrock(model, context, options, bedrock)
@@ -107,8 +108,21 @@ impl ApiProvider for BedrockConverseStream {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        stream_simple_bedrock(model, context, options, BedrockOptions::default())
+        let bedrock = BedrockOptions {
+            bearer_token: key_as_bearer_token(&options.stream),
+            ..BedrockOptions::default()
+        };
+        stream_simple_bedrock(model, context, options, bedrock)
     }
+}
+
+/// The request's API key as a Bedrock API key (bearer token), as pi-ai 1.6 takes it (before
+/// `AWS_BEARER_TOKEN_BEDROCK`); the marker of ambient AWS credentials is no key.
+fn key_as_bearer_token(options: &StreamOptions) -> Option<String> {
+    options
+        .api_key
+        .clone()
+        .filter(|key| !key.is_empty() && key != "<authenticated>")
 }
 
 /// Streams with provider-level and Bedrock options.
@@ -145,7 +159,7 @@ pub fn stream_simple_bedrock(
     options: SimpleStreamOptions,
     mut bedrock: BedrockOptions,
 ) -> AssistantMessageEventStream {
-    let mut base = base_options(model, &options);
+    let mut base = base_options(model, context, &options);
     let level = options.reasoning.filter(|l| *l != ThinkingLevel::Off);
     bedrock.reasoning = level;
     bedrock.thinking_budgets = options.thinking_budgets;
@@ -160,6 +174,10 @@ pub fn stream_simple_bedrock(
             level,
             &budgets,
         );
+        // Fitted into the window again, the budget leaving 1024 tokens to answer (pi-ai 1.6).
+        let max_tokens =
+            super::context_fit::clamp_max_tokens_to_context(model, context, max_tokens);
+        let budget = budget.min(max_tokens.saturating_sub(1024));
         base.max_tokens = Some(max_tokens);
         let mut budgets = budgets;
         match level.clamp_to_high() {

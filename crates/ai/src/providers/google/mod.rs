@@ -337,7 +337,7 @@ impl ApiProvider for GoogleGenerativeAi {
         if resolve_api_key(model, &options.stream).is_none() {
             return missing_key(model);
         }
-        let base = base_options(model, &options);
+        let base = base_options(model, context, &options);
         let thinking = simple_thinking(
             model,
             options.reasoning,
@@ -372,7 +372,7 @@ impl ApiProvider for GoogleVertex {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        let base = base_options(model, &options);
+        let base = base_options(model, context, &options);
         let thinking = simple_thinking(
             model,
             options.reasoning,
@@ -411,7 +411,7 @@ impl ApiProvider for GoogleGeminiCli {
         if let Err(message) = gemini_cli::parse_credentials(options.stream.api_key.as_deref()) {
             return failed(model, message);
         }
-        let mut base = base_options(model, &options);
+        let mut base = base_options(model, context, &options);
         let thinking = gemini_cli::simple_thinking(
             model,
             options.reasoning,

@@ -57,7 +57,7 @@ impl ApiProvider for MistralConversations {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        let mut base = base_options(model, &options);
+        let mut base = base_options(model, context, &options);
         base.reasoning_effort = options
             .reasoning
             .map(|level| clamp_thinking_level(model, level))
@@ -77,7 +77,8 @@ fn retry_policy(options: &StreamOptions) -> RetryPolicy {
 }
 
 /// Builds the HTTP request: `{baseUrl}/v1/chat/completions`, bearer auth, the model's and the
-/// caller's headers, and `x-affinity` (Mistral's KV-cache routing) from the session id.
+/// caller's headers, and `x-affinity` (Mistral's KV-cache routing) from the session id
+/// unless caching is off.
 pub fn build_request(
     model: &Model,
     context: &Context,
@@ -113,7 +114,10 @@ pub fn build_request(
         .flatten()
         .chain(&options.headers)
         .any(|(name, _)| name.eq_ignore_ascii_case("x-affinity"));
-    if !has_affinity && let Some(session) = options.session_id.as_deref().filter(|s| !s.is_empty())
+    let caching = options.cache_retention != Some(crate::types::CacheRetention::None);
+    if !has_affinity
+        && caching
+        && let Some(session) = options.session_id.as_deref().filter(|s| !s.is_empty())
     {
         request.set_header("x-affinity", session);
     }

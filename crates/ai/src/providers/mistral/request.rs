@@ -125,6 +125,9 @@ pub struct Body<'a> {
     reasoning_effort: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_mode: Option<&'static str>,
+    /// The session id, unless caching is off (pi-ai 1.6's `promptCacheKey`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
 }
 
 /// The transformed conversation for this model, tool-call ids rewritten to Mistral's form.
@@ -147,7 +150,7 @@ pub fn build_body<'a>(
     model: &'a Model,
     context: &'a Context,
     messages: &'a [Message],
-    options: &StreamOptions,
+    options: &'a StreamOptions,
 ) -> Body<'a> {
     let mut chat = Vec::with_capacity(messages.len() + 1);
     if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
@@ -201,6 +204,11 @@ pub fn build_body<'a>(
         tool_choice,
         reasoning_effort,
         prompt_mode,
+        prompt_cache_key: options
+            .session_id
+            .as_deref()
+            .filter(|id| !id.is_empty())
+            .filter(|_| options.cache_retention != Some(crate::types::CacheRetention::None)),
     }
 }
 

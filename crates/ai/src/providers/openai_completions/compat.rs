@@ -104,7 +104,9 @@ pub fn detect(model: &Model) -> Compat {
         open_router_routing: None,
         vercel_gateway_routing: None,
         zai_tool_stream: false,
-        supports_strict_mode: !is_moonshot && !is_cf_gateway,
+        // As in pi-ai 1.6: OpenAI compatibility alone does not make strict JSON-schema tools
+        // supported, so tools carry no `strict` unless `compat.supportsStrictMode` says so.
+        supports_strict_mode: false,
         anthropic_cache_control: provider == "openrouter" && model.id.starts_with("anthropic/"),
         send_session_affinity_headers: false,
         supports_long_cache_retention: !(is_cf_workers || is_cf_gateway || new_in_16),

@@ -58,7 +58,7 @@ impl ApiProvider for OpenAiCompletions {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        let mut base = base_options(model, &options);
+        let mut base = base_options(model, context, &options);
         base.reasoning_effort = options
             .reasoning
             .map(|level| clamp_thinking_level(model, level))

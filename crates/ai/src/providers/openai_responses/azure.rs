@@ -60,7 +60,7 @@ impl ApiProvider for AzureOpenAiResponses {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        match simple_options(model, &options) {
+        match simple_options(model, context, &options) {
             Some(base) => self.stream(model, context, base),
             None => missing_key(model),
         }
@@ -191,7 +191,7 @@ fn encode_query_value(value: &str) -> String {
     out
 }
 
-/// The Azure body for `messages`: the deployment as the model, no `store`.
+/// The Azure body for `messages`: the deployment as the model, `store: false` (as pi-ai 1.6).
 fn build_body<'a>(
     model: &'a Model,
     context: &'a Context,
@@ -212,18 +212,18 @@ fn build_body<'a>(
         stream: true,
         prompt_cache_key: options.session_id.as_deref(),
         prompt_cache_retention: None,
-        store: None,
+        store: Some(false),
         max_output_tokens: options.max_tokens.filter(|m| *m > 0),
         temperature: options.temperature,
         service_tier: None,
         tools: (!context.tools.is_empty())
-            .then(|| request::convert_tools(&context.tools, Some(false))),
+            .then(|| request::convert_tools(&context.tools, super::strict_field(model, true))),
         reasoning,
         include: include.then_some(request::INCLUDE_ENCRYPTED_REASONING),
     }
 }
 
-/// Builds the Azure request: the deployment as `model`, no `store`, the session as the
+/// Builds the Azure request: the deployment as `model`, `store: false`, the session as the
 /// prompt cache key, and the key in `api-key`.
 pub fn build_request(
     model: &Model,

@@ -31,7 +31,7 @@ use crate::types::{
 /// The backend pi uses when the model names none.
 pub const DEFAULT_BASE_URL: &str = "https://chatgpt.com/backend-api";
 const JWT_CLAIM_PATH: &str = "https://api.openai.com/auth";
-const DEFAULT_INSTRUCTIONS: &str = "You are a helpful assistant.";
+
 /// pi-ai 1.6's Codex client retries only when asked (`retry.provider.maxRetries`).
 const MAX_RETRIES: u32 = 0;
 /// The longest `retry-after` honoured unless `max_retry_delay_ms` says otherwise.
@@ -101,8 +101,14 @@ impl ApiProvider for OpenAiCodexResponses {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        match simple_options(model, &options) {
-            Some(base) => self.stream(model, context, base),
+        match simple_options(model, context, &options) {
+            Some(mut base) => {
+                // As pi-ai 1.6: a reasoning model thinking `off` is sent effort "none".
+                if base.reasoning_effort.is_none() && model.reasoning {
+                    base.reasoning_effort = Some(ThinkingLevel::Off);
+                }
+                self.stream(model, context, base)
+            }
             None => missing_key(model),
         }
     }
@@ -119,7 +125,6 @@ struct Body<'a> {
     model: &'a str,
     store: bool,
     stream: bool,
-    instructions: &'a str,
     input: Vec<InputItem<'a>>,
     text: TextParam<'a>,
     include: [&'static str; 1],
@@ -127,6 +132,8 @@ struct Body<'a> {
     prompt_cache_key: Option<&'a str>,
     tool_choice: &'static str,
     parallel_tool_calls: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -230,8 +237,8 @@ fn user_agent() -> &'static str {
     &AGENT
 }
 
-/// The Codex body for `messages`: the system prompt as `instructions`, reasoning always
-/// included encrypted.
+/// The Codex body for `messages`: as pi-ai 1.6 builds it, the system prompt as the first
+/// (developer) input item, the output cap, reasoning always included encrypted.
 fn build_body<'a>(
     model: &'a Model,
     context: &'a Context,
@@ -239,34 +246,32 @@ fn build_body<'a>(
     options: &'a StreamOptions,
 ) -> Body<'a> {
     let extra = options.openai_responses.as_ref();
-    let reasoning = options.reasoning_effort.map(|level| {
+    let reasoning = options.reasoning_effort.and_then(|level| {
         let effort = if level == ThinkingLevel::Off {
+            // A model whose `off` maps to null sends no reasoning at all.
             match model.thinking_level_value(ThinkingLevel::Off) {
                 Some(Some(off)) => off.to_owned(),
-                _ => "none".to_owned(),
+                Some(None) => return None,
+                None => "none".to_owned(),
             }
         } else {
             request::effort_value(model, level)
         };
-        Reasoning {
+        Some(Reasoning {
             effort,
             summary: Some(
                 extra
                     .and_then(|o| o.reasoning_summary.clone())
                     .unwrap_or_else(|| "auto".to_owned()),
             ),
-        }
+        })
     });
+    let session = cache_session(options);
     Body {
         model: &model.id,
         store: false,
         stream: true,
-        instructions: context
-            .system_prompt
-            .as_deref()
-            .filter(|s| !s.is_empty())
-            .unwrap_or(DEFAULT_INSTRUCTIONS),
-        input: request::convert_messages(model, None, messages),
+        input: request::convert_messages(model, context.system_prompt.as_deref(), messages),
         text: TextParam {
             verbosity: extra
                 .and_then(|o| o.text_verbosity.as_deref())
@@ -274,14 +279,36 @@ fn build_body<'a>(
                 .unwrap_or("low"),
         },
         include: request::INCLUDE_ENCRYPTED_REASONING,
-        prompt_cache_key: options.session_id.as_deref(),
+        prompt_cache_key: session,
         tool_choice: "auto",
         parallel_tool_calls: true,
+        max_output_tokens: options
+            .max_tokens
+            .filter(|m| *m > 0)
+            .map(|m| m.max(MIN_OUTPUT_TOKENS)),
         temperature: options.temperature,
         service_tier: extra.and_then(|o| o.service_tier.as_deref()),
-        tools: (!context.tools.is_empty()).then(|| request::convert_tools(&context.tools, None)),
+        tools: (!context.tools.is_empty()).then(|| {
+            request::convert_tools(
+                &context.tools,
+                super::strict_field(model, true).map(|_| None),
+            )
+        }),
         reasoning,
     }
+}
+
+/// The smallest output cap Codex is sent.
+const MIN_OUTPUT_TOKENS: u64 = 16;
+
+/// The session id, unless caching is off (pi-ai 1.6's `cacheSessionId`): the prompt cache
+/// key and the session headers.
+fn cache_session(options: &StreamOptions) -> Option<&str> {
+    options
+        .session_id
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .filter(|_| options.cache_retention != Some(crate::types::CacheRetention::None))
 }
 
 /// Builds the Codex request: body, then the model's and caller's headers under pi's fixed
@@ -317,8 +344,9 @@ pub fn build_request(
     request.set_header("OpenAI-Beta", "responses=experimental");
     request.set_header("accept", "text/event-stream");
     request.set_header("content-type", "application/json");
-    if let Some(session) = options.session_id.as_deref().filter(|s| !s.is_empty()) {
-        request.set_header("session_id", session);
+    request.set_header("accept-encoding", crate::http::ACCEPT_ENCODING);
+    if let Some(session) = cache_session(options) {
+        request.set_header("session-id", session);
         request.set_header("x-client-request-id", session);
     }
     Ok(request)

@@ -75,7 +75,7 @@ impl ApiProvider for OpenAiResponses {
         context: &Context,
         options: SimpleStreamOptions,
     ) -> AssistantMessageEventStream {
-        match simple_options(model, &options) {
+        match simple_options(model, context, &options) {
             Some(base) => self.stream(model, context, base),
             None => missing_key(model),
         }
@@ -91,10 +91,11 @@ pub(crate) fn env_var(name: &str) -> Option<String> {
 /// reasoning level clamped to the model (`off` meaning no effort); `None` without a key.
 pub(crate) fn simple_options(
     model: &Model,
+    context: &Context,
     options: &SimpleStreamOptions,
 ) -> Option<StreamOptions> {
     let key = resolve_api_key(model, &options.stream)?;
-    let mut base = base_options(model, options);
+    let mut base = base_options(model, context, options);
     base.api_key = Some(key);
     base.reasoning_effort = options
         .reasoning
@@ -136,6 +137,17 @@ fn copilot_headers(messages: &[Message]) -> Vec<(&'static str, &'static str)> {
     headers
 }
 
+/// The tools' `strict` field: `false` where the model's compat (else `default`) says strict
+/// mode is supported, absent otherwise (pi-ai 1.6's `supportsStrictMode`).
+pub(crate) fn strict_field(model: &Model, default: bool) -> Option<Option<bool>> {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_strict_mode)
+        .unwrap_or(default)
+        .then_some(Some(false))
+}
+
 /// The `openai-responses` body for `messages` (the conversation prepared for this API).
 fn build_body<'a>(
     model: &'a Model,
@@ -172,7 +184,7 @@ fn build_body<'a>(
         temperature: options.temperature,
         service_tier: extra.and_then(|o| o.service_tier.as_deref()),
         tools: (!context.tools.is_empty())
-            .then(|| request::convert_tools(&context.tools, Some(false))),
+            .then(|| request::convert_tools(&context.tools, strict_field(model, false))),
         reasoning,
         include: include.then_some(request::INCLUDE_ENCRYPTED_REASONING),
     }
@@ -223,10 +235,15 @@ pub fn build_request(
         }
     }
     if let Some(session) = session.filter(|s| !s.is_empty()) {
-        if send_session_id_header {
-            request.set_header("session_id", session);
+        // pi 1.6.0's session affinity: OpenRouter's own header, else OpenAI's pair.
+        if model.provider == "openrouter" || model.base_url.contains("openrouter.ai") {
+            request.set_header("x-session-id", session);
+        } else {
+            if send_session_id_header {
+                request.set_header("session-id", session);
+            }
+            request.set_header("x-client-request-id", session);
         }
-        request.set_header("x-client-request-id", session);
     }
     request.apply_overrides(&options.headers);
     cloudflare::apply_gateway_auth(&mut request, model, options, api_key);

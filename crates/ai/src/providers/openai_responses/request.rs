@@ -129,8 +129,11 @@ pub struct ToolParam<'a> {
     pub name: &'a str,
     pub description: &'a str,
     pub parameters: Cow<'a, Value>,
-    /// `false` (OpenAI, Azure) or `null` (Codex); `true` sends a strict-mode schema.
-    pub strict: Option<bool>,
+    /// Absent where strict mode is unsupported (pi-ai 1.6: OpenAI-compatible servers unless
+    /// `compat.supportsStrictMode`), else `false` (OpenAI, Azure) or `null` (Codex);
+    /// `true` sends a strict-mode schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strict: Option<Option<bool>>,
 }
 
 /// The `reasoning` field.
@@ -452,15 +455,16 @@ pub fn convert_messages<'a>(
     out
 }
 
-/// Function tools; `strict: Some(true)` sends schemas rewritten for OpenAI strict mode.
-pub fn convert_tools(tools: &[Tool], strict: Option<bool>) -> Vec<ToolParam<'_>> {
+/// Function tools; `strict: None` leaves the field out, `Some(Some(true))` sends schemas
+/// rewritten for OpenAI strict mode.
+pub fn convert_tools(tools: &[Tool], strict: Option<Option<bool>>) -> Vec<ToolParam<'_>> {
     tools
         .iter()
         .map(|tool| ToolParam {
             kind: "function",
             name: &tool.name,
             description: &tool.description,
-            parameters: if strict == Some(true) {
+            parameters: if strict == Some(Some(true)) {
                 Cow::Owned(crate::schema::for_openai_strict(&tool.parameters))
             } else {
                 Cow::Borrowed(&tool.parameters)
