@@ -161,6 +161,7 @@ mod tests {
             max_tokens: 16_384,
             headers: None,
             compat: None,
+            extras: Default::default(),
         }
     }
 
