@@ -30,11 +30,13 @@ pub fn model(api: &str) -> Model {
             output: 15.0,
             cache_read: 0.3,
             cache_write: 3.75,
+            ..ModelCost::default()
         },
         context_window: 200_000,
         max_tokens: 64_000,
         headers: None,
         compat: None,
+        extras: Default::default(),
     }
 }
 
