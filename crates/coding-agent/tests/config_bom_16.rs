@@ -83,22 +83,7 @@ async fn facts(program: Command) -> Value {
     assert_eq!(requests.len(), 1, "{requests:#?}");
     let request = &requests[0];
     let system = system_text(&request.body);
-    let user = request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rfind(|m| m["role"] == "user")
-        .cloned()
-        .unwrap();
-    let user_text = match &user["content"] {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        other => other.to_string(),
-    };
+    let user_text = support::rpc::last_user_text(&request.body);
     json!({
         "model": request.body["model"],
         "authorization": request.headers.get("authorization"),

@@ -8,7 +8,7 @@ mod support;
 
 use std::process::Command;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use mock_llm::{MockServer, Script};
 use support::rpc::{Env, Rpc};
@@ -54,23 +54,7 @@ async fn sent(program: Command) -> Vec<String> {
     server
         .requests()
         .iter()
-        .map(|request| {
-            let last_user = request.body["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .rfind(|m| m["role"] == "user")
-                .cloned()
-                .unwrap();
-            match &last_user["content"] {
-                Value::String(text) => text.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect::<String>(),
-                other => other.to_string(),
-            }
-        })
+        .map(|request| support::rpc::last_user_text(&request.body))
         .collect()
 }
 

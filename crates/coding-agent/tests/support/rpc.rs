@@ -236,3 +236,16 @@ pub fn user_texts(body: &Value) -> Vec<String> {
 pub fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
     lines.iter().filter(|l| l["type"] == kind).collect()
 }
+
+/// The text of the last user message in a recorded Chat Completions request body.
+pub fn last_user_text(body: &Value) -> String {
+    let user = body["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().rfind(|m| m["role"] == "user"))
+        .unwrap_or_else(|| panic!("no user message in {body:#}"));
+    match &user["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        other => other.to_string(),
+    }
+}
