@@ -377,11 +377,16 @@ def tool_entries(body: dict) -> list:
 TOOL_LINE = re.compile(r"^- ([A-Za-z0-9_.:-]+): ")
 
 
+# Where each pi's system prompt starts its list of tools: 0.73.1's "Available tools:"
+# line, 1.6.0's (and ours) `<tools>` section.
+TOOLS_HEADINGS = {"Available tools:", "<tools>"}
+
+
 def tools_listed(system: str) -> list:
-    """Names in the "Available tools:" section (lines `- name: text`)."""
+    """Names in the system prompt's list of tools (lines `- name: text`)."""
     out, inside = [], False
     for line in system.split("\n"):
-        if line.strip() == "Available tools:":
+        if line.strip() in TOOLS_HEADINGS:
             inside = True
             continue
         if inside:
@@ -412,11 +417,19 @@ OWN_CATALOG_INTROS = {
 }
 
 
+# The tags of pi 1.6.0's (and our) `skills` section around the catalog: the pi's own
+# layout, absent from the baselines (no skills), and not in 0.73.1's prompt.
+OWN_SKILLS_SECTION_TAGS = {"<skills>", "</skills>"}
+
+
 def without_catalog_intro(lines: list) -> list:
     """Drops each pi's own introduction of the skills catalog (from its first line up to
-    `<available_skills>`): worded by each pi, absent from the baselines (no skills)."""
+    `<available_skills>`) and the `skills` section's tags: worded by each pi, absent from
+    the baselines (no skills)."""
     out, skipping = [], False
     for line in lines:
+        if line in OWN_SKILLS_SECTION_TAGS:
+            continue
         if line in OWN_CATALOG_INTROS:
             skipping = True
         if skipping and line.strip() == "<available_skills>":
