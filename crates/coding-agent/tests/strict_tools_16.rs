@@ -81,7 +81,8 @@ async fn sent_tools(program: Command) -> Vec<(String, Value, Value)> {
         .collect()
 }
 
-#[tokio::test]
+// Multi-threaded: pi runs blocking while the mock answers on the runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_that_prefer_strict_sampling_are_sent_strict_as_pi_16() {
     let tools = sent_tools(ours()).await;
     let get = |name: &str| tools.iter().find(|t| t.0 == name).unwrap();
