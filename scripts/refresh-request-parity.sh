@@ -2,9 +2,10 @@
 # Rewrites the request-parity fixtures (crates/coding-agent/tests/fixtures/request_parity_16/)
 # from pi 1.6.0: installs it into target/ts-pi-16 when missing, then runs the scenarios of
 # crates/coding-agent/tests/request_parity/ through it against the capturing mock server
-# and stores the normalized requests, one file per wire API. Then compare:
-#   cargo test -p pi-coding-agent --test request_parity_16
-# Arguments are passed to the test binary (e.g. a test name to refresh one API only).
+# and stores the normalized requests, one file per wire API, and the catalog models' runs
+# of catalog_requests_16.rs (catalog-*.json). Then compare:
+#   cargo test -p pi-coding-agent --test request_parity_16 --test catalog_requests_16
+# Arguments are passed to the test binaries (e.g. a test name to refresh one API only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ts16="${PI_TS16:-$(scripts/install-ts-pi-16.sh)}"
@@ -13,5 +14,5 @@ if [ -z "$ts16" ]; then
   exit 1
 fi
 PI_TS16="$ts16" PI_REQUEST_PARITY_REFRESH=1 \
-  cargo test -p pi-coding-agent --test request_parity_16 -- "$@"
+  cargo test -p pi-coding-agent --test request_parity_16 --test catalog_requests_16 -- "$@"
 git status --short crates/coding-agent/tests/fixtures/request_parity_16/

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use pi_ai::{InputBlock, Tool};
+use pi_ai::{ConstrainedSampling, InputBlock, Tool};
 
 /// How the calls of one assistant message run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +95,12 @@ pub trait AgentTool: Send + Sync {
     /// JSON Schema of the arguments.
     fn parameters(&self) -> &Value;
 
+    /// Whether the model should sample the arguments constrained by the schema (pi 1.6's
+    /// built-in read, bash, edit and write prefer strict JSON-schema sampling).
+    fn constrained_sampling(&self) -> Option<ConstrainedSampling> {
+        None
+    }
+
     /// `Some(Sequential)` forces the whole batch containing this tool to run sequentially.
     fn execution_mode(&self) -> Option<ToolExecutionMode> {
         None
@@ -121,6 +127,7 @@ pub trait AgentTool: Send + Sync {
             name: self.name().to_owned(),
             description: self.description().to_owned(),
             parameters: self.parameters().clone(),
+            constrained_sampling: self.constrained_sampling(),
         }
     }
 }

@@ -214,88 +214,6 @@ fn compact(value: &Value) -> String {
     }
 }
 
-/// For OpenAI strict mode: every object closed (`additionalProperties: false`) with all
-/// properties required; a property that was optional becomes nullable, so leaving it out
-/// is still expressible (`null`).
-pub fn for_openai_strict(schema: &Value) -> Value {
-    strict_node(&strip_meta(&inline_refs(schema)))
-}
-
-fn strict_node(value: &Value) -> Value {
-    let Value::Object(map) = value else {
-        return value.clone();
-    };
-    let mut out: Map<String, Value> = map
-        .iter()
-        .map(|(k, v)| {
-            let v = match k.as_str() {
-                "items" | "not" => strict_node(v),
-                "anyOf" | "oneOf" | "allOf" | "prefixItems" => match v {
-                    Value::Array(items) => Value::Array(items.iter().map(strict_node).collect()),
-                    other => other.clone(),
-                },
-                _ => v.clone(),
-            };
-            (k.clone(), v)
-        })
-        .collect();
-    if let Some(Value::Object(props)) = map.get("properties") {
-        let required: Vec<String> = map
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut strict_props = Map::new();
-        for (name, prop) in props {
-            let mut prop = strict_node(prop);
-            if !required.contains(name) {
-                prop = make_nullable(prop);
-            }
-            strict_props.insert(name.clone(), prop);
-        }
-        out.insert(
-            "required".into(),
-            Value::Array(props.keys().cloned().map(Value::String).collect()),
-        );
-        out.insert("properties".into(), Value::Object(strict_props));
-    }
-    let is_object =
-        map.get("type").and_then(Value::as_str) == Some("object") || map.contains_key("properties");
-    if is_object {
-        out.insert("additionalProperties".into(), false.into());
-    }
-    Value::Object(out)
-}
-
-fn make_nullable(prop: Value) -> Value {
-    let Value::Object(mut map) = prop else {
-        return prop;
-    };
-    match map.get("type").cloned() {
-        Some(Value::String(t)) if t != "null" => {
-            map.insert("type".into(), json!([t, "null"]));
-        }
-        Some(Value::Array(mut types)) if !types.iter().any(|t| t == "null") => {
-            types.push("null".into());
-            map.insert("type".into(), Value::Array(types));
-        }
-        Some(_) => {}
-        None => {
-            return json!({"anyOf": [Value::Object(map), {"type": "null"}]});
-        }
-    }
-    if let Some(Value::Array(values)) = map.get_mut("enum")
-        && !values.contains(&Value::Null)
-    {
-        values.push(Value::Null);
-    }
-    Value::Object(map)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,31 +260,6 @@ mod tests {
                 .is_none()
         );
         assert_eq!(out["required"], json!(["path"]));
-    }
-
-    #[test]
-    fn openai_strict_closes_objects_and_requires_everything() {
-        let out = for_openai_strict(&sample());
-        assert_eq!(out["additionalProperties"], false);
-        assert_eq!(
-            out["required"],
-            json!(["path", "mode", "kind", "limit", "tags"])
-        );
-        assert_eq!(out["properties"]["path"]["type"], "string");
-        assert_eq!(out["properties"]["mode"]["type"], json!(["string", "null"]));
-        assert_eq!(out["properties"]["mode"]["enum"], json!(["a", "b", null]));
-        assert_eq!(
-            out["properties"]["kind"]["anyOf"][1],
-            json!({"type": "null"})
-        );
-        assert_eq!(
-            out["properties"]["limit"]["type"],
-            json!(["integer", "null"])
-        );
-        let item = &out["properties"]["tags"]["items"];
-        assert_eq!(item["additionalProperties"], false);
-        assert_eq!(item["required"], json!(["name"]));
-        assert!(out.get("$schema").is_none());
     }
 
     #[test]

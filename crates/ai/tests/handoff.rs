@@ -59,11 +59,13 @@ fn tools() -> Vec<Tool> {
             parameters: json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
                                "additionalProperties": false,
                                "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+            constrained_sampling: None,
         },
         Tool {
             name: "ls".into(),
             description: "List a directory".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            constrained_sampling: None,
         },
     ]
 }

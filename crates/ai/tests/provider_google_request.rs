@@ -292,6 +292,7 @@ async fn claude_behind_cloud_code_assist_gets_openapi_parameters_and_ids() {
             "properties": {"mode": {"$ref": "#/$defs/Mode"}, "n": {"type": "integer", "exclusiveMinimum": 0}},
             "additionalProperties": false
         }),
+        constrained_sampling: None,
     });
     let mut foreign = AssistantMessage::empty(api::OPENAI_RESPONSES, "openai", "gpt-5");
     foreign.content = vec![AssistantBlock::ToolCall(ToolCall::new(

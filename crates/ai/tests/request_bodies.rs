@@ -239,6 +239,7 @@ async fn anthropic_tool_schemas_say_whether_extra_arguments_are_allowed() {
         parameters: json!({"type": "object", "anyOf": [{"required": ["a"]}],
             "properties": {"a": {"$ref": "#/$defs/A"}}, "required": ["a"],
             "additionalProperties": false, "$defs": {"A": {"type": "string"}}}),
+        constrained_sampling: None,
     }];
     let (body, _) = sent_body(Wire::Anthropic, &ctx, simple(None)).await;
     // pi-ai 1.6 (#12067): `additionalProperties` and the definitions go along, a root

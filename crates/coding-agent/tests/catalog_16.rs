@@ -413,3 +413,60 @@ fn thinking_levels_named_on_the_command_line_clamp_as_pi_16() {
         }
     }
 }
+
+/// Every key variable of every provider (and Cloudflare's ids, AWS credentials), so that
+/// every catalog model is available.
+fn every_key() -> Vec<(&'static str, &'static str)> {
+    let mut vars: Vec<(&'static str, &'static str)> = Vec::new();
+    for provider in pi_ai::get_providers() {
+        for var in key_for(&provider).0 {
+            if !vars.contains(&var) {
+                vars.push(var);
+            }
+        }
+    }
+    vars
+}
+
+/// The models `get_available_models` lists with every provider usable, each in full.
+fn available_models(pi: Pi) -> Vec<Value> {
+    let scratch = Scratch::new();
+    let (_, codex) = key_for("openai-codex");
+    std::fs::write(
+        scratch.agent().join("auth.json"),
+        codex.unwrap().to_string(),
+    )
+    .unwrap();
+    let data = rpc(
+        pi,
+        &scratch,
+        &every_key(),
+        &["--no-session"],
+        &[json!({"type": "get_available_models"})],
+    );
+    data[0]["models"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn every_catalog_model_over_rpc_is_pi_16s_field_for_field() {
+    let ours = available_models(Pi::Ours);
+    // The catalog as pi-ai 1.6.0 generated it (scripts/refresh-models.sh), in its order.
+    let catalog: serde_json::Map<String, Value> =
+        serde_json::from_str(include_str!("../../ai/src/models/catalog.json")).unwrap();
+    let expected: Vec<Value> = catalog
+        .values()
+        .flat_map(|models| models.as_array().cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(expected.len(), 1_698);
+    assert_eq!(ours.len(), expected.len());
+    for (our, catalogs) in ours.iter().zip(&expected) {
+        assert_eq!(our, catalogs, "{}/{}", catalogs["provider"], catalogs["id"]);
+    }
+    if let Some(wrapper) = ts16() {
+        let theirs = available_models(Pi::Ts16(&wrapper));
+        assert_eq!(ours.len(), theirs.len());
+        for (our, their) in ours.iter().zip(&theirs) {
+            assert_eq!(our, their, "{}/{}", their["provider"], their["id"]);
+        }
+    }
+}

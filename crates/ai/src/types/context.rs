@@ -6,12 +6,37 @@ use serde_json::Value;
 use super::message::Message;
 
 /// A tool the model may call, described by a JSON Schema for its arguments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
     pub name: String,
     pub description: String,
     pub parameters: Value,
+    /// Whether the tool asks the provider to sample its arguments constrained by the schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constrained_sampling: Option<ConstrainedSampling>,
+}
+
+/// How a tool asks for constrained sampling of its arguments (pi-ai 1.6's
+/// `constrainedSampling`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ConstrainedSampling {
+    /// Strict JSON-schema sampling where the API has it.
+    JsonSchema { strict: Strictness },
+    /// A grammar for the single string input (OpenAI custom tools); ours sends these tools
+    /// as plain JSON-schema tools.
+    Grammar { variants: Value },
+}
+
+/// Whether strict sampling is wished for or needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strictness {
+    /// Strict where the provider supports it and the schema fits; plain otherwise.
+    Prefer,
+    /// Strict, or the request fails.
+    Require,
 }
 
 /// The input of one LLM call.

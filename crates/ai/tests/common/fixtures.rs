@@ -54,6 +54,7 @@ pub fn read_tool() -> Tool {
             "properties": {"path": {"type": "string"}, "offset": {"type": "number"}},
             "required": ["path"]
         }),
+        constrained_sampling: None,
     }
 }
 

@@ -100,6 +100,7 @@ pub fn read_tool() -> Tool {
             "properties": {"path": {"type": "string"}, "offset": {"type": ["integer", "null"]}},
             "required": ["path"]
         }),
+        constrained_sampling: None,
     }
 }
 

@@ -217,6 +217,7 @@ export function describeTool(tool, extensionPath) {
 		...(tool.promptSnippet !== undefined ? { promptSnippet: tool.promptSnippet } : {}),
 		...(tool.promptGuidelines !== undefined ? { promptGuidelines: tool.promptGuidelines } : {}),
 		...(tool.executionMode !== undefined ? { executionMode: tool.executionMode } : {}),
+		...(tool.constrainedSampling !== undefined ? { constrainedSampling: tool.constrainedSampling } : {}),
 		...(tool.renderShell !== undefined ? { renderShell: tool.renderShell } : {}),
 		hasPrepareArguments: typeof tool.prepareArguments === "function",
 		hasRenderCall: typeof tool.renderCall === "function",

@@ -82,3 +82,20 @@ export const OWN = {
 		}
 	},
 };
+
+/** The tool factories whose tools pi 1.6.0 has ask for strict JSON-schema sampling. */
+export const STRICT_FACTORIES = new Set(
+	["Read", "Bash", "Edit", "Write"].flatMap((tool) => [`create${tool}Tool`, `create${tool}ToolDefinition`]),
+);
+
+/** `factory` whose tools ask for strict sampling where possible, as 1.6.0's do. */
+export function withStrictSampling(factory) {
+	if (typeof factory !== "function") return factory;
+	return function strictSamplingTool(...args) {
+		const tool = factory.apply(this, args);
+		if (tool && typeof tool === "object" && tool.constrainedSampling === undefined) {
+			tool.constrainedSampling = { type: "json_schema", strict: "prefer" };
+		}
+		return tool;
+	};
+}

@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { distPath, loadDist, piPackageDir, supportsRequireEsm } from "../lib/native.mjs";
 import { ensureKeybindings } from "../lib/theme.mjs";
-import { DIST as DIST_16, OWN as OWN_16 } from "./pi-coding-agent-16.mjs";
+import { DIST as DIST_16, OWN as OWN_16, STRICT_FACTORIES, withStrictSampling } from "./pi-coding-agent-16.mjs";
 
 const distDir = path.join(piPackageDir, "dist");
 const parsed = new Map();
@@ -87,6 +87,11 @@ for (const [name, file] of Object.entries(DIST_16)) EXTRAS[name] ??= { file: dis
 export const EXTRA_DIST_FILES = [...new Set(Object.values(EXTRAS).map((extra) => path.relative(distDir, extra.file)))];
 
 function loadValue(name) {
+	const value = loadRawValue(name);
+	return STRICT_FACTORIES.has(name) ? withStrictSampling(value) : value;
+}
+
+function loadRawValue(name) {
 	if (OWN_16[name]) return OWN_16[name]();
 	// Without require(esm) the host preloaded the whole index and the extras' files.
 	if (!supportsRequireEsm) {

@@ -18,6 +18,15 @@ describe("pi 1.6.0 exports", () => {
 		assert.equal(typeof facade.getDocsPath(), "string");
 	});
 
+	it("gives the built-in tool factories' tools strict sampling as 1.6.0", () => {
+		for (const name of ["createReadTool", "createBashToolDefinition", "createEditTool", "createWriteToolDefinition"]) {
+			const tool = facade[name](os.tmpdir());
+			assert.deepEqual(tool.constrainedSampling, { type: "json_schema", strict: "prefer" }, name);
+			assert.equal(typeof tool.execute, "function", name);
+		}
+		assert.equal(facade.createGrepTool(os.tmpdir()).constrainedSampling, undefined);
+	});
+
 	it("formats read ranges as 1.6.0", () => {
 		const range = facade.formatReadLineRange;
 		assert.equal(range(undefined, undefined), "");

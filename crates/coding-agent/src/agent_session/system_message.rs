@@ -186,6 +186,7 @@ mod tests {
             name: name.into(),
             description: format!("{name} things"),
             parameters: json!({"type": "object"}),
+            ..Default::default()
         }
     }
 

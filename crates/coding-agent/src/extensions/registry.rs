@@ -23,6 +23,10 @@ pub struct ToolDef {
     pub prompt_guidelines: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_mode: Option<ToolExecutionMode>,
+    /// The tool's `constrainedSampling` as the extension wrote it (read when the tool is
+    /// sent; one that does not parse asks for nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constrained_sampling: Option<Value>,
     #[serde(default)]
     pub has_prepare_arguments: bool,
     #[serde(default)]

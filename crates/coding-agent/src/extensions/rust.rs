@@ -127,6 +127,9 @@ impl RustBackend {
                     prompt_snippet: None,
                     prompt_guidelines: Vec::new(),
                     execution_mode: tool.execution_mode(),
+                    constrained_sampling: tool
+                        .constrained_sampling()
+                        .and_then(|c| serde_json::to_value(c).ok()),
                     has_prepare_arguments: false,
                     has_render_call: false,
                     has_render_result: false,

@@ -53,6 +53,11 @@ impl AgentTool for ExtensionTool {
         self.def.execution_mode
     }
 
+    fn constrained_sampling(&self) -> Option<pi_ai::ConstrainedSampling> {
+        let value = self.def.constrained_sampling.clone()?;
+        serde_json::from_value(value).ok()
+    }
+
     fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
         if !self.def.has_prepare_arguments {
             return None;

@@ -83,6 +83,11 @@ impl AgentTool for EditTool {
         &PARAMETERS
     }
 
+    /// Strict JSON-schema sampling where the model's API has it, as pi 1.6's built-ins ask.
+    fn constrained_sampling(&self) -> Option<pi_ai::ConstrainedSampling> {
+        Some(super::STRICT_IF_POSSIBLE)
+    }
+
     fn prepare_arguments(&self, arguments: &Map<String, Value>) -> Option<Map<String, Value>> {
         prepare_edit_arguments(arguments)
     }

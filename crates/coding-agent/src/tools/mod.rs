@@ -24,6 +24,12 @@ use std::sync::Arc;
 
 use pi_agent_core::AgentTool;
 
+/// How read, bash, edit and write ask for their arguments (pi 1.6): strictly sampled
+/// against their schemas where the provider can, plainly otherwise.
+pub const STRICT_IF_POSSIBLE: pi_ai::ConstrainedSampling = pi_ai::ConstrainedSampling::JsonSchema {
+    strict: pi_ai::Strictness::Prefer,
+};
+
 /// The tools active when none are named: read, bash, edit, write.
 pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 /// Every built-in tool name.

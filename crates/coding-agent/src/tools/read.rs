@@ -68,6 +68,11 @@ impl AgentTool for ReadTool {
         &self.parameters
     }
 
+    /// Strict JSON-schema sampling where the model's API has it, as pi 1.6's built-ins ask.
+    fn constrained_sampling(&self) -> Option<pi_ai::ConstrainedSampling> {
+        Some(super::STRICT_IF_POSSIBLE)
+    }
+
     fn execute(
         &self,
         _tool_call_id: &str,

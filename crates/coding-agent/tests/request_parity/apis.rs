@@ -120,7 +120,7 @@ pub const MODEL: &str = "parity-model";
 pub const SMALL_MODEL: &str = "parity-small";
 
 /// A ChatGPT-style OAuth token carrying an account id, as the Codex backend needs.
-fn codex_token() -> String {
+pub fn codex_token() -> String {
     let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let payload = json!({"https://api.openai.com/auth": {"chatgpt_account_id": "acct-parity"}});
     format!(

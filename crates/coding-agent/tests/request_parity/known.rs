@@ -17,6 +17,9 @@ pub enum Part {
     Request(&'static str),
     /// Every `description` at or below this pointer (`*` for any key or index).
     Descriptions(&'static str),
+    /// Fields kept but their values left out, by JSON pointer (no `*`): that they are sent
+    /// is compared, not what they hold.
+    Values(&'static [&'static str]),
 }
 
 /// One difference that stays.
@@ -63,34 +66,6 @@ pub const KNOWN_DIFFERENCES: &[Known] = &[
         part: Part::Field("/headers/content-encoding"),
         reason: "pi 1.6.0 sends the SSE request body zstd-compressed (node's zlib), ours \
             uncompressed; the mock decodes it, so the bodies are compared",
-    },
-    Known {
-        api: "azure-openai-responses",
-        scenario: "*",
-        request: None,
-        part: Part::Field("/body/tools/*/strict"),
-        reason: STRICT_TOOLS,
-    },
-    Known {
-        api: "azure-openai-responses",
-        scenario: "*",
-        request: None,
-        part: Part::Field("/body/tools/*/parameters"),
-        reason: STRICT_TOOLS,
-    },
-    Known {
-        api: "openai-codex-responses",
-        scenario: "*",
-        request: None,
-        part: Part::Field("/body/tools/*/strict"),
-        reason: STRICT_TOOLS,
-    },
-    Known {
-        api: "openai-codex-responses",
-        scenario: "*",
-        request: None,
-        part: Part::Field("/body/tools/*/parameters"),
-        reason: STRICT_TOOLS,
     },
     Known {
         api: "bedrock-converse-stream",
@@ -154,14 +129,6 @@ const ESTIMATED_CAP: &str = "the output cap is fitted into what the window leave
     reply's usage to go by, the estimate counts the system prompt and the tools, whose own \
     wording differs, so a cap near the window differs by that much (the request after a reply \
     is compared, and matches)";
-
-/// Why strict tool schemas differ where strict mode is on by default (Azure, Codex).
-const STRICT_TOOLS: &str = "pi 1.6.0's built-in tools ask for strict JSON-schema sampling \
-    when the API has it (`constrainedSampling: {type: \"json_schema\", strict: \"prefer\"}`), \
-    so Azure and Codex get `strict: true` and the schemas made strict (every property required, \
-    optional ones nullable, no additional properties); ours has no constrained-sampling \
-    declaration on tools yet and sends the plain schemas with `strict: false` (Azure) or \
-    `null` (Codex). Open: pi_ai::Tool needs the declaration, and the providers its resolution";
 
 /// Why the tool descriptions and the default system prompt's own sections differ.
 const OWN_WORDING: &str = "the tool descriptions, the default system prompt's preamble, \
@@ -257,16 +224,33 @@ fn remove_descriptions(value: &mut Value) {
     }
 }
 
+/// `*` alone matches all; a trailing `*` a prefix, a leading one a suffix, both a part.
 fn matches(pattern: &str, name: &str) -> bool {
-    match pattern.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => pattern == name,
+    if pattern == "*" {
+        return true;
+    }
+    match (pattern.strip_prefix('*'), pattern.strip_suffix('*')) {
+        (Some(rest), Some(_)) => name.contains(rest.trim_end_matches('*')),
+        (Some(suffix), None) => name.ends_with(suffix),
+        (None, Some(prefix)) => name.starts_with(prefix),
+        (None, None) => pattern == name,
     }
 }
 
 /// `requests` without the parts the entries for `api` and `scenario` leave out.
 pub fn without_known(api: &str, scenario: &str, requests: &[Value]) -> Vec<Value> {
-    let entries: Vec<&Known> = KNOWN_DIFFERENCES
+    without_known_in(KNOWN_DIFFERENCES, api, scenario, requests)
+}
+
+/// `requests` without the parts `known`'s entries for `api` (or another key its entries
+/// name, such as a catalog model's `provider/id`) and `scenario` leave out.
+pub fn without_known_in(
+    known: &[Known],
+    api: &str,
+    scenario: &str,
+    requests: &[Value],
+) -> Vec<Value> {
+    let entries: Vec<&Known> = known
         .iter()
         .filter(|k| matches(k.api, api) && matches(k.scenario, scenario))
         .collect();
@@ -300,6 +284,13 @@ pub fn without_known(api: &str, scenario: &str, requests: &[Value]) -> Vec<Value
                     Part::Descriptions(pointer) => {
                         let segments: Vec<&str> = pointer.split('/').skip(1).collect();
                         visit(&mut request, &segments, &mut remove_descriptions);
+                    }
+                    Part::Values(pointers) => {
+                        for pointer in pointers {
+                            if let Some(value) = request.pointer_mut(pointer) {
+                                *value = Value::String("<value>".into());
+                            }
+                        }
                     }
                     Part::Request(_) => {}
                 }

@@ -5,6 +5,8 @@
 #![allow(dead_code)]
 
 pub mod apis;
+pub mod catalog;
+pub mod catalog_known;
 pub mod known;
 pub mod normalize;
 pub mod scenarios;
@@ -70,34 +72,60 @@ pub fn record_all(pi: &Pi, api: WireApi) -> Recorded {
         .collect()
 }
 
-/// Runs `scenario` through `pi` on a fresh mock server and agent folder, and returns the
-/// requests the mock received, normalized.
+/// What a run is pointed at, given the mock server's URL: the agent's `models.json`, the
+/// model it picks (`provider/id`) and the environment it gets.
+pub struct RunSetup {
+    pub models_json: Value,
+    pub model: String,
+    pub env: Vec<(&'static str, String)>,
+    /// The agent's `auth.json`, for a provider signed in rather than keyed.
+    pub auth: Option<Value>,
+}
+
+/// Runs `scenario` through `pi` on a fresh mock server and agent folder, on `api`'s
+/// `parity` provider, and returns the requests the mock received, normalized.
 pub fn record(
     runtime: &tokio::runtime::Runtime,
     pi: &Pi,
     api: WireApi,
     scenario: &Scenario,
 ) -> Result<Vec<Value>, String> {
+    record_with(runtime, pi, scenario, &|url| RunSetup {
+        models_json: api.models_json(url),
+        model: format!("parity/{}", scenario.model),
+        env: api.env(),
+        auth: None,
+    })
+}
+
+/// Runs `scenario` through `pi` on a fresh mock server and agent folder set up by `setup`,
+/// and returns the requests the mock received, normalized.
+pub fn record_with(
+    runtime: &tokio::runtime::Runtime,
+    pi: &Pi,
+    scenario: &Scenario,
+    setup: &dyn Fn(&str) -> RunSetup,
+) -> Result<Vec<Value>, String> {
     let server = runtime.block_on(MockServer::start()).unwrap();
     server.push_all(scenario.scripts.clone());
+    let setup = setup(&server.url());
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("agent");
     let work = dir.path().join("work");
     std::fs::create_dir_all(&agent).unwrap();
     std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(
-        agent.join("models.json"),
-        api.models_json(&server.url()).to_string(),
-    )
-    .unwrap();
+    std::fs::write(agent.join("models.json"), setup.models_json.to_string()).unwrap();
     std::fs::write(agent.join("settings.json"), scenario.settings.to_string()).unwrap();
+    if let Some(auth) = &setup.auth {
+        std::fs::write(agent.join("auth.json"), auth.to_string()).unwrap();
+    }
     std::fs::write(work.join(scenarios::NOTES_FILE), scenarios::NOTES_TEXT).unwrap();
     std::fs::write(work.join(scenarios::IMAGE_FILE), scenarios::PIXEL_PNG).unwrap();
     for args in &scenario.runs {
         let mut command = pi.command();
         command
             .arg("--model")
-            .arg(format!("parity/{}", scenario.model))
+            .arg(&setup.model)
             .args(args)
             .current_dir(&work)
             .env("PI_CODING_AGENT_DIR", &agent)
@@ -105,7 +133,8 @@ pub fn record(
         for name in FOREIGN_ENV {
             command.env_remove(name);
         }
-        command.envs(api.env());
+        command.envs(setup.env.iter().map(|(k, v)| (*k, v.as_str())));
+        command.envs(scenario.env.iter().copied());
         run(command)?;
     }
     let tmp = dir.path().to_string_lossy().into_owned();

@@ -35,6 +35,8 @@ pub struct Scenario {
     pub scripts: Vec<Script>,
     /// The agent's settings.json.
     pub settings: Value,
+    /// Environment the runs get on top of the setup's.
+    pub env: Vec<(&'static str, &'static str)>,
 }
 
 /// Arguments of a print-mode run in the fixed session.
@@ -53,6 +55,7 @@ fn scenario(name: &str, runs: Vec<Vec<String>>, scripts: Vec<Script>) -> Scenari
         model: super::apis::MODEL,
         scripts,
         settings: json!({}),
+        env: Vec::new(),
     }
 }
 
@@ -145,5 +148,6 @@ fn near_compaction() -> Scenario {
         // Keeping 5 tokens cuts at the last prompt: one summary request (a split turn would
         // make two, sent concurrently, in no fixed order).
         settings: json!({"compaction": {"keepRecentTokens": 5}}),
+        env: Vec::new(),
     }
 }

@@ -105,8 +105,10 @@ pub(crate) trait WireFormat: Send + Sync {
 
 /// The wire format a provider path belongs to, for the routes matched by suffix:
 /// `…/responses` (OpenAI, Azure, Codex), `…:streamGenerateContent` (Gemini, Vertex; the
-/// `v1internal` one is Cloud Code Assist), `…/converse-stream` (Bedrock) and
-/// `/mistral/…/chat/completions` (Mistral, mounted under its own prefix).
+/// `v1internal` one is Cloud Code Assist), `…/converse-stream` (Bedrock),
+/// `/mistral/…/chat/completions` (Mistral, mounted under its own prefix), and any other
+/// `…/chat/completions` (OpenAI Chat) and `…/messages` (Anthropic), as gateways and
+/// proxies mount them below their own paths.
 pub(crate) fn for_path(path: &str) -> Option<&'static dyn WireFormat> {
     if path.ends_with("/responses") {
         Some(&openai_responses::OpenAiResponses)
@@ -118,6 +120,10 @@ pub(crate) fn for_path(path: &str) -> Option<&'static dyn WireFormat> {
         Some(&bedrock::Bedrock)
     } else if path.starts_with("/mistral/") && path.ends_with("/chat/completions") {
         Some(&mistral::Mistral)
+    } else if path.ends_with("/chat/completions") {
+        Some(&openai_chat::OpenAiChat)
+    } else if path.ends_with("/messages") {
+        Some(&anthropic::Anthropic)
     } else {
         None
     }

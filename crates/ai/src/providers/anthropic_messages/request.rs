@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::constrained_sampling;
 use crate::providers::body_text::{BodyText, joined};
 use crate::transform::transform_messages;
 use crate::types::{
@@ -409,6 +410,51 @@ pub struct Body<'a> {
     tool_choice: Option<Value>,
 }
 
+/// Whether the model takes strict tools (`compat.supportsStrictTools`, off by default).
+fn supports_strict_tools(model: &Model) -> bool {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_strict_tools)
+        .unwrap_or(false)
+}
+
+/// Keywords Anthropic's strict tool use refuses (a 400 for the whole request), so that a
+/// tool preferring strictness is sent plain instead.
+fn strict_unsupported_keyword(key: &str, value: &Value) -> bool {
+    const REFUSED: [&str; 11] = [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "maxItems",
+        "uniqueItems",
+        "minContains",
+        "maxContains",
+        "minProperties",
+        "maxProperties",
+    ];
+    const FORMATS: [&str; 10] = [
+        "date-time",
+        "time",
+        "date",
+        "duration",
+        "email",
+        "hostname",
+        "uri",
+        "ipv4",
+        "ipv6",
+        "uuid",
+    ];
+    match key {
+        _ if REFUSED.contains(&key) => true,
+        "minItems" => value != 0 && value != 1,
+        "format" => value.as_str().is_none_or(|f| !FORMATS.contains(&f)),
+        _ => false,
+    }
+}
+
 /// The declared tools, the last one carrying the cache marker.
 fn convert_tools(
     model: &Model,
@@ -437,9 +483,21 @@ fn convert_tools(
             if eager {
                 t.insert("eager_input_streaming".into(), Value::Bool(true));
             }
-            let field =
-                |key: &str, empty: Value| tool.parameters.get(key).cloned().unwrap_or(empty);
-            let mut schema = Map::new();
+            let strict = constrained_sampling::strict_or_none(
+                tool,
+                supports_strict_tools(model),
+                Some(strict_unsupported_keyword),
+            );
+            if strict == Some(true) {
+                t.insert("strict".into(), Value::Bool(true));
+            }
+            let parameters = constrained_sampling::tool_parameters(tool, strict);
+            let field = |key: &str, empty: Value| parameters.get(key).cloned().unwrap_or(empty);
+            // A strict schema goes whole, with the legacy fields below laid over it.
+            let mut schema = match (strict, parameters.as_object()) {
+                (Some(true), Some(map)) => map.clone(),
+                _ => Map::new(),
+            };
             schema.insert("type".into(), Value::from("object"));
             schema.insert(
                 "properties".into(),
@@ -453,7 +511,7 @@ fn convert_tools(
             // property `$ref`s point into, go along; other root keywords (a root `anyOf`,
             // which Anthropic refuses) stay out.
             for key in ["additionalProperties", "$defs", "definitions"] {
-                if let Some(value) = tool.parameters.get(key) {
+                if let Some(value) = parameters.get(key) {
                     schema.insert(key.into(), value.clone());
                 }
             }

@@ -158,6 +158,9 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     pub input_schema: InputSchema,
+    /// `true` for a tool sent in strict mode, absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
 }
 
 /// The schema union (`json`).
@@ -522,18 +525,34 @@ fn system_blocks(
     Some(blocks)
 }
 
-fn tool_config(context: &Context, choice: Option<&ToolChoice>) -> Option<ToolConfig> {
+/// The tools, strict where the model has strict mode (`compat.supportsStrictMode`, off by
+/// default) and the tool asks for it.
+fn tool_config(
+    model: &Model,
+    context: &Context,
+    choice: Option<&ToolChoice>,
+) -> Option<ToolConfig> {
     if context.tools.is_empty() || choice == Some(&ToolChoice::None) {
         return None;
     }
+    let supports_strict_mode = model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_strict_mode)
+        .unwrap_or(false);
     let tools = context
         .tools
         .iter()
         .map(|tool| {
+            let strict =
+                crate::constrained_sampling::strict_or_none(tool, supports_strict_mode, None);
             BedrockTool::ToolSpec(ToolSpec {
                 name: tool.name.clone(),
                 description: tool.description.clone(),
-                input_schema: InputSchema::Json(tool.parameters.clone()),
+                input_schema: InputSchema::Json(
+                    crate::constrained_sampling::tool_parameters(tool, strict).into_owned(),
+                ),
+                strict: strict.filter(|s| *s),
             })
         })
         .collect();
@@ -562,7 +581,7 @@ pub fn build_body(
             max_tokens: options.max_tokens,
             temperature: options.temperature,
         },
-        tool_config: tool_config(context, options.tool_choice.as_ref()),
+        tool_config: tool_config(model, context, options.tool_choice.as_ref()),
         additional_model_request_fields: additional_model_request_fields(
             model,
             bedrock,

@@ -136,7 +136,7 @@ pub fn build_body<'a>(
     } else {
         SchemaForm::JsonSchema
     };
-    let tools = shared::convert_tools(&context.tools, form);
+    let tools = shared::convert_tools(&context.tools, form, false);
     let tool_config = tools
         .as_ref()
         .and(options.tool_choice.as_ref())

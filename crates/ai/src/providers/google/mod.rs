@@ -90,11 +90,11 @@ fn build_body<'a>(
     thinking: Option<&GoogleThinking>,
     flavor: Flavor,
 ) -> Body<'a> {
-    let tools = shared::convert_tools(&context.tools, SchemaForm::JsonSchema);
-    let tool_config = tools
-        .as_ref()
-        .and(options.tool_choice.as_ref())
-        .map(shared::tool_config);
+    let strict_mode = shared::supports_strict_tools(&model.id);
+    let tools = shared::convert_tools(&context.tools, SchemaForm::JsonSchema, strict_mode);
+    let tool_config = tools.as_ref().and_then(|_| {
+        shared::tool_config_for(&context.tools, options.tool_choice.as_ref(), strict_mode)
+    });
     Body {
         contents: shared::convert_messages(model, messages),
         system_instruction: context

@@ -425,22 +425,35 @@ pub enum SchemaForm {
     OpenApi,
 }
 
-/// `tools`: one entry holding every function declaration (none without tools).
-pub fn convert_tools(tools: &[Tool], form: SchemaForm) -> Option<Vec<ToolDeclarations<'_>>> {
+/// Whether the model enforces required parameters in the validated function-calling mode
+/// (Gemini 3 and later), where tools asking for strict sampling are sent strict.
+pub fn supports_strict_tools(model_id: &str) -> bool {
+    gemini_major_version(model_id).is_some_and(|major| major >= 3)
+}
+
+/// `tools`: one entry holding every function declaration (none without tools); a tool that
+/// asks for strict sampling gets its strict schema where `strict_mode` allows.
+pub fn convert_tools(
+    tools: &[Tool],
+    form: SchemaForm,
+    strict_mode: bool,
+) -> Option<Vec<ToolDeclarations<'_>>> {
     if tools.is_empty() {
         return None;
     }
     let function_declarations = tools
         .iter()
         .map(|tool| {
+            let strict = crate::constrained_sampling::strict_or_none(tool, strict_mode, None);
+            let schema = crate::constrained_sampling::tool_parameters(tool, strict);
             let (parameters, parameters_json_schema) = match form {
                 SchemaForm::JsonSchema => (
                     None,
                     Some(crate::schema::strip_meta(&crate::schema::inline_refs(
-                        &tool.parameters,
+                        &schema,
                     ))),
                 ),
-                SchemaForm::OpenApi => (Some(crate::schema::for_gemini(&tool.parameters)), None),
+                SchemaForm::OpenApi => (Some(crate::schema::for_gemini(&schema)), None),
             };
             FunctionDeclaration {
                 name: &tool.name,
@@ -470,6 +483,31 @@ pub fn tool_config(choice: &ToolChoice) -> ToolConfig {
             allowed_function_names,
         },
     }
+}
+
+/// `toolConfig` for `tools` (not empty): the choice's, but `VALIDATED` (arguments checked
+/// against the strict schemas) when a tool is sent strict and the choice is not `none` or
+/// `required`; none without a choice or strict tool.
+pub fn tool_config_for(
+    tools: &[Tool],
+    choice: Option<&ToolChoice>,
+    strict_mode: bool,
+) -> Option<ToolConfig> {
+    if matches!(choice, Some(ToolChoice::None | ToolChoice::Required)) {
+        return choice.map(tool_config);
+    }
+    let strict = tools
+        .iter()
+        .any(|t| crate::constrained_sampling::strict_or_none(t, strict_mode, None) == Some(true));
+    if strict {
+        return Some(ToolConfig {
+            function_calling_config: FunctionCallingConfig {
+                mode: "VALIDATED",
+                allowed_function_names: None,
+            },
+        });
+    }
+    choice.map(tool_config)
 }
 
 /// `thinkingConfig` for thinking turned off: Gemini 3 Pro cannot disable thinking (`LOW`),

@@ -96,7 +96,7 @@ pub struct FunctionDef<'a> {
     name: &'a str,
     description: &'a str,
     strict: bool,
-    parameters: &'a Value,
+    parameters: std::borrow::Cow<'a, Value>,
 }
 
 /// One entry of `tools`.
@@ -157,18 +157,28 @@ pub fn build_body<'a>(
         chat.push(ChatMessage::System { content: system });
     }
     convert_messages(messages, model.supports_images(), &mut chat);
+    // Strict tools only where the model opts in (`compat.supportsStrictMode`): pi 1.6 found
+    // Mistral Large 4 going silent for minutes before a strict tool call.
+    let strict_mode = model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_strict_mode)
+        .unwrap_or(false);
     let tools = (!context.tools.is_empty()).then(|| {
         context
             .tools
             .iter()
-            .map(|tool| ToolParam {
-                kind: "function",
-                function: FunctionDef {
-                    name: &tool.name,
-                    description: &tool.description,
-                    strict: false,
-                    parameters: &tool.parameters,
-                },
+            .map(|tool| {
+                let strict = crate::constrained_sampling::strict_or_none(tool, strict_mode, None);
+                ToolParam {
+                    kind: "function",
+                    function: FunctionDef {
+                        name: &tool.name,
+                        description: &tool.description,
+                        strict: strict.unwrap_or(false),
+                        parameters: crate::constrained_sampling::tool_parameters(tool, strict),
+                    },
+                }
             })
             .collect()
     });

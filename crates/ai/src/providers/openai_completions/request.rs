@@ -115,7 +115,7 @@ pub enum ChatMessage<'a> {
 pub struct FunctionDef<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: std::borrow::Cow<'a, Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     strict: Option<bool>,
 }
@@ -572,15 +572,24 @@ pub fn build_body<'a>(
             context
                 .tools
                 .iter()
-                .map(|t| ToolParam {
-                    kind: "function",
-                    function: FunctionDef {
-                        name: &t.name,
-                        description: &t.description,
-                        parameters: &t.parameters,
-                        strict: compat.supports_strict_mode.then_some(false),
-                    },
-                    cache_control: None,
+                .map(|t| {
+                    let strict = crate::constrained_sampling::strict_or_none(
+                        t,
+                        compat.supports_strict_mode,
+                        None,
+                    );
+                    ToolParam {
+                        kind: "function",
+                        function: FunctionDef {
+                            name: &t.name,
+                            description: &t.description,
+                            parameters: crate::constrained_sampling::tool_parameters(t, strict),
+                            strict: compat
+                                .supports_strict_mode
+                                .then_some(strict.unwrap_or(false)),
+                        },
+                        cache_control: None,
+                    }
                 })
                 .collect(),
         );

@@ -455,21 +455,24 @@ pub fn convert_messages<'a>(
     out
 }
 
-/// Function tools; `strict: None` leaves the field out, `Some(Some(true))` sends schemas
-/// rewritten for OpenAI strict mode.
+/// Function tools. `strict: None` means the API has no strict mode (the field is left out);
+/// `Some(default)` that it has, with `default` (`false`, or `null` for Codex) for tools that
+/// do not ask for strict sampling. A tool that asks for it and fits gets `true` and its
+/// schema made strict.
 pub fn convert_tools(tools: &[Tool], strict: Option<Option<bool>>) -> Vec<ToolParam<'_>> {
     tools
         .iter()
-        .map(|tool| ToolParam {
-            kind: "function",
-            name: &tool.name,
-            description: &tool.description,
-            parameters: if strict == Some(Some(true)) {
-                Cow::Owned(crate::schema::for_openai_strict(&tool.parameters))
-            } else {
-                Cow::Borrowed(&tool.parameters)
-            },
-            strict,
+        .map(|tool| {
+            let constrained =
+                crate::constrained_sampling::strict_or_none(tool, strict.is_some(), None);
+            let chosen = constrained.or(strict.flatten());
+            ToolParam {
+                kind: "function",
+                name: &tool.name,
+                description: &tool.description,
+                parameters: crate::constrained_sampling::tool_parameters(tool, chosen),
+                strict: strict.map(|_| chosen),
+            }
         })
         .collect()
 }

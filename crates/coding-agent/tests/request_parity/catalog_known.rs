@@ -1,0 +1,337 @@
+//! The differences from pi 1.6.0 that stay for catalog models (`catalog_requests_16.rs`),
+//! by `provider/id` pattern (`*` at the end matches a prefix). Each is open work in ours,
+//! named in its reason; the wire API's own entries (`known.rs`) apply as well.
+
+use super::known::{Known, Part};
+
+/// An entry for the models `key` names, every scenario and request.
+const fn entry(key: &'static str, part: Part, reason: &'static str) -> Known {
+    Known {
+        api: key,
+        scenario: "*",
+        request: None,
+        part,
+        reason,
+    }
+}
+
+const FITTED_MAX_TOKENS: &str = "pi 1.6.0 fits the output cap into the context left after \
+    the prompt, which it estimates from its own system prompt's wording; ours is our own \
+    wording, so a cap fitted near the window differs by that much; which field carries \
+    the cap is compared (the request-parity scenarios compare the cap where it is not fitted)";
+
+const OPENCODE_HEADERS: &str = "open: pi 1.6.0 names itself to OpenCode Zen and Go \
+    (`x-opencode-client: pi`, `x-opencode-session: <session id>`) and sends no `session-id` \
+    there; ours sends the OpenAI session headers";
+
+const OPENROUTER_HEADERS: &str = "open: pi 1.6.0 names itself to OpenRouter (`HTTP-Referer`, \
+    `X-OpenRouter-Title`, `X-OpenRouter-Categories`) and routes by `x-session-id`; ours sends \
+    the OpenAI session headers";
+
+const COPILOT_HEADERS: &str = "open: pi 1.6.0 authenticates Copilot's Anthropic models with \
+    `Authorization: Bearer` and sends Copilot's `X-Initiator` and `Openai-Intent` headers on \
+    every Copilot API; ours sends `x-api-key` there";
+
+const SESSION_AFFINITY: &str = "open: pi 1.6.0 sends `x-session-affinity` (the session id) to \
+    the Cloudflare AI Gateway's Anthropic route and to Fireworks' DeepSeek V4.1 Flash, which \
+    also get no tool cache marker; ours does not";
+
+const CLAUDE_5_CONTROLS: &str = "open: pi 1.6.0 sends Claude Fable 5.x and Haiku 5.5 their \
+    betas (`anthropic-beta`: inline tools, mid-conversation output config, thinking binding \
+    controls), `thinking.block_binding`, per-message effort as system messages, and Fable 5's \
+    server-side fallback models (`fallbacks`); ours sends none of these";
+
+const TOOL_SEARCH: &str = "open (issue 39, tool search): pi 1.6.0 gives models with native \
+    tool search their tools as an `additional_tools` input item with deferred loading, and \
+    opens the Codex WebSocket first; ours sends them as plain tools";
+
+const THINKING_FORMATS: &str = "open: the reasoning controls these models' compat asks for \
+    (Z.AI's `thinking` / `enable_thinking`, a `reasoning_effort` of `none` or the model's \
+    mapped value where ours sends none, Mistral's `reasoning_effort` instead of \
+    `prompt_mode`, GPT-6 Astra's fixed `medium`) differ from pi 1.6.0's";
+
+const THINKING_REPLAY: &str = "open: how earlier thinking is replayed to these models (as \
+    thinking blocks with their signatures, or as text) differs from pi 1.6.0";
+
+const GEMINI_4: &str = "open: pi 1.6.0 sends Gemini 4 a `thinkingLevel` and ids on function \
+    calls and responses; ours sends a thinking budget and no ids";
+
+const CACHE_FIELDS: &str = "open: pi 1.6.0 asks GPT-5.6 and GPT-6 for long retention with \
+    `prompt_cache_options: {ttl: \"30m\"}` instead of `prompt_cache_retention: \"24h\"`, \
+    xAI for `reasoning.encrypted_content`, and marks Bedrock's Claude Fable 5 prompt with \
+    cache points; ours does not";
+
+const BILLING_HEADER: &str = "open: pi 1.6.0 sends NVIDIA's `x-billing-invoke-origin` \
+    attribution header; ours does not";
+
+/// The catalog differences that stay.
+pub const CATALOG_KNOWN: &[Known] = &[
+    entry(
+        "*",
+        Part::Values(&[
+            "/body/max_tokens",
+            "/body/max_output_tokens",
+            "/body/max_completion_tokens",
+        ]),
+        FITTED_MAX_TOKENS,
+    ),
+    entry(
+        "opencode*",
+        Part::Fields(&[
+            "/headers/x-opencode-client",
+            "/headers/x-opencode-session",
+            "/headers/session-id",
+        ]),
+        OPENCODE_HEADERS,
+    ),
+    entry(
+        "openrouter/*",
+        Part::Fields(&[
+            "/headers/http-referer",
+            "/headers/x-openrouter-title",
+            "/headers/x-openrouter-categories",
+            "/headers/x-session-id",
+            "/headers/x-session-affinity",
+            "/headers/session_id",
+            "/headers/x-client-request-id",
+        ]),
+        OPENROUTER_HEADERS,
+    ),
+    entry(
+        "github-copilot/*",
+        Part::Fields(&[
+            "/headers/authorization",
+            "/headers/x-api-key",
+            "/headers/x-initiator",
+            "/headers/openai-intent",
+        ]),
+        COPILOT_HEADERS,
+    ),
+    entry(
+        "cloudflare-ai-gateway/claude-*",
+        Part::Field("/headers/x-session-affinity"),
+        SESSION_AFFINITY,
+    ),
+    entry(
+        "fireworks/accounts/fireworks/models/deepseek-v4p1-flash",
+        Part::Fields(&["/headers/x-session-affinity", "/body/tools/*/cache_control"]),
+        SESSION_AFFINITY,
+    ),
+    entry(
+        "*claude-fable-5*",
+        Part::Fields(&[
+            "/headers/anthropic-beta",
+            "/body/thinking/block_binding",
+            "/body/output_config/effort",
+            "/body/messages",
+            "/body/fallbacks",
+            "/body/tools",
+            "/body/additionalModelRequestFields",
+        ]),
+        CLAUDE_5_CONTROLS,
+    ),
+    entry(
+        "*claude-haiku-5*",
+        Part::Fields(&[
+            "/headers/anthropic-beta",
+            "/body/thinking/block_binding",
+            "/body/output_config/effort",
+            "/body/messages",
+            "/body/tools",
+        ]),
+        CLAUDE_5_CONTROLS,
+    ),
+    entry(
+        "anthropic/claude-opus-4-8",
+        Part::Fields(&["/headers/anthropic-beta", "/body/tools"]),
+        CLAUDE_5_CONTROLS,
+    ),
+    entry(
+        "*gpt-5.6-luna",
+        Part::Fields(&["/body/input", "/body/tools"]),
+        TOOL_SEARCH,
+    ),
+    entry(
+        "*gpt-6-astra",
+        Part::Fields(&["/body/input", "/body/tools", "/body/reasoning/effort"]),
+        TOOL_SEARCH,
+    ),
+    entry(
+        "openai-codex/*",
+        Part::Request("GET /backend-api/codex/responses"),
+        TOOL_SEARCH,
+    ),
+    entry(
+        "openai/*",
+        Part::Fields(&["/body/prompt_cache_options", "/body/prompt_cache_retention"]),
+        CACHE_FIELDS,
+    ),
+    entry("xai/*", Part::Field("/body/include"), CACHE_FIELDS),
+    entry(
+        "amazon-bedrock/anthropic.claude-fable-5",
+        Part::Fields(&["/body/system", "/body/messages/*/content"]),
+        CACHE_FIELDS,
+    ),
+    entry(
+        "nvidia/*",
+        Part::Field("/headers/x-billing-invoke-origin"),
+        BILLING_HEADER,
+    ),
+    entry(
+        "zai/*",
+        Part::Fields(&[
+            "/body/reasoning_effort",
+            "/body/prompt_mode",
+            "/body/thinking",
+            "/body/enable_thinking",
+        ]),
+        THINKING_FORMATS,
+    ),
+    entry(
+        "zai-coding-cn/*",
+        Part::Fields(&[
+            "/body/reasoning_effort",
+            "/body/prompt_mode",
+            "/body/thinking",
+            "/body/enable_thinking",
+        ]),
+        THINKING_FORMATS,
+    ),
+    entry(
+        "kimi-coding/*",
+        Part::Fields(&[
+            "/body/reasoning_effort",
+            "/body/prompt_mode",
+            "/body/thinking",
+            "/body/enable_thinking",
+        ]),
+        THINKING_FORMATS,
+    ),
+    entry(
+        "moonshotai/*",
+        Part::Fields(&[
+            "/body/reasoning_effort",
+            "/body/prompt_mode",
+            "/body/thinking",
+            "/body/enable_thinking",
+        ]),
+        THINKING_FORMATS,
+    ),
+    entry(
+        "moonshotai-cn/*",
+        Part::Fields(&[
+            "/body/reasoning_effort",
+            "/body/prompt_mode",
+            "/body/thinking",
+            "/body/enable_thinking",
+        ]),
+        THINKING_FORMATS,
+    ),
+    entry(
+        "opencode/kimi-k2.6",
+        Part::Fields(&[
+            "/body/reasoning_effort",
+            "/body/prompt_mode",
+            "/body/thinking",
+            "/body/enable_thinking",
+        ]),
+        THINKING_FORMATS,
+    ),
+    entry(
+        "mistral/*",
+        Part::Fields(&[
+            "/body/reasoning_effort",
+            "/body/prompt_mode",
+            "/body/thinking",
+            "/body/enable_thinking",
+        ]),
+        THINKING_FORMATS,
+    ),
+    entry(
+        "qwen-token-plan*",
+        Part::Fields(&[
+            "/body/reasoning_effort",
+            "/body/prompt_mode",
+            "/body/thinking",
+            "/body/enable_thinking",
+        ]),
+        THINKING_FORMATS,
+    ),
+    entry(
+        "xiaomi*",
+        Part::Fields(&[
+            "/body/reasoning_effort",
+            "/body/prompt_mode",
+            "/body/thinking",
+            "/body/enable_thinking",
+        ]),
+        THINKING_FORMATS,
+    ),
+    entry(
+        "cloudflare-ai-gateway/workers-ai/*",
+        Part::Fields(&[
+            "/body/reasoning_effort",
+            "/body/prompt_mode",
+            "/body/thinking",
+            "/body/enable_thinking",
+        ]),
+        THINKING_FORMATS,
+    ),
+    entry(
+        "fireworks/accounts/fireworks/models/deepseek-v4p1-flash",
+        Part::Fields(&[
+            "/body/messages/*/content/*/type",
+            "/body/messages/*/content/*/text",
+            "/body/messages/*/content/*/thinking",
+            "/body/messages/*/content/*/signature",
+        ]),
+        THINKING_REPLAY,
+    ),
+    entry(
+        "opencode/qwen3.8-flash",
+        Part::Fields(&[
+            "/body/messages/*/content/*/type",
+            "/body/messages/*/content/*/text",
+            "/body/messages/*/content/*/thinking",
+            "/body/messages/*/content/*/signature",
+        ]),
+        THINKING_REPLAY,
+    ),
+    entry(
+        "opencode-go/qwen3.8-flash",
+        Part::Fields(&[
+            "/body/messages/*/content/*/type",
+            "/body/messages/*/content/*/text",
+            "/body/messages/*/content/*/thinking",
+            "/body/messages/*/content/*/signature",
+        ]),
+        THINKING_REPLAY,
+    ),
+    entry(
+        "vercel-ai-gateway/*",
+        Part::Fields(&[
+            "/body/messages/*/content/*/type",
+            "/body/messages/*/content/*/text",
+            "/body/messages/*/content/*/thinking",
+            "/body/messages/*/content/*/signature",
+        ]),
+        THINKING_REPLAY,
+    ),
+    entry(
+        "opencode-go/gemini-4-argon",
+        Part::Fields(&[
+            "/body/generationConfig/thinkingConfig",
+            "/body/contents/*/parts/*/functionCall/id",
+            "/body/contents/*/parts/*/functionResponse/id",
+        ]),
+        GEMINI_4,
+    ),
+    entry(
+        "opencode/gemini-3.5-flash",
+        Part::Fields(&[
+            "/body/contents/*/parts/*/functionCall/id",
+            "/body/contents/*/parts/*/functionResponse/id",
+        ]),
+        GEMINI_4,
+    ),
+];
