@@ -140,7 +140,7 @@ pub fn transform_messages(
 }
 
 /// An assistant message's blocks as another model (or the same one) should get them:
-/// thinking from another model becomes text, empty thinking is dropped, and tool-call ids
+/// thinking from another model and empty thinking are dropped, and tool-call ids
 /// are normalized for the target API (recorded in `id_map` for their results).
 fn rewritten_content(
     assistant: &AssistantMessage,
@@ -152,21 +152,14 @@ fn rewritten_content(
         .content
         .iter()
         .filter_map(|block| match block {
+            // Another model's reasoning is dropped, not shown to the new model as text
+            // (pi 1.3): it could not verify it and would take it for its own answer.
+            AssistantBlock::Thinking(_) if !same_model => None,
             AssistantBlock::Thinking(t) => {
-                if t.is_redacted() {
-                    return same_model.then(|| block.clone());
-                }
-                if same_model && t.thinking_signature.is_some() {
+                if t.is_redacted() || t.thinking_signature.is_some() {
                     return Some(block.clone());
                 }
-                if t.thinking.trim().is_empty() {
-                    return None;
-                }
-                if same_model {
-                    Some(block.clone())
-                } else {
-                    Some(AssistantBlock::Text(TextContent::new(t.thinking.clone())))
-                }
+                (!t.thinking.trim().is_empty()).then(|| block.clone())
             }
             AssistantBlock::Text(t) if !same_model => {
                 Some(AssistantBlock::Text(TextContent::new(t.text.clone())))
@@ -209,7 +202,7 @@ mod tests {
     }
 
     #[test]
-    fn foreign_thinking_becomes_text_and_empty_thinking_is_dropped() {
+    fn foreign_thinking_and_empty_thinking_are_dropped() {
         let msgs = vec![assistant(
             "openai",
             vec![
@@ -222,8 +215,8 @@ mod tests {
         let Message::Assistant(a) = &out[0] else {
             panic!()
         };
-        assert_eq!(a.content.len(), 2);
-        assert_eq!(a.content[0].as_text(), Some("reasoned"));
+        assert_eq!(a.content.len(), 1);
+        assert_eq!(a.content[0].as_text(), Some("answer"));
     }
 
     #[test]

@@ -255,17 +255,15 @@ mod tests {
             "baseUrl":"http://x","reasoning":false,"input":["text"],
             "cost":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0},
             "contextWindow":1000,"maxTokens":100,"futureField":{"a":1},
-            "compat":{"supportsFinishReason":false,"thinkingFormat":"string-thinking"}}"#;
+            "compat":{"supportsFinishReason":false,"futureFlag":2,"thinkingFormat":"string-thinking"}}"#;
         let model: Model = serde_json::from_str(text).unwrap();
         assert_eq!(
             model.extras.other["futureField"],
             serde_json::json!({"a": 1})
         );
         let compat = model.compat.as_ref().unwrap();
-        assert_eq!(
-            compat.other["supportsFinishReason"],
-            serde_json::json!(false)
-        );
+        assert_eq!(compat.supports_finish_reason, Some(false));
+        assert_eq!(compat.other["futureFlag"], serde_json::json!(2));
         let back = serde_json::to_value(&model).unwrap();
         let original: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(back, original);

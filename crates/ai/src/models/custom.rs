@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::types::{InputKind, Model, ModelCompat, ModelCost, ThinkingLevelMap};
+use crate::types::{
+    InputKind, Model, ModelCompat, ModelCost, ModelExtras, ThinkingLevel, ThinkingLevelMap,
+};
 
 /// A problem with `models.json`; built-in models stay usable when it occurs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -63,6 +65,8 @@ pub struct ModelDefinition {
     pub max_tokens: Option<u64>,
     pub headers: Option<BTreeMap<String, String>>,
     pub compat: Option<ModelCompat>,
+    pub sampling_params: Option<Map<String, Value>>,
+    pub sampling_params_by_thinking_level: Option<BTreeMap<ThinkingLevel, Map<String, Value>>>,
 }
 
 /// Partial cost for overrides.
@@ -88,6 +92,8 @@ pub struct ModelOverride {
     pub max_tokens: Option<u64>,
     pub headers: Option<BTreeMap<String, String>>,
     pub compat: Option<ModelCompat>,
+    pub sampling_params: Option<Map<String, Value>>,
+    pub sampling_params_by_thinking_level: Option<BTreeMap<ThinkingLevel, Map<String, Value>>>,
 }
 
 /// Unresolved request settings of a provider (values may name env vars or commands).
@@ -283,7 +289,13 @@ impl ModelsConfig {
                     max_tokens: def.max_tokens.unwrap_or(16_384),
                     headers: None,
                     compat: merge_compat(provider.compat.clone(), def.compat.as_ref()),
-                    extras: Default::default(),
+                    extras: ModelExtras {
+                        sampling_params: def.sampling_params.clone(),
+                        sampling_params_by_thinking_level: def
+                            .sampling_params_by_thinking_level
+                            .clone(),
+                        ..ModelExtras::default()
+                    },
                 };
                 match models
                     .iter_mut()
@@ -331,6 +343,21 @@ fn apply_override(model: &mut Model, o: &ModelOverride) {
         };
     }
     model.compat = merge_compat(model.compat.take(), o.compat.as_ref());
+    // Sampling fields merge per key, and per level per key (pi 1.0.2).
+    if let Some(params) = &o.sampling_params {
+        let merged = model.extras.sampling_params.get_or_insert_with(Map::new);
+        merged.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    if let Some(levels) = &o.sampling_params_by_thinking_level {
+        let merged = model
+            .extras
+            .sampling_params_by_thinking_level
+            .get_or_insert_with(BTreeMap::new);
+        for (level, params) in levels {
+            let entry = merged.entry(*level).or_default();
+            entry.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+    }
 }
 
 /// Field-wise merge; the routing objects merge one level deeper, as in the TypeScript pi.

@@ -90,6 +90,32 @@ pub struct ModelCompat {
     pub requires_assistant_after_tool_result: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requires_thinking_as_text: Option<bool>,
+    /// OpenAI-compatible (pi 1.5): `false` when streamed answers carry no `finish_reason`;
+    /// the stop reason is then taken from how the stream ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_finish_reason: Option<bool>,
+    /// OpenAI-compatible (pi 1.5): a replayed assistant message without text sends `""`
+    /// instead of `null` content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_non_null_assistant_content: Option<bool>,
+    /// OpenAI-compatible (pi 1.5): a request without tools sends `"tools": []` when the
+    /// conversation has tool calls or results (some proxies in front of Anthropic need it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_tools_with_tool_history: Option<bool>,
+    /// OpenAI-compatible (pi 1.x): the top-level field that caps reasoning tokens with the
+    /// thinking budget (`thinking_token_budget` for vLLM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_token_budget_field: Option<String>,
+    /// Alias of `thinkingTokenBudgetField: "thinking_token_budget"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_thinking_token_budget: Option<bool>,
+    /// OpenAI-compatible (pi 1.5): `"auto"`, `"enabled"` or `"disabled"`: whether requests
+    /// carry `prompt_cache_key` (auto: OpenAI itself, or long retention where supported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_key_mode: Option<String>,
+    /// OpenAI-compatible (pi 1.x): vLLM's scheduler priority, sent as the body's `priority`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vllm_priority: Option<serde_json::Number>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requires_reasoning_content_on_assistant_messages: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -281,6 +307,13 @@ pub struct ModelExtras {
     /// Radius: free of charge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free: Option<bool>,
+    /// Request sampling fields (`temperature`, `top_p`, `top_k`, …) merged into every
+    /// OpenAI Completions / Responses body (pi 1.x `models.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_params: Option<Map<String, Value>>,
+    /// Per thinking level, sampling fields merged over `samplingParams` (pi 1.0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_params_by_thinking_level: Option<BTreeMap<ThinkingLevel, Map<String, Value>>>,
     /// Any other field (newer than pi 1.6), kept as written.
     #[serde(flatten)]
     pub other: BTreeMap<String, Value>,
@@ -327,6 +360,25 @@ impl Model {
     }
 
     /// `provider/id`, the form users type.
+    /// The sampling fields a request at `level` (already clamped to the model) carries:
+    /// `samplingParams`, then that level's override, later keys winning (pi-ai 1.6's
+    /// resolveSamplingParams). `None` when the model sets none.
+    pub fn sampling_params(&self, level: ThinkingLevel) -> Option<Map<String, Value>> {
+        let by_level = self
+            .extras
+            .sampling_params_by_thinking_level
+            .as_ref()
+            .and_then(|levels| levels.get(&level));
+        if self.extras.sampling_params.is_none() && by_level.is_none() {
+            return None;
+        }
+        let mut merged = self.extras.sampling_params.clone().unwrap_or_default();
+        if let Some(over) = by_level {
+            merged.extend(over.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        Some(merged)
+    }
+
     pub fn full_id(&self) -> String {
         format!("{}/{}", self.provider, self.id)
     }

@@ -32,9 +32,11 @@ fn input_text(blocks: &[InputBlock]) -> String {
     blocks.iter().filter_map(InputBlock::as_text).collect()
 }
 
-/// Renders messages as `[User]: …`, `[Assistant thinking]: …`, `[Assistant]: …`,
+/// Renders messages as `[User]: …`, `[Assistant]: …`,
 /// `[Assistant tool calls]: name(key=json, …); …` and `[Tool result]: …` (truncated to
 /// [`TOOL_RESULT_MAX_CHARS`]), separated by blank lines; empty parts are left out.
+/// Thinking is left out, as pi 1.2 does: providers return summaries of the reasoning, often
+/// not part of the model's live context, and it could outgrow what it summarizes.
 /// Run `convert_to_llm` first so custom kinds are included.
 pub fn serialize_conversation(messages: &[Message]) -> String {
     serialize_recent(messages, usize::MAX)
@@ -84,12 +86,11 @@ fn message_parts(message: &Message, parts: &mut Vec<String>) {
         }
         Message::Assistant(assistant) => {
             let mut text = Vec::new();
-            let mut thinking = Vec::new();
             let mut calls = Vec::new();
             for block in &assistant.content {
                 match block {
                     AssistantBlock::Text(t) => text.push(t.text.as_str()),
-                    AssistantBlock::Thinking(t) => thinking.push(t.thinking.as_str()),
+                    AssistantBlock::Thinking(_) => {}
                     AssistantBlock::ToolCall(call) => {
                         let arguments = call
                             .arguments
@@ -105,9 +106,6 @@ fn message_parts(message: &Message, parts: &mut Vec<String>) {
                         calls.push(format!("{}({arguments})", call.name));
                     }
                 }
-            }
-            if !thinking.is_empty() {
-                parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
             }
             if !text.is_empty() {
                 parts.push(format!("[Assistant]: {}", text.join("\n")));
@@ -168,7 +166,7 @@ mod tests {
         ];
         assert_eq!(
             serialize_conversation(&messages),
-            "[User]: plain\n\n[User]: ab\n\n[Assistant thinking]: t1\nt2\n\n[Assistant]: one\ntwo\n\n\
+            "[User]: plain\n\n[User]: ab\n\n[Assistant]: one\ntwo\n\n\
              [Assistant tool calls]: read(path=\"a.rs\", limit=5); bash(command=\"echo \\\"hi\\\"\")\n\n\
              [Tool result]: file!"
         );

@@ -45,11 +45,6 @@ const TOOL_SEARCH: &str = "open (issue 39, tool search): pi 1.6.0 gives models w
     tool search their tools as an `additional_tools` input item with deferred loading, and \
     opens the Codex WebSocket first; ours sends them as plain tools";
 
-const THINKING_FORMATS: &str = "open: the reasoning controls these models' compat asks for \
-    (Z.AI's `thinking` / `enable_thinking`, a `reasoning_effort` of `none` or the model's \
-    mapped value where ours sends none, Mistral's `reasoning_effort` instead of \
-    `prompt_mode`, GPT-6 Astra's fixed `medium`) differ from pi 1.6.0's";
-
 const THINKING_REPLAY: &str = "open: how earlier thinking is replayed to these models (as \
     thinking blocks with their signatures, or as text) differs from pi 1.6.0";
 
@@ -176,106 +171,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
         "nvidia/*",
         Part::Field("/headers/x-billing-invoke-origin"),
         BILLING_HEADER,
-    ),
-    entry(
-        "zai/*",
-        Part::Fields(&[
-            "/body/reasoning_effort",
-            "/body/prompt_mode",
-            "/body/thinking",
-            "/body/enable_thinking",
-        ]),
-        THINKING_FORMATS,
-    ),
-    entry(
-        "zai-coding-cn/*",
-        Part::Fields(&[
-            "/body/reasoning_effort",
-            "/body/prompt_mode",
-            "/body/thinking",
-            "/body/enable_thinking",
-        ]),
-        THINKING_FORMATS,
-    ),
-    entry(
-        "kimi-coding/*",
-        Part::Fields(&[
-            "/body/reasoning_effort",
-            "/body/prompt_mode",
-            "/body/thinking",
-            "/body/enable_thinking",
-        ]),
-        THINKING_FORMATS,
-    ),
-    entry(
-        "moonshotai/*",
-        Part::Fields(&[
-            "/body/reasoning_effort",
-            "/body/prompt_mode",
-            "/body/thinking",
-            "/body/enable_thinking",
-        ]),
-        THINKING_FORMATS,
-    ),
-    entry(
-        "moonshotai-cn/*",
-        Part::Fields(&[
-            "/body/reasoning_effort",
-            "/body/prompt_mode",
-            "/body/thinking",
-            "/body/enable_thinking",
-        ]),
-        THINKING_FORMATS,
-    ),
-    entry(
-        "opencode/kimi-k2.6",
-        Part::Fields(&[
-            "/body/reasoning_effort",
-            "/body/prompt_mode",
-            "/body/thinking",
-            "/body/enable_thinking",
-        ]),
-        THINKING_FORMATS,
-    ),
-    entry(
-        "mistral/*",
-        Part::Fields(&[
-            "/body/reasoning_effort",
-            "/body/prompt_mode",
-            "/body/thinking",
-            "/body/enable_thinking",
-        ]),
-        THINKING_FORMATS,
-    ),
-    entry(
-        "qwen-token-plan*",
-        Part::Fields(&[
-            "/body/reasoning_effort",
-            "/body/prompt_mode",
-            "/body/thinking",
-            "/body/enable_thinking",
-        ]),
-        THINKING_FORMATS,
-    ),
-    entry(
-        "xiaomi*",
-        Part::Fields(&[
-            "/body/reasoning_effort",
-            "/body/prompt_mode",
-            "/body/thinking",
-            "/body/enable_thinking",
-        ]),
-        THINKING_FORMATS,
-    ),
-    entry(
-        "cloudflare-ai-gateway/workers-ai/*",
-        Part::Fields(&[
-            "/body/reasoning_effort",
-            "/body/prompt_mode",
-            "/body/thinking",
-            "/body/enable_thinking",
-        ]),
-        THINKING_FORMATS,
     ),
     entry(
         "fireworks/accounts/fireworks/models/deepseek-v4p1-flash",

@@ -137,14 +137,6 @@ pub fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
     transform_messages(&context.messages, model, Some(&normalize))
 }
 
-/// Models that take `reasoning_effort`; other reasoning models take `prompt_mode: "reasoning"`.
-pub fn uses_reasoning_effort(model: &Model) -> bool {
-    matches!(
-        model.id.as_str(),
-        "mistral-small-2603" | "mistral-small-latest" | "mistral-medium-3.5"
-    )
-}
-
 /// Builds the body. `messages` are the transformed conversation of `context`.
 pub fn build_body<'a>(
     model: &'a Model,
@@ -190,19 +182,27 @@ pub fn build_body<'a>(
             serde_json::json!({"type": "function", "function": {"name": name}})
         }
     });
+    // pi-ai 1.6: a reasoning model with a thinking-level map takes `reasoning_effort` (its
+    // mapped value, `high` where the level maps to nothing; off: the map's `off` value, if
+    // any); one without a map takes `prompt_mode: "reasoning"` while thinking.
     let level = options
         .reasoning_effort
-        .filter(|level| model.reasoning && *level != ThinkingLevel::Off);
-    let (reasoning_effort, prompt_mode) = match level {
-        Some(level) if uses_reasoning_effort(model) => {
-            let effort = match model.thinking_level_value(level) {
-                Some(Some(mapped)) => mapped.to_owned(),
+        .filter(|level| *level != ThinkingLevel::Off);
+    let effort_map = model
+        .thinking_level_map
+        .as_ref()
+        .filter(|_| model.reasoning);
+    let (reasoning_effort, prompt_mode) = match (effort_map, level) {
+        (Some(map), Some(level)) => {
+            let effort = match map.get(&level) {
+                Some(Some(mapped)) => mapped.clone(),
                 _ => "high".to_owned(),
             };
             (Some(effort), None)
         }
-        Some(_) => (None, Some("reasoning")),
-        None => (None, None),
+        (Some(map), None) => (map.get(&ThinkingLevel::Off).cloned().flatten(), None),
+        (None, Some(_)) if model.reasoning => (None, Some("reasoning")),
+        (None, _) => (None, None),
     };
     Body {
         model: &model.id,

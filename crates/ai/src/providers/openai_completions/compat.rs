@@ -12,11 +12,21 @@ pub struct Compat {
     pub supports_developer_role: bool,
     pub supports_reasoning_effort: bool,
     pub supports_usage_in_streaming: bool,
+    /// Streamed answers carry `finish_reason` (when not, the end of the stream decides).
+    pub supports_finish_reason: bool,
     pub max_tokens_field: MaxTokensField,
     pub requires_tool_result_name: bool,
     pub requires_assistant_after_tool_result: bool,
+    pub requires_non_null_assistant_content: bool,
+    pub requires_tools_with_tool_history: bool,
     pub requires_thinking_as_text: bool,
     pub requires_reasoning_content_on_assistant_messages: bool,
+    /// The top-level field carrying the thinking budget (vLLM's `thinking_token_budget`).
+    pub thinking_token_budget_field: Option<String>,
+    /// Whether `prompt_cache_key` is sent: `None` decides as pi-ai does (`auto`).
+    pub prompt_cache_key: Option<bool>,
+    /// vLLM's scheduler priority (the body's `priority`).
+    pub vllm_priority: Option<serde_json::Number>,
     pub thinking_format: ThinkingFormat,
     /// `chatTemplateKwargs` / `chatTemplateArgs` of pi 1.6's template thinking formats.
     pub chat_template_kwargs: Option<Map<String, Value>>,
@@ -27,6 +37,10 @@ pub struct Compat {
     pub supports_strict_mode: bool,
     pub anthropic_cache_control: bool,
     pub send_session_affinity_headers: bool,
+    /// Which session headers: `openai` (`session_id`, `x-client-request-id`,
+    /// `x-session-affinity`), `openai-nosession` (the last two) or `openrouter`
+    /// (`x-session-id`).
+    pub session_affinity_format: String,
     pub supports_long_cache_retention: bool,
 }
 
@@ -36,14 +50,16 @@ pub struct Compat {
 pub fn detect(model: &Model) -> Compat {
     let provider = model.provider.as_str();
     let url = model.base_url.as_str();
-    let is_zai = provider == "zai" || url.contains("api.z.ai");
+    let is_zai = matches!(provider, "zai" | "zai-coding-cn")
+        || url.contains("api.z.ai")
+        || url.contains("open.bigmodel.cn");
     let is_moonshot =
         matches!(provider, "moonshotai" | "moonshotai-cn") || url.contains("api.moonshot.");
     let is_cf_workers = provider == "cloudflare-workers-ai" || url.contains("api.cloudflare.com");
     let is_cf_gateway =
         provider == "cloudflare-ai-gateway" || url.contains("gateway.ai.cloudflare.com");
     let is_grok = provider == "xai" || url.contains("api.x.ai");
-    let is_deepseek = provider == "deepseek" || url.contains("deepseek.com");
+    let is_deepseek = provider == "deepseek" || url.to_ascii_lowercase().contains("deepseek.com");
     // Providers new in pi 1.6, detected as its `detectCompat` does.
     let is_together = provider == "together"
         || url.contains("api.together.ai")
@@ -63,7 +79,13 @@ pub fn detect(model: &Model) -> Compat {
         || is_cf_workers
         || is_cf_gateway
         || new_in_16;
-    let use_max_tokens = url.contains("chutes.ai") || is_moonshot || is_cf_gateway || new_in_16;
+    let use_max_tokens = url.contains("chutes.ai")
+        || is_deepseek
+        || is_moonshot
+        || is_cf_gateway
+        || is_zai
+        || new_in_16;
+    let is_openrouter = provider == "openrouter" || url.contains("openrouter.ai");
     // pi-ai 1.6 sends instructions with the `developer` role to OpenAI only: other servers
     // (Groq, llama.cpp's chat templates, …) know `system`.
     let is_openai = provider == "openai" || url.contains("api.openai.com");
@@ -75,7 +97,7 @@ pub fn detect(model: &Model) -> Compat {
         ThinkingFormat::Together
     } else if is_ant_ling {
         ThinkingFormat::AntLing
-    } else if provider == "openrouter" || url.contains("openrouter.ai") {
+    } else if is_openrouter {
         ThinkingFormat::Openrouter
     } else {
         ThinkingFormat::Openai
@@ -89,6 +111,7 @@ pub fn detect(model: &Model) -> Compat {
             && !is_cf_gateway
             && !new_in_16,
         supports_usage_in_streaming: true,
+        supports_finish_reason: true,
         max_tokens_field: if use_max_tokens {
             MaxTokensField::MaxTokens
         } else {
@@ -96,8 +119,13 @@ pub fn detect(model: &Model) -> Compat {
         },
         requires_tool_result_name: false,
         requires_assistant_after_tool_result: false,
+        requires_non_null_assistant_content: false,
+        requires_tools_with_tool_history: false,
         requires_thinking_as_text: false,
         requires_reasoning_content_on_assistant_messages: is_deepseek,
+        thinking_token_budget_field: None,
+        prompt_cache_key: None,
+        vllm_priority: None,
         thinking_format,
         chat_template_kwargs: None,
         chat_template_args: None,
@@ -108,7 +136,13 @@ pub fn detect(model: &Model) -> Compat {
         // supported, so tools carry no `strict` unless `compat.supportsStrictMode` says so.
         supports_strict_mode: false,
         anthropic_cache_control: provider == "openrouter" && model.id.starts_with("anthropic/"),
-        send_session_affinity_headers: false,
+        send_session_affinity_headers: is_openrouter,
+        session_affinity_format: if is_openrouter {
+            "openrouter"
+        } else {
+            "openai"
+        }
+        .into(),
         supports_long_cache_retention: !(is_cf_workers || is_cf_gateway || new_in_16),
     }
 }
@@ -144,6 +178,29 @@ pub fn resolve(model: &Model) -> Compat {
         &mut c.requires_thinking_as_text,
         o.requires_thinking_as_text,
     );
+    set(&mut c.supports_finish_reason, o.supports_finish_reason);
+    set(
+        &mut c.requires_non_null_assistant_content,
+        o.requires_non_null_assistant_content,
+    );
+    set(
+        &mut c.requires_tools_with_tool_history,
+        o.requires_tools_with_tool_history,
+    );
+    if let Some(field) = &o.thinking_token_budget_field {
+        c.thinking_token_budget_field = Some(field.clone());
+    } else if o.supports_thinking_token_budget == Some(true) {
+        c.thinking_token_budget_field = Some("thinking_token_budget".into());
+    }
+    c.prompt_cache_key = match o.prompt_cache_key_mode.as_deref() {
+        Some("enabled") => Some(true),
+        Some("disabled") => Some(false),
+        _ => None,
+    };
+    c.vllm_priority = o.vllm_priority.clone();
+    if let Some(format) = &o.session_affinity_format {
+        c.session_affinity_format = format.clone();
+    }
     set(
         &mut c.requires_reasoning_content_on_assistant_messages,
         o.requires_reasoning_content_on_assistant_messages,

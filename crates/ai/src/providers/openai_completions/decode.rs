@@ -136,12 +136,16 @@ pub struct Decoder {
     tools_by_index: HashMap<u64, usize>,
     tools_by_id: HashMap<String, usize>,
     saw_finish: bool,
+    /// The server sends `finish_reason` (`compat.supportsFinishReason`, default true).
+    expects_finish: bool,
 }
 
 impl Decoder {
     /// A decoder for a response of `model`.
     pub fn new(model: Model) -> Self {
+        let expects_finish = super::compat::resolve(&model).supports_finish_reason;
         Self {
+            expects_finish,
             model,
             text: None,
             thinking: None,
@@ -308,24 +312,31 @@ impl SseDecoder for Decoder {
 
     fn finish(&mut self, asm: &mut Assembler, ended_by_provider: bool) -> Result<(), String> {
         asm.end_all();
-        if !ended_by_provider && !self.saw_finish {
+        if self.saw_finish {
+            return Ok(());
+        }
+        // A server that sends no `finish_reason` (pi 1.5's compat.supportsFinishReason
+        // false): the reply's content decides, however the stream ended.
+        if !self.expects_finish {
+            let calls = asm
+                .message()
+                .content
+                .iter()
+                .any(|b| matches!(b, AssistantBlock::ToolCall(_)));
+            asm.message_mut().stop_reason = if calls {
+                StopReason::ToolUse
+            } else {
+                StopReason::Stop
+            };
+            return Ok(());
+        }
+        if !ended_by_provider {
             return Err(
                 "Connection error: the stream ended before the response was complete (no finish_reason)"
                     .to_owned(),
             );
         }
-        // A reply that is all tool calls but says "stop" still asks for tools.
-        let message = asm.message();
-        if message.stop_reason == StopReason::Stop
-            && message
-                .content
-                .iter()
-                .any(|b| matches!(b, AssistantBlock::ToolCall(_)))
-            && !self.saw_finish
-        {
-            asm.message_mut().stop_reason = StopReason::ToolUse;
-        }
-        Ok(())
+        Err("Stream ended without finish_reason".to_owned())
     }
 }
 

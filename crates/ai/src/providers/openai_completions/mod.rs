@@ -127,9 +127,15 @@ pub fn build_request(
         && retention != CacheRetention::None
         && let Some(session) = options.session_id.as_deref()
     {
-        request.set_header("session_id", session);
-        request.set_header("x-client-request-id", session);
-        request.set_header("x-session-affinity", session);
+        if compat.session_affinity_format == "openrouter" {
+            request.set_header("x-session-id", session);
+        } else {
+            if compat.session_affinity_format == "openai" {
+                request.set_header("session_id", session);
+            }
+            request.set_header("x-client-request-id", session);
+            request.set_header("x-session-affinity", session);
+        }
     }
     request.apply_overrides(&options.headers);
     cloudflare::apply_gateway_auth(&mut request, model, options, api_key);

@@ -323,8 +323,8 @@ fn convert_assistant<'a>(
         })
         .collect();
     let mut extra = Map::new();
-    let mut content: Option<Content> = compat
-        .requires_assistant_after_tool_result
+    let mut content: Option<Content> = (compat.requires_assistant_after_tool_result
+        || compat.requires_non_null_assistant_content)
         .then(|| Content::borrowed(""));
     if !thinking.is_empty() && compat.requires_thinking_as_text {
         // Thinking as plain text first (no tags, so the model does not mimic them).
@@ -470,6 +470,18 @@ fn has_tool_history(messages: &[Message]) -> bool {
     })
 }
 
+/// The `reasoning_effort` z.ai gets while thinking, where the server takes one:
+/// the level's mapped value, or the level's name when the map has none; a level mapped to
+/// `null` sends nothing.
+fn mapped_effort(model: &Model, compat: &Compat, effort: Option<ThinkingLevel>) -> Option<String> {
+    let level = effort.filter(|_| compat.supports_reasoning_effort)?;
+    match model.thinking_level_value(level) {
+        Some(Some(mapped)) => Some(mapped.to_owned()),
+        Some(None) => None,
+        None => Some(level.as_str().to_owned()),
+    }
+}
+
 fn reasoning_value(model: &Model, level: ThinkingLevel) -> String {
     match model.thinking_level_value(level) {
         Some(Some(mapped)) => mapped.to_owned(),
@@ -544,11 +556,14 @@ pub fn build_body<'a>(
         model: &model.id,
         messages: Vec::new(),
         stream: true,
-        prompt_cache_key: ((model.base_url.contains("api.openai.com")
-            && retention != CacheRetention::None)
-            || long_cache)
-            .then_some(options.session_id.as_deref())
-            .flatten(),
+        // pi-ai 1.6: `promptCacheKeyMode` decides; `auto` sends the key to OpenAI itself,
+        // and wherever long retention is asked for and supported.
+        prompt_cache_key: (retention != CacheRetention::None
+            && compat
+                .prompt_cache_key
+                .unwrap_or(model.base_url.contains("api.openai.com") || long_cache))
+        .then_some(options.session_id.as_deref())
+        .flatten(),
         prompt_cache_retention: long_cache.then_some("24h"),
         stream_options: compat
             .supports_usage_in_streaming
@@ -596,7 +611,8 @@ pub fn build_body<'a>(
         if compat.zai_tool_stream {
             body.extra.insert("tool_stream".into(), Value::Bool(true));
         }
-    } else if has_tool_history(messages) {
+    } else if compat.requires_tools_with_tool_history && has_tool_history(messages) {
+        // pi 1.5: only servers that ask for it get `"tools": []` once tools were used.
         body.tools = Some(Vec::new());
     }
     if let Some(marker) = cache_control(compat, retention) {
@@ -618,8 +634,26 @@ pub fn build_body<'a>(
     let extra = &mut body.extra;
     if model.reasoning {
         match compat.thinking_format {
-            ThinkingFormat::Zai | ThinkingFormat::Qwen => {
+            ThinkingFormat::Zai => {
+                let thinking = if effort.is_some() {
+                    serde_json::json!({"type": "enabled", "clear_thinking": false})
+                } else {
+                    serde_json::json!({"type": "disabled"})
+                };
+                extra.insert("thinking".into(), thinking);
+                if let Some(value) = mapped_effort(model, compat, effort) {
+                    extra.insert("reasoning_effort".into(), Value::String(value));
+                }
+            }
+            ThinkingFormat::Qwen => {
                 extra.insert("enable_thinking".into(), Value::Bool(effort.is_some()));
+                // Unlike z.ai, a level mapped to `null` sends its own name (pi-ai 1.6).
+                if let Some(level) = effort.filter(|_| compat.supports_reasoning_effort) {
+                    extra.insert(
+                        "reasoning_effort".into(),
+                        Value::String(reasoning_value(model, level)),
+                    );
+                }
             }
             ThinkingFormat::QwenChatTemplate => {
                 extra.insert(
@@ -628,13 +662,12 @@ pub fn build_body<'a>(
                 );
             }
             ThinkingFormat::Deepseek => {
-                let kind = if effort.is_some() {
-                    "enabled"
-                } else {
-                    "disabled"
-                };
-                extra.insert("thinking".into(), serde_json::json!({"type": kind}));
-                if let Some(level) = effort {
+                if effort.is_some() {
+                    extra.insert("thinking".into(), serde_json::json!({"type": "enabled"}));
+                } else if model.thinking_level_value(ThinkingLevel::Off) != Some(None) {
+                    extra.insert("thinking".into(), serde_json::json!({"type": "disabled"}));
+                }
+                if let Some(level) = effort.filter(|_| compat.supports_reasoning_effort) {
                     extra.insert(
                         "reasoning_effort".into(),
                         Value::String(reasoning_value(model, level)),
@@ -734,6 +767,14 @@ pub fn build_body<'a>(
             },
         }
     }
+    if let Some(priority) = &compat.vllm_priority {
+        extra.insert("priority".into(), Value::Number(priority.clone()));
+    }
+    if let Some(field) = &compat.thinking_token_budget_field
+        && let Some(budget) = thinking_budget(model, body_limit, effort)
+    {
+        extra.insert(field.clone(), Value::from(budget));
+    }
     if model.base_url.contains("openrouter.ai")
         && let Some(routing) = &compat.open_router_routing
     {
@@ -755,7 +796,22 @@ pub fn build_body<'a>(
             );
         }
     }
+    // The model's sampling fields go last and win over ours (pi-ai 1.6).
+    if let Some(params) = model.sampling_params(effort.unwrap_or(ThinkingLevel::Off)) {
+        apply_sampling_params(&mut body, params);
+    }
     body
+}
+
+/// Puts the model's sampling fields into the body, over ours (a `temperature` among them
+/// replaces the option's, written as the user wrote it).
+fn apply_sampling_params(body: &mut Body<'_>, params: Map<String, Value>) {
+    for (key, value) in params {
+        if key == "temperature" {
+            body.temperature = None;
+        }
+        body.extra.insert(key, value);
+    }
 }
 
 /// The transformed conversation for this model (ids normalized, orphans answered).
