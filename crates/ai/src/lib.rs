@@ -10,6 +10,7 @@ pub mod constrained_sampling;
 pub mod env_keys;
 pub mod event_stream;
 pub mod http;
+pub mod identity;
 pub mod js_number;
 pub mod models;
 pub mod oauth;

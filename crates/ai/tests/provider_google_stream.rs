@@ -159,7 +159,13 @@ async fn foreign_or_invalid_signatures_are_not_replayed() {
     let mut foreign = AssistantMessage::empty(api::ANTHROPIC_MESSAGES, "anthropic", "claude");
     let mut signed = ThinkingContent::new("their thought");
     signed.thinking_signature = Some(SIGNATURE.into());
-    foreign.content = vec![AssistantBlock::Thinking(signed)].into();
+    let mut their_text = TextContent::new("their answer");
+    their_text.text_signature = Some(SIGNATURE.into());
+    foreign.content = vec![
+        AssistantBlock::Thinking(signed),
+        AssistantBlock::Text(their_text),
+    ]
+    .into();
     ctx.messages.push(Message::Assistant(foreign.into()));
     ctx.messages.push(Message::User(UserMessage::text("go on")));
     let (_, request) = run_script(
@@ -180,10 +186,10 @@ async fn foreign_or_invalid_signatures_are_not_replayed() {
             {"functionCall": {"name": "read", "args": {}}, "thoughtSignature": SIGNATURE}
         ])
     );
-    // Another model's thinking arrives as plain text, without any signature.
+    // Another model's thinking is left out (pi 1.3), its text goes without a signature.
     assert_eq!(
         contents[3],
-        json!({"role": "model", "parts": [{"text": "their thought"}]})
+        json!({"role": "model", "parts": [{"text": "their answer"}]})
     );
 }
 

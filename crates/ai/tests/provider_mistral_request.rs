@@ -202,7 +202,17 @@ async fn reasoning_uses_prompt_mode_or_reasoning_effort_by_model() {
     assert_eq!(body["prompt_mode"], "reasoning");
     assert!(body.get("reasoning_effort").is_none());
 
-    let small = model(&server, "mistral-small-latest");
+    // pi-ai 1.6: a thinking-level map (every reasoning model of the catalog has one) makes
+    // it `reasoning_effort`; a level the map leaves unmapped asks for `high`.
+    let mut small = model(&server, "mistral-small-latest");
+    small.thinking_level_map = Some(
+        [
+            (ThinkingLevel::Off, Some("none".to_owned())),
+            (ThinkingLevel::Low, None),
+            (ThinkingLevel::High, Some("high".to_owned())),
+        ]
+        .into(),
+    );
     let (body, _) = sent(
         &small,
         &server,
@@ -242,7 +252,9 @@ async fn reasoning_uses_prompt_mode_or_reasoning_effort_by_model() {
     .await;
     assert_eq!(body["reasoning_effort"], "none");
 
-    // Off, or a model without reasoning: neither field.
+    // Off: the map's `off` value; without a map, or a model without reasoning: neither field.
+    let (body, _) = sent(&small, &server, &context("q"), simple(None)).await;
+    assert_eq!(body["reasoning_effort"], "none");
     let (body, _) = sent(&magistral, &server, &context("q"), simple(None)).await;
     assert!(body.get("prompt_mode").is_none() && body.get("reasoning_effort").is_none());
     let (body, _) = sent(

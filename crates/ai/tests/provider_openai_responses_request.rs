@@ -22,7 +22,8 @@ use common::responses::{
 use common::{context, keys, read_call, read_tool, server, tool_use_turn};
 
 #[tokio::test]
-async fn foreign_thinking_is_sent_as_text_not_as_reasoning() {
+/// pi 1.3: another model's thinking is dropped, neither replayed as reasoning nor as text.
+async fn foreign_thinking_is_left_out() {
     for which in ALL {
         let mut ctx = context("q");
         let mut thinking = pi_ai::ThinkingContent::new("Claude thought.");
@@ -41,10 +42,10 @@ async fn foreign_thinking_is_sent_as_text_not_as_reasoning() {
         let items = input(&body);
         assert!(!items.iter().any(|i| i["type"] == "reasoning"), "{body}");
         let texts: Vec<&Value> = items.iter().filter(|i| i["type"] == "message").collect();
-        assert_eq!(texts.len(), 2, "{body}");
-        assert_eq!(texts[0]["content"][0]["text"], "Claude thought.");
-        assert_eq!(texts[1]["content"][0]["text"], "Claude said.");
-        assert_eq!(texts[1]["id"], "msg_1");
+        assert_eq!(texts.len(), 1, "{body}");
+        assert_eq!(texts[0]["content"][0]["text"], "Claude said.");
+        assert_eq!(texts[0]["id"], "msg_1");
+        assert!(!body.to_string().contains("Claude thought."), "{body}");
     }
 }
 
@@ -434,7 +435,7 @@ async fn session_cache_key_and_headers_follow_retention() {
         Api::OpenAi,
         |m| {
             m.compat = Some(pi_ai::ModelCompat {
-                send_session_id_header: Some(false),
+                session_affinity_format: Some("openai-nosession".into()),
                 ..Default::default()
             })
         },

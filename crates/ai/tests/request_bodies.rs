@@ -270,7 +270,8 @@ async fn anthropic_adaptive_models_use_effort() {
 }
 
 #[tokio::test]
-async fn anthropic_replays_signed_thinking_and_converts_foreign_thinking() {
+/// Own signed thinking is replayed; another model's is left out (pi 1.3).
+async fn anthropic_replays_signed_thinking_and_drops_foreign_thinking() {
     let mut ctx = context("first");
     let mut own = AssistantMessage::empty("anthropic-messages", "mock", "mock-model");
     let mut signed = ThinkingContent::new("my reasoning");
@@ -282,9 +283,10 @@ async fn anthropic_replays_signed_thinking_and_converts_foreign_thinking() {
     .into();
     ctx.messages.push(Message::Assistant(own.into()));
     let mut foreign = AssistantMessage::empty("openai-completions", "other", "gpt");
-    foreign.content = vec![AssistantBlock::Thinking(ThinkingContent::new(
-        "their reasoning",
-    ))]
+    foreign.content = vec![
+        AssistantBlock::Thinking(ThinkingContent::new("their reasoning")),
+        AssistantBlock::Text(pi_ai::TextContent::new("their answer")),
+    ]
     .into();
     ctx.messages
         .push(Message::User(UserMessage::text("second")));
@@ -297,8 +299,8 @@ async fn anthropic_replays_signed_thinking_and_converts_foreign_thinking() {
         json!({"type": "thinking", "thinking": "my reasoning", "signature": "sig"})
     );
     assert_eq!(
-        messages[3]["content"][0],
-        json!({"type": "text", "text": "their reasoning"})
+        messages[3]["content"],
+        json!([{"type": "text", "text": "their answer"}])
     );
 }
 

@@ -26,7 +26,13 @@ impl Mode {
 
 /// `pi [options] [--] [@files...] [messages...]`
 #[derive(Debug, Parser, Default)]
-#[command(name = "pi", disable_help_flag = true, disable_version_flag = true)]
+#[command(
+    name = "pi",
+    disable_help_flag = true,
+    disable_version_flag = true,
+    // A flag given twice takes its last value, as pi's own parser does.
+    args_override_self = true
+)]
 pub struct Args {
     /// Provider to search for `--model` (requires `--model`).
     #[arg(long, allow_hyphen_values = true)]
@@ -382,4 +388,26 @@ Environment Variables:
   PI_CACHE_RETENTION    Set to \"long\" for extended prompt caching",
         extension_flags = extension_flags
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        std::iter::once("pi")
+            .chain(list.iter().copied())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn a_repeated_flag_takes_its_last_value_and_lists_keep_every_one() {
+        let parsed = parse(args(&[
+            "--model", "a/one", "--model", "b/two", "-e", "x.ts", "-e", "y.ts",
+        ]))
+        .unwrap();
+        assert_eq!(parsed.model.as_deref(), Some("b/two"));
+        assert_eq!(parsed.extension, ["x.ts", "y.ts"]);
+    }
 }

@@ -5,6 +5,7 @@ pub mod agent_session;
 pub mod auth_guidance;
 pub mod builtins;
 pub mod cli;
+pub mod client_identity;
 pub mod compaction;
 pub mod config;
 pub mod export;

@@ -245,6 +245,7 @@ fn run() -> Result<i32> {
         &paths::project_settings_path(&cwd),
     ));
     let settings = settings_store.get();
+    pi_coding_agent::client_identity::install(&settings);
     if args.session_id.is_some() {
         let conflict = if args.session.is_some() {
             Some("--session")

@@ -137,7 +137,8 @@ pub struct ModelCompat {
     pub send_session_affinity_headers: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_long_cache_retention: Option<bool>,
-    /// OpenAI Responses: send the `session_id` header.
+    /// OpenAI Responses before pi 1.6: send the `session_id` header. Kept as written; pi
+    /// 1.6 dropped it for `sessionAffinityFormat` (`openai-nosession`), and so does ours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_session_id_header: Option<bool>,
     /// Anthropic: per-tool `eager_input_streaming`.

@@ -75,6 +75,10 @@ pub struct Settings {
     pub double_escape_action: Option<String>,
     /// Markdown rendering options.
     pub markdown: Option<MarkdownSettings>,
+    /// pi 1.x: anonymous install reporting and provider attribution headers (default true;
+    /// `PI_TELEMETRY` overrides). This build reports no installs; the setting decides the
+    /// attribution headers.
+    pub enable_install_telemetry: Option<bool>,
 }
 
 /// Markdown rendering settings.

@@ -20,21 +20,9 @@ const FITTED_MAX_TOKENS: &str = "pi 1.6.0 fits the output cap into the context l
     wording, so a cap fitted near the window differs by that much; which field carries \
     the cap is compared (the request-parity scenarios compare the cap where it is not fitted)";
 
-const OPENCODE_HEADERS: &str = "open: pi 1.6.0 names itself to OpenCode Zen and Go \
-    (`x-opencode-client: pi`, `x-opencode-session: <session id>`) and sends no `session-id` \
-    there; ours sends the OpenAI session headers";
-
-const OPENROUTER_HEADERS: &str = "open: pi 1.6.0 names itself to OpenRouter (`HTTP-Referer`, \
-    `X-OpenRouter-Title`, `X-OpenRouter-Categories`) and routes by `x-session-id`; ours sends \
-    the OpenAI session headers";
-
 const COPILOT_HEADERS: &str = "open: pi 1.6.0 authenticates Copilot's Anthropic models with \
     `Authorization: Bearer` and sends Copilot's `X-Initiator` and `Openai-Intent` headers on \
     every Copilot API; ours sends `x-api-key` there";
-
-const SESSION_AFFINITY: &str = "open: pi 1.6.0 sends `x-session-affinity` (the session id) to \
-    the Cloudflare AI Gateway's Anthropic route and to Fireworks' DeepSeek V4.1 Flash, which \
-    also get no tool cache marker; ours does not";
 
 const CLAUDE_5_CONTROLS: &str = "open: pi 1.6.0 sends Claude Fable 5.x and Haiku 5.5 their \
     betas (`anthropic-beta`: inline tools, mid-conversation output config, thinking binding \
@@ -56,9 +44,6 @@ const CACHE_FIELDS: &str = "open: pi 1.6.0 asks GPT-5.6 and GPT-6 for long reten
     xAI for `reasoning.encrypted_content`, and marks Bedrock's Claude Fable 5 prompt with \
     cache points; ours does not";
 
-const BILLING_HEADER: &str = "open: pi 1.6.0 sends NVIDIA's `x-billing-invoke-origin` \
-    attribution header; ours does not";
-
 /// The catalog differences that stay.
 pub const CATALOG_KNOWN: &[Known] = &[
     entry(
@@ -71,28 +56,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
         FITTED_MAX_TOKENS,
     ),
     entry(
-        "opencode*",
-        Part::Fields(&[
-            "/headers/x-opencode-client",
-            "/headers/x-opencode-session",
-            "/headers/session-id",
-        ]),
-        OPENCODE_HEADERS,
-    ),
-    entry(
-        "openrouter/*",
-        Part::Fields(&[
-            "/headers/http-referer",
-            "/headers/x-openrouter-title",
-            "/headers/x-openrouter-categories",
-            "/headers/x-session-id",
-            "/headers/x-session-affinity",
-            "/headers/session_id",
-            "/headers/x-client-request-id",
-        ]),
-        OPENROUTER_HEADERS,
-    ),
-    entry(
         "github-copilot/*",
         Part::Fields(&[
             "/headers/authorization",
@@ -101,16 +64,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
             "/headers/openai-intent",
         ]),
         COPILOT_HEADERS,
-    ),
-    entry(
-        "cloudflare-ai-gateway/claude-*",
-        Part::Field("/headers/x-session-affinity"),
-        SESSION_AFFINITY,
-    ),
-    entry(
-        "fireworks/accounts/fireworks/models/deepseek-v4p1-flash",
-        Part::Fields(&["/headers/x-session-affinity", "/body/tools/*/cache_control"]),
-        SESSION_AFFINITY,
     ),
     entry(
         "*claude-fable-5*",
@@ -166,11 +119,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
         "amazon-bedrock/anthropic.claude-fable-5",
         Part::Fields(&["/body/system", "/body/messages/*/content"]),
         CACHE_FIELDS,
-    ),
-    entry(
-        "nvidia/*",
-        Part::Field("/headers/x-billing-invoke-origin"),
-        BILLING_HEADER,
     ),
     entry(
         "fireworks/accounts/fireworks/models/deepseek-v4p1-flash",

@@ -14,8 +14,8 @@ use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
 use crate::sse::{self, StreamControl};
 use crate::types::{
-    AnthropicThinking, Context, Model, SimpleStreamOptions, StreamOptions, ThinkingBudgets,
-    ThinkingLevel, api,
+    AnthropicThinking, CacheRetention, Context, Model, SimpleStreamOptions, StreamOptions,
+    ThinkingBudgets, ThinkingLevel, api,
 };
 
 pub use decode::Decoder;
@@ -201,10 +201,50 @@ pub fn build_request(
         headers,
         body,
     };
+    if !oauth
+        && model.provider != "github-copilot"
+        && let Some((name, session)) = session_affinity(model, options)
+    {
+        request.set_header(name, session);
+    }
+    if !oauth {
+        crate::identity::apply_identity(&mut request, model);
+    }
     request.apply_overrides(model.headers.iter().flatten());
+    crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
     request.apply_overrides(&options.headers);
     cloudflare::apply_gateway_auth(&mut request, model, options, api_key);
     Ok(request)
+}
+
+/// The session-affinity header pi-ai 1.6 sends Anthropic-compatible routers that ask for one
+/// (OpenRouter by default: `x-session-id`; others `x-session-affinity`), with the session id,
+/// unless prompt caching is off.
+fn session_affinity<'a>(
+    model: &Model,
+    options: &'a StreamOptions,
+) -> Option<(&'static str, &'a str)> {
+    let session = options.session_id.as_deref().filter(|s| !s.is_empty())?;
+    if CacheRetention::resolve(options.cache_retention) == CacheRetention::None {
+        return None;
+    }
+    let is_openrouter = model.provider == "openrouter" || model.base_url.contains("openrouter.ai");
+    let compat = model.compat.as_ref();
+    let send = compat
+        .and_then(|c| c.send_session_affinity_headers)
+        .unwrap_or(is_openrouter);
+    if !send {
+        return None;
+    }
+    let format = compat
+        .and_then(|c| c.session_affinity_format.as_deref())
+        .or(is_openrouter.then_some("openrouter"));
+    let name = if format == Some("openrouter") {
+        "x-session-id"
+    } else {
+        "x-session-affinity"
+    };
+    Some((name, session))
 }
 
 /// Decodes a recorded SSE body of this API (replay tests and benchmarks).

@@ -568,6 +568,14 @@ pub fn build_body<'a>(
 ) -> Body<'a> {
     let retention = CacheRetention::resolve(options.cache_retention);
     let cache = cache_control(model, retention);
+    // pi 1.6: `compat.supportsCacheControlOnTools: false` keeps the marker off the tools.
+    let tool_cache = cache.clone().filter(|_| {
+        model
+            .compat
+            .as_ref()
+            .and_then(|c| c.supports_cache_control_on_tools)
+            .unwrap_or(true)
+    });
     let max_tokens = options
         .max_tokens
         .filter(|m| *m > 0)
@@ -613,7 +621,7 @@ pub fn build_body<'a>(
             .temperature
             .filter(|_| !thinking_enabled && supports_temperature(model)),
         tools: (!context.tools.is_empty())
-            .then(|| convert_tools(model, context, oauth, cache.as_ref())),
+            .then(|| convert_tools(model, context, oauth, tool_cache.as_ref())),
         thinking,
         output_config,
         metadata,

@@ -178,7 +178,9 @@ fn with_headers(
     let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
     headers.extend(auth);
     let mut request = HttpRequest { url, headers, body };
+    crate::identity::apply_identity(&mut request, model);
     request.apply_overrides(model.headers.iter().flatten());
+    crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
     request.apply_overrides(&options.headers);
     request
 }

@@ -106,7 +106,9 @@ pub fn build_request(
         headers,
         body,
     };
+    crate::identity::apply_identity(&mut request, model);
     request.apply_overrides(model.headers.iter().flatten());
+    crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
     request.apply_overrides(&options.headers);
     let has_affinity = model
         .headers

@@ -122,7 +122,9 @@ pub fn build_request(
         headers,
         body,
     };
+    crate::identity::apply_identity(&mut request, model);
     request.apply_overrides(model.headers.iter().flatten());
+    crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
     if compat.send_session_affinity_headers
         && retention != CacheRetention::None
         && let Some(session) = options.session_id.as_deref()

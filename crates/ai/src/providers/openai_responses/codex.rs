@@ -335,7 +335,9 @@ pub fn build_request(
         headers: Vec::new(),
         body,
     };
+    crate::identity::apply_identity(&mut request, model);
     request.apply_overrides(model.headers.iter().flatten());
+    crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
     request.apply_overrides(&options.headers);
     request.set_header("Authorization", &format!("Bearer {token}"));
     request.set_header("chatgpt-account-id", &account_id);

@@ -199,10 +199,18 @@ pub fn build_request(
     api_key: &str,
 ) -> Result<HttpRequest, String> {
     let retention = CacheRetention::resolve(options.cache_retention);
-    let compat = model.compat.as_ref();
-    let send_session_id_header = compat
-        .and_then(|c| c.send_session_id_header)
-        .unwrap_or(true);
+    // pi 1.6's `compat.sessionAffinityFormat` (its `sendSessionIdHeader` is gone):
+    // `openrouter` by default for OpenRouter, else `openai`.
+    let is_openrouter = model.provider == "openrouter" || model.base_url.contains("openrouter.ai");
+    let affinity = model
+        .compat
+        .as_ref()
+        .and_then(|c| c.session_affinity_format.as_deref())
+        .unwrap_or(if is_openrouter {
+            "openrouter"
+        } else {
+            "openai"
+        });
     let session = options
         .session_id
         .as_deref()
@@ -228,18 +236,20 @@ pub fn build_request(
         ],
         body,
     };
+    crate::identity::apply_identity(&mut request, model);
     request.apply_overrides(model.headers.iter().flatten());
+    crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
     if model.provider == "github-copilot" {
         for (name, value) in copilot_headers(&context.messages) {
             request.set_header(name, value);
         }
     }
     if let Some(session) = session.filter(|s| !s.is_empty()) {
-        // pi 1.6.0's session affinity: OpenRouter's own header, else OpenAI's pair.
-        if model.provider == "openrouter" || model.base_url.contains("openrouter.ai") {
+        // OpenRouter's own header; OpenAI's pair (`openai-nosession`: no `session-id`).
+        if affinity == "openrouter" {
             request.set_header("x-session-id", session);
         } else {
-            if send_session_id_header {
+            if affinity == "openai" {
                 request.set_header("session-id", session);
             }
             request.set_header("x-client-request-id", session);

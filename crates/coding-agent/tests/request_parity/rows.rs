@@ -1,0 +1,256 @@
+//! Request parity for behaviour the upstream ledger names row by row: custom models'
+//! compat and sampling settings of pi 1.x (`models.json`), switching models in a session,
+//! and the transcript a compaction summarizes. Each case is a scenario on one wire API with
+//! the `parity` provider's models changed as the case says.
+
+use mock_llm::Script;
+use serde_json::{Value, json};
+
+use super::RunSetup;
+use super::apis::{MODEL, SESSION_ID, SMALL_MODEL, WireApi, wire_api};
+use super::scenarios::{NOTES_FILE, Scenario};
+
+/// One ledger case.
+pub struct RowCase {
+    /// The fixture key.
+    pub name: &'static str,
+    /// Its wire API.
+    pub api: WireApi,
+    /// Fields merged into every model of the `parity` provider (`compat` merges by key).
+    pub model_fields: Value,
+    /// Replaces the provider's base URL path (below the mock's root).
+    pub base_path: Option<&'static str>,
+    pub scenario: Scenario,
+}
+
+impl RowCase {
+    /// The `models.json` and model of this case on the mock at `url`.
+    pub fn setup(&self, url: &str) -> RunSetup {
+        let mut models_json = self.api.models_json(url);
+        let provider = &mut models_json["providers"]["parity"];
+        if let Some(path) = self.base_path {
+            provider["baseUrl"] = Value::from(format!("{url}{path}"));
+        }
+        if let (Some(models), Value::Object(fields)) =
+            (provider["models"].as_array_mut(), &self.model_fields)
+        {
+            for model in models {
+                for (key, value) in fields {
+                    model[key] = value.clone();
+                }
+            }
+        }
+        RunSetup {
+            models_json,
+            model: format!("parity/{}", self.scenario.model),
+            env: self.api.env(),
+            auth: None,
+        }
+    }
+}
+
+/// Arguments of a print-mode run in the fixed session.
+fn print(extra: &[&str], prompts: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = vec!["--session-id".into(), SESSION_ID.into()];
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    args.push("-p".into());
+    args.extend(prompts.iter().map(|s| (*s).to_owned()));
+    args
+}
+
+fn scenario(name: &str, runs: Vec<Vec<String>>, scripts: Vec<Script>) -> Scenario {
+    Scenario {
+        name: name.into(),
+        runs,
+        model: MODEL,
+        scripts,
+        settings: json!({}),
+        env: Vec::new(),
+    }
+}
+
+/// A tool round trip at thinking level `high`: the model thinks, reads a file, answers.
+fn tool_round_trip(name: &str) -> Scenario {
+    scenario(
+        name,
+        vec![print(
+            &["--thinking", "high"],
+            &["Read notes.txt and tell me what it says."],
+        )],
+        vec![
+            Script::new(vec![
+                mock_llm::Item::thinking("I should read the file."),
+                mock_llm::Item::tool_call("read", json!({"path": NOTES_FILE})),
+            ]),
+            Script::text("It says: the parity notes."),
+        ],
+    )
+}
+
+/// A session whose second run switches to another model (pi 1.3: the first model's
+/// thinking is not shown to the second).
+fn model_switch() -> Scenario {
+    let other = format!("parity/{SMALL_MODEL}");
+    scenario(
+        "model-switch",
+        vec![
+            print(&["--thinking", "high"], &["Think about apples."]),
+            vec![
+                "-c".into(),
+                "--model".into(),
+                other,
+                "-p".into(),
+                "And now?".into(),
+            ],
+        ],
+        vec![
+            Script::thinking_then_text("Apples grow on trees.", "Apples."),
+            Script::text("Still apples."),
+        ],
+    )
+}
+
+/// A compaction after a reply that thought: the summary request's transcript leaves the
+/// thinking out (pi 1.2) and its output cap is the model's, not a share of
+/// `reserveTokens` (pi 1.4).
+fn summary() -> Scenario {
+    Scenario {
+        // Keeping 8 tokens keeps the second answer (about 5) and cuts at the second
+        // question, a turn's start: one summary request (a split turn makes two, sent at
+        // once, in no fixed order).
+        settings: json!({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 8}}),
+        ..scenario(
+            "summary-of-thinking-turns",
+            vec![print(
+                &["--thinking", "high"],
+                &["First question.", "Second question.", "Third question."],
+            )],
+            vec![
+                Script::thinking_then_text("Pondering the first.", "First answer.")
+                    .with_usage(1_000, 10),
+                Script::thinking_then_text("Pondering.", "Second.").with_usage(127_000, 10),
+                Script::text("## Goal\nThree questions."),
+                Script::text("Third answer."),
+            ],
+        )
+    }
+}
+
+/// A tool round trip, then a run with every tool off (pi 1.5: `"tools": []` only where
+/// the server asks for it).
+fn tools_off_after_use(name: &str) -> Scenario {
+    let mut case = tool_round_trip(name);
+    case.runs.push(vec![
+        "-c".into(),
+        "--no-tools".into(),
+        "-p".into(),
+        "Thanks.".into(),
+    ]);
+    case.scripts.push(Script::text("You are welcome."));
+    case
+}
+
+/// Every case, in the fixture's order.
+pub fn cases() -> Vec<RowCase> {
+    let completions = wire_api("openai-completions");
+    let case = |name: &'static str, model_fields: Value, scenario: Scenario| RowCase {
+        name,
+        api: completions,
+        model_fields,
+        base_path: None,
+        scenario,
+    };
+    vec![
+        case("completions model-switch", json!({}), model_switch()),
+        RowCase {
+            name: "anthropic model-switch",
+            api: wire_api("anthropic-messages"),
+            model_fields: json!({}),
+            base_path: None,
+            scenario: model_switch(),
+        },
+        case("completions summary", json!({}), summary()),
+        case(
+            "completions tools-off",
+            json!({}),
+            tools_off_after_use("tools-off"),
+        ),
+        case(
+            "completions requiresToolsWithToolHistory",
+            json!({"compat": {"requiresToolsWithToolHistory": true}}),
+            tools_off_after_use("tools-off"),
+        ),
+        case(
+            "completions requiresNonNullAssistantContent",
+            json!({"compat": {"requiresNonNullAssistantContent": true}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "completions thinkingTokenBudgetField and vllmPriority",
+            json!({"compat": {"thinkingTokenBudgetField": "thinking_budget", "vllmPriority": -2}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "completions supportsThinkingTokenBudget",
+            json!({"compat": {"supportsThinkingTokenBudget": true}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "completions samplingParams",
+            json!({
+                "samplingParams": {"temperature": 0.6, "top_p": 0.9, "min_p": 0.05},
+                "samplingParamsByThinkingLevel": {"high": {"top_p": 0.95, "top_k": 20}}
+            }),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "completions promptCacheKeyMode enabled",
+            json!({"compat": {"promptCacheKeyMode": "enabled"}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "completions chat-template thinking",
+            json!({
+                "thinkingLevelMap": {"high": "deep"},
+                "compat": {"thinkingFormat": "chat-template", "chatTemplateKwargs": {
+                    "enable_thinking": {"$var": "thinking.enabled"},
+                    "thinking_budget": {"$var": "thinking.budget"},
+                    "reasoning_mode": {"$var": "thinking.effort", "omitWhenOff": true},
+                    "fixed": "yes"
+                }}
+            }),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "completions session affinity openai-nosession",
+            json!({"compat": {"sendSessionAffinityHeaders": true,
+                              "sessionAffinityFormat": "openai-nosession"}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "completions zai thinking",
+            json!({"compat": {"thinkingFormat": "zai", "supportsReasoningEffort": true}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "completions qwen thinking",
+            json!({"thinkingLevelMap": {"high": null},
+                   "compat": {"thinkingFormat": "qwen"}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        RowCase {
+            name: "completions DeepSeek in capitals",
+            api: completions,
+            model_fields: json!({}),
+            base_path: Some("/API.DeepSeek.com/v1"),
+            scenario: tool_round_trip("tool-round-trip"),
+        },
+        RowCase {
+            name: "mistral thinking-level map",
+            api: wire_api("mistral-conversations"),
+            model_fields: json!({"thinkingLevelMap": {"high": "high", "off": "none"}}),
+            base_path: None,
+            scenario: tool_round_trip("tool-round-trip"),
+        },
+    ]
+}
