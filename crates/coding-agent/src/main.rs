@@ -509,8 +509,12 @@ fn run() -> Result<i32> {
             return Ok(1);
         }
     };
+    let session_env = tools::bash_env::SessionEnv::default();
     let build_tools = |names: &[String]| -> Result<_, String> {
-        let bash = tools::bash::BashOptions::from_settings(&settings);
+        let bash = tools::bash::BashOptions {
+            session_env: session_env.clone(),
+            ..tools::bash::BashOptions::from_settings(&settings)
+        };
         let built = tools::build_tools(names, &session_cwd, bash.clone())?;
         sandbox
             .confine_tools(built, &session_cwd, bash)
@@ -657,6 +661,13 @@ fn run() -> Result<i32> {
             tool_registry,
             prompt_recipe: Some(recipe),
         },
+    });
+    let weak_session = agent_session.downgrade();
+    session_env.bind(move || {
+        weak_session
+            .upgrade()
+            .map(|session| session.bash_env())
+            .unwrap_or_default()
     });
     // MCP is one of pi 1.6.0's built-in extensions: `--no-extensions` and
     // `-builtin:mcp` turn it off too.

@@ -45,6 +45,9 @@ impl ServerProcess {
     ) -> std::io::Result<(Self, ChildStdout, ChildStdin)> {
         let mut child = Command::new(launch.command)
             .args(launch.args)
+            // pi's children know they run under it (pi 0.84: AI_AGENT, PI_CODING_AGENT).
+            .env("PI_CODING_AGENT", "true")
+            .env("AI_AGENT", "pi")
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .current_dir(launch.cwd)
             .stdin(Stdio::piped())

@@ -61,7 +61,7 @@ impl AgentSession {
             &resolved,
             self.cwd(),
             RunOptions {
-                shell: settings.shell_path.as_ref().map(std::path::PathBuf::from),
+                shell: settings.shell(),
                 launcher: None,
                 timeout: None,
                 cancel: cancel.clone(),
@@ -72,6 +72,8 @@ impl AgentSession {
                     .as_ref()
                     .and_then(|b| b.keep_background_processes)
                     .unwrap_or(false),
+                // `!` commands get no session variables, as in pi (only the bash tool).
+                session_env: Vec::new(),
             },
         )
         .await;

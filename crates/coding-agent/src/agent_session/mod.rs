@@ -188,6 +188,17 @@ pub(crate) struct Inner {
     mcp: Mutex<Option<Arc<mcp::McpState>>>,
 }
 
+/// An [`AgentSession`] that may have ended.
+#[derive(Clone)]
+pub struct WeakAgentSession(std::sync::Weak<Inner>);
+
+impl WeakAgentSession {
+    /// The session, while it lives.
+    pub fn upgrade(&self) -> Option<AgentSession> {
+        self.0.upgrade().map(|inner| AgentSession { inner })
+    }
+}
+
 /// A running coding-agent session; cheap to clone (all clones are the same session).
 #[derive(Clone)]
 pub struct AgentSession {
@@ -291,6 +302,27 @@ impl AgentSession {
         lock(&self.inner.session)
             .session_file()
             .map(Path::to_path_buf)
+    }
+
+    /// A handle that does not keep the session alive (for what the session itself owns).
+    pub fn downgrade(&self) -> WeakAgentSession {
+        WeakAgentSession(Arc::downgrade(&self.inner))
+    }
+
+    /// The variables pi 1.x gives the bash tool's commands about this session.
+    pub fn bash_env(&self) -> Vec<(&'static str, String)> {
+        let model = self.model();
+        let mut vars = vec![("PI_SESSION_ID", self.session_id())];
+        if let Some(file) = self.session_file() {
+            vars.push(("PI_SESSION_FILE", file.display().to_string()));
+        }
+        vars.push(("PI_PROVIDER", model.provider));
+        vars.push(("PI_MODEL", model.id));
+        vars.push((
+            "PI_REASONING_LEVEL",
+            self.thinking_level().as_str().to_owned(),
+        ));
+        vars
     }
 
     pub fn session_id(&self) -> String {

@@ -17,7 +17,7 @@ use crate::messages::convert_to_llm;
 use crate::model_registry::RequestAuth;
 
 /// System prompt of every summarization call: summarize the transcript, never continue it.
-pub const SUMMARIZATION_SYSTEM_PROMPT: &str = "You condense conversations between a user and an AI coding assistant. \
+pub const SUMMARIZATION_SYSTEM_PROMPT: &str = "You condense conversations between a user and an AI assistant. \
 The user message holds a transcript followed by instructions; write the summary those instructions ask for, \
 in exactly the layout they give.
 
@@ -235,6 +235,14 @@ pub(crate) async fn summary_call(
         StopReason::Error => Err(CallError::Failed(
             response.error_message.filter(|m| !m.is_empty()),
         )),
+        // pi 1.6: a summary cut at the output limit is not kept, and a summarizer that
+        // calls a tool has not summarized.
+        StopReason::Length => Err(CallError::Failed(Some(
+            "generation hit the token cap and the summary is incomplete".to_owned(),
+        ))),
+        _ if response.tool_calls().next().is_some() => Err(CallError::Failed(Some(
+            "attempted to call a tool".to_owned(),
+        ))),
         _ => Ok(response
             .content
             .iter()
@@ -314,16 +322,17 @@ pub async fn generate_turn_prefix_summary(
     messages: &[AgentMessage],
     summarizer: &Summarizer<'_>,
     _reserve_tokens: u64,
+    custom_instructions: Option<&str>,
 ) -> Result<String, CompactionError> {
     let conversation = serialize_recent(&convert_to_llm(messages), summarizer.transcript_cap());
-    let text = format!(
-        "# Conversation\n{conversation}\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}"
-    );
+    let instructions =
+        with_custom_instructions(TURN_PREFIX_SUMMARIZATION_PROMPT, custom_instructions);
+    let text = format!("# Conversation\n{conversation}\n\n# Instructions\n{instructions}");
     summarizer.call(text, CompactionError::TurnPrefix).await
 }
 
-/// Runs a prepared compaction: one summary, or for a split turn the history summary and the
-/// turn-prefix summary concurrently, merged; then the file lists are appended.
+/// Runs a prepared compaction: one summary, or for a split turn the history summary, then the
+/// turn-prefix summary, merged; then the file lists are appended.
 pub async fn compact(
     preparation: &CompactionPreparation,
     model: &Model,
@@ -342,26 +351,27 @@ pub async fn compact(
     let previous_summary = preparation.previous_summary.as_deref();
 
     let mut summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
-        let history = async {
-            if preparation.messages_to_summarize.is_empty() {
-                Ok("No prior history.".to_owned())
-            } else {
-                generate_summary(
-                    &preparation.messages_to_summarize,
-                    &summarizer,
-                    reserve_tokens,
-                    custom_instructions,
-                    previous_summary,
-                )
-                .await
-            }
+        // One request after the other, as pi 1.6 does: a server that serves one request at
+        // a time would refuse the second of two concurrent ones.
+        let history = if preparation.messages_to_summarize.is_empty() {
+            previous_summary.unwrap_or("No prior history.").to_owned()
+        } else {
+            generate_summary(
+                &preparation.messages_to_summarize,
+                &summarizer,
+                reserve_tokens,
+                custom_instructions,
+                previous_summary,
+            )
+            .await?
         };
         let prefix = generate_turn_prefix_summary(
             &preparation.turn_prefix_messages,
             &summarizer,
             reserve_tokens,
-        );
-        let (history, prefix) = futures_util::future::try_join(history, prefix).await?;
+            custom_instructions,
+        )
+        .await?;
         format!("{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}")
     } else {
         generate_summary(
@@ -415,6 +425,13 @@ mod tests {
             compat: None,
             extras: Default::default(),
         }
+    }
+
+    #[test]
+    fn the_summarizer_is_told_of_an_ai_assistant_not_a_coding_one() {
+        // pi 1.x: neutral wording, so agents built on pi for other work summarize well.
+        assert!(SUMMARIZATION_SYSTEM_PROMPT.contains("an AI assistant"));
+        assert!(!SUMMARIZATION_SYSTEM_PROMPT.contains("coding"));
     }
 
     #[test]

@@ -142,6 +142,13 @@ pub enum IdleTimeoutName {
 pub const DEFAULT_HTTP_IDLE_TIMEOUT_MS: u64 = 300_000;
 
 impl Settings {
+    /// `shellPath` with a leading `~` expanded to the home directory (pi 0.80.6).
+    pub fn shell(&self) -> Option<std::path::PathBuf> {
+        self.shell_path
+            .as_deref()
+            .map(crate::config::paths::expand_tilde)
+    }
+
     /// The stream idle timeout in milliseconds; `None` when disabled.
     pub fn http_idle_timeout_ms(&self) -> Option<u64> {
         match self.http_idle_timeout_ms {

@@ -90,7 +90,7 @@ impl NodeHost {
             .arg(&entry)
             .current_dir(&options.cwd)
             .env("PI_EXT_HOST_SOCKET", &socket_path)
-            .env("PI_CODING_AGENT", "true")
+            .envs(crate::tools::bash_env::CHILD_ENV)
             .env("PI_EXT_HOST_PI", &pi_binary)
             // In the terminal UI the host shares pi's terminal: an extension that stops
             // the TUI (`tui.stop()`) runs interactive programs on it (interactive-shell).

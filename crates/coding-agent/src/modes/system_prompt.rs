@@ -31,14 +31,21 @@ pub struct ContextFile {
 }
 
 fn context_file_in(dir: &Path) -> Option<ContextFile> {
-    ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"]
-        .iter()
-        .find_map(|name| {
-            let path = dir.join(name);
-            crate::text_file::read_text(&path)
-                .ok()
-                .map(|content| ContextFile { path, content })
-        })
+    // pi 0.84: an `AGENTS.override.md` replaces the directory's AGENTS.md or CLAUDE.md.
+    [
+        "AGENTS.override.md",
+        "AGENTS.md",
+        "AGENTS.MD",
+        "CLAUDE.md",
+        "CLAUDE.MD",
+    ]
+    .iter()
+    .find_map(|name| {
+        let path = dir.join(name);
+        crate::text_file::read_text(&path)
+            .ok()
+            .map(|content| ContextFile { path, content })
+    })
 }
 
 /// AGENTS.md / CLAUDE.md of the agent dir, then of every directory from the filesystem

@@ -60,6 +60,7 @@ impl SandboxedBash {
                 default_timeout: default_timeout(self.options.default_timeout, max),
                 command_prefix: self.options.command_prefix,
                 keep_background: self.options.keep_background,
+                session_env: self.options.session_env,
             },
         );
         Ok(Arc::new(ClampedBash { inner, max }))

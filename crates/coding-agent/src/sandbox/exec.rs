@@ -64,6 +64,7 @@ impl SandboxedExec {
                 default_timeout: default,
                 command_prefix: None,
                 keep_background: false,
+                session_env: Default::default(),
             },
         );
         Ok(Arc::new(ExecTool {

@@ -33,6 +33,8 @@ pub struct BashOptions {
     /// Leave background processes running after the command (settings
     /// `bash.keepBackgroundProcesses`); by default they are ended with the shell.
     pub keep_background: bool,
+    /// The session's variables (`PI_SESSION_ID`, …) each command gets.
+    pub session_env: crate::tools::bash_env::SessionEnv,
 }
 
 impl BashOptions {
@@ -43,11 +45,12 @@ impl BashOptions {
         let bash = settings.bash.clone().unwrap_or_default();
         let seconds = bash.timeout_seconds.unwrap_or(600);
         Self {
-            shell: settings.shell_path.as_ref().map(PathBuf::from),
+            shell: settings.shell(),
             launcher: None,
             default_timeout: (seconds > 0).then(|| Duration::from_secs(seconds)),
             command_prefix: settings.shell_command_prefix.clone(),
             keep_background: bash.keep_background_processes.unwrap_or(false),
+            session_env: Default::default(),
         }
     }
 }
@@ -134,6 +137,7 @@ impl AgentTool for BashTool {
                 })),
                 on_chunk: None,
                 keep_background: options.keep_background,
+                session_env: options.session_env.vars(),
             };
             let output = run_command(&command, &cwd, run)
                 .await

@@ -64,6 +64,8 @@ pub struct RunOptions {
     /// Leave processes the command started in the background running after the shell
     /// exits (settings `bash.keepBackgroundProcesses`); a timeout or abort still ends them.
     pub keep_background: bool,
+    /// The session's variables for this command (the bash tool's; see `bash_env`).
+    pub session_env: Vec<(&'static str, String)>,
 }
 
 /// What a finished (or stopped) command produced.
@@ -191,6 +193,7 @@ pub async fn run_command(
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_err))
         .process_group(0);
+    super::bash_env::apply(&mut std_command, &options.session_env);
     let mut tokio_command = tokio::process::Command::from(std_command);
     let spawned = tokio_command.spawn();
     // Our copies of the pipe's write end go with the command, so EOF can be seen.

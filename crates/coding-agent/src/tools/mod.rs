@@ -2,6 +2,7 @@
 
 pub mod atomic_write;
 pub mod bash;
+pub mod bash_env;
 pub mod bash_output;
 pub mod bash_process;
 pub mod bash_reap;

@@ -168,7 +168,7 @@ fn default_prompt_replaced(text: &str) -> Option<String> {
 /// How the summarization requests' system prompt starts: pi 1.6.0's, then ours.
 const SUMMARIZER_OPENINGS: [&str; 2] = [
     "You are a context summarization assistant.",
-    "You condense conversations between a user and an AI coding assistant.",
+    "You condense conversations between a user and an AI assistant.",
 ];
 
 /// Where a summarization request's own-wording instructions start: after the transcript

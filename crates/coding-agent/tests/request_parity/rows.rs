@@ -136,6 +136,18 @@ fn summary() -> Scenario {
     }
 }
 
+/// A compaction that cuts inside a turn (keeping 5 tokens cuts at the last answer): the
+/// history and the turn's opening are summarized one after the other (pi 1.6), in that
+/// order.
+fn split_turn_summary() -> Scenario {
+    let mut case = summary();
+    case.name = "split-turn-summary".into();
+    case.settings = json!({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 5}});
+    case.scripts
+        .insert(3, Script::text("## Original Request\nThe second question."));
+    case
+}
+
 /// A tool round trip, then a run with every tool off (pi 1.5: `"tools": []` only where
 /// the server asks for it).
 fn tools_off_after_use(name: &str) -> Scenario {
@@ -170,6 +182,11 @@ pub fn cases() -> Vec<RowCase> {
             scenario: model_switch(),
         },
         case("completions summary", json!({}), summary()),
+        case(
+            "completions split-turn summary",
+            json!({}),
+            split_turn_summary(),
+        ),
         case(
             "completions tools-off",
             json!({}),
