@@ -6,32 +6,44 @@ use regex::RegexSet;
 
 use crate::types::{AssistantMessage, StopReason};
 
-/// Error texts that mean "the prompt did not fit", one or more per provider.
+/// Error texts that mean "the prompt did not fit", one or more per provider: pi-ai 1.6's
+/// list (`OVERFLOW_PATTERNS`), in its order.
 static OVERFLOW: LazyLock<Option<RegexSet>> = LazyLock::new(|| {
     RegexSet::new([
-        r"(?i)prompt is too long",                     // Anthropic tokens
-        r"(?i)request_too_large",                      // Anthropic bytes (413)
-        r"(?i)input is too long for requested model",  // Amazon Bedrock
-        r"(?i)exceeds the context window",             // OpenAI
+        r"(?i)prompt (?:is )?too long", // Anthropic tokens, z.ai
+        r"(?i)prompt exceeds max length", // z.ai (CN)
+        r"(?i)request_too_large",       // Anthropic bytes (413)
+        r"(?i)input is too long for requested model", // Amazon Bedrock
+        r"(?i)exceeds the context window", // OpenAI
+        r"(?i)exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
+        r"(?i)context window exceeded",
         r"(?i)input token count.*exceeds the maximum", // Google Gemini
-        r"(?i)maximum prompt length is \d+",           // xAI
-        r"(?i)reduce the length of the messages",      // Groq
-        r"(?i)maximum context length is \d+ tokens",   // OpenRouter, vLLM
+        r"(?i)maximum prompt length is \d+",            // xAI
+        r"(?i)reduce the length of the messages",       // Groq
+        r"(?i)maximum context length is \d+ tokens",    // OpenRouter, vLLM
+        r"(?i)exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
+        r"(?i)input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
         r"(?i)exceeds the limit of \d+",               // GitHub Copilot
         r"(?i)exceeds the available context size",     // llama.cpp server
         r"(?i)greater than the context length",        // LM Studio
         r"(?i)context window exceeds limit",           // MiniMax
         r"(?i)exceeded model token limit",             // Kimi
         r"(?i)too large for model with \d+ maximum context length", // Mistral
+        r"(?i)prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?",
         r"(?i)model_context_window_exceeded",          // z.ai
         r"(?i)prompt too long; exceeded (?:max )?context length", // Ollama
+        r"(?i)range of input length should be",       // Qwen
         r"(?i)context[_ ]length[_ ]exceeded",          // generic
         r"(?i)too many tokens",                        // generic
         r"(?i)token limit exceeded",                   // generic
-        r"(?i)^4(?:00|13)\s*(?:status code)?\s*\(no body\)", // Cerebras
+        r"(?i)^(?:[\w -]+ API error \(413\):|413(?:\s|:|$))", // a bare 413
     ])
     .ok()
 });
+
+/// Cerebras answers an oversized prompt with an empty 400 or 413 (its provider only).
+static CEREBRAS_BODYLESS: LazyLock<Option<regex::Regex>> =
+    LazyLock::new(|| regex::Regex::new(r"(?i)^4(?:00|13)\s*(?:status code)?\s*\(no body\)").ok());
 
 /// Texts that look like overflow but are throttling.
 static NOT_OVERFLOW: LazyLock<Option<RegexSet>> = LazyLock::new(|| {
@@ -53,12 +65,14 @@ pub fn is_overflow_error_text(text: &str) -> bool {
 /// overflow silently — by input usage beyond `context_window`.
 pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u64>) -> bool {
     if message.stop_reason == StopReason::Error
-        && message
-            .error_message
-            .as_deref()
-            .is_some_and(is_overflow_error_text)
+        && let Some(text) = message.error_message.as_deref()
     {
-        return true;
+        let cerebras = message.provider == "cerebras"
+            && CEREBRAS_BODYLESS.as_ref().is_some_and(|r| r.is_match(text))
+            && !NOT_OVERFLOW.as_ref().is_some_and(|s| s.is_match(text));
+        if is_overflow_error_text(text) || cerebras {
+            return true;
+        }
     }
     let Some(window) = context_window.filter(|w| *w > 0) else {
         return false;
@@ -96,10 +110,21 @@ mod tests {
             "400 the request exceeds the available context size, try increasing it",
             "tokens to keep from the initial prompt is greater than the context length",
             "413 status code (no body)",
+            "400 Prompt too long",
+            "Prompt exceeds max length",
+            "Range of input length should be [1, 129024]",
             "Prompt contains 140000 tokens and 0 draft tokens, too large for model with 131072 maximum context length",
         ] {
             assert!(is_context_overflow(&error(text), None), "{text}");
         }
+    }
+
+    #[test]
+    fn an_empty_400_is_overflow_from_cerebras_only() {
+        let mut message = error("400 status code (no body)");
+        assert!(!is_context_overflow(&message, None));
+        message.provider = "cerebras".into();
+        assert!(is_context_overflow(&message, None));
     }
 
     #[test]

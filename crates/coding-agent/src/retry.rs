@@ -135,6 +135,8 @@ mod tests {
     #[test]
     fn transient_errors_retry_and_overflow_does_not() {
         for text in [
+            // Mistral's finish_reason "error" (pi 1.6 words it so that it is retried).
+            "Provider stopped with: error (server error)",
             "Connection error.",
             "429 Rate limit reached",
             "529 {\"type\":\"overloaded_error\"}",

@@ -77,23 +77,43 @@ fn matches_any_exact_pattern(file: &Path, patterns: &[&str], base: &Path) -> boo
     })
 }
 
+/// A pattern with a leading `~` made the home directory (pi 1.2: `!~/x`, `+~/x`, `-~/x`).
+fn with_home(pattern: &str) -> String {
+    if !pattern.trim_start().starts_with('~') {
+        return pattern.to_owned();
+    }
+    match std::env::var_os("HOME") {
+        Some(home) => posix(&super::paths::expand_home(pattern, Path::new(&home))),
+        None => pattern.to_owned(),
+    }
+}
+
+/// The patterns after `prefix`, in `entries`, their `~` expanded.
+fn prefixed(entries: &[&str], prefix: char) -> Vec<String> {
+    entries
+        .iter()
+        .filter_map(|e| e.strip_prefix(prefix))
+        .map(with_home)
+        .collect()
+}
+
+fn refs(patterns: &[String]) -> Vec<&str> {
+    patterns.iter().map(String::as_str).collect()
+}
+
 /// The files of `all` that settings `patterns` leave enabled.
 pub(crate) fn apply_patterns(all: &[PathBuf], patterns: &[&str], base: &Path) -> HashSet<PathBuf> {
-    let mut includes = Vec::new();
-    let mut excludes = Vec::new();
-    let mut force_in = Vec::new();
-    let mut force_out = Vec::new();
-    for p in patterns {
-        if let Some(rest) = p.strip_prefix('+') {
-            force_in.push(rest);
-        } else if let Some(rest) = p.strip_prefix('-') {
-            force_out.push(rest);
-        } else if let Some(rest) = p.strip_prefix('!') {
-            excludes.push(rest);
-        } else {
-            includes.push(*p);
-        }
-    }
+    let includes: Vec<&str> = patterns
+        .iter()
+        .copied()
+        .filter(|p| !p.starts_with(['+', '-', '!']))
+        .collect();
+    let (excludes, force_in, force_out) = (
+        prefixed(patterns, '!'),
+        prefixed(patterns, '+'),
+        prefixed(patterns, '-'),
+    );
+    let (excludes, force_in, force_out) = (refs(&excludes), refs(&force_in), refs(&force_out));
     let mut result: Vec<&PathBuf> = if includes.is_empty() {
         all.iter().collect()
     } else {
@@ -121,15 +141,13 @@ pub(crate) fn apply_patterns(all: &[PathBuf], patterns: &[&str], base: &Path) ->
 /// Whether the override patterns (`!`, `+`, `-`) among settings `entries` leave an
 /// auto-discovered `file` enabled.
 pub(super) fn is_enabled_by_overrides(file: &Path, entries: &[String], base: &Path) -> bool {
-    let strip = |prefix: char| -> Vec<&str> {
-        entries
-            .iter()
-            .filter_map(|e| e.strip_prefix(prefix))
-            .collect()
-    };
-    let excludes = strip('!');
-    let force_in = strip('+');
-    let force_out = strip('-');
+    let entries: Vec<&str> = entries.iter().map(String::as_str).collect();
+    let (excludes, force_in, force_out) = (
+        prefixed(&entries, '!'),
+        prefixed(&entries, '+'),
+        prefixed(&entries, '-'),
+    );
+    let (excludes, force_in, force_out) = (refs(&excludes), refs(&force_in), refs(&force_out));
     let mut enabled = true;
     if !excludes.is_empty() && matches_any_pattern(file, &excludes, base) {
         enabled = false;

@@ -18,9 +18,6 @@ use crate::models::calculate_cost;
 use crate::sse::{Flow, SseDecoder, parse_json};
 use crate::types::{Model, StopReason, ThinkingContent, Usage};
 
-/// Error text when the model stops with `finish_reason: "error"` (as pi's TS provider says).
-const UNKNOWN_ERROR: &str = "An unknown error occurred";
-
 /// One streamed `chat.completion.chunk`, or an error object (`{"object":"error",…}`).
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -231,13 +228,21 @@ fn parse_usage(raw: &UsageInfo, model: &Model) -> Usage {
     usage
 }
 
-/// Maps `finish_reason`; unknown reasons count as a normal stop, as in pi's TS provider.
-fn map_finish_reason(reason: &str) -> StopReason {
+/// Maps `finish_reason` as pi-ai 1.6 does: `error` is a server error (retried as one), and
+/// a reason it does not know stops with an error naming it.
+fn map_finish_reason(reason: &str) -> (StopReason, Option<String>) {
     match reason {
-        "length" | "model_length" => StopReason::Length,
-        "tool_calls" => StopReason::ToolUse,
-        "error" => StopReason::Error,
-        _ => StopReason::Stop,
+        "stop" => (StopReason::Stop, None),
+        "length" | "model_length" => (StopReason::Length, None),
+        "tool_calls" => (StopReason::ToolUse, None),
+        "error" => (
+            StopReason::Error,
+            Some("Provider stopped with: error (server error)".to_owned()),
+        ),
+        other => (
+            StopReason::Error,
+            Some(format!("Provider stopped with: {other}")),
+        ),
     }
 }
 
@@ -426,11 +431,11 @@ impl SseDecoder for Decoder {
         };
         if let Some(reason) = choice.finish_reason.as_deref() {
             self.saw_finish = true;
-            let stop = map_finish_reason(reason);
+            let (stop, error) = map_finish_reason(reason);
             let message = asm.message_mut();
             message.stop_reason = stop;
-            if stop == StopReason::Error {
-                message.error_message = Some(UNKNOWN_ERROR.to_owned());
+            if error.is_some() {
+                message.error_message = error;
             }
         }
         if let Some(delta) = &choice.delta {
@@ -592,17 +597,26 @@ mod tests {
 
     #[test]
     fn finish_reasons() {
-        assert_eq!(map_finish_reason("model_length"), StopReason::Length);
-        assert_eq!(map_finish_reason("length"), StopReason::Length);
-        assert_eq!(map_finish_reason("tool_calls"), StopReason::ToolUse);
-        assert_eq!(map_finish_reason("something_new"), StopReason::Stop);
+        assert_eq!(map_finish_reason("model_length").0, StopReason::Length);
+        assert_eq!(map_finish_reason("length").0, StopReason::Length);
+        assert_eq!(map_finish_reason("tool_calls").0, StopReason::ToolUse);
+        assert_eq!(
+            map_finish_reason("something_new"),
+            (
+                StopReason::Error,
+                Some("Provider stopped with: something_new".to_owned())
+            )
+        );
         let (asm, result, _) = run(&[
             r#"{"id":"e","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"error"}]}"#,
             "[DONE]",
         ]);
         assert!(result.is_ok());
         assert_eq!(asm.message().stop_reason, StopReason::Error);
-        assert_eq!(asm.message().error_message.as_deref(), Some(UNKNOWN_ERROR));
+        assert_eq!(
+            asm.message().error_message.as_deref(),
+            Some("Provider stopped with: error (server error)")
+        );
     }
 
     #[test]
