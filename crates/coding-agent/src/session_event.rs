@@ -17,6 +17,14 @@ pub enum CompactionReason {
     Overflow,
 }
 
+/// What a summary request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SummarySource {
+    Compaction,
+    BranchSummary,
+}
+
 /// Events only the session emits.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
@@ -54,6 +62,23 @@ pub enum SessionOnlyEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         error_message: Option<String>,
     },
+    /// pi 1.x: a compaction's or branch summary's request failed transiently and is sent
+    /// again after `delay_ms`.
+    SummarizationRetryScheduled {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        error_message: String,
+    },
+    /// The retried summary request starts; `source` is `compaction` (with its `reason`)
+    /// or `branchSummary`.
+    SummarizationRetryAttemptStart {
+        source: SummarySource,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<CompactionReason>,
+    },
+    /// The summary request retries no more.
+    SummarizationRetryFinished,
     SessionInfoChanged {
         #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<String>,

@@ -169,6 +169,7 @@ async fn compaction_sends_prompt_and_transcript_and_appends_file_lists() {
             Some("the parser"),
             None,
             CancellationToken::new(),
+            None,
         )
         .await
         .unwrap();
@@ -282,6 +283,7 @@ async fn compaction_split_turn_with_previous_summary_makes_two_calls_and_merges(
         None,
         None,
         CancellationToken::new(),
+        None,
     )
     .await
     .unwrap();
@@ -357,6 +359,7 @@ async fn compaction_thinking_level_reaches_reasoning_models_only() {
             None,
             level,
             CancellationToken::new(),
+            None,
         )
         .await
         .unwrap();
@@ -398,7 +401,7 @@ async fn compaction_cancellation_and_provider_errors() {
     });
     let outcome = tokio::time::timeout(
         Duration::from_secs(120),
-        compact(&preparation, &model, &auth(), None, None, cancel),
+        compact(&preparation, &model, &auth(), None, None, cancel, None),
     )
     .await
     .expect("cancellation ends the call");
@@ -412,6 +415,7 @@ async fn compaction_cancellation_and_provider_errors() {
         None,
         None,
         CancellationToken::new(),
+        None,
     )
     .await
     .unwrap_err();

@@ -16,7 +16,7 @@ use crate::compaction::{
 use crate::extensions::ExtensionEvent;
 use crate::extensions::actions::StartSignal;
 use crate::session::{EntryKind, SessionEntry};
-use crate::session_event::{CompactionReason, SessionOnlyEvent};
+use crate::session_event::{CompactionReason, SessionOnlyEvent, SummarySource};
 
 /// The text of an overflow that compaction could not fix.
 const OVERFLOW_RETRY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
@@ -373,6 +373,7 @@ impl AgentSession {
                     custom_instructions,
                     Some(self.thinking_level()),
                     cancel.clone(),
+                    Some(inner.summary_retry(SummarySource::Compaction, Some(reason))),
                 )
                 .await
                 .map_err(CompactionRun::Failed)?;

@@ -7,7 +7,8 @@ use std::sync::atomic::Ordering;
 use pi_agent_core::{AgentEvent, AgentMessage};
 
 use super::{AgentSession, Inner, SessionListener, lock, user_text};
-use crate::session_event::{AgentSessionEvent, SessionOnlyEvent};
+use crate::compaction::{SummaryRetry, SummaryRetryEvent};
+use crate::session_event::{AgentSessionEvent, CompactionReason, SessionOnlyEvent, SummarySource};
 
 impl AgentSession {
     /// Adds a listener for every session event; returns its id.
@@ -36,6 +37,39 @@ impl Inner {
 
     pub(super) fn emit_session(&self, event: SessionOnlyEvent) {
         self.emit(&AgentSessionEvent::Session(event));
+    }
+
+    /// Retries of a summary request for `source` under the session's `retry` settings,
+    /// reported as `summarization_retry_*` events while the session lives.
+    pub(super) fn summary_retry(
+        self: &Arc<Self>,
+        source: SummarySource,
+        reason: Option<CompactionReason>,
+    ) -> SummaryRetry {
+        let weak = Arc::downgrade(self);
+        SummaryRetry {
+            settings: self.settings.get().retry.unwrap_or_default(),
+            emit: Arc::new(move |event| {
+                let Some(inner) = weak.upgrade() else { return };
+                inner.emit_session(match event {
+                    SummaryRetryEvent::Scheduled {
+                        attempt,
+                        max_attempts,
+                        delay_ms,
+                        error_message,
+                    } => SessionOnlyEvent::SummarizationRetryScheduled {
+                        attempt,
+                        max_attempts,
+                        delay_ms,
+                        error_message,
+                    },
+                    SummaryRetryEvent::AttemptStart => {
+                        SessionOnlyEvent::SummarizationRetryAttemptStart { source, reason }
+                    }
+                    SummaryRetryEvent::Finished => SessionOnlyEvent::SummarizationRetryFinished,
+                });
+            }),
+        }
     }
 
     pub(super) fn emit_queue_update(&self) {

@@ -15,7 +15,7 @@ use crate::compaction::{
     generate_branch_summary,
 };
 use crate::session::{EntryKind, SessionManager};
-use crate::session_event::SessionOnlyEvent;
+use crate::session_event::{SessionOnlyEvent, SummarySource};
 
 /// What `fork` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -263,6 +263,8 @@ impl AgentSession {
                     replace_instructions: options.replace_instructions,
                     reserve_tokens,
                     cancel,
+                    thinking_level: Some(self.thinking_level()),
+                    retry: Some(self.inner.summary_retry(SummarySource::BranchSummary, None)),
                 },
             )
             .await;

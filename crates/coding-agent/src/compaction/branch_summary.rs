@@ -120,6 +120,11 @@ pub struct GenerateBranchSummaryOptions<'a> {
     pub replace_instructions: bool,
     /// Tokens kept free for the prompt and reply (default 16384).
     pub reserve_tokens: u64,
+    /// The session's thinking level, used when the model reasons and it is not `off`
+    /// (pi 1.x: a reasoning model may refuse an effort of `none`).
+    pub thinking_level: Option<pi_ai::ThinkingLevel>,
+    /// Retries of transient failures; `None` sends the request once.
+    pub retry: Option<super::SummaryRetry>,
 }
 
 impl<'a> GenerateBranchSummaryOptions<'a> {
@@ -132,6 +137,8 @@ impl<'a> GenerateBranchSummaryOptions<'a> {
             custom_instructions: None,
             replace_instructions: false,
             reserve_tokens: 16384,
+            thinking_level: None,
+            retry: None,
         }
     }
 }
@@ -262,14 +269,24 @@ pub async fn generate_branch_summary(
         custom => with_custom_instructions(BRANCH_SUMMARY_PROMPT, custom),
     };
     let request = summary_request_text(&conversation, None, &instructions);
-    let text = summary_call(options.model, options.auth, &options.cancel, request, None)
-        .await
-        .map_err(|e| match e {
-            CallError::Aborted => BranchSummaryError::Aborted,
-            CallError::Failed(message) => BranchSummaryError::Failed(
-                message.unwrap_or_else(|| "Summarization failed".to_owned()),
-            ),
-        })?;
+    let reasoning = options
+        .thinking_level
+        .filter(|level| options.model.reasoning && *level != pi_ai::ThinkingLevel::Off);
+    let text = summary_call(
+        options.model,
+        options.auth,
+        &options.cancel,
+        request,
+        reasoning,
+        options.retry.as_ref(),
+    )
+    .await
+    .map_err(|e| match e {
+        CallError::Aborted => BranchSummaryError::Aborted,
+        CallError::Failed(message) => {
+            BranchSummaryError::Failed(message.unwrap_or_else(|| "Summarization failed".to_owned()))
+        }
+    })?;
 
     let lists = compute_file_lists(&preparation.file_ops);
     let summary = format!(

@@ -12,6 +12,7 @@ pub mod prepare;
 pub mod serialize;
 pub mod settings;
 pub mod summarize;
+pub mod summary_retry;
 pub mod tokens;
 
 pub use branch_summary::{
@@ -28,6 +29,7 @@ pub use summarize::{
     CompactionError, CompactionResult, Summarizer, compact, generate_summary,
     generate_turn_prefix_summary,
 };
+pub use summary_retry::{SummaryRetry, SummaryRetryEvent};
 pub use tokens::{
     ContextUsageEstimate, calculate_context_tokens, estimate_context_tokens, estimate_tokens,
     get_last_assistant_usage, should_compact,

@@ -13,6 +13,7 @@ use pi_ai::{
 use super::file_ops::{CompactionDetails, compute_file_lists, format_file_operations};
 use super::prepare::CompactionPreparation;
 use super::serialize::serialize_recent;
+use super::summary_retry::{SummaryRetry, SummaryRetryEvent};
 use crate::messages::convert_to_llm;
 use crate::model_registry::RequestAuth;
 
@@ -185,6 +186,8 @@ pub struct Summarizer<'a> {
     pub thinking_level: Option<ThinkingLevel>,
     /// Cancels the calls; they then fail with [`CompactionError::Aborted`].
     pub cancel: CancellationToken,
+    /// Retries of transient failures; `None` sends each request once.
+    pub retry: Option<SummaryRetry>,
 }
 
 /// How one summary call failed.
@@ -195,6 +198,53 @@ pub(crate) enum CallError {
     Failed(Option<String>),
 }
 
+/// Sends a summary request, again after a transient failure while `retry` allows (waiting
+/// the retry delay, stopped by `cancel`), and returns the last answer.
+async fn send_with_retries(
+    model: &Model,
+    context: &Context,
+    options: SimpleStreamOptions,
+    cancel: &CancellationToken,
+    retry: Option<&SummaryRetry>,
+) -> pi_ai::AssistantMessage {
+    let mut attempt = 0;
+    loop {
+        let response = pi_ai::complete_simple(model, context, options.clone()).await;
+        let Some(retry) = retry else {
+            return response;
+        };
+        let retryable = response.stop_reason == StopReason::Error
+            && !cancel.is_cancelled()
+            && attempt < retry.max_attempts()
+            && crate::retry::is_retryable(&response, model.context_window);
+        if !retryable {
+            if attempt > 0 {
+                (retry.emit)(SummaryRetryEvent::Finished);
+            }
+            return response;
+        }
+        attempt += 1;
+        let delay_ms = retry.settings.delay_ms(attempt);
+        (retry.emit)(SummaryRetryEvent::Scheduled {
+            attempt,
+            max_attempts: retry.max_attempts(),
+            delay_ms,
+            error_message: response
+                .error_message
+                .clone()
+                .unwrap_or_else(|| "Unknown error".to_owned()),
+        });
+        tokio::select! {
+            () = tokio::time::sleep(std::time::Duration::from_millis(delay_ms)) => {}
+            () = cancel.cancelled() => {
+                (retry.emit)(SummaryRetryEvent::Finished);
+                return response;
+            }
+        }
+        (retry.emit)(SummaryRetryEvent::AttemptStart);
+    }
+}
+
 /// Sends one summarization request (system prompt + one user message) and returns the
 /// reply's text blocks joined with newlines.
 pub(crate) async fn summary_call(
@@ -203,6 +253,7 @@ pub(crate) async fn summary_call(
     cancel: &CancellationToken,
     request_text: String,
     reasoning: Option<ThinkingLevel>,
+    retry: Option<&SummaryRetry>,
 ) -> Result<String, CallError> {
     if cancel.is_cancelled() {
         return Err(CallError::Aborted);
@@ -228,7 +279,7 @@ pub(crate) async fn summary_call(
         reasoning,
         thinking_budgets: None,
     };
-    let response = pi_ai::complete_simple(model, &context, options).await;
+    let response = send_with_retries(model, &context, options, cancel, retry).await;
     match response.stop_reason {
         StopReason::Aborted => Err(CallError::Aborted),
         StopReason::Error if cancel.is_cancelled() => Err(CallError::Aborted),
@@ -283,6 +334,7 @@ impl Summarizer<'_> {
             &self.cancel,
             request_text,
             self.reasoning(),
+            self.retry.as_ref(),
         )
         .await
         .map_err(|e| match e {
@@ -340,12 +392,14 @@ pub async fn compact(
     custom_instructions: Option<&str>,
     thinking_level: Option<ThinkingLevel>,
     cancel: CancellationToken,
+    retry: Option<SummaryRetry>,
 ) -> Result<CompactionResult, CompactionError> {
     let summarizer = Summarizer {
         model,
         auth,
         thinking_level,
         cancel: cancel.clone(),
+        retry,
     };
     let reserve_tokens = preparation.settings.reserve_tokens;
     let previous_summary = preparation.previous_summary.as_deref();
@@ -481,6 +535,7 @@ mod tests {
             auth: &auth,
             thinking_level: level,
             cancel: CancellationToken::new(),
+            retry: None,
         };
         assert_eq!(
             s(&reasoning_model, Some(ThinkingLevel::Medium)).reasoning(),
@@ -508,16 +563,24 @@ mod tests {
             file_ops: Default::default(),
             settings: Default::default(),
         };
-        let err = compact(&prep, &model, &auth, None, None, CancellationToken::new())
-            .await
-            .unwrap_err();
+        let err = compact(
+            &prep,
+            &model,
+            &auth,
+            None,
+            None,
+            CancellationToken::new(),
+            None,
+        )
+        .await
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "Summarization failed: No API provider registered for api: no-such-api"
         );
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let err = compact(&prep, &model, &auth, None, None, cancel)
+        let err = compact(&prep, &model, &auth, None, None, cancel, None)
             .await
             .unwrap_err();
         assert_eq!(err, CompactionError::Aborted);

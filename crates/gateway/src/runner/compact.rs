@@ -80,6 +80,8 @@ pub async fn compact_session(
             auth: &auth,
             thinking_level: Some(session.thinking_level()),
             cancel,
+            // The runner retries whole runs itself (rotation, failover).
+            retry: None,
         },
         context_window: model.context_window,
         reserve_tokens: settings.reserve_tokens,

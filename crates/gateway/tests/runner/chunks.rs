@@ -149,6 +149,7 @@ async fn summarize(
             auth: &auth,
             thinking_level: None,
             cancel,
+            retry: None,
         },
         context_window: WINDOW,
         reserve_tokens: 2_000,

@@ -117,6 +117,23 @@ impl App {
                 }
                 self.flush_after_compaction();
             }
+            SessionOnlyEvent::SummarizationRetryScheduled {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => {
+                let seconds = delay_ms.div_ceil(1000);
+                self.notice(
+                    NoticeKind::Warning,
+                    &format!(
+                        "Summary request failed, retrying ({attempt}/{max_attempts}) in {seconds}s: {error_message}"
+                    ),
+                );
+            }
+            // The compaction's or branch summary's own indicator stays up meanwhile.
+            SessionOnlyEvent::SummarizationRetryAttemptStart { .. }
+            | SessionOnlyEvent::SummarizationRetryFinished => {}
             SessionOnlyEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
