@@ -15,12 +15,10 @@ use pi_coding_agent::model_registry::ModelRegistry;
 use pi_coding_agent::modes::run::{self, Output as RunOutput, RunPrompt};
 use pi_coding_agent::modes::system_prompt;
 use pi_coding_agent::output::Output;
-use pi_coding_agent::packages::resolve::ResolvedPackages;
 use pi_coding_agent::packages::resources::ResourceType;
 use pi_coding_agent::resources::{
     DiscoveryOptions, ResourceSettings, load_prompt_templates, load_skills,
 };
-use pi_coding_agent::resources::{PromptTemplate, Skill};
 use pi_coding_agent::session::select::{self, SessionChoice};
 use pi_coding_agent::tool_selection::{self, ToolRequest, ToolsFlag};
 use pi_coding_agent::{PI_VERSION, extension_loader, list_models, scope};
@@ -628,7 +626,7 @@ fn run() -> Result<i32> {
             }
         }
     }
-    add_package_resources(
+    pi_coding_agent::packages::session_resources::add_package_resources(
         &resolved_packages,
         &|paths: &[String]| discovery(&[], &[], paths, false),
         !args.no_skills,
@@ -766,59 +764,4 @@ this machine. Trust this folder? [y/N] ",
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer).ok()?;
     Some(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
-}
-
-/// The enabled skills and prompt templates of installed packages join the session's,
-/// after every top-level one (a name already taken stays with the first).
-fn add_package_resources(
-    resolved: &ResolvedPackages,
-    discovery: &dyn Fn(&[String]) -> DiscoveryOptions,
-    with_skills: bool,
-    with_prompts: bool,
-    skills: &mut Vec<Skill>,
-    prompt_templates: &mut Vec<PromptTemplate>,
-) {
-    let paths = |kind| -> Vec<String> {
-        resolved
-            .enabled(kind)
-            .iter()
-            .map(|r| r.path.display().to_string())
-            .collect()
-    };
-    // The package a loaded file belongs to: the resource with its path, or the folder
-    // holding it (a skill folder's SKILL.md).
-    let info_for = |kind, path: &std::path::Path| {
-        let list = resolved.enabled(kind);
-        list.iter()
-            .find(|r| r.path == path)
-            .or_else(|| list.iter().find(|r| path.starts_with(&r.path)))
-            .map(|r| pi_coding_agent::resources::SourceInfo {
-                path: path.to_path_buf(),
-                ..r.source_info.clone()
-            })
-    };
-    if with_skills {
-        let found = load_skills(&discovery(&paths(ResourceType::Skills)));
-        for mut skill in found.skills {
-            if skills.iter().any(|s| s.name == skill.name) {
-                continue;
-            }
-            if let Some(info) = info_for(ResourceType::Skills, &skill.source_info.path) {
-                skill.source_info = info;
-            }
-            skills.push(skill);
-        }
-    }
-    if with_prompts {
-        let found = load_prompt_templates(&discovery(&paths(ResourceType::Prompts)));
-        for mut template in found {
-            if prompt_templates.iter().any(|t| t.name == template.name) {
-                continue;
-            }
-            if let Some(info) = info_for(ResourceType::Prompts, &template.source_info.path) {
-                template.source_info = info;
-            }
-            prompt_templates.push(template);
-        }
-    }
 }

@@ -10,7 +10,7 @@ use std::process::Command;
 use mock_llm::{MockServer, Script};
 use serde_json::json;
 use support::rpc::Env;
-use support::ts16::{ours, ts16, ts16_pi};
+use support::ts16::{ours, run_in, ts16, ts16_pi};
 
 /// The system prompt `program` sends from a project whose folder has an override.
 async fn system_prompt(program: Command) -> String {
@@ -28,17 +28,7 @@ async fn system_prompt(program: Command) -> String {
         "Override: write Rust.\n",
     )
     .unwrap();
-    let mut program = program;
-    let output = program
-        .args(["-p", "Hello."])
-        .current_dir(&project)
-        .env("PI_CODING_AGENT_DIR", &env.agent)
-        .env("HOME", env.dir.path())
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let output = run_in(&env, &project, program, &["-p", "Hello."]);
     assert!(
         output.status.success(),
         "{}",

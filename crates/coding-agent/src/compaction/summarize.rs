@@ -404,20 +404,22 @@ pub async fn compact(
     let reserve_tokens = preparation.settings.reserve_tokens;
     let previous_summary = preparation.previous_summary.as_deref();
 
+    let history = || {
+        generate_summary(
+            &preparation.messages_to_summarize,
+            &summarizer,
+            reserve_tokens,
+            custom_instructions,
+            previous_summary,
+        )
+    };
     let mut summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
         // One request after the other, as pi 1.6 does: a server that serves one request at
         // a time would refuse the second of two concurrent ones.
         let history = if preparation.messages_to_summarize.is_empty() {
             previous_summary.unwrap_or("No prior history.").to_owned()
         } else {
-            generate_summary(
-                &preparation.messages_to_summarize,
-                &summarizer,
-                reserve_tokens,
-                custom_instructions,
-                previous_summary,
-            )
-            .await?
+            history().await?
         };
         let prefix = generate_turn_prefix_summary(
             &preparation.turn_prefix_messages,
@@ -428,14 +430,7 @@ pub async fn compact(
         .await?;
         format!("{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}")
     } else {
-        generate_summary(
-            &preparation.messages_to_summarize,
-            &summarizer,
-            reserve_tokens,
-            custom_instructions,
-            previous_summary,
-        )
-        .await?
+        history().await?
     };
     if cancel.is_cancelled() {
         return Err(CompactionError::Aborted);

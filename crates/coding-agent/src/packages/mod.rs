@@ -7,6 +7,7 @@ pub mod manager;
 pub mod paths;
 pub mod resolve;
 pub mod resources;
+pub mod session_resources;
 pub mod settings;
 pub mod source;
 

@@ -7,8 +7,8 @@ use mock_llm::Script;
 use serde_json::{Value, json};
 
 use super::RunSetup;
-use super::apis::{MODEL, SESSION_ID, SMALL_MODEL, WireApi, wire_api};
-use super::scenarios::{NOTES_FILE, Scenario};
+use super::apis::{SMALL_MODEL, WireApi, wire_api};
+use super::scenarios::{NOTES_FILE, Scenario, print, scenario};
 
 /// One ledger case.
 pub struct RowCase {
@@ -46,26 +46,6 @@ impl RowCase {
             env: self.api.env(),
             auth: None,
         }
-    }
-}
-
-/// Arguments of a print-mode run in the fixed session.
-fn print(extra: &[&str], prompts: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = vec!["--session-id".into(), SESSION_ID.into()];
-    args.extend(extra.iter().map(|s| (*s).to_owned()));
-    args.push("-p".into());
-    args.extend(prompts.iter().map(|s| (*s).to_owned()));
-    args
-}
-
-fn scenario(name: &str, runs: Vec<Vec<String>>, scripts: Vec<Script>) -> Scenario {
-    Scenario {
-        name: name.into(),
-        runs,
-        model: MODEL,
-        scripts,
-        settings: json!({}),
-        env: Vec::new(),
     }
 }
 

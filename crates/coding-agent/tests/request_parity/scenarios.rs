@@ -40,7 +40,7 @@ pub struct Scenario {
 }
 
 /// Arguments of a print-mode run in the fixed session.
-fn print(extra: &[&str], prompts: &[&str]) -> Vec<String> {
+pub fn print(extra: &[&str], prompts: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = vec!["--session-id".into(), SESSION_ID.into()];
     args.extend(extra.iter().map(|s| (*s).to_owned()));
     args.push("-p".into());
@@ -48,7 +48,8 @@ fn print(extra: &[&str], prompts: &[&str]) -> Vec<String> {
     args
 }
 
-fn scenario(name: &str, runs: Vec<Vec<String>>, scripts: Vec<Script>) -> Scenario {
+/// A scenario on the main model with default settings.
+pub fn scenario(name: &str, runs: Vec<Vec<String>>, scripts: Vec<Script>) -> Scenario {
     Scenario {
         name: name.into(),
         runs,

@@ -53,10 +53,15 @@ pub fn ours() -> Command {
 }
 
 /// Runs `program` with `args` in `env`'s work dir and agent dir, stdin closed.
-pub fn run(env: &Env, mut program: Command, args: &[&str]) -> Output {
+pub fn run(env: &Env, program: Command, args: &[&str]) -> Output {
+    run_in(env, &env.work, program, args)
+}
+
+/// [`run`] in another folder than the work dir.
+pub fn run_in(env: &Env, dir: &std::path::Path, mut program: Command, args: &[&str]) -> Output {
     program
         .args(args)
-        .current_dir(&env.work)
+        .current_dir(dir)
         .env("PI_CODING_AGENT_DIR", &env.agent)
         .env("HOME", env.dir.path())
         .env_remove("ANTHROPIC_API_KEY")

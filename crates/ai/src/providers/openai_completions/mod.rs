@@ -4,6 +4,7 @@
 pub mod compat;
 mod decode;
 pub mod request;
+mod thinking;
 
 use bytes::Bytes;
 use futures_core::Stream;
