@@ -463,6 +463,18 @@ impl AgentSession {
             active_tools: self.active_tool_names(),
             statics,
             system_prompt: self.inner.agent.system_prompt(),
+            system_prompt_options: self.system_prompt_options(),
+            scoped_models: self
+                .scoped_models()
+                .iter()
+                .map(|scoped| {
+                    let mut entry = json!({"model": to_value(&scoped.model)});
+                    if let Some(level) = scoped.thinking_level {
+                        entry["thinkingLevel"] = level.as_str().into();
+                    }
+                    entry
+                })
+                .collect(),
             context_usage: self.context_usage().map_or(Value::Null, |u| to_value(&u)),
             session: mirror,
             cwd: self.cwd().display().to_string(),

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use pi_agent_core::{
@@ -759,26 +759,5 @@ impl AgentSession {
         let prompt = self.with_mcp_section(prompt);
         *lock(&self.inner.ext.base_prompt) = prompt.clone();
         self.inner.agent.set_system_prompt(prompt);
-    }
-
-    /// The `systemPromptOptions` of `before_agent_start`.
-    pub(super) fn system_prompt_options(&self) -> Value {
-        let names = self.active_tool_names();
-        let (snippets, guidelines) = self.inner.ext.runtime.prompt_additions(&names);
-        let snippets: Map<String, Value> = snippets
-            .into_iter()
-            .filter(|(_, text)| !text.is_empty())
-            .map(|(name, text)| (name, Value::String(text)))
-            .collect();
-        let recipe = self.inner.ext.recipe.clone().unwrap_or_default();
-        json!({
-            "cwd": self.inner.cwd,
-            "skills": self.skills().iter().map(|s| json!({"name": s.name, "description": s.description, "filePath": s.file_path})).collect::<Vec<_>>(),
-            "contextFiles": recipe.context_files.iter().map(|f| json!({"path": f.path, "content": f.content})).collect::<Vec<_>>(),
-            "customPrompt": recipe.custom,
-            "selectedTools": names,
-            "toolSnippets": snippets,
-            "promptGuidelines": guidelines,
-        })
     }
 }

@@ -15,6 +15,7 @@ mod mcp;
 mod models;
 mod navigation;
 mod prompt;
+mod prompt_options;
 mod providers;
 mod queue;
 mod replacement;

@@ -287,6 +287,12 @@ pub struct StateSnapshot {
     #[serde(skip)]
     pub statics: Option<std::sync::Arc<MirrorStatics>>,
     pub system_prompt: String,
+    /// `ctx.getSystemPromptOptions()`: the base prompt inputs (absent without a session).
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub system_prompt_options: Value,
+    /// `ctx.scopedModels`: `[{model, thinkingLevel?}]` (absent without a session).
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub scoped_models: Value,
     pub context_usage: Value,
     pub session: SessionMirror,
     pub cwd: String,
