@@ -67,6 +67,16 @@ pub enum StreamingBehavior {
     FollowUp,
 }
 
+impl StreamingBehavior {
+    /// The wire name (`streamingBehavior` of RPC `prompt` and of the `input` event).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Steer => "steer",
+            Self::FollowUp => "followUp",
+        }
+    }
+}
+
 /// Options of [`AgentSession::prompt`].
 #[derive(Debug, Clone)]
 pub struct PromptOptions {
