@@ -27,6 +27,9 @@ pub struct BeforeToolCallResult {
     pub reason: Option<String>,
     /// Arguments to run the tool with instead of the validated ones.
     pub args: Option<Value>,
+    /// A blocked call's error result terminates: when every result of the batch does, the
+    /// loop ends without asking the model again (pi 1.6.0's blocked `tool_call` `terminate`).
+    pub terminate: bool,
 }
 
 impl BeforeToolCallResult {
@@ -36,6 +39,7 @@ impl BeforeToolCallResult {
             block: true,
             reason: Some(reason.into()),
             args: None,
+            terminate: false,
         }
     }
 }

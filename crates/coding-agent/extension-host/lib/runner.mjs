@@ -84,7 +84,12 @@ async function emitToolCall(core, event, ctx) {
 			return { block: true, reason, input: event.input };
 		}
 		if (handlerResult?.block) {
-			return { block: true, ...(handlerResult.reason !== undefined ? { reason: handlerResult.reason } : {}), input: event.input };
+			return {
+				block: true,
+				...(handlerResult.reason !== undefined ? { reason: handlerResult.reason } : {}),
+				...(handlerResult.terminate === true ? { terminate: true } : {}),
+				input: event.input,
+			};
 		}
 	}
 	return { block: false, input: event.input };

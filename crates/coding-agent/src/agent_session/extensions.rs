@@ -365,12 +365,14 @@ fn verdict(
             block: true,
             reason: outcome.reason,
             args: None,
+            terminate: outcome.terminate,
         });
     }
     (outcome.input != *args).then_some(BeforeToolCallResult {
         block: false,
         reason: None,
         args: Some(outcome.input),
+        terminate: false,
     })
 }
 

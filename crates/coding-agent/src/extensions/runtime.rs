@@ -417,6 +417,7 @@ impl ExtensionRuntime {
                         block: true,
                         reason: Some(format!("Extension failed, blocking execution: {error}")),
                         input,
+                        terminate: false,
                     };
                 }
             }
@@ -425,6 +426,7 @@ impl ExtensionRuntime {
             block: false,
             reason: None,
             input,
+            terminate: false,
         }
     }
 
