@@ -224,6 +224,9 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
     }
 }
 
+/// Printed after an extension that failed to load ends pi (pi 1.6.0's words).
+pub const EXTENSION_LOAD_FAILURE_HINT: &str = "Hint: Start without extensions using \"pi -ne\".";
+
 /// What a reload needs to load the same extensions again (the trust decision is kept).
 #[derive(Clone)]
 struct Reload {
@@ -348,7 +351,7 @@ async fn load_backends(
                 error.path, error.error
             );
             if fatal.is_none() && explicit.contains(&error.path) {
-                fatal = Some(format!("Error: {line}"));
+                fatal = Some(format!("Error: {line}\n{EXTENSION_LOAD_FAILURE_HINT}"));
             } else {
                 warnings.push(line);
             }
