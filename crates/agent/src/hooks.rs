@@ -150,6 +150,12 @@ pub trait MessageQueues: Send + Sync {
     fn follow_ups(&self) -> Vec<AgentMessage>;
     /// Puts steering messages back at the front (taken but not used because the run stopped).
     fn restore_steering(&self, _messages: Vec<AgentMessage>) {}
+    /// Messages the application recorded into the transcript while `turn_end` was handled
+    /// (they start no turn): the loop adds them to its context right after `turn_end`, so
+    /// the next request sees them after the turn's tool results.
+    fn recorded(&self) -> Vec<AgentMessage> {
+        Vec::new()
+    }
 }
 
 /// No queued messages, ever.

@@ -110,6 +110,9 @@ pub(super) struct ExtensionState {
     pub(super) ending: std::sync::atomic::AtomicBool,
     /// `sendMessage(…, {deliverAs: "nextTurn"})` messages, sent with the next prompt.
     pub(super) next_turn: Mutex<Vec<AgentMessage>>,
+    /// `sendMessage(…, {triggerTurn: false})` messages sent while the agent ran, recorded
+    /// at the end of the turn (see `Inner::flush_pending_custom`).
+    pub(super) pending_custom: Mutex<Vec<(ExtensionMessage, AgentMessage)>>,
     pub(super) shutdown: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
     /// The mode's UI, also without extensions (pi's built-in commands notify through it).
     pub(super) ui: Mutex<Option<Arc<dyn ExtensionUi>>>,
@@ -136,6 +139,7 @@ impl ExtensionState {
             ending: std::sync::atomic::AtomicBool::new(false),
             commands_running: CommandGate::default(),
             next_turn: Mutex::new(Vec::new()),
+            pending_custom: Mutex::new(Vec::new()),
             shutdown: Mutex::new(None),
             ui: Mutex::new(None),
             generation: AtomicU64::new(1),
@@ -393,6 +397,12 @@ impl AgentListener for SessionListener {
             };
             let replaced = inner.dispatch_to_extensions(event, cancel).await;
             inner.on_agent_event(replaced.as_ref().unwrap_or(event));
+            // After the turn's tool results (and what turn_end handlers sent), as pi 1.6.0.
+            match event {
+                AgentEvent::TurnEnd { .. } => inner.flush_pending_custom(true),
+                AgentEvent::AgentEnd { .. } => inner.flush_pending_custom(false),
+                _ => {}
+            }
         })
     }
 }

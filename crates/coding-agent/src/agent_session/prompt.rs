@@ -97,6 +97,7 @@ impl AgentSession {
             return Ok(());
         }
         self.inner.flush_pending_bash();
+        self.inner.flush_pending_custom(false);
         self.sync_mcp_tools().await;
         let model = self.model();
         if let Err(error) = self.inner.request_auth(&model) {
