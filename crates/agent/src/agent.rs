@@ -201,6 +201,7 @@ struct Settings {
 struct Queues {
     steering: Arc<PendingMessageQueue>,
     follow_up: Arc<PendingMessageQueue>,
+    recorded: Arc<Mutex<Vec<AgentMessage>>>,
     skip_initial_steering: AtomicBool,
 }
 
@@ -214,6 +215,10 @@ impl MessageQueues for Queues {
 
     fn follow_ups(&self) -> Vec<AgentMessage> {
         self.follow_up.drain()
+    }
+
+    fn recorded(&self) -> Vec<AgentMessage> {
+        std::mem::take(&mut *lock(&self.recorded))
     }
 
     fn restore_steering(&self, messages: Vec<AgentMessage>) {
@@ -235,6 +240,9 @@ pub struct Agent {
     next_listener: AtomicU64,
     steering: Arc<PendingMessageQueue>,
     follow_up: Arc<PendingMessageQueue>,
+    /// Messages appended to the transcript during a run ([`Agent::append_during_run`]),
+    /// not yet in the running loop's context.
+    recorded: Arc<Mutex<Vec<AgentMessage>>>,
     active: Mutex<Option<ActiveRun>>,
     /// Serializes event processing: one event's state update and listeners finish before
     /// the next event (from a concurrently finishing tool) is processed.
@@ -275,6 +283,7 @@ impl Agent {
             next_listener: AtomicU64::new(1),
             steering: Arc::new(PendingMessageQueue::new(options.steering_mode)),
             follow_up: Arc::new(PendingMessageQueue::new(options.follow_up_mode)),
+            recorded: Arc::new(Mutex::new(Vec::new())),
             active: Mutex::new(None),
             emit_lock: tokio::sync::Mutex::new(()),
         }
@@ -393,6 +402,17 @@ impl Agent {
     /// Appends to the transcript.
     pub fn append_message(&self, message: AgentMessage) {
         lock(&self.state).messages.push(message);
+    }
+
+    /// Appends a message to the transcript that starts no turn; called while a listener
+    /// handles `turn_end`, the running loop also adds it to its context after the turn's
+    /// tool results (the next request sees it). A run that starts later reads it from the
+    /// transcript.
+    pub fn append_during_run(&self, message: AgentMessage) {
+        lock(&self.state).messages.push(message.clone());
+        if lock(&self.active).is_some() {
+            lock(&self.recorded).push(message);
+        }
     }
 
     /// Empties the transcript.
@@ -545,6 +565,8 @@ impl Agent {
         }
         let cancel = CancellationToken::new();
         let (done, idle) = watch::channel(false);
+        // Recorded after the last run's final turn: the new run reads them from the state.
+        lock(&self.recorded).clear();
         *active = Some(ActiveRun {
             cancel: cancel.clone(),
             idle,
@@ -589,6 +611,7 @@ impl Agent {
             queues: Arc::new(Queues {
                 steering: Arc::clone(&self.steering),
                 follow_up: Arc::clone(&self.follow_up),
+                recorded: Arc::clone(&self.recorded),
                 skip_initial_steering: AtomicBool::new(skip_initial_steering),
             }),
             stream_fn: Arc::clone(&settings.stream_fn),

@@ -236,6 +236,7 @@ async fn run_loop(
                 tool_results: tool_results.clone(),
             })
             .await;
+            context.messages.extend(config.queues.recorded());
             // After turn_end, as in the TypeScript pi: the hook sees the finished turn.
             let stop = config
                 .hooks

@@ -27,6 +27,9 @@ pub struct BeforeToolCallResult {
     pub reason: Option<String>,
     /// Arguments to run the tool with instead of the validated ones.
     pub args: Option<Value>,
+    /// A blocked call's error result terminates: when every result of the batch does, the
+    /// loop ends without asking the model again (pi 1.6.0's blocked `tool_call` `terminate`).
+    pub terminate: bool,
 }
 
 impl BeforeToolCallResult {
@@ -36,6 +39,7 @@ impl BeforeToolCallResult {
             block: true,
             reason: Some(reason.into()),
             args: None,
+            terminate: false,
         }
     }
 }
@@ -146,6 +150,12 @@ pub trait MessageQueues: Send + Sync {
     fn follow_ups(&self) -> Vec<AgentMessage>;
     /// Puts steering messages back at the front (taken but not used because the run stopped).
     fn restore_steering(&self, _messages: Vec<AgentMessage>) {}
+    /// Messages the application recorded into the transcript while `turn_end` was handled
+    /// (they start no turn): the loop adds them to its context right after `turn_end`, so
+    /// the next request sees them after the turn's tool results.
+    fn recorded(&self) -> Vec<AgentMessage> {
+        Vec::new()
+    }
 }
 
 /// No queued messages, ever.

@@ -103,12 +103,18 @@ fn apply_verdict<'a>(
     verdict: Result<Option<BeforeToolCallResult>, String>,
 ) -> Preparation<'a> {
     match verdict {
-        Ok(Some(verdict)) if verdict.block => immediate(
-            call,
-            verdict
+        Ok(Some(verdict)) if verdict.block => {
+            let reason = verdict
                 .reason
-                .unwrap_or_else(|| "Tool execution was blocked".to_owned()),
-        ),
+                .unwrap_or_else(|| "Tool execution was blocked".to_owned());
+            let mut blocked = immediate(call, reason);
+            if verdict.terminate
+                && let Preparation::Immediate(finalized) = &mut blocked
+            {
+                finalized.result.terminate = Some(true);
+            }
+            blocked
+        }
         Ok(Some(verdict)) => Preparation::Ready(Prepared {
             call,
             tool,

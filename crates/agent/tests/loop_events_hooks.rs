@@ -33,6 +33,7 @@ impl AgentHooks for BlockingHooks {
                     block: true,
                     reason: None,
                     args: None,
+                    terminate: false,
                 }),
                 _ => None,
             }

@@ -83,6 +83,18 @@ fn settings_entries(path: &Path) -> (Vec<String>, Option<String>) {
     (entries, trust)
 }
 
+/// Whether the project has anything that loads only when trusted: its own extensions,
+/// packages or MCP servers.
+fn project_needs_trust(options: &LoadOptions, project_entries: &[String]) -> bool {
+    let roots = InstallRoots {
+        cwd: options.cwd.clone(),
+        agent_dir: options.agent_dir.clone(),
+    };
+    discovery::project_has_extensions(&options.cwd, project_entries)
+        || !pkg_settings::read_scope(&roots, SourceScope::Project).is_empty()
+        || pi_mcp::config::project_config_path(&options.cwd).exists()
+}
+
 /// Whether the project's own extensions may load (asking when it can and must).
 fn project_trusted(
     options: &LoadOptions,
@@ -90,14 +102,7 @@ fn project_trusted(
     default: DefaultTrust,
     may_ask: bool,
 ) -> (bool, Option<String>) {
-    let roots = InstallRoots {
-        cwd: options.cwd.clone(),
-        agent_dir: options.agent_dir.clone(),
-    };
-    if !discovery::project_has_extensions(&options.cwd, project_entries)
-        && pkg_settings::read_scope(&roots, SourceScope::Project).is_empty()
-        && !pi_mcp::config::project_config_path(&options.cwd).exists()
-    {
+    if !project_needs_trust(options, project_entries) {
         return (false, None);
     }
     let store = TrustStore::new(&options.agent_dir);
@@ -134,6 +139,9 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         !options.no_extensions,
     );
     warnings.extend(trust_warning);
+    // What extensions see (`ctx.isProjectTrusted()`): as pi 1.6.0, a project with nothing
+    // that needs trust counts as trusted.
+    let effective_trust = trusted || !project_needs_trust(&options, &project_entries);
     // `-e builtin:<name>` turns a built-in extension on (`crate::builtins`): no path.
     let (package_sources, local_paths): (Vec<String>, Vec<String>) = options
         .cli_paths
@@ -159,6 +167,7 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         cli_paths: local_paths.clone(),
         no_extensions: options.no_extensions,
         trusted,
+        effective_trust,
         theme: options.theme.clone(),
         rust: rust_extensions,
     };
@@ -215,6 +224,9 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
     }
 }
 
+/// Printed after an extension that failed to load ends pi (pi 1.6.0's words).
+pub const EXTENSION_LOAD_FAILURE_HINT: &str = "Hint: Start without extensions using \"pi -ne\".";
+
 /// What a reload needs to load the same extensions again (the trust decision is kept).
 #[derive(Clone)]
 struct Reload {
@@ -228,6 +240,8 @@ struct Reload {
     cli_paths: Vec<String>,
     no_extensions: bool,
     trusted: bool,
+    /// `ctx.isProjectTrusted()` (see [`HostOptions::project_trusted`]).
+    effective_trust: bool,
     theme: String,
     rust: Vec<Arc<dyn Extension>>,
 }
@@ -308,6 +322,7 @@ async fn load_backends(
                 extensions: found,
                 flag_values: Map::new(),
                 theme: options.theme.clone(),
+                project_trusted: options.effective_trust,
             })
             .await
             .map(|(host, failed)| (host as Arc<dyn ExtensionBackend>, failed)),
@@ -336,7 +351,7 @@ async fn load_backends(
                 error.path, error.error
             );
             if fatal.is_none() && explicit.contains(&error.path) {
-                fatal = Some(format!("Error: {line}"));
+                fatal = Some(format!("Error: {line}\n{EXTENSION_LOAD_FAILURE_HINT}"));
             } else {
                 warnings.push(line);
             }

@@ -202,13 +202,13 @@ async fn input_transform_then_handled_stops_and_transforms_chain() {
         ext("c", &seen, vec![("input", after)]),
     ]);
     let handled = rt
-        .emit_input("hi", None, "rpc", CancellationToken::new())
+        .emit_input("hi", None, "rpc", None, CancellationToken::new())
         .await;
     assert_eq!(handled, InputOutcome::Handled);
     assert_eq!(*seen.lock().unwrap(), ["a:input", "b:input"]);
     let rt2 = runtime(vec![]);
     assert_eq!(
-        rt2.emit_input("x", None, "rpc", CancellationToken::new())
+        rt2.emit_input("x", None, "rpc", None, CancellationToken::new())
             .await,
         InputOutcome::Continue
     );

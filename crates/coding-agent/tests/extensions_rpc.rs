@@ -161,6 +161,15 @@ async fn commands_flags_tools_and_a_host_that_dies_mid_session() {
     assert_eq!(end["isError"], true);
     let text = end["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("Extension host exited"), "{text}");
+    // The crash is reported once, with the way to start without extensions.
+    let crash = rpc
+        .seen
+        .iter()
+        .find(|l| l["type"] == "extension_error" && l["event"] == "host")
+        .expect("the host's crash is reported");
+    let reported = crash["error"].as_str().unwrap();
+    assert!(reported.contains("Extension host exited"), "{reported}");
+    assert!(reported.contains("pi -ne"), "{reported}");
     rpc.call("p3", json!({"type": "prompt", "message": "are you there"}));
     let lines = rpc.event("agent_end");
     assert!(

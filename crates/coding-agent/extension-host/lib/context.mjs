@@ -26,6 +26,11 @@ export function createContext(core, options = {}) {
 			assertActive();
 			return core.ui;
 		},
+		/** `"tui"`, `"rpc"`, `"json"` or `"print"` (pi 1.6.0 calls the interactive mode "tui"). */
+		get mode() {
+			assertActive();
+			return core.mode === "interactive" ? "tui" : core.mode;
+		},
 		get hasUI() {
 			assertActive();
 			return core.hasUI;
@@ -46,9 +51,23 @@ export function createContext(core, options = {}) {
 			assertActive();
 			return state.model ?? undefined;
 		},
+		/** The session's model scope (`--models`, `enabledModels`): `[{model, thinkingLevel?}]`. */
+		get scopedModels() {
+			assertActive();
+			return state.scopedModels;
+		},
+		get thinkingLevel() {
+			assertActive();
+			return state.thinkingLevel;
+		},
 		isIdle: () => {
 			assertActive();
 			return state.isIdle;
+		},
+		/** The effective project trust decision pi made at startup (true without project resources). */
+		isProjectTrusted: () => {
+			assertActive();
+			return core.projectTrusted;
 		},
 		get signal() {
 			assertActive();
@@ -92,6 +111,11 @@ export function createCommandContext(core, options = {}) {
 		if (stale.message) throw new Error(stale.message);
 	};
 	const request = (method, params) => core.channel.request(method, params);
+	/** The base system prompt inputs (see normalizePromptOptions in lib/state.mjs). */
+	ctx.getSystemPromptOptions = () => {
+		assertActive();
+		return core.state.systemPromptOptions;
+	};
 	/** After pi replaced the session: this ctx goes stale, withSession gets a fresh one. */
 	const afterReplacement = async (result, withSession) => {
 		const cancelled = result?.cancelled === true;

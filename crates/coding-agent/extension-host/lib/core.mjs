@@ -36,6 +36,8 @@ export function createCore(channel) {
 		runtime,
 		mode: "print",
 		hasUI: false,
+		/** `ctx.isProjectTrusted()`: pi's effective trust decision (init's `projectTrusted`). */
+		projectTrusted: true,
 		ui: createNoopUI(),
 		eventBus: createEventBus(),
 		terminalInput,
@@ -56,6 +58,7 @@ export async function initialise(core, frame) {
 	core.initialised = true;
 	const mode = frame.mode ?? "print";
 	core.mode = mode;
+	if (typeof frame.projectTrusted === "boolean") core.projectTrusted = frame.projectTrusted;
 	if (frame.agentDir) process.env.PI_CODING_AGENT_DIR = frame.agentDir;
 	core.state.apply(frame.state ?? {});
 	if (frame.cwd) core.state.cwd = frame.cwd;

@@ -2,7 +2,9 @@
  * `pi.events`: the in-host event bus shared by all extensions (pi 0.73.1's event-bus.js).
  *
  * `emit(channel, data)` calls every handler of the channel; `on(channel, handler)` returns an
- * unsubscribe function. Handler errors (sync or async) are printed, never thrown to the emitter.
+ * unsubscribe function. Handler errors (sync or async) never reach the emitter: each
+ * extension's `pi.events.on` reports them as extension errors (lib/api.mjs); a handler
+ * subscribed here directly that throws is printed, as pi's bus does.
  */
 import { EventEmitter } from "node:events";
 

@@ -62,8 +62,14 @@ export async function loadExtension(info, core) {
 			return { error: `Extension does not export a valid factory function: ${info.path}` };
 		}
 		const extension = createExtensionRecord(info, resolvedPath);
-		const api = createExtensionAPI(extension, core.runtime, { cwd: () => core.state.cwd, eventBus: core.eventBus });
-		await factory(api);
+		const load = createExtensionAPI(extension, core.runtime, { cwd: () => core.state.cwd, eventBus: core.eventBus });
+		try {
+			await factory(load.api);
+		} catch (err) {
+			load.discard();
+			throw err;
+		}
+		load.commit();
 		return { extension };
 	} catch (err) {
 		const message = err instanceof Error ? err.message : String(err);

@@ -84,7 +84,12 @@ async function emitToolCall(core, event, ctx) {
 			return { block: true, reason, input: event.input };
 		}
 		if (handlerResult?.block) {
-			return { block: true, ...(handlerResult.reason !== undefined ? { reason: handlerResult.reason } : {}), input: event.input };
+			return {
+				block: true,
+				...(handlerResult.reason !== undefined ? { reason: handlerResult.reason } : {}),
+				...(handlerResult.terminate === true ? { terminate: true } : {}),
+				input: event.input,
+			};
 		}
 	}
 	return { block: false, input: event.input };
@@ -188,21 +193,57 @@ async function emitResourcesDiscover(core, event, ctx) {
 	return out;
 }
 
+/**
+ * `user_bash` fails closed (pi 1.6.0): the first defined answer decides; a handler that
+ * throws or answers anything but exactly one valid `{operations}` or `{result}` is reported
+ * and answered `{failed: message}`, so pi runs nothing and no later handler is asked.
+ */
 async function emitUserBash(core, event, ctx) {
-	let result = null;
-	await each(core, "user_bash", () => event, ctx, (r) => {
-		if (!r) return false;
-		result = core.bashOperations ? core.bashOperations.describe(r) : r;
-		return true;
-	});
-	return result;
+	for (const { ext, handler } of core.registry.handlersFor("user_bash")) {
+		try {
+			const result = await handler(event, ctx);
+			if (result === undefined) continue;
+			if (!isUserBashEventResult(result)) {
+				throw new Error(
+					"Invalid user_bash handler result: return undefined for local execution or exactly one valid { operations } or { result } object",
+				);
+			}
+			return core.bashOperations.describe(result);
+		} catch (err) {
+			reportError(core, ext, "user_bash", err);
+			return { failed: err instanceof Error ? err.message : String(err) };
+		}
+	}
+	return null;
+}
+
+/** pi 1.6.0's check of a user_bash answer: `{operations: {exec()}}` or a BashResult. */
+export function isUserBashEventResult(value) {
+	if (typeof value !== "object" || value === null) return false;
+	const hasOperations = value.operations !== undefined;
+	const hasResult = value.result !== undefined;
+	if (hasOperations === hasResult) return false;
+	if (hasOperations) {
+		return typeof value.operations === "object" && value.operations !== null && typeof value.operations.exec === "function";
+	}
+	const result = value.result;
+	if (typeof result !== "object" || result === null) return false;
+	return (
+		typeof result.output === "string" &&
+		"exitCode" in result &&
+		(result.exitCode === undefined || typeof result.exitCode === "number") &&
+		typeof result.cancelled === "boolean" &&
+		typeof result.truncated === "boolean" &&
+		(result.fullOutputPath === undefined || typeof result.fullOutputPath === "string")
+	);
 }
 
 async function emitInput(core, event, ctx) {
 	let text = event.text;
 	let images = event.images;
 	let handled = false;
-	await each(core, "input", () => ({ type: "input", text, images, source: event.source }), ctx, (r) => {
+	const makeEvent = () => ({ type: "input", text, images, source: event.source, streamingBehavior: event.streamingBehavior });
+	await each(core, "input", makeEvent, ctx, (r) => {
 		if (r?.action === "handled") {
 			handled = true;
 			return true;

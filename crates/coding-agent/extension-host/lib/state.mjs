@@ -1,7 +1,7 @@
 /**
  * The host's mirror of pi's state, fed by `state` frames, read by the synchronous getters of
- * `pi` and `ctx` (model, thinking level, tools, commands, idle flag, context usage, system
- * prompt, session, model registry, terminal size, editor text).
+ * `pi` and `ctx` (model, thinking level, model scope, tools, commands, idle flag, context
+ * usage, system prompt and its inputs, session, model registry, terminal size, editor text).
  *
  * A `state` frame carries only the fields that changed. Actions that pi applies later
  * (setActiveTools, setThinkingLevel, setSessionName, setEditorText, setToolsExpanded) are
@@ -25,6 +25,7 @@ const SIMPLE_FIELDS = [
 	"toolsExpanded",
 	"footer",
 	"cwd",
+	"scopedModels",
 ];
 
 export class StateMirror {
@@ -43,6 +44,10 @@ export class StateMirror {
 		this.toolsExpanded = false;
 		this.footer = { gitBranch: null, availableProviderCount: 0 };
 		this.cwd = process.cwd();
+		/** `[{model, thinkingLevel?}]`, empty without a model scope. */
+		this.scopedModels = [];
+		/** The base system prompt inputs (`ctx.getSystemPromptOptions()`). */
+		this.systemPromptOptions = normalizePromptOptions({ cwd: this.cwd });
 		this.models = { all: [], available: [] };
 		this.themeName = undefined;
 		this.session = new SessionMirror();
@@ -62,6 +67,7 @@ export class StateMirror {
 				available: frame.models?.available ?? this.models.available,
 			};
 		}
+		if (frame.systemPromptOptions !== undefined) this.systemPromptOptions = normalizePromptOptions(frame.systemPromptOptions);
 		if (frame.themeName !== undefined) this.themeName = frame.themeName;
 		if (frame.session) this.session.apply(frame.session);
 		for (const listener of this.listeners) listener(frame);
@@ -86,4 +92,27 @@ export class StateMirror {
 		if (!model) return false;
 		return this.models.available.some((m) => m.provider === model.provider && m.id === model.id);
 	}
+}
+
+/**
+ * pi 1.6.0's `normalizeBuildSystemPromptOptions`: every field present, in its order (the
+ * optional prompts as `undefined`), so `Object.keys` of `ctx.getSystemPromptOptions()` reads
+ * as in pi. Like pi's, the object is not copied per call; changing it does not change the
+ * prompt pi builds here, and pi's next changed value replaces it.
+ */
+export function normalizePromptOptions(input) {
+	return {
+		customPrompt: input.customPrompt,
+		forceSystemPrompt: input.forceSystemPrompt,
+		selectedTools: input.selectedTools ?? ["read", "bash", "edit", "write"],
+		hiddenTools: input.hiddenTools ?? [],
+		toolSnippets: input.toolSnippets ?? {},
+		toolGuidelines: input.toolGuidelines ?? {},
+		promptGuidelines: input.promptGuidelines ?? [],
+		appendSystemPrompt: input.appendSystemPrompt ?? "",
+		sections: input.sections ?? {},
+		cwd: input.cwd,
+		contextFiles: input.contextFiles ?? [],
+		skills: input.skills ?? [],
+	};
 }

@@ -51,6 +51,6 @@ describe("tools", () => {
 	it("runs pi.exec in the host", async () => {
 		await pi.call("command", { name: "exec", args: "" });
 		const entry = await pi.waitFor((f) => f.type === "request" && f.params?.customType === "exec");
-		assert.deepEqual(entry.params.data, { stdout: "out\n", stderr: "err\n", code: 3, killed: false });
+		assert.deepEqual(entry.params.data, { stdout: "out\n", stderr: "err\n", code: 3, killed: false, truncated: false });
 	});
 });

@@ -187,7 +187,7 @@ impl AgentSession {
                 let options = PromptOptions {
                     images,
                     streaming_behavior,
-                    expand_templates: false,
+                    expand_templates: options.expand_prompt_templates,
                     source: Some("extension".into()),
                 };
                 // The count ends as the prompt starts its run (or is queued, or fails).
@@ -360,8 +360,10 @@ impl AgentSession {
         self.inner.agent.replace_messages(messages);
     }
 
-    /// `sendMessage`: a custom message for the next turn, queued while streaming, run as a
-    /// turn (`triggerTurn`), or else added to the transcript at once.
+    /// `sendMessage`, as pi 1.6.0: a custom message for the next turn; steered into (or
+    /// followed up after) a running agent; run as a turn (`triggerTurn: true`); recorded at
+    /// the end of the running turn (`triggerTurn: false` while streaming, so it never
+    /// lands between a tool call and its result); or else added to the transcript at once.
     pub async fn send_custom_message(
         &self,
         message: &ExtensionMessage,
@@ -377,15 +379,16 @@ impl AgentSession {
                 .ext
                 .ending
                 .load(std::sync::atomic::Ordering::SeqCst);
+        let streaming = self.is_streaming() && !ending;
         if options.deliver_as.as_deref() == Some("nextTurn") {
             lock(&self.inner.ext.next_turn).push(custom);
-        } else if self.is_streaming() && !ending {
+        } else if streaming && options.trigger_turn != Some(false) {
             if options.deliver_as.as_deref() == Some("followUp") {
                 self.inner.agent.follow_up(custom);
             } else {
                 self.inner.agent.steer(custom);
             }
-        } else if options.trigger_turn {
+        } else if options.trigger_turn == Some(true) {
             self.inner.ext.commands_running.idle().await;
             self.inner.agent.wait_for_idle().await;
             let _run = self.run_guard();
@@ -398,26 +401,10 @@ impl AgentSession {
             if self.inner.agent.prompt(messages).await.is_ok() {
                 self.settle().await;
             }
+        } else if streaming {
+            lock(&self.inner.ext.pending_custom).push((message.clone(), custom));
         } else {
-            self.inner.agent.append_message(custom.clone());
-            if let Err(e) = lock(&self.inner.session).append_custom_message(
-                &message.custom_type,
-                message.content.clone(),
-                message.display,
-                message.details.clone(),
-            ) {
-                eprintln!("Warning: {e}");
-            }
-            self.inner
-                .emit(&crate::session_event::AgentSessionEvent::Agent(
-                    pi_agent_core::AgentEvent::MessageStart {
-                        message: custom.clone(),
-                    },
-                ));
-            self.inner
-                .emit(&crate::session_event::AgentSessionEvent::Agent(
-                    pi_agent_core::AgentEvent::MessageEnd { message: custom },
-                ));
+            self.inner.record_custom(message, custom, false);
         }
     }
 
@@ -463,6 +450,18 @@ impl AgentSession {
             active_tools: self.active_tool_names(),
             statics,
             system_prompt: self.inner.agent.system_prompt(),
+            system_prompt_options: self.system_prompt_options(),
+            scoped_models: self
+                .scoped_models()
+                .iter()
+                .map(|scoped| {
+                    let mut entry = json!({"model": to_value(&scoped.model)});
+                    if let Some(level) = scoped.thinking_level {
+                        entry["thinkingLevel"] = level.as_str().into();
+                    }
+                    entry
+                })
+                .collect(),
             context_usage: self.context_usage().map_or(Value::Null, |u| to_value(&u)),
             session: mirror,
             cwd: self.cwd().display().to_string(),
@@ -593,5 +592,48 @@ impl AgentSession {
             .agent
             .set_system_prompt(prompt.filter(|p| !p.is_empty()).unwrap_or(base));
         messages
+    }
+}
+
+impl Inner {
+    /// Adds an extension's custom message to the transcript and the session, and announces
+    /// it (`message_start` / `message_end`). `in_run`: recorded while `turn_end` is handled,
+    /// so the running loop's next request sees it too.
+    pub(super) fn record_custom(
+        &self,
+        message: &ExtensionMessage,
+        custom: AgentMessage,
+        in_run: bool,
+    ) {
+        if in_run {
+            self.agent.append_during_run(custom.clone());
+        } else {
+            self.agent.append_message(custom.clone());
+        }
+        if let Err(e) = lock(&self.session).append_custom_message(
+            &message.custom_type,
+            message.content.clone(),
+            message.display,
+            message.details.clone(),
+        ) {
+            eprintln!("Warning: {e}");
+        }
+        self.emit(&crate::session_event::AgentSessionEvent::Agent(
+            pi_agent_core::AgentEvent::MessageStart {
+                message: custom.clone(),
+            },
+        ));
+        self.emit(&crate::session_event::AgentSessionEvent::Agent(
+            pi_agent_core::AgentEvent::MessageEnd { message: custom },
+        ));
+    }
+
+    /// Records the `triggerTurn: false` messages sent while the agent ran: at `turn_end`
+    /// (after the turn's tool results), at the end of the run, and before the next run.
+    pub(super) fn flush_pending_custom(&self, in_run: bool) {
+        let pending = std::mem::take(&mut *lock(&self.ext.pending_custom));
+        for (message, custom) in pending {
+            self.record_custom(&message, custom, in_run);
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use pi_agent_core::{
@@ -110,6 +110,9 @@ pub(super) struct ExtensionState {
     pub(super) ending: std::sync::atomic::AtomicBool,
     /// `sendMessage(…, {deliverAs: "nextTurn"})` messages, sent with the next prompt.
     pub(super) next_turn: Mutex<Vec<AgentMessage>>,
+    /// `sendMessage(…, {triggerTurn: false})` messages sent while the agent ran, recorded
+    /// at the end of the turn (see `Inner::flush_pending_custom`).
+    pub(super) pending_custom: Mutex<Vec<(ExtensionMessage, AgentMessage)>>,
     pub(super) shutdown: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
     /// The mode's UI, also without extensions (pi's built-in commands notify through it).
     pub(super) ui: Mutex<Option<Arc<dyn ExtensionUi>>>,
@@ -136,6 +139,7 @@ impl ExtensionState {
             ending: std::sync::atomic::AtomicBool::new(false),
             commands_running: CommandGate::default(),
             next_turn: Mutex::new(Vec::new()),
+            pending_custom: Mutex::new(Vec::new()),
             shutdown: Mutex::new(None),
             ui: Mutex::new(None),
             generation: AtomicU64::new(1),
@@ -365,12 +369,14 @@ fn verdict(
             block: true,
             reason: outcome.reason,
             args: None,
+            terminate: outcome.terminate,
         });
     }
     (outcome.input != *args).then_some(BeforeToolCallResult {
         block: false,
         reason: None,
         args: Some(outcome.input),
+        terminate: false,
     })
 }
 
@@ -391,6 +397,12 @@ impl AgentListener for SessionListener {
             };
             let replaced = inner.dispatch_to_extensions(event, cancel).await;
             inner.on_agent_event(replaced.as_ref().unwrap_or(event));
+            // After the turn's tool results (and what turn_end handlers sent), as pi 1.6.0.
+            match event {
+                AgentEvent::TurnEnd { .. } => inner.flush_pending_custom(true),
+                AgentEvent::AgentEnd { .. } => inner.flush_pending_custom(false),
+                _ => {}
+            }
         })
     }
 }
@@ -759,26 +771,5 @@ impl AgentSession {
         let prompt = self.with_mcp_section(prompt);
         *lock(&self.inner.ext.base_prompt) = prompt.clone();
         self.inner.agent.set_system_prompt(prompt);
-    }
-
-    /// The `systemPromptOptions` of `before_agent_start`.
-    pub(super) fn system_prompt_options(&self) -> Value {
-        let names = self.active_tool_names();
-        let (snippets, guidelines) = self.inner.ext.runtime.prompt_additions(&names);
-        let snippets: Map<String, Value> = snippets
-            .into_iter()
-            .filter(|(_, text)| !text.is_empty())
-            .map(|(name, text)| (name, Value::String(text)))
-            .collect();
-        let recipe = self.inner.ext.recipe.clone().unwrap_or_default();
-        json!({
-            "cwd": self.inner.cwd,
-            "skills": self.skills().iter().map(|s| json!({"name": s.name, "description": s.description, "filePath": s.file_path})).collect::<Vec<_>>(),
-            "contextFiles": recipe.context_files.iter().map(|f| json!({"path": f.path, "content": f.content})).collect::<Vec<_>>(),
-            "customPrompt": recipe.custom,
-            "selectedTools": names,
-            "toolSnippets": snippets,
-            "promptGuidelines": guidelines,
-        })
     }
 }

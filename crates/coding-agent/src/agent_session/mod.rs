@@ -15,6 +15,7 @@ mod mcp;
 mod models;
 mod navigation;
 mod prompt;
+mod prompt_options;
 mod providers;
 mod queue;
 mod replacement;
@@ -64,6 +65,16 @@ impl SessionOpError {
 pub enum StreamingBehavior {
     Steer,
     FollowUp,
+}
+
+impl StreamingBehavior {
+    /// The wire name (`streamingBehavior` of RPC `prompt` and of the `input` event).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Steer => "steer",
+            Self::FollowUp => "followUp",
+        }
+    }
 }
 
 /// Options of [`AgentSession::prompt`].

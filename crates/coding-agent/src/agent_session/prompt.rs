@@ -54,35 +54,28 @@ impl AgentSession {
             drop(running);
         }
         let mut options = options;
-        let mut text = text.to_owned();
-        let runtime = self.inner.ext.runtime.clone();
-        if runtime.has_handlers("input") {
-            let source = options
-                .source
-                .clone()
-                .unwrap_or_else(|| "interactive".into());
-            let images = (!options.images.is_empty()).then(|| options.images.clone());
-            match runtime
-                .emit_input(&text, images, &source, CancellationToken::new())
-                .await
-            {
-                crate::extensions::InputOutcome::Handled => {
-                    report(Ok(Disposition::Handled));
-                    self.settle_handled(settled_before);
-                    return Ok(());
-                }
-                crate::extensions::InputOutcome::Transform {
-                    text: changed,
-                    images,
-                } => {
-                    text = changed;
-                    if let Some(images) = images {
-                        options.images = images;
-                    }
-                }
-                crate::extensions::InputOutcome::Continue => {}
+        let source = options
+            .source
+            .clone()
+            .unwrap_or_else(|| "interactive".into());
+        // As pi 1.6.0: only a prompt that is queued because the agent streams says how.
+        let queued_as = options.streaming_behavior.filter(|_| self.is_streaming());
+        let text = match self
+            .run_input_handlers(text, &options.images, &source, queued_as)
+            .await
+        {
+            None => {
+                report(Ok(Disposition::Handled));
+                self.settle_handled(settled_before);
+                return Ok(());
             }
-        }
+            Some((text, images)) => {
+                if let Some(images) = images {
+                    options.images = images;
+                }
+                text
+            }
+        };
         let text = if options.expand_templates {
             self.expand(&text)
         } else {
@@ -104,6 +97,7 @@ impl AgentSession {
             return Ok(());
         }
         self.inner.flush_pending_bash();
+        self.inner.flush_pending_custom(false);
         self.sync_mcp_tools().await;
         let model = self.model();
         if let Err(error) = self.inner.request_auth(&model) {
@@ -140,16 +134,106 @@ impl AgentSession {
         Ok(())
     }
 
-    /// Queues a steering message (delivered after the current tool calls).
-    pub fn steer(&self, text: &str, images: Vec<ImageContent>) {
+    /// Queues a steering message (delivered after the current tool calls), after the
+    /// extensions' `input` handlers (`source` is `rpc` or `interactive`).
+    pub async fn steer(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        source: &str,
+    ) -> Result<Disposition, SessionOpError> {
+        self.queue_user_input(text, images, StreamingBehavior::Steer, source)
+            .await
+    }
+
+    /// Queues a follow-up message (delivered when the agent would stop), after the
+    /// extensions' `input` handlers.
+    pub async fn follow_up(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        source: &str,
+    ) -> Result<Disposition, SessionOpError> {
+        self.queue_user_input(text, images, StreamingBehavior::FollowUp, source)
+            .await
+    }
+
+    /// Queues a steering message at once, without the extensions' `input` handlers (which
+    /// may take time): for callers that must queue in arrival order (the gateway).
+    pub fn steer_now(&self, text: &str, images: Vec<ImageContent>) {
         let text = self.expand(text);
         self.inner.queue_steer(text, images);
     }
 
-    /// Queues a follow-up message (delivered when the agent would stop).
-    pub fn follow_up(&self, text: &str, images: Vec<ImageContent>) {
+    /// Queues a follow-up message at once, without the extensions' `input` handlers (see
+    /// [`Self::steer_now`]).
+    pub fn follow_up_now(&self, text: &str, images: Vec<ImageContent>) {
         let text = self.expand(text);
         self.inner.queue_follow_up(text, images);
+    }
+
+    /// pi 1.6.0's `_queueUserInput`: an extension command cannot be queued; `input`
+    /// handlers run (told the behaviour while the agent streams) and may handle or change
+    /// the text; then templates and skills expand and the text is queued.
+    async fn queue_user_input(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        behavior: StreamingBehavior,
+        source: &str,
+    ) -> Result<Disposition, SessionOpError> {
+        if text.starts_with('/')
+            && let Some((command, _)) = self.inner.ext.runtime.find_command(text)
+        {
+            return Err(SessionOpError::new(format!(
+                "Extension command \"/{}\" cannot be queued. Use prompt() or execute the command when not streaming.",
+                command.invocation_name
+            )));
+        }
+        let queued_as = self.is_streaming().then_some(behavior);
+        let Some((text, changed)) = self
+            .run_input_handlers(text, &images, source, queued_as)
+            .await
+        else {
+            return Ok(Disposition::Handled);
+        };
+        let text = self.expand(&text);
+        let images = changed.unwrap_or(images);
+        match behavior {
+            StreamingBehavior::Steer => self.inner.queue_steer(text, images),
+            StreamingBehavior::FollowUp => self.inner.queue_follow_up(text, images),
+        }
+        Ok(Disposition::Queued)
+    }
+
+    /// The extensions' `input` handlers: `None` when one handled the text, else the text
+    /// (perhaps changed) and the images when a handler replaced them.
+    async fn run_input_handlers(
+        &self,
+        text: &str,
+        images: &[ImageContent],
+        source: &str,
+        queued_as: Option<StreamingBehavior>,
+    ) -> Option<(String, Option<Vec<ImageContent>>)> {
+        let runtime = self.inner.ext.runtime.clone();
+        if !runtime.has_handlers("input") {
+            return Some((text.to_owned(), None));
+        }
+        let images = (!images.is_empty()).then(|| images.to_vec());
+        match runtime
+            .emit_input(
+                text,
+                images,
+                source,
+                queued_as.map(StreamingBehavior::as_str),
+                CancellationToken::new(),
+            )
+            .await
+        {
+            crate::extensions::InputOutcome::Handled => None,
+            crate::extensions::InputOutcome::Transform { text, images } => Some((text, images)),
+            crate::extensions::InputOutcome::Continue => Some((text.to_owned(), None)),
+        }
     }
 
     /// Stops the run, a retry sleep and a running compaction, and waits until idle.

@@ -1,7 +1,7 @@
-//! The user's `!command` in interactive mode with extensions: they hear `user_bash` first,
-//! as in the TypeScript pi, and one may answer with its own result (recorded as it is) or
-//! with its own operations (the command runs through them, e.g. over ssh or in a sandbox).
-//! The RPC `bash` command does not ask them (nor does the TypeScript pi).
+//! The user's `!command` (interactive mode) and the RPC `bash` command with extensions: they
+//! hear `user_bash` first, as in pi 1.6.0, and one may answer with its own result (recorded
+//! as it is) or with its own operations (the command runs through them, e.g. over ssh or in
+//! a sandbox). A handler error or an invalid answer fails the command without running it.
 
 use std::sync::{Arc, Mutex};
 
@@ -16,12 +16,36 @@ use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_tail
 
 impl AgentSession {
     /// Runs a `!command` typed by the user: through an extension when one answers
-    /// `user_bash`, else as [`AgentSession::execute_bash`] does.
+    /// `user_bash`, else as [`AgentSession::execute_bash`] does. An extension's own result
+    /// is passed to `on_chunk` as well (the terminal UI shows it as the output).
     pub async fn execute_user_bash(
         &self,
         command: &str,
         exclude_from_context: bool,
         on_chunk: Option<ChunkFn>,
+    ) -> Result<BashResult, SessionOpError> {
+        self.user_bash(command, exclude_from_context, on_chunk, true)
+            .await
+    }
+
+    /// The RPC `bash` command: as [`Self::execute_user_bash`], but an extension's own
+    /// result is only answered, not streamed as output (pi 1.6.0's RPC mode).
+    pub async fn execute_rpc_bash(
+        &self,
+        command: &str,
+        exclude_from_context: bool,
+        on_chunk: Option<ChunkFn>,
+    ) -> Result<BashResult, SessionOpError> {
+        self.user_bash(command, exclude_from_context, on_chunk, false)
+            .await
+    }
+
+    async fn user_bash(
+        &self,
+        command: &str,
+        exclude_from_context: bool,
+        on_chunk: Option<ChunkFn>,
+        echo_answer: bool,
     ) -> Result<BashResult, SessionOpError> {
         let runtime = self.extension_runtime().clone();
         if runtime.has_handlers("user_bash") {
@@ -33,11 +57,12 @@ impl AgentSession {
                     &cwd,
                     CancellationToken::new(),
                 )
-                .await;
+                .await
+                .map_err(SessionOpError::new)?;
             match answer {
                 Some(UserBashAnswer::Result(value)) => {
                     let result = bash_result(&value);
-                    if let Some(on_chunk) = &on_chunk
+                    if let Some(on_chunk) = on_chunk.as_ref().filter(|_| echo_answer)
                         && !result.output.is_empty()
                     {
                         on_chunk(&result.output);

@@ -199,7 +199,9 @@ impl Connection {
             (binding.errors)(ExtensionErrorInfo {
                 extension_path: "<extension host>".into(),
                 event: "host".into(),
-                error: format!("{error}; extension tools and hooks are unavailable until /reload"),
+                error: format!(
+                    "{error}; extension tools and hooks are unavailable until /reload (to start without extensions: pi -ne)"
+                ),
                 stack: None,
             });
         }

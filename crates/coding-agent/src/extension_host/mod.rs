@@ -34,6 +34,9 @@ pub struct HostOptions {
     /// Flag values from the command line, by flag name (without `--`).
     pub flag_values: Map<String, Value>,
     pub theme: String,
+    /// The effective project trust decision (`ctx.isProjectTrusted()`): true when the
+    /// project has nothing that needs trust, else whether the user trusts it.
+    pub project_trusted: bool,
 }
 
 /// Why the host did not start.
@@ -133,6 +136,7 @@ impl NodeHost {
             "mode": options.mode,
             "flagValues": options.flag_values,
             "themeName": options.theme,
+            "projectTrusted": options.project_trusted,
         });
         let Value::Object(init) = init else {
             return Err(HostStartError::Start("bad init frame".into()));

@@ -12,8 +12,14 @@ use tokio::sync::oneshot;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageOptions {
-    #[serde(default)]
-    pub trigger_turn: bool,
+    /// `true` runs a turn; `false` while the agent runs only records the message at the
+    /// end of the turn; unset steers it into a running agent (pi 1.6.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_turn: Option<bool>,
+    /// `sendUserMessage`: run extension commands and expand skills and prompt templates
+    /// (default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expand_prompt_templates: bool,
     /// `steer`, `followUp` or `nextTurn`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deliver_as: Option<String>,
@@ -287,6 +293,12 @@ pub struct StateSnapshot {
     #[serde(skip)]
     pub statics: Option<std::sync::Arc<MirrorStatics>>,
     pub system_prompt: String,
+    /// `ctx.getSystemPromptOptions()`: the base prompt inputs (absent without a session).
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub system_prompt_options: Value,
+    /// `ctx.scopedModels`: `[{model, thinkingLevel?}]` (absent without a session).
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub scoped_models: Value,
     pub context_usage: Value,
     pub session: SessionMirror,
     pub cwd: String,
@@ -405,7 +417,7 @@ mod tests {
             panic!("wrong variant");
         };
         assert_eq!(message.custom_type, "note");
-        assert!(options.trigger_turn);
+        assert_eq!(options.trigger_turn, Some(true));
         assert_eq!(options.deliver_as.as_deref(), Some("steer"));
         let abort: ExtensionAction =
             serde_json::from_value(serde_json::json!({"method": "abort", "params": {}})).unwrap();

@@ -165,6 +165,10 @@ pub enum ExtensionEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         images: Option<Vec<ImageContent>>,
         source: String,
+        /// `steer` / `followUp` for a prompt queued while the agent streams; absent for one
+        /// that starts a run (pi 1.6.0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        streaming_behavior: Option<String>,
     },
     ToolCall {
         tool_call_id: String,

@@ -14,6 +14,8 @@ pub struct ToolCallOutcome {
     pub block: bool,
     pub reason: Option<String>,
     pub input: Value,
+    /// A blocked call ends the run when every result of its batch terminates.
+    pub terminate: bool,
 }
 
 /// `tool_result`: field-by-field replacements of the tool's result.

@@ -417,6 +417,7 @@ impl ExtensionRuntime {
                         block: true,
                         reason: Some(format!("Extension failed, blocking execution: {error}")),
                         input,
+                        terminate: false,
                     };
                 }
             }
@@ -425,6 +426,7 @@ impl ExtensionRuntime {
             block: false,
             reason: None,
             input,
+            terminate: false,
         }
     }
 
@@ -569,12 +571,14 @@ impl ExtensionRuntime {
         (!outcome.messages.is_empty() || outcome.system_prompt.is_some()).then_some(outcome)
     }
 
-    /// `input`: transforms chain, `handled` stops.
+    /// `input`: transforms chain, `handled` stops. `streaming_behavior` is how a prompt
+    /// sent while the agent streams is queued (`steer`, `followUp`), `None` otherwise.
     pub async fn emit_input(
         &self,
         text: &str,
         images: Option<Vec<ImageContent>>,
         source: &str,
+        streaming_behavior: Option<&str>,
         cancel: CancellationToken,
     ) -> InputOutcome {
         let (mut current_text, mut current_images) = (text.to_owned(), images.clone());
@@ -584,6 +588,7 @@ impl ExtensionRuntime {
                 text: current_text.clone(),
                 images: current_images.clone(),
                 source: source.to_owned(),
+                streaming_behavior: streaming_behavior.map(str::to_owned),
             };
             match backend.dispatch(&event, cancel.clone()).await {
                 Ok(Some(answer)) => match answer.get("action").and_then(Value::as_str) {
@@ -686,14 +691,16 @@ impl ExtensionRuntime {
     }
 
     /// `user_bash`: the first extension that answers decides how the user's `!command`
-    /// runs (its own result, or its own operations).
+    /// runs (its own result, or its own operations). Fails closed as pi 1.6.0: a handler
+    /// that throws or answers something invalid (or a host that cannot answer) is an error,
+    /// and the command must not run.
     pub async fn emit_user_bash(
         &self,
         command: &str,
         exclude_from_context: bool,
         cwd: &str,
         cancel: CancellationToken,
-    ) -> Option<UserBashAnswer> {
+    ) -> Result<Option<UserBashAnswer>, String> {
         let event = ExtensionEvent::UserBash {
             command: command.to_owned(),
             exclude_from_context,
@@ -702,21 +709,28 @@ impl ExtensionRuntime {
         for backend in self.handling("user_bash") {
             match backend.dispatch(&event, cancel.clone()).await {
                 Ok(Some(answer)) => {
+                    // The host reported the handler's error already.
+                    if let Some(message) = answer.get("failed").and_then(Value::as_str) {
+                        return Err(message.to_owned());
+                    }
                     if let Some(result) = answer.get("result").filter(|r| !r.is_null()) {
-                        return Some(UserBashAnswer::Result(result.clone()));
+                        return Ok(Some(UserBashAnswer::Result(result.clone())));
                     }
                     if let Some(handle) = answer.pointer("/operations/handle") {
-                        return Some(UserBashAnswer::Operations {
+                        return Ok(Some(UserBashAnswer::Operations {
                             backend,
                             handle: handle.clone(),
-                        });
+                        }));
                     }
                 }
                 Ok(None) => {}
-                Err(error) => self.report_backend_error("user_bash", &error),
+                Err(error) => {
+                    self.report_backend_error("user_bash", &error);
+                    return Err(error.0);
+                }
             }
         }
-        None
+        Ok(None)
     }
 
     /// The active extension tools' prompt snippets ("" for none) and guidelines for the

@@ -44,6 +44,7 @@ impl ExtensionRuntime {
                         block: true,
                         reason: Some(format!("Extension failed, blocking execution: {error}")),
                         input,
+                        terminate: false,
                     },
                 })
                 .collect(),
@@ -58,15 +59,19 @@ pub(super) fn tool_call_outcome(answer: Option<Value>, input: Value) -> ToolCall
             block: false,
             reason: None,
             input,
+            terminate: false,
         };
     };
     let input = answer.get("input").cloned().unwrap_or(input);
+    let block = answer.get("block").and_then(Value::as_bool) == Some(true);
     ToolCallOutcome {
-        block: answer.get("block").and_then(Value::as_bool) == Some(true),
+        block,
         reason: answer
             .get("reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
         input,
+        // Only a blocked call can terminate (pi 1.6.0).
+        terminate: block && answer.get("terminate").and_then(Value::as_bool) == Some(true),
     }
 }

@@ -9,8 +9,8 @@ pub fn today() -> String {
     crate::session::time::iso_now()[..10].to_owned()
 }
 
-/// One line per built-in tool, for the tools section.
-fn tool_summary(name: &str) -> Option<&'static str> {
+/// One line per built-in tool, for the tools section (and extensions' `toolSnippets`).
+pub fn builtin_tool_summary(name: &str) -> Option<&'static str> {
     Some(match name {
         "read" => "Read a file (text or image); long files come in pages",
         "bash" => "Run a shell command in the working directory",
@@ -126,11 +126,7 @@ editing code and writing new files."
                 .to_owned()
         }
     };
-    let appended: Vec<String> = inputs
-        .append
-        .iter()
-        .map(|extra| crate::text_file::read_text(extra).unwrap_or_else(|_| extra.clone()))
-        .collect();
+    let appended = appended_texts(inputs.append);
     if !appended.is_empty() {
         sections.push(("addendum", appended.join("\n\n")));
     }
@@ -159,6 +155,14 @@ editing code and writing new files."
     prompt
 }
 
+/// The appended prompt texts: a path to an existing file contributes its text.
+fn appended_texts(append: &[String]) -> Vec<String> {
+    append
+        .iter()
+        .map(|extra| crate::text_file::read_text(extra).unwrap_or_else(|_| extra.clone()))
+        .collect()
+}
+
 /// The `tools` section: one line per listed tool.
 fn tools_section(inputs: &PromptInputs<'_>) -> String {
     let listed: Vec<String> = inputs
@@ -173,7 +177,7 @@ fn tools_section(inputs: &PromptInputs<'_>) -> String {
             match snippet {
                 Some("") => None,
                 Some(text) => Some(format!("- {t}: {text}")),
-                None => tool_summary(t).map(|s| format!("- {t}: {s}")),
+                None => builtin_tool_summary(t).map(|s| format!("- {t}: {s}")),
             }
         })
         .collect();
@@ -216,6 +220,11 @@ pub struct PromptRecipe {
 }
 
 impl PromptRecipe {
+    /// The appended texts joined by blank lines (`appendSystemPrompt`).
+    pub fn appended_text(&self) -> String {
+        appended_texts(&self.append).join("\n\n")
+    }
+
     /// The prompt for these active tools, skills and extension additions.
     pub fn build(
         &self,

@@ -71,10 +71,10 @@ pub fn run(gateway: &Arc<Gateway>, principal: &str, method: &str, p: &Value) -> 
                 let live = gateway.session(principal, &prompt.session_id)?;
                 if live.is_running() {
                     if method == "session.steer" {
-                        live.session.steer(&prompt.text, Vec::new());
+                        live.session.steer_now(&prompt.text, Vec::new());
                         return Ok(json!({ "delivered": "steer" }));
                     }
-                    live.session.follow_up(&prompt.text, Vec::new());
+                    live.session.follow_up_now(&prompt.text, Vec::new());
                     return Ok(json!({ "delivered": "followUp" }));
                 }
                 let (ahead, _) = gateway.prompt(&live, prompt.text)?;

@@ -195,7 +195,7 @@ async fn handle_line(session: &AgentSession, output: &Output, line: &str) {
                     updates.line(&event);
                 });
                 let response = match session
-                    .execute_bash(&command, exclude_from_context, Some(on_chunk))
+                    .execute_rpc_bash(&command, exclude_from_context, Some(on_chunk))
                     .await
                 {
                     Ok(result) => success(id.as_ref(), "bash", serde_json::to_value(result).ok()),
@@ -241,13 +241,14 @@ async fn execute(
     command: RpcCommand,
 ) -> Result<Option<Value>, SessionOpError> {
     Ok(match command {
+        // Through the extensions' `input` handlers first, as pi 1.6.0.
         RpcCommand::Steer { message, images } => {
-            session.steer(&message, images);
-            Some(json!({ "disposition": "queued" }))
+            let disposition = session.steer(&message, images, "rpc").await?;
+            Some(json!({ "disposition": disposition.as_str() }))
         }
         RpcCommand::FollowUp { message, images } => {
-            session.follow_up(&message, images);
-            Some(json!({ "disposition": "queued" }))
+            let disposition = session.follow_up(&message, images, "rpc").await?;
+            Some(json!({ "disposition": disposition.as_str() }))
         }
         RpcCommand::Abort => {
             session.abort().await;

@@ -223,7 +223,13 @@ impl App {
             if self.session.is_streaming() {
                 self.editor.add_to_history(&text);
                 self.set_editor_text("");
-                self.session.follow_up(text.trim(), Vec::new());
+                if let Err(e) = self
+                    .session
+                    .follow_up(text.trim(), Vec::new(), "interactive")
+                    .await
+                {
+                    self.notice(NoticeKind::Error, &e.0);
+                }
             } else {
                 self.set_editor_text("");
                 self.on_submit(text).await;
