@@ -40,22 +40,15 @@ function reportError(core, ext, eventType, err) {
 
 /** Run each handler with `makeEvent()` and feed its result to `onResult`; stop when it returns true. */
 async function each(core, type, makeEvent, ctx, onResult) {
-	// The TypeScript pi's agent does not wait for its listeners: only the first agent_end
-	// handler's synchronous part runs while the run is still streaming; the rest runs once
-	// the agent is idle. Messages sent in that first part are marked (see Runtime).
-	core.runtime.inRunningAgentEnd = type === "agent_end";
 	for (const { ext, handler } of core.registry.handlersFor(type)) {
 		try {
 			const pending = handler(makeEvent(), ctx);
-			core.runtime.inRunningAgentEnd = false;
 			const result = await pending;
 			if (onResult(result, ext) === true) return true;
 		} catch (err) {
-			core.runtime.inRunningAgentEnd = false;
 			reportError(core, ext, type, err);
 		}
 	}
-	core.runtime.inRunningAgentEnd = false;
 	return false;
 }
 

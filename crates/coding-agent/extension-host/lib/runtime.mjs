@@ -28,8 +28,6 @@ export class Runtime {
 		/** @type {Map<string, boolean|string>} */
 		this.flagValues = new Map();
 		this.pendingProviderRegistrations = [];
-		/** An agent_end handler runs its synchronous part, before pi's run counts as over. */
-		this.inRunningAgentEnd = false;
 	}
 
 	/** Called once pi has the init answer: actions go to pi from now on. */
@@ -66,8 +64,7 @@ export class Runtime {
 
 	sendMessage(message, options) {
 		this.guard();
-		const sent = this.inRunningAgentEnd ? { ...(options ?? {}), duringRun: true } : (options ?? {});
-		this.fireAndForget("sendMessage", { message, options: sent }, "send_message");
+		this.fireAndForget("sendMessage", { message, options: options ?? {} }, "send_message");
 	}
 
 	sendUserMessage(content, options) {

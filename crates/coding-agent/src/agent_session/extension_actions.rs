@@ -371,15 +371,9 @@ impl AgentSession {
         request: &RunRequest,
     ) {
         let custom = custom_message(message);
-        // From an agent_end handler the run is over (the TypeScript pi's agent is idle by
-        // then): a message is added at once, a turn follows the ending run.
-        let ending = !options.during_run
-            && self
-                .inner
-                .ext
-                .ending
-                .load(std::sync::atomic::Ordering::SeqCst);
-        let streaming = self.is_streaming() && !ending;
+        // Also from an agent_end handler: pi 1.6.0's run is active until its handlers are
+        // done, and a message they steer continues it (see `settle`).
+        let streaming = self.is_streaming();
         if options.deliver_as.as_deref() == Some("nextTurn") {
             lock(&self.inner.ext.next_turn).push(custom);
         } else if streaming && options.trigger_turn != Some(false) {
@@ -400,6 +394,8 @@ impl AgentSession {
                 .collect();
             if self.inner.agent.prompt(messages).await.is_ok() {
                 self.settle().await;
+            } else {
+                self.inner.flush_pending_custom(false);
             }
         } else if streaming {
             lock(&self.inner.ext.pending_custom).push((message.clone(), custom));

@@ -397,11 +397,10 @@ impl AgentListener for SessionListener {
             };
             let replaced = inner.dispatch_to_extensions(event, cancel).await;
             inner.on_agent_event(replaced.as_ref().unwrap_or(event));
-            // After the turn's tool results (and what turn_end handlers sent), as pi 1.6.0.
-            match event {
-                AgentEvent::TurnEnd { .. } => inner.flush_pending_custom(true),
-                AgentEvent::AgentEnd { .. } => inner.flush_pending_custom(false),
-                _ => {}
+            // After the turn's tool results (and what turn_end handlers sent), as pi 1.6.0;
+            // what `agent_end` handlers sent waits for the next turn's end or the settle.
+            if let AgentEvent::TurnEnd { .. } = event {
+                inner.flush_pending_custom(true);
             }
         })
     }

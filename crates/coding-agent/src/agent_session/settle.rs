@@ -52,6 +52,9 @@ impl AgentSession {
         let mut aborted = false;
         loop {
             let Some(last) = lock(&self.inner.ended_assistant).take() else {
+                if self.continue_queued(aborted).await {
+                    continue;
+                }
                 break;
             };
             aborted = last.stop_reason == StopReason::Aborted;
@@ -77,7 +80,16 @@ impl AgentSession {
                 }
                 continue;
             }
+            if self.continue_queued(aborted).await {
+                continue;
+            }
             break;
+        }
+        // Sent with `triggerTurn: false` after the last turn ended (pi 1.6.0's run `finally`);
+        // a run an extension asked for meanwhile is pi 1.6.0's continuation: it records them
+        // at its first turn's end.
+        if self.inner.requested_runs.load(Ordering::SeqCst) == 0 {
+            self.inner.flush_pending_custom(false);
         }
         // Extensions hear of it too (queued first, so anything a client does once it saw
         // `agent_settled` reaches them after it); a prompt an extension took without a run
@@ -86,6 +98,16 @@ impl AgentSession {
             aborted,
         });
         self.inner.emit_settled(aborted);
+    }
+
+    /// pi 1.6.0: the run's loop drained its queues before `agent_end`, so what is queued now
+    /// came from `agent_end` handlers (or a client meanwhile) and runs at once, before the
+    /// session settles. False when nothing is queued, the run was aborted, or it could not
+    /// continue.
+    async fn continue_queued(&self, aborted: bool) -> bool {
+        !aborted
+            && self.inner.agent.has_queued_messages()
+            && self.inner.agent.continue_run().await.is_ok()
     }
 
     /// Ends a prompt that an extension command or `input` handler took (issue 36, item 9:

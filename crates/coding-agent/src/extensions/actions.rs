@@ -23,10 +23,6 @@ pub struct SendMessageOptions {
     /// `steer`, `followUp` or `nextTurn`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deliver_as: Option<String>,
-    /// Sent by an agent_end handler before its first await: the TypeScript pi's run is
-    /// still streaming then (the host marks it).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub during_run: bool,
 }
 
 /// Tells the caller of a long action that its visible start has happened, so the frames

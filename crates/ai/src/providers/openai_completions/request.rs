@@ -212,7 +212,12 @@ pub fn convert_messages<'a>(
                 let content = match &user.content {
                     UserContent::Text(text) => Content::Text(BodyText::from(text)),
                     UserContent::Blocks(blocks) => {
-                        let parts: Vec<Part> = blocks.iter().map(input_part).collect();
+                        // pi-ai 1.6 leaves out empty text parts, and a message left empty.
+                        let parts: Vec<Part> = blocks
+                            .iter()
+                            .filter(|b| !matches!(b, InputBlock::Text(t) if t.text.is_empty()))
+                            .map(input_part)
+                            .collect();
                         if parts.is_empty() {
                             index += 1;
                             continue;
@@ -240,11 +245,18 @@ pub fn convert_messages<'a>(
                             InputBlock::Image(_) => None,
                         })
                         .collect();
+                    let blank = texts.iter().all(|t| t.as_str().trim().is_empty());
                     let text = joined(&texts, "\n");
-                    let content = if text.is_empty() {
+                    let has_images = result
+                        .content
+                        .iter()
+                        .any(|b| matches!(b, InputBlock::Image(_)));
+                    let content = if !blank {
+                        Content::Text(text)
+                    } else if has_images {
                         Content::borrowed("(see attached image)")
                     } else {
-                        Content::Text(text)
+                        Content::borrowed("(no tool output)")
                     };
                     out.push(ChatMessage::Tool {
                         content,

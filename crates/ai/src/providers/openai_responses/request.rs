@@ -29,6 +29,8 @@ pub const AZURE_TOOL_CALL_PROVIDERS: &[&str] = &[
 
 const MAX_ID_LENGTH: usize = 64;
 const IMAGE_ONLY_TOOL_RESULT: &str = "(see attached image)";
+/// pi-ai 1.6: what a tool result with neither text nor images says.
+const NO_TOOL_OUTPUT: &str = "(no tool output)";
 
 /// One part of user (or tool-output) content.
 #[derive(Debug, Serialize)]
@@ -379,6 +381,7 @@ fn convert_tool_result<'a>(
             InputBlock::Image(_) => None,
         })
         .collect();
+    let has_text = texts.iter().any(|t| !t.as_str().trim().is_empty());
     let text = joined(&texts, "\n");
     let has_images = result
         .content
@@ -386,7 +389,7 @@ fn convert_tool_result<'a>(
         .any(|b| matches!(b, InputBlock::Image(_)));
     let output = if has_images && model.supports_images() {
         let mut parts = Vec::with_capacity(result.content.len() + 1);
-        if !text.is_empty() {
+        if has_text {
             parts.push(InputPart::InputText { text });
         }
         for block in &result.content {
@@ -395,10 +398,12 @@ fn convert_tool_result<'a>(
             }
         }
         ToolOutput::Parts(parts)
-    } else if text.is_empty() {
+    } else if has_text {
+        ToolOutput::Text(text)
+    } else if has_images {
         ToolOutput::Text(IMAGE_ONLY_TOOL_RESULT.into())
     } else {
-        ToolOutput::Text(text)
+        ToolOutput::Text(NO_TOOL_OUTPUT.into())
     };
     InputItem::FunctionCallOutput(FunctionCallOutput {
         kind: "function_call_output",
