@@ -57,6 +57,9 @@ pub enum AgentEvent {
         tool_name: String,
         result: AgentToolResult,
         is_error: bool,
+        /// Milliseconds the tool ran (absent when it never started: blocked or invalid).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
     },
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use pi_ai::{AssistantMessage, AssistantMessageEvent, Context};
+use pi_ai::{AssistantMessage, AssistantMessageEvent, Context, ThinkingLevel};
 
 use crate::config::{AgentContext, AgentLoopConfig};
 use crate::event::AgentEvent;
@@ -17,6 +17,11 @@ fn take(message: Arc<AssistantMessage>) -> AssistantMessage {
     Arc::try_unwrap(message).unwrap_or_else(|shared| (*shared).clone())
 }
 
+/// The level this call asked for, as pi 1.6 stamps it on the final message (`off` for none).
+fn requested_level(config: &AgentLoopConfig) -> ThinkingLevel {
+    config.options.reasoning.unwrap_or(ThinkingLevel::Off)
+}
+
 /// Ends the turn with an empty assistant message (aborted, or a key that could not be had)
 /// without sending a request: its start and end are emitted as for a reply.
 async fn end_without_request(
@@ -24,9 +29,11 @@ async fn end_without_request(
     sink: &dyn EventSink,
     stop_reason: pi_ai::StopReason,
     error: String,
+    thinking_level: Option<ThinkingLevel>,
 ) -> AssistantMessage {
     let mut message =
         AssistantMessage::empty(&config.model.api, &config.model.provider, &config.model.id);
+    message.thinking_level = thinking_level;
     message.stop_reason = stop_reason;
     message.error_message = Some(error);
     sink.emit(AgentEvent::MessageStart {
@@ -55,6 +62,7 @@ pub(crate) async fn stream_assistant_response(
             sink,
             pi_ai::StopReason::Aborted,
             "Request was aborted".into(),
+            None,
         )
         .await;
     }
@@ -74,7 +82,8 @@ pub(crate) async fn stream_assistant_response(
         Ok(Some(key)) => options.stream.api_key = Some(key),
         Ok(None) => {}
         Err(error) => {
-            return end_without_request(config, sink, pi_ai::StopReason::Error, error).await;
+            let level = Some(requested_level(config));
+            return end_without_request(config, sink, pi_ai::StopReason::Error, error, level).await;
         }
     }
     options.stream.cancel = Some(cancel.clone());
@@ -90,7 +99,8 @@ pub(crate) async fn stream_assistant_response(
             }
             AssistantMessageEvent::Done { message, .. }
             | AssistantMessageEvent::Error { error: message, .. } => {
-                let message = take(message);
+                let mut message = take(message);
+                message.thinking_level = Some(requested_level(config));
                 if !started {
                     sink.emit(AgentEvent::MessageStart {
                         message: AgentMessage::from(message.clone()),

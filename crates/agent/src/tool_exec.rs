@@ -3,6 +3,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures_util::FutureExt;
 use futures_util::future::join_all;
@@ -36,6 +37,15 @@ struct Finalized<'a> {
     call: &'a ToolCall,
     result: AgentToolResult,
     is_error: bool,
+    /// How long the tool ran; `None` when it was never executed.
+    duration_ms: Option<u64>,
+}
+
+/// What running a tool gave: its result, whether it failed, and how long it took.
+struct Executed {
+    result: AgentToolResult,
+    is_error: bool,
+    duration_ms: u64,
 }
 
 struct Prepared<'a> {
@@ -62,6 +72,7 @@ fn immediate(call: &ToolCall, text: String) -> Preparation<'_> {
         call,
         result: AgentToolResult::error(text),
         is_error: true,
+        duration_ms: None,
     }))
 }
 
@@ -205,7 +216,8 @@ async fn execute(
     prepared: &Prepared<'_>,
     cancel: &CancellationToken,
     sink: &dyn EventSink,
-) -> (AgentToolResult, bool) {
+) -> Executed {
+    let started = Instant::now();
     let (tx, mut rx) = mpsc::unbounded_channel::<AgentToolResult>();
     let on_update = Arc::new(move |partial: AgentToolResult| {
         let _ = tx.send(partial);
@@ -232,10 +244,11 @@ async fn execute(
             outcome = &mut run => break outcome,
         }
     };
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     while let Ok(partial) = rx.try_recv() {
         sink.emit(update(partial)).await;
     }
-    match outcome {
+    let (result, is_error) = match outcome {
         Ok(Ok(mut result)) => {
             let is_error = std::mem::take(&mut result.is_error);
             (result, is_error)
@@ -249,6 +262,11 @@ async fn execute(
             )),
             true,
         ),
+    };
+    Executed {
+        result,
+        is_error,
+        duration_ms,
     }
 }
 
@@ -256,10 +274,15 @@ async fn finalize<'a>(
     context: &AgentContext,
     assistant: &AssistantMessage,
     prepared: Prepared<'a>,
-    (mut result, mut is_error): (AgentToolResult, bool),
+    executed: Executed,
     config: &AgentLoopConfig,
     cancel: &CancellationToken,
 ) -> Finalized<'a> {
+    let Executed {
+        mut result,
+        mut is_error,
+        duration_ms,
+    } = executed;
     let overrides = AssertUnwindSafe(config.hooks.after_tool_call(
         AfterToolCallContext {
             assistant_message: assistant,
@@ -298,6 +321,7 @@ async fn finalize<'a>(
         call: prepared.call,
         result,
         is_error,
+        duration_ms: Some(duration_ms),
     }
 }
 
@@ -316,6 +340,7 @@ async fn emit_end(finalized: &Finalized<'_>, sink: &dyn EventSink) {
         tool_name: finalized.call.name.clone(),
         result: finalized.result.clone(),
         is_error: finalized.is_error,
+        duration_ms: finalized.duration_ms,
     })
     .await;
 }
@@ -327,6 +352,7 @@ async fn emit_result_message(finalized: &Finalized<'_>, sink: &dyn EventSink) ->
         content: finalized.result.content.clone().into(),
         details: finalized.result.details.clone(),
         is_error: finalized.is_error,
+        duration_ms: finalized.duration_ms,
         timestamp: now_ms(),
         ..Default::default()
     };
@@ -400,6 +426,7 @@ async fn run_sequential(
                     call: skipped,
                     result: AgentToolResult::error(SKIPPED_FOR_STEERING),
                     is_error: true,
+                    duration_ms: None,
                 };
                 emit_end(&done, sink).await;
                 results.push(emit_result_message(&done, sink).await);

@@ -3,6 +3,7 @@
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
+use std::time::Instant;
 
 use futures_core::Stream;
 use futures_util::StreamExt;
@@ -18,6 +19,8 @@ type BoxedEvents = Pin<Box<dyn Stream<Item = AssistantMessageEvent> + Send>>;
 pub struct AssistantMessageEventStream {
     inner: Option<BoxedEvents>,
     last: Option<Arc<AssistantMessage>>,
+    started: Instant,
+    started_ms: i64,
 }
 
 impl AssistantMessageEventStream {
@@ -26,6 +29,8 @@ impl AssistantMessageEventStream {
         Self {
             inner: Some(Box::pin(events)),
             last: None,
+            started: Instant::now(),
+            started_ms: crate::types::now_ms(),
         }
     }
 
@@ -60,6 +65,23 @@ impl AssistantMessageEventStream {
     }
 }
 
+impl AssistantMessageEventStream {
+    /// Stamps the final message with the call's duration, as pi-ai 1.6 does: once, and not
+    /// on a message made before this stream started.
+    fn time(&self, event: &mut AssistantMessageEvent) {
+        let message = match event {
+            AssistantMessageEvent::Done { message, .. } => message,
+            AssistantMessageEvent::Error { error, .. } => error,
+            _ => return,
+        };
+        if message.duration_ms.is_some() || message.timestamp < self.started_ms {
+            return;
+        }
+        let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Arc::make_mut(message).duration_ms = Some(elapsed);
+    }
+}
+
 fn unwrap_arc(message: Arc<AssistantMessage>) -> AssistantMessage {
     Arc::try_unwrap(message).unwrap_or_else(|shared| (*shared).clone())
 }
@@ -85,6 +107,9 @@ impl Stream for AssistantMessageEventStream {
                 if event.is_terminal() {
                     this.inner = None;
                     this.last = None;
+                    let mut event = event;
+                    this.time(&mut event);
+                    return Poll::Ready(Some(event));
                 } else if matches!(event, AssistantMessageEvent::Start { .. }) {
                     // Remember the message identity cheaply in case the stream breaks off.
                     this.last = Some(event.message().clone());
@@ -94,10 +119,12 @@ impl Stream for AssistantMessageEventStream {
             Poll::Ready(None) => {
                 this.inner = None;
                 let error = Arc::new(ended_without_result(this.last.take().as_deref()));
-                Poll::Ready(Some(AssistantMessageEvent::Error {
+                let mut event = AssistantMessageEvent::Error {
                     reason: StopReason::Error,
                     error,
-                }))
+                };
+                this.time(&mut event);
+                Poll::Ready(Some(event))
             }
         }
     }

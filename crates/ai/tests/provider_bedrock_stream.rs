@@ -25,6 +25,7 @@ async fn text_streams_with_usage_and_cost() {
                 output: 20,
                 cache_read: 50,
                 cache_write: 10,
+                reasoning: 0,
             }),
     );
     let m = model(&server, CLAUDE);

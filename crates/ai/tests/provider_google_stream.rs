@@ -321,6 +321,7 @@ async fn usage_and_cost_follow_the_typescript_formula() {
                     output: 200,
                     cache_read: 500,
                     cache_write: 0,
+                    reasoning: 0,
                 },
             ),
         );

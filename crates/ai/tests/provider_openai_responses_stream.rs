@@ -309,6 +309,7 @@ async fn usage_with_cached_tokens_and_cost() {
             output: 200,
             cache_read: 500,
             cache_write: 0,
+            reasoning: 0,
         });
         let (message, _) = run(which, script, &context("hi"), options(which)).await;
         let usage = message.usage;
@@ -338,6 +339,7 @@ async fn service_tiers_reprice_except_on_azure() {
         output: 200,
         cache_read: 0,
         cache_write: 0,
+        reasoning: 0,
     };
     for (which, tier, factor) in [
         (Api::OpenAi, "flex", 0.5),

@@ -213,6 +213,7 @@ async fn usage_and_cost_are_reported() {
             output: 200,
             cache_read: 500,
             cache_write: 0,
+            reasoning: 0,
         }));
         let events = collect(&model(&server, wire), &context("hi"), options()).await;
         let usage = final_message(&events).usage;
@@ -237,6 +238,7 @@ async fn anthropic_cache_write_is_counted() {
         output: 5,
         cache_read: 0,
         cache_write: 4000,
+        reasoning: 0,
     }));
     let events = collect(&model(&server, Wire::Anthropic), &context("hi"), options()).await;
     let usage = final_message(&events).usage;

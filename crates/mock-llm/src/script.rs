@@ -115,6 +115,9 @@ pub struct ScriptUsage {
     /// Input tokens written to the prompt cache.
     #[serde(default, alias = "cache_write")]
     pub cache_write: u64,
+    /// Reasoning tokens, reported as part of `output` where the wire has a field for them.
+    #[serde(default)]
+    pub reasoning: u64,
 }
 
 /// Why the response ended.
@@ -339,6 +342,7 @@ impl Script {
             output,
             cache_read: 0,
             cache_write: 0,
+            reasoning: 0,
         });
         self
     }

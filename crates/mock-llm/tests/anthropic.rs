@@ -27,6 +27,7 @@ async fn thinking_signature_text_and_tool_use_sequence() {
             output: 22,
             cache_read: 33,
             cache_write: 44,
+            reasoning: 0,
         }),
     );
     let url = format!("{}/v1/messages", server.anthropic_base_url());

@@ -92,6 +92,7 @@ async fn include_usage_adds_usage_chunk() {
         output: 5,
         cache_read: 3,
         cache_write: 2,
+        reasoning: 0,
     };
     server.push(Script::text("hi").with_full_usage(usage));
     server.push(

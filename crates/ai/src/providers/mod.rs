@@ -11,6 +11,7 @@ mod body_text;
 mod cloudflare;
 mod common;
 pub mod context_fit;
+mod openrouter_cost;
 
 use std::sync::Arc;
 

@@ -10,6 +10,7 @@ use super::content::{AssistantBlock, InputBlock, ToolCall};
 use super::role::{AssistantRole, ToolResultRole, UserRole};
 use super::shared_str::{RAW_VALUE_TOKEN, SharedStr, not_a_string_literal, read_literal};
 use super::shared_vec::SharedVec;
+use super::thinking::ThinkingLevel;
 use super::usage::Usage;
 
 /// Milliseconds since the Unix epoch, as every message's `timestamp` holds.
@@ -177,6 +178,15 @@ pub struct AssistantMessage {
     /// Redacted provider/runtime diagnostics, kept opaque.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<serde_json::Value>,
+    /// The provider's own stop reason before it was mapped to `stopReason` (pi-ai 1.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_stop_reason: Option<String>,
+    /// Milliseconds from the request to the final event, set when the stream ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The thinking level the request was made with (`off` when reasoning was not asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<ThinkingLevel>,
 }
 
 impl AssistantMessage {
@@ -219,6 +229,9 @@ pub struct ToolResultMessage {
     pub details: Option<serde_json::Value>,
     #[serde(default)]
     pub is_error: bool,
+    /// Milliseconds the tool ran, when it was executed in this process (pi 1.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     #[serde(default)]
     pub timestamp: i64,
 }
@@ -236,7 +249,8 @@ pub enum Message {
 #[serde(rename_all = "camelCase")]
 enum MessageWire {
     User(UserMessage),
-    Assistant(AssistantMessage),
+    /// Boxed: an assistant message is much larger than the other two.
+    Assistant(Box<AssistantMessage>),
     ToolResult(ToolResultMessage),
 }
 
@@ -244,7 +258,7 @@ impl From<MessageWire> for Message {
     fn from(wire: MessageWire) -> Self {
         match wire {
             MessageWire::User(m) => Self::User(m),
-            MessageWire::Assistant(m) => Self::Assistant(Arc::new(m)),
+            MessageWire::Assistant(m) => Self::Assistant(Arc::from(m)),
             MessageWire::ToolResult(m) => Self::ToolResult(Arc::new(m)),
         }
     }

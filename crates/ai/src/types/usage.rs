@@ -16,6 +16,9 @@ pub struct UsageCost {
     pub cache_write: f64,
     #[serde(serialize_with = "crate::js_number::serialize")]
     pub total: f64,
+    /// Whether `total` is what the provider billed (`true`) or a catalog estimate (`false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_from_provider: Option<bool>,
 }
 
 /// Tokens of one LLM call, normalized across providers.
@@ -29,6 +32,16 @@ pub struct Usage {
     pub output: u64,
     pub cache_read: u64,
     pub cache_write: u64,
+    /// The part of `cacheWrite` written with one-hour retention (Anthropic), priced higher.
+    #[serde(
+        rename = "cacheWrite1h",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_write_1h: Option<u64>,
+    /// Reasoning (thinking) tokens, part of `output`, when the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
     pub total_tokens: u64,
     pub cost: UsageCost,
 }
@@ -45,6 +58,8 @@ impl Usage {
                 .saturating_add(output)
                 .saturating_add(cache_read)
                 .saturating_add(cache_write),
+            cache_write_1h: None,
+            reasoning: None,
             cost: UsageCost::default(),
         }
     }

@@ -510,11 +510,13 @@ impl Inner {
                 tool_name,
                 result,
                 is_error,
+                duration_ms,
             } => ExtensionEvent::ToolExecutionEnd {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 result: to_value(result),
                 is_error: *is_error,
+                duration_ms: *duration_ms,
             },
         };
         let ending = matches!(event, AgentEvent::AgentEnd { .. });

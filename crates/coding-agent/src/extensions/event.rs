@@ -145,6 +145,8 @@ pub enum ExtensionEvent {
         tool_name: String,
         result: Value,
         is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
     },
     ModelSelect {
         model: Model,

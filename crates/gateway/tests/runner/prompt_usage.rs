@@ -18,6 +18,7 @@ fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) -> ScriptUs
         output,
         cache_read,
         cache_write,
+        reasoning: 0,
     }
 }
 

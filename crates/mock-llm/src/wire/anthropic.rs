@@ -122,6 +122,14 @@ struct MessageDelta {
 #[derive(Serialize)]
 struct OutputUsage {
     output_tokens: u64,
+    /// Thinking tokens (`output_tokens_details.thinking_tokens`), when scripted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_tokens_details: Option<OutputDetails>,
+}
+
+#[derive(Serialize)]
+struct OutputDetails {
+    thinking_tokens: u64,
 }
 
 #[derive(Serialize)]
@@ -241,6 +249,9 @@ impl WireFormat for Anthropic {
         };
         let usage = OutputUsage {
             output_tokens: usage.output,
+            output_tokens_details: (usage.reasoning > 0).then_some(OutputDetails {
+                thinking_tokens: usage.reasoning,
+            }),
         };
         frames.push(Event::MessageDelta { delta, usage }.frame());
         frames.push(Event::MessageStop.frame());

@@ -118,7 +118,11 @@ fn render_chunks(script: &Script, ctx: &RenderCtx<'_>) -> Vec<Value> {
     let model = ctx.model(script);
     let usage = ctx.usage(script);
     let prompt = usage.input + usage.cache_read;
-    let thoughts = thought_tokens(script, usage.output);
+    let thoughts = if usage.reasoning > 0 {
+        usage.reasoning.min(usage.output)
+    } else {
+        thought_tokens(script, usage.output)
+    };
     let mut chunks: Vec<Option<Vec<Value>>> = chunk_parts(script).into_iter().map(Some).collect();
     if chunks.is_empty() {
         // No output at all: the candidate's content has no parts.
@@ -360,6 +364,7 @@ mod tests {
             output: 20,
             cache_read: 30,
             cache_write: 0,
+            reasoning: 0,
         });
         let chunks = frames(&Google, &script);
         assert_eq!(chunks.len(), 6);

@@ -64,6 +64,7 @@ impl RenderCtx<'_> {
             output: (generated / 4) as u64 + 1,
             cache_read: 0,
             cache_write: 0,
+            reasoning: 0,
         }
     }
 }

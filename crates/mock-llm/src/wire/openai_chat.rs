@@ -148,7 +148,7 @@ impl Usage {
                 cache_write_tokens: (usage.cache_write > 0).then_some(usage.cache_write),
             },
             completion_tokens_details: CompletionDetails {
-                reasoning_tokens: 0,
+                reasoning_tokens: usage.reasoning,
             },
         }
     }

@@ -90,7 +90,7 @@ fn usage_json(usage: ScriptUsage) -> Value {
         "input_tokens": input,
         "input_tokens_details": {"cached_tokens": usage.cache_read},
         "output_tokens": usage.output,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning},
         "total_tokens": input + usage.output
     })
 }
@@ -441,6 +441,7 @@ mod tests {
                 output: 5,
                 cache_read: 90,
                 cache_write: 0,
+                reasoning: 0,
             });
         let events = render(&script, &Value::Null);
         let last = events.last().unwrap();

@@ -9,6 +9,7 @@ use sse_stream::Sse;
 
 use crate::assembler::Assembler;
 use crate::models::calculate_cost;
+use crate::providers::openrouter_cost::{self, ReportedCost};
 use crate::sse::{Flow, SseDecoder, parse_json};
 use crate::types::{Model, StopReason, ThinkingContent};
 
@@ -34,7 +35,7 @@ enum Event<'a> {
         #[serde(default)]
         delta: MessageDeltaBody,
         #[serde(default)]
-        usage: RawUsage,
+        usage: Option<RawUsage>,
     },
     MessageStop,
     Ping,
@@ -90,6 +91,25 @@ struct RawUsage {
     cache_read_input_tokens: Option<u64>,
     #[serde(default)]
     cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation: Option<CacheCreation>,
+    #[serde(default)]
+    output_tokens_details: Option<OutputDetails>,
+    /// OpenRouter's billed cost, when the model is reached through it.
+    #[serde(flatten)]
+    reported: ReportedCost,
+}
+
+#[derive(Deserialize, Default)]
+struct CacheCreation {
+    #[serde(default)]
+    ephemeral_1h_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+struct OutputDetails {
+    #[serde(default)]
+    thinking_tokens: Option<u64>,
 }
 
 fn map_stop_reason(reason: &str) -> Result<StopReason, String> {
@@ -212,6 +232,14 @@ impl SseDecoder for Decoder {
                 m.usage.output = message.usage.output_tokens.unwrap_or(0);
                 m.usage.cache_read = message.usage.cache_read_input_tokens.unwrap_or(0);
                 m.usage.cache_write = message.usage.cache_creation_input_tokens.unwrap_or(0);
+                m.usage.cache_write_1h = Some(
+                    message
+                        .usage
+                        .cache_creation
+                        .as_ref()
+                        .and_then(|c| c.ephemeral_1h_input_tokens)
+                        .unwrap_or(0),
+                );
                 m.usage.recompute_total();
                 calculate_cost(model, &mut m.usage);
             }
@@ -242,8 +270,12 @@ impl SseDecoder for Decoder {
             }
             Event::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason.as_deref() {
-                    asm.message_mut().stop_reason = map_stop_reason(reason)?;
+                    let m = asm.message_mut();
+                    m.raw_stop_reason = Some(reason.to_owned());
+                    m.stop_reason = map_stop_reason(reason)?;
                 }
+                let has_usage = usage.is_some();
+                let usage = usage.unwrap_or_default();
                 let model = &self.model;
                 let m = asm.message_mut();
                 if let Some(v) = usage.input_tokens {
@@ -258,8 +290,25 @@ impl SseDecoder for Decoder {
                 if let Some(v) = usage.cache_creation_input_tokens {
                     m.usage.cache_write = v;
                 }
+                if let Some(v) = usage
+                    .cache_creation
+                    .as_ref()
+                    .and_then(|c| c.ephemeral_1h_input_tokens)
+                {
+                    m.usage.cache_write_1h = Some(v);
+                }
+                if let Some(v) = usage
+                    .output_tokens_details
+                    .as_ref()
+                    .and_then(|d| d.thinking_tokens)
+                {
+                    m.usage.reasoning = Some(v);
+                }
                 m.usage.recompute_total();
                 calculate_cost(model, &mut m.usage);
+                if has_usage && openrouter_cost::is_openrouter(model) {
+                    openrouter_cost::apply(&mut m.usage, &usage.reported);
+                }
             }
             Event::MessageStop => {
                 self.saw_stop = true;

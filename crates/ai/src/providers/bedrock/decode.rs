@@ -246,7 +246,9 @@ impl Decoder {
             }
             "messageStop" => {
                 let event: MessageStopEvent = parse_json(data)?;
-                asm.message_mut().stop_reason = map_stop_reason(event.stop_reason.as_deref());
+                let m = asm.message_mut();
+                m.stop_reason = map_stop_reason(event.stop_reason.as_deref());
+                m.raw_stop_reason = event.stop_reason;
             }
             _ => {
                 let event: MetadataEvent = parse_json(data)?;

@@ -120,6 +120,7 @@ fn parse_usage(raw: &UsageMetadata, model: &Model) -> Usage {
             .saturating_add(raw.thoughts_token_count.unwrap_or(0)),
         cache_read: cached,
         cache_write: 0,
+        reasoning: Some(raw.thoughts_token_count.unwrap_or(0)),
         total_tokens: raw.total_token_count.unwrap_or(0),
         ..Usage::default()
     };
@@ -292,6 +293,7 @@ impl Decoder {
         }
         if let Some(reason) = candidate.and_then(|c| c.finish_reason.as_deref()) {
             self.saw_finish = true;
+            asm.message_mut().raw_stop_reason = Some(reason.to_owned());
             let mut stop = match self.envelope {
                 Envelope::Bare => map_finish_reason(reason)?,
                 Envelope::CloudCodeAssist => map_finish_reason_string(reason),

@@ -433,6 +433,7 @@ impl SseDecoder for Decoder {
             self.saw_finish = true;
             let (stop, error) = map_finish_reason(reason);
             let message = asm.message_mut();
+            message.raw_stop_reason = Some(reason.to_owned());
             message.stop_reason = stop;
             if error.is_some() {
                 message.error_message = error;

@@ -9,6 +9,7 @@ use sse_stream::Sse;
 
 use crate::assembler::Assembler;
 use crate::models::calculate_cost;
+use crate::providers::openrouter_cost::{self, ReportedCost};
 use crate::sse::{Flow, SseDecoder, parse_json};
 use crate::types::{AssistantBlock, Model, StopReason, ThinkingContent, Usage};
 
@@ -78,8 +79,25 @@ struct RawUsage {
     completion_tokens: Option<u64>,
     #[serde(default)]
     prompt_cache_hit_tokens: Option<u64>,
+    /// The cache-hit count some servers put at the top level.
+    #[serde(default)]
+    cached_tokens: Option<u64>,
     #[serde(default)]
     prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+    /// The reasoning count some servers put at the top level.
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+    /// OpenRouter's billed cost.
+    #[serde(flatten)]
+    reported: ReportedCost,
+}
+
+#[derive(Deserialize, Default)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -90,29 +108,36 @@ struct PromptDetails {
     cache_write_tokens: Option<u64>,
 }
 
-/// Normalizes usage: `input` excludes cache reads and writes; some servers count writes
-/// inside `cached_tokens`, so those are removed from the reads.
+/// Normalizes usage as pi-ai 1.6: `input` is the prompt less cache reads and writes, each
+/// as the server reports it.
 fn parse_usage(raw: &RawUsage, model: &Model) -> Usage {
     let prompt = raw.prompt_tokens.unwrap_or(0);
     let details = raw.prompt_tokens_details.as_ref();
-    let reported_cached = details
+    let cache_read = details
         .and_then(|d| d.cached_tokens)
         .or(raw.prompt_cache_hit_tokens)
+        .or(raw.cached_tokens)
         .unwrap_or(0);
     let cache_write = details.and_then(|d| d.cache_write_tokens).unwrap_or(0);
-    let cache_read = if cache_write > 0 {
-        reported_cached.saturating_sub(cache_write)
-    } else {
-        reported_cached
-    };
-    let input = prompt.saturating_sub(cache_read + cache_write);
+    let input = prompt.saturating_sub(cache_read.saturating_add(cache_write));
     let mut usage = Usage::from_tokens(
         input,
         raw.completion_tokens.unwrap_or(0),
         cache_read,
         cache_write,
     );
+    usage.reasoning = Some(
+        raw.completion_tokens_details
+            .as_ref()
+            .and_then(|d| d.reasoning_tokens)
+            .filter(|n| *n > 0)
+            .or(raw.reasoning_tokens)
+            .unwrap_or(0),
+    );
     calculate_cost(model, &mut usage);
+    if openrouter_cost::is_openrouter(model) {
+        openrouter_cost::apply(&mut usage, &raw.reported);
+    }
     usage
 }
 
@@ -299,6 +324,7 @@ impl SseDecoder for Decoder {
             self.saw_finish = true;
             let (stop, error) = map_finish_reason(reason);
             let message = asm.message_mut();
+            message.raw_stop_reason = Some(reason.to_owned());
             message.stop_reason = stop;
             if error.is_some() {
                 message.error_message = error;

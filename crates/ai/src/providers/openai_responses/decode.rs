@@ -85,12 +85,37 @@ struct RawUsage {
     total_tokens: Option<u64>,
     #[serde(default)]
     input_tokens_details: Option<InputDetails>,
+    #[serde(default)]
+    output_tokens_details: Option<OutputDetails>,
 }
 
 #[derive(Deserialize, Default)]
 struct InputDetails {
     #[serde(default)]
     cached_tokens: Option<u64>,
+    #[serde(default)]
+    cache_write_tokens: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+struct OutputDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+/// pi-ai 1.6's raw stop reason of a Responses reply: the status, with the incomplete reason.
+fn raw_status(response: Option<&ResponseInfo>) -> Option<String> {
+    let response = response?;
+    let status = response.status.clone()?;
+    let reason = response
+        .incomplete_details
+        .as_ref()
+        .and_then(|d| d.get("reason"))
+        .and_then(Value::as_str);
+    Some(match reason {
+        Some(reason) => format!("{status}.{reason}"),
+        None => status,
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -367,16 +392,23 @@ impl Decoder {
             message.response_id = Some(id.to_owned());
         }
         if let Some(raw) = response.and_then(|r| r.usage.as_ref()) {
-            let cached = raw
-                .input_tokens_details
-                .as_ref()
-                .and_then(|d| d.cached_tokens)
-                .unwrap_or(0);
+            let details = raw.input_tokens_details.as_ref();
+            let cached = details.and_then(|d| d.cached_tokens).unwrap_or(0);
+            let written = details.and_then(|d| d.cache_write_tokens).unwrap_or(0);
             let mut usage = Usage::from_tokens(
-                raw.input_tokens.unwrap_or(0).saturating_sub(cached),
+                raw.input_tokens
+                    .unwrap_or(0)
+                    .saturating_sub(cached)
+                    .saturating_sub(written),
                 raw.output_tokens.unwrap_or(0),
                 cached,
-                0,
+                written,
+            );
+            usage.reasoning = Some(
+                raw.output_tokens_details
+                    .as_ref()
+                    .and_then(|d| d.reasoning_tokens)
+                    .unwrap_or(0),
             );
             usage.total_tokens = raw.total_tokens.unwrap_or(0);
             message.usage = usage;
@@ -416,6 +448,7 @@ impl Decoder {
             stop = StopReason::ToolUse;
         }
         message.stop_reason = stop;
+        message.raw_stop_reason = raw_status(response);
         if stop == StopReason::Error {
             message.error_message = Some(UNKNOWN_ERROR.to_owned());
         }
@@ -442,6 +475,8 @@ impl Decoder {
                 Some(Err(format!("Codex error: {text}")))
             }
             "response.failed" => {
+                asm.message_mut().raw_stop_reason =
+                    event.response.as_ref().and_then(|r| r.status.clone());
                 let message = event
                     .response
                     .as_ref()
@@ -595,7 +630,11 @@ impl SseDecoder for Decoder {
                     js_text(event.message.as_ref())
                 ));
             }
-            "response.failed" => return Err(failed_text(event.response.as_ref())),
+            "response.failed" => {
+                asm.message_mut().raw_stop_reason =
+                    event.response.as_ref().and_then(|r| r.status.clone());
+                return Err(failed_text(event.response.as_ref()));
+            }
             _ => {}
         }
         Ok(Flow::Continue)
