@@ -19,7 +19,8 @@ if [ ! -f "$cli" ]; then
 fi
 ts15="$(scripts/install-ts-pi-15.sh)"
 [ -n "$ts15" ] || echo "ts-compat: pi 1.5.2 is not installed; its checks are skipped"
-PI_TS_CLI="$PWD/$cli" PI_TS15="$ts15" cargo test -p pi-coding-agent --test ts_compat -- --nocapture
+PI_TS_CLI="$PWD/$cli" PI_TS15="$ts15" PI_TS16="${PI_TS16:-$(scripts/install-ts-pi-16.sh)}" \
+  cargo test -p pi-coding-agent --test ts_compat -- --nocapture
 # The same mcp.json in both: tools declared and results (needs scripts/install-mcp-servers.sh).
 scripts/install-mcp-servers.sh
 PI_TS15="$ts15" cargo test -p pi-coding-agent --test mcp_ts_compare -- --nocapture

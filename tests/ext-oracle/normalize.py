@@ -51,6 +51,11 @@ What is dropped:
                   {disposition} data of prompt/steer/follow_up responses, the id of an
                   unknown-command response and node 22's "(line L column C)" in parse
                   errors. Removing them keeps the comparison about extension behaviour.
+  pi-ai 1.6's message fields, which 0.73.1 did not write: `rawStopReason`, `durationMs`
+                  and `thinkingLevel` of assistant and tool-result messages, `usage.reasoning`,
+                  `usage.cacheWrite1h` and `usage.cost.totalFromProvider`, wherever a message
+                  appears (events, answers, session entries). tests/message_fields_16.rs
+                  compares them with pi 1.6.0.
   pi 1.6's built-in extension commands (`mcp`, sourceInfo.source "builtin") in
                   get_commands answers: 0.73.1 had no built-in extensions. The ts16_compat
                   tests compare that list with pi 1.6.0.
@@ -212,7 +217,7 @@ class Normalizer:
 
     # -- sections -----------------------------------------------------------------------
     def out_line(self, obj: dict):
-        obj = as_073(obj)
+        obj = without_16_message_fields(as_073(obj))
         if obj.get("type") == "message_start" and (obj.get("message") or {}).get("role") == "assistant":
             obj = dict(obj)
             obj["message"] = {k: v for k, v in obj["message"].items() if k not in PARTIAL_FIELDS}
@@ -288,6 +293,26 @@ def as_073(obj: dict) -> dict:
             kept = [m for m in data["messages"] if not is_system(m)]
             obj = dict(obj, data=dict(data, messages=kept))
     return without_system_messages(obj)
+
+
+MESSAGE_FIELDS_16 = {"rawStopReason", "durationMs", "thinkingLevel"}
+USAGE_FIELDS_16 = {"reasoning", "cacheWrite1h"}
+
+
+def without_16_message_fields(value):
+    """`value` without pi-ai 1.6's message and usage fields (see the module doc)."""
+    if isinstance(value, list):
+        return [without_16_message_fields(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    drop = set()
+    if value.get("role") in ("assistant", "toolResult"):
+        drop |= MESSAGE_FIELDS_16
+    if "totalTokens" in value and isinstance(value.get("cost"), dict):
+        drop |= USAGE_FIELDS_16
+    if {"input", "output", "total"} <= set(value) and "totalFromProvider" in value:
+        drop.add("totalFromProvider")
+    return {k: without_16_message_fields(v) for k, v in value.items() if k not in drop}
 
 
 def rewritten(value):
@@ -588,7 +613,7 @@ def normalize(record: dict, scenario: dict | None = None, baseline: dict | None 
     sessions = []
     for i, s in enumerate(record.get("sessions", []), 1):
         sessions.append({"session_file": i, "name": n.text(Path(s["file"]).name)})
-        sessions += [n.value(e) for e in s["entries"]]
+        sessions += [n.value(without_16_message_fields(e)) for e in s["entries"]]
     requests = []
     for r in record.get("requests", []):
         if r.get("path", "").startswith("/_mock"):

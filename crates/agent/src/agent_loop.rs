@@ -16,7 +16,7 @@ use crate::hooks::TurnContext;
 use crate::message::AgentMessage;
 use crate::sink::{AgentEventStream, ChannelSink, EventSink, LoopError};
 use crate::stream_response::stream_assistant_response;
-use crate::tool_exec::execute_tool_calls;
+use crate::tool_exec::{execute_tool_calls, fail_truncated_tool_calls};
 
 /// Starts a run with new prompt messages; returns its events. Spawns onto the current
 /// tokio runtime.
@@ -223,7 +223,11 @@ async fn run_loop(
             let mut tool_results = Vec::new();
             let mut steering_taken = None;
             if reply.tool_calls().next().is_some() {
-                let batch = execute_tool_calls(context, &reply, config, cancel, sink).await;
+                let batch = if reply.stop_reason == pi_ai::StopReason::Length {
+                    fail_truncated_tool_calls(&reply, sink).await
+                } else {
+                    execute_tool_calls(context, &reply, config, cancel, sink).await
+                };
                 more_tool_calls = !batch.terminate;
                 context
                     .messages

@@ -371,6 +371,36 @@ fn terminates(batch: &[Finalized<'_>]) -> bool {
     !batch.is_empty() && batch.iter().all(|f| f.result.terminate == Some(true))
 }
 
+/// Fails every tool call of a reply cut off at the output limit without running it (pi
+/// 1.6): its arguments may be truncated, so each gets an error result asking for the call
+/// again, and the run goes on so that the model can.
+pub(crate) async fn fail_truncated_tool_calls(
+    assistant: &AssistantMessage,
+    sink: &dyn EventSink,
+) -> BatchOutcome {
+    let mut results = Vec::new();
+    for call in assistant.tool_calls() {
+        emit_start(call, sink).await;
+        let finalized = Finalized {
+            call,
+            result: AgentToolResult::error(format!(
+                "Tool call \"{}\" was not executed: the response hit the output token limit, \
+so its arguments may be truncated. Re-issue the tool call with complete arguments.",
+                call.name
+            )),
+            is_error: true,
+            duration_ms: None,
+        };
+        emit_end(&finalized, sink).await;
+        results.push(emit_result_message(&finalized, sink).await);
+    }
+    BatchOutcome {
+        results,
+        terminate: false,
+        steering: None,
+    }
+}
+
 /// Runs the tool calls of `assistant`: sequentially when the config says so or any called
 /// tool is marked sequential, else prepared in order and executed concurrently.
 pub(crate) async fn execute_tool_calls(

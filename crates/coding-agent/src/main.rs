@@ -367,10 +367,25 @@ fn run() -> Result<i32> {
                 .provider
                 .as_deref()
                 .or(settings.default_provider.as_deref());
+            let lost = restored
+                .model
+                .as_ref()
+                .filter(|_| resuming && from_session.is_none());
             match from_session
                 .or_else(|| registry.default_model(provider, settings.default_model.as_deref()))
             {
-                Some(model) => (model, None),
+                Some(model) => {
+                    // pi 1.6 says so in every mode (interactive shows its startup notes).
+                    if let Some((provider, id)) = lost
+                        && !interactive
+                    {
+                        eprintln!(
+                            "Warning: Could not restore model {provider}/{id}. Using {}/{}",
+                            model.provider, model.id
+                        );
+                    }
+                    (model, None)
+                }
                 // A first run: the UI opens and says how to go on, with a placeholder model
                 // that has no key until the user picks one.
                 None if interactive && !registry.all().is_empty() => {

@@ -42,7 +42,7 @@ async fn navigating_the_tree_summarizes_the_branch_left_behind() {
     }
     ask(&agent, "first question").await;
     ask(&agent, "second question").await;
-    let (first_user, first_reply) = agent.with_session(|s| {
+    let (first_user, first_reply, second_reply) = agent.with_session(|s| {
         let ids: Vec<String> = s
             .entries()
             .iter()
@@ -50,7 +50,7 @@ async fn navigating_the_tree_summarizes_the_branch_left_behind() {
             .filter(|e| e.message().is_some_and(|m| m.role() != "system"))
             .map(|e| e.id.clone())
             .collect();
-        (ids[0].clone(), ids[1].clone())
+        (ids[0].clone(), ids[1].clone(), ids[3].clone())
     });
 
     // Back to the first reply, summarizing the second exchange.
@@ -79,7 +79,8 @@ async fn navigating_the_tree_summarizes_the_branch_left_behind() {
                 details,
                 ..
             } => {
-                assert_eq!(from_id, &first_reply);
+                // pi 1.6: `fromId` is the leaf the navigation left, not its target.
+                assert_eq!(from_id, &second_reply);
                 assert!(summary.contains("The user asked a second question."));
                 assert!(details.as_ref().unwrap()["readFiles"].is_array());
             }

@@ -186,7 +186,14 @@ async fn compaction_sends_prompt_and_transcript_and_appends_file_lists() {
         let wire = serde_json::to_value(&result).unwrap();
         assert_eq!(
             wire.as_object().unwrap().keys().collect::<Vec<_>>(),
-            ["summary", "firstKeptEntryId", "tokensBefore", "details"]
+            // pi 1.6's order; `estimatedTokensAfter` comes once the session saved it.
+            [
+                "summary",
+                "firstKeptEntryId",
+                "tokensBefore",
+                "usage",
+                "details"
+            ]
         );
         assert_eq!(
             wire["details"],
@@ -257,6 +264,7 @@ async fn compaction_split_turn_with_previous_summary_makes_two_calls_and_merges(
             first_kept_entry_id: "e2".into(),
             tokens_before: 500,
             details: Some(json!({"readFiles": ["docs/old.md"], "modifiedFiles": []})),
+            usage: None,
             from_hook: None,
             system_message: None,
         },

@@ -271,3 +271,169 @@ fn usage_reasoning_is_read_where_the_wire_reports_it() {
         );
     }
 }
+
+/// An Anthropic stream whose cache writes are 200 five-minute and 100 one-hour tokens.
+const ONE_HOUR_WRITES: &str = concat!(
+    "event: message_start\n",
+    r#"data: {"type":"message_start","message":{"id":"msg_1h","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":100,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":300,"cache_creation":{"ephemeral_5m_input_tokens":200,"ephemeral_1h_input_tokens":100}}}}"#,
+    "\n\nevent: content_block_start\n",
+    r#"data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+    "\n\nevent: content_block_delta\n",
+    r#"data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"cached"}}"#,
+    "\n\nevent: content_block_stop\n",
+    r#"data: {"type":"content_block_stop","index":0}"#,
+    "\n\nevent: message_delta\n",
+    r#"data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5,"cache_creation":{"ephemeral_5m_input_tokens":200,"ephemeral_1h_input_tokens":100}}}"#,
+    "\n\nevent: message_stop\n",
+    r#"data: {"type":"message_stop"}"#,
+    "\n\n"
+);
+
+/// The stored usage of one answer from `model` on a built-in provider pointed at the mock.
+fn one_hour_usage(program: &Path, provider: &str, model: &str, key_var: &str) -> Value {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    server.push(Script::raw(ONE_HOUR_WRITES));
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let models = json!({"providers": {provider: {"baseUrl": server.url()}}});
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let output = Command::new(program)
+        .args([
+            "--model",
+            &format!("{provider}/{model}"),
+            "--thinking",
+            "off",
+        ])
+        .args(["-p", "Hello."])
+        .current_dir(dir.path())
+        .env("PI_CODING_AGENT_DIR", &agent)
+        .env("HOME", dir.path())
+        .env("PI_OFFLINE", "1")
+        .env("PI_SKIP_VERSION_CHECK", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env(key_var, "sk-one-hour")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{provider}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let entries = support::rpc::read_jsonl(&session_file(&agent).unwrap());
+    let answer = entries
+        .iter()
+        .find(|e| e["type"] == "message" && e["message"]["role"] == "assistant")
+        .unwrap();
+    shape(&answer["message"])["usage"].clone()
+}
+
+#[test]
+fn one_hour_cache_writes_cost_twice_the_input_price_directly_and_through_vercel() {
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_pi"));
+    let theirs = ts16();
+    for (provider, model, key_var) in [
+        ("anthropic", "claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+        (
+            "vercel-ai-gateway",
+            "anthropic/claude-sonnet-4.5",
+            "AI_GATEWAY_API_KEY",
+        ),
+    ] {
+        let usage = one_hour_usage(&ours, provider, model, key_var);
+        assert_eq!(usage["cacheWrite"], 300, "{provider}: {usage:#}");
+        assert_eq!(usage["cacheWrite1h"], 100, "{provider}: {usage:#}");
+        // 200 five-minute writes at $3.75/M and 100 one-hour writes at 2 × $3/M.
+        let expected = format!("{:.9}", (3.75 * 200.0 + 3.0 * 2.0 * 100.0) / 1_000_000.0);
+        assert_eq!(usage["cost"]["cacheWrite"], json!(expected), "{provider}");
+        if let Some(wrapper) = &theirs {
+            let their_usage = one_hour_usage(wrapper, provider, model, key_var);
+            assert_eq!(usage, their_usage, "{provider}: ours, then pi 1.6.0");
+        }
+    }
+}
+
+/// Writes what each `tool_execution_end` an extension saw says about `durationMs`.
+const DURATION_EXTENSION: &str = r#"
+import { appendFileSync } from "node:fs";
+export default function (pi) {
+  pi.on("tool_execution_end", (event) => {
+    appendFileSync(process.env.DURATION_LOG, `${event.toolName} ${typeof event.durationMs}\n`);
+  });
+}
+"#;
+
+/// What the extension logged for a turn that reads a file and calls an unknown tool.
+fn extension_durations(program: &Path, host: Option<&Path>) -> String {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    server.push(Script::new(vec![
+        mock_llm::Item::tool_call("read", json!({"path": NOTES_FILE})),
+        mock_llm::Item::tool_call("no_such_tool", json!({})),
+    ]));
+    server.push(Script::text("Done."));
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let api = request_parity::apis::wire_api("openai-completions");
+    std::fs::write(
+        agent.join("models.json"),
+        models_json(api, &server.url()).to_string(),
+    )
+    .unwrap();
+    std::fs::write(work.join(NOTES_FILE), NOTES_TEXT).unwrap();
+    let ext = dir.path().join("durations.ts");
+    std::fs::write(&ext, DURATION_EXTENSION).unwrap();
+    let log = dir.path().join("durations.log");
+    let mut command = Command::new(program);
+    if let Some(host) = host {
+        command.env("PI_EXTENSION_HOST_DIR", host);
+    }
+    let output = command
+        .args(["--model", &format!("parity/{MODEL}"), "-e"])
+        .arg(&ext)
+        .args(["-p", "Read the notes."])
+        .current_dir(&work)
+        .env("PI_CODING_AGENT_DIR", &agent)
+        .env("HOME", dir.path())
+        .env("PI_OFFLINE", "1")
+        .env("PI_SKIP_VERSION_CHECK", "1")
+        .env("DURATION_LOG", &log)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Calls of one message run side by side: their ends may come in either order.
+    let mut lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    lines.join("\n")
+}
+
+#[test]
+fn extensions_see_the_duration_of_tools_that_ran() {
+    let Some(host) = support::ext_host::host_dir() else {
+        return;
+    };
+    let ours = extension_durations(Path::new(env!("CARGO_BIN_EXE_pi")), Some(&host));
+    // The read ran; the unknown tool never started, so it has no duration.
+    assert_eq!(ours, "no_such_tool undefined\nread number");
+    if let Some(wrapper) = ts16() {
+        assert_eq!(
+            ours,
+            extension_durations(&wrapper, None),
+            "ours, then pi 1.6.0"
+        );
+    }
+}

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use pi_coding_agent::resources::{
-    DiagnosticKind, DiscoveryOptions, ResourceSettings, SourceScope, expand_prompt_template,
-    expand_skill_command, format_skills_for_prompt, load_prompt_templates,
+    DiagnosticKind, DiscoveryOptions, ResourceSettings, SkillReader, SourceScope,
+    expand_prompt_template, expand_skill_command, format_skills_for_prompt, load_prompt_templates,
     load_prompt_templates_with_diagnostics, load_skills,
 };
 
@@ -220,7 +220,7 @@ fn resources_a_symlinked_skill_loads_once_and_hidden_skills_stay_out_of_the_cata
         "Only on request, never automatically.\n"
     );
 
-    let catalog = format_skills_for_prompt(&result.skills);
+    let catalog = format_skills_for_prompt(&result.skills, SkillReader::Read);
     assert!(catalog.contains("<name>auto</name>"));
     assert!(!catalog.contains("<name>manual</name>"));
 

@@ -197,6 +197,7 @@ fn compaction_keeps_the_summary_and_the_kept_tail() {
             first_kept_entry_id: kept,
             tokens_before: 1234,
             details: None,
+            usage: None,
             from_hook: None,
             system_message: None,
         })

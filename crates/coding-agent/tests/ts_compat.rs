@@ -1,8 +1,8 @@
-//! Compacted sessions cross between our `pi` and the TypeScript pi, 0.73.1 and 1.5.2: each
-//! reopens the other's file and sends the summary plus the kept messages. Needs the
-//! TypeScript pis: `PI_TS_CLI=<.../pi-coding-agent/dist/cli.js>` (0.73.1) and `PI_TS15=<a
-//! wrapper running 1.5.2>` (`scripts/ts-compat.sh` installs both and sets them); without
-//! them these tests report that they were skipped.
+//! Compacted sessions cross between our `pi` and the TypeScript pi, 0.73.1, 1.5.2 and 1.6.0:
+//! each reopens the other's file and sends the summary plus the kept messages. Needs the
+//! TypeScript pis: `PI_TS_CLI=<.../pi-coding-agent/dist/cli.js>` (0.73.1), `PI_TS15=<a
+//! wrapper running 1.5.2>` and `PI_TS16` (1.6.0) (`scripts/ts-compat.sh` installs them and
+//! sets them); without them these tests report that they were skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -197,4 +197,26 @@ async fn our_compacted_session_reopens_in_pi_15() {
 async fn a_15_compacted_session_reopens_here() {
     let Some(wrapper) = ts15() else { return };
     their_compacted_session_reopens_here(|| ts15_pi(&wrapper)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_compacted_session_reopens_in_pi_16() {
+    let Some(wrapper) = support::ts16::ts16() else {
+        return;
+    };
+    let lines = our_compacted_session_reopens_in(|| support::ts16::ts16_pi(&wrapper)).await;
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "message" && l["message"]["role"] == "system"),
+        "1.6.0 kept the system message in the file"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_16_compacted_session_reopens_here() {
+    let Some(wrapper) = support::ts16::ts16() else {
+        return;
+    };
+    their_compacted_session_reopens_here(|| support::ts16::ts16_pi(&wrapper)).await;
 }

@@ -26,6 +26,28 @@ impl Inner {
         Ok(id)
     }
 
+    /// Leaves the newest assistant reply out of the context from now on (a `context_edit`
+    /// with `replacement: null`), as pi 1.6 does with a reply it recovers from.
+    pub(super) fn omit_last_reply(&self) {
+        let target = {
+            let session = lock(&self.session);
+            session
+                .branch_entries()
+                .iter()
+                .rev()
+                .find(|e| e.message().is_some_and(|m| m.is_assistant()))
+                .map(|e| e.id.clone())
+        };
+        if let Some(target_id) = target
+            && let Err(e) = self.append_announced(EntryKind::ContextEdit {
+                target_id,
+                replacement: None,
+            })
+        {
+            eprintln!("Warning: {e}");
+        }
+    }
+
     /// Leaves the failed reply a retry replaces out of the context from now on (pi 1.5's
     /// `context_edit` with `replacement: null`); the file keeps the reply itself.
     pub(super) fn drop_failed_reply(&self) {

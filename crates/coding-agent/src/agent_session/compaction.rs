@@ -19,6 +19,8 @@ use crate::session::{EntryKind, SessionEntry};
 use crate::session_event::{CompactionReason, SessionOnlyEvent, SummarySource};
 
 /// The text of an overflow that compaction could not fix.
+const LENGTH_RETRY_FAILED: &str =
+    "Truncated response recovery failed after one compact-and-retry attempt.";
 const OVERFLOW_RETRY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
 
 /// The latest compaction entry on the current branch, with its timestamp in ms.
@@ -40,14 +42,17 @@ impl AgentSession {
         allow_threshold: bool,
     ) -> bool {
         let inner = &self.inner;
-        let settings = inner.settings.get().compaction_settings();
+        let model = self.model();
+        let settings = inner
+            .settings
+            .get()
+            .compaction_settings_for(Some(&model_key(&model)));
         if !settings.enabled {
             return false;
         }
         if skip_aborted && message.stop_reason == StopReason::Aborted {
             return false;
         }
-        let model = self.model();
         let same_model = message.provider == model.provider && message.model == model.id;
         let compaction_at = {
             let session = lock(&inner.session);
@@ -56,21 +61,34 @@ impl AgentSession {
         if compaction_at.is_some_and(|at| message.timestamp <= at) {
             return false;
         }
-        if same_model && pi_ai::is_context_overflow(message, Some(model.context_window)) {
+        let overflow =
+            same_model && pi_ai::is_context_overflow(message, Some(model.context_window));
+        // pi 1.6: a reply cut off before it used its output budget ran out of context
+        // window, and is recovered from as an overflow is.
+        let cut_short = same_model
+            && message.stop_reason == StopReason::Length
+            && model.max_tokens > 0
+            && message.usage.output < model.max_tokens;
+        if overflow || cut_short {
             if inner
                 .overflow_recovery_attempted
                 .swap(true, Ordering::SeqCst)
             {
+                let text = if overflow {
+                    OVERFLOW_RETRY_FAILED
+                } else {
+                    LENGTH_RETRY_FAILED
+                };
                 inner.emit_session(SessionOnlyEvent::CompactionEnd {
                     reason: CompactionReason::Overflow,
                     result: None,
                     aborted: false,
                     will_retry: false,
-                    error_message: Some(OVERFLOW_RETRY_FAILED.into()),
+                    error_message: Some(text.into()),
                 });
                 self.emit_compact_failed(
                     CompactionReason::Overflow,
-                    Some(OVERFLOW_RETRY_FAILED.into()),
+                    Some(text.into()),
                     false,
                     false,
                 )
@@ -82,6 +100,10 @@ impl AgentSession {
                     messages.pop();
                 }
             });
+            if cut_short {
+                // The cut-off reply stays in the file but leaves the context (pi 1.6).
+                inner.omit_last_reply();
+            }
             return self.run_auto_compaction(CompactionReason::Overflow).await;
         }
         let context_tokens = if message.stop_reason == StopReason::Error {
@@ -116,7 +138,10 @@ impl AgentSession {
     async fn run_auto_compaction(&self, reason: CompactionReason) -> bool {
         let inner = &self.inner;
         // Nothing to summarize: no compaction starts, and nothing is retried (pi 1.6.0).
-        let settings = inner.settings.get().compaction_settings();
+        let settings = inner
+            .settings
+            .get()
+            .compaction_settings_for(Some(&model_key(&self.model())));
         let preparable = {
             let session = lock(&inner.session);
             let path: Vec<SessionEntry> = session.branch_entries().into_iter().cloned().collect();
@@ -329,7 +354,10 @@ impl AgentSession {
     ) -> Result<CompactionResult, CompactionRun> {
         let inner = &self.inner;
         let model = self.model();
-        let settings = inner.settings.get().compaction_settings();
+        let settings = inner
+            .settings
+            .get()
+            .compaction_settings_for(Some(&model_key(&model)));
         let (preparation, path) = {
             let session = lock(&inner.session);
             let path: Vec<SessionEntry> = session.branch_entries().into_iter().cloned().collect();
@@ -363,7 +391,7 @@ impl AgentSession {
         }
         let from_hook = extension_result.is_some();
         *from_extension = from_hook;
-        let (result, details) = match extension_result {
+        let (mut result, details) = match extension_result {
             Some(found) => found,
             None => {
                 let result = compact(
@@ -387,14 +415,15 @@ impl AgentSession {
         let checkpoint = super::system_message::system_checkpoint(&inner.agent);
         let (messages, entry) = {
             let mut session = lock(&inner.session);
-            let id = match session.append_compaction(
-                &result.summary,
-                &result.first_kept_entry_id,
-                result.tokens_before,
+            let id = match session.append_compaction(crate::session::NewCompaction {
+                summary: &result.summary,
+                first_kept_entry_id: &result.first_kept_entry_id,
+                tokens_before: result.tokens_before,
                 details,
-                Some(from_hook),
-                checkpoint,
-            ) {
+                usage: result.usage.and_then(|u| serde_json::to_value(u).ok()),
+                from_hook: Some(from_hook),
+                system_message: checkpoint,
+            }) {
                 Ok(id) => Some(id),
                 Err(e) => {
                     eprintln!("Warning: {e}");
@@ -406,6 +435,13 @@ impl AgentSession {
                 .and_then(|e| e.to_json().ok());
             (session.build_context().messages, entry)
         };
+        // pi 1.6 reports how large the context is estimated to be now.
+        result.estimated_tokens_after = Some(
+            messages
+                .iter()
+                .map(crate::compaction::estimate_tokens)
+                .sum(),
+        );
         inner.agent.replace_messages(messages);
         if let Some(entry) = entry
             && runtime.has_handlers("session_compact")
@@ -466,10 +502,19 @@ fn extension_compaction(
             summary,
             first_kept_entry_id,
             tokens_before,
+            estimated_tokens_after: None,
+            usage: value
+                .get("usage")
+                .and_then(|u| serde_json::from_value(u.clone()).ok()),
             details: typed,
         },
         details,
     ))
+}
+
+/// The key of a model in `compaction.modelOverrides`: `provider/modelId`.
+fn model_key(model: &pi_ai::Model) -> String {
+    format!("{}/{}", model.provider, model.id)
 }
 
 /// Why [`AgentSession::compact_now`] made no compaction.

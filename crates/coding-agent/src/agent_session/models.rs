@@ -215,14 +215,15 @@ impl AgentSession {
         let messages = {
             let mut session = lock(&self.inner.session);
             session
-                .append_compaction(
-                    &result.summary,
-                    &result.first_kept_entry_id,
-                    result.tokens_before,
+                .append_compaction(crate::session::NewCompaction {
+                    summary: &result.summary,
+                    first_kept_entry_id: &result.first_kept_entry_id,
+                    tokens_before: result.tokens_before,
                     details,
-                    None,
-                    checkpoint,
-                )
+                    usage: result.usage.and_then(|u| serde_json::to_value(u).ok()),
+                    from_hook: None,
+                    system_message: checkpoint,
+                })
                 .map_err(|e| SessionOpError::new(e.to_string()))?;
             session.build_context().messages
         };

@@ -187,7 +187,7 @@ impl AgentSession {
         };
         let (target_entry, to_summarize, old_leaf) = (target_entry, to_summarize.0, to_summarize.1);
         let mut options = options;
-        let mut summary: Option<(String, serde_json::Value)> = None;
+        let mut summary: Option<(String, serde_json::Value, Option<serde_json::Value>)> = None;
         let mut from_extension = false;
         let runtime = self.inner.ext.runtime.clone();
         if runtime.has_handlers("session_before_tree") {
@@ -223,7 +223,13 @@ impl AgentSession {
                     .and_then(|s| s.get("details"))
                     .cloned()
                     .unwrap_or(serde_json::Value::Null);
-                summary = Some((text.to_owned(), details));
+                // An extension's summary may say what it cost (pi 1.6).
+                let usage = answer
+                    .get("summary")
+                    .and_then(|s| s.get("usage"))
+                    .filter(|u| u.is_object())
+                    .cloned();
+                summary = Some((text.to_owned(), details, usage));
                 from_extension = true;
             }
             if let Some(text) = answer
@@ -275,7 +281,8 @@ impl AgentSession {
                         "readFiles": result.read_files,
                         "modifiedFiles": result.modified_files,
                     });
-                    summary = Some((result.summary, details));
+                    let usage = result.usage.and_then(|u| serde_json::to_value(u).ok());
+                    summary = Some((result.summary, details, usage));
                 }
                 Err(BranchSummaryError::Aborted) => {
                     return Ok(NavigateResult {
@@ -309,11 +316,12 @@ impl AgentSession {
         let messages = {
             let mut session = lock(&self.inner.session);
             let written = match summary {
-                Some((text, details)) => session
+                Some((text, details, usage)) => session
                     .branch_with_summary(
                         new_leaf.as_deref(),
                         &text,
                         Some(details),
+                        usage,
                         from_extension.then_some(true),
                     )
                     .map(|id| {

@@ -48,48 +48,70 @@ pub struct SessionStats {
     pub context_usage: Option<ContextUsage>,
 }
 
+/// Token and cost sums over the usages a session's entries record.
+#[derive(Default)]
+struct Totals {
+    tokens: TokenTotals,
+    cost: f64,
+}
+
+impl Totals {
+    fn add(&mut self, usage: &pi_ai::Usage) {
+        self.tokens.input += usage.input;
+        self.tokens.output += usage.output;
+        self.tokens.cache_read += usage.cache_read;
+        self.tokens.cache_write += usage.cache_write;
+        self.cost += usage.cost.total;
+    }
+
+    /// A usage kept as JSON in an entry (`usage`, compaction and branch-summary entries).
+    fn add_json(&mut self, usage: &serde_json::Value) {
+        let count = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
+        self.tokens.input += count("input").unwrap_or(0);
+        self.tokens.output += count("output").unwrap_or(0);
+        self.tokens.cache_read += count("cacheRead").unwrap_or(0);
+        self.tokens.cache_write += count("cacheWrite").unwrap_or(0);
+        self.cost += usage["cost"]["total"].as_f64().unwrap_or(0.0);
+    }
+}
+
 impl AgentSession {
-    /// Statistics over the agent's current messages.
+    /// Statistics over every entry of the session file, as pi 1.6 counts them: all
+    /// branches and what compactions replaced, plus the usage of summaries and cache warming.
     pub fn session_stats(&self) -> SessionStats {
-        let (counts, tokens, cost) = self.inner.agent.with_messages(|messages| {
-            let mut counts = (0, 0, 0, 0);
-            let mut tokens = TokenTotals::default();
-            let mut cost = 0.0;
-            for message in messages {
-                match message {
-                    AgentMessage::Llm(pi_ai::Message::User(_)) => counts.0 += 1,
-                    AgentMessage::Llm(pi_ai::Message::Assistant(a)) => {
-                        counts.1 += 1;
-                        counts.2 += a.tool_calls().count();
-                        tokens.input += a.usage.input;
-                        tokens.output += a.usage.output;
-                        tokens.cache_read += a.usage.cache_read;
-                        tokens.cache_write += a.usage.cache_write;
-                        cost += a.usage.cost.total;
-                    }
-                    AgentMessage::Llm(pi_ai::Message::ToolResult(_)) => counts.3 += 1,
-                    AgentMessage::Custom(_) => {}
-                }
-            }
-            ((counts, messages.len()), tokens, cost)
-        });
-        let mut tokens = tokens;
-        let mut cost = cost;
-        // pi 1.5: `usage` entries on the branch (cache warming) count too.
+        let mut counts = (0, 0, 0, 0);
+        let mut total = 0;
+        let mut totals = Totals::default();
         self.with_session(|session| {
-            for entry in session.branch_entries() {
-                if let crate::session::EntryKind::Usage { usage, .. } = &entry.kind {
-                    let count = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
-                    tokens.input += count("input").unwrap_or(0);
-                    tokens.output += count("output").unwrap_or(0);
-                    tokens.cache_read += count("cacheRead").unwrap_or(0);
-                    tokens.cache_write += count("cacheWrite").unwrap_or(0);
-                    cost += usage["cost"]["total"].as_f64().unwrap_or(0.0);
+            for entry in session.entries() {
+                match &entry.kind {
+                    EntryKind::Usage { usage, .. } => totals.add_json(usage),
+                    EntryKind::Compaction {
+                        usage: Some(usage), ..
+                    }
+                    | EntryKind::BranchSummary {
+                        usage: Some(usage), ..
+                    } => totals.add_json(usage),
+                    EntryKind::Message { message } => {
+                        total += 1;
+                        match message {
+                            AgentMessage::Llm(pi_ai::Message::User(_)) => counts.0 += 1,
+                            AgentMessage::Llm(pi_ai::Message::Assistant(a)) => {
+                                counts.1 += 1;
+                                counts.2 += a.tool_calls().count();
+                                totals.add(&a.usage);
+                            }
+                            AgentMessage::Llm(pi_ai::Message::ToolResult(_)) => counts.3 += 1,
+                            AgentMessage::Custom(_) => {}
+                        }
+                    }
+                    _ => {}
                 }
             }
         });
+        let Totals { mut tokens, cost } = totals;
         tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
-        let ((user, assistant, tool_calls, tool_results), total) = counts;
+        let (user, assistant, tool_calls, tool_results) = counts;
         SessionStats {
             session_file: self
                 .session_file()

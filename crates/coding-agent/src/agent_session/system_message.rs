@@ -3,22 +3,73 @@
 //! what changed (sections set or removed, tools added or removed). The model still gets the
 //! system prompt the usual way; the message is the session's record of it.
 
-use std::collections::BTreeMap;
-
 use pi_agent_core::{AgentMessage, CustomMessage};
 use serde_json::{Map, Value, json};
 
 use super::AgentSession;
 
-/// The one section this build writes: its whole system prompt (1.5 joins sections with a
-/// blank line, so a single section replays as exactly this prompt).
-const SECTION: &str = "preamble";
+/// The first section: the prompt's text before its first tagged section.
+const PREAMBLE: &str = "preamble";
+
+/// The tagged sections a prompt of ours has (`modes::system_prompt::build`), under pi 1.6's
+/// names.
+const SECTION_NAMES: &[&str] = &[
+    "tools",
+    "rules",
+    "docs",
+    "addendum",
+    "project_context",
+    "skills",
+    "cwd",
+];
+
+/// Splits a prompt into pi 1.6's named sections: the preamble, then each `<name>` …
+/// `</name>` block with its tags. pi joins section texts with a blank line, so the parts
+/// always give back exactly `prompt`; a prompt that does not split so is one preamble.
+pub(super) fn prompt_sections(prompt: &str) -> Vec<(String, String)> {
+    // The section opening at byte `at` (`\n\n<name>\n`), if one does.
+    let opening = |at: usize| {
+        let rest = prompt.get(at..)?.strip_prefix("\n\n<")?;
+        SECTION_NAMES.iter().find(|name| {
+            rest.strip_prefix(**name)
+                .is_some_and(|after| after.starts_with(">\n"))
+        })
+    };
+    let Some(first) = prompt
+        .match_indices("\n\n<")
+        .map(|(i, _)| i)
+        .find(|&i| opening(i).is_some())
+    else {
+        return vec![(PREAMBLE.to_owned(), prompt.to_owned())];
+    };
+    let mut parts = vec![(PREAMBLE.to_owned(), prompt[..first].to_owned())];
+    let mut at = first;
+    while at < prompt.len() {
+        let Some(name) = opening(at) else {
+            return vec![(PREAMBLE.to_owned(), prompt.to_owned())];
+        };
+        let start = at + 2;
+        let closing = format!("\n</{name}>");
+        // The block ends at the first closing tag followed by the end or the next section.
+        let end = prompt[start..]
+            .match_indices(&closing)
+            .map(|(i, _)| start + i + closing.len())
+            .find(|&end| end == prompt.len() || opening(end).is_some());
+        let Some(end) = end else {
+            return vec![(PREAMBLE.to_owned(), prompt.to_owned())];
+        };
+        parts.push(((*name).to_owned(), prompt[start..end].to_owned()));
+        at = end;
+    }
+    parts
+}
 
 /// The system state a run of system messages adds up to.
 #[derive(Debug, Default, PartialEq)]
 pub(super) struct SystemState {
     sections: Map<String, Value>,
-    tools: BTreeMap<String, Value>,
+    /// The tools by name, in the order they were added (the agent's order).
+    tools: Map<String, Value>,
 }
 
 impl SystemState {
@@ -43,6 +94,22 @@ impl SystemState {
                     }
                 }
             }
+            // Removals first, as pi 1.6 replays them: a redefined tool is removed, then added.
+            for removed in custom
+                .get("toolsRemoved")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                // pi 1.6 writes `{name}`; a bare name is read too.
+                let name = removed
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .or_else(|| removed.as_str());
+                if let Some(name) = name {
+                    state.tools.shift_remove(name);
+                }
+            }
             for tool in custom
                 .get("toolsAdded")
                 .and_then(Value::as_array)
@@ -53,24 +120,16 @@ impl SystemState {
                     state.tools.insert(name.to_owned(), tool.clone());
                 }
             }
-            for name in custom
-                .get("toolsRemoved")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(name) = name.as_str() {
-                    state.tools.remove(name);
-                }
-            }
         }
         state
     }
 
     /// The state of this prompt and these tools.
     pub(super) fn current(prompt: &str, tools: &[pi_ai::Tool]) -> Self {
-        let mut sections = Map::new();
-        sections.insert(SECTION.into(), Value::String(prompt.to_owned()));
+        let sections = prompt_sections(prompt)
+            .into_iter()
+            .map(|(name, text)| (name, Value::String(text)))
+            .collect();
         let tools = tools
             .iter()
             .map(|t| {
@@ -118,11 +177,12 @@ impl SystemState {
             .filter(|(name, tool)| self.tools.get(*name) != Some(*tool))
             .map(|(_, tool)| tool.clone())
             .collect();
+        // Gone or redefined tools are removed (then added again), as `{name}` (pi 1.6).
         let removed: Vec<Value> = self
             .tools
-            .keys()
-            .filter(|name| !next.tools.contains_key(*name))
-            .map(|name| Value::String(name.clone()))
+            .iter()
+            .filter(|(name, tool)| next.tools.get(*name) != Some(*tool))
+            .map(|(name, _)| json!({"name": name}))
             .collect();
         if sections.is_empty() && added.is_empty() && removed.is_empty() {
             return None;
@@ -225,8 +285,39 @@ mod tests {
         let patch = first.patch_to(&next, 2).unwrap();
         assert_eq!(fields(&patch)["sections"], json!({"preamble": "B"}));
         assert_eq!(fields(&patch)["toolsAdded"][0]["name"], "grep");
-        assert_eq!(fields(&patch)["toolsRemoved"], json!(["bash"]));
+        assert_eq!(fields(&patch)["toolsRemoved"], json!([{"name": "bash"}]));
         let replayed = SystemState::replay(&[first.full_message(1), patch]).unwrap();
         assert_eq!(replayed, next);
+        // A redefined tool is removed and added again; the agent's order is kept.
+        let mut changed = tool("read");
+        changed.description = "reads better".into();
+        let redefined = SystemState::current("B", &[changed, tool("grep")]);
+        let patch = next.patch_to(&redefined, 3).unwrap();
+        assert_eq!(fields(&patch)["toolsRemoved"], json!([{"name": "read"}]));
+        assert_eq!(
+            fields(&patch)["toolsAdded"][0]["description"],
+            "reads better"
+        );
+        let full = fields(&redefined.full_message(4))["toolsAdded"].clone();
+        assert_eq!(full[0]["name"], "read");
+        assert_eq!(full[1]["name"], "grep");
+    }
+
+    #[test]
+    fn a_prompt_splits_into_tagged_sections_that_join_back() {
+        let prompt = "You help.\n\n<tools>\n- read\n</tools>\n\n<project_context>\nA\n\n<cwd>\nnot a section\n</cwd>\n</project_context>\n\n<cwd>\n/p\n</cwd>";
+        let parts = prompt_sections(prompt);
+        let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["preamble", "tools", "project_context", "cwd"]);
+        let joined: Vec<&str> = parts.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(joined.join("\n\n"), prompt);
+        // Text that does not split into known sections stays one preamble.
+        assert_eq!(
+            prompt_sections("Custom.\n\n<mine>\nx\n</mine>"),
+            [(
+                "preamble".to_owned(),
+                "Custom.\n\n<mine>\nx\n</mine>".to_owned()
+            )]
+        );
     }
 }

@@ -83,7 +83,7 @@ pub struct BranchPreparation {
 }
 
 /// A finished branch summary.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BranchSummaryResult {
     /// Preamble, the model's summary, then the file-list sections.
@@ -92,6 +92,9 @@ pub struct BranchSummaryResult {
     pub read_files: Vec<String>,
     /// Files written or edited along the branch, sorted.
     pub modified_files: Vec<String>,
+    /// What the summary call cost, stored in the `branch_summary` entry (pi 1.6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<pi_ai::Usage>,
 }
 
 /// Why no branch summary was produced.
@@ -272,7 +275,7 @@ pub async fn generate_branch_summary(
     let reasoning = options
         .thinking_level
         .filter(|level| options.model.reasoning && *level != pi_ai::ThinkingLevel::Off);
-    let text = summary_call(
+    let summarized = summary_call(
         options.model,
         options.auth,
         &options.cancel,
@@ -290,13 +293,15 @@ pub async fn generate_branch_summary(
 
     let lists = compute_file_lists(&preparation.file_ops);
     let summary = format!(
-        "{BRANCH_SUMMARY_PREAMBLE}{text}{}",
+        "{BRANCH_SUMMARY_PREAMBLE}{}{}",
+        summarized.text,
         format_file_operations(&lists.read_files, &lists.modified_files)
     );
     Ok(BranchSummaryResult {
         summary,
         read_files: lists.read_files,
         modified_files: lists.modified_files,
+        usage: Some(summarized.usage),
     })
 }
 

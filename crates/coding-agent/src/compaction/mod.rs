@@ -24,7 +24,7 @@ pub use cut_point::{CutPointResult, find_cut_point, find_turn_start_index, find_
 pub use file_ops::{CompactionDetails, FileOperations, compute_file_lists, format_file_operations};
 pub use prepare::{CompactionPreparation, message_from_entry, prepare_compaction};
 pub use serialize::serialize_conversation;
-pub use settings::{BranchSummarySettings, CompactionSettings};
+pub use settings::{BranchSummarySettings, CompactionConfig, CompactionSettings, TokenBudgets};
 pub use summarize::{
     CompactionError, CompactionResult, Summarizer, compact, generate_summary,
     generate_turn_prefix_summary,
@@ -145,6 +145,7 @@ pub(crate) mod test_support {
                 from_id: "elsewhere".into(),
                 summary: summary.into(),
                 details: None,
+                usage: None,
                 from_hook: None,
             },
         )
@@ -170,6 +171,7 @@ pub(crate) mod test_support {
                 first_kept_entry_id: first_kept.into(),
                 tokens_before: 1000,
                 details: None,
+                usage: None,
                 from_hook: None,
                 system_message: None,
             },

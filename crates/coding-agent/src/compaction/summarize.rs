@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use pi_agent_core::AgentMessage;
 use pi_ai::{
-    Context, Message, Model, SimpleStreamOptions, StopReason, StreamOptions, ThinkingLevel,
+    Context, Message, Model, SimpleStreamOptions, StopReason, StreamOptions, ThinkingLevel, Usage,
     UserMessage,
 };
 
@@ -144,8 +144,9 @@ pub(crate) fn summary_request_text(
 }
 
 /// What a compaction produced; the session adds the entry's id and parent when saving it.
-/// Serialized as `{summary, firstKeptEntryId, tokensBefore, details}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Serialized as pi 1.6's `{summary, firstKeptEntryId, tokensBefore, estimatedTokensAfter,
+/// usage, details}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionResult {
     /// The model's summary followed by the file-list sections.
@@ -154,8 +155,22 @@ pub struct CompactionResult {
     pub first_kept_entry_id: String,
     /// Estimated context tokens before compacting.
     pub tokens_before: u64,
+    /// Estimated context tokens after it, set once the session saved it (pi 1.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_tokens_after: Option<u64>,
+    /// What the summary calls cost (both calls of a split turn together), stored in the
+    /// compaction entry (pi 1.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// The file lists, stored in the compaction entry's `details`.
     pub details: CompactionDetails,
+}
+
+/// A summary call's text and what it cost.
+#[derive(Debug, Clone)]
+pub(crate) struct Summarized {
+    pub text: String,
+    pub usage: Usage,
 }
 
 /// Why a compaction produced no summary.
@@ -254,7 +269,7 @@ pub(crate) async fn summary_call(
     request_text: String,
     reasoning: Option<ThinkingLevel>,
     retry: Option<&SummaryRetry>,
-) -> Result<String, CallError> {
+) -> Result<Summarized, CallError> {
     if cancel.is_cancelled() {
         return Err(CallError::Aborted);
     }
@@ -294,12 +309,15 @@ pub(crate) async fn summary_call(
         _ if response.tool_calls().next().is_some() => Err(CallError::Failed(Some(
             "attempted to call a tool".to_owned(),
         ))),
-        _ => Ok(response
-            .content
-            .iter()
-            .filter_map(|b| b.as_text())
-            .collect::<Vec<_>>()
-            .join("\n")),
+        _ => Ok(Summarized {
+            text: response
+                .content
+                .iter()
+                .filter_map(|b| b.as_text())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            usage: response.usage,
+        }),
     }
 }
 
@@ -327,7 +345,7 @@ impl Summarizer<'_> {
         &self,
         request_text: String,
         failed: fn(String) -> CompactionError,
-    ) -> Result<String, CompactionError> {
+    ) -> Result<Summarized, CompactionError> {
         summary_call(
             self.model,
             self.auth,
@@ -352,10 +370,29 @@ impl Summarizer<'_> {
 pub async fn generate_summary(
     messages: &[AgentMessage],
     summarizer: &Summarizer<'_>,
-    _reserve_tokens: u64,
+    reserve_tokens: u64,
     custom_instructions: Option<&str>,
     previous_summary: Option<&str>,
 ) -> Result<String, CompactionError> {
+    summarize_history(
+        messages,
+        summarizer,
+        reserve_tokens,
+        custom_instructions,
+        previous_summary,
+    )
+    .await
+    .map(|s| s.text)
+}
+
+/// [`generate_summary`] with the call's usage.
+async fn summarize_history(
+    messages: &[AgentMessage],
+    summarizer: &Summarizer<'_>,
+    _reserve_tokens: u64,
+    custom_instructions: Option<&str>,
+    previous_summary: Option<&str>,
+) -> Result<Summarized, CompactionError> {
     let base = if previous_summary.is_some() {
         UPDATE_SUMMARIZATION_PROMPT
     } else {
@@ -373,9 +410,21 @@ pub async fn generate_summary(
 pub async fn generate_turn_prefix_summary(
     messages: &[AgentMessage],
     summarizer: &Summarizer<'_>,
-    _reserve_tokens: u64,
+    reserve_tokens: u64,
     custom_instructions: Option<&str>,
 ) -> Result<String, CompactionError> {
+    summarize_turn_prefix(messages, summarizer, reserve_tokens, custom_instructions)
+        .await
+        .map(|s| s.text)
+}
+
+/// [`generate_turn_prefix_summary`] with the call's usage.
+async fn summarize_turn_prefix(
+    messages: &[AgentMessage],
+    summarizer: &Summarizer<'_>,
+    _reserve_tokens: u64,
+    custom_instructions: Option<&str>,
+) -> Result<Summarized, CompactionError> {
     let conversation = serialize_recent(&convert_to_llm(messages), summarizer.transcript_cap());
     let instructions =
         with_custom_instructions(TURN_PREFIX_SUMMARIZATION_PROMPT, custom_instructions);
@@ -405,7 +454,7 @@ pub async fn compact(
     let previous_summary = preparation.previous_summary.as_deref();
 
     let history = || {
-        generate_summary(
+        summarize_history(
             &preparation.messages_to_summarize,
             &summarizer,
             reserve_tokens,
@@ -413,25 +462,41 @@ pub async fn compact(
             previous_summary,
         )
     };
-    let mut summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
-        // One request after the other, as pi 1.6 does: a server that serves one request at
-        // a time would refuse the second of two concurrent ones.
-        let history = if preparation.messages_to_summarize.is_empty() {
-            previous_summary.unwrap_or("No prior history.").to_owned()
+    let (mut summary, usage) =
+        if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
+            // One request after the other, as pi 1.6 does: a server that serves one request at
+            // a time would refuse the second of two concurrent ones.
+            let (history, history_usage) = if preparation.messages_to_summarize.is_empty() {
+                (
+                    previous_summary.unwrap_or("No prior history.").to_owned(),
+                    None,
+                )
+            } else {
+                let summarized = history().await?;
+                (summarized.text, Some(summarized.usage))
+            };
+            let prefix = summarize_turn_prefix(
+                &preparation.turn_prefix_messages,
+                &summarizer,
+                reserve_tokens,
+                custom_instructions,
+            )
+            .await?;
+            let usage = match history_usage {
+                Some(history) => history.combine(&prefix.usage),
+                None => prefix.usage,
+            };
+            (
+                format!(
+                    "{history}\n\n---\n\n**Turn Context (split turn):**\n\n{}",
+                    prefix.text
+                ),
+                usage,
+            )
         } else {
-            history().await?
+            let summarized = history().await?;
+            (summarized.text, summarized.usage)
         };
-        let prefix = generate_turn_prefix_summary(
-            &preparation.turn_prefix_messages,
-            &summarizer,
-            reserve_tokens,
-            custom_instructions,
-        )
-        .await?;
-        format!("{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}")
-    } else {
-        history().await?
-    };
     if cancel.is_cancelled() {
         return Err(CompactionError::Aborted);
     }
@@ -448,6 +513,8 @@ pub async fn compact(
         summary,
         first_kept_entry_id: preparation.first_kept_entry_id.clone(),
         tokens_before: preparation.tokens_before,
+        estimated_tokens_after: None,
+        usage: Some(usage),
         details,
     })
 }

@@ -17,15 +17,35 @@ pub(crate) fn js_len(text: &str) -> u64 {
     text.encode_utf16().count() as u64
 }
 
-fn input_blocks_chars(blocks: &[InputBlock], images: bool) -> u64 {
+fn input_blocks_chars(blocks: &[InputBlock]) -> u64 {
     blocks
         .iter()
         .map(|block| match block {
             InputBlock::Text(t) => js_len(&t.text),
-            InputBlock::Image(_) if images => IMAGE_CHARS,
-            InputBlock::Image(_) => 0,
+            InputBlock::Image(_) => IMAGE_CHARS,
         })
         .sum()
+}
+
+/// A persisted system message (pi 1.5): its content, every section's text and the JSON of
+/// the tools it added, as pi 1.6 counts it.
+fn system_chars(message: &pi_agent_core::CustomMessage) -> u64 {
+    let sections: u64 = message
+        .get("sections")
+        .and_then(Value::as_object)
+        .map(|sections| {
+            sections
+                .values()
+                .filter_map(Value::as_str)
+                .map(js_len)
+                .sum()
+        })
+        .unwrap_or(0);
+    let tools = message
+        .get("toolsAdded")
+        .filter(|v| !v.is_null())
+        .map_or(0, |v| js_len(&v.to_string()));
+    json_content_chars(message.get("content")) + sections + tools
 }
 
 fn json_content_chars(content: Option<&Value>) -> u64 {
@@ -48,12 +68,12 @@ fn str_field_len(message: &pi_agent_core::CustomMessage, key: &str) -> u64 {
 }
 
 /// Estimated tokens of one message: its characters divided by four, rounded up
-/// (conservative; images count as 4800 characters, user images are not counted).
+/// (conservative; images count as 4800 characters, in user messages too, as pi 1.6).
 pub fn estimate_tokens(message: &AgentMessage) -> u64 {
     let chars = match message {
         AgentMessage::Llm(Message::User(user)) => match &user.content {
             UserContent::Text(text) => js_len(text),
-            UserContent::Blocks(blocks) => input_blocks_chars(blocks, false),
+            UserContent::Blocks(blocks) => input_blocks_chars(blocks),
         },
         AgentMessage::Llm(Message::Assistant(assistant)) => assistant
             .content
@@ -67,11 +87,12 @@ pub fn estimate_tokens(message: &AgentMessage) -> u64 {
                 }
             })
             .sum(),
-        AgentMessage::Llm(Message::ToolResult(result)) => input_blocks_chars(&result.content, true),
+        AgentMessage::Llm(Message::ToolResult(result)) => input_blocks_chars(&result.content),
         AgentMessage::Custom(custom) => match custom.role.as_str() {
             "custom" => json_content_chars(custom.get("content")),
             "bashExecution" => str_field_len(custom, "command") + str_field_len(custom, "output"),
             "branchSummary" | "compactionSummary" => str_field_len(custom, "summary"),
+            "system" => system_chars(custom),
             _ => 0,
         },
     };
@@ -187,7 +208,15 @@ pub(crate) mod tests {
                 {"type": "image", "data": "xx", "mimeType": "image/png"},
                 {"type": "text", "text": "ef"}
             ]}))),
-            2
+            // pi 1.6 counts a user's image as a tool result's: (6 + 4800) / 4 → 1202.
+            1202
+        );
+        // A persisted system message: content, sections and the tools it added.
+        assert_eq!(
+            estimate_tokens(&msg(json!({"role": "system", "content": "abcd",
+                "sections": {"a": "efgh", "b": "ij"}, "toolsAdded": ["ls"]}))),
+            // 4 + 6 + `["ls"]` (6) = 16 → 4
+            4
         );
         // "read" (4) + {"path":"a.rs"} (15) + "hi" (2) + "hmm" (3) = 24 → 6
         let assistant = msg(json!({

@@ -45,7 +45,7 @@ pub struct Settings {
     /// Whether skills are offered as `/skill:name` commands (default true).
     pub enable_skill_commands: Option<bool>,
     /// Automatic compaction.
-    pub compaction: Option<crate::compaction::CompactionSettings>,
+    pub compaction: Option<crate::compaction::CompactionConfig>,
     /// Branch summaries when leaving a branch of the session tree.
     pub branch_summary: Option<crate::compaction::BranchSummarySettings>,
     /// How queued steering messages are delivered.
@@ -224,9 +224,20 @@ pub fn parse_settings(map: Map<String, Value>) -> Settings {
 }
 
 impl Settings {
-    /// The compaction settings, with defaults for what is not set.
+    /// The compaction settings, with defaults for what is not set (no model's overrides).
     pub fn compaction_settings(&self) -> crate::compaction::CompactionSettings {
-        self.compaction.unwrap_or_default()
+        self.compaction_settings_for(None)
+    }
+
+    /// The compaction settings for the model `provider/model_id`, its overrides applied.
+    pub fn compaction_settings_for(
+        &self,
+        model_key: Option<&str>,
+    ) -> crate::compaction::CompactionSettings {
+        self.compaction
+            .as_ref()
+            .map(|c| c.resolve(model_key))
+            .unwrap_or_default()
     }
 
     /// Global settings with the project's merged over them.

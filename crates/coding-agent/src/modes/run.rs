@@ -124,21 +124,29 @@ async fn run_prompts(session: &AgentSession, prompts: Vec<RunPrompt>, output: Ou
     if output == Output::Json {
         return 0;
     }
+    // The last message decides, as in pi 1.6: when it is not an assistant's (a reply cut
+    // short and left out of the context for recovery), nothing is printed.
     let last = session.agent().with_messages(|messages| {
         messages
-            .iter()
-            .rev()
-            .find_map(AgentMessage::as_assistant)
+            .last()
+            .and_then(AgentMessage::as_assistant)
             .cloned()
     });
     let Some(last) = last else {
         return 0;
     };
     if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted) {
-        let text = last
-            .error_message
-            .clone()
-            .unwrap_or_else(|| "Request failed".to_owned());
+        // pi 1.6's fallback names the stop reason: `Request error`, `Request aborted`.
+        let text = last.error_message.clone().unwrap_or_else(|| {
+            format!(
+                "Request {}",
+                if last.stop_reason == StopReason::Aborted {
+                    "aborted"
+                } else {
+                    "error"
+                }
+            )
+        });
         eprintln!("{text}");
         return 1;
     }
@@ -149,5 +157,10 @@ async fn run_prompts(session: &AgentSession, prompts: Vec<RunPrompt>, output: Ou
         }
     }
     let _ = out.flush();
+    // pi 1.6: a reply cut off at the output limit is printed, then flagged and exit 1.
+    if last.stop_reason == StopReason::Length {
+        eprintln!("Response was truncated: the model reached its output token limit.");
+        return 1;
+    }
     0
 }

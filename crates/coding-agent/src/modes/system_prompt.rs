@@ -141,8 +141,16 @@ editing code and writing new files."
         }
         sections.push(("project_context", parts.join("\n\n")));
     }
-    if inputs.tools.iter().any(|t| t == "read") {
-        let skills = crate::resources::format_skills_for_prompt(inputs.skills);
+    // The catalog needs a tool that can read a skill's file: `read`, else `bash` (pi 1.6).
+    let reader = if inputs.tools.iter().any(|t| t == "read") {
+        Some(crate::resources::SkillReader::Read)
+    } else if inputs.tools.iter().any(|t| t == "bash") {
+        Some(crate::resources::SkillReader::Bash)
+    } else {
+        None
+    };
+    if let Some(reader) = reader {
+        let skills = crate::resources::format_skills_for_prompt(inputs.skills, reader);
         if !skills.trim().is_empty() {
             sections.push(("skills", skills.trim().to_owned()));
         }
@@ -286,7 +294,7 @@ mod tests {
     }
 
     #[test]
-    fn skills_catalog_follows_context_files_only_with_read() {
+    fn skills_catalog_follows_context_files_with_a_tool_that_reads_them() {
         use crate::resources::{Skill, SourceInfo, SourceScope};
         let skills = [Skill {
             name: "pdf".into(),
@@ -321,9 +329,20 @@ mod tests {
                 .unwrap();
             assert!(ctx < catalog && catalog < cwd);
         }
-        let without = build(
+        // With bash alone the catalog stays and says to print the file (pi 1.6).
+        let bash_only = build(
             &PromptInputs {
                 tools: &["bash".to_owned()],
+                skills: &skills,
+                ..Default::default()
+            },
+            Path::new("/p"),
+        );
+        assert!(bash_only.contains("<available_skills>"));
+        assert!(bash_only.contains("with bash (print it, e.g. with cat)"));
+        let without = build(
+            &PromptInputs {
+                tools: &["grep".to_owned()],
                 skills: &skills,
                 ..Default::default()
             },

@@ -1,12 +1,10 @@
 //! Session events as pi 1.5 writes them in JSON and RPC mode: `message_update` carries only
 //! the delta and the cumulative usage (no `message`, no `partial`), `toolcall_start` names
-//! its call, `tool_execution_end` has `durationMs`, and `agent_end` says whether an
-//! auto-retry follows. Every other event keeps its serde shape.
+//! its call, and `agent_end` says whether an auto-retry follows. Every other event keeps its
+//! serde shape (`tool_execution_end` carries the agent's `durationMs` of a tool that ran).
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
@@ -17,18 +15,13 @@ use crate::session_event::AgentSessionEvent;
 
 /// Turns session events into their output lines; one per output stream.
 pub struct WireEvents {
-    /// When each running tool call started (for `durationMs`).
-    started: Mutex<HashMap<String, Instant>>,
     will_retry: Arc<AtomicBool>,
 }
 
 impl WireEvents {
     /// `will_retry` is the session's flag (`AgentSession::will_retry_flag`).
     pub fn new(will_retry: Arc<AtomicBool>) -> Self {
-        Self {
-            started: Mutex::new(HashMap::new()),
-            will_retry,
-        }
+        Self { will_retry }
     }
 
     /// The JSON object written for `event`.
@@ -41,20 +34,6 @@ impl WireEvents {
                 message,
                 assistant_message_event,
             } => message_update(message, assistant_message_event),
-            AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
-                self.started_map()
-                    .insert(tool_call_id.clone(), Instant::now());
-                serde_json::to_value(event).unwrap_or(Value::Null)
-            }
-            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
-                let started = self.started_map().remove(tool_call_id);
-                let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
-                if let (Some(started), Value::Object(map)) = (started, &mut value) {
-                    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    map.insert("durationMs".into(), ms.into());
-                }
-                value
-            }
             AgentEvent::AgentEnd { .. } => {
                 let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
                 if let Value::Object(map) = &mut value {
@@ -65,12 +44,6 @@ impl WireEvents {
             }
             _ => serde_json::to_value(event).unwrap_or(Value::Null),
         }
-    }
-
-    fn started_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
-        self.started
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

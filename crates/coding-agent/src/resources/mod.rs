@@ -49,8 +49,8 @@ pub use prompt_templates::{
 };
 pub use settings::{ResourceSettings, deserialize_string_list};
 pub use skills::{
-    LoadSkillsResult, Skill, SkillExpansionError, expand_skill_command, format_skills_for_prompt,
-    load_skills,
+    LoadSkillsResult, Skill, SkillExpansionError, SkillReader, expand_skill_command,
+    format_skills_for_prompt, load_skills,
 };
 
 /// Whose a resource is.

@@ -323,7 +323,14 @@ fn escape_xml(text: &str) -> String {
 
 /// The skills catalog for the system prompt (starting with a blank line), listing the skills
 /// the model may load itself; empty when there are none.
-pub fn format_skills_for_prompt(skills: &[Skill]) -> String {
+/// The tool the model loads a skill's file with, which the catalog's instructions name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkillReader {
+    Read,
+    Bash,
+}
+
+pub fn format_skills_for_prompt(skills: &[Skill], reader: SkillReader) -> String {
     let visible: Vec<&Skill> = skills
         .iter()
         .filter(|s| !s.disable_model_invocation)
@@ -331,10 +338,15 @@ pub fn format_skills_for_prompt(skills: &[Skill]) -> String {
     if visible.is_empty() {
         return String::new();
     }
+    let how = match reader {
+        SkillReader::Read => "with the read tool",
+        SkillReader::Bash => "with bash (print it, e.g. with cat)",
+    };
     let mut lines = vec![
-        "\n\nSkills are task-specific instruction sets. When the task at hand fits a skill's \
-description below, load that skill's file with the read tool before you start, and follow it."
-            .to_owned(),
+        format!(
+            "\n\nSkills are task-specific instruction sets. When the task at hand fits a skill's \
+description below, load that skill's file {how} before you start, and follow it."
+        ),
         "Relative paths inside a skill file start from the directory containing that file; \
 turn them into absolute paths before using them in tool calls."
             .to_owned(),
@@ -582,8 +594,12 @@ mod tests {
             source_info: SourceInfo::local(Path::new("/s"), "local", SourceScope::User, None),
             disable_model_invocation: hidden,
         };
-        assert_eq!(format_skills_for_prompt(&[skill("h", true)]), "");
-        let text = format_skills_for_prompt(&[skill("a", false), skill("h", true)]);
+        assert_eq!(
+            format_skills_for_prompt(&[skill("h", true)], SkillReader::Read),
+            ""
+        );
+        let text =
+            format_skills_for_prompt(&[skill("a", false), skill("h", true)], SkillReader::Read);
         assert!(text.starts_with("\n\n"));
         assert!(text.ends_with(
             "<available_skills>\n  <skill>\n    <name>a</name>\n    <description>Use &lt;this&gt; &amp; &quot;that&quot;</description>\n    <location>/s/a/SKILL.md</location>\n  </skill>\n</available_skills>"

@@ -49,6 +49,9 @@ pub enum EntryKind {
         tokens_before: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         details: Option<Value>,
+        /// pi 1.6: what the summary calls cost (a `Usage`), counted in the session's stats.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         from_hook: Option<bool>,
         /// pi 1.5: the whole system state at the compaction, the first message of the
@@ -61,6 +64,9 @@ pub enum EntryKind {
         summary: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         details: Option<Value>,
+        /// pi 1.6: what the summary call cost (a `Usage`), counted in the session's stats.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         from_hook: Option<bool>,
     },

@@ -81,6 +81,19 @@ pub struct SessionManager {
     sink: Option<super::line_sink::LineSink>,
 }
 
+/// A `compaction` entry to append: the summary and what it replaces, its file lists, what
+/// the summary calls cost, who made it and the system state it starts from.
+#[derive(Debug, Clone, Default)]
+pub struct NewCompaction<'a> {
+    pub summary: &'a str,
+    pub first_kept_entry_id: &'a str,
+    pub tokens_before: u64,
+    pub details: Option<Value>,
+    pub usage: Option<Value>,
+    pub from_hook: Option<bool>,
+    pub system_message: Option<Value>,
+}
+
 impl SessionManager {
     fn fresh(cwd: &Path, file: Option<PathBuf>, parent: Option<String>) -> Self {
         let header = SessionHeader {
@@ -380,10 +393,17 @@ impl SessionManager {
 
     /// The session's name (the last `session_info` entry's).
     pub fn name(&self) -> Option<&str> {
-        self.entries.iter().rev().find_map(|e| match &e.kind {
-            EntryKind::SessionInfo { name } => name.as_deref(),
-            _ => None,
-        })
+        // The latest `session_info` entry decides, even when it clears the name (pi 1.6).
+        self.entries
+            .iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                EntryKind::SessionInfo { name } => Some(name.as_deref()),
+                _ => None,
+            })
+            .flatten()
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
     }
 
     /// The label of an entry (the last label entry targeting it).
@@ -437,9 +457,16 @@ impl SessionManager {
         })
     }
 
+    /// Names the session; line breaks become one space each run and the ends are trimmed,
+    /// as pi 1.6 stores names (a name is one line in every list that shows it).
     pub fn append_session_info(&mut self, name: &str) -> Result<String, SessionError> {
+        let name = name
+            .split(['\r', '\n'])
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
         self.append(EntryKind::SessionInfo {
-            name: Some(name.into()),
+            name: Some(name.trim().into()),
         })
     }
 
@@ -458,22 +485,15 @@ impl SessionManager {
     }
 
     /// Appends a `compaction` entry: the summary replaces what precedes `first_kept`.
-    pub fn append_compaction(
-        &mut self,
-        summary: &str,
-        first_kept_entry_id: &str,
-        tokens_before: u64,
-        details: Option<Value>,
-        from_hook: Option<bool>,
-        system_message: Option<Value>,
-    ) -> Result<String, SessionError> {
+    pub fn append_compaction(&mut self, entry: NewCompaction<'_>) -> Result<String, SessionError> {
         self.append(EntryKind::Compaction {
-            summary: summary.into(),
-            first_kept_entry_id: first_kept_entry_id.into(),
-            tokens_before,
-            details,
-            from_hook,
-            system_message,
+            summary: entry.summary.into(),
+            first_kept_entry_id: entry.first_kept_entry_id.into(),
+            tokens_before: entry.tokens_before,
+            details: entry.details,
+            usage: entry.usage,
+            from_hook: entry.from_hook,
+            system_message: entry.system_message,
         })
     }
 
@@ -500,6 +520,7 @@ impl SessionManager {
         from: Option<&str>,
         summary: &str,
         details: Option<Value>,
+        usage: Option<Value>,
         from_hook: Option<bool>,
     ) -> Result<String, SessionError> {
         if let Some(id) = from
@@ -507,11 +528,14 @@ impl SessionManager {
         {
             return Err(SessionError::UnknownEntry(id.to_owned()));
         }
+        // `fromId` is the leaf the navigation left (pi 1.6), `root` when there was none.
+        let from_id = self.leaf.clone().unwrap_or_else(|| "root".to_owned());
         self.leaf = from.map(str::to_owned);
         self.append(EntryKind::BranchSummary {
-            from_id: from.unwrap_or("root").to_owned(),
+            from_id,
             summary: summary.into(),
             details,
+            usage,
             from_hook,
         })
     }
@@ -642,20 +666,23 @@ impl SessionManager {
             });
             self.leaf = Some(id);
         }
-        if self.has_assistant() {
+        if self.has_conversation() {
             self.persist()?;
         }
         Ok(())
     }
 
-    fn has_assistant(&self) -> bool {
-        self.entries
-            .iter()
-            .any(|e| e.message().is_some_and(AgentMessage::is_assistant))
+    /// Whether a user or assistant message is there: pi 1.6 writes the file from the first
+    /// user message on, so a session is not lost when pi exits before the reply.
+    fn has_conversation(&self) -> bool {
+        self.entries.iter().any(|e| {
+            e.message()
+                .is_some_and(|m| matches!(m.role(), "user" | "assistant"))
+        })
     }
 
-    /// Writes what is due: nothing before the first assistant message, then everything
-    /// once, then the newest entry.
+    /// Writes what is due: nothing before the first user or assistant message, then
+    /// everything once, then the newest entry.
     fn persist(&mut self) -> Result<(), SessionError> {
         let Some(path) = self.file.clone() else {
             return Ok(());
@@ -665,7 +692,7 @@ impl SessionManager {
             source,
         };
         if !self.flushed {
-            if !self.has_assistant() {
+            if !self.has_conversation() {
                 return Ok(());
             }
             if let Some(dir) = path.parent() {

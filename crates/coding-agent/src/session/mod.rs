@@ -16,4 +16,6 @@ pub mod time;
 
 pub use context::{SessionContext, build_session_context};
 pub use entry::{EntryKind, FileLine, LineError, SessionEntry, SessionHeader};
-pub use manager::{SessionError, SessionManager, default_session_dir, find_most_recent};
+pub use manager::{
+    NewCompaction, SessionError, SessionManager, default_session_dir, find_most_recent,
+};

@@ -102,6 +102,9 @@ pub async fn compact_session(
         summary,
         first_kept_entry_id: preparation.first_kept_entry_id,
         tokens_before: preparation.tokens_before,
+        estimated_tokens_after: None,
+        // The chunked summaries' costs are not summed here (yet): the entry has no usage.
+        usage: None,
         details,
     };
     session

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use pi_ai::ThinkingLevel;
 use pi_coding_agent::modes::system_prompt::{self, ContextFile, PromptInputs};
-use pi_coding_agent::resources::{Skill, format_skills_for_prompt};
+use pi_coding_agent::resources::{Skill, SkillReader, format_skills_for_prompt};
 
 /// The one line of [`PromptMode::None`].
 pub const IDENTITY_LINE: &str = "You are a capable assistant agent run by the pi gateway.";
@@ -61,10 +61,15 @@ fn tooling_section(tools: &[String]) -> String {
 }
 
 fn skills_section(tools: &[String], skills: &[Skill]) -> Option<String> {
-    if !tools.iter().any(|t| t == "read") {
+    // A skill's file is read with `read`, else printed with `bash`, as in pi's own prompt.
+    let reader = if tools.iter().any(|t| t == "read") {
+        SkillReader::Read
+    } else if tools.iter().any(|t| t == "bash") {
+        SkillReader::Bash
+    } else {
         return None;
-    }
-    let catalog = format_skills_for_prompt(skills);
+    };
+    let catalog = format_skills_for_prompt(skills, reader);
     let catalog = catalog.trim();
     (!catalog.is_empty()).then(|| format!("## Skills\n{catalog}"))
 }

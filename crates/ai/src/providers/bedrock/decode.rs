@@ -167,6 +167,8 @@ pub struct Decoder {
     model: Model,
     /// Bedrock content block index → our content index, while the block is open.
     blocks: HashMap<u64, usize>,
+    /// Whether `messageStop` came (pi-ai 1.6 fails a stream that ends without one).
+    saw_stop: bool,
 }
 
 impl Decoder {
@@ -175,6 +177,7 @@ impl Decoder {
         Self {
             model,
             blocks: HashMap::new(),
+            saw_stop: false,
         }
     }
 
@@ -246,8 +249,14 @@ impl Decoder {
             }
             "messageStop" => {
                 let event: MessageStopEvent = parse_json(data)?;
+                self.saw_stop = true;
                 let m = asm.message_mut();
                 m.stop_reason = map_stop_reason(event.stop_reason.as_deref());
+                if m.stop_reason == StopReason::Error
+                    && let Some(reason) = &event.stop_reason
+                {
+                    m.error_message = Some(format!("Provider stopped with: {reason}"));
+                }
                 m.raw_stop_reason = event.stop_reason;
             }
             _ => {
@@ -332,8 +341,12 @@ impl Decoder {
     /// Called once when the body ends: a failed stop reason becomes the TypeScript pi's
     /// generic error.
     pub fn finish(&mut self, asm: &mut Assembler) -> Result<(), String> {
+        if !self.saw_stop {
+            return Err("Bedrock stream ended without a stop reason".to_owned());
+        }
         if asm.message().stop_reason.is_failure() {
-            return Err("An unknown error occurred".to_owned());
+            let message = asm.message().error_message.clone();
+            return Err(message.unwrap_or_else(|| "An unknown error occurred".to_owned()));
         }
         Ok(())
     }

@@ -327,13 +327,18 @@ fn bash_executions_summaries_and_custom_messages() {
     .unwrap();
     s.append_message(bash).unwrap();
     let first = s.leaf_id().unwrap().to_owned();
-    s.append_compaction("Summary of <old> work", &first, 123_456, None, None, None)
-        .unwrap();
+    s.append_compaction(crate::session::NewCompaction {
+        summary: "Summary of <old> work",
+        first_kept_entry_id: &first,
+        tokens_before: 123_456,
+        ..Default::default()
+    })
+    .unwrap();
     s.append_custom_message("note", json!("shown *text*"), true, None)
         .unwrap();
     s.append_custom_message("hidden", json!("secret stuff"), false, None)
         .unwrap();
-    s.branch_with_summary(Some(&first), "We tried `x`", None, None)
+    s.branch_with_summary(Some(&first), "We tried `x`", None, None, None)
         .unwrap();
     let html = render_session_html(&s);
     assert!(html.contains("<pre class=\"command\">$ make &lt;all&gt;</pre>"));
@@ -348,7 +353,12 @@ fn bash_executions_summaries_and_custom_messages() {
 
     let mut linear = session();
     linear
-        .append_compaction("Summary of <old> work", "none", 123_456, None, None, None)
+        .append_compaction(crate::session::NewCompaction {
+            summary: "Summary of <old> work",
+            first_kept_entry_id: "none",
+            tokens_before: 123_456,
+            ..Default::default()
+        })
         .unwrap();
     linear
         .append_custom_message("note", json!("shown text"), true, None)

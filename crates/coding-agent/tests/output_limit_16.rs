@@ -1,0 +1,132 @@
+//! Replies cut off at the output token limit, as pi 1.6.0 handles them. Tool calls of such a
+//! reply are not run (their arguments may be truncated) but answered with an error asking
+//! for the call again, and the run goes on. A final answer that used its whole output
+//! budget is printed, with a warning on stderr and exit 1; one cut short before that ran
+//! out of context window: it is left out of the context (a `context_edit`) for an overflow
+//! recovery, so print mode has no answer to print. The same runs through ours and pi 1.6.0
+//! (`PI_TS16`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use mock_llm::{MockServer, Script, ScriptUsage, StopReason};
+use support::rpc::{Env, read_jsonl};
+use support::ts16::{ours, run, ts16, ts16_pi};
+
+fn output(tokens: u64) -> ScriptUsage {
+    ScriptUsage {
+        input: 50,
+        output: tokens,
+        cache_read: 0,
+        cache_write: 0,
+        reasoning: 0,
+    }
+}
+
+/// What a print run showed: stdout, stderr's last line, the exit code, whether the file the
+/// cut-off call would write exists, the tool results of the second request, and the
+/// session's entry kinds after the first user message. Each reply reports `output_tokens`.
+async fn print_run(program: Command, output_tokens: u64) -> Value {
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Script::tool_call("write", json!({"path": "cut.txt", "content": "half"}))
+            .with_stop_reason(StopReason::Length)
+            .with_full_usage(output(output_tokens)),
+    );
+    server.push(
+        Script::text("A partial answ")
+            .with_stop_reason(StopReason::Length)
+            .with_full_usage(output(output_tokens)),
+    );
+    let env = Env::new(&server, 128_000, json!({"retry": {"enabled": false}}));
+    let result = run(&env, program, &["-p", "Write the file."]);
+    let requests = server.requests();
+    let tool_results: Vec<Value> = requests
+        .get(1)
+        .map(|r| {
+            r.body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .map(|m| m["content"].clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let entries: Vec<String> = env
+        .session_files()
+        .first()
+        .map(|file| {
+            read_jsonl(file)
+                .iter()
+                .skip_while(|e| e["message"]["role"] != "user")
+                .map(|e| match e["type"].as_str().unwrap_or("?") {
+                    "message" => e["message"]["role"].as_str().unwrap_or("?").to_owned(),
+                    other => other.to_owned(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    json!({
+        "stdout": String::from_utf8_lossy(&result.stdout),
+        "stderr": stderr.lines().last().unwrap_or(""),
+        "exit": result.status.code(),
+        "written": env.work.join("cut.txt").exists(),
+        "requests": requests.len(),
+        "toolResults": tool_results,
+        "entries": entries,
+    })
+}
+
+/// The mock model's output cap (support::rpc::Env's models.json).
+const MAX_TOKENS: u64 = 16_384;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_used_its_whole_budget_is_printed_with_a_warning() {
+    let ours = print_run(ours(), MAX_TOKENS).await;
+    assert_eq!(ours["written"], false, "{ours:#}");
+    assert_eq!(ours["requests"], 2, "{ours:#}");
+    assert_eq!(ours["stdout"], "A partial answ\n", "{ours:#}");
+    assert_eq!(
+        ours["stderr"], "Response was truncated: the model reached its output token limit.",
+        "{ours:#}"
+    );
+    assert_eq!(ours["exit"], 1, "{ours:#}");
+    assert!(
+        ours["toolResults"][0]
+            .to_string()
+            .contains("was not executed: the response hit the output token limit"),
+        "{ours:#}"
+    );
+    if let Some(wrapper) = ts16() {
+        let theirs = print_run(ts16_pi(&wrapper), MAX_TOKENS).await;
+        assert_eq!(ours, theirs, "ours, then pi 1.6.0");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_cut_short_leaves_the_context_for_recovery() {
+    let ours = print_run(ours(), 4).await;
+    assert_eq!(ours["stdout"], "", "{ours:#}");
+    assert_eq!(ours["exit"], 0, "{ours:#}");
+    assert_eq!(
+        ours["entries"],
+        json!([
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "context_edit"
+        ]),
+        "{ours:#}"
+    );
+    if let Some(wrapper) = ts16() {
+        let theirs = print_run(ts16_pi(&wrapper), 4).await;
+        assert_eq!(ours, theirs, "ours, then pi 1.6.0");
+    }
+}
