@@ -80,7 +80,7 @@ fn every_reference_entry_serializes_back_byte_for_byte() {
 }
 
 #[test]
-fn nothing_is_written_before_the_first_assistant_message_then_lines_are_appended() {
+fn nothing_is_written_before_the_first_user_message_then_lines_are_appended() {
     let dir = tempfile::tempdir().unwrap();
     let sessions = default_session_dir(dir.path(), Path::new("/home/me/project"));
     assert!(sessions.ends_with("sessions/--home-me-project--"));
@@ -94,8 +94,10 @@ fn nothing_is_written_before_the_first_assistant_message_then_lines_are_appended
     assert!(!name.contains(':'));
     session.append_model_change("mock", "mock-model").unwrap();
     session.append_thinking_level_change("off").unwrap();
+    assert!(!file.exists(), "lazy: no file before a user message");
+    // pi 1.6 writes the file with the first prompt, before any reply.
     session.append_message(user("hi")).unwrap();
-    assert!(!file.exists(), "lazy: no file before an assistant message");
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 4);
     session.append_message(assistant("hello")).unwrap();
     let text = std::fs::read_to_string(&file).unwrap();
     assert_eq!(text.lines().count(), 5);

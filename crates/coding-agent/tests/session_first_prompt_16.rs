@@ -57,7 +57,13 @@ async fn the_first_prompt_is_on_disk_before_the_reply() {
     let ours = killed_during_first_reply(ours()).await;
     assert_eq!(
         ours,
-        json!([["session", "message:system", "message:user"]]),
+        json!([[
+            "session",
+            "model_change",
+            "thinking_level_change",
+            "message:system",
+            "message:user"
+        ]]),
         "{ours:#}"
     );
     if let Some(wrapper) = ts16() {
