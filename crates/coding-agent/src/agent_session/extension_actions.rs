@@ -383,20 +383,26 @@ impl AgentSession {
                 self.inner.agent.steer(custom);
             }
         } else if options.trigger_turn == Some(true) {
-            self.inner.ext.commands_running.idle().await;
-            self.inner.agent.wait_for_idle().await;
-            let _run = self.run_guard();
-            request.release();
-            let messages: Vec<AgentMessage> = self
-                .system_message_for_run(pi_ai::oauth::now_ms())
-                .into_iter()
-                .chain([custom])
-                .collect();
-            if self.inner.agent.prompt(messages).await.is_ok() {
-                self.settle().await;
-            } else {
-                self.inner.flush_pending_custom(false);
-            }
+            // The run starts once the session is idle, on its own task: the extension host
+            // may be handling this request in line with its other frames, which must go on.
+            let session = self.clone();
+            let request = request.clone();
+            tokio::spawn(async move {
+                session.inner.ext.commands_running.idle().await;
+                session.inner.agent.wait_for_idle().await;
+                let _run = session.run_guard();
+                request.release();
+                let messages: Vec<AgentMessage> = session
+                    .system_message_for_run(pi_ai::oauth::now_ms())
+                    .into_iter()
+                    .chain([custom])
+                    .collect();
+                if session.inner.agent.prompt(messages).await.is_ok() {
+                    session.settle().await;
+                } else {
+                    session.inner.flush_pending_custom(false);
+                }
+            });
         } else if streaming {
             lock(&self.inner.ext.pending_custom).push((message.clone(), custom));
         } else {

@@ -381,6 +381,12 @@ impl Connection {
                         && lock(&self.binding)
                             .as_ref()
                             .is_some_and(|binding| binding.actions.queues_at_once()))
+                    // So is a message that asks for a turn while a run goes on (also from
+                    // an `agent_end` handler: it continues the run before it settles).
+                    || (method == "sendMessage"
+                        && lock(&self.binding)
+                            .as_ref()
+                            .is_some_and(|binding| binding.actions.queues_at_once()))
             }
             _ => false,
         };
