@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod catalog_known;
 pub mod known;
 pub mod normalize;
+pub mod provider_rows;
 pub mod rows;
 pub mod scenarios;
 

@@ -504,7 +504,8 @@ pub fn build_body<'a>(
                 .prompt_cache_key
                 .unwrap_or(model.base_url.contains("api.openai.com") || long_cache))
         .then_some(options.session_id.as_deref())
-        .flatten(),
+        .flatten()
+        .map(crate::providers::common::clamp_prompt_cache_key),
         prompt_cache_retention: long_cache.then_some("24h"),
         stream_options: compat
             .supports_usage_in_streaming
@@ -582,14 +583,12 @@ pub fn build_body<'a>(
     {
         extra.insert(field.clone(), Value::from(budget));
     }
-    if model.base_url.contains("openrouter.ai")
-        && let Some(routing) = &compat.open_router_routing
-    {
+    // Routing preferences go to any base URL (pi-ai 1.6): a custom provider may reach
+    // OpenRouter or the Vercel gateway through a proxy.
+    if let Some(routing) = &compat.open_router_routing {
         extra.insert("provider".into(), routing.clone());
     }
-    if model.base_url.contains("ai-gateway.vercel.sh")
-        && let Some(Value::Object(routing)) = &compat.vercel_gateway_routing
-    {
+    if let Some(Value::Object(routing)) = &compat.vercel_gateway_routing {
         let mut gateway = Map::new();
         for key in ["only", "order"] {
             if let Some(v) = routing.get(key) {

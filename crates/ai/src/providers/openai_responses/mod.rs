@@ -176,7 +176,16 @@ fn build_body<'a>(
         model: &model.id,
         input: request::convert_messages(model, context.system_prompt.as_deref(), messages),
         stream: true,
-        prompt_cache_key: session,
+        // pi-ai 1.6: `compat.promptCacheKeyMode: "disabled"` never sends the key.
+        prompt_cache_key: session
+            .filter(|_| {
+                model
+                    .compat
+                    .as_ref()
+                    .and_then(|c| c.prompt_cache_key_mode.as_deref())
+                    != Some("disabled")
+            })
+            .map(common::clamp_prompt_cache_key),
         prompt_cache_retention: (retention == CacheRetention::Long && long_retention)
             .then_some("24h"),
         store: Some(false),

@@ -413,16 +413,23 @@ fn convert_tool_result<'a>(
 }
 
 /// Converts the (prepared) conversation to `input` items; the system prompt becomes a
-/// `developer` (reasoning models) or `system` message first when given.
+/// `developer` (reasoning models, unless `compat.supportsDeveloperRole` is false) or
+/// `system` message first when given.
 pub fn convert_messages<'a>(
     model: &Model,
     system_prompt: Option<&'a str>,
     messages: &'a [Message],
 ) -> Vec<InputItem<'a>> {
     let mut out = Vec::with_capacity(messages.len() + 1);
+    let developer_role = model.reasoning
+        && model
+            .compat
+            .as_ref()
+            .and_then(|c| c.supports_developer_role)
+            != Some(false);
     if let Some(system) = system_prompt.filter(|s| !s.is_empty()) {
         out.push(InputItem::Role(RoleMessage {
-            role: if model.reasoning {
+            role: if developer_role {
                 "developer"
             } else {
                 "system"
