@@ -12,6 +12,7 @@ pub mod normalize;
 pub mod provider_rows;
 pub mod rows;
 pub mod scenarios;
+pub mod streams;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

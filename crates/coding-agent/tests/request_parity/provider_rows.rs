@@ -11,6 +11,7 @@ use super::RunSetup;
 use super::apis::{MODEL, wire_api};
 use super::catalog::CatalogCase;
 use super::scenarios::{NOTES_FILE, Scenario, print, scenario};
+use super::streams::{self, ResponsesShape};
 
 /// A session id over OpenAI's 64-character `prompt_cache_key` limit.
 pub const LONG_SESSION_ID: &str =
@@ -105,6 +106,29 @@ fn tool_then_answer(name: &str, tool: &str, arguments: Value) -> Scenario {
             ]),
             Script::text("Done."),
         ],
+    )
+}
+
+/// A catalog model through one scenario of the test's.
+fn catalog_with(provider: &str, id: &str, scenario: Scenario) -> ProviderRow {
+    let case = CatalogCase::named(provider, id);
+    let key = case.key();
+    ProviderRow {
+        name: format!("{key} {}", scenario.name),
+        api: case.api.clone(),
+        catalog: Some(key),
+        setup: Box::new(move |url| case.setup(url)),
+        scenario,
+    }
+}
+
+/// The model answers with `first` (a stream that calls `read`), then with text; the
+/// second request shows what ours made of the first stream.
+fn replayed(name: &str, first: Script) -> Scenario {
+    scenario(
+        name,
+        vec![print(&["--thinking", "high"], &["Read notes.txt."])],
+        vec![first, Script::text("It says: the parity notes.")],
     )
 }
 
@@ -228,5 +252,64 @@ pub fn cases() -> Vec<ProviderRow> {
             blank_tool_output(),
         ));
     }
+    streamed(&mut out);
     out
+}
+
+/// The decoder rows: streams in the shapes the rows name, replayed in the next request.
+fn streamed(out: &mut Vec<ProviderRow>) {
+    let openrouter_format = || json!({"compat": {"thinkingFormat": "openrouter"}});
+    out.push(custom(
+        "completions early encrypted reasoning_details",
+        "openai-completions",
+        openrouter_format(),
+        replayed(
+            "early-details",
+            streams::completions_early_encrypted_details(),
+        ),
+    ));
+    out.push(custom(
+        "completions split reasoning_details",
+        "openai-completions",
+        openrouter_format(),
+        replayed("split-details", streams::completions_split_details()),
+    ));
+    // pi 0.75.1: OpenCode Go thinking streamed as `reasoning` is replayed as
+    // `reasoning_content` (OpenCode Zen's keeps the field it came in).
+    for provider in ["opencode-go", "opencode"] {
+        let mut scenario = replayed(
+            "reasoning-field",
+            Script::new(vec![
+                Item::thinking("I should read the file."),
+                Item::tool_call("read", json!({"path": NOTES_FILE})),
+            ])
+            .with_reasoning_field("reasoning"),
+        );
+        scenario.runs = vec![print(&["--thinking", "max"], &["Read notes.txt."])];
+        out.push(catalog_with(provider, "kimi-k3", scenario));
+    }
+    for (api, shape, name) in [
+        (
+            "azure-openai-responses",
+            ResponsesShape::EncryptedAtCompletion,
+            "encrypted-at-completion",
+        ),
+        (
+            "openai-responses",
+            ResponsesShape::OutOfOrder,
+            "out-of-order",
+        ),
+        (
+            "openai-responses",
+            ResponsesShape::NoOutputIndex,
+            "no-output-index",
+        ),
+    ] {
+        out.push(custom(
+            &format!("{api} {name}"),
+            api,
+            json!({}),
+            replayed(name, streams::responses_reasoning_then_call(shape)),
+        ));
+    }
 }

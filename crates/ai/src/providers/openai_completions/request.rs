@@ -334,6 +334,7 @@ fn convert_assistant<'a>(
             _ => None,
         })
         .collect();
+    let preserved = super::reasoning_details::preserved(assistant);
     let mut extra = Map::new();
     let mut content: Option<Content> = (compat.requires_assistant_after_tool_result
         || compat.requires_non_null_assistant_content)
@@ -353,11 +354,20 @@ fn convert_assistant<'a>(
         if !joined_text.is_empty() {
             content = Some(Content::Text(joined_text));
         }
-        if let Some(first) = thinking.first()
-            && let Some(field) = first
-                .thinking_signature
-                .as_deref()
-                .filter(|s| !s.is_empty())
+        // Thinking goes back in the field it came in, unless `reasoning_details` carry it.
+        let field = thinking
+            .first()
+            .and_then(|first| first.thinking_signature.as_deref())
+            .map(|field| {
+                if model.provider == "opencode-go" && field == "reasoning" {
+                    "reasoning_content"
+                } else {
+                    field
+                }
+            })
+            .filter(|field| super::reasoning_details::REASONING_FIELDS.contains(field));
+        if preserved.is_none()
+            && let Some(field) = field
         {
             let joined = thinking
                 .iter()
@@ -381,12 +391,7 @@ fn convert_assistant<'a>(
             })
             .collect::<Vec<_>>()
     });
-    let details: Vec<Value> = calls
-        .iter()
-        .filter_map(|c| c.thought_signature.as_deref())
-        .filter_map(|s| serde_json::from_str(s).ok())
-        .collect();
-    if !details.is_empty() {
+    if let Some(details) = preserved {
         extra.insert("reasoning_details".into(), Value::Array(details));
     }
     if compat.requires_reasoning_content_on_assistant_messages
