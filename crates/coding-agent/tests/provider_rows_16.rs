@@ -3,7 +3,8 @@
 //! as each row says. What ours sends must be what pi 1.6.0 sent in the same runs, kept as
 //! a fixture (`tests/fixtures/request_parity_16/provider-rows.json`) that
 //! `scripts/refresh-request-parity.sh` rewrites; the differences that stay are in
-//! `request_parity/known.rs` and `request_parity/catalog_known.rs`.
+//! `request_parity/known.rs` and `request_parity/catalog_known.rs`. An RPC prompt of only
+//! an image is compared with pi 1.6.0 live.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod request_parity;
@@ -70,4 +71,59 @@ fn openai_family_provider_rows_request_as_pi_16() {
         differences.len(),
         differences.join("\n")
     );
+}
+
+/// The user message an RPC `prompt` of only an image (empty text) sends on `api`.
+async fn image_only_message(program: std::process::Command, api: &str) -> serde_json::Value {
+    use serde_json::json;
+    use support::rpc::{Env, Rpc};
+    let server = mock_llm::MockServer::start().await.unwrap();
+    server.push(mock_llm::Script::text("Red."));
+    let env = Env::new(&server, 128_000, json!({"retry": {"enabled": false}}));
+    let models = json!({"providers": {"mock": {"baseUrl": server.openai_base_url(),
+        "api": api, "apiKey": "mock-key", "models": [{"id": "mock-model",
+        "name": "Mock Model", "input": ["text", "image"], "contextWindow": 128000,
+        "maxTokens": 16384}]}}});
+    std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
+    let data = base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        request_parity::scenarios::PIXEL_PNG,
+    );
+    let mut rpc = Rpc::start_program(&env, program, &[]);
+    rpc.call(
+        "p",
+        json!({"type": "prompt", "message": "",
+               "images": [{"type": "image", "data": data, "mimeType": "image/png"}]}),
+    );
+    rpc.event("agent_settled");
+    let body = &server.requests()[0].body;
+    let items = body.get("messages").or_else(|| body.get("input"));
+    items
+        .and_then(|m| m.as_array())
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// pi 0.87.1: a prompt of only an image sends no empty text part beside it to Chat
+/// Completions servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_only_prompt_sends_no_empty_text_as_in_16() {
+    for api in ["openai-completions", "openai-responses"] {
+        let ours = image_only_message(support::ts16::ours(), api).await;
+        // Chat Completions servers reject the empty part; Responses keeps it, as 1.6.0.
+        let parts = ours["content"].as_array().map_or(0, Vec::len);
+        assert_eq!(
+            parts,
+            if api == "openai-completions" { 1 } else { 2 },
+            "{api}: {ours}"
+        );
+        if let Some(wrapper) = support::ts16::ts16() {
+            let theirs = image_only_message(support::ts16::ts16_pi(&wrapper), api).await;
+            assert_eq!(
+                ours, theirs,
+                "{api}: ours (left) and pi 1.6.0 (right) differ"
+            );
+        }
+    }
 }

@@ -242,6 +242,15 @@ pub fn cases() -> Vec<ProviderRow> {
             small_window.clone(),
         ));
     }
+    // pi 0.80.4: a Responses output cap below OpenAI's minimum (16) is raised to it.
+    for api in ["openai-responses", "azure-openai-responses"] {
+        out.push(custom(
+            &format!("{api} output cap below the minimum"),
+            api,
+            json!({"maxTokens": 8}),
+            small_window.clone(),
+        ));
+    }
     // pi 0.80 / 1.4: tool output that is blank (whitespace only, or empty without an
     // image) is sent as `(no tool output)`.
     for api in ["openai-completions", "openai-responses"] {

@@ -222,8 +222,12 @@ fn build_body<'a>(
             })
             .map(crate::providers::common::clamp_prompt_cache_key),
         prompt_cache_retention: None,
+        prompt_cache_options: None,
         store: Some(false),
-        max_output_tokens: options.max_tokens.filter(|m| *m > 0),
+        max_output_tokens: options
+            .max_tokens
+            .filter(|m| *m > 0)
+            .map(|m| m.max(request::MIN_OUTPUT_TOKENS)),
         temperature: options.temperature,
         service_tier: None,
         tools: (!context.tools.is_empty())

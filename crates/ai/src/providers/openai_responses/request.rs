@@ -156,6 +156,9 @@ pub struct Body<'a> {
     pub prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_cache_retention: Option<&'static str>,
+    /// Explicit prompt caching (`compat.supportsExplicitPromptCacheMode`, GPT-5.6+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_options: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -171,6 +174,10 @@ pub struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub include: Option<[&'static str; 1]>,
 }
+
+/// The smallest `max_output_tokens` OpenAI accepts (pi-ai's
+/// `OPENAI_RESPONSES_MIN_OUTPUT_TOKENS`): a smaller cap is raised to it.
+pub const MIN_OUTPUT_TOKENS: u64 = 16;
 
 /// The `include` value that returns reasoning as `encrypted_content`.
 pub const INCLUDE_ENCRYPTED_REASONING: [&str; 1] = ["reasoning.encrypted_content"];
