@@ -185,3 +185,34 @@ fn a_scoped_id_with_brackets_is_literal_first_as_in_16() {
         "{stderr}"
     );
 }
+
+/// What `cycle_model` answers over RPC in a session started with `--models <patterns>`
+/// on the two models of `support::rpc::Env` (`mock/mock-model`, `mock/mock-thinker`).
+async fn cycled(program: Command, patterns: &str) -> Value {
+    let server = MockServer::start().await.unwrap();
+    let env = support::rpc::Env::new(&server, 128_000, json!({}));
+    let mut rpc = support::rpc::Rpc::start_program(&env, program, &["--models", patterns]);
+    let answer = rpc.call("c", json!({"type": "cycle_model"}));
+    json!({"success": answer["success"], "model": answer["data"]["model"]["id"]})
+}
+
+/// pi 1.0.1: a trailing comma in `--models` adds no model to the cycle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trailing_comma_in_models_adds_nothing_as_in_16() {
+    for patterns in ["mock/mock-model,", "mock/mock-model, ,mock/mock-thinker,"] {
+        let ours = cycled(ours(), patterns).await;
+        let expected = if patterns.contains("thinker") {
+            json!({"success": true, "model": "mock-thinker"})
+        } else {
+            json!({"success": true, "model": null})
+        };
+        assert_eq!(ours, expected, "{patterns}");
+        if let Some(wrapper) = ts16() {
+            let theirs = cycled(ts16_pi(&wrapper), patterns).await;
+            assert_eq!(
+                ours, theirs,
+                "{patterns}: ours (left) and pi 1.6.0 (right) differ"
+            );
+        }
+    }
+}
