@@ -127,3 +127,61 @@ async fn an_image_only_prompt_sends_no_empty_text_as_in_16() {
         }
     }
 }
+
+/// The `User-Agent` one `-p` run of the catalog's `kimi-coding/k3` sends.
+fn kimi_coding_user_agent(program: std::process::Command) -> String {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(mock_llm::MockServer::start()).unwrap();
+    server.push(mock_llm::Script::text("Hello."));
+    let case = request_parity::catalog::CatalogCase::named("kimi-coding", "k3");
+    let setup = case.setup(&server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(agent.join("models.json"), setup.models_json.to_string()).unwrap();
+    let mut program = program;
+    let output = program
+        .args(["--model", &setup.model, "--no-session", "-p", "Say hello."])
+        .current_dir(dir.path())
+        .env("PI_CODING_AGENT_DIR", &agent)
+        .env("HOME", dir.path())
+        .env("PI_OFFLINE", "1")
+        .env("PI_SKIP_VERSION_CHECK", "1")
+        .envs(setup.env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    server.requests()[0].headers["user-agent"].clone()
+}
+
+/// pi 0.84.2: Kimi Coding requests name pi itself (`pi/<version> (<os>; <runtime>;
+/// <arch>)`), not another client; the runtime part is each pi's own.
+#[test]
+fn kimi_coding_requests_carry_pis_user_agent_as_in_16() {
+    let shape = |agent: &str| {
+        let (product, rest) = agent.split_once(' ').unwrap_or((agent, ""));
+        let parts: Vec<&str> = rest
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .split("; ")
+            .collect();
+        (
+            product.to_owned(),
+            parts.first().map(|s| (*s).to_owned()),
+            parts.len(),
+        )
+    };
+    let ours = kimi_coding_user_agent(support::ts16::ours());
+    let expected = format!("pi/{}", pi_coding_agent::PI_VERSION);
+    assert_eq!(shape(&ours).0, expected, "{ours}");
+    assert_eq!(shape(&ours).2, 3, "{ours}");
+    if let Some(wrapper) = support::ts16::ts16() {
+        let theirs = kimi_coding_user_agent(support::ts16::ts16_pi(&wrapper));
+        let (a, b) = (shape(&ours), shape(&theirs));
+        assert_eq!(
+            (a.0, a.1, a.2),
+            (b.0, b.1, b.2),
+            "ours {ours}, theirs {theirs}"
+        );
+    }
+}
