@@ -341,11 +341,8 @@ async fn codex_body_and_headers() {
     assert_eq!(headers["session-id"], "sess-42");
     assert_eq!(headers["x-client-request-id"], "sess-42");
     assert_eq!(headers["x-extra"], "1");
-    assert!(
-        headers["user-agent"].starts_with("pi ("),
-        "{}",
-        headers["user-agent"]
-    );
+    // The client's user agent, as every provider's (pi-ai 1.6's identity headers).
+    assert_eq!(headers["user-agent"], pi_ai::identity::user_agent());
 
     // No system prompt: no instructions at all, as pi-ai 1.6.
     let mut ctx = context("hi");

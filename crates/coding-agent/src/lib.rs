@@ -18,6 +18,7 @@ pub mod llama;
 pub mod mcp;
 pub mod messages;
 pub mod model_registry;
+pub mod model_resolver;
 pub mod modes;
 pub mod output;
 pub mod packages;

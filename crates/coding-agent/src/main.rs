@@ -347,8 +347,17 @@ fn run() -> Result<i32> {
         .flatten();
     let mut no_model = false;
     let (model, pattern_level) = match (&args.model, from_scope) {
-        (Some(pattern), _) => match registry.resolve_pattern(pattern, args.provider.as_deref()) {
-            Ok(found) => found,
+        (Some(pattern), _) => match registry.resolve_cli(
+            pattern,
+            args.provider.as_deref(),
+            args.thinking.as_deref().and_then(ThinkingLevel::parse),
+        ) {
+            Ok((model, level, warning)) => {
+                if let Some(warning) = warning {
+                    eprintln!("Warning: {warning}");
+                }
+                (model, level)
+            }
             Err(message) => {
                 eprintln!("Error: {message}");
                 return Ok(1);

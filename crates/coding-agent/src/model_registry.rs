@@ -10,6 +10,7 @@ use crate::config::auth::AuthStorage;
 use crate::config::paths;
 use crate::config::values::resolve_config_value;
 use crate::llama;
+use crate::model_resolver::{self, Request, Resolution, Suffix};
 
 const CLOUDFLARE_ACCOUNT_ID: &str = "CLOUDFLARE_ACCOUNT_ID";
 const CLOUDFLARE_GATEWAY_ID: &str = "CLOUDFLARE_GATEWAY_ID";
@@ -487,70 +488,105 @@ impl ModelRegistry {
     }
 
     /// Resolves a `--model` pattern (`provider/id`, `id`, each with an optional `:level`)
-    /// and optional `--provider` to a model and an explicit thinking level.
+    /// and optional `--provider` to a listed model and an explicit thinking level, as pi
+    /// 1.6.0 resolves references (`model_resolver`).
     pub fn resolve_pattern(
         &self,
         pattern: &str,
         provider: Option<&str>,
     ) -> Result<(Model, Option<ThinkingLevel>), String> {
-        let (pattern, level) = match pattern.rsplit_once(':') {
-            Some((head, tail)) if ThinkingLevel::parse(tail).is_some() => {
-                (head, ThinkingLevel::parse(tail))
+        match self.resolve_reference(pattern, provider) {
+            Resolution::Resolved { model, level, .. } => Ok((model.clone(), level)),
+            other => Err(Self::unresolved_text(pattern, provider, &other)),
+        }
+    }
+
+    /// `--model` as pi 1.6.0's `resolveCliModel`: a listed model, else a custom model id on
+    /// the provider the pattern names (reasoning when a thinking level other than `off` is
+    /// asked for), with the warning to show. `cli_thinking` is `--thinking`: given, a
+    /// `:<level>` suffix stays part of a custom id.
+    pub fn resolve_cli(
+        &self,
+        pattern: &str,
+        provider: Option<&str>,
+        cli_thinking: Option<ThinkingLevel>,
+    ) -> Result<(Model, Option<ThinkingLevel>, Option<String>), String> {
+        match self.resolve_reference(pattern, provider) {
+            Resolution::Resolved {
+                model,
+                level,
+                warning,
+            } => Ok((model.clone(), level, warning)),
+            Resolution::NotFound(Some(target)) => {
+                let Some(first) = target.provider_models.first() else {
+                    return Err(format!("Model not found: {pattern}"));
+                };
+                let base = default_model_for(&first.provider)
+                    .and_then(|id| target.provider_models.iter().find(|m| m.id == id))
+                    .unwrap_or(first);
+                let id = if cli_thinking.is_some() {
+                    target.model_text.clone()
+                } else {
+                    target.model_id.clone()
+                };
+                let level = cli_thinking.is_none().then_some(target.level).flatten();
+                let mut model = (*base).clone();
+                model.id.clone_from(&id);
+                model.name.clone_from(&id);
+                if cli_thinking
+                    .or(level)
+                    .is_some_and(|l| l != ThinkingLevel::Off)
+                {
+                    model.reasoning = true;
+                }
+                let warning = format!(
+                    "Model \"{id}\" not found for provider \"{}\". Using custom model id.",
+                    model.provider
+                );
+                Ok((model, level, Some(warning)))
             }
-            _ => (pattern, None),
-        };
+            other => Err(Self::unresolved_text(pattern, provider, &other)),
+        }
+    }
+
+    /// The reference among every model (credentials only break ties), the old Azure
+    /// provider name read as `azure`.
+    fn resolve_reference<'a>(&'a self, pattern: &str, provider: Option<&str>) -> Resolution<'a> {
         // `azure-openai-responses/<id>` names the provider pi 1.6 calls `azure`.
         let renamed = pattern
             .split_once('/')
             .filter(|(p, _)| canonical_provider(p) != *p)
             .map(|(p, id)| format!("{}/{id}", canonical_provider(p)));
-        let pattern = renamed.as_deref().unwrap_or(pattern);
-        if let Some(provider) = provider.map(canonical_provider) {
-            let id = pattern
-                .strip_prefix(&format!("{provider}/"))
-                .unwrap_or(pattern);
-            return self
-                .find(provider, id)
-                .cloned()
-                .map(|m| (m, level))
-                .ok_or_else(|| format!("Model not found: {provider}/{id}"));
-        }
-        if let Some(m) = self.all().iter().find(|m| m.full_id() == pattern) {
-            return Ok((m.clone(), level));
-        }
-        let matches: Vec<&Model> = self.all().iter().filter(|m| m.id == pattern).collect();
-        match matches.as_slice() {
-            [only] => Ok(((*only).clone(), level)),
-            [] => {
-                let lower = pattern.to_lowercase();
-                let fuzzy: Vec<&Model> = self
-                    .available()
-                    .into_iter()
-                    .filter(|m| m.full_id().to_lowercase().contains(&lower))
-                    .collect();
-                fuzzy
-                    .first()
-                    .map(|m| ((*m).clone(), level))
-                    .ok_or_else(|| format!("Model not found: {pattern}"))
+        let request = Request {
+            text: renamed.as_deref().unwrap_or(pattern),
+            provider: provider.map(canonical_provider),
+            suffix: Suffix::Strict,
+            fuzzy: true,
+        };
+        let models: Vec<&Model> = self.all().iter().collect();
+        model_resolver::resolve(&request, &models, &|p| self.has_auth(p))
+    }
+
+    /// The error of a reference that named no one model.
+    fn unresolved_text(pattern: &str, provider: Option<&str>, result: &Resolution) -> String {
+        match result {
+            Resolution::Ambiguous { candidates, .. } => {
+                let mut names: Vec<String> = candidates.iter().map(|m| m.full_id()).collect();
+                names.sort();
+                format!(
+                    "Model \"{pattern}\" is ambiguous; use provider/id: {}",
+                    names.join(", ")
+                )
             }
-            several => {
-                // Prefer a provider with a key, as a user would expect.
-                let with_auth: Vec<&&Model> = several
-                    .iter()
-                    .filter(|m| self.has_auth(&m.provider))
-                    .collect();
-                match with_auth.as_slice() {
-                    [only] => Ok(((**only).clone(), level)),
-                    _ => Err(format!(
-                        "Model \"{pattern}\" is ambiguous; use provider/id: {}",
-                        several
-                            .iter()
-                            .map(|m| m.full_id())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
+            _ => match provider.map(canonical_provider) {
+                Some(provider) => {
+                    let id = pattern
+                        .strip_prefix(&format!("{provider}/"))
+                        .unwrap_or(pattern);
+                    format!("Model not found: {provider}/{id}")
                 }
-            }
+                None => format!("Model not found: {pattern}"),
+            },
         }
     }
 

@@ -7,6 +7,7 @@ use pi_ai::ThinkingLevel;
 
 use crate::agent_session::ScopedModel;
 use crate::model_registry::ModelRegistry;
+use crate::model_resolver::{self, Request, Resolution, Suffix};
 
 /// The model a new session without `--model` starts on, as pi 1.6.0's main.js: the saved
 /// default when the scope has it, else the scope's first model (`None` for no scope).
@@ -22,69 +23,114 @@ pub fn startup_model<'a>(
     saved.or_else(|| scoped.first())
 }
 
-/// Resolves patterns against the models that have a key: globs (`*`, `?`, `[`) match
-/// `provider/id` or the id, case-insensitively, with an optional `:level`; other patterns
-/// resolve like `--model`. Unmatched patterns are reported on stderr and skipped.
+/// Resolves patterns against the models that have a key, as pi 1.6.0's
+/// `resolveModelScopeFromModels`: a pattern with glob characters (`*`, `?`, `[`) is first
+/// an exact `provider/id` or id (ids may hold brackets), else a glob over `provider/id` or
+/// the id, case-insensitively, with an optional `:level`; other patterns resolve like
+/// `--model`. A pattern several providers offer adds each of them, with a warning;
+/// unmatched patterns are reported on stderr and skipped.
 pub fn resolve<'a>(
     registry: &ModelRegistry,
     patterns: impl IntoIterator<Item = &'a str>,
 ) -> Vec<ScopedModel> {
     let mut scoped: Vec<ScopedModel> = Vec::new();
-    let add = |scoped: &mut Vec<ScopedModel>, model: pi_ai::Model, level| {
+    let add = |scoped: &mut Vec<ScopedModel>, model: &pi_ai::Model, level| {
         if !scoped
             .iter()
             .any(|s| s.model.provider == model.provider && s.model.id == model.id)
         {
             scoped.push(ScopedModel {
-                model,
+                model: model.clone(),
                 thinking_level: level,
             });
         }
     };
+    let ambiguous = |pattern: &str, candidates: &[&pi_ai::Model]| {
+        let mut providers: Vec<&str> = candidates.iter().map(|m| m.provider.as_str()).collect();
+        providers.sort_unstable();
+        providers.dedup();
+        eprintln!(
+            "Warning: Pattern \"{pattern}\" matches several providers: {}. Use provider/id to choose one.",
+            providers.join(", ")
+        );
+    };
+    let available = registry.available();
     for pattern in patterns
         .into_iter()
         .map(str::trim)
         .filter(|p| !p.is_empty())
     {
-        if pattern.contains(['*', '?', '[']) {
-            let (glob, level) = match pattern.rsplit_once(':') {
-                Some((glob, suffix)) => match ThinkingLevel::parse(suffix) {
-                    Some(level) => (glob, Some(level)),
+        let (matches, level): (Vec<&pi_ai::Model>, Option<ThinkingLevel>) =
+            if pattern.contains(['*', '?', '[']) {
+                let (glob, level) = match pattern.rsplit_once(':') {
+                    Some((glob, suffix)) => match ThinkingLevel::parse(suffix) {
+                        Some(level) => (glob, Some(level)),
+                        None => (pattern, None),
+                    },
                     None => (pattern, None),
-                },
-                None => (pattern, None),
+                };
+                let exact = Request {
+                    text: glob,
+                    provider: None,
+                    suffix: Suffix::None,
+                    fuzzy: false,
+                };
+                match model_resolver::resolve(&exact, &available, &|_| true) {
+                    Resolution::Resolved { model, .. } => (vec![model], level),
+                    Resolution::Ambiguous { candidates, .. } => {
+                        ambiguous(pattern, &candidates);
+                        (candidates, level)
+                    }
+                    Resolution::NotFound(_) => (glob_matches(glob, &available), level),
+                }
+            } else {
+                let request = Request {
+                    text: pattern,
+                    provider: None,
+                    suffix: Suffix::Lenient,
+                    fuzzy: true,
+                };
+                match model_resolver::resolve(&request, &available, &|_| true) {
+                    Resolution::Resolved {
+                        model,
+                        level,
+                        warning,
+                    } => {
+                        if let Some(warning) = warning {
+                            eprintln!("Warning: {warning}");
+                        }
+                        (vec![model], level)
+                    }
+                    Resolution::Ambiguous { candidates, .. } => {
+                        ambiguous(pattern, &candidates);
+                        (candidates, None)
+                    }
+                    Resolution::NotFound(_) => (Vec::new(), None),
+                }
             };
-            let Ok(matcher) = GlobBuilder::new(glob)
-                .case_insensitive(true)
-                .literal_separator(false)
-                .build()
-                .map(|g| g.compile_matcher())
-            else {
-                eprintln!("Warning: No models match pattern \"{pattern}\"");
-                continue;
-            };
-            let matching: Vec<_> = registry
-                .available()
-                .into_iter()
-                .filter(|m| {
-                    matcher.is_match(format!("{}/{}", m.provider, m.id)) || matcher.is_match(&m.id)
-                })
-                .cloned()
-                .collect();
-            if matching.is_empty() {
-                eprintln!("Warning: No models match pattern \"{pattern}\"");
-            }
-            for model in matching {
-                add(&mut scoped, model, level);
-            }
-            continue;
+        if matches.is_empty() {
+            eprintln!("Warning: No models match pattern \"{pattern}\"");
         }
-        match registry.resolve_pattern(pattern, None) {
-            Ok((model, level)) if registry.has_auth(&model.provider) => {
-                add(&mut scoped, model, level)
-            }
-            _ => eprintln!("Warning: No models match pattern \"{pattern}\""),
+        for model in matches {
+            add(&mut scoped, model, level);
         }
     }
     scoped
+}
+
+/// The models whose `provider/id` or id `glob` matches, case-insensitively.
+fn glob_matches<'m>(glob: &str, models: &[&'m pi_ai::Model]) -> Vec<&'m pi_ai::Model> {
+    let Ok(matcher) = GlobBuilder::new(glob)
+        .case_insensitive(true)
+        .literal_separator(false)
+        .build()
+        .map(|g| g.compile_matcher())
+    else {
+        return Vec::new();
+    };
+    models
+        .iter()
+        .copied()
+        .filter(|m| matcher.is_match(format!("{}/{}", m.provider, m.id)) || matcher.is_match(&m.id))
+        .collect()
 }

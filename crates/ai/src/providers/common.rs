@@ -131,3 +131,31 @@ pub fn join_url(base: &str, path: &str) -> String {
         path.trim_start_matches('/')
     )
 }
+
+/// The longest `prompt_cache_key` OpenAI accepts, in characters.
+const PROMPT_CACHE_KEY_LIMIT: usize = 64;
+
+/// A session id as a `prompt_cache_key`: its first 64 characters, OpenAI's limit (pi-ai
+/// 1.6's `clampOpenAIPromptCacheKey`), so a long `--session-id` is not rejected.
+pub fn clamp_prompt_cache_key(key: &str) -> &str {
+    match key.char_indices().nth(PROMPT_CACHE_KEY_LIMIT) {
+        Some((end, _)) => &key[..end],
+        None => key,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clamp_prompt_cache_key;
+
+    #[test]
+    fn prompt_cache_keys_keep_64_characters_not_bytes() {
+        assert_eq!(clamp_prompt_cache_key("short"), "short");
+        let long = "é".repeat(70);
+        let clamped = clamp_prompt_cache_key(&long);
+        assert_eq!(clamped.chars().count(), 64);
+        assert!(long.starts_with(clamped));
+        let exact = "a".repeat(64);
+        assert_eq!(clamp_prompt_cache_key(&exact), exact);
+    }
+}

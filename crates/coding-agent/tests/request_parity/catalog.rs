@@ -151,18 +151,34 @@ pub fn cases() -> Vec<CatalogCase> {
             if model.api == "pi-messages" || !seen.insert(kind_of(&model)) {
                 continue;
             }
-            let top_level = pi_ai::models::supported_thinking_levels(&model)
-                .last()
-                .map_or("off", |level| level.as_str());
-            let value = serde_json::to_value(&model).unwrap_or(Value::Null);
-            out.push(CatalogCase {
-                provider: provider.clone(),
-                model: model.id.clone(),
-                api: value["api"].as_str().unwrap_or_default().to_owned(),
-                base_path: path_of(&model.base_url),
-                top_level,
-            });
+            out.push(CatalogCase::of(&model));
         }
     }
     out
+}
+
+impl CatalogCase {
+    /// The case of one catalog model.
+    pub fn of(model: &pi_ai::Model) -> CatalogCase {
+        let top_level = pi_ai::models::supported_thinking_levels(model)
+            .last()
+            .map_or("off", |level| level.as_str());
+        let value = serde_json::to_value(model).unwrap_or(Value::Null);
+        CatalogCase {
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            api: value["api"].as_str().unwrap_or_default().to_owned(),
+            base_path: path_of(&model.base_url),
+            top_level,
+        }
+    }
+
+    /// The case of the catalog model `provider`/`id` (a test names only models it has).
+    pub fn named(provider: &str, id: &str) -> CatalogCase {
+        let model = pi_ai::get_models(provider)
+            .into_iter()
+            .find(|m| m.id == id)
+            .unwrap_or_else(|| panic!("{provider}/{id} is not in the catalog"));
+        CatalogCase::of(&model)
+    }
 }

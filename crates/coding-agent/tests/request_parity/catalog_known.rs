@@ -39,10 +39,8 @@ const THINKING_REPLAY: &str = "open: how earlier thinking is replayed to these m
 const GEMINI_4: &str = "open: pi 1.6.0 sends Gemini 4 a `thinkingLevel` and ids on function \
     calls and responses; ours sends a thinking budget and no ids";
 
-const CACHE_FIELDS: &str = "open: pi 1.6.0 asks GPT-5.6 and GPT-6 for long retention with \
-    `prompt_cache_options: {ttl: \"30m\"}` instead of `prompt_cache_retention: \"24h\"`, \
-    xAI for `reasoning.encrypted_content`, and marks Bedrock's Claude Fable 5 prompt with \
-    cache points; ours does not";
+const CACHE_FIELDS: &str = "open: pi 1.6.0 marks Bedrock's Claude Fable 5 prompt with cache \
+    points; ours does not";
 
 /// The catalog differences that stay.
 pub const CATALOG_KNOWN: &[Known] = &[
@@ -109,12 +107,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
         Part::Request("GET /backend-api/codex/responses"),
         TOOL_SEARCH,
     ),
-    entry(
-        "openai/*",
-        Part::Fields(&["/body/prompt_cache_options", "/body/prompt_cache_retention"]),
-        CACHE_FIELDS,
-    ),
-    entry("xai/*", Part::Field("/body/include"), CACHE_FIELDS),
     entry(
         "amazon-bedrock/anthropic.claude-fable-5",
         Part::Fields(&["/body/system", "/body/messages/*/content"]),

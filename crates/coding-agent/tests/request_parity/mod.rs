@@ -9,8 +9,10 @@ pub mod catalog;
 pub mod catalog_known;
 pub mod known;
 pub mod normalize;
+pub mod provider_rows;
 pub mod rows;
 pub mod scenarios;
+pub mod streams;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -24,6 +24,7 @@ pub const PIXEL_PNG: &[u8] = &[
 ];
 
 /// One scenario.
+#[derive(Clone)]
 pub struct Scenario {
     /// Its name (the key in the fixture files).
     pub name: String,

@@ -79,7 +79,7 @@ struct RawUsage {
     completion_tokens: Option<u64>,
     #[serde(default)]
     prompt_cache_hit_tokens: Option<u64>,
-    /// The cache-hit count some servers put at the top level.
+    /// Kimi's cache reads, at the top level.
     #[serde(default)]
     cached_tokens: Option<u64>,
     #[serde(default)]
@@ -108,8 +108,9 @@ struct PromptDetails {
     cache_write_tokens: Option<u64>,
 }
 
-/// Normalizes usage as pi-ai 1.6: `input` is the prompt less cache reads and writes, each
-/// as the server reports it.
+/// Normalizes usage as pi-ai 1.6: cache reads from `prompt_tokens_details.cached_tokens`,
+/// DeepSeek's `prompt_cache_hit_tokens` or Kimi's top-level `cached_tokens`; cache writes
+/// counted apart; `input` is what is left of the prompt.
 fn parse_usage(raw: &RawUsage, model: &Model) -> Usage {
     let prompt = raw.prompt_tokens.unwrap_or(0);
     let details = raw.prompt_tokens_details.as_ref();
@@ -160,6 +161,9 @@ pub struct Decoder {
     thinking: Option<usize>,
     tools_by_index: HashMap<u64, usize>,
     tools_by_id: HashMap<String, usize>,
+    /// The stream's `reasoning_details` so far, merged (pi-ai 1.6 keeps them on the
+    /// thinking block as its signature).
+    details: Vec<Value>,
     saw_finish: bool,
     /// The server sends `finish_reason` (`compat.supportsFinishReason`, default true).
     expects_finish: bool,
@@ -176,6 +180,7 @@ impl Decoder {
             thinking: None,
             tools_by_index: HashMap::new(),
             tools_by_id: HashMap::new(),
+            details: Vec::new(),
             saw_finish: false,
         }
     }
@@ -211,14 +216,21 @@ impl Decoder {
         block
     }
 
-    fn apply_delta(&mut self, delta: &Delta, asm: &mut Assembler) {
-        if let Some(text) = delta.content.as_deref().filter(|t| !t.is_empty()) {
-            let index = match self.text {
-                Some(i) => i,
-                None => *self.text.insert(asm.begin_text()),
-            };
-            asm.push_text(index, text);
+    /// The thinking block, opened with `signature` when there is none yet.
+    fn thinking_block(&mut self, asm: &mut Assembler, signature: &str) -> usize {
+        match self.thinking {
+            Some(i) => i,
+            None => {
+                let mut block = ThinkingContent::new("");
+                block.thinking_signature = Some(signature.to_owned());
+                *self.thinking.insert(asm.begin_thinking(block))
+            }
         }
+    }
+
+    /// Applies one delta in pi-ai 1.6's order: reasoning fields, `reasoning_details`,
+    /// text, tool calls (so thinking sent with the answer in one chunk comes first).
+    fn apply_delta(&mut self, delta: &Delta, asm: &mut Assembler) {
         // Servers name the reasoning field differently; take the first non-empty one.
         let reasoning = [
             ("reasoning_content", &delta.reasoning_content),
@@ -233,15 +245,35 @@ impl Decoder {
                 .map(|v| (field, v))
         });
         if let Some((field, text)) = reasoning {
-            let index = match self.thinking {
-                Some(i) => i,
-                None => {
-                    let mut block = ThinkingContent::new("");
-                    block.thinking_signature = Some(field.to_owned());
-                    *self.thinking.insert(asm.begin_thinking(block))
-                }
+            // OpenCode Go wants its `reasoning` back as `reasoning_content` (pi 0.75.1).
+            let field = if self.model.provider == "opencode-go" && field == "reasoning" {
+                "reasoning_content"
+            } else {
+                field
             };
+            let index = self.thinking_block(asm, field);
             asm.push_thinking(index, text);
+        }
+        let mut details_changed = false;
+        for detail in delta.reasoning_details.iter().flatten() {
+            if super::reasoning_details::is_valid(detail) {
+                self.thinking_block(asm, "");
+                super::reasoning_details::append(&mut self.details, detail);
+                details_changed = true;
+            }
+        }
+        if details_changed
+            && let Some(index) = self.thinking
+            && let Some(AssistantBlock::Thinking(block)) = asm.message_mut().content.get_mut(index)
+        {
+            block.thinking_signature = serde_json::to_string(&self.details).ok();
+        }
+        if let Some(text) = delta.content.as_deref().filter(|t| !t.is_empty()) {
+            let index = match self.text {
+                Some(i) => i,
+                None => *self.text.insert(asm.begin_text()),
+            };
+            asm.push_text(index, text);
         }
         for call in delta.tool_calls.iter().flatten() {
             let block = self.tool_block(asm, call);
@@ -263,17 +295,6 @@ impl Decoder {
                 .and_then(|f| f.arguments.as_deref())
                 .unwrap_or("");
             asm.push_tool_args(block, args);
-        }
-        for detail in delta.reasoning_details.iter().flatten() {
-            let is_encrypted =
-                detail.get("type").and_then(Value::as_str) == Some("reasoning.encrypted");
-            let id = detail.get("id").and_then(Value::as_str);
-            if let (true, Some(id), Some(_)) = (is_encrypted, id, detail.get("data"))
-                && let Some(&block) = self.tools_by_id.get(id)
-                && let Some(tool) = asm.tool_call_mut(block)
-            {
-                tool.thought_signature = Some(detail.to_string());
-            }
         }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod compat;
 mod decode;
+mod reasoning_details;
 pub mod request;
 mod thinking;
 

@@ -334,6 +334,7 @@ fn convert_assistant<'a>(
             _ => None,
         })
         .collect();
+    let preserved = super::reasoning_details::preserved(assistant);
     let mut extra = Map::new();
     let mut content: Option<Content> = (compat.requires_assistant_after_tool_result
         || compat.requires_non_null_assistant_content)
@@ -353,11 +354,20 @@ fn convert_assistant<'a>(
         if !joined_text.is_empty() {
             content = Some(Content::Text(joined_text));
         }
-        if let Some(first) = thinking.first()
-            && let Some(field) = first
-                .thinking_signature
-                .as_deref()
-                .filter(|s| !s.is_empty())
+        // Thinking goes back in the field it came in, unless `reasoning_details` carry it.
+        let field = thinking
+            .first()
+            .and_then(|first| first.thinking_signature.as_deref())
+            .map(|field| {
+                if model.provider == "opencode-go" && field == "reasoning" {
+                    "reasoning_content"
+                } else {
+                    field
+                }
+            })
+            .filter(|field| super::reasoning_details::REASONING_FIELDS.contains(field));
+        if preserved.is_none()
+            && let Some(field) = field
         {
             let joined = thinking
                 .iter()
@@ -381,12 +391,7 @@ fn convert_assistant<'a>(
             })
             .collect::<Vec<_>>()
     });
-    let details: Vec<Value> = calls
-        .iter()
-        .filter_map(|c| c.thought_signature.as_deref())
-        .filter_map(|s| serde_json::from_str(s).ok())
-        .collect();
-    if !details.is_empty() {
+    if let Some(details) = preserved {
         extra.insert("reasoning_details".into(), Value::Array(details));
     }
     if compat.requires_reasoning_content_on_assistant_messages
@@ -504,7 +509,8 @@ pub fn build_body<'a>(
                 .prompt_cache_key
                 .unwrap_or(model.base_url.contains("api.openai.com") || long_cache))
         .then_some(options.session_id.as_deref())
-        .flatten(),
+        .flatten()
+        .map(crate::providers::common::clamp_prompt_cache_key),
         prompt_cache_retention: long_cache.then_some("24h"),
         stream_options: compat
             .supports_usage_in_streaming
@@ -582,14 +588,12 @@ pub fn build_body<'a>(
     {
         extra.insert(field.clone(), Value::from(budget));
     }
-    if model.base_url.contains("openrouter.ai")
-        && let Some(routing) = &compat.open_router_routing
-    {
+    // Routing preferences go to any base URL (pi-ai 1.6): a custom provider may reach
+    // OpenRouter or the Vercel gateway through a proxy.
+    if let Some(routing) = &compat.open_router_routing {
         extra.insert("provider".into(), routing.clone());
     }
-    if model.base_url.contains("ai-gateway.vercel.sh")
-        && let Some(Value::Object(routing)) = &compat.vercel_gateway_routing
-    {
+    if let Some(Value::Object(routing)) = &compat.vercel_gateway_routing {
         let mut gateway = Map::new();
         for key in ["only", "order"] {
             if let Some(v) = routing.get(key) {

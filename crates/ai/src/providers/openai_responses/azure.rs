@@ -210,10 +210,24 @@ fn build_body<'a>(
         model: deployment,
         input: request::convert_messages(model, context.system_prompt.as_deref(), messages),
         stream: true,
-        prompt_cache_key: options.session_id.as_deref(),
+        prompt_cache_key: options
+            .session_id
+            .as_deref()
+            .filter(|_| {
+                model
+                    .compat
+                    .as_ref()
+                    .and_then(|c| c.prompt_cache_key_mode.as_deref())
+                    != Some("disabled")
+            })
+            .map(crate::providers::common::clamp_prompt_cache_key),
         prompt_cache_retention: None,
+        prompt_cache_options: None,
         store: Some(false),
-        max_output_tokens: options.max_tokens.filter(|m| *m > 0),
+        max_output_tokens: options
+            .max_tokens
+            .filter(|m| *m > 0)
+            .map(|m| m.max(request::MIN_OUTPUT_TOKENS)),
         temperature: options.temperature,
         service_tier: None,
         tools: (!context.tools.is_empty())

@@ -206,37 +206,6 @@ pub fn extract_account_id(token: &str) -> Result<String, String> {
     }
 }
 
-/// `pi (<platform> <release>; <arch>)`, with Node's names for platform and architecture.
-fn user_agent() -> &'static str {
-    static AGENT: LazyLock<String> = LazyLock::new(|| {
-        let platform = match std::env::consts::OS {
-            "macos" => "darwin",
-            "windows" => "win32",
-            other => other,
-        };
-        let arch = match std::env::consts::ARCH {
-            "x86_64" => "x64",
-            "aarch64" => "arm64",
-            "x86" => "ia32",
-            "powerpc64" => "ppc64",
-            other => other,
-        };
-        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .ok()
-            .or_else(|| {
-                std::process::Command::new("uname")
-                    .arg("-r")
-                    .output()
-                    .ok()
-                    .and_then(|o| String::from_utf8(o.stdout).ok())
-            })
-            .map(|r| r.trim().to_owned())
-            .unwrap_or_default();
-        format!("pi ({platform} {release}; {arch})")
-    });
-    &AGENT
-}
-
 /// The Codex body for `messages`: as pi-ai 1.6 builds it, the system prompt as the first
 /// (developer) input item, the output cap, reasoning always included encrypted.
 fn build_body<'a>(
@@ -301,14 +270,15 @@ fn build_body<'a>(
 /// The smallest output cap Codex is sent.
 const MIN_OUTPUT_TOKENS: u64 = 16;
 
-/// The session id, unless caching is off (pi-ai 1.6's `cacheSessionId`): the prompt cache
-/// key and the session headers.
+/// The session id, unless caching is off, cut to OpenAI's 64 characters (pi-ai 1.6's
+/// `codexSessionId`): the prompt cache key and the session headers.
 fn cache_session(options: &StreamOptions) -> Option<&str> {
     options
         .session_id
         .as_deref()
         .filter(|s| !s.is_empty())
         .filter(|_| options.cache_retention != Some(crate::types::CacheRetention::None))
+        .map(crate::providers::common::clamp_prompt_cache_key)
 }
 
 /// Builds the Codex request: body, then the model's and caller's headers under pi's fixed
@@ -335,14 +305,15 @@ pub fn build_request(
         headers: Vec::new(),
         body,
     };
+    // `originator` and the client's user agent are defaults the model's `headers` may
+    // replace (pi 1.1); the token, account and transport headers are not.
+    request.set_header("originator", "pi");
     crate::identity::apply_identity(&mut request, model);
     request.apply_overrides(model.headers.iter().flatten());
     crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
     request.apply_overrides(&options.headers);
     request.set_header("Authorization", &format!("Bearer {token}"));
     request.set_header("chatgpt-account-id", &account_id);
-    request.set_header("originator", "pi");
-    request.set_header("User-Agent", user_agent());
     request.set_header("OpenAI-Beta", "responses=experimental");
     request.set_header("accept", "text/event-stream");
     request.set_header("content-type", "application/json");
@@ -691,6 +662,5 @@ mod tests {
             "upstream down"
         );
         assert_eq!(error_message(502, "Bad Gateway", ""), "Bad Gateway");
-        assert!(user_agent().starts_with("pi ("));
     }
 }

@@ -2,6 +2,7 @@
 //! reasoning and function-call deltas, `response.completed`) into message updates.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -41,6 +42,10 @@ struct Event<'a> {
     arguments: Option<Cow<'a, str>>,
     #[serde(default)]
     item: Option<Value>,
+    /// Which output item the event is about; servers such as llama.cpp leave it out
+    /// (then the events go to the last item opened without one, as in pi-ai).
+    #[serde(default)]
+    output_index: Option<u64>,
     #[serde(default)]
     part: Option<PartInfo<'a>>,
     #[serde(default)]
@@ -65,6 +70,9 @@ struct ResponseInfo {
     id: Option<String>,
     #[serde(default)]
     status: Option<String>,
+    /// The finished output items (`response.completed`).
+    #[serde(default)]
+    output: Option<Vec<Value>>,
     #[serde(default)]
     usage: Option<RawUsage>,
     #[serde(default)]
@@ -124,7 +132,7 @@ enum PartKind {
     Refusal,
 }
 
-/// The output item being streamed and its block.
+/// An output item being streamed and its block.
 #[derive(Debug)]
 enum Current {
     Reasoning {
@@ -146,7 +154,14 @@ pub struct Decoder {
     model: Model,
     flavor: Flavor,
     service_tier: Option<String>,
-    current: Option<Current>,
+    /// The open output items by `output_index` (items may finish out of order).
+    slots: HashMap<Option<u64>, Current>,
+    /// Finished reasoning blocks by item id, for `encrypted_content` that only the
+    /// terminal response carries.
+    reasoning_by_id: HashMap<String, usize>,
+    /// Calls opened and not yet finished, in order: a response that ends wanting tools
+    /// with one of them left is an error (pi-ai 1.6).
+    unfinished: Vec<usize>,
     completed: bool,
 }
 
@@ -240,20 +255,24 @@ impl Decoder {
             model,
             flavor,
             service_tier,
-            current: None,
+            slots: HashMap::new(),
+            reasoning_by_id: HashMap::new(),
+            unfinished: Vec::new(),
             completed: false,
         }
     }
 
-    fn item_added(&mut self, item: &Value, asm: &mut Assembler) {
+    fn item_added(&mut self, at: Option<u64>, item: &Value, asm: &mut Assembler) {
         match str_field(item, "type") {
             Some("reasoning") => {
                 let index = asm.begin_thinking(ThinkingContent::new(""));
-                self.current = Some(Current::Reasoning { index, parts: 0 });
+                self.slots
+                    .insert(at, Current::Reasoning { index, parts: 0 });
             }
             Some("message") => {
                 let index = asm.begin_text();
-                self.current = Some(Current::Message { index, part: None });
+                self.slots
+                    .insert(at, Current::Message { index, part: None });
             }
             Some("function_call") => {
                 let id = format!(
@@ -267,21 +286,32 @@ impl Decoder {
                 if !initial.is_empty() {
                     asm.push_tool_args(index, initial);
                 }
-                self.current = Some(Current::Tool {
-                    index,
-                    partial: initial.to_owned(),
-                });
+                self.unfinished.push(index);
+                self.slots.insert(
+                    at,
+                    Current::Tool {
+                        index,
+                        partial: initial.to_owned(),
+                    },
+                );
             }
             _ => {}
         }
     }
 
-    fn item_done(&mut self, item: &Value, asm: &mut Assembler) {
-        match str_field(item, "type") {
+    fn item_done(&mut self, at: Option<u64>, item: &Value, asm: &mut Assembler) {
+        let kind = str_field(item, "type");
+        // An item finished without being announced is opened first (pi-ai's
+        // `getOrCreateSlot`); a call is added whole below.
+        if matches!(kind, Some("reasoning" | "message")) && !self.slots.contains_key(&at) {
+            self.item_added(at, item, asm);
+        }
+        match kind {
             Some("reasoning") => {
-                let Some(Current::Reasoning { index, .. }) = self.current else {
+                let Some(Current::Reasoning { index, .. }) = self.slots.get(&at) else {
                     return;
                 };
+                let index = *index;
                 let summary = joined_texts(item, "summary");
                 let content = joined_texts(item, "content");
                 let signature = item.to_string();
@@ -295,13 +325,17 @@ impl Decoder {
                     }
                     block.thinking_signature = Some(signature);
                 }
+                if let Some(id) = str_field(item, "id") {
+                    self.reasoning_by_id.insert(id.to_owned(), index);
+                }
                 asm.end_block(index);
-                self.current = None;
+                self.slots.remove(&at);
             }
             Some("message") => {
-                let Some(Current::Message { index, .. }) = self.current else {
+                let Some(Current::Message { index, .. }) = self.slots.get(&at) else {
                     return;
                 };
+                let index = *index;
                 let text = item.get("content").and_then(Value::as_array).map(|parts| {
                     parts
                         .iter()
@@ -331,20 +365,25 @@ impl Decoder {
                     block.text_signature = Some(Value::Object(signature).to_string());
                 }
                 asm.end_block(index);
-                self.current = None;
+                self.slots.remove(&at);
             }
             Some("function_call") => {
                 let arguments = str_field(item, "arguments").filter(|a| !a.is_empty());
-                match self.current.take() {
+                match self.slots.remove(&at) {
                     Some(Current::Tool { index, partial }) => {
                         if partial.is_empty()
                             && let Some(tool) = asm.tool_call_mut(index)
                         {
                             tool.arguments = parse_partial_object(arguments.unwrap_or("{}"));
                         }
+                        self.unfinished.retain(|&i| i != index);
                         asm.end_block(index);
                     }
-                    _ => {
+                    other => {
+                        // Another kind's slot stays open.
+                        if let Some(other) = other {
+                            self.slots.insert(at, other);
+                        }
                         // A call that was never announced: add it whole.
                         let id = format!(
                             "{}|{}",
@@ -362,8 +401,8 @@ impl Decoder {
         }
     }
 
-    fn arguments_done(&mut self, arguments: &str, asm: &mut Assembler) {
-        let Some(Current::Tool { index, partial }) = &mut self.current else {
+    fn arguments_done(&mut self, at: Option<u64>, arguments: &str, asm: &mut Assembler) {
+        let Some(Current::Tool { index, partial }) = self.slots.get_mut(&at) else {
             return;
         };
         let index = *index;
@@ -377,6 +416,38 @@ impl Decoder {
         arguments.clone_into(partial);
     }
 
+    /// Adds the terminal response's `encrypted_content` to finished reasoning blocks whose
+    /// item lacked it (Azure sends it only there; pi 0.80.7).
+    fn backfill_encrypted_reasoning(&self, response: Option<&ResponseInfo>, asm: &mut Assembler) {
+        for item in response
+            .and_then(|r| r.output.as_ref())
+            .into_iter()
+            .flatten()
+        {
+            let encrypted = item
+                .get("encrypted_content")
+                .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()));
+            let (Some("reasoning"), Some(encrypted), Some(id)) =
+                (str_field(item, "type"), encrypted, str_field(item, "id"))
+            else {
+                continue;
+            };
+            let Some(&index) = self.reasoning_by_id.get(id) else {
+                continue;
+            };
+            if let Some(AssistantBlock::Thinking(block)) = asm.message_mut().content.get_mut(index)
+                && let Some(Ok(Value::Object(mut stored))) = block
+                    .thinking_signature
+                    .as_deref()
+                    .map(serde_json::from_str::<Value>)
+                && !stored.get("encrypted_content").is_some_and(truthy)
+            {
+                stored.insert("encrypted_content".into(), encrypted.clone());
+                block.thinking_signature = Some(Value::Object(stored).to_string());
+            }
+        }
+    }
+
     /// `response.completed` (and `incomplete`): id, usage, cost and the stop reason.
     fn complete(
         &mut self,
@@ -384,6 +455,7 @@ impl Decoder {
         asm: &mut Assembler,
     ) -> Result<(), String> {
         self.completed = true;
+        self.backfill_encrypted_reasoning(response, asm);
         let message = asm.message_mut();
         if let Some(id) = response
             .and_then(|r| r.id.as_deref())
@@ -542,6 +614,7 @@ impl SseDecoder for Decoder {
         {
             return outcome;
         }
+        let at = event.output_index;
         match kind {
             "response.created" => {
                 if let Some(id) = event.response.as_ref().and_then(|r| r.id.as_deref()) {
@@ -550,16 +623,16 @@ impl SseDecoder for Decoder {
             }
             "response.output_item.added" => {
                 if let Some(item) = &event.item {
-                    self.item_added(item, asm);
+                    self.item_added(event.output_index, item, asm);
                 }
             }
             "response.reasoning_summary_part.added" => {
-                if let Some(Current::Reasoning { parts, .. }) = &mut self.current {
+                if let Some(Current::Reasoning { parts, .. }) = self.slots.get_mut(&at) {
                     *parts += 1;
                 }
             }
             "response.reasoning_summary_text.delta" => {
-                if let Some(Current::Reasoning { index, parts }) = self.current
+                if let Some(&Current::Reasoning { index, parts }) = self.slots.get(&at)
                     && parts > 0
                     && let Some(delta) = event.delta.as_deref()
                 {
@@ -567,21 +640,21 @@ impl SseDecoder for Decoder {
                 }
             }
             "response.reasoning_summary_part.done" => {
-                if let Some(Current::Reasoning { index, parts }) = self.current
+                if let Some(&Current::Reasoning { index, parts }) = self.slots.get(&at)
                     && parts > 0
                 {
                     asm.push_thinking(index, "\n\n");
                 }
             }
             "response.reasoning_text.delta" => {
-                if let Some(Current::Reasoning { index, .. }) = self.current
+                if let Some(&Current::Reasoning { index, .. }) = self.slots.get(&at)
                     && let Some(delta) = event.delta.as_deref()
                 {
                     asm.push_thinking(index, delta);
                 }
             }
             "response.content_part.added" => {
-                if let Some(Current::Message { part, .. }) = &mut self.current {
+                if let Some(Current::Message { part, .. }) = self.slots.get_mut(&at) {
                     match event.part.as_ref().and_then(|p| p.kind.as_deref()) {
                         Some("output_text") => *part = Some(PartKind::OutputText),
                         Some("refusal") => *part = Some(PartKind::Refusal),
@@ -595,7 +668,7 @@ impl SseDecoder for Decoder {
                 } else {
                     PartKind::Refusal
                 };
-                if let Some(Current::Message { index, part }) = self.current
+                if let Some(&Current::Message { index, part }) = self.slots.get(&at)
                     && part == Some(wanted)
                     && let Some(delta) = event.delta.as_deref()
                 {
@@ -603,7 +676,7 @@ impl SseDecoder for Decoder {
                 }
             }
             "response.function_call_arguments.delta" => {
-                if let Some(Current::Tool { index, partial }) = &mut self.current
+                if let Some(Current::Tool { index, partial }) = self.slots.get_mut(&at)
                     && let Some(delta) = event.delta.as_deref()
                 {
                     partial.push_str(delta);
@@ -612,12 +685,12 @@ impl SseDecoder for Decoder {
             }
             "response.function_call_arguments.done" => {
                 if let Some(arguments) = event.arguments.as_deref() {
-                    self.arguments_done(arguments, asm);
+                    self.arguments_done(at, arguments, asm);
                 }
             }
             "response.output_item.done" => {
                 if let Some(item) = &event.item {
-                    self.item_done(item, asm);
+                    self.item_done(at, item, asm);
                 }
             }
             "response.completed" | "response.incomplete" => {
@@ -644,6 +717,15 @@ impl SseDecoder for Decoder {
         asm.end_all();
         if !self.completed && !ended_by_provider {
             return Err(INCOMPLETE_STREAM.to_owned());
+        }
+        if asm.message_mut().stop_reason == StopReason::ToolUse
+            && let Some(&index) = self.unfinished.first()
+            && let Some(call) = asm.tool_call_mut(index)
+        {
+            return Err(format!(
+                "OpenAI Responses stream completed with an unfinished tool call: {} ({})",
+                call.name, call.id
+            ));
         }
         Ok(())
     }

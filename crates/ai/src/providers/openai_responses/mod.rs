@@ -161,6 +161,18 @@ fn build_body<'a>(
         .as_ref()
         .and_then(|c| c.supports_long_cache_retention)
         .unwrap_or(true);
+    // GPT-5.6+ ask for long caching with `prompt_cache_options` (pi 0.85.1).
+    let explicit_cache = model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_explicit_prompt_cache_mode)
+        .unwrap_or(false);
+    let cache_options = match retention {
+        _ if !explicit_cache => None,
+        CacheRetention::None => Some(serde_json::json!({"mode": "explicit"})),
+        CacheRetention::Long if long_retention => Some(serde_json::json!({"ttl": "30m"})),
+        _ => None,
+    };
     let extra = options.openai_responses.as_ref();
     let session = options
         .session_id
@@ -176,17 +188,34 @@ fn build_body<'a>(
         model: &model.id,
         input: request::convert_messages(model, context.system_prompt.as_deref(), messages),
         stream: true,
-        prompt_cache_key: session,
-        prompt_cache_retention: (retention == CacheRetention::Long && long_retention)
+        // pi-ai 1.6: `compat.promptCacheKeyMode: "disabled"` never sends the key.
+        prompt_cache_key: session
+            .filter(|_| {
+                model
+                    .compat
+                    .as_ref()
+                    .and_then(|c| c.prompt_cache_key_mode.as_deref())
+                    != Some("disabled")
+            })
+            .map(common::clamp_prompt_cache_key),
+        prompt_cache_retention: (retention == CacheRetention::Long
+            && long_retention
+            && !explicit_cache)
             .then_some("24h"),
+        prompt_cache_options: cache_options,
         store: Some(false),
-        max_output_tokens: options.max_tokens.filter(|m| *m > 0),
+        max_output_tokens: options
+            .max_tokens
+            .filter(|m| *m > 0)
+            .map(|m| m.max(request::MIN_OUTPUT_TOKENS)),
         temperature: options.temperature,
         service_tier: extra.and_then(|o| o.service_tier.as_deref()),
         tools: (!context.tools.is_empty())
             .then(|| request::convert_tools(&context.tools, strict_field(model, false))),
         reasoning,
-        include: include.then_some(request::INCLUDE_ENCRYPTED_REASONING),
+        // xAI replays encrypted reasoning whatever the effort (pi 0.84.3).
+        include: (include || (model.reasoning && model.provider == "xai"))
+            .then_some(request::INCLUDE_ENCRYPTED_REASONING),
     }
 }
 

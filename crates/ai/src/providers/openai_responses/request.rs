@@ -156,6 +156,9 @@ pub struct Body<'a> {
     pub prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_cache_retention: Option<&'static str>,
+    /// Explicit prompt caching (`compat.supportsExplicitPromptCacheMode`, GPT-5.6+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_options: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -171,6 +174,10 @@ pub struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub include: Option<[&'static str; 1]>,
 }
+
+/// The smallest `max_output_tokens` OpenAI accepts (pi-ai's
+/// `OPENAI_RESPONSES_MIN_OUTPUT_TOKENS`): a smaller cap is raised to it.
+pub const MIN_OUTPUT_TOKENS: u64 = 16;
 
 /// The `include` value that returns reasoning as `encrypted_content`.
 pub const INCLUDE_ENCRYPTED_REASONING: [&str; 1] = ["reasoning.encrypted_content"];
@@ -413,16 +420,23 @@ fn convert_tool_result<'a>(
 }
 
 /// Converts the (prepared) conversation to `input` items; the system prompt becomes a
-/// `developer` (reasoning models) or `system` message first when given.
+/// `developer` (reasoning models, unless `compat.supportsDeveloperRole` is false) or
+/// `system` message first when given.
 pub fn convert_messages<'a>(
     model: &Model,
     system_prompt: Option<&'a str>,
     messages: &'a [Message],
 ) -> Vec<InputItem<'a>> {
     let mut out = Vec::with_capacity(messages.len() + 1);
+    let developer_role = model.reasoning
+        && model
+            .compat
+            .as_ref()
+            .and_then(|c| c.supports_developer_role)
+            != Some(false);
     if let Some(system) = system_prompt.filter(|s| !s.is_empty()) {
         out.push(InputItem::Role(RoleMessage {
-            role: if model.reasoning {
+            role: if developer_role {
                 "developer"
             } else {
                 "system"

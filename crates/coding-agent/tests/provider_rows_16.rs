@@ -1,0 +1,187 @@
+//! Request parity with pi 1.6.0 for the upstream ledger's OpenAI-family provider rows
+//! (`request_parity/provider_rows.rs`): named catalog models and custom providers set up
+//! as each row says. What ours sends must be what pi 1.6.0 sent in the same runs, kept as
+//! a fixture (`tests/fixtures/request_parity_16/provider-rows.json`) that
+//! `scripts/refresh-request-parity.sh` rewrites; the differences that stay are in
+//! `request_parity/known.rs` and `request_parity/catalog_known.rs`. An RPC prompt of only
+//! an image is compared with pi 1.6.0 live.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod request_parity;
+mod support;
+
+use std::collections::BTreeMap;
+
+use request_parity::catalog_known::CATALOG_KNOWN;
+use request_parity::known::without_known_in;
+use request_parity::provider_rows::{ProviderRow, cases};
+use request_parity::{Pi, Recorded, compare, read_fixture, record_with, refreshing, write_fixture};
+
+const FIXTURE: &str = "provider-rows";
+
+/// Runs every case through `pi`, keyed by case name.
+fn record_rows(pi: &Pi, rows: &[ProviderRow]) -> Recorded {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    rows.iter()
+        .map(|row| {
+            let requests = record_with(&runtime, pi, &row.scenario, &*row.setup)
+                .unwrap_or_else(|e| panic!("{}: {e}", row.name));
+            (row.name.clone(), requests)
+        })
+        .collect()
+}
+
+#[test]
+fn openai_family_provider_rows_request_as_pi_16() {
+    let rows = cases();
+    if refreshing() {
+        let Some(wrapper) = support::ts16::ts16() else {
+            panic!("PI_REQUEST_PARITY_REFRESH=1 needs PI_TS16 (pi 1.6.0's wrapper)");
+        };
+        write_fixture(FIXTURE, &record_rows(&Pi::Ts16(wrapper), &rows));
+        return;
+    }
+    let theirs = read_fixture(FIXTURE);
+    let ours = record_rows(&Pi::Ours, &rows);
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        theirs.keys().collect::<Vec<_>>(),
+        "{FIXTURE}: the cases changed; run scripts/refresh-request-parity.sh"
+    );
+    let mut differences = Vec::new();
+    for row in &rows {
+        // Compared under the scenario's own name, so the API's known differences apply,
+        // after a catalog model's own.
+        let one = |recorded: &Recorded| -> Recorded {
+            let requests = match &row.catalog {
+                Some(key) => {
+                    without_known_in(CATALOG_KNOWN, key, &row.scenario.name, &recorded[&row.name])
+                }
+                None => recorded[&row.name].clone(),
+            };
+            BTreeMap::from([(row.scenario.name.clone(), requests)])
+        };
+        for line in compare(&row.api, &one(&ours), &one(&theirs)) {
+            differences.push(format!("{}: {line}", row.name));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{FIXTURE}: {} differences from pi 1.6.0:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
+
+/// The user message an RPC `prompt` of only an image (empty text) sends on `api`.
+async fn image_only_message(program: std::process::Command, api: &str) -> serde_json::Value {
+    use serde_json::json;
+    use support::rpc::{Env, Rpc};
+    let server = mock_llm::MockServer::start().await.unwrap();
+    server.push(mock_llm::Script::text("Red."));
+    let env = Env::new(&server, 128_000, json!({"retry": {"enabled": false}}));
+    let models = json!({"providers": {"mock": {"baseUrl": server.openai_base_url(),
+        "api": api, "apiKey": "mock-key", "models": [{"id": "mock-model",
+        "name": "Mock Model", "input": ["text", "image"], "contextWindow": 128000,
+        "maxTokens": 16384}]}}});
+    std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
+    let data = base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        request_parity::scenarios::PIXEL_PNG,
+    );
+    let mut rpc = Rpc::start_program(&env, program, &[]);
+    rpc.call(
+        "p",
+        json!({"type": "prompt", "message": "",
+               "images": [{"type": "image", "data": data, "mimeType": "image/png"}]}),
+    );
+    rpc.event("agent_settled");
+    let body = &server.requests()[0].body;
+    let items = body.get("messages").or_else(|| body.get("input"));
+    items
+        .and_then(|m| m.as_array())
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// pi 0.87.1: a prompt of only an image sends no empty text part beside it to Chat
+/// Completions servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_only_prompt_sends_no_empty_text_as_in_16() {
+    for api in ["openai-completions", "openai-responses"] {
+        let ours = image_only_message(support::ts16::ours(), api).await;
+        // Chat Completions servers reject the empty part; Responses keeps it, as 1.6.0.
+        let parts = ours["content"].as_array().map_or(0, Vec::len);
+        assert_eq!(
+            parts,
+            if api == "openai-completions" { 1 } else { 2 },
+            "{api}: {ours}"
+        );
+        if let Some(wrapper) = support::ts16::ts16() {
+            let theirs = image_only_message(support::ts16::ts16_pi(&wrapper), api).await;
+            assert_eq!(
+                ours, theirs,
+                "{api}: ours (left) and pi 1.6.0 (right) differ"
+            );
+        }
+    }
+}
+
+/// The `User-Agent` one `-p` run of the catalog's `kimi-coding/k3` sends.
+fn kimi_coding_user_agent(program: std::process::Command) -> String {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(mock_llm::MockServer::start()).unwrap();
+    server.push(mock_llm::Script::text("Hello."));
+    let case = request_parity::catalog::CatalogCase::named("kimi-coding", "k3");
+    let setup = case.setup(&server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(agent.join("models.json"), setup.models_json.to_string()).unwrap();
+    let mut program = program;
+    let output = program
+        .args(["--model", &setup.model, "--no-session", "-p", "Say hello."])
+        .current_dir(dir.path())
+        .env("PI_CODING_AGENT_DIR", &agent)
+        .env("HOME", dir.path())
+        .env("PI_OFFLINE", "1")
+        .env("PI_SKIP_VERSION_CHECK", "1")
+        .envs(setup.env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    server.requests()[0].headers["user-agent"].clone()
+}
+
+/// pi 0.84.2: Kimi Coding requests name pi itself (`pi/<version> (<os>; <runtime>;
+/// <arch>)`), not another client; the runtime part is each pi's own.
+#[test]
+fn kimi_coding_requests_carry_pis_user_agent_as_in_16() {
+    let shape = |agent: &str| {
+        let (product, rest) = agent.split_once(' ').unwrap_or((agent, ""));
+        let parts: Vec<&str> = rest
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .split("; ")
+            .collect();
+        (
+            product.to_owned(),
+            parts.first().map(|s| (*s).to_owned()),
+            parts.len(),
+        )
+    };
+    let ours = kimi_coding_user_agent(support::ts16::ours());
+    let expected = format!("pi/{}", pi_coding_agent::PI_VERSION);
+    assert_eq!(shape(&ours).0, expected, "{ours}");
+    assert_eq!(shape(&ours).2, 3, "{ours}");
+    if let Some(wrapper) = support::ts16::ts16() {
+        let theirs = kimi_coding_user_agent(support::ts16::ts16_pi(&wrapper));
+        let (a, b) = (shape(&ours), shape(&theirs));
+        assert_eq!(
+            (a.0, a.1, a.2),
+            (b.0, b.1, b.2),
+            "ours {ours}, theirs {theirs}"
+        );
+    }
+}
