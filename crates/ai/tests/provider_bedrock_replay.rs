@@ -54,7 +54,10 @@ async fn stop_reasons_exceptions_and_redacted_reasoning() {
         let message = final_message(&events);
         match expected {
             Some(reason) => assert_eq!(message.stop_reason, reason),
-            None => assert_eq!(error_text(message), "An unknown error occurred"),
+            None => assert_eq!(
+                error_text(message),
+                format!("Provider stopped with: {reason}")
+            ),
         }
     }
 

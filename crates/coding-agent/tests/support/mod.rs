@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+pub mod errors;
 pub mod ext_host;
 pub mod git;
 pub mod mcp;

@@ -33,8 +33,9 @@ enum Event<'a> {
     MessageDelta {
         #[serde(default)]
         delta: MessageDeltaBody,
+        /// Absent or `null` from proxies that leave it out.
         #[serde(default)]
-        usage: RawUsage,
+        usage: Option<RawUsage>,
     },
     MessageStop,
     Ping,
@@ -78,6 +79,16 @@ enum BlockDelta<'a> {
 struct MessageDeltaBody {
     #[serde(default)]
     stop_reason: Option<String>,
+    /// Why the provider stopped, e.g. a refusal's `explanation`.
+    #[serde(default)]
+    stop_details: Option<StopDetails>,
+}
+
+/// `stop_details` of a `message_delta`: pi reports a refusal's explanation as its error.
+#[derive(Deserialize, Default)]
+struct StopDetails {
+    #[serde(default)]
+    explanation: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -92,12 +103,27 @@ struct RawUsage {
     cache_creation_input_tokens: Option<u64>,
 }
 
-fn map_stop_reason(reason: &str) -> Result<StopReason, String> {
+/// pi-ai 1.6's `mapStopReason`: the stop reason, and for the failing ones the error text
+/// (a refusal's `stop_details.explanation` when the provider gave one).
+fn map_stop_reason(
+    reason: &str,
+    details: Option<&StopDetails>,
+) -> Result<(StopReason, Option<String>), String> {
     match reason {
-        "end_turn" | "pause_turn" | "stop_sequence" => Ok(StopReason::Stop),
-        "max_tokens" => Ok(StopReason::Length),
-        "tool_use" => Ok(StopReason::ToolUse),
-        "refusal" | "sensitive" => Ok(StopReason::Error),
+        "end_turn" | "pause_turn" | "stop_sequence" => Ok((StopReason::Stop, None)),
+        "max_tokens" => Ok((StopReason::Length, None)),
+        "tool_use" => Ok((StopReason::ToolUse, None)),
+        "refusal" => {
+            let explanation = details
+                .and_then(|d| d.explanation.as_deref())
+                .filter(|e| !e.is_empty())
+                .unwrap_or("The model refused to complete the request");
+            Ok((StopReason::Error, Some(explanation.to_owned())))
+        }
+        "sensitive" => Ok((
+            StopReason::Error,
+            Some("Provider stopped with: sensitive".to_owned()),
+        )),
         other => Err(format!("Unhandled stop reason: {other}")),
     }
 }
@@ -110,6 +136,8 @@ pub struct Decoder {
     /// Anthropic block index → our content index.
     blocks: HashMap<u64, usize>,
     saw_stop: bool,
+    /// The error a failing stop reason carries (a refusal's explanation).
+    stop_error: Option<String>,
 }
 
 impl Decoder {
@@ -121,6 +149,7 @@ impl Decoder {
             tool_names,
             blocks: HashMap::new(),
             saw_stop: false,
+            stop_error: None,
         }
     }
 
@@ -140,10 +169,13 @@ impl Decoder {
     fn start_block(&mut self, index: u64, block: &Value, asm: &mut Assembler) {
         let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
         let content_index = match kind {
-            "text" => asm.begin_text(),
+            // The start event may already carry text or thinking (pi-ai 1.6 keeps it).
+            "text" => asm.begin_text_with(block.get("text").and_then(Value::as_str).unwrap_or("")),
             "thinking" => {
-                let mut thinking = ThinkingContent::new("");
-                thinking.thinking_signature = Some(String::new());
+                let text = block.get("thinking").and_then(Value::as_str).unwrap_or("");
+                let mut thinking = ThinkingContent::new(text);
+                let signature = block.get("signature").and_then(Value::as_str).unwrap_or("");
+                thinking.thinking_signature = Some(signature.to_owned());
                 asm.begin_thinking(thinking)
             }
             "redacted_thinking" => {
@@ -242,8 +274,13 @@ impl SseDecoder for Decoder {
             }
             Event::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason.as_deref() {
-                    asm.message_mut().stop_reason = map_stop_reason(reason)?;
+                    let (stop, error) = map_stop_reason(reason, delta.stop_details.as_ref())?;
+                    asm.message_mut().stop_reason = stop;
+                    if error.is_some() {
+                        self.stop_error = error;
+                    }
                 }
+                let usage = usage.unwrap_or_default();
                 let model = &self.model;
                 let m = asm.message_mut();
                 if let Some(v) = usage.input_tokens {
@@ -276,7 +313,10 @@ impl SseDecoder for Decoder {
             return Err("Anthropic stream ended before message_stop".to_owned());
         }
         if asm.message().stop_reason.is_failure() {
-            return Err("An unknown error occurred".to_owned());
+            return Err(self
+                .stop_error
+                .take()
+                .unwrap_or_else(|| "An unknown error occurred".to_owned()));
         }
         Ok(())
     }

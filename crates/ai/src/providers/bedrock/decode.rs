@@ -167,6 +167,8 @@ pub struct Decoder {
     model: Model,
     /// Bedrock content block index → our content index, while the block is open.
     blocks: HashMap<u64, usize>,
+    /// The stop reason that failed the message, named in its error (pi-ai 1.6).
+    failed_stop: Option<String>,
 }
 
 impl Decoder {
@@ -175,6 +177,7 @@ impl Decoder {
         Self {
             model,
             blocks: HashMap::new(),
+            failed_stop: None,
         }
     }
 
@@ -246,7 +249,11 @@ impl Decoder {
             }
             "messageStop" => {
                 let event: MessageStopEvent = parse_json(data)?;
-                asm.message_mut().stop_reason = map_stop_reason(event.stop_reason.as_deref());
+                let stop = map_stop_reason(event.stop_reason.as_deref());
+                if stop == StopReason::Error {
+                    self.failed_stop = event.stop_reason.filter(|r| !r.is_empty());
+                }
+                asm.message_mut().stop_reason = stop;
             }
             _ => {
                 let event: MetadataEvent = parse_json(data)?;
@@ -331,7 +338,10 @@ impl Decoder {
     /// generic error.
     pub fn finish(&mut self, asm: &mut Assembler) -> Result<(), String> {
         if asm.message().stop_reason.is_failure() {
-            return Err("An unknown error occurred".to_owned());
+            return Err(match self.failed_stop.take() {
+                Some(reason) => format!("Provider stopped with: {reason}"),
+                None => "An unknown error occurred".to_owned(),
+            });
         }
         Ok(())
     }
