@@ -8,6 +8,7 @@ pub mod git;
 pub mod mcp;
 pub mod rpc;
 pub mod session;
+pub mod shapes;
 pub mod tmux;
 pub mod ts16;
 
