@@ -31,6 +31,14 @@ pub struct Usage {
     pub cache_write: u64,
     pub total_tokens: u64,
     pub cost: UsageCost,
+    /// Of `cacheWrite`, the tokens written with a one-hour lifetime (Anthropic), priced
+    /// at twice the input rate (pi 1.6); absent when the provider does not say.
+    #[serde(
+        default,
+        rename = "cacheWrite1h",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_write_1h: Option<u64>,
 }
 
 impl Usage {
@@ -46,6 +54,7 @@ impl Usage {
                 .saturating_add(cache_read)
                 .saturating_add(cache_write),
             cost: UsageCost::default(),
+            cache_write_1h: None,
         }
     }
 

@@ -134,8 +134,13 @@ pub fn view(lines: &[Value], usage: bool) -> Vec<Value> {
                 let mut reduced = json!({"type": "message_end", "stopReason": m["stopReason"],
                     "errorMessage": m["errorMessage"], "content": blocks});
                 if usage {
-                    reduced["usage"] =
-                        json!({"input": m["usage"]["input"], "output": m["usage"]["output"]});
+                    // The counts and the five prices (not pi 1.6's `totalFromProvider`).
+                    let u = &m["usage"];
+                    let c = &u["cost"];
+                    let cost = json!({"input": c["input"], "output": c["output"],
+                        "cacheRead": c["cacheRead"], "cacheWrite": c["cacheWrite"], "total": c["total"]});
+                    reduced["usage"] = json!({"input": u["input"], "output": u["output"],
+                        "cacheRead": u["cacheRead"], "cacheWrite": u["cacheWrite"], "cost": cost});
                 }
                 Some(reduced)
             }
@@ -154,8 +159,20 @@ pub fn view(lines: &[Value], usage: bool) -> Vec<Value> {
 /// Runs `prompts` one after another through `program` on `wire`, the mock answering with
 /// `scripts` in order.
 pub async fn run(
+    program: Command,
+    wire: &Wire,
+    scripts: Vec<Script>,
+    prompts: &[&str],
+    usage: bool,
+) -> Outcome {
+    run_model(program, wire, &json!({}), scripts, prompts, usage).await
+}
+
+/// [`run`] with `fields` merged over the model's entry in `models.json` (e.g. its `cost`).
+pub async fn run_model(
     mut program: Command,
     wire: &Wire,
+    fields: &Value,
     scripts: Vec<Script>,
     prompts: &[&str],
     usage: bool,
@@ -164,9 +181,13 @@ pub async fn run(
     server.push_all(scripts);
     let env = Env::new(&server, 128_000, json!({}));
     let model = |id: &str| {
-        json!({"id": id, "name": id, "reasoning": false, "input": ["text", "image"],
+        let mut model = json!({"id": id, "name": id, "reasoning": false, "input": ["text", "image"],
                "contextWindow": 128_000, "maxTokens": 16_384,
-               "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}})
+               "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}});
+        if let (Some(model), Some(fields)) = (model.as_object_mut(), fields.as_object()) {
+            model.extend(fields.clone());
+        }
+        model
     };
     let models = json!({"providers": {"parity": {
         "baseUrl": format!("{}{}", server.url(), wire.base_path),
@@ -236,4 +257,31 @@ pub fn replay(body: String) -> Script {
         raw_body: Some(body),
         ..Script::default()
     }
+}
+
+/// Runs one prompt with the model's entry extended by `fields` through ours and, when
+/// installed, pi 1.6.0, with usage and cost kept; asserts both showed the same.
+pub async fn compare_model(
+    wire: &Wire,
+    fields: Value,
+    scripts: impl Fn() -> Vec<Script>,
+) -> Outcome {
+    let our = run_model(ours(), wire, &fields, scripts(), &["hello"], true).await;
+    if let Some(wrapper) = ts16() {
+        let their = run_model(
+            ts16_pi(&wrapper),
+            wire,
+            &fields,
+            scripts(),
+            &["hello"],
+            true,
+        )
+        .await;
+        assert_eq!(
+            our, their,
+            "{}: ours (left) and pi 1.6.0 (right) differ",
+            wire.api
+        );
+    }
+    our
 }

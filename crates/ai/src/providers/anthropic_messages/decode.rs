@@ -101,6 +101,24 @@ struct RawUsage {
     cache_read_input_tokens: Option<u64>,
     #[serde(default)]
     cache_creation_input_tokens: Option<u64>,
+    /// The cache writes by lifetime; the one-hour ones are priced apart.
+    #[serde(default)]
+    cache_creation: Option<CacheCreation>,
+}
+
+#[derive(Deserialize, Default)]
+struct CacheCreation {
+    #[serde(default)]
+    ephemeral_1h_input_tokens: Option<u64>,
+}
+
+impl RawUsage {
+    /// The one-hour cache writes, when the provider split them out.
+    fn cache_write_1h(&self) -> Option<u64> {
+        self.cache_creation
+            .as_ref()
+            .and_then(|c| c.ephemeral_1h_input_tokens)
+    }
 }
 
 /// pi-ai 1.6's `mapStopReason`: the stop reason, and for the failing ones the error text
@@ -244,6 +262,7 @@ impl SseDecoder for Decoder {
                 m.usage.output = message.usage.output_tokens.unwrap_or(0);
                 m.usage.cache_read = message.usage.cache_read_input_tokens.unwrap_or(0);
                 m.usage.cache_write = message.usage.cache_creation_input_tokens.unwrap_or(0);
+                m.usage.cache_write_1h = message.usage.cache_write_1h();
                 m.usage.recompute_total();
                 calculate_cost(model, &mut m.usage);
             }
@@ -294,6 +313,9 @@ impl SseDecoder for Decoder {
                 }
                 if let Some(v) = usage.cache_creation_input_tokens {
                     m.usage.cache_write = v;
+                }
+                if let Some(v) = usage.cache_write_1h() {
+                    m.usage.cache_write_1h = Some(v);
                 }
                 m.usage.recompute_total();
                 calculate_cost(model, &mut m.usage);
