@@ -78,7 +78,11 @@ async fn a_long_prompt_is_priced_by_its_tier_as_in_16() {
     .await;
     let priced = &outcome.last()["usage"]["cost"];
     assert_eq!(priced["input"], json!(0.9), "{outcome:#?}");
-    assert_eq!(priced["output"], json!(22.5 / 1_000_000.0 * 20.0), "{outcome:#?}");
+    assert_eq!(
+        priced["output"],
+        json!(22.5 / 1_000_000.0 * 20.0),
+        "{outcome:#?}"
+    );
     // 150k input alone stays at the base prices.
     let short = json!({"input_tokens": 150_000, "output_tokens": 1});
     let outcome = compare_model(&ANTHROPIC, fields, || {
