@@ -139,7 +139,8 @@ async fn request_body_follows_the_converse_shape() {
     let body = &server.requests()[2].body;
     assert!(!body.to_string().contains("cachePoint"));
     assert!(body.get("toolConfig").is_none());
-    assert_eq!(body["inferenceConfig"], json!({}));
+    // Without maxTokens, Claude gets its output cap (Bedrock's default would cut it short).
+    assert_eq!(body["inferenceConfig"], json!({"maxTokens": m.max_tokens}));
 }
 
 #[tokio::test]

@@ -16,6 +16,8 @@ use super::ts16::{ours, ts16, ts16_pi};
 /// Where a case's requests go: a `parity` provider of this wire API on the mock (the
 /// request-parity set-up, `request_parity::apis`), with the environment it needs.
 pub struct Wire {
+    /// The provider's name in `models.json` (`parity`, or a built-in one it extends).
+    pub provider: &'static str,
     /// The `api` of the provider in `models.json`.
     pub api: &'static str,
     /// The base URL's path below the mock's root.
@@ -28,6 +30,7 @@ pub struct Wire {
 
 /// OpenAI Chat Completions.
 pub const CHAT: Wire = Wire {
+    provider: "parity",
     api: "openai-completions",
     base_path: "/v1",
     api_key: "sk-errors",
@@ -35,6 +38,7 @@ pub const CHAT: Wire = Wire {
 };
 /// Anthropic Messages.
 pub const ANTHROPIC: Wire = Wire {
+    provider: "parity",
     api: "anthropic-messages",
     base_path: "",
     api_key: "sk-errors",
@@ -42,6 +46,7 @@ pub const ANTHROPIC: Wire = Wire {
 };
 /// Amazon Bedrock Converse, with a bearer token (no SigV4) over HTTP/1.1.
 pub const BEDROCK: Wire = Wire {
+    provider: "parity",
     api: "bedrock-converse-stream",
     base_path: "",
     api_key: "sk-errors",
@@ -51,8 +56,22 @@ pub const BEDROCK: Wire = Wire {
         ("AWS_BEDROCK_FORCE_HTTP1", "1"),
     ],
 };
+/// Amazon Bedrock Converse signed with SigV4 (static keys, no bearer token) over HTTP/1.1.
+pub const BEDROCK_SIGV4: Wire = Wire {
+    provider: "amazon-bedrock",
+    api: "bedrock-converse-stream",
+    base_path: "",
+    api_key: "",
+    env: &[
+        ("AWS_ACCESS_KEY_ID", "AKIDPARITYEXAMPLE"),
+        ("AWS_SECRET_ACCESS_KEY", "parity-secret-key"),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_BEDROCK_FORCE_HTTP1", "1"),
+    ],
+};
 /// Google Generative AI (Gemini API).
 pub const GEMINI: Wire = Wire {
+    provider: "parity",
     api: "google-generative-ai",
     base_path: "/v1beta",
     api_key: "sk-errors",
@@ -60,6 +79,7 @@ pub const GEMINI: Wire = Wire {
 };
 /// Google Vertex AI with an API key.
 pub const VERTEX: Wire = Wire {
+    provider: "parity",
     api: "google-vertex",
     base_path: "/v1",
     api_key: "sk-errors",

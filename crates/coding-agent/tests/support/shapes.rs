@@ -42,15 +42,19 @@ pub async fn requests(program: impl Fn() -> Command, session: &Session<'_>) -> V
     let server = MockServer::start().await.unwrap();
     server.push_all(session.scripts.clone());
     let env = Env::new(&server, 128_000, json!({}));
-    let models = json!({"providers": {"parity": {
+    let provider = session.wire.provider;
+    let mut models = json!({"providers": {provider: {
         "baseUrl": format!("{}{}", server.url(), session.wire.base_path),
-        "api": session.wire.api, "apiKey": session.wire.api_key,
-        "models": [session.model.clone()],
+        "api": session.wire.api, "models": [session.model.clone()],
     }}});
+    // No key at all where the wire authenticates otherwise (Bedrock's SigV4 keys).
+    if !session.wire.api_key.is_empty() {
+        models["providers"][provider]["apiKey"] = Value::from(session.wire.api_key);
+    }
     std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
     std::fs::write(env.agent.join("settings.json"), "{}").unwrap();
     std::fs::write(env.work.join(NOTES_FILE), "the parity notes\n").unwrap();
-    let model = format!("parity/{}", session.model["id"].as_str().unwrap());
+    let model = format!("{provider}/{}", session.model["id"].as_str().unwrap());
     for args in &session.runs {
         let mut command = program();
         command

@@ -578,7 +578,11 @@ pub fn build_body(
         messages: convert_messages(model, &context.messages, retention)?,
         system: system_blocks(model, context.system_prompt.as_deref(), retention),
         inference_config: InferenceConfig {
-            max_tokens: options.max_tokens,
+            // Claude gets its output cap when none is asked for: Bedrock's default (4096)
+            // would cut its replies short (pi-ai 1.6).
+            max_tokens: options
+                .max_tokens
+                .or_else(|| is_claude(model).then_some(model.max_tokens)),
             temperature: options.temperature,
         },
         tool_config: tool_config(model, context, options.tool_choice.as_ref()),
