@@ -386,3 +386,16 @@ async fn non_claude_reasoning_goes_back_without_signature() {
         json!({"text": "reasoned"})
     );
 }
+
+#[tokio::test]
+async fn a_blank_user_turn_gets_a_placeholder() {
+    let server = server().await;
+    server.push(Script::text("ok"));
+    let m = model(&server, CLAUDE);
+    collect(&m, &context("  "), options(), bedrock_options()).await;
+    let body = &server.requests()[0].body;
+    assert_eq!(
+        body["messages"][0]["content"][0],
+        json!({"text": "<empty>"})
+    );
+}

@@ -105,3 +105,32 @@ async fn a_custom_claude_model_is_signed_and_gets_its_output_cap_as_in_16() {
         json!({"sigv4": true, "inferenceConfig": {"maxTokens": 16384}})
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blank_tool_results_and_empty_argument_keys_are_replayed_as_in_16() {
+    // Reading an empty file gives a blank tool result; the call's arguments carry empty
+    // keys, at the top and nested.
+    let call = Script::tool_call(
+        "read",
+        json!({"path": "/dev/null", "": "top", "opts": {"": 1, "keep": [{"": 2, "k": 3}]}}),
+    );
+    let session = Session {
+        scripts: vec![call, Script::text("Done.")],
+        ..one_prompt(model(
+            "anthropic.claude-parity",
+            json!({"reasoning": false}),
+        ))
+    };
+    let messages = compare(&session, |r| r[1].1["messages"].clone()).await;
+    let tool_use = &messages[1]["content"][0]["toolUse"];
+    assert_eq!(
+        tool_use["input"],
+        json!({"path": "/dev/null", "opts": {"keep": [{"k": 3}]}}),
+        "{messages:#}"
+    );
+    assert_eq!(
+        messages[2]["content"][0]["toolResult"]["content"],
+        json!([{"text": "<empty>"}]),
+        "{messages:#}"
+    );
+}

@@ -376,17 +376,38 @@ fn cache_point(retention: CacheRetention) -> CachePoint {
     }
 }
 
+/// Text Bedrock requires where a user turn or tool result has none (pi-ai 1.6).
+const EMPTY_TEXT_PLACEHOLDER: &str = "<empty>";
+
+/// A tool call's arguments without empty object keys, which Bedrock rejects on replay;
+/// every other value is kept as it is, at any depth (pi-ai 1.6).
+fn without_empty_keys(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(without_empty_keys).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, _)| !key.is_empty())
+                .map(|(key, nested)| (key.clone(), without_empty_keys(nested)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 fn tool_result(result: &crate::types::ToolResultMessage) -> Result<ContentBlock, String> {
-    let content = result
-        .content
-        .iter()
-        .map(|block| match block {
+    let mut content = Vec::new();
+    for block in &result.content {
+        match block {
             InputBlock::Image(i) => {
-                image_block(&i.mime_type, &i.data).map(ToolResultContent::Image)
+                content.push(image_block(&i.mime_type, &i.data).map(ToolResultContent::Image)?)
             }
-            InputBlock::Text(t) => Ok(ToolResultContent::Text(t.text.clone())),
-        })
-        .collect::<Result<Vec<_>, String>>()?;
+            InputBlock::Text(t) if t.text.trim().is_empty() => {}
+            InputBlock::Text(t) => content.push(ToolResultContent::Text(t.text.clone())),
+        }
+    }
+    if content.is_empty() {
+        content.push(ToolResultContent::Text(EMPTY_TEXT_PLACEHOLDER.into()));
+    }
     Ok(ContentBlock::ToolResult(ToolResultBlock {
         tool_use_id: result.tool_call_id.clone(),
         content,
@@ -408,18 +429,28 @@ pub fn convert_messages(
     while index < messages.len() {
         match &messages[index] {
             Message::User(user) => {
-                let content = match &user.content {
-                    UserContent::Text(text) => vec![ContentBlock::Text(text.clone())],
-                    UserContent::Blocks(blocks) => blocks
-                        .iter()
-                        .map(|b| match b {
-                            InputBlock::Text(t) => Ok(ContentBlock::Text(t.text.clone())),
-                            InputBlock::Image(i) => {
-                                image_block(&i.mime_type, &i.data).map(ContentBlock::Image)
+                // Blank text is left out; a turn left without content gets a placeholder.
+                let mut content = Vec::new();
+                match &user.content {
+                    UserContent::Text(text) if text.trim().is_empty() => {}
+                    UserContent::Text(text) => content.push(ContentBlock::Text(text.clone())),
+                    UserContent::Blocks(blocks) => {
+                        for block in blocks {
+                            match block {
+                                InputBlock::Text(t) if t.text.trim().is_empty() => {}
+                                InputBlock::Text(t) => {
+                                    content.push(ContentBlock::Text(t.text.clone()))
+                                }
+                                InputBlock::Image(i) => content.push(
+                                    image_block(&i.mime_type, &i.data).map(ContentBlock::Image)?,
+                                ),
                             }
-                        })
-                        .collect::<Result<_, String>>()?,
-                };
+                        }
+                    }
+                }
+                if content.is_empty() {
+                    content.push(ContentBlock::Text(EMPTY_TEXT_PLACEHOLDER.into()));
+                }
                 out.push(BedrockMessage {
                     role: "user",
                     content,
@@ -438,7 +469,12 @@ pub fn convert_messages(
                             content.push(ContentBlock::ToolUse(ToolUseBlock {
                                 tool_use_id: call.id.clone(),
                                 name: call.name.clone(),
-                                input: call.arguments.clone(),
+                                input: call
+                                    .arguments
+                                    .iter()
+                                    .filter(|(key, _)| !key.is_empty())
+                                    .map(|(key, value)| (key.clone(), without_empty_keys(value)))
+                                    .collect(),
                             }));
                         }
                         AssistantBlock::Thinking(t) if t.is_redacted() => {
