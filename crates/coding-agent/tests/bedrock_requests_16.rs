@@ -134,3 +134,23 @@ async fn blank_tool_results_and_empty_argument_keys_are_replayed_as_in_16() {
         "{messages:#}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_5_models_get_cache_points_as_in_16() {
+    for id in ["anthropic.claude-fable-5", "anthropic.claude-sonnet-5"] {
+        let cache_points = compare(
+            &one_prompt(model(id, json!({"reasoning": false}))),
+            |r| {
+                let body = &r[0].1;
+                json!({"system": body["system"].as_array().map(|s| s.len()),
+                       "lastUser": body["messages"][0]["content"].as_array().and_then(|c| c.last()).cloned()})
+            },
+        )
+        .await;
+        assert_eq!(
+            cache_points["lastUser"],
+            json!({"cachePoint": {"type": "default"}}),
+            "{id}: {cache_points:#}"
+        );
+    }
+}

@@ -41,8 +41,7 @@ const GEMINI_4: &str = "open: pi 1.6.0 sends Gemini 4 a `thinkingLevel` and ids 
 
 const CACHE_FIELDS: &str = "open: pi 1.6.0 asks GPT-5.6 and GPT-6 for long retention with \
     `prompt_cache_options: {ttl: \"30m\"}` instead of `prompt_cache_retention: \"24h\"`, \
-    xAI for `reasoning.encrypted_content`, and marks Bedrock's Claude Fable 5 prompt with \
-    cache points; ours does not";
+    and xAI for `reasoning.encrypted_content`; ours does not";
 
 /// The catalog differences that stay.
 pub const CATALOG_KNOWN: &[Known] = &[
@@ -115,11 +114,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
         CACHE_FIELDS,
     ),
     entry("xai/*", Part::Field("/body/include"), CACHE_FIELDS),
-    entry(
-        "amazon-bedrock/anthropic.claude-fable-5",
-        Part::Fields(&["/body/system", "/body/messages/*/content"]),
-        CACHE_FIELDS,
-    ),
     entry(
         "fireworks/accounts/fireworks/models/deepseek-v4p1-flash",
         Part::Fields(&[

@@ -252,15 +252,20 @@ fn supports_native_xhigh(model: &Model) -> bool {
         .any(|s| XHIGH.iter().any(|needle| s.contains(needle)))
 }
 
-/// Whether the model takes explicit cache points (Claude 3.5 Haiku, 3.7 Sonnet, 4.x), or
-/// `AWS_BEDROCK_FORCE_CACHE=1` for models whose id and name say nothing.
+/// Whether the model takes explicit cache points (Claude 3.5 Haiku, 3.7 Sonnet, 4.x and
+/// the 5 family: Fable, Opus, Sonnet, Haiku), or `AWS_BEDROCK_FORCE_CACHE=1` for models
+/// whose id and name say nothing.
 pub fn supports_prompt_caching(model: &Model) -> bool {
+    const CLAUDE_5: [&str; 4] = ["fable-5", "opus-5", "sonnet-5", "haiku-5"];
     let candidates = match_candidates(model);
     if !candidates.iter().any(|s| s.contains("claude")) {
         return std::env::var("AWS_BEDROCK_FORCE_CACHE").is_ok_and(|v| v == "1");
     }
     candidates.iter().any(|s| {
-        s.contains("-4-") || s.contains("claude-3-7-sonnet") || s.contains("claude-3-5-haiku")
+        CLAUDE_5.iter().any(|needle| s.contains(needle))
+            || s.contains("-4-")
+            || s.contains("claude-3-7-sonnet")
+            || s.contains("claude-3-5-haiku")
     })
 }
 
