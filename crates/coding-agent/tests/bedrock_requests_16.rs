@@ -43,6 +43,7 @@ fn one_prompt(model: Value) -> Session<'static> {
         model,
         scripts: vec![Script::text("Signed.")],
         runs: vec![vec!["-p", "Hello."]],
+        files: vec![],
     }
 }
 

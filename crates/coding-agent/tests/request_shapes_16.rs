@@ -37,6 +37,7 @@ fn replayed_thinking(compat: Value, thinking: Item) -> Session<'static> {
             vec!["--thinking", "high", "-p", "Think."],
             vec!["-c", "--thinking", "high", "-p", "Again?"],
         ],
+        files: vec![],
     }
 }
 
@@ -91,6 +92,7 @@ async fn anthropic_force_adaptive_thinking_on_a_custom_model_as_in_16() {
         ),
         scripts: vec![Script::text("Adaptive.")],
         runs: vec![vec!["--thinking", "high", "-p", "Think adaptively."]],
+        files: vec![],
     };
     let shape = compare(&session, |r| {
         let (headers, body) = &r[0];
@@ -130,6 +132,7 @@ async fn gemini_replayed(parts: Value) -> Value {
             Script::text("Again."),
         ],
         runs: vec![vec!["-p", "Think."], vec!["-c", "-p", "Again?"]],
+        files: vec![],
     };
     let contents = compare(&session, |r| gemini_contents(r, 1)).await;
     contents[1].clone()
@@ -165,6 +168,7 @@ async fn gemini_3_tool_call_ids_are_replayed_as_in_16() {
             Script::text("It says: the parity notes."),
         ],
         runs: vec![vec!["-p", "Read notes.txt."]],
+        files: vec![],
     };
     let contents = compare(&session, |r| gemini_contents(r, 1)).await;
     assert_eq!(
@@ -174,5 +178,59 @@ async fn gemini_3_tool_call_ids_are_replayed_as_in_16() {
     assert_eq!(
         contents[2]["parts"][0]["functionResponse"]["id"],
         "call_notes_1"
+    );
+}
+
+/// An extension tool whose schema has `const`s: a literal, a union of literals, and a
+/// default holding `const`-shaped data.
+const CONST_TOOL: &str = r#"
+import { Type } from "@sinclair/typebox";
+export default function (pi) {
+  pi.registerTool({
+    name: "pick",
+    label: "pick",
+    description: "Pick a mode",
+    parameters: Type.Object({
+      mode: Type.Literal("fast"),
+      level: Type.Union([Type.Literal(1), Type.Literal(2)]),
+      extra: Type.Optional(Type.Object({ kind: Type.String() }, { default: { const: "kept" } })),
+    }),
+    async execute() { return { content: [{ type: "text", text: "ok" }] }; },
+  });
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_tool_schemas_send_const_as_enum_as_in_16() {
+    let session = Session {
+        wire: &GEMINI,
+        model: model("gemini-3-parity", json!({"reasoning": false})),
+        scripts: vec![Script::text("Picked.")],
+        runs: vec![vec!["-e", "pick.ts", "--no-session", "-p", "Pick."]],
+        files: vec![("pick.ts", CONST_TOOL)],
+    };
+    let schema = compare(&session, |r| {
+        let declarations = r[0].1["tools"][0]["functionDeclarations"]
+            .as_array()
+            .unwrap();
+        declarations
+            .iter()
+            .find(|d| d["name"] == "pick")
+            .map(|d| d["parametersJsonSchema"].clone())
+            .unwrap_or_default()
+    })
+    .await;
+    let properties = &schema["properties"];
+    assert_eq!(properties["mode"]["enum"], json!(["fast"]), "{schema:#}");
+    assert!(properties["mode"].get("const").is_none(), "{schema:#}");
+    assert_eq!(
+        properties["level"]["anyOf"][1]["enum"],
+        json!([2]),
+        "{schema:#}"
+    );
+    assert_eq!(
+        properties["extra"]["default"],
+        json!({"const": "kept"}),
+        "{schema:#}"
     );
 }

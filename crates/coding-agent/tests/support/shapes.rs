@@ -23,6 +23,8 @@ pub struct Session<'a> {
     pub model: Value,
     pub scripts: Vec<Script>,
     pub runs: Vec<Vec<&'a str>>,
+    /// Files written into the work dir first (name, content), e.g. an extension.
+    pub files: Vec<(&'a str, &'a str)>,
 }
 
 /// The model entry: `id`, reasoning, 128k window, free, with `fields` merged over it.
@@ -54,6 +56,9 @@ pub async fn requests(program: impl Fn() -> Command, session: &Session<'_>) -> V
     std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
     std::fs::write(env.agent.join("settings.json"), "{}").unwrap();
     std::fs::write(env.work.join(NOTES_FILE), "the parity notes\n").unwrap();
+    for (name, content) in &session.files {
+        std::fs::write(env.work.join(name), content).unwrap();
+    }
     let model = format!("{provider}/{}", session.model["id"].as_str().unwrap());
     for args in &session.runs {
         let mut command = program();

@@ -457,8 +457,8 @@ pub fn convert_tools(
             let (parameters, parameters_json_schema) = match form {
                 SchemaForm::JsonSchema => (
                     None,
-                    Some(crate::schema::strip_meta(&crate::schema::inline_refs(
-                        &schema,
+                    Some(crate::schema::const_as_enum(&crate::schema::strip_meta(
+                        &crate::schema::inline_refs(&schema),
                     ))),
                 ),
                 SchemaForm::OpenApi => (Some(crate::schema::for_gemini(&schema)), None),
