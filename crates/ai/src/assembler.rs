@@ -76,7 +76,13 @@ impl Assembler {
 
     /// Opens a text block and queues `text_start`; returns its content index.
     pub fn begin_text(&mut self) -> usize {
-        let index = self.push_block(AssistantBlock::Text(TextContent::new("")), None);
+        self.begin_text_with("")
+    }
+
+    /// Opens a text block that already holds `text` (a provider that sends text in the
+    /// block's start event) and queues `text_start`; returns its content index.
+    pub fn begin_text_with(&mut self, text: &str) -> usize {
+        let index = self.push_block(AssistantBlock::Text(TextContent::new(text)), None);
         let partial = self.snapshot();
         self.events.push_back(Event::TextStart {
             content_index: index,

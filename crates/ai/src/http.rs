@@ -17,6 +17,8 @@ pub use error_text::{
 pub const ABORTED_BEFORE_RESPONSE: &str = "Request was aborted.";
 /// Text of a request cancelled while the response streamed.
 pub const ABORTED: &str = "Request was aborted";
+/// Text of a request cancelled while waiting to retry it (pi-ai 1.6's abortable sleep).
+pub const ABORTED_WHILE_WAITING: &str = "Request aborted";
 /// Text of a request that could not reach the server.
 pub const CONNECTION_ERROR: &str = "Connection error.";
 /// Text of a request whose response headers did not arrive in time.
@@ -298,7 +300,10 @@ pub async fn send(
         tokio::select! {
             biased;
             _ = cancel.cancelled() => {
-                return Err(RequestFailure::aborted());
+                return Err(RequestFailure {
+                    message: ABORTED_WHILE_WAITING.into(),
+                    ..RequestFailure::aborted()
+                });
             }
             _ = tokio::time::sleep(delay) => {}
         }

@@ -94,6 +94,74 @@ fn inline(value: &Value, defs: &Map<String, Value>, depth: usize) -> Value {
     }
 }
 
+/// Keywords whose value is a subschema or a list of them.
+const SUBSCHEMA_KEYS: [&str; 16] = [
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "unevaluatedItems",
+    "contains",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contentSchema",
+];
+/// Keywords whose value maps names to subschemas.
+const SUBSCHEMA_MAP_KEYS: [&str; 6] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+];
+
+/// A string or number `const` as a one-value `enum`, in every subschema (Gemini rejects
+/// `const`); literal data elsewhere (`default`, `examples`) is left alone (pi-ai 1.6).
+pub fn const_as_enum(schema: &Value) -> Value {
+    rewrite_const(schema, false)
+}
+
+fn rewrite_const(schema: &Value, name_map: bool) -> Value {
+    let map = match schema {
+        Value::Array(items) => {
+            return Value::Array(items.iter().map(|i| rewrite_const(i, false)).collect());
+        }
+        Value::Object(map) => map,
+        other => return other.clone(),
+    };
+    let mut out: serde_json::Map<String, Value> = map
+        .iter()
+        .map(|(key, value)| {
+            let value = if name_map || SUBSCHEMA_KEYS.contains(&key.as_str()) {
+                rewrite_const(value, false)
+            } else if SUBSCHEMA_MAP_KEYS.contains(&key.as_str()) {
+                rewrite_const(value, true)
+            } else {
+                value.clone()
+            };
+            (key.clone(), value)
+        })
+        .collect();
+    if !name_map
+        && !out.contains_key("enum")
+        && out
+            .get("const")
+            .is_some_and(|c| c.is_string() || c.is_number())
+        && let Some(value) = out.shift_remove("const")
+    {
+        out.insert("enum".into(), Value::Array(vec![value]));
+    }
+    Value::Object(out)
+}
+
 /// Drops the document-level keywords (`$schema`, `$defs`, …) everywhere.
 pub fn strip_meta(value: &Value) -> Value {
     match value {
@@ -217,6 +285,25 @@ fn compact(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn const_becomes_a_one_value_enum_in_subschemas_only() {
+        let schema = json!({"type": "object", "properties": {
+            "mode": {"const": "fast", "default": {"const": "kept"}},
+            "const": {"type": "string"},
+            "level": {"anyOf": [{"const": 1}, {"const": 2}]},
+            "flag": {"const": true},
+            "either": {"const": "a", "enum": ["a"]}}});
+        assert_eq!(
+            const_as_enum(&schema),
+            json!({"type": "object", "properties": {
+                "mode": {"default": {"const": "kept"}, "enum": ["fast"]},
+                "const": {"type": "string"},
+                "level": {"anyOf": [{"enum": [1]}, {"enum": [2]}]},
+                "flag": {"const": true},
+                "either": {"const": "a", "enum": ["a"]}}})
+        );
+    }
 
     fn sample() -> Value {
         json!({

@@ -139,7 +139,8 @@ async fn request_body_follows_the_converse_shape() {
     let body = &server.requests()[2].body;
     assert!(!body.to_string().contains("cachePoint"));
     assert!(body.get("toolConfig").is_none());
-    assert_eq!(body["inferenceConfig"], json!({}));
+    // Without maxTokens, Claude gets its output cap (Bedrock's default would cut it short).
+    assert_eq!(body["inferenceConfig"], json!({"maxTokens": m.max_tokens}));
 }
 
 #[tokio::test]
@@ -383,5 +384,18 @@ async fn non_claude_reasoning_goes_back_without_signature() {
     assert_eq!(
         body["messages"][1]["content"][0],
         json!({"text": "reasoned"})
+    );
+}
+
+#[tokio::test]
+async fn a_blank_user_turn_gets_a_placeholder() {
+    let server = server().await;
+    server.push(Script::text("ok"));
+    let m = model(&server, CLAUDE);
+    collect(&m, &context("  "), options(), bedrock_options()).await;
+    let body = &server.requests()[0].body;
+    assert_eq!(
+        body["messages"][0]["content"][0],
+        json!({"text": "<empty>"})
     );
 }

@@ -79,7 +79,7 @@ async fn safety_and_unknown_finish_reasons_are_errors() {
     let gemini = offline_model(Api::Gemini, "gemini-2.5-flash");
     let events = replay(&gemini, &chunk("SAFETY")).await;
     let message = final_message(&events);
-    assert_eq!(error_text(message), "An unknown error occurred");
+    assert_eq!(error_text(message), "Provider stopped with: SAFETY");
     assert_eq!(message.text(), "partial");
     let events = replay(&gemini, &chunk("BRAND_NEW_REASON")).await;
     assert_eq!(

@@ -425,10 +425,13 @@ async fn images_in_user_turns_and_tool_results() {
             .unwrap()
             .clone();
         assert_eq!(contents.len(), 3, "{which:?}");
+        // Gemini 3 also gets the tool call's id back (pi-ai 1.6).
+        let id = contents[1]["parts"][0]["functionCall"]["id"].clone();
+        assert!(id.is_string(), "{contents:#?}");
         assert_eq!(
             contents[2],
             json!({"role": "user", "parts": [{"functionResponse": {"name": "read",
-                "response": {"output": "a screenshot"}, "parts": [inline.clone()]}}]})
+                "response": {"output": "a screenshot"}, "parts": [inline.clone()], "id": id}}]})
         );
     }
     // A text-only model gets placeholders instead of image data.

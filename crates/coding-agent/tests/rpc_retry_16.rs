@@ -340,7 +340,15 @@ fn prompt_then_abort_retry(rpc: &mut Rpc) -> (Value, Vec<Value>) {
     rpc.event("auto_retry_start");
     let aborted = rpc.call("a", json!({"type": "abort_retry"}));
     assert_eq!(aborted["success"], true, "{aborted}");
-    (response, rpc.event("agent_settled"))
+    (response, settled(rpc))
+}
+
+/// Reads until the run settled, unless it did before the last command's answer.
+fn settled(rpc: &mut Rpc) -> Vec<Value> {
+    if rpc.seen.iter().any(|l| l["type"] == "agent_settled") {
+        return Vec::new();
+    }
+    rpc.event("agent_settled")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -360,4 +368,86 @@ async fn abort_retry_cancels_the_wait_as_in_16() {
             &json!({"type": "auto_retry_end", "success": false, "attempt": 1, "finalError": "Retry cancelled"})
         ]
     );
+}
+
+/// Sends the prompt and reads until the run settled, noting in the answer whether the
+/// run took at least the SDKs' shortest first backoff (375 ms: 0.5 s less 25% jitter).
+fn prompt_and_time(rpc: &mut Rpc) -> (Value, Vec<Value>) {
+    let started = std::time::Instant::now();
+    let (mut response, lines) = prompt_and_settle(rpc);
+    response["backedOff"] = json!(started.elapsed() >= std::time::Duration::from_millis(375));
+    (response, lines)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unparseable_retry_after_date_backs_off_as_in_16() {
+    // Not a date: the provider retry waits its own backoff instead of retrying at once.
+    let mut settings = with_provider(json!({"maxRetries": 1}));
+    settings["retry"]["enabled"] = json!(false);
+    let outcome = compare_with(
+        || {
+            vec![
+                error_with_retry_after(429, "Wed, 32 Foo 2026 25:61:61 GMT"),
+                Script::text("answered"),
+            ]
+        },
+        settings,
+        prompt_and_time,
+    )
+    .await;
+    assert_eq!(outcome.requests, 2);
+    assert_eq!(outcome.response["backedOff"], true);
+    assert!(of_type(&outcome, "auto_retry_start").is_empty());
+    let ends = of_type(&outcome, "message_end");
+    assert_eq!(ends.last().unwrap()["text"], "answered");
+}
+
+/// What aborting a provider's retry wait showed: the assistant messages, the requests.
+async fn abort_provider_wait(program: Command) -> (Vec<Value>, usize) {
+    let server = MockServer::start().await.unwrap();
+    server.push_all([
+        error_with_retry_after(429, "120"),
+        Script::text("never sent"),
+    ]);
+    let settings = with_provider(json!({"maxRetries": 1, "maxRetryDelayMs": 300_000}));
+    let env = Env::new(&server, 128_000, settings);
+    let mut rpc = Rpc::start_program(&env, program, &[]);
+    rpc.call("p", json!({"type": "prompt", "message": "hello"}));
+    // The first request was answered with its 120 s retry-after: the wait has begun.
+    while server.requests().is_empty() {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    rpc.call("a", json!({"type": "abort"}));
+    // Settles long before the 120 s wait (`until` gives up after 30 s).
+    settled(&mut rpc);
+    // The abort lands in the wait ("Request aborted", pi-ai's abortable sleep) or, when
+    // it beats the 429's arrival, before the response ("Request was aborted."): both
+    // pis word each case alike, so the case is what is compared.
+    let view = retry_view(&rpc.seen)
+        .into_iter()
+        .filter(|e| e["type"] == "message_end" || e["type"] == "auto_retry_start")
+        .map(|mut e| {
+            let text = e["errorMessage"].as_str().unwrap_or_default();
+            assert!(
+                ["Request aborted", "Request was aborted."].contains(&text),
+                "{e}"
+            );
+            e["errorMessage"] = json!("<aborted>");
+            e
+        })
+        .collect();
+    drop(rpc);
+    (view, server.requests().len())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abort_ends_a_provider_retry_wait_as_in_16() {
+    let our = abort_provider_wait(ours()).await;
+    assert_eq!(our.1, 1, "{our:#?}");
+    assert_eq!(our.0.len(), 1, "{our:#?}");
+    assert_eq!(our.0[0]["stopReason"], "aborted", "{our:#?}");
+    if let Some(wrapper) = ts16() {
+        let their = abort_provider_wait(ts16_pi(&wrapper)).await;
+        assert_eq!(our, their, "ours (left) and pi 1.6.0 (right) differ");
+    }
 }

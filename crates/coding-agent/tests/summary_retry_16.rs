@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use mock_llm::{MockServer, Script};
+use mock_llm::{Fault, MockServer, Script};
 use support::rpc::{Env, Rpc};
 use support::ts16::{ours, ts16, ts16_pi};
 
@@ -28,11 +28,20 @@ struct Outcome {
 
 /// A prompt, then `compact` whose summary request fails `failures` times with a 503.
 async fn compact_with_failures(program: Command, failures: usize) -> Outcome {
+    compact_failing_with(program, failures, || Script::http_error(503)).await
+}
+
+/// A prompt, then `compact` whose summary request fails `failures` times with `failure`.
+async fn compact_failing_with(
+    program: Command,
+    failures: usize,
+    failure: fn() -> Script,
+) -> Outcome {
     let server = MockServer::start().await.unwrap();
     server.push(Script::text("First."));
     server.push(Script::text("Second."));
     for _ in 0..failures {
-        server.push(Script::http_error(503));
+        server.push(failure());
     }
     server.push(Script::text("## Goal\nA summary."));
     let env = Env::new(
@@ -106,5 +115,37 @@ async fn a_compaction_summary_retries_a_transient_failure_as_pi_16() {
                 "{failures} failures: ours vs pi 1.6.0"
             );
         }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compaction_summary_retries_a_service_unavailable_error_as_pi_16() {
+    // pi 1.3.0: "The service is temporarily unavailable" made the first compaction fail.
+    const TEXT: &str = "The service is temporarily unavailable";
+    let failure = || {
+        Script::default().with_fault(Fault::StreamError {
+            after_events: 0,
+            message: Some(TEXT.into()),
+        })
+    };
+    let ours_outcome = compact_failing_with(ours(), 1, failure).await;
+    let scheduled: Vec<&Value> = ours_outcome
+        .events
+        .iter()
+        .filter(|e| e["type"] == "summarization_retry_scheduled")
+        .collect();
+    assert_eq!(scheduled.len(), 1, "{ours_outcome:#?}");
+    assert!(
+        scheduled[0]["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains(TEXT),
+        "{ours_outcome:#?}"
+    );
+    assert_eq!(ours_outcome.summary, Value::from("## Goal\nA summary."));
+    assert_eq!(ours_outcome.requests, 4);
+    if let Some(wrapper) = ts16() {
+        let theirs = compact_failing_with(ts16_pi(&wrapper), 1, failure).await;
+        assert_eq!(ours_outcome, theirs, "ours vs pi 1.6.0");
     }
 }

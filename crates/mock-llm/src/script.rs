@@ -46,6 +46,11 @@ pub struct Script {
     /// `items`; `writeChunkBytes` still splits it. Faults other than HTTP errors are ignored.
     #[serde(default, alias = "raw_body")]
     pub raw_body: Option<String>,
+    /// The provider's own stop reason, sent as is instead of the one `stopReason` maps to
+    /// (Anthropic `refusal`, Bedrock `guardrail_intervened`, Gemini `SAFETY`; Anthropic,
+    /// Bedrock and Gemini/Vertex wires).
+    #[serde(default, alias = "raw_stop_reason")]
+    pub raw_stop_reason: Option<String>,
 }
 
 /// One content item of a scripted response.
@@ -407,6 +412,19 @@ impl Script {
     pub fn with_reasoning_field(mut self, field: impl Into<String>) -> Script {
         self.reasoning_field = Some(field.into());
         self
+    }
+
+    /// Sends `reason` as the wire's stop reason (see [`Script::raw_stop_reason`]).
+    pub fn with_raw_stop_reason(mut self, reason: impl Into<String>) -> Script {
+        self.raw_stop_reason = Some(reason.into());
+        self
+    }
+
+    /// The wire's stop reason: the raw one if scripted, else `mapped` of the effective one.
+    pub fn wire_stop_reason(&self, mapped: fn(StopReason) -> &'static str) -> String {
+        self.raw_stop_reason
+            .clone()
+            .unwrap_or_else(|| mapped(self.effective_stop_reason()).to_owned())
     }
 
     /// The effective stop reason (explicit, else derived from the items).

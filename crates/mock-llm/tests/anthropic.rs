@@ -149,3 +149,20 @@ async fn text_reply_ends_turn_and_ids_increase() {
     assert_eq!(second[0].json()["message"]["id"], "msg_custom");
     assert_eq!(server.pending(), 0);
 }
+
+#[tokio::test]
+async fn a_raw_stop_reason_is_sent_as_scripted() {
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("no").with_raw_stop_reason("refusal"));
+    server.push(Script::text("yes"));
+    let url = format!("{}/v1/messages", server.anthropic_base_url());
+    for expected in ["refusal", "end_turn"] {
+        let events = stream(&url, &anthropic_request("hi")).await;
+        let delta = events
+            .iter()
+            .find(|e| e.event.as_deref() == Some("message_delta"))
+            .unwrap()
+            .json();
+        assert_eq!(delta["delta"]["stop_reason"], expected);
+    }
+}

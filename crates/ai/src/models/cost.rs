@@ -23,13 +23,13 @@ pub fn calculate_cost(model: &Model, usage: &mut Usage) -> UsageCost {
         }
     }
     let per_token = |price: f64, tokens: u64| (price / 1_000_000.0) * tokens as f64;
+    // One-hour cache writes cost twice the input rate, the rest the cache-write rate.
+    let long_write = usage.cache_write_1h.unwrap_or(0).min(usage.cache_write);
+    let short_write = usage.cache_write - long_write;
     let cost = &mut usage.cost;
     cost.input = per_token(rates.0, usage.input);
     cost.output = per_token(rates.1, usage.output);
     cost.cache_read = per_token(rates.2, usage.cache_read);
-    // One-hour cache writes cost twice the input price, the rest the model's write price.
-    let long_write = usage.cache_write_1h.unwrap_or(0).min(usage.cache_write);
-    let short_write = usage.cache_write - long_write;
     cost.cache_write =
         (rates.3 * short_write as f64 + rates.0 * 2.0 * long_write as f64) / 1_000_000.0;
     cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write;
@@ -78,6 +78,25 @@ mod tests {
         let cost = calculate_cost(&model, &mut usage);
         // 200k five-minute writes at $3.75/M, 100k one-hour writes at 2 × $3/M.
         assert!((cost.cache_write - (0.75 + 0.6)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn one_hour_cache_writes_cost_twice_the_input_rate() {
+        let mut model = crate::models::get_model("anthropic", "claude-haiku-4-5").unwrap();
+        model.cost = ModelCost {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+            tiers: None,
+        };
+        let mut usage = Usage::from_tokens(0, 0, 0, 300_000);
+        usage.cache_write_1h = Some(200_000);
+        let cost = calculate_cost(&model, &mut usage);
+        assert_eq!(
+            cost.cache_write,
+            (3.75 * 100_000.0 + 6.0 * 200_000.0) / 1_000_000.0
+        );
     }
 
     #[test]

@@ -39,9 +39,6 @@ const THINKING_REPLAY: &str = "open: how earlier thinking is replayed to these m
 const GEMINI_4: &str = "open: pi 1.6.0 sends Gemini 4 a `thinkingLevel` and ids on function \
     calls and responses; ours sends a thinking budget and no ids";
 
-const CACHE_FIELDS: &str = "open: pi 1.6.0 marks Bedrock's Claude Fable 5 prompt with cache \
-    points; ours does not";
-
 /// The catalog differences that stay.
 pub const CATALOG_KNOWN: &[Known] = &[
     entry(
@@ -106,11 +103,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
         "openai-codex/*",
         Part::Request("GET /backend-api/codex/responses"),
         TOOL_SEARCH,
-    ),
-    entry(
-        "amazon-bedrock/anthropic.claude-fable-5",
-        Part::Fields(&["/body/system", "/body/messages/*/content"]),
-        CACHE_FIELDS,
     ),
     entry(
         "fireworks/accounts/fireworks/models/deepseek-v4p1-flash",

@@ -2,11 +2,13 @@
 
 use std::path::PathBuf;
 
+pub mod errors;
 pub mod ext_host;
 pub mod git;
 pub mod mcp;
 pub mod rpc;
 pub mod session;
+pub mod shapes;
 pub mod tmux;
 pub mod ts16;
 

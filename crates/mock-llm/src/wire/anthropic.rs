@@ -115,7 +115,7 @@ enum BlockDelta<'a> {
 
 #[derive(Serialize)]
 struct MessageDelta {
-    stop_reason: &'static str,
+    stop_reason: String,
     stop_sequence: Option<()>,
 }
 
@@ -244,7 +244,7 @@ impl WireFormat for Anthropic {
             }
         }
         let delta = MessageDelta {
-            stop_reason: stop_reason(script.effective_stop_reason()),
+            stop_reason: script.wire_stop_reason(stop_reason),
             stop_sequence: None,
         };
         let usage = OutputUsage {

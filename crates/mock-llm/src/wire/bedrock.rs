@@ -192,7 +192,7 @@ impl WireFormat for Bedrock {
         frames.push(Frame::named(
             "messageStop",
             to_json(&json!({
-                "stopReason": stop_reason(script.effective_stop_reason()),
+                "stopReason": script.wire_stop_reason(stop_reason),
                 "p": "abcdefgh",
             })),
         ));
@@ -351,6 +351,27 @@ mod tests {
         let end = bad.len() - 4;
         let crc = u32::from_be_bytes([bad[end], bad[end + 1], bad[end + 2], bad[end + 3]]);
         assert_ne!(crc, crc32(&bad[..end]));
+    }
+
+    #[test]
+    fn a_raw_stop_reason_is_sent_in_message_stop() {
+        let request = json!({});
+        let seq = std::sync::atomic::AtomicU64::new(0);
+        let ctx = RenderCtx {
+            request: &request,
+            request_len: 10,
+            response_seq: 1,
+            tool_seq: &seq,
+            created: 0,
+        };
+        let script = Script::text("hi").with_raw_stop_reason("guardrail_intervened");
+        let frames = Bedrock.render(&script, &ctx);
+        let stop = frames
+            .iter()
+            .find(|f| f.event.as_deref() == Some("messageStop"))
+            .unwrap();
+        let data: Value = serde_json::from_str(&stop.data).unwrap();
+        assert_eq!(data["stopReason"], "guardrail_intervened");
     }
 
     #[test]

@@ -142,7 +142,7 @@ fn render_chunks(script: &Script, ctx: &RenderCtx<'_>) -> Vec<Value> {
             let usage_metadata = if i == last {
                 candidate.insert(
                     "finishReason".into(),
-                    Value::from(finish_reason(script.effective_stop_reason())),
+                    Value::from(script.wire_stop_reason(finish_reason)),
                 );
                 let mut meta = Map::new();
                 meta.insert("promptTokenCount".into(), prompt.into());
@@ -389,6 +389,22 @@ mod tests {
         assert_eq!(last["usageMetadata"]["totalTokenCount"], 150);
         assert_eq!(last["modelVersion"], "gemini-test");
         assert_eq!(last["responseId"], chunks[0]["responseId"]);
+    }
+
+    #[test]
+    fn a_raw_finish_reason_replaces_the_mapped_one() {
+        let chunks = frames(&Google, &Script::text("hi").with_raw_stop_reason("SAFETY"));
+        assert_eq!(
+            chunks.last().unwrap()["candidates"][0]["finishReason"],
+            "SAFETY"
+        );
+        let length =
+            Script::tool_call("read", json!({"path": "a"})).with_stop_reason(StopReason::Length);
+        let chunks = frames(&Google, &length);
+        assert_eq!(
+            chunks.last().unwrap()["candidates"][0]["finishReason"],
+            "MAX_TOKENS"
+        );
     }
 
     #[test]

@@ -34,6 +34,7 @@ enum Event<'a> {
     MessageDelta {
         #[serde(default)]
         delta: MessageDeltaBody,
+        /// Absent or `null` from proxies that leave it out.
         #[serde(default)]
         usage: Option<RawUsage>,
     },
@@ -79,6 +80,16 @@ enum BlockDelta<'a> {
 struct MessageDeltaBody {
     #[serde(default)]
     stop_reason: Option<String>,
+    /// Why the provider stopped, e.g. a refusal's `explanation`.
+    #[serde(default)]
+    stop_details: Option<StopDetails>,
+}
+
+/// `stop_details` of a `message_delta`: pi reports a refusal's explanation as its error.
+#[derive(Deserialize, Default)]
+struct StopDetails {
+    #[serde(default)]
+    explanation: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -91,6 +102,7 @@ struct RawUsage {
     cache_read_input_tokens: Option<u64>,
     #[serde(default)]
     cache_creation_input_tokens: Option<u64>,
+    /// The cache writes by lifetime; the one-hour ones are priced apart.
     #[serde(default)]
     cache_creation: Option<CacheCreation>,
     #[serde(default)]
@@ -112,12 +124,36 @@ struct OutputDetails {
     thinking_tokens: Option<u64>,
 }
 
-fn map_stop_reason(reason: &str) -> Result<StopReason, String> {
+impl RawUsage {
+    /// The one-hour cache writes, when the provider split them out.
+    fn cache_write_1h(&self) -> Option<u64> {
+        self.cache_creation
+            .as_ref()
+            .and_then(|c| c.ephemeral_1h_input_tokens)
+    }
+}
+
+/// pi-ai 1.6's `mapStopReason`: the stop reason, and for the failing ones the error text
+/// (a refusal's `stop_details.explanation` when the provider gave one).
+fn map_stop_reason(
+    reason: &str,
+    details: Option<&StopDetails>,
+) -> Result<(StopReason, Option<String>), String> {
     match reason {
-        "end_turn" | "pause_turn" | "stop_sequence" => Ok(StopReason::Stop),
-        "max_tokens" => Ok(StopReason::Length),
-        "tool_use" => Ok(StopReason::ToolUse),
-        "refusal" | "sensitive" => Ok(StopReason::Error),
+        "end_turn" | "pause_turn" | "stop_sequence" => Ok((StopReason::Stop, None)),
+        "max_tokens" => Ok((StopReason::Length, None)),
+        "tool_use" => Ok((StopReason::ToolUse, None)),
+        "refusal" => {
+            let explanation = details
+                .and_then(|d| d.explanation.as_deref())
+                .filter(|e| !e.is_empty())
+                .unwrap_or("The model refused to complete the request");
+            Ok((StopReason::Error, Some(explanation.to_owned())))
+        }
+        "sensitive" => Ok((
+            StopReason::Error,
+            Some("Provider stopped with: sensitive".to_owned()),
+        )),
         other => Err(format!("Unhandled stop reason: {other}")),
     }
 }
@@ -130,6 +166,8 @@ pub struct Decoder {
     /// Anthropic block index → our content index.
     blocks: HashMap<u64, usize>,
     saw_stop: bool,
+    /// The error a failing stop reason carries (a refusal's explanation).
+    stop_error: Option<String>,
 }
 
 impl Decoder {
@@ -141,6 +179,7 @@ impl Decoder {
             tool_names,
             blocks: HashMap::new(),
             saw_stop: false,
+            stop_error: None,
         }
     }
 
@@ -160,10 +199,13 @@ impl Decoder {
     fn start_block(&mut self, index: u64, block: &Value, asm: &mut Assembler) {
         let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
         let content_index = match kind {
-            "text" => asm.begin_text(),
+            // The start event may already carry text or thinking (pi-ai 1.6 keeps it).
+            "text" => asm.begin_text_with(block.get("text").and_then(Value::as_str).unwrap_or("")),
             "thinking" => {
-                let mut thinking = ThinkingContent::new("");
-                thinking.thinking_signature = Some(String::new());
+                let text = block.get("thinking").and_then(Value::as_str).unwrap_or("");
+                let mut thinking = ThinkingContent::new(text);
+                let signature = block.get("signature").and_then(Value::as_str).unwrap_or("");
+                thinking.thinking_signature = Some(signature.to_owned());
                 asm.begin_thinking(thinking)
             }
             "redacted_thinking" => {
@@ -232,14 +274,8 @@ impl SseDecoder for Decoder {
                 m.usage.output = message.usage.output_tokens.unwrap_or(0);
                 m.usage.cache_read = message.usage.cache_read_input_tokens.unwrap_or(0);
                 m.usage.cache_write = message.usage.cache_creation_input_tokens.unwrap_or(0);
-                m.usage.cache_write_1h = Some(
-                    message
-                        .usage
-                        .cache_creation
-                        .as_ref()
-                        .and_then(|c| c.ephemeral_1h_input_tokens)
-                        .unwrap_or(0),
-                );
+                // pi-ai 1.6 writes the one-hour count from the start, 0 when not split out.
+                m.usage.cache_write_1h = Some(message.usage.cache_write_1h().unwrap_or(0));
                 m.usage.recompute_total();
                 calculate_cost(model, &mut m.usage);
             }
@@ -270,9 +306,13 @@ impl SseDecoder for Decoder {
             }
             Event::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason.as_deref() {
+                    let (stop, error) = map_stop_reason(reason, delta.stop_details.as_ref())?;
                     let m = asm.message_mut();
                     m.raw_stop_reason = Some(reason.to_owned());
-                    m.stop_reason = map_stop_reason(reason)?;
+                    m.stop_reason = stop;
+                    if error.is_some() {
+                        self.stop_error = error;
+                    }
                 }
                 let has_usage = usage.is_some();
                 let usage = usage.unwrap_or_default();
@@ -290,11 +330,7 @@ impl SseDecoder for Decoder {
                 if let Some(v) = usage.cache_creation_input_tokens {
                     m.usage.cache_write = v;
                 }
-                if let Some(v) = usage
-                    .cache_creation
-                    .as_ref()
-                    .and_then(|c| c.ephemeral_1h_input_tokens)
-                {
+                if let Some(v) = usage.cache_write_1h() {
                     m.usage.cache_write_1h = Some(v);
                 }
                 if let Some(v) = usage
@@ -325,7 +361,10 @@ impl SseDecoder for Decoder {
             return Err("Anthropic stream ended before message_stop".to_owned());
         }
         if asm.message().stop_reason.is_failure() {
-            return Err("An unknown error occurred".to_owned());
+            return Err(self
+                .stop_error
+                .take()
+                .unwrap_or_else(|| "An unknown error occurred".to_owned()));
         }
         Ok(())
     }

@@ -234,11 +234,14 @@ pub fn prepare_messages(model: &Model, messages: &[Message]) -> Vec<Message> {
     transform_messages(messages, model, Some(&normalize_tool_call_id))
 }
 
-/// Converts the prepared conversation to Messages API messages, borrowing its text.
+/// Converts the prepared conversation to Messages API messages, borrowing its text. With
+/// `allow_empty_signature` (`compat.allowEmptySignature`) unsigned thinking goes back as
+/// thinking with an empty signature instead of as text.
 pub fn convert_messages<'a>(
     messages: &'a [Message],
     oauth: bool,
     cache: Option<&CacheControl>,
+    allow_empty_signature: bool,
 ) -> Vec<ApiMessage<'a>> {
     let mut out: Vec<ApiMessage<'a>> = Vec::with_capacity(messages.len());
     let mut index = 0;
@@ -285,20 +288,23 @@ pub fn convert_messages<'a>(
                             });
                         }
                         AssistantBlock::Thinking(t) => {
-                            if t.thinking.is_blank() {
-                                continue;
-                            }
-                            match t
+                            let signature = t
                                 .thinking_signature
                                 .as_deref()
-                                .filter(|s| !s.trim().is_empty())
-                            {
-                                // Unsigned thinking (an aborted stream) goes back as plain text.
-                                None => blocks.push(text_block(&t.thinking)),
+                                .filter(|s| !s.trim().is_empty());
+                            match signature {
+                                // Signed thinking goes back even when its text is blank.
                                 Some(signature) => blocks.push(Block::Thinking {
                                     thinking: (&t.thinking).into(),
                                     signature,
                                 }),
+                                None if t.thinking.is_blank() => continue,
+                                None if allow_empty_signature => blocks.push(Block::Thinking {
+                                    thinking: (&t.thinking).into(),
+                                    signature: "",
+                                }),
+                                // Unsigned thinking (an aborted stream) goes back as plain text.
+                                None => blocks.push(text_block(&t.thinking)),
                             }
                         }
                         AssistantBlock::ToolCall(call) => {
@@ -613,7 +619,16 @@ pub fn build_body<'a>(
     });
     Body {
         model: &model.id,
-        messages: convert_messages(messages, oauth, cache.as_ref()),
+        messages: convert_messages(
+            messages,
+            oauth,
+            cache.as_ref(),
+            model
+                .compat
+                .as_ref()
+                .and_then(|c| c.allow_empty_signature)
+                .unwrap_or(false),
+        ),
         max_tokens,
         stream: true,
         system: (!system.is_empty()).then_some(system),

@@ -223,6 +223,30 @@ pub fn standard_endpoint_region(base_url: &str) -> Option<String> {
     valid.then(|| region.to_owned())
 }
 
+/// The region embedded in a model id that is a Bedrock ARN (an inference profile:
+/// `arn:aws[-partition]:bedrock:{region}:…`), which pi 1.6 prefers over any configured one.
+pub fn arn_region(model_id: &str) -> Option<String> {
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    };
+    let mut fields = model_id.split(':');
+    if fields.next()? != "arn" {
+        return None;
+    }
+    let partition = fields.next()?;
+    if partition != "aws" && !partition.strip_prefix("aws-").is_some_and(word) {
+        return None;
+    }
+    if fields.next()? != "bedrock" {
+        return None;
+    }
+    let region = fields.next()?;
+    // The region is followed by another field (the account).
+    (word(region) && fields.next().is_some()).then(|| region.to_owned())
+}
+
 /// Where to send the request and which region to sign for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -239,11 +263,16 @@ pub fn resolve_target(model: &Model, bedrock: &BedrockOptions) -> Result<Target,
     let has_profile = env("AWS_PROFILE").is_some();
     let endpoint_region = standard_endpoint_region(&model.base_url);
     let explicit = endpoint_region.is_none() || (configured.is_none() && !has_profile);
-    let region = match (configured, explicit.then_some(endpoint_region).flatten()) {
-        (Some(region), _) => region,
-        (None, Some(region)) => region,
-        (None, None) if !has_profile => DEFAULT_REGION.to_owned(),
-        (None, None) => credentials::profile_region(bedrock.profile.as_deref())
+    let region = match (
+        arn_region(&model.id),
+        configured,
+        explicit.then_some(endpoint_region).flatten(),
+    ) {
+        (Some(region), _, _) => region,
+        (None, Some(region), _) => region,
+        (None, None, Some(region)) => region,
+        (None, None, None) if !has_profile => DEFAULT_REGION.to_owned(),
+        (None, None, None) => credentials::profile_region(bedrock.profile.as_deref())
             .ok_or_else(|| "Region is missing".to_owned())?,
     };
     let base_url = if explicit && !model.base_url.is_empty() {
@@ -395,6 +424,17 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_inference_profile_arn_names_its_region() {
+        let arn = "arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.anthropic.claude";
+        assert_eq!(arn_region(arn).as_deref(), Some("eu-west-1"));
+        let gov = "arn:aws-us-gov:bedrock:us-gov-west-1:1:application-inference-profile/x";
+        assert_eq!(arn_region(gov).as_deref(), Some("us-gov-west-1"));
+        assert_eq!(arn_region("anthropic.claude-sonnet-4-5"), None);
+        assert_eq!(arn_region("arn:aws:s3:eu-west-1:1:x"), None);
+        assert_eq!(arn_region("arn:aws:bedrock:eu-west-1"), None);
+    }
 
     fn model(base_url: &str) -> Model {
         let mut m = crate::models::get_model("amazon-bedrock", "amazon.nova-lite-v1:0").unwrap();

@@ -252,15 +252,20 @@ fn supports_native_xhigh(model: &Model) -> bool {
         .any(|s| XHIGH.iter().any(|needle| s.contains(needle)))
 }
 
-/// Whether the model takes explicit cache points (Claude 3.5 Haiku, 3.7 Sonnet, 4.x), or
-/// `AWS_BEDROCK_FORCE_CACHE=1` for models whose id and name say nothing.
+/// Whether the model takes explicit cache points (Claude 3.5 Haiku, 3.7 Sonnet, 4.x and
+/// the 5 family: Fable, Opus, Sonnet, Haiku), or `AWS_BEDROCK_FORCE_CACHE=1` for models
+/// whose id and name say nothing.
 pub fn supports_prompt_caching(model: &Model) -> bool {
+    const CLAUDE_5: [&str; 4] = ["fable-5", "opus-5", "sonnet-5", "haiku-5"];
     let candidates = match_candidates(model);
     if !candidates.iter().any(|s| s.contains("claude")) {
         return std::env::var("AWS_BEDROCK_FORCE_CACHE").is_ok_and(|v| v == "1");
     }
     candidates.iter().any(|s| {
-        s.contains("-4-") || s.contains("claude-3-7-sonnet") || s.contains("claude-3-5-haiku")
+        CLAUDE_5.iter().any(|needle| s.contains(needle))
+            || s.contains("-4-")
+            || s.contains("claude-3-7-sonnet")
+            || s.contains("claude-3-5-haiku")
     })
 }
 
@@ -376,17 +381,38 @@ fn cache_point(retention: CacheRetention) -> CachePoint {
     }
 }
 
+/// Text Bedrock requires where a user turn or tool result has none (pi-ai 1.6).
+const EMPTY_TEXT_PLACEHOLDER: &str = "<empty>";
+
+/// A tool call's arguments without empty object keys, which Bedrock rejects on replay;
+/// every other value is kept as it is, at any depth (pi-ai 1.6).
+fn without_empty_keys(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(without_empty_keys).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, _)| !key.is_empty())
+                .map(|(key, nested)| (key.clone(), without_empty_keys(nested)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 fn tool_result(result: &crate::types::ToolResultMessage) -> Result<ContentBlock, String> {
-    let content = result
-        .content
-        .iter()
-        .map(|block| match block {
+    let mut content = Vec::new();
+    for block in &result.content {
+        match block {
             InputBlock::Image(i) => {
-                image_block(&i.mime_type, &i.data).map(ToolResultContent::Image)
+                content.push(image_block(&i.mime_type, &i.data).map(ToolResultContent::Image)?)
             }
-            InputBlock::Text(t) => Ok(ToolResultContent::Text(t.text.clone())),
-        })
-        .collect::<Result<Vec<_>, String>>()?;
+            InputBlock::Text(t) if t.text.trim().is_empty() => {}
+            InputBlock::Text(t) => content.push(ToolResultContent::Text(t.text.clone())),
+        }
+    }
+    if content.is_empty() {
+        content.push(ToolResultContent::Text(EMPTY_TEXT_PLACEHOLDER.into()));
+    }
     Ok(ContentBlock::ToolResult(ToolResultBlock {
         tool_use_id: result.tool_call_id.clone(),
         content,
@@ -408,18 +434,28 @@ pub fn convert_messages(
     while index < messages.len() {
         match &messages[index] {
             Message::User(user) => {
-                let content = match &user.content {
-                    UserContent::Text(text) => vec![ContentBlock::Text(text.clone())],
-                    UserContent::Blocks(blocks) => blocks
-                        .iter()
-                        .map(|b| match b {
-                            InputBlock::Text(t) => Ok(ContentBlock::Text(t.text.clone())),
-                            InputBlock::Image(i) => {
-                                image_block(&i.mime_type, &i.data).map(ContentBlock::Image)
+                // Blank text is left out; a turn left without content gets a placeholder.
+                let mut content = Vec::new();
+                match &user.content {
+                    UserContent::Text(text) if text.trim().is_empty() => {}
+                    UserContent::Text(text) => content.push(ContentBlock::Text(text.clone())),
+                    UserContent::Blocks(blocks) => {
+                        for block in blocks {
+                            match block {
+                                InputBlock::Text(t) if t.text.trim().is_empty() => {}
+                                InputBlock::Text(t) => {
+                                    content.push(ContentBlock::Text(t.text.clone()))
+                                }
+                                InputBlock::Image(i) => content.push(
+                                    image_block(&i.mime_type, &i.data).map(ContentBlock::Image)?,
+                                ),
                             }
-                        })
-                        .collect::<Result<_, String>>()?,
-                };
+                        }
+                    }
+                }
+                if content.is_empty() {
+                    content.push(ContentBlock::Text(EMPTY_TEXT_PLACEHOLDER.into()));
+                }
                 out.push(BedrockMessage {
                     role: "user",
                     content,
@@ -438,7 +474,12 @@ pub fn convert_messages(
                             content.push(ContentBlock::ToolUse(ToolUseBlock {
                                 tool_use_id: call.id.clone(),
                                 name: call.name.clone(),
-                                input: call.arguments.clone(),
+                                input: call
+                                    .arguments
+                                    .iter()
+                                    .filter(|(key, _)| !key.is_empty())
+                                    .map(|(key, value)| (key.clone(), without_empty_keys(value)))
+                                    .collect(),
                             }));
                         }
                         AssistantBlock::Thinking(t) if t.is_redacted() => {
@@ -578,7 +619,11 @@ pub fn build_body(
         messages: convert_messages(model, &context.messages, retention)?,
         system: system_blocks(model, context.system_prompt.as_deref(), retention),
         inference_config: InferenceConfig {
-            max_tokens: options.max_tokens,
+            // Claude gets its output cap when none is asked for: Bedrock's default (4096)
+            // would cut its replies short (pi-ai 1.6).
+            max_tokens: options
+                .max_tokens
+                .or_else(|| is_claude(model).then_some(model.max_tokens)),
             temperature: options.temperature,
         },
         tool_config: tool_config(model, context, options.tool_choice.as_ref()),

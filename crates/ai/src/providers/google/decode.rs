@@ -178,6 +178,8 @@ pub struct Decoder {
     current: Option<(usize, BlockKind)>,
     saw_finish: bool,
     has_content: bool,
+    /// The last finish reason, named in the error when it fails the message (pi-ai 1.6).
+    finish_reason: Option<String>,
 }
 
 impl Decoder {
@@ -189,6 +191,7 @@ impl Decoder {
             current: None,
             saw_finish: false,
             has_content: false,
+            finish_reason: None,
         }
     }
 
@@ -298,11 +301,15 @@ impl Decoder {
                 Envelope::Bare => map_finish_reason(reason)?,
                 Envelope::CloudCodeAssist => map_finish_reason_string(reason),
             };
-            if asm
-                .message()
-                .content
-                .iter()
-                .any(|b| matches!(b, AssistantBlock::ToolCall(_)))
+            self.finish_reason = Some(reason.to_string());
+            // Tool calls turn a normal stop into tool use; an output limit or a provider
+            // error stays what it is (pi-ai 1.6).
+            if stop == StopReason::Stop
+                && asm
+                    .message()
+                    .content
+                    .iter()
+                    .any(|b| matches!(b, AssistantBlock::ToolCall(_)))
             {
                 stop = StopReason::ToolUse;
             }
@@ -398,7 +405,10 @@ impl SseDecoder for Decoder {
             );
         }
         if asm.message().stop_reason.is_failure() {
-            return Err("An unknown error occurred".to_owned());
+            return Err(match (self.envelope, self.finish_reason.take()) {
+                (Envelope::Bare, Some(reason)) => format!("Provider stopped with: {reason}"),
+                _ => "An unknown error occurred".to_owned(),
+            });
         }
         Ok(())
     }

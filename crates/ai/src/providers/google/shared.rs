@@ -202,7 +202,9 @@ impl GoogleThinking {
 
 /// Models behind Google APIs that need explicit tool-call ids in calls and responses.
 pub fn requires_tool_call_id(model_id: &str) -> bool {
-    model_id.starts_with("claude-") || model_id.starts_with("gpt-oss-")
+    model_id.starts_with("claude-")
+        || model_id.starts_with("gpt-oss-")
+        || gemini_major_version(model_id).is_some_and(|major| major >= 3)
 }
 
 static GEMINI3_PRO: LazyLock<Option<Regex>> =
@@ -307,24 +309,30 @@ pub fn convert_messages<'a>(model: &Model, messages: &'a [Message]) -> Vec<Conte
                 let mut parts = Vec::new();
                 for block in &assistant.content {
                     match block {
+                        // Blank text and thinking go back only when signed (pi-ai 1.6).
                         AssistantBlock::Text(t) => {
-                            if t.text.is_blank() {
+                            let signature =
+                                resolve_signature(same_model, t.text_signature.as_deref());
+                            if t.text.is_blank() && signature.is_none() {
                                 continue;
                             }
                             let mut part = Part::text(&t.text);
-                            part.thought_signature =
-                                resolve_signature(same_model, t.text_signature.as_deref());
+                            part.thought_signature = signature;
                             parts.push(part);
                         }
                         AssistantBlock::Thinking(t) => {
-                            if t.thinking.is_blank() {
+                            let signature = same_model
+                                .then(|| {
+                                    resolve_signature(same_model, t.thinking_signature.as_deref())
+                                })
+                                .flatten();
+                            if t.thinking.is_blank() && signature.is_none() {
                                 continue;
                             }
                             let mut part = Part::text(&t.thinking);
                             if same_model {
                                 part.thought = Some(true);
-                                part.thought_signature =
-                                    resolve_signature(same_model, t.thinking_signature.as_deref());
+                                part.thought_signature = signature;
                             }
                             parts.push(part);
                         }
@@ -449,8 +457,8 @@ pub fn convert_tools(
             let (parameters, parameters_json_schema) = match form {
                 SchemaForm::JsonSchema => (
                     None,
-                    Some(crate::schema::strip_meta(&crate::schema::inline_refs(
-                        &schema,
+                    Some(crate::schema::const_as_enum(&crate::schema::strip_meta(
+                        &crate::schema::inline_refs(&schema),
                     ))),
                 ),
                 SchemaForm::OpenApi => (Some(crate::schema::for_gemini(&schema)), None),

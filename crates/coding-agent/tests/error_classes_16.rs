@@ -1,0 +1,334 @@
+//! Provider stops, stream failures and error texts classed as pi 1.6.0 classes them: the
+//! same scripted failure from the mock model through our `pi --mode rpc` and through 1.6.0
+//! (`PI_TS16`) gives the same assistant messages (stop reason, error text, content), the
+//! same auto-retries and compactions and the same number of requests. Each case queues a
+//! success after the failure, so a retry that should not happen (or one that is missing)
+//! shows. Without `PI_TS16` only our side runs, against the expectations written here,
+//! read from pi-ai 1.6's providers and retry patterns.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::{Value, json};
+
+use mock_llm::{Fault, Item, Script, StopReason};
+use support::errors::{
+    ANTHROPIC, BEDROCK, CHAT, GEMINI, Outcome, VERTEX, Wire, compare, compare_part, replay, sse,
+};
+
+/// The answer queued after every failure.
+const RECOVERED: &str = "recovered answer";
+
+/// An Anthropic stream: `message_start` with fixed usage, `blocks` (each its start event,
+/// deltas and stop), then `tail` (the message delta and stop, or whatever a case ends with).
+fn anthropic(blocks: &[(Value, Vec<Value>)], tail: &[(&str, Value)]) -> String {
+    let mut events = vec![(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_errors", "type": "message",
+            "role": "assistant", "model": "parity-model", "content": [], "stop_reason": null,
+            "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+    )];
+    for (index, (start, deltas)) in blocks.iter().enumerate() {
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        for delta in deltas {
+            events.push((
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        }
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    let mut body = sse(&events);
+    body.push_str(&sse(tail));
+    body
+}
+
+/// A text block streamed as `text`.
+fn text_block(text: &str) -> (Value, Vec<Value>) {
+    (
+        json!({"type": "text", "text": ""}),
+        vec![json!({"type": "text_delta", "text": text})],
+    )
+}
+
+/// `message_delta` with `delta` (and output usage 7), then `message_stop`.
+fn ending(delta: Value) -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 7}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ]
+}
+
+/// One prompt against `failure`, then the recovered answer.
+async fn one(wire: &Wire, failure: impl Fn() -> Script) -> Outcome {
+    compare(
+        wire,
+        || vec![failure(), Script::text(RECOVERED)],
+        &["hello"],
+        false,
+    )
+    .await
+}
+
+/// Asserts the run failed once with `error` and was not retried.
+fn failed_without_retry(outcome: &Outcome, error: &str) {
+    assert_eq!(outcome.requests, 1, "{outcome:#?}");
+    assert_eq!(outcome.count("auto_retry_start"), 0, "{outcome:#?}");
+    assert_eq!(outcome.last()["stopReason"], "error", "{outcome:#?}");
+    assert_eq!(outcome.last()["errorMessage"], error, "{outcome:#?}");
+}
+
+/// Asserts the run failed once with `error`, was retried once and then answered.
+fn retried_after(outcome: &Outcome, error: &str) {
+    assert_eq!(outcome.requests, 2, "{outcome:#?}");
+    assert_eq!(outcome.count("auto_retry_start"), 1, "{outcome:#?}");
+    let messages = outcome.messages();
+    assert_eq!(messages[0]["errorMessage"], error, "{outcome:#?}");
+    assert_eq!(outcome.last()["stopReason"], "stop", "{outcome:#?}");
+    assert_eq!(outcome.last()["content"][0]["text"], RECOVERED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_refusals_and_sensitive_stops_as_in_16() {
+    let explanation = "This request was declined under the usage policy.";
+    let refusal = |details: Value| {
+        let mut delta = json!({"stop_reason": "refusal", "stop_sequence": null});
+        if !details.is_null() {
+            delta["stop_details"] = details;
+        }
+        replay(anthropic(&[text_block("I can")], &ending(delta)))
+    };
+    let outcome = one(&ANTHROPIC, || {
+        refusal(json!({"type": "refusal", "category": "cyber", "explanation": explanation}))
+    })
+    .await;
+    failed_without_retry(&outcome, explanation);
+    assert_eq!(outcome.last()["content"], json!([{"text": "I can"}]));
+
+    let outcome = one(&ANTHROPIC, || refusal(Value::Null)).await;
+    failed_without_retry(&outcome, "The model refused to complete the request");
+
+    let outcome = one(&ANTHROPIC, || {
+        Script::text("partial").with_raw_stop_reason("sensitive")
+    })
+    .await;
+    failed_without_retry(&outcome, "Provider stopped with: sensitive");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anthropic_stream_ending_before_message_stop_is_retried_as_in_16() {
+    let outcome = one(&ANTHROPIC, || {
+        let delta = json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                           "usage": {"output_tokens": 3}});
+        replay(anthropic(&[text_block("cut")], &[("message_delta", delta)]))
+    })
+    .await;
+    retried_after(&outcome, "Anthropic stream ended before message_stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_start_events_carrying_content_and_deltas_without_usage_as_in_16() {
+    // Text and thinking already in `content_block_start`, then more in deltas.
+    let blocks = [
+        (
+            json!({"type": "thinking", "thinking": "Let me ", "signature": "sig-start"}),
+            vec![json!({"type": "thinking_delta", "thinking": "think"})],
+        ),
+        (
+            json!({"type": "text", "text": "Hello "}),
+            vec![json!({"type": "text_delta", "text": "world"})],
+        ),
+    ];
+    let outcome = compare(
+        &ANTHROPIC,
+        || {
+            vec![replay(anthropic(
+                &blocks,
+                &ending(json!({"stop_reason": "end_turn"})),
+            ))]
+        },
+        &["hello"],
+        true,
+    )
+    .await;
+    assert_eq!(
+        outcome.last()["content"],
+        json!([{"thinking": "Let me think", "signature": "sig-start"}, {"text": "Hello world"}])
+    );
+
+    // A proxy's `message_delta` without `usage`: the start's counts stay.
+    let no_usage = || {
+        let tail = [
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ];
+        vec![replay(anthropic(&[text_block("fine")], &tail))]
+    };
+    let outcome = compare(&ANTHROPIC, no_usage, &["hello"], true).await;
+    assert_eq!(outcome.requests, 1);
+    assert_eq!(outcome.last()["stopReason"], "stop");
+    assert_eq!(outcome.last()["content"], json!([{"text": "fine"}]));
+    assert_eq!(outcome.last()["usage"]["input"], 12);
+    assert_eq!(outcome.last()["usage"]["output"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bedrock_unhandled_stops_and_canceled_streams_as_in_16() {
+    let outcome = one(&BEDROCK, || {
+        Script::text("blocked").with_raw_stop_reason("guardrail_intervened")
+    })
+    .await;
+    failed_without_retry(&outcome, "Provider stopped with: guardrail_intervened");
+
+    // A stalled HTTP/2 connection's error, relayed in the stream after the reply began
+    // (before it, the AWS client of pi 1.6.0 retries the request itself).
+    let outcome = one(&BEDROCK, || {
+        Script::text("partial").with_fault(Fault::StreamError {
+            after_events: 2,
+            message: Some("The pending stream has been canceled".into()),
+        })
+    })
+    .await;
+    assert_eq!(outcome.requests, 2, "{outcome:#?}");
+    assert_eq!(outcome.count("auto_retry_start"), 1, "{outcome:#?}");
+    let first = outcome.messages()[0]["errorMessage"].as_str().unwrap();
+    assert!(
+        first.contains("The pending stream has been canceled"),
+        "{first}"
+    );
+    assert_eq!(outcome.last()["content"][0]["text"], RECOVERED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transient_google_errors_are_retried_as_in_16() {
+    for wire in [&GEMINI, &VERTEX] {
+        let outcome = one(wire, || Script::http_error(503)).await;
+        assert_eq!(outcome.requests, 2, "{}: {outcome:#?}", wire.api);
+        assert_eq!(outcome.count("auto_retry_start"), 1, "{}", wire.api);
+        assert_eq!(outcome.last()["content"][0]["text"], RECOVERED);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn google_tool_calls_keep_output_limit_and_error_stops_as_in_16() {
+    let call = || Item::tool_call("read", json!({"path": "a.txt"}));
+    let outcome = one(&GEMINI, || {
+        Script::new(vec![call()]).with_stop_reason(StopReason::Length)
+    })
+    .await;
+    assert_eq!(
+        outcome.messages()[0]["stopReason"],
+        "length",
+        "{outcome:#?}"
+    );
+    assert_eq!(
+        outcome.messages()[0]["content"],
+        json!([{"toolCall": "read"}])
+    );
+
+    let outcome = one(&GEMINI, || {
+        Script::new(vec![Item::text("about to"), call()]).with_raw_stop_reason("SAFETY")
+    })
+    .await;
+    failed_without_retry(&outcome, "Provider stopped with: SAFETY");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_errors_asking_for_a_retry_are_retried_as_in_16() {
+    for text in [
+        "An error occurred while processing your request. You can retry your request.",
+        "exceeded request buffer limit while retrying upstream",
+        "Unable to forward upstream stream",
+        "The service is temporarily unavailable",
+    ] {
+        let outcome = one(&CHAT, || {
+            Script::default().with_fault(Fault::StreamError {
+                after_events: 0,
+                message: Some(text.into()),
+            })
+        })
+        .await;
+        assert_eq!(outcome.requests, 2, "{text}: {outcome:#?}");
+        assert_eq!(outcome.count("auto_retry_start"), 1, "{text}");
+        let first = outcome.messages()[0]["errorMessage"].as_str().unwrap();
+        assert!(first.contains(text), "{first}");
+        assert_eq!(outcome.last()["content"][0]["text"], RECOVERED);
+    }
+    // The same kind of failure without such a phrase ends the run.
+    let outcome = one(&CHAT, || {
+        Script::default().with_fault(Fault::StreamError {
+            after_events: 0,
+            message: Some("The request was rejected".into()),
+        })
+    })
+    .await;
+    assert_eq!(outcome.requests, 1, "{outcome:#?}");
+    assert_eq!(outcome.count("auto_retry_start"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ds4_context_size_error_is_an_overflow_as_in_16() {
+    let overflow = || {
+        Script::default().with_fault(Fault::HttpError {
+            status: 400,
+            retry_after: None,
+            retry_after_ms: None,
+            body: Some(
+                json!({"error": {"message": "Prompt has 140000 tokens, but the configured context size is 131072 tokens",
+                                 "type": "invalid_request_error"}})
+                .to_string(),
+            ),
+        })
+    };
+    // Compared up to the compaction's start: what it summarizes (and so the requests
+    // after it) is not this row's concern.
+    let until_compaction = |mut outcome: Outcome| {
+        if let Some(at) = outcome
+            .events
+            .iter()
+            .position(|e| e["type"] == "compaction_start")
+        {
+            outcome.events.truncate(at + 1);
+        }
+        outcome.requests = outcome.requests.min(3);
+        outcome
+    };
+    let outcome = compare_part(
+        &CHAT,
+        || {
+            vec![
+                Script::text("first answer"),
+                Script::text("second answer"),
+                overflow(),
+                Script::text("SUMMARY OF THE EARLY WORK"),
+                Script::text(RECOVERED),
+            ]
+        },
+        &["first question", "second question", "third question"],
+        false,
+        until_compaction,
+    )
+    .await;
+    let reasons: Vec<&Value> = outcome
+        .events
+        .iter()
+        .filter(|e| e["type"] == "compaction_start")
+        .map(|e| &e["reason"])
+        .collect();
+    assert_eq!(reasons, [&json!("overflow")], "{outcome:#?}");
+    assert_eq!(outcome.requests, 3);
+    assert_eq!(outcome.count("auto_retry_start"), 0);
+    assert_eq!(outcome.last()["stopReason"], "error");
+}
