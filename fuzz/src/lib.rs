@@ -132,7 +132,9 @@ pub fn check_events(events: &[AssistantMessageEvent]) -> AssistantMessage {
         _ => {}
     }
     let mut message = AssistantMessage::clone(last.message());
+    // Times of the decode (the clock, the call's duration) differ from run to run.
     message.timestamp = 0;
+    message.duration_ms = None;
     let text = match serde_json::to_string(&message) {
         Ok(text) => text,
         Err(e) => panic!("the final message does not serialize: {e}"),
