@@ -6,30 +6,13 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use mock_llm::{Fault, MockServer, Script};
-use support::rpc::{Env, Rpc, of_type, read_jsonl};
+use support::rpc::{Env, Rpc, of_type, read_jsonl, shape};
 
 /// Copies of the reference traces (`../shared/reference/traces`).
 const REFERENCE: &str = "tests/fixtures";
-
-/// The structure of a value: object keys and array elements kept, scalars replaced by
-/// their JSON type.
-fn shape(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), shape(v)))
-                .collect::<Map<_, _>>(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(shape).collect()),
-        Value::String(_) => "string".into(),
-        Value::Number(_) => "number".into(),
-        Value::Bool(_) => "bool".into(),
-        Value::Null => "null".into(),
-    }
-}
 
 /// `value` without the message and usage fields pi-ai 1.6 added, which 0.73.1 does not
 /// write (tests/message_fields_16.rs compares them with pi 1.6.0).

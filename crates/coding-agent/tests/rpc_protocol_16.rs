@@ -11,27 +11,11 @@ mod support;
 
 use std::process::Command;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use mock_llm::{MockServer, Script};
-use support::rpc::{Env, Rpc};
+use support::rpc::{Env, Rpc, shape};
 use support::ts16::{ours, ts16, ts16_pi};
-
-/// The structure of a value: keys and array elements kept, scalars replaced by their type.
-fn shape(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), shape(v)))
-                .collect::<Map<_, _>>(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(shape).collect()),
-        Value::String(_) => "string".into(),
-        Value::Number(_) => "number".into(),
-        Value::Bool(_) => "bool".into(),
-        Value::Null => "null".into(),
-    }
-}
 
 /// Leaves out pi 1.6.0's `docs` prompt section (where pi's own documentation is): our
 /// prompt, worded by us, points to no pi documentation, so it has no such section. The

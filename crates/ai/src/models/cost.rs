@@ -64,23 +64,6 @@ mod tests {
     }
 
     #[test]
-    fn one_hour_cache_writes_cost_twice_the_input_price_as_pi_ai_16() {
-        let mut model = crate::models::get_model("anthropic", "claude-haiku-4-5").unwrap();
-        model.cost = ModelCost {
-            input: 3.0,
-            output: 15.0,
-            cache_read: 0.3,
-            cache_write: 3.75,
-            tiers: None,
-        };
-        let mut usage = Usage::from_tokens(0, 0, 0, 300_000);
-        usage.cache_write_1h = Some(100_000);
-        let cost = calculate_cost(&model, &mut usage);
-        // 200k five-minute writes at $3.75/M, 100k one-hour writes at 2 × $3/M.
-        assert!((cost.cache_write - (0.75 + 0.6)).abs() < 1e-12);
-    }
-
-    #[test]
     fn one_hour_cache_writes_cost_twice_the_input_rate() {
         let mut model = crate::models::get_model("anthropic", "claude-haiku-4-5").unwrap();
         model.cost = ModelCost {

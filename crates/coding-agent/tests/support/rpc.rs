@@ -7,7 +7,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use mock_llm::MockServer;
 
@@ -247,5 +247,22 @@ pub fn last_user_text(body: &Value) -> String {
         Value::String(text) => text.clone(),
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
         other => other.to_string(),
+    }
+}
+
+/// The structure of a value: object keys and array elements kept, scalars replaced by their
+/// JSON type (for comparing responses whose values differ by run).
+pub fn shape(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), shape(v)))
+                .collect::<Map<_, _>>(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(shape).collect()),
+        Value::String(_) => "string".into(),
+        Value::Number(_) => "number".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::Null => "null".into(),
     }
 }
