@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod auth_login;
 pub mod config;
+pub mod context_files;
 pub mod interactive;
 pub mod rpc;
 pub mod run;

@@ -2,7 +2,9 @@
 //! appended text, AGENTS.md / CLAUDE.md context files, the skills catalog (with the `read`
 //! tool), the date and the working directory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(test)]
+use std::path::PathBuf;
 
 /// Today's date in UTC as `YYYY-MM-DD`.
 pub fn today() -> String {
@@ -23,47 +25,7 @@ pub fn builtin_tool_summary(name: &str) -> Option<&'static str> {
     })
 }
 
-/// A context file found for the prompt.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContextFile {
-    pub path: PathBuf,
-    pub content: String,
-}
-
-fn context_file_in(dir: &Path) -> Option<ContextFile> {
-    // pi 0.84: an `AGENTS.override.md` replaces the directory's AGENTS.md or CLAUDE.md.
-    [
-        "AGENTS.override.md",
-        "AGENTS.md",
-        "AGENTS.MD",
-        "CLAUDE.md",
-        "CLAUDE.MD",
-    ]
-    .iter()
-    .find_map(|name| {
-        let path = dir.join(name);
-        crate::text_file::read_text(&path)
-            .ok()
-            .map(|content| ContextFile { path, content })
-    })
-}
-
-/// AGENTS.md / CLAUDE.md of the agent dir, then of every directory from the filesystem
-/// root down to `cwd` (outermost first).
-pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<ContextFile> {
-    let mut files = Vec::new();
-    if let Some(global) = context_file_in(agent_dir) {
-        files.push(global);
-    }
-    let mut ancestors: Vec<ContextFile> = cwd
-        .ancestors()
-        .filter_map(context_file_in)
-        .filter(|f| !files.iter().any(|g: &ContextFile| g.path == f.path))
-        .collect();
-    ancestors.reverse();
-    files.extend(ancestors);
-    files
-}
+pub use super::context_files::{ContextFile, load_context_files};
 
 /// What the prompt is built from.
 #[derive(Debug, Clone, Default)]
@@ -84,27 +46,41 @@ pub struct PromptInputs<'a> {
     pub extra_guidelines: &'a [String],
 }
 
-fn guidelines(tools: &[String]) -> Vec<&'static str> {
+/// The built-in tools' guidelines. The advice on exploring files names only the exploring
+/// tools that are active (pi 0.77).
+fn guidelines(tools: &[String]) -> Vec<String> {
     let has = |name: &str| tools.iter().any(|t| t == name);
-    let mut lines = Vec::new();
-    if has("bash") && !(has("grep") || has("find") || has("ls")) {
-        lines.push("Use bash for file system work such as ls, rg and find");
-    } else if has("bash") {
-        lines.push("Prefer the grep, find and ls tools over bash for exploring files");
+    let explorers: Vec<&str> = ["grep", "find", "ls"]
+        .into_iter()
+        .filter(|name| has(name))
+        .collect();
+    let mut lines: Vec<String> = Vec::new();
+    if has("bash") {
+        match explorers.as_slice() {
+            [] => lines.push("Use bash for file system work such as ls, rg and find".into()),
+            [one] => lines.push(format!(
+                "Prefer the {one} tool over bash for exploring files"
+            )),
+            [first @ .., last] => lines.push(format!(
+                "Prefer the {} and {last} tools over bash for exploring files",
+                first.join(", ")
+            )),
+        }
     }
     if has("read") && (has("edit") || has("write")) {
-        lines.push("Read a file before you change it");
+        lines.push("Read a file before you change it".into());
     }
     if has("edit") {
         lines.push(
-            "Use edit for targeted changes; each oldText must match the file exactly and only once",
+            "Use edit for targeted changes; each oldText must match the file exactly and only once"
+                .into(),
         );
-        lines.push("Put several separate changes to one file into a single edit call");
+        lines.push("Put several separate changes to one file into a single edit call".into());
     }
     if has("write") {
-        lines.push("Use write for new files or complete rewrites");
+        lines.push("Use write for new files or complete rewrites".into());
     }
-    lines.push("Keep answers short and name the files you touch");
+    lines.push("Keep answers short and name the files you touch".into());
     lines
 }
 
@@ -349,21 +325,5 @@ mod tests {
             Path::new("/p"),
         );
         assert!(!without.contains("<available_skills>"));
-    }
-
-    #[test]
-    fn context_files_come_from_the_agent_dir_then_root_to_cwd() {
-        let root = tempfile::tempdir().unwrap();
-        let agent = root.path().join("agent");
-        let project = root.path().join("project");
-        let nested = project.join("sub");
-        std::fs::create_dir_all(&agent).unwrap();
-        std::fs::create_dir_all(&nested).unwrap();
-        std::fs::write(agent.join("AGENTS.md"), "global").unwrap();
-        std::fs::write(project.join("CLAUDE.md"), "project").unwrap();
-        std::fs::write(nested.join("AGENTS.md"), "nested").unwrap();
-        let files = load_context_files(&agent, &nested);
-        let contents: Vec<&str> = files.iter().map(|f| f.content.as_str()).collect();
-        assert_eq!(contents, ["global", "project", "nested"]);
     }
 }
