@@ -101,6 +101,14 @@ fn fixture(work: &Path) {
             .unwrap(),
     );
     std::fs::create_dir_all(work.join("empty_dir")).unwrap();
+    // Text that starts like a GIF signature (pi 0.87), mixed and lone-CR line endings
+    // (pi 1.5), and path patterns relative to the search folder (pi 1.6).
+    write("gif.txt", b"GIF is a picture format; this is text\n");
+    write("extra.txt", b"alpha\n");
+    write("mixed.txt", b"a\r\nb\nc\rd\n");
+    write("cr.txt", b"one\rtwo\nneedle\nafter\n");
+    write("pkg/src/a.ts", b"a\n");
+    write("src/b.ts", b"b\n");
 }
 
 fn cases() -> Vec<Case> {
@@ -124,6 +132,8 @@ fn cases() -> Vec<Case> {
         case("read", json!({"path": "pixel.png"})).expect("Read image file [image/png]\n<image>", false),
         case("read", json!({"path": "hello.txt", "limit": 0})),
         case("read", json!({})),
+        case("read", json!({"path": "gif.txt"}))
+            .expect("GIF is a picture format; this is text\n", false),
         // write
         case("write", json!({"path": "new/dir/file.txt", "content": "fresh\n"}))
             .expect("Successfully wrote to new/dir/file.txt", false),
@@ -154,6 +164,13 @@ fn cases() -> Vec<Case> {
         case("edit", json!({"path": "hello.txt", "oldText": "line three", "newText": "line 3"})),
         case("edit", json!({"path": "crlf.txt", "edits": [{"oldText": "first\nsecond", "newText": "one\ntwo"}]})),
         case("edit", json!({"path": "quote.txt", "edits": [{"oldText": "say 'hi'\nnext", "newText": "said"}]})),
+        case("edit", json!({"path": "extra.txt", "edits": [
+            {"oldText": "alpha", "newText": "beta", "reason": "rename"}]}))
+            .expect("Successfully replaced 1 block(s) in extra.txt.", false),
+        case("edit", json!({"path": "mixed.txt", "edits": [{"oldText": "b", "newText": "B"}]}))
+            .expect("Successfully replaced 1 block(s) in mixed.txt.", false),
+        case("bash", json!({"command": "od -An -c mixed.txt extra.txt"}))
+            .expect("   a  \\r  \\n   B  \\n   c  \\r   d  \\n   b   e   t   a  \\n\n", false),
         // bash
         case("bash", json!({"command": "echo hello"})).expect("hello\n", false),
         case("bash", json!({"command": "true"})).expect("(no output)", false),
@@ -170,6 +187,7 @@ fn cases() -> Vec<Case> {
             .expect("Invalid timeout: maximum is 2147483.647 seconds", true),
         case("bash", json!({"command": "seq 1 3000"})),
         case("bash", json!({"command": "head -c 60000 /dev/zero | tr '\\0' z"})),
+        case("bash", json!({"command": "printf 'first\\nsecond\\n'; head -c 120000 /dev/zero | tr '\\0' q"})),
         // grep
         case("grep", json!({"pattern": "line", "path": "hello.txt"})),
         case("grep", json!({"pattern": "zzz_absent"})).expect("No matches found", false),
@@ -183,6 +201,8 @@ fn cases() -> Vec<Case> {
         case("grep", json!({"pattern": "needle", "path": "wideline.txt"})),
         case("grep", json!({"pattern": "LINE", "path": "hello.txt", "ignoreCase": true, "literal": true})),
         case("grep", json!({"pattern": "main", "glob": "*.rs"})).compare(Sorted),
+        case("grep", json!({"pattern": "needle", "path": "cr.txt", "context": 1}))
+            .expect("cr.txt-1- one\rtwo\ncr.txt:2: needle\ncr.txt-3- after", false),
         // find
         case("find", json!({"pattern": "*.rs"}))
             .compare(Sorted)
@@ -194,6 +214,12 @@ fn cases() -> Vec<Case> {
         case("find", json!({"pattern": "*.md", "path": "lim", "limit": 2})).compare(Sorted),
         case("find", json!({"pattern": "*", "path": "nope"})),
         case("find", json!({"pattern": "*.md", "path": "lim", "limit": 1})).compare(Notices),
+        case("find", json!({"pattern": "*.md", "path": "lim", "limit": 0}))
+            .compare(Notices)
+            .expect("[1 results limit reached. Use limit=2 for more, or refine pattern]", false),
+        case("find", json!({"pattern": "src/*.ts"})).expect("src/b.ts", false),
+        case("find", json!({"pattern": "work/**/*.ts"}))
+            .expect("No files found matching pattern", false),
         // ls
         case("ls", json!({})),
         case("ls", json!({"path": "sub"})).expect("inner.rs", false),
@@ -201,6 +227,8 @@ fn cases() -> Vec<Case> {
         case("ls", json!({"path": "nope"})).expect("Path not found: <TMP>/work/nope", true),
         case("ls", json!({"path": "hello.txt"})).expect("Not a directory: <TMP>/work/hello.txt", true),
         case("ls", json!({"path": "lim", "limit": 1}))
+            .expect("a.md\n\n[1 entries limit reached. Use limit=2 for more]", false),
+        case("ls", json!({"path": "lim", "limit": 0}))
             .expect("a.md\n\n[1 entries limit reached. Use limit=2 for more]", false),
     ]
 }

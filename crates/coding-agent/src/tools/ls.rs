@@ -84,6 +84,9 @@ impl AgentTool for LsTool {
                 .get("limit")
                 .and_then(Value::as_f64)
                 .unwrap_or(DEFAULT_LS_LIMIT as f64);
+            // pi 1.5.1: a limit below 1 means 1 (0 listed nothing, as if the folder were
+            // empty), and a fraction is rounded down.
+            let limit = limit.floor().max(1.0);
             let dir = normalize_path(&resolve_to_cwd(&path, &cwd));
             cancellable(&cancel, blocking(move || list(&dir, limit))).await
         })
