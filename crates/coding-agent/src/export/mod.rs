@@ -73,8 +73,19 @@ pub fn export_file_html(
             reason: "not a file".into(),
         });
     }
-    let session = SessionManager::open(&input, cwd)?;
-    // `open` starts a fresh session beside a file without a valid header.
+    let invalid = |reason: &str| ExportError::Invalid {
+        path: session_file.to_path_buf(),
+        reason: reason.to_owned(),
+    };
+    // `open` refuses a file without a valid header and starts an empty one afresh.
+    let session = match SessionManager::open(&input, cwd) {
+        Ok(session) => session,
+        Err(SessionError::NotASession(_)) => return Err(invalid("no valid session header")),
+        Err(e) => return Err(e.into()),
+    };
+    if std::fs::metadata(&input).is_ok_and(|m| m.len() == 0) {
+        return Err(invalid("empty file"));
+    }
     if session.session_file() != Some(input.as_path()) {
         let reason = session
             .warnings()

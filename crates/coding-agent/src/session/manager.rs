@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -43,6 +43,8 @@ pub enum SessionError {
     Encode(#[from] serde_json::Error),
     #[error("entry {0} not found")]
     UnknownEntry(String),
+    #[error("Session file is not a valid pi session: {}", .0.display())]
+    NotASession(PathBuf),
 }
 
 /// `<agent dir>/sessions/--<cwd with / \ : replaced by ->--`.
@@ -218,16 +220,12 @@ impl SessionManager {
                 && o.get("id").is_some_and(Value::is_string)
         });
         if !header_ok {
-            // Not a session file we can continue: start a new session beside it rather than
-            // destroying what is there.
-            let mut session = Self::fresh(cwd, None, None);
-            session.file = Some(path.with_extension("recovered.jsonl"));
-            session.warnings = warnings;
-            session.warnings.push(LineError {
-                line: 1,
-                reason: "no valid session header".into(),
-            });
-            return Ok(session);
+            // An empty file becomes a new session there; anything else that is not a pi
+            // session is refused and left as it is (pi 0.80.3).
+            if text.is_empty() {
+                return Ok(Self::fresh(cwd, Some(path.to_path_buf()), None));
+            }
+            return Err(SessionError::NotASession(path.to_path_buf()));
         }
         let mut maps: Vec<Map<String, Value>> = objects.iter().map(|(_, o)| o.clone()).collect();
         let migrated = migrate(&mut maps);
@@ -267,7 +265,17 @@ impl SessionManager {
     /// The newest `*.jsonl` (by modification time) with a valid header in `dir`, opened;
     /// or a new session when there is none.
     pub fn continue_recent(cwd: &Path, dir: &Path) -> Result<Self, SessionError> {
-        match find_most_recent(dir) {
+        Self::continue_recent_in(cwd, dir, false)
+    }
+
+    /// [`Self::continue_recent`]; with `only_cwd` (a custom session dir that several
+    /// folders share) the newest session whose header names `cwd`.
+    pub fn continue_recent_in(
+        cwd: &Path,
+        dir: &Path,
+        only_cwd: bool,
+    ) -> Result<Self, SessionError> {
+        match super::discover::find_most_recent_in(dir, only_cwd.then_some(cwd)) {
             Some(path) => Self::open(&path, cwd),
             None => Ok(Self::create(cwd, dir)),
         }
@@ -748,36 +756,4 @@ fn ends_with_newline(file: &mut File) -> bool {
         Ok(_) => file.read_exact(&mut last).is_err() || last[0] == b'\n',
         Err(_) => true,
     }
-}
-
-/// Whether the first 512 bytes start with a session header.
-fn has_session_header(path: &Path) -> bool {
-    let Ok(file) = File::open(path) else {
-        return false;
-    };
-    let mut first = String::new();
-    let mut reader = BufReader::new(file.take(512));
-    if reader.read_line(&mut first).is_err() {
-        return false;
-    }
-    serde_json::from_str::<Map<String, Value>>(first.trim())
-        .is_ok_and(|o| o.get("type").and_then(Value::as_str) == Some("session"))
-        || (first.starts_with("{\"type\":\"session\"") && !first.ends_with('\n'))
-}
-
-/// The newest session file in `dir` by modification time.
-pub fn find_most_recent(dir: &Path) -> Option<PathBuf> {
-    let entries = std::fs::read_dir(dir).ok()?;
-    entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && has_session_header(p))
-        .filter_map(|p| {
-            std::fs::metadata(&p)
-                .and_then(|m| m.modified())
-                .ok()
-                .map(|t| (t, p))
-        })
-        .max_by_key(|(t, _)| *t)
-        .map(|(_, p)| p)
 }

@@ -2,6 +2,7 @@
 //! migrations, context building.
 
 pub mod context;
+pub mod discover;
 pub mod entry;
 pub mod entry_line;
 pub mod ids;
@@ -15,7 +16,6 @@ pub mod select;
 pub mod time;
 
 pub use context::{SessionContext, build_session_context};
+pub use discover::find_most_recent;
 pub use entry::{EntryKind, FileLine, LineError, SessionEntry, SessionHeader};
-pub use manager::{
-    NewCompaction, SessionError, SessionManager, default_session_dir, find_most_recent,
-};
+pub use manager::{NewCompaction, SessionError, SessionManager, default_session_dir};

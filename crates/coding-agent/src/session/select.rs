@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::discover::find_exact_id;
 use super::manager::{SessionError, SessionManager, default_session_dir};
 
 /// The flags that choose a session.
@@ -84,13 +85,14 @@ pub fn choose(
             None => session,
         });
     }
+    let scope = cwd_scope(&dir, agent_dir, cwd);
     if let Some(source) = choice.fork {
-        let path = resolve(source, &dir, agent_dir)
+        let path = resolve(source, &dir, agent_dir, scope)
             .ok_or_else(|| format!("Session not found: {source}"))?;
         return SessionManager::fork_from_as(&path, cwd, &dir, choice.session_id).map_err(error);
     }
     if let Some(id) = choice.session_id {
-        if let Some(path) = find_exact_id(id, &dir) {
+        if let Some(path) = find_exact_id(id, &dir, scope) {
             return SessionManager::open(&path, cwd).map_err(error);
         }
         eprintln!(
@@ -99,12 +101,12 @@ pub fn choose(
         return Ok(SessionManager::create(cwd, &dir).with_id(id));
     }
     if let Some(arg) = choice.session {
-        let path =
-            resolve(arg, &dir, agent_dir).ok_or_else(|| format!("Session not found: {arg}"))?;
+        let path = resolve(arg, &dir, agent_dir, scope)
+            .ok_or_else(|| format!("Session not found: {arg}"))?;
         return SessionManager::open(&path, cwd).map_err(error);
     }
     if choice.continue_recent {
-        return SessionManager::continue_recent(cwd, &dir).map_err(error);
+        return SessionManager::continue_recent_in(cwd, &dir, scope.is_some()).map_err(error);
     }
     Ok(SessionManager::create(cwd, &dir))
 }
@@ -124,16 +126,19 @@ fn check_session_id(id: &str) -> Result<(), String> {
     }
 }
 
-/// The newest session file of `dir` with exactly this id.
-fn find_exact_id(id: &str, dir: &Path) -> Option<PathBuf> {
-    newest_with_id(dir, |candidate| candidate == id)
+/// The cwd that lookups in `dir` are limited to: `cwd` when `dir` is a custom session dir
+/// (other folders' sessions may be there too), none for the cwd's own default dir.
+fn cwd_scope<'a>(dir: &Path, agent_dir: &Path, cwd: &'a Path) -> Option<&'a Path> {
+    (dir != default_session_dir(agent_dir, cwd)).then_some(cwd)
 }
 
-fn resolve(arg: &str, dir: &Path, agent_dir: &Path) -> Option<PathBuf> {
+/// A session argument: a path, an exact id (read from the headers, pi 0.86), or an id
+/// prefix (from the file names, here and then in every project's folder).
+fn resolve(arg: &str, dir: &Path, agent_dir: &Path, scope: Option<&Path>) -> Option<PathBuf> {
     if looks_like_path(arg) {
         return Some(crate::config::paths::expand_tilde(arg));
     }
-    find_by_id(arg, dir, agent_dir)
+    find_exact_id(arg, dir, scope).or_else(|| find_by_id(arg, dir, agent_dir))
 }
 
 /// One line per session of `dir`, newest first: file, id, name or first prompt.
