@@ -632,12 +632,7 @@ impl SessionManager {
         if !self.by_id.contains_key(leaf) {
             return Err(SessionError::UnknownEntry(leaf.to_owned()));
         }
-        let path: Vec<SessionEntry> = self
-            .path_to(Some(leaf))
-            .into_iter()
-            .filter(|e| !matches!(e.kind, EntryKind::Label { .. }))
-            .cloned()
-            .collect();
+        let path = without_labels(self.path_to(Some(leaf)));
         let labels: Vec<(String, Option<String>, String)> = path
             .iter()
             .filter_map(|e| {
@@ -756,4 +751,34 @@ fn ends_with_newline(file: &mut File) -> bool {
         Ok(_) => file.read_exact(&mut last).is_err() || last[0] == b'\n',
         Err(_) => true,
     }
+}
+
+/// A branch path without its label entries (they are written again after it), each kept
+/// entry re-linked to the one before it, and a compaction whose kept boundary was a label
+/// pointed at the entry after that label (pi 0.79.2, 0.85).
+fn without_labels(path: Vec<&SessionEntry>) -> Vec<SessionEntry> {
+    let mut kept: Vec<SessionEntry> = Vec::with_capacity(path.len());
+    let mut replacement: HashMap<String, String> = HashMap::new();
+    let mut pending: Vec<String> = Vec::new();
+    for entry in path {
+        if matches!(entry.kind, EntryKind::Label { .. }) {
+            pending.push(entry.id.clone());
+            continue;
+        }
+        for label in pending.drain(..) {
+            replacement.insert(label, entry.id.clone());
+        }
+        let mut entry = entry.clone();
+        entry.parent_id = kept.last().map(|e| e.id.clone());
+        if let EntryKind::Compaction {
+            first_kept_entry_id,
+            ..
+        } = &mut entry.kind
+            && let Some(next) = replacement.get(first_kept_entry_id.as_str())
+        {
+            *first_kept_entry_id = next.clone();
+        }
+        kept.push(entry);
+    }
+    kept
 }
