@@ -251,6 +251,14 @@ async fn execute(
             Some(json!({ "disposition": disposition.as_str() }))
         }
         RpcCommand::Abort => {
+            // A running compaction is cancelled too, and answered for first (pi 0.85).
+            session.abort_compaction();
+            for _ in 0..500 {
+                if !session.is_compacting() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
             session.abort().await;
             // pi 1.5 answers after the run's agent_settled.
             session.wait_settled(Duration::from_secs(2)).await;
