@@ -44,6 +44,39 @@ fn is_zero(count: &usize) -> bool {
     *count == 0
 }
 
+/// The cancel tokens of the user bash commands running now: several may run at once, and
+/// an abort reaches every one of them (pi 0.83).
+#[derive(Default)]
+pub(super) struct BashCancels {
+    next: std::sync::atomic::AtomicU64,
+    running: std::sync::Mutex<Vec<(u64, CancellationToken)>>,
+}
+
+impl BashCancels {
+    /// A token for a command starting now, and its key for [`Self::done`].
+    pub(super) fn start(&self) -> (u64, CancellationToken) {
+        let key = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let cancel = CancellationToken::new();
+        lock(&self.running).push((key, cancel.clone()));
+        (key, cancel)
+    }
+
+    /// Forgets the command with this key.
+    pub(super) fn done(&self, key: u64) {
+        lock(&self.running).retain(|(k, _)| *k != key);
+    }
+
+    fn cancel_all(&self) {
+        for (_, cancel) in lock(&self.running).iter() {
+            cancel.cancel();
+        }
+    }
+
+    fn any(&self) -> bool {
+        !lock(&self.running).is_empty()
+    }
+}
+
 impl AgentSession {
     /// Runs `command` in the session's directory (with the settings' shell and prefix) and
     /// records it; `exclude_from_context` (`!!`) keeps it out of what the model sees.
@@ -54,8 +87,7 @@ impl AgentSession {
         on_chunk: Option<ChunkFn>,
     ) -> Result<BashResult, SessionOpError> {
         let settings = self.inner.settings.get();
-        let cancel = CancellationToken::new();
-        *lock(&self.inner.bash_cancel) = Some(cancel.clone());
+        let (key, cancel) = self.inner.bash_cancel.start();
         let resolved = with_command_prefix(settings.shell_command_prefix.as_deref(), command);
         let outcome = run_command(
             &resolved,
@@ -77,7 +109,7 @@ impl AgentSession {
             },
         )
         .await;
-        *lock(&self.inner.bash_cancel) = None;
+        self.inner.bash_cancel.done(key);
         let output = outcome.map_err(|e| SessionOpError::new(e.0))?;
         let result = BashResult {
             truncated: output.truncated(),
@@ -109,16 +141,14 @@ impl AgentSession {
         }
     }
 
-    /// Stops a running user bash command.
+    /// Stops every running user bash command.
     pub fn abort_bash(&self) {
-        if let Some(cancel) = lock(&self.inner.bash_cancel).as_ref() {
-            cancel.cancel();
-        }
+        self.inner.bash_cancel.cancel_all();
     }
 
     /// Whether a user bash command runs.
     pub fn is_bash_running(&self) -> bool {
-        lock(&self.inner.bash_cancel).is_some()
+        self.inner.bash_cancel.any()
     }
 }
 

@@ -193,7 +193,7 @@ pub(crate) struct Inner {
     auto_compaction_cancel: Mutex<Option<CancellationToken>>,
     branch_summary_cancel: Mutex<Option<CancellationToken>>,
     overflow_recovery_attempted: AtomicBool,
-    bash_cancel: Mutex<Option<CancellationToken>>,
+    bash_cancel: bash::BashCancels,
     pending_bash: Mutex<Vec<AgentMessage>>,
     ext: extensions::ExtensionState,
     mcp: Mutex<Option<Arc<mcp::McpState>>>,

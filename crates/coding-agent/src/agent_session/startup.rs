@@ -95,7 +95,7 @@ impl AgentSession {
                 auto_compaction_cancel: Mutex::new(None),
                 branch_summary_cancel: Mutex::new(None),
                 overflow_recovery_attempted: AtomicBool::new(false),
-                bash_cancel: Mutex::new(None),
+                bash_cancel: Default::default(),
                 pending_bash: Mutex::new(Vec::new()),
                 ext,
                 mcp: Mutex::new(None),

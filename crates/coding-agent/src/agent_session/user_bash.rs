@@ -94,8 +94,7 @@ impl AgentSession {
         cwd: &str,
         on_chunk: Option<ChunkFn>,
     ) -> Result<BashResult, SessionOpError> {
-        let cancel = CancellationToken::new();
-        *lock(&self.inner.bash_cancel) = Some(cancel.clone());
+        let (key, cancel) = self.inner.bash_cancel.start();
         let output = Arc::new(Mutex::new(String::new()));
         let sink = {
             let output = output.clone();
@@ -116,7 +115,7 @@ impl AgentSession {
                 sink,
             )
             .await;
-        *lock(&self.inner.bash_cancel) = None;
+        self.inner.bash_cancel.done(key);
         let cancelled = cancel.is_cancelled();
         let answer = match answer {
             Ok(answer) => answer,
