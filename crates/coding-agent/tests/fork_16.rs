@@ -13,32 +13,15 @@ use std::process::Command;
 
 use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
+use support::entries::{assistant, header, user, write};
 use support::rpc::{Env, Rpc, read_jsonl, user_texts};
 use support::ts16::{ours, ts16, ts16_pi};
-
-/// A user message entry.
-fn user(id: &str, parent: Option<&str>, text: &str) -> Value {
-    json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
-           "message": {"role": "user", "content": text, "timestamp": 1_767_225_600_000_u64}})
-}
-
-/// An assistant message entry.
-fn assistant(id: &str, parent: &str, text: &str) -> Value {
-    let zero = json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0});
-    json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
-           "message": {"role": "assistant", "content": [{"type": "text", "text": text}],
-                       "api": "openai-completions", "provider": "mock", "model": "mock-model",
-                       "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
-                                 "totalTokens": 0, "cost": zero},
-                       "stopReason": "stop", "timestamp": 1_767_225_601_000_u64}})
-}
 
 /// A session of `cwd`: a first exchange, a label on its user message, a second exchange
 /// under the label, a compaction keeping from the label on, and a third user message.
 fn session_file(dir: &Path, cwd: &Path) -> PathBuf {
     let lines = [
-        json!({"type": "session", "version": 3, "id": "fork-source", "timestamp": "2026-01-01T00:00:00.000Z",
-               "cwd": cwd}),
+        header("fork-source", cwd),
         user("u0000001", None, "first"),
         assistant("a0000001", "u0000001", "one"),
         json!({"type": "label", "id": "l0000001", "parentId": "a0000001", "timestamp": "2026-01-01T00:00:02.000Z",
@@ -49,9 +32,8 @@ fn session_file(dir: &Path, cwd: &Path) -> PathBuf {
                "summary": "They said first and second.", "firstKeptEntryId": "l0000001", "tokensBefore": 1000}),
         user("u0000003", Some("c0000001"), "third"),
     ];
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let path = dir.join("source.jsonl");
-    std::fs::write(&path, text).unwrap();
+    write(&path, &lines);
     path
 }
 

@@ -2,6 +2,7 @@
 //! never separating a tool result from the call that produced it.
 
 use super::tokens::estimate_tokens;
+use crate::session::context::{branch_summary_message, custom_message};
 use crate::session::{EntryKind, SessionEntry};
 
 /// Where a compaction cuts the entries.
@@ -90,14 +91,11 @@ pub fn find_cut_point(
     let mut accumulated = 0u64;
     let mut cut_index = first_cut_point;
     for i in (start..end).rev() {
-        let EntryKind::Message { message } = &entries[i].kind else {
-            continue;
-        };
-        // pi 1.5's system record is not conversation: it takes no share of the budget.
-        if message.role() == "system" {
+        let tokens = context_tokens(&entries[i]);
+        if tokens == 0 {
             continue;
         }
-        accumulated += estimate_tokens(message);
+        accumulated += tokens;
         if accumulated >= keep_recent_tokens {
             if let Some(&c) = cut_points.iter().find(|&&c| c >= i) {
                 cut_index = c;
@@ -107,11 +105,11 @@ pub fn find_cut_point(
     }
 
     while cut_index > start {
-        match &entries[cut_index - 1].kind {
-            EntryKind::Message { message } if message.role() == "system" => cut_index -= 1,
-            EntryKind::Compaction { .. } | EntryKind::Message { .. } => break,
-            _ => cut_index -= 1,
+        let before = &entries[cut_index - 1];
+        if matches!(before.kind, EntryKind::Compaction { .. }) || context_visible(before) {
+            break;
         }
+        cut_index -= 1;
     }
 
     let is_user_message = message_role(&entries[cut_index]) == Some("user");
@@ -124,6 +122,45 @@ pub fn find_cut_point(
         first_kept_entry_index: cut_index,
         turn_start_index,
         is_split_turn: turn_start_index.is_some(),
+    }
+}
+
+/// Whether the model sees an entry: a message (not pi 1.5's system record), a
+/// `custom_message` entry or a branch summary with text.
+fn context_visible(entry: &SessionEntry) -> bool {
+    match &entry.kind {
+        EntryKind::Message { message } => message.role() != "system",
+        EntryKind::CustomMessage { .. } => true,
+        EntryKind::BranchSummary { summary, .. } => !summary.is_empty(),
+        _ => false,
+    }
+}
+
+/// The estimated tokens an entry puts in the context: its message, a `custom_message`
+/// entry's or a branch summary's (pi 0.80.4 counts these too); 0 for entries the model
+/// does not see, and for pi 1.5's system record, which is not conversation.
+fn context_tokens(entry: &SessionEntry) -> u64 {
+    match &entry.kind {
+        EntryKind::Message { message } if message.role() == "system" => 0,
+        EntryKind::Message { message } => estimate_tokens(message),
+        EntryKind::CustomMessage {
+            custom_type,
+            content,
+            details,
+            display,
+        } => estimate_tokens(&custom_message(
+            custom_type,
+            content,
+            *display,
+            details.as_ref(),
+            &entry.timestamp,
+        )),
+        EntryKind::BranchSummary {
+            from_id, summary, ..
+        } if !summary.is_empty() => {
+            estimate_tokens(&branch_summary_message(summary, from_id, &entry.timestamp))
+        }
+        _ => 0,
     }
 }
 

@@ -108,11 +108,14 @@ pub fn calculate_context_tokens(usage: &Usage) -> u64 {
     }
 }
 
-/// The usage of an assistant message that completed (aborted and failed ones report none).
+/// The usage of an assistant message that completed (aborted and failed ones report none)
+/// with a usage that is not all zeros (one from a transcript that kept none), as pi 1.6.0.
 fn assistant_usage(message: &AgentMessage) -> Option<&Usage> {
     message
         .as_assistant()
-        .filter(|a: &&AssistantMessage| !a.stop_reason.is_failure())
+        .filter(|a: &&AssistantMessage| {
+            !a.stop_reason.is_failure() && calculate_context_tokens(&a.usage) > 0
+        })
         .map(|a| &a.usage)
 }
 

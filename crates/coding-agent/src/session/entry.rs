@@ -323,6 +323,9 @@ pub fn parse_object(object: Map<String, Value>, line: usize) -> Result<ParsedLin
     fields.shift_remove("id");
     fields.shift_remove("parentId");
     fields.shift_remove("timestamp");
+    if kind == "message" {
+        fill_missing_content(&mut fields);
+    }
     let mut tagged = Map::with_capacity(1);
     tagged.insert(kind.clone(), Value::Object(fields));
     let (kind, warning) = match serde_json::from_value::<EntryKind>(Value::Object(tagged)) {
@@ -343,6 +346,24 @@ pub fn parse_object(object: Map<String, Value>, line: usize) -> Result<ParsedLin
         })),
         warning,
     ))
+}
+
+/// A message whose `content` is null or missing (an older version's, a hand-edited or an
+/// imported file) gets an empty one when read, as pi 0.80.4 does: `""` for a system
+/// message, `[]` for a user, assistant or tool-result message.
+fn fill_missing_content(fields: &mut Map<String, Value>) {
+    let Some(Value::Object(message)) = fields.get_mut("message") else {
+        return;
+    };
+    if !matches!(message.get("content"), None | Some(Value::Null)) {
+        return;
+    }
+    let empty = match message.get("role").and_then(Value::as_str) {
+        Some("system") => Value::String(String::new()),
+        Some("user" | "assistant" | "toolResult") => Value::Array(Vec::new()),
+        _ => return,
+    };
+    message.insert("content".into(), empty);
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+pub mod entries;
 pub mod errors;
 pub mod ext_host;
 pub mod git;

@@ -52,8 +52,9 @@ pub fn list_all_sessions(sessions_root: &Path) -> Vec<SessionInfo> {
     };
     let folders = entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
+        // `is_dir` follows a symlinked project folder (pi 0.84).
+        .filter(|path| path.is_dir())
         .collect();
     list_folders(folders)
 }

@@ -118,10 +118,16 @@ fn missing_dirs_are_empty() {
 #[test]
 fn lists_every_project_written_by_the_manager() {
     let root = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
     let mut paths = Vec::new();
     for (i, project) in ["--a--", "--b--"].iter().enumerate() {
         let dir = root.path().join(project);
-        std::fs::create_dir_all(&dir).unwrap();
+        if i == 1 {
+            // A project folder that is a symlink to sessions kept elsewhere (pi 0.84).
+            std::os::unix::fs::symlink(elsewhere.path(), &dir).unwrap();
+        } else {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
         let mut session = SessionManager::create(Path::new("/work"), &dir);
         session
             .append_message(UserMessage::text(format!("question {i}")).into())
