@@ -79,3 +79,49 @@ async fn the_kept_budget_counts_custom_messages_as_pi_16() {
         );
     }
 }
+
+/// The roles `get_messages` lists for a session whose compaction keeps nothing before it:
+/// its kept boundary is its own id (pi 0.87's retain-none compaction).
+fn retain_none_roles(program: Command, server: &MockServer) -> Vec<Value> {
+    let env = Env::new(server, 128_000, json!({}));
+    let path = env.dir.path().join("retain-none.jsonl");
+    write(
+        &path,
+        &[
+            header("retain-none", &env.work),
+            user("u0000001", None, "first"),
+            assistant("a0000001", "u0000001", "one"),
+            json!({"type": "compaction", "id": "c0000001", "parentId": "a0000001",
+                   "timestamp": "2026-01-01T00:00:03.000Z", "summary": "They said first.",
+                   "firstKeptEntryId": "c0000001", "tokensBefore": 100}),
+            user("u0000002", Some("c0000001"), "second"),
+            assistant("a0000002", "u0000002", "two"),
+        ],
+    );
+    let mut rpc = Rpc::start_program(&env, program, &["--session", path.to_str().unwrap()]);
+    let answer = rpc.call("m", json!({"type": "get_messages"}));
+    rpc.finish();
+    answer["data"]["messages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no messages in {answer}"))
+        .iter()
+        .map(|m| json!([m["role"], m["summary"], m["content"]]))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compaction_kept_from_itself_keeps_nothing_before_it_as_pi_16() {
+    let server = MockServer::start().await.unwrap();
+    let ours_roles = retain_none_roles(ours(), &server);
+    assert_eq!(
+        ours_roles,
+        [
+            json!(["compactionSummary", "They said first.", null]),
+            json!(["user", null, "second"]),
+            json!(["assistant", null, [{"type": "text", "text": "two"}]]),
+        ]
+    );
+    if let Some(wrapper) = ts16() {
+        assert_eq!(retain_none_roles(ts16_pi(&wrapper), &server), ours_roles);
+    }
+}

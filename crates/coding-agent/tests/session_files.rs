@@ -187,6 +187,34 @@ fn branching_continues_from_an_earlier_entry() {
 }
 
 #[test]
+fn a_compaction_with_no_kept_entry_keeps_nothing_before_it() {
+    let mut session = SessionManager::in_memory(Path::new("/tmp"));
+    session.append_message(user("old question")).unwrap();
+    session.append_message(assistant("old answer")).unwrap();
+    let id = session
+        .append_compaction(pi_coding_agent::session::NewCompaction {
+            summary: "They talked.",
+            first_kept_entry_id: "",
+            tokens_before: 10,
+            details: None,
+            usage: None,
+            from_hook: None,
+            system_message: None,
+        })
+        .unwrap();
+    let Some(EntryKind::Compaction {
+        first_kept_entry_id,
+        ..
+    }) = session.entry(&id).map(|e| &e.kind)
+    else {
+        panic!("no compaction entry");
+    };
+    assert_eq!(first_kept_entry_id, &id);
+    session.append_message(user("new question")).unwrap();
+    assert_eq!(role_texts(&session), ["compactionSummary", "user"]);
+}
+
+#[test]
 fn compaction_keeps_the_summary_and_the_kept_tail() {
     let mut session = SessionManager::in_memory(Path::new("/tmp"));
     session.append_message(user("old question")).unwrap();

@@ -430,12 +430,20 @@ impl SessionManager {
 
     /// Appends an entry under the current leaf, persists it, and returns its id.
     pub fn append(&mut self, kind: EntryKind) -> Result<String, SessionError> {
+        self.append_with(|_| kind)
+    }
+
+    /// [`Self::append`] of an entry built from its new id.
+    fn append_with(
+        &mut self,
+        kind: impl FnOnce(&str) -> EntryKind,
+    ) -> Result<String, SessionError> {
         let id = short_id(|candidate| self.by_id.contains_key(candidate));
         let entry = SessionEntry {
             id: id.clone(),
             parent_id: self.leaf.clone(),
             timestamp: iso_now(),
-            kind,
+            kind: kind(&id),
         };
         self.by_id.insert(id.clone(), self.entries.len());
         self.entries.push(entry);
@@ -493,10 +501,16 @@ impl SessionManager {
     }
 
     /// Appends a `compaction` entry: the summary replaces what precedes `first_kept`.
+    /// An empty `first_kept_entry_id` keeps nothing from before the compaction: the entry
+    /// names its own id as its kept boundary (pi 0.87's retain-none compaction).
     pub fn append_compaction(&mut self, entry: NewCompaction<'_>) -> Result<String, SessionError> {
-        self.append(EntryKind::Compaction {
+        self.append_with(|id| EntryKind::Compaction {
             summary: entry.summary.into(),
-            first_kept_entry_id: entry.first_kept_entry_id.into(),
+            first_kept_entry_id: if entry.first_kept_entry_id.is_empty() {
+                id.to_owned()
+            } else {
+                entry.first_kept_entry_id.into()
+            },
             tokens_before: entry.tokens_before,
             details: entry.details,
             usage: entry.usage,
