@@ -165,3 +165,44 @@ async fn a_session_in_a_symlinked_project_folder_is_found_as_pi_16() {
         assert_eq!(user_texts(&body), ["remembered", "next"], "{who}");
     }
 }
+
+/// A linear session of `pairs` user/assistant exchanges, written at `path`.
+fn deep_session(path: &std::path::Path, cwd: &std::path::Path, pairs: usize) {
+    let mut lines = vec![header("deep-session", cwd)];
+    let mut parent: Option<String> = None;
+    for n in 0..pairs {
+        let (u, a) = (format!("u{n:07}"), format!("a{n:07}"));
+        lines.push(user(&u, parent.as_deref(), "q"));
+        lines.push(assistant(&a, &u, "a"));
+        parent = Some(a);
+    }
+    write(path, &lines);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deep_branch_opens_in_linear_time_as_pi_16() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let path = env.dir.path().join("deep.jsonl");
+    // 100,000 entries on one branch: a walk that costs the depth for every entry would take
+    // minutes here, a linear one well under a second of real work.
+    deep_session(&path, &env.work, 50_000);
+    for (who, wrapper) in pis() {
+        let started = std::time::Instant::now();
+        let mut rpc = Rpc::start_program(
+            &env,
+            program(&wrapper),
+            &["--session", path.to_str().unwrap()],
+        );
+        let state = rpc.call("s", json!({"type": "get_state"}));
+        let stats = rpc.call("t", json!({"type": "get_session_stats"}));
+        rpc.finish();
+        assert_eq!(state["data"]["messageCount"], 100_000, "{who}: {state}");
+        assert_eq!(stats["data"]["userMessages"], 50_000, "{who}: {stats}");
+        let took = started.elapsed();
+        assert!(
+            took < std::time::Duration::from_secs(60),
+            "{who} took {took:?}"
+        );
+    }
+}
