@@ -141,17 +141,19 @@ impl AgentSession {
         leaf: Option<&str>,
     ) -> Result<(), SessionOpError> {
         self.refuse_while_compacting()?;
+        // A file session is written from its first message on; before that there is
+        // nothing to copy from (pi 0.80.9). Checked before the run is aborted.
+        let unsaved = lock(&self.inner.session)
+            .session_file()
+            .is_some_and(|file| !file.exists());
+        if leaf.is_some() && unsaved {
+            return Err(SessionOpError::new(
+                "This session has not been saved yet. Send a message before cloning or forking it.",
+            ));
+        }
         self.abort().await;
         {
             let mut session = lock(&self.inner.session);
-            // A file session is written once the first reply comes; before that there is
-            // nothing to copy from (pi 0.80.9).
-            let unsaved = session.session_file().is_some_and(|file| !file.exists());
-            if leaf.is_some() && unsaved {
-                return Err(SessionOpError::new(
-                    "This session has not been saved yet. Send a message before cloning or forking it.",
-                ));
-            }
             match leaf {
                 Some(leaf) => session
                     .create_branched_session(leaf)
