@@ -128,16 +128,8 @@ fn run() -> Result<i32> {
             paths::auth_path(&agent_dir).display()
         );
     }
-    let cwd = match std::env::current_dir() {
-        Ok(cwd) => cwd,
-        // Started from a folder that was deleted (pi 1.5.0).
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!(
-                "Error: The current working directory no longer exists. Change to an existing directory and try again."
-            );
-            return Ok(1);
-        }
-        Err(e) => return Err(e.into()),
+    let Some(cwd) = paths::startup_cwd()? else {
+        return Ok(1);
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -20,6 +20,21 @@ pub fn expand_tilde(path: &str) -> PathBuf {
     PathBuf::from(path)
 }
 
+/// The folder pi was started in; `None`, after saying so on stderr, when that folder was
+/// deleted (pi 1.5.0 asks to change to an existing one instead of failing on it).
+pub fn startup_cwd() -> std::io::Result<Option<PathBuf>> {
+    match std::env::current_dir() {
+        Ok(cwd) => Ok(Some(cwd)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!(
+                "Error: The current working directory no longer exists. Change to an existing directory and try again."
+            );
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// The agent dir: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
 pub fn agent_dir() -> PathBuf {
     match std::env::var(AGENT_DIR_ENV) {
