@@ -5,7 +5,10 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use pi_ai::{AssistantMessage, InputBlock, Message, ToolCall, ToolResultMessage};
+use pi_ai::{
+    AssistantMessage, Context, InputBlock, Message, Model, StreamOptions, ToolCall,
+    ToolResultMessage,
+};
 
 use crate::message::{AgentMessage, default_convert_to_llm};
 use crate::tool::AgentToolResult;
@@ -88,6 +91,28 @@ pub trait AgentHooks: Send + Sync {
         _cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Option<Vec<AgentMessage>>> {
         Box::pin(async { None })
+    }
+
+    /// Rewrites the request built from the transformed transcript (`messages`): its system
+    /// prompt, messages and tool declarations, once per LLM call. `None` (the default) keeps
+    /// it.
+    fn transform_request<'a>(
+        &'a self,
+        _messages: &'a [AgentMessage],
+        _request: &'a Context,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Context>> {
+        Box::pin(async { None })
+    }
+
+    /// Adjusts the stream options of one LLM request after its key is known (its headers,
+    /// for example). The default changes nothing.
+    fn prepare_options<'a>(
+        &'a self,
+        _model: &'a Model,
+        _options: &'a mut StreamOptions,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
     }
 
     /// The API key for a provider, asked before every LLM request (expiring tokens). `Ok(None)`

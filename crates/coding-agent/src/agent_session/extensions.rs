@@ -178,6 +178,7 @@ pub(super) fn with_payload_hook(
     if runtime.is_empty() {
         return options;
     }
+    options = super::request_hooks::with_stream_event_hook(options, runtime);
     {
         let runtime = runtime.clone();
         options.payload_wanted = Some(Arc::new(move || {
@@ -260,16 +261,35 @@ impl AgentHooks for SessionHooks {
             if !self.runtime.has_handlers("context") {
                 return None;
             }
-            // Extensions see the conversation as 0.73 had it: without the system record.
-            if messages.iter().any(|m| m.role() == "system") {
-                let visible: Vec<AgentMessage> = messages
-                    .iter()
-                    .filter(|m| m.role() != "system")
-                    .cloned()
-                    .collect();
-                return self.runtime.emit_context(&visible, cancel.clone()).await;
+            super::request_hooks::run_context(&self.runtime, messages, cancel).await
+        })
+    }
+
+    fn transform_request<'a>(
+        &'a self,
+        messages: &'a [AgentMessage],
+        request: &'a pi_ai::Context,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<pi_ai::Context>> {
+        Box::pin(async move {
+            if !self.runtime.has_handlers("context_with_system") {
+                return None;
             }
-            self.runtime.emit_context(messages, cancel.clone()).await
+            super::request_hooks::run_context_with_system(&self.runtime, messages, request, cancel)
+                .await
+        })
+    }
+
+    fn prepare_options<'a>(
+        &'a self,
+        model: &'a pi_ai::Model,
+        options: &'a mut StreamOptions,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if self.runtime.has_handlers("before_provider_headers") {
+                super::request_hooks::run_before_provider_headers(&self.runtime, model, options)
+                    .await;
+            }
         })
     }
 

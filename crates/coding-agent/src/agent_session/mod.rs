@@ -19,6 +19,7 @@ mod prompt_options;
 mod providers;
 mod queue;
 mod replacement;
+mod request_hooks;
 mod retry;
 mod settle;
 mod startup;
