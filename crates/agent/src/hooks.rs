@@ -155,6 +155,13 @@ pub trait AgentHooks: Send + Sync {
         Box::pin(async { None })
     }
 
+    /// Called after each `turn_end` of a reply that did not fail, when the run goes on:
+    /// `true` asks for one more model request even if the turn made no tool calls (pi
+    /// 1.6.0's `turn_end` continuation). The default asks for none.
+    fn continue_after_turn(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+
     /// Called after each `turn_end`; `true` ends the run before the queues are polled.
     fn should_stop_after_turn<'a>(&'a self, _context: TurnContext<'a>) -> BoxFuture<'a, bool> {
         Box::pin(async { false })

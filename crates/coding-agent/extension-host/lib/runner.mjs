@@ -169,6 +169,31 @@ async function emitContextWithSystem(core, event, ctx) {
 	return changed ? { messages } : null;
 }
 
+/**
+ * `turn_end` and `agent_before_settle` (pi 1.6.0's actionable boundaries): each handler
+ * sees the entries and continuation proposed so far; a returned `entries` or `continue`
+ * replaces that field. Answers the proposal when a handler made one, else `null`.
+ */
+async function emitBoundary(core, event, ctx) {
+	let entries = Array.isArray(event.entries) ? event.entries : [];
+	let shouldContinue = event.continue === true;
+	let proposed = false;
+	await each(core, event.type, () => ({ ...event, entries, continue: shouldContinue }), ctx, (r) => {
+		if (r?.entries !== undefined) {
+			entries = r.entries;
+			proposed = true;
+		}
+		if (r?.continue !== undefined) {
+			shouldContinue = r.continue;
+			proposed = true;
+		}
+		return false;
+	});
+	// A handler may also have pushed onto the array it was given.
+	if (!proposed && entries.length === 0 && !shouldContinue) return null;
+	return { entries, continue: shouldContinue };
+}
+
 /** `before_provider_headers` (pi 1.6.0): handlers change `event.headers` in place. */
 async function emitBeforeProviderHeaders(core, event, ctx) {
 	const headers = event.headers ?? {};
@@ -297,6 +322,8 @@ const RULES = {
 	before_provider_request: emitBeforeProviderRequest,
 	before_provider_headers: emitBeforeProviderHeaders,
 	context_with_system: emitContextWithSystem,
+	turn_end: emitBoundary,
+	agent_before_settle: emitBoundary,
 	before_agent_start: emitBeforeAgentStart,
 	resources_discover: emitResourcesDiscover,
 	user_bash: emitUserBash,

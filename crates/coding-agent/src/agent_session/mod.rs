@@ -5,6 +5,7 @@
 
 mod announced;
 mod bash;
+mod boundary;
 mod builtin_commands;
 mod compaction;
 mod events;

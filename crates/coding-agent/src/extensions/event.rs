@@ -130,10 +130,32 @@ pub enum ExtensionEvent {
         turn_index: u64,
         timestamp: u64,
     },
+    /// pi 1.6.0's actionable boundary: handlers propose `entries` and `continue`.
     TurnEnd {
         turn_index: u64,
         message: AgentMessage,
         tool_results: Vec<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_entry_id: Option<String>,
+        #[serde(default)]
+        tool_result_entry_ids: Vec<String>,
+        #[serde(default)]
+        outcome: String,
+        #[serde(default)]
+        entries: Vec<Value>,
+        #[serde(default, rename = "continue")]
+        continue_: bool,
+        #[serde(default)]
+        context: Value,
+    },
+    /// The last actionable boundary of a run that was not aborted (pi 1.6.0): handlers may
+    /// append entries and ask for one continuation.
+    AgentBeforeSettle {
+        outcome: String,
+        entries: Vec<Value>,
+        #[serde(rename = "continue")]
+        continue_: bool,
+        context: Value,
     },
     MessageStart {
         message: AgentMessage,
@@ -220,7 +242,7 @@ pub enum RunTrigger {
 
 /// Every event type name ours emits: 0.73.1's in the order its `types.d.ts` declares them,
 /// then those of 1.6.0 (`ui_prompt_start` / `ui_prompt_end` come from the extension host).
-pub const EVENT_TYPES: [&str; 35] = [
+pub const EVENT_TYPES: [&str; 36] = [
     "resources_discover",
     "session_start",
     "session_before_switch",
@@ -256,6 +278,7 @@ pub const EVENT_TYPES: [&str; 35] = [
     "before_provider_headers",
     "provider_stream_event",
     "context_with_system",
+    "agent_before_settle",
 ];
 
 impl ExtensionEvent {
@@ -283,6 +306,7 @@ impl ExtensionEvent {
             Self::AgentStart => "agent_start",
             Self::AgentEnd { .. } => "agent_end",
             Self::AgentSettled { .. } => "agent_settled",
+            Self::AgentBeforeSettle { .. } => "agent_before_settle",
             Self::TurnStart { .. } => "turn_start",
             Self::TurnEnd { .. } => "turn_end",
             Self::MessageStart { .. } => "message_start",

@@ -5,6 +5,7 @@
 
 pub mod actions;
 pub mod backend;
+pub mod boundary;
 pub mod discovery;
 pub mod event;
 pub mod outcome;
