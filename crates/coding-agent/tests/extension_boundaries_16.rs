@@ -61,6 +61,22 @@ export default function (pi) {
       return { entries: [{ type: "custom", customType: "turn-note", data: { turn: event.turnIndex } }, { type: "label", targetId: event.messageEntryId, label: "x" }] };
     }
   });
+  let started = 0;
+  pi.on("agent_start", () => {
+    started += 1;
+  });
+  pi.on("agent_settled", (_event, ctx) => {
+    if (which !== "settled") return;
+    log({ hook: "agent_settled#1", idle: ctx.isIdle(), started });
+    if (!done) {
+      done = true;
+      pi.sendUserMessage("again");
+    }
+  });
+  pi.on("agent_settled", (_event, ctx) => {
+    if (which !== "settled") return;
+    log({ hook: "agent_settled#2", idle: ctx.isIdle(), started });
+  });
   pi.on("agent_before_settle", (event) => {
     log(seen(event));
     if (which !== "review" || done) return;
@@ -217,6 +233,32 @@ async fn a_custom_entry_from_turn_end_is_stored() {
                 .as_array()
                 .unwrap()
                 .contains(&json!("custom:turn-note")),
+            "{ours:#}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_asked_for_from_agent_settled_waits_for_every_settled_handler() {
+    compare("settled", 2, |ours| {
+        let settled: Vec<&Value> = ours["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| {
+                h["hook"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("agent_settled")
+            })
+            .collect();
+        assert_eq!(
+            settled[..2],
+            [
+                &json!({"hook": "agent_settled#1", "idle": true, "started": 1}),
+                &json!({"hook": "agent_settled#2", "idle": true, "started": 1}),
+            ],
             "{ours:#}"
         );
     })
