@@ -144,7 +144,7 @@ async fn session_replacements_start_extensions_once_and_forward_their_entries() 
 }
 
 /// Runs one JSON-mode prompt; returns the markers printed and the handlers' log.
-async fn json_mode(mut program: Command) -> Value {
+async fn json_mode(program: Command) -> Value {
     let server = MockServer::start().await.unwrap();
     server.push(Script::text("an answer"));
     let Case { env, ext, log } = case(&server);
