@@ -105,6 +105,9 @@ impl AgentSession {
         self.emit_extension_event_later(crate::extensions::ExtensionEvent::AgentSettled {
             aborted,
         });
+        // pi 1.6.0 tells clients once every settled handler finished (a client that ends pi
+        // when it sees `agent_settled` does not cut them short).
+        self.extension_events_settled().await;
         self.inner.emit_settled(aborted);
     }
 
