@@ -258,6 +258,9 @@ async fn run_loop(
                 end_run(context, base, sink).await;
                 return;
             }
+            if config.hooks.continue_after_turn().await {
+                more_tool_calls = true;
+            }
             pending = steering_taken.unwrap_or_else(|| config.queues.steering());
         }
         let follow_ups = config.queues.follow_ups();

@@ -5,7 +5,10 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use pi_ai::{AssistantMessage, InputBlock, Message, ToolCall, ToolResultMessage};
+use pi_ai::{
+    AssistantMessage, Context, InputBlock, Message, Model, StreamOptions, ToolCall,
+    ToolResultMessage,
+};
 
 use crate::message::{AgentMessage, default_convert_to_llm};
 use crate::tool::AgentToolResult;
@@ -90,6 +93,28 @@ pub trait AgentHooks: Send + Sync {
         Box::pin(async { None })
     }
 
+    /// Rewrites the request built from the transformed transcript (`messages`): its system
+    /// prompt, messages and tool declarations, once per LLM call. `None` (the default) keeps
+    /// it.
+    fn transform_request<'a>(
+        &'a self,
+        _messages: &'a [AgentMessage],
+        _request: &'a Context,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Context>> {
+        Box::pin(async { None })
+    }
+
+    /// Adjusts the stream options of one LLM request after its key is known (its headers,
+    /// for example). The default changes nothing.
+    fn prepare_options<'a>(
+        &'a self,
+        _model: &'a Model,
+        _options: &'a mut StreamOptions,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
     /// The API key for a provider, asked before every LLM request (expiring tokens). `Ok(None)`
     /// keeps the configured key; an error (a token that could not be refreshed) ends the turn
     /// with that message instead of sending the request.
@@ -128,6 +153,13 @@ pub trait AgentHooks: Send + Sync {
         _cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Option<AfterToolCallResult>> {
         Box::pin(async { None })
+    }
+
+    /// Called after each `turn_end` of a reply that did not fail, when the run goes on:
+    /// `true` asks for one more model request even if the turn made no tool calls (pi
+    /// 1.6.0's `turn_end` continuation). The default asks for none.
+    fn continue_after_turn(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
     }
 
     /// Called after each `turn_end`; `true` ends the run before the queues are polled.

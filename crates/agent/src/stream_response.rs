@@ -72,11 +72,18 @@ pub(crate) async fn stream_assistant_response(
         .await;
     let messages = transformed.as_deref().unwrap_or(&context.messages);
     let llm_messages = config.hooks.convert_to_llm(messages);
-    let llm_context = Context {
+    let mut llm_context = Context {
         system_prompt: Some(context.system_prompt.clone()).filter(|s| !s.is_empty()),
         messages: llm_messages,
         tools: context.tools.iter().map(|t| t.definition()).collect(),
     };
+    if let Some(rewritten) = config
+        .hooks
+        .transform_request(messages, &llm_context, cancel)
+        .await
+    {
+        llm_context = rewritten;
+    }
     let mut options = config.options.clone();
     match config.hooks.get_api_key(&config.model.provider).await {
         Ok(Some(key)) => options.stream.api_key = Some(key),
@@ -86,6 +93,10 @@ pub(crate) async fn stream_assistant_response(
             return end_without_request(config, sink, pi_ai::StopReason::Error, error, level).await;
         }
     }
+    config
+        .hooks
+        .prepare_options(&config.model, &mut options.stream)
+        .await;
     options.stream.cancel = Some(cancel.clone());
 
     let mut stream = (config.stream_fn)(&config.model, &llm_context, options);

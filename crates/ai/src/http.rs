@@ -98,6 +98,16 @@ impl HttpRequest {
     }
 }
 
+impl HttpRequest {
+    /// Applies the caller's headers last, then leaves out those the caller removed.
+    pub fn apply_option_headers(&mut self, options: &crate::types::StreamOptions) {
+        self.apply_overrides(&options.headers);
+        for name in &options.removed_headers {
+            self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        }
+    }
+}
+
 /// Headers whose values are credentials.
 fn is_secret_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();

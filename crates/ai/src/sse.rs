@@ -41,6 +41,8 @@ pub struct StreamControl {
     pub cancel: CancellationToken,
     pub idle_timeout: Duration,
     pub on_response: Option<crate::types::ResponseHook>,
+    /// Sees each event's parsed data before the decoder does (`provider_stream_event`).
+    pub on_stream_event: Option<crate::types::StreamEventHook>,
     /// What a status error's text starts with (`OpenAI API error`), for the providers
     /// whose pi 1.6.0 errors name them.
     pub error_prefix: Option<String>,
@@ -52,6 +54,7 @@ impl std::fmt::Debug for StreamControl {
             .field("cancel", &self.cancel)
             .field("idle_timeout", &self.idle_timeout)
             .field("on_response", &self.on_response.is_some())
+            .field("on_stream_event", &self.on_stream_event.is_some())
             .finish()
     }
 }
@@ -65,6 +68,7 @@ impl StreamControl {
                 options.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
             ),
             on_response: options.on_response.clone(),
+            on_stream_event: options.stream_event_hook().cloned(),
             error_prefix: None,
         }
     }
@@ -94,6 +98,19 @@ impl StreamControl {
 }
 
 impl StreamControl {
+    /// Hands the hook one event's structured value (the JSON of its data), in stream order.
+    pub(crate) async fn report_stream_event(
+        &self,
+        model: &Model,
+        data: impl FnOnce() -> Option<serde_json::Value>,
+    ) {
+        if let Some(hook) = &self.on_stream_event
+            && let Some(value) = data()
+        {
+            hook(model, value).await;
+        }
+    }
+
     /// The error of a stream that went quiet for longer than the idle timeout.
     pub(crate) fn idle_timeout_message(&self) -> String {
         format!(
@@ -221,7 +238,12 @@ where
                 Read::IdleTimeout => Err(control.idle_timeout_message()),
                 Read::End => break,
                 Read::Item(Err(error)) => Err(transport_error(&error)),
-                Read::Item(Ok(event)) => decoder.on_event(&event, &mut asm),
+                Read::Item(Ok(event)) => {
+                    control
+                        .report_stream_event(&model, || event_json(&event))
+                        .await;
+                    decoder.on_event(&event, &mut asm)
+                }
             };
             let pending: Vec<_> = asm.drain().collect();
             for event in pending {
@@ -256,6 +278,15 @@ where
     }
 }
 
+/// The structured value of an SSE event: its data as JSON; `None` for data that is not
+/// JSON (`[DONE]`) and for keep-alive `ping` events, which the providers' SDKs drop.
+fn event_json(event: &Sse) -> Option<serde_json::Value> {
+    if event.event.as_deref() == Some("ping") {
+        return None;
+    }
+    serde_json::from_str(event.data.as_deref()?).ok()
+}
+
 /// Decodes a recorded SSE body into a stream (replay tests and benchmarks).
 pub fn replay<S, E, D>(
     model: &Model,
@@ -272,6 +303,7 @@ where
         cancel,
         idle_timeout: Duration::from_millis(DEFAULT_IDLE_TIMEOUT_MS),
         on_response: None,
+        on_stream_event: None,
         error_prefix: None,
     };
     AssistantMessageEventStream::new(decode(model.clone(), bytes, control, decoder))

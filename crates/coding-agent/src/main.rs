@@ -714,6 +714,9 @@ fn run() -> Result<i32> {
         let code = runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session));
         runtime.block_on(transcript.close_mcp());
         std::mem::forget(transcript);
+        // The stdin reader may still wait on a read (an extension ended pi while stdin is
+        // open): the process exits without waiting for it.
+        runtime.shutdown_background();
         return Ok(code);
     }
     if interactive {

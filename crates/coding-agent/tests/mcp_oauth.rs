@@ -6,66 +6,14 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
 use support::mcp::*;
+use support::oauth::{OAuthServer, login_by_visiting};
 use support::rpc::Env;
-
-/// The OAuth test server, stopped when dropped.
-struct OAuthServer {
-    child: Child,
-    base: String,
-}
-
-impl Drop for OAuthServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl OAuthServer {
-    fn start(dir: &Path, token_seconds: u32) -> Self {
-        let port_file = dir.join("oauth-port");
-        let child = Command::new("python3")
-            .arg(fixture("oauth_server.py"))
-            .arg(&port_file)
-            .arg(token_seconds.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let port = loop {
-            if let Ok(port) = std::fs::read_to_string(&port_file) {
-                break port;
-            }
-            assert!(Instant::now() < deadline, "the OAuth server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        Self {
-            child,
-            base: format!("http://127.0.0.1:{}", port.trim()),
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("{}/mcp", self.base)
-    }
-
-    fn get(&self, path: &str) -> Value {
-        let out = Command::new("python3")
-            .arg("-c")
-            .arg("import sys,urllib.request;print(urllib.request.urlopen(sys.argv[1]).read().decode())")
-            .arg(format!("{}{path}", self.base))
-            .output()
-            .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
-    }
-}
 
 /// A "browser" that opens the URL and follows the redirect to pi's callback.
 const BROWSER: &str =
@@ -381,47 +329,6 @@ async fn a_server_with_auth_provider_gets_that_logins_key() {
         text(&out.stderr),
         "MCP server \"viaLogin\" uses the credentials of provider \"my-provider\". Run \"pi auth login my-provider\".\n"
     );
-}
-
-/// Runs `pi mcp login secure` of `program` and plays the browser with the URL it prints.
-fn login_by_visiting(program: &Path, env: &Env) -> (Option<i32>, String) {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(program)
-        .args(["mcp", "login", "secure", "--timeout", "60"])
-        .current_dir(&env.work)
-        .env("PI_CODING_AGENT_DIR", &env.agent)
-        .env("HOME", env.dir.path())
-        .env("PI_OFFLINE", "1")
-        .env("BROWSER", "true")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut said = String::new();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        said.push_str(&line);
-        said.push('\n');
-        if line.starts_with("http://127.0.0.1:") {
-            let visited = Command::new("python3")
-                .args([
-                    "-c",
-                    "import sys,urllib.request; urllib.request.urlopen(sys.argv[1]).read()",
-                    &line,
-                ])
-                .status()
-                .unwrap();
-            assert!(visited.success());
-            break;
-        }
-    }
-    for line in lines {
-        said.push_str(&line.unwrap());
-        said.push('\n');
-    }
-    (child.wait().unwrap().code(), said)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

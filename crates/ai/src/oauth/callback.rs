@@ -23,8 +23,16 @@ pub struct CallbackOptions<'a> {
     pub bind_host: Option<&'a str>,
 }
 
+/// What a successful callback carried: the code, and the `iss` parameter when the
+/// authorization server sent one (RFC 9207).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackCode {
+    pub code: String,
+    pub iss: Option<String>,
+}
+
 /// What the callback delivered: a code, or the provider's error.
-type Outcome = Option<Result<String, String>>;
+type Outcome = Option<Result<CallbackCode, String>>;
 
 /// A running callback server; dropping it stops listening.
 pub struct CallbackServer {
@@ -122,6 +130,13 @@ impl CallbackServer {
 
     /// Waits for the callback: the code, or the provider's error.
     pub async fn wait(&mut self) -> Result<String, OAuthError> {
+        self.wait_with_issuer()
+            .await
+            .map(|delivered| delivered.code)
+    }
+
+    /// Waits for the callback: the code with the `iss` it came with, or the error.
+    pub async fn wait_with_issuer(&mut self) -> Result<CallbackCode, OAuthError> {
         loop {
             if let Some(outcome) = self.outcome.borrow().clone() {
                 return outcome.map_err(OAuthError::Failed);
@@ -152,12 +167,7 @@ async fn read_target(stream: &mut tokio::net::TcpStream) -> Option<String> {
 }
 
 /// The status, page and (when this request settles the sign-in) the outcome.
-fn answer(
-    target: &str,
-    path: &str,
-    state: &str,
-    provider: &str,
-) -> (u16, String, Option<Result<String, String>>) {
+fn answer(target: &str, path: &str, state: &str, provider: &str) -> (u16, String, Outcome) {
     let (route, query) = target.split_once('?').unwrap_or((target, ""));
     if route != path {
         return (
@@ -203,7 +213,10 @@ fn answer(
                 "Authentication successful",
                 &format!("Signed in to {provider}. You may now close this page."),
             ),
-            Some(Ok(code)),
+            Some(Ok(CallbackCode {
+                code,
+                iss: param("iss"),
+            })),
         ),
         _ => (
             400,
@@ -250,7 +263,23 @@ mod tests {
     fn code_with_matching_state_settles() {
         let (status, _, outcome) = answer("/callback?code=abc&state=s1", "/callback", "s1", "X");
         assert_eq!(status, 200);
-        assert_eq!(outcome, Some(Ok("abc".into())));
+        assert_eq!(
+            outcome,
+            Some(Ok(CallbackCode {
+                code: "abc".into(),
+                iss: None
+            }))
+        );
+        let (_, _, outcome) = answer(
+            "/callback?code=abc&state=s1&iss=https%3A%2F%2Fas.test%2F",
+            "/callback",
+            "s1",
+            "X",
+        );
+        assert_eq!(
+            outcome.and_then(Result::ok).and_then(|c| c.iss).as_deref(),
+            Some("https://as.test/")
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod pkce;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use callback::{CallbackOptions, CallbackServer};
+pub use callback::{CallbackCode, CallbackOptions, CallbackServer};
 pub use endpoints::{BASE_URL_ENV, endpoint};
 pub use file_lock::FileLock;
 pub use github_copilot::copilot_base_url;

@@ -63,6 +63,11 @@ pub type PayloadHook = Arc<dyn Fn(&Model, &mut Value) + Send + Sync>;
 /// Sees the status and headers of the provider's response before its body is read.
 pub type ResponseHook = Arc<dyn Fn(u16, &BTreeMap<String, String>) + Send + Sync>;
 
+/// Sees each parsed provider stream event before it is decoded (the extension event
+/// `provider_stream_event`); awaited in stream order, so a slow hook slows the stream.
+pub type StreamEventHook =
+    Arc<dyn Fn(&Model, Value) -> futures_core::future::BoxFuture<'static, ()> + Send + Sync>;
+
 /// Options every provider understands, plus provider-specific fields each reads as needed.
 #[derive(Clone, Default)]
 pub struct StreamOptions {
@@ -72,6 +77,9 @@ pub struct StreamOptions {
     pub api_key: Option<String>,
     /// Extra HTTP headers, applied last so they override defaults.
     pub headers: BTreeMap<String, String>,
+    /// Headers left out of the request even when the provider or model adds them (an
+    /// extension's `before_provider_headers` set them to `null`).
+    pub removed_headers: Vec<String>,
     /// Session id for providers with session-based caching or routing.
     pub session_id: Option<String>,
     pub cache_retention: Option<CacheRetention>,
@@ -82,6 +90,10 @@ pub struct StreamOptions {
     /// body it does not see is not built as a JSON tree for it.
     pub payload_wanted: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
     pub on_response: Option<ResponseHook>,
+    pub on_stream_event: Option<StreamEventHook>,
+    /// Whether `on_stream_event` wants this request's events (unset: it does); events it
+    /// does not want are not parsed into JSON trees for it.
+    pub stream_events_wanted: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
     /// Longest server-requested retry delay to honour; a longer one fails at once with the
     /// delay in the error. Default 60 000 ms; 0 means no cap.
     pub max_retry_delay_ms: Option<u64>,
@@ -123,6 +135,15 @@ pub struct OpenAiResponsesOptions {
 }
 
 impl StreamOptions {
+    /// The stream event hook, when it wants this request's events.
+    pub fn stream_event_hook(&self) -> Option<&StreamEventHook> {
+        self.on_stream_event.as_ref().filter(|_| {
+            self.stream_events_wanted
+                .as_ref()
+                .is_none_or(|wanted| wanted())
+        })
+    }
+
     /// The payload hook, when it wants to see this request's body.
     pub fn payload_hook(&self) -> Option<&PayloadHook> {
         self.on_payload

@@ -142,6 +142,65 @@ async function emitBeforeProviderRequest(core, event, ctx) {
 	return { payload };
 }
 
+/** `context_with_system` (pi 1.6.0): chained like `context`, on the full transcript. */
+async function emitContextWithSystem(core, event, ctx) {
+	let messages = event.messages ?? [];
+	let changed = false;
+	for (const { ext, handler } of core.registry.handlersFor("context_with_system")) {
+		try {
+			const hadLeadingSystemMessage = messages[0]?.role === "system";
+			const returned = (await handler({ type: "context_with_system", messages }, ctx))?.messages;
+			if (returned) {
+				messages = returned;
+				changed = true;
+			}
+			if (hadLeadingSystemMessage && messages[0]?.role !== "system") {
+				core.runtime.emitError({
+					extensionPath: ext.path,
+					event: "context_with_system",
+					error:
+						"Handler removed the leading system message; the request has no prompt or initial tool declarations. Keep it at index 0 or replace a dropped prefix with getCurrentSystemMessage().",
+				});
+			}
+		} catch (err) {
+			reportError(core, ext, "context_with_system", err);
+		}
+	}
+	return changed ? { messages } : null;
+}
+
+/**
+ * `turn_end` and `agent_before_settle` (pi 1.6.0's actionable boundaries): each handler
+ * sees the entries and continuation proposed so far; a returned `entries` or `continue`
+ * replaces that field. Answers the proposal when a handler made one, else `null`.
+ */
+async function emitBoundary(core, event, ctx) {
+	let entries = Array.isArray(event.entries) ? event.entries : [];
+	let shouldContinue = event.continue === true;
+	let proposed = false;
+	await each(core, event.type, () => ({ ...event, entries, continue: shouldContinue }), ctx, (r) => {
+		if (r?.entries !== undefined) {
+			entries = r.entries;
+			proposed = true;
+		}
+		if (r?.continue !== undefined) {
+			shouldContinue = r.continue;
+			proposed = true;
+		}
+		return false;
+	});
+	// A handler may also have pushed onto the array it was given.
+	if (!proposed && entries.length === 0 && !shouldContinue) return null;
+	return { entries, continue: shouldContinue };
+}
+
+/** `before_provider_headers` (pi 1.6.0): handlers change `event.headers` in place. */
+async function emitBeforeProviderHeaders(core, event, ctx) {
+	const headers = event.headers ?? {};
+	await each(core, "before_provider_headers", () => ({ type: "before_provider_headers", headers }), ctx, () => false);
+	return { headers };
+}
+
 async function emitBeforeAgentStart(core, event, baseCtx, abort) {
 	let systemPrompt = event.systemPrompt;
 	const ctx = createContext(core, {
@@ -152,10 +211,11 @@ async function emitBeforeAgentStart(core, event, baseCtx, abort) {
 	});
 	const messages = [];
 	let promptModified = false;
+	// pi 1.6.0: a run a custom message starts has `messageType: "custom"` and no prompt.
 	const makeEvent = () => ({
 		type: "before_agent_start",
-		prompt: event.prompt,
-		images: event.images,
+		messageType: event.messageType ?? "user",
+		...(event.messageType === "custom" ? { message: event.message } : { prompt: event.prompt, images: event.images }),
 		systemPrompt,
 		systemPromptOptions: event.systemPromptOptions,
 	});
@@ -260,6 +320,10 @@ const RULES = {
 	message_end: emitMessageEnd,
 	context: emitContext,
 	before_provider_request: emitBeforeProviderRequest,
+	before_provider_headers: emitBeforeProviderHeaders,
+	context_with_system: emitContextWithSystem,
+	turn_end: emitBoundary,
+	agent_before_settle: emitBoundary,
 	before_agent_start: emitBeforeAgentStart,
 	resources_discover: emitResourcesDiscover,
 	user_bash: emitUserBash,

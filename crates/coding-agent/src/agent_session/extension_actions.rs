@@ -14,7 +14,9 @@ use pi_ai::{ImageContent, InputBlock, ThinkingLevel};
 use super::extensions::custom_message;
 use super::{AgentSession, Inner, NavigateOptions, PromptOptions, StreamingBehavior, lock};
 use crate::extensions::actions::{MirrorStatics, RunRequest, SessionMirror, StateSnapshot};
-use crate::extensions::{ExtensionAction, ExtensionActions, ExtensionMessage, SendMessageOptions};
+use crate::extensions::{
+    ExtensionAction, ExtensionActions, ExtensionMessage, RunTrigger, SendMessageOptions,
+};
 use crate::session::EntryKind;
 
 /// The session as extensions reach it (weakly: extensions never keep a session alive).
@@ -392,11 +394,16 @@ impl AgentSession {
                 session.inner.agent.wait_for_idle().await;
                 let _run = session.run_guard();
                 request.release();
-                let messages: Vec<AgentMessage> = session
-                    .system_message_for_run(pi_ai::oauth::now_ms())
-                    .into_iter()
-                    .chain([custom])
-                    .collect();
+                // pi 1.6.0: `before_agent_start` sees the message that starts the run.
+                let started = pi_ai::oauth::now_ms();
+                let trigger = RunTrigger::Custom {
+                    message: serde_json::to_value(&custom).unwrap_or(Value::Null),
+                };
+                let mut messages = vec![custom];
+                messages.extend(session.extension_prompt_messages(&trigger).await);
+                if let Some(system) = session.system_message_for_run(started) {
+                    messages.insert(0, system);
+                }
                 if session.inner.agent.prompt(messages).await.is_ok() {
                     session.settle().await;
                 } else {
@@ -563,8 +570,7 @@ impl AgentSession {
     /// `before_agent_start` added; also applies or resets the system prompt.
     pub(super) async fn extension_prompt_messages(
         &self,
-        text: &str,
-        images: &[ImageContent],
+        trigger: &RunTrigger,
     ) -> Vec<AgentMessage> {
         let mut messages: Vec<AgentMessage> = std::mem::take(&mut *lock(&self.inner.ext.next_turn));
         let runtime = self.extension_runtime().clone();
@@ -575,8 +581,7 @@ impl AgentSession {
         let outcome = if runtime.has_handlers("before_agent_start") {
             runtime
                 .emit_before_agent_start(
-                    text,
-                    (!images.is_empty()).then(|| images.to_vec()),
+                    trigger,
                     &base,
                     self.system_prompt_options(),
                     CancellationToken::new(),

@@ -108,6 +108,11 @@ pub(super) struct ExtensionState {
     pub(super) commands_running: CommandGate,
     /// `agent_end` handlers are running: the run is over but not yet idle.
     pub(super) ending: std::sync::atomic::AtomicBool,
+    /// A `turn_end` handler asked for one more model request (taken by the loop).
+    pub(super) boundary_continue: std::sync::atomic::AtomicBool,
+    /// Boundary entries were appended during the run: its requests read the session's
+    /// projection until the run settles.
+    pub(super) reproject: std::sync::atomic::AtomicBool,
     /// `sendMessage(…, {deliverAs: "nextTurn"})` messages, sent with the next prompt.
     pub(super) next_turn: Mutex<Vec<AgentMessage>>,
     /// `sendMessage(…, {triggerTurn: false})` messages sent while the agent ran, recorded
@@ -137,6 +142,8 @@ impl ExtensionState {
             base_prompt: Mutex::new(base_prompt),
             turn_index: AtomicU64::new(0),
             ending: std::sync::atomic::AtomicBool::new(false),
+            boundary_continue: std::sync::atomic::AtomicBool::new(false),
+            reproject: std::sync::atomic::AtomicBool::new(false),
             commands_running: CommandGate::default(),
             next_turn: Mutex::new(Vec::new()),
             pending_custom: Mutex::new(Vec::new()),
@@ -155,10 +162,12 @@ impl ExtensionState {
 pub(super) fn hooks(
     runtime: &Arc<ExtensionRuntime>,
     oauth: Option<OAuthKeys>,
+    inner: Weak<Inner>,
 ) -> Arc<dyn AgentHooks> {
     Arc::new(SessionHooks {
         runtime: runtime.clone(),
         oauth,
+        inner,
     })
 }
 
@@ -178,6 +187,7 @@ pub(super) fn with_payload_hook(
     if runtime.is_empty() {
         return options;
     }
+    options = super::request_hooks::with_stream_event_hook(options, runtime);
     {
         let runtime = runtime.clone();
         options.payload_wanted = Some(Arc::new(move || {
@@ -223,6 +233,20 @@ pub(super) fn with_payload_hook(
 struct SessionHooks {
     runtime: Arc<ExtensionRuntime>,
     oauth: Option<OAuthKeys>,
+    /// The session, for what boundaries decided (set once the session exists).
+    inner: Weak<Inner>,
+}
+
+impl SessionHooks {
+    /// The session's projection, when boundary entries made the loop's transcript stale.
+    fn reprojected(&self) -> Option<Vec<AgentMessage>> {
+        let inner = self.inner.upgrade()?;
+        if !inner.ext.reproject.load(Ordering::SeqCst) {
+            return None;
+        }
+        let messages = lock(&inner.session).build_context().messages;
+        Some(messages)
+    }
 }
 
 impl AgentHooks for SessionHooks {
@@ -257,19 +281,50 @@ impl AgentHooks for SessionHooks {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Option<Vec<AgentMessage>>> {
         Box::pin(async move {
+            let projected = self.reprojected();
             if !self.runtime.has_handlers("context") {
+                return projected;
+            }
+            let messages = projected.as_deref().unwrap_or(messages);
+            super::request_hooks::run_context(&self.runtime, messages, cancel)
+                .await
+                .or(projected)
+        })
+    }
+
+    fn continue_after_turn(&self) -> BoxFuture<'_, bool> {
+        let asked = self
+            .inner
+            .upgrade()
+            .is_some_and(|inner| inner.ext.boundary_continue.swap(false, Ordering::SeqCst));
+        Box::pin(async move { asked })
+    }
+
+    fn transform_request<'a>(
+        &'a self,
+        messages: &'a [AgentMessage],
+        request: &'a pi_ai::Context,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<pi_ai::Context>> {
+        Box::pin(async move {
+            if !self.runtime.has_handlers("context_with_system") {
                 return None;
             }
-            // Extensions see the conversation as 0.73 had it: without the system record.
-            if messages.iter().any(|m| m.role() == "system") {
-                let visible: Vec<AgentMessage> = messages
-                    .iter()
-                    .filter(|m| m.role() != "system")
-                    .cloned()
-                    .collect();
-                return self.runtime.emit_context(&visible, cancel.clone()).await;
+            super::request_hooks::run_context_with_system(&self.runtime, messages, request, cancel)
+                .await
+        })
+    }
+
+    fn prepare_options<'a>(
+        &'a self,
+        model: &'a pi_ai::Model,
+        options: &'a mut StreamOptions,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if self.runtime.has_handlers("before_provider_headers") {
+                super::request_hooks::run_before_provider_headers(&self.runtime, model, options)
+                    .await;
             }
-            self.runtime.emit_context(messages, cancel.clone()).await
         })
     }
 
@@ -443,6 +498,17 @@ impl Inner {
             return None;
         }
         let turn_index = self.ext.turn_index.load(Ordering::SeqCst);
+        if let AgentEvent::TurnEnd {
+            message,
+            tool_results,
+        } = event
+            && let Some(reply) = message.as_assistant()
+        {
+            self.turn_end_boundary(turn_index, reply, tool_results)
+                .await;
+            self.ext.turn_index.fetch_add(1, Ordering::SeqCst);
+            return None;
+        }
         let extension_event = match event {
             AgentEvent::AgentStart => ExtensionEvent::AgentStart,
             AgentEvent::AgentEnd { messages } => ExtensionEvent::AgentEnd {
@@ -456,6 +522,8 @@ impl Inner {
                 turn_index,
                 timestamp: now_ms(),
             },
+            // A reply that is not an assistant message (only a custom stream function
+            // makes one) gets the plain event.
             AgentEvent::TurnEnd {
                 message,
                 tool_results,
@@ -463,6 +531,12 @@ impl Inner {
                 turn_index,
                 message: message.clone(),
                 tool_results: tool_results.iter().map(to_value).collect(),
+                message_entry_id: None,
+                tool_result_entry_ids: Vec::new(),
+                outcome: "completed".into(),
+                entries: Vec::new(),
+                continue_: false,
+                context: Value::Null,
             },
             AgentEvent::MessageStart { message } => ExtensionEvent::MessageStart {
                 message: message.clone(),

@@ -5,6 +5,7 @@
 
 mod announced;
 mod bash;
+mod boundary;
 mod builtin_commands;
 mod compaction;
 mod events;
@@ -19,6 +20,7 @@ mod prompt_options;
 mod providers;
 mod queue;
 mod replacement;
+mod request_hooks;
 mod retry;
 mod settle;
 mod startup;

@@ -8,6 +8,8 @@ use tokio_util::sync::CancellationToken;
 use pi_agent_core::AgentMessage;
 use pi_ai::{ImageContent, InputBlock, UserMessage};
 
+use crate::extensions::RunTrigger;
+
 use super::{
     AgentSession, Disposition, Preflight, PromptOptions, SessionOpError, StreamingBehavior,
 };
@@ -118,7 +120,11 @@ impl AgentSession {
         let mut blocks = vec![InputBlock::text(text.clone())];
         blocks.extend(options.images.iter().cloned().map(InputBlock::Image));
         let mut messages = vec![AgentMessage::from(UserMessage::blocks(blocks))];
-        messages.extend(self.extension_prompt_messages(&text, &options.images).await);
+        let trigger = RunTrigger::User {
+            prompt: text.clone(),
+            images: (!options.images.is_empty()).then(|| options.images.clone()),
+        };
+        messages.extend(self.extension_prompt_messages(&trigger).await);
         // pi 1.5 records the system prompt (or what changed in it) before the prompt.
         if let Some(system) = self.system_message_for_run(started) {
             messages.insert(0, system);

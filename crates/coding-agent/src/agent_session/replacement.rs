@@ -189,13 +189,4 @@ impl AgentSession {
         };
         self.extend_resources_from_extensions(discover).await;
     }
-
-    /// The RPC mode binds the extensions to the replaced session once more after its
-    /// `new_session`, `switch_session`, `fork` and `clone` commands, so they hear
-    /// `session_start` a second time, as in the TypeScript pi (0.73 and 1.5 alike).
-    pub async fn rebind_after_replacement(&self, reason: &str, previous: Option<PathBuf>) {
-        if !self.extension_runtime().is_empty() {
-            self.emit_session_start(reason, previous).await;
-        }
-    }
 }

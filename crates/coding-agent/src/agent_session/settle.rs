@@ -50,14 +50,19 @@ impl AgentSession {
     /// then reports `agent_settled` (aborted when the last reply was aborted).
     pub(super) async fn settle(&self) {
         let mut aborted = false;
+        let mut outcome = "completed";
         loop {
+            self.apply_reprojection();
             let Some(last) = lock(&self.inner.ended_assistant).take() else {
-                if self.continue_queued(aborted).await {
+                if self.continue_queued(aborted).await
+                    || self.continue_before_settle(aborted, outcome).await
+                {
                     continue;
                 }
                 break;
             };
             aborted = last.stop_reason == StopReason::Aborted;
+            outcome = super::boundary::outcome_of(&last);
             if retry::is_retryable_for(&last, &self.model())
                 && self.retry_after_failure(&last).await
             {
@@ -80,11 +85,14 @@ impl AgentSession {
                 }
                 continue;
             }
-            if self.continue_queued(aborted).await {
+            if self.continue_queued(aborted).await
+                || self.continue_before_settle(aborted, outcome).await
+            {
                 continue;
             }
             break;
         }
+        self.apply_reprojection();
         // Sent with `triggerTurn: false` after the last turn ended (pi 1.6.0's run `finally`);
         // a run an extension asked for meanwhile is pi 1.6.0's continuation: it records them
         // at its first turn's end.
@@ -97,6 +105,9 @@ impl AgentSession {
         self.emit_extension_event_later(crate::extensions::ExtensionEvent::AgentSettled {
             aborted,
         });
+        // pi 1.6.0 tells clients once every settled handler finished (a client that ends pi
+        // when it sees `agent_settled` does not cut them short).
+        self.extension_events_settled().await;
         self.inner.emit_settled(aborted);
     }
 
@@ -108,6 +119,22 @@ impl AgentSession {
         !aborted
             && self.inner.agent.has_queued_messages()
             && self.inner.agent.continue_run().await.is_ok()
+    }
+
+    /// pi 1.6.0's `agent_before_settle` (skipped after an abort): true when the run went on.
+    async fn continue_before_settle(&self, aborted: bool, outcome: &str) -> bool {
+        !aborted
+            && self.before_settle_continues(outcome).await
+            && self.inner.agent.continue_run().await.is_ok()
+    }
+
+    /// After a run whose boundaries appended entries, the agent's transcript becomes the
+    /// session's projection again.
+    fn apply_reprojection(&self) {
+        if self.inner.ext.reproject.swap(false, Ordering::SeqCst) {
+            let messages = lock(&self.inner.session).build_context().messages;
+            self.inner.agent.replace_messages(messages);
+        }
     }
 
     /// Ends a prompt that an extension command or `input` handler took (issue 36, item 9:

@@ -50,13 +50,6 @@ impl AgentSession {
             thinking_level,
             tools,
             messages: context.messages,
-            hooks: extensions::hooks(
-                &setup.runtime,
-                registry.auth_path().map(|path| extensions::OAuthKeys {
-                    auth_path: path.to_path_buf(),
-                    cli_key_provider: api_key.as_ref().map(|_| model.provider.clone()),
-                }),
-            ),
             steering_mode: current.steering_mode.unwrap_or_default(),
             follow_up_mode: current.follow_up_mode.unwrap_or_default(),
             stream_options: extensions::with_payload_hook(
@@ -65,8 +58,13 @@ impl AgentSession {
             ),
             ..AgentOptions::default()
         });
+        let oauth = registry.auth_path().map(|path| extensions::OAuthKeys {
+            auth_path: path.to_path_buf(),
+            cli_key_provider: api_key.as_ref().map(|_| model.provider.clone()),
+        });
         let ext = extensions::ExtensionState::new(setup, base_prompt);
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
+            agent.set_hooks(extensions::hooks(&ext.runtime, oauth, weak.clone()));
             agent.subscribe(Arc::new(extensions::SessionListener(weak.clone())));
             Inner {
                 agent,

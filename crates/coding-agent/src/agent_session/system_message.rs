@@ -145,6 +145,35 @@ impl SystemState {
         Self { sections, tools }
     }
 
+    /// The system prompt this state holds: its sections joined as pi 1.6 joins them.
+    pub(super) fn prompt(&self) -> String {
+        let texts: Vec<&str> = self.sections.values().filter_map(Value::as_str).collect();
+        texts.join("\n\n")
+    }
+
+    /// The tool declarations this state holds, in their order.
+    pub(super) fn tool_definitions(&self) -> Vec<pi_ai::Tool> {
+        self.tools
+            .values()
+            .map(|tool| pi_ai::Tool {
+                name: tool["name"].as_str().unwrap_or_default().to_owned(),
+                description: tool["description"].as_str().unwrap_or_default().to_owned(),
+                parameters: tool.get("parameters").cloned().unwrap_or(Value::Null),
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// Whether both hold the same prompt sections.
+    pub(super) fn same_sections(&self, other: &Self) -> bool {
+        self.sections == other.sections
+    }
+
+    /// Whether both declare the same tools.
+    pub(super) fn same_tools(&self, other: &Self) -> bool {
+        self.tools == other.tools
+    }
+
     /// The whole state as one system message (the first one, or a compaction checkpoint).
     pub(super) fn full_message(&self, timestamp: i64) -> AgentMessage {
         let mut fields = Map::new();
@@ -225,6 +254,12 @@ impl AgentSession {
             Some(recorded) => recorded.patch_to(&next, timestamp),
         }
     }
+}
+
+/// pi 1.6's `getCurrentSystemMessage`: the system messages of `messages` folded into one;
+/// `None` when there is none.
+pub(super) fn current_system_message(messages: &[AgentMessage]) -> Option<AgentMessage> {
+    SystemState::replay(messages).map(|state| state.full_message(now_ms()))
 }
 
 /// The system state of the agent's messages as one message, for a compaction's

@@ -95,10 +95,26 @@ pub enum ExtensionEvent {
         status: u16,
         headers: BTreeMap<String, String>,
     },
+    /// The request's extra headers, which handlers change in place; `null` removes one
+    /// (pi 1.6.0).
+    BeforeProviderHeaders {
+        headers: BTreeMap<String, Value>,
+    },
+    /// One parsed provider stream event, before pi decodes it (pi 1.6.0).
+    ProviderStreamEvent {
+        provider: String,
+        api: String,
+        model: String,
+        data: Value,
+    },
+    /// The full transcript of a request, system messages included, after every `context`
+    /// handler (pi 1.6.0).
+    ContextWithSystem {
+        messages: Vec<AgentMessage>,
+    },
     BeforeAgentStart {
-        prompt: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        images: Option<Vec<ImageContent>>,
+        #[serde(flatten)]
+        trigger: RunTrigger,
         system_prompt: String,
         system_prompt_options: Value,
     },
@@ -114,10 +130,32 @@ pub enum ExtensionEvent {
         turn_index: u64,
         timestamp: u64,
     },
+    /// pi 1.6.0's actionable boundary: handlers propose `entries` and `continue`.
     TurnEnd {
         turn_index: u64,
         message: AgentMessage,
         tool_results: Vec<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_entry_id: Option<String>,
+        #[serde(default)]
+        tool_result_entry_ids: Vec<String>,
+        #[serde(default)]
+        outcome: String,
+        #[serde(default)]
+        entries: Vec<Value>,
+        #[serde(default, rename = "continue")]
+        continue_: bool,
+        #[serde(default)]
+        context: Value,
+    },
+    /// The last actionable boundary of a run that was not aborted (pi 1.6.0): handlers may
+    /// append entries and ask for one continuation.
+    AgentBeforeSettle {
+        outcome: String,
+        entries: Vec<Value>,
+        #[serde(rename = "continue")]
+        continue_: bool,
+        context: Value,
     },
     MessageStart {
         message: AgentMessage,
@@ -187,9 +225,24 @@ pub enum ExtensionEvent {
     },
 }
 
+/// What starts a run, as `before_agent_start` tells it (pi 1.6.0's `messageType`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "messageType", rename_all = "lowercase")]
+pub enum RunTrigger {
+    /// A prompt or `pi.sendUserMessage()`.
+    User {
+        prompt: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        images: Option<Vec<ImageContent>>,
+    },
+    /// `pi.sendMessage(…, {triggerTurn: true})` while idle: the custom message that starts
+    /// the run.
+    Custom { message: Value },
+}
+
 /// Every event type name ours emits: 0.73.1's in the order its `types.d.ts` declares them,
 /// then those of 1.6.0 (`ui_prompt_start` / `ui_prompt_end` come from the extension host).
-pub const EVENT_TYPES: [&str; 32] = [
+pub const EVENT_TYPES: [&str; 36] = [
     "resources_discover",
     "session_start",
     "session_before_switch",
@@ -222,6 +275,10 @@ pub const EVENT_TYPES: [&str; 32] = [
     "session_compact_failed",
     "session_info_changed",
     "agent_settled",
+    "before_provider_headers",
+    "provider_stream_event",
+    "context_with_system",
+    "agent_before_settle",
 ];
 
 impl ExtensionEvent {
@@ -242,10 +299,14 @@ impl ExtensionEvent {
             Self::Context { .. } => "context",
             Self::BeforeProviderRequest { .. } => "before_provider_request",
             Self::AfterProviderResponse { .. } => "after_provider_response",
+            Self::BeforeProviderHeaders { .. } => "before_provider_headers",
+            Self::ProviderStreamEvent { .. } => "provider_stream_event",
+            Self::ContextWithSystem { .. } => "context_with_system",
             Self::BeforeAgentStart { .. } => "before_agent_start",
             Self::AgentStart => "agent_start",
             Self::AgentEnd { .. } => "agent_end",
             Self::AgentSettled { .. } => "agent_settled",
+            Self::AgentBeforeSettle { .. } => "agent_before_settle",
             Self::TurnStart { .. } => "turn_start",
             Self::TurnEnd { .. } => "turn_end",
             Self::MessageStart { .. } => "message_start",

@@ -5,11 +5,13 @@
 
 pub mod actions;
 pub mod backend;
+pub mod boundary;
 pub mod discovery;
 pub mod event;
 pub mod outcome;
 pub mod provider_stream;
 pub mod registry;
+pub mod request_hooks;
 pub mod runtime;
 pub mod rust;
 pub mod tool;
@@ -20,7 +22,7 @@ pub use actions::{
     ExtensionAction, ExtensionActions, ExtensionMessage, SendMessageOptions, StateSnapshot,
 };
 pub use backend::{BackendError, ExtensionBackend, ExtensionBinding};
-pub use event::{EVENT_TYPES, ExtensionEvent};
+pub use event::{EVENT_TYPES, ExtensionEvent, RunTrigger};
 pub use outcome::{
     BeforeAgentStartOutcome, InputOutcome, ToolCallOutcome, ToolResultPatch, UserBashAnswer,
 };

@@ -12,7 +12,7 @@ use pi_ai::{ImageContent, InputBlock};
 
 use super::actions::ExtensionMessage;
 use super::backend::{BackendError, ExtensionBackend, ExtensionBinding};
-use super::event::ExtensionEvent;
+use super::event::{ExtensionEvent, RunTrigger};
 use super::outcome::{
     BeforeAgentStartOutcome, InputOutcome, ResourcePaths, SessionBeforeOutcome, ToolCallOutcome,
     ToolResultPatch, UserBashAnswer,
@@ -163,7 +163,7 @@ impl ExtensionRuntime {
         }
     }
 
-    fn report_backend_error(&self, event: &str, error: &BackendError) {
+    pub(super) fn report_backend_error(&self, event: &str, error: &BackendError) {
         self.report_error(ExtensionErrorInfo {
             extension_path: "<extension host>".into(),
             event: event.to_owned(),
@@ -537,8 +537,7 @@ impl ExtensionRuntime {
     /// `before_agent_start`: messages collect, the system prompt chains.
     pub async fn emit_before_agent_start(
         &self,
-        prompt: &str,
-        images: Option<Vec<ImageContent>>,
+        trigger: &RunTrigger,
         system_prompt: &str,
         system_prompt_options: Value,
         cancel: CancellationToken,
@@ -547,8 +546,7 @@ impl ExtensionRuntime {
         let mut current = system_prompt.to_owned();
         for backend in self.handling("before_agent_start") {
             let event = ExtensionEvent::BeforeAgentStart {
-                prompt: prompt.to_owned(),
-                images: images.clone(),
+                trigger: trigger.clone(),
                 system_prompt: current.clone(),
                 system_prompt_options: system_prompt_options.clone(),
             };

@@ -198,6 +198,8 @@ fn to_protocol(event: &ExtensionEvent, answer: Option<Value>) -> Option<Value> {
         ExtensionEvent::BeforeProviderRequest { .. } => {
             answer.map(|payload| json!({ "payload": payload }))
         }
+        // Handlers change the headers in place, as TypeScript ones do.
+        ExtensionEvent::BeforeProviderHeaders { headers } => Some(json!({ "headers": headers })),
         ExtensionEvent::BeforeAgentStart { .. } => answer.map(|mut a| {
             if let Some(message) = a.as_object_mut().and_then(|m| m.remove("message")) {
                 a["messages"] = json!([message]);

@@ -189,6 +189,21 @@ impl Rpc {
         self.until(kind, |l| l["type"] == kind)
     }
 
+    /// Waits for pi to exit on its own, stdin still open (30 s, as `until` waits for a line).
+    pub fn wait_exit(&mut self) -> Option<i32> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("pi did not exit on its own");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Closes stdin and waits for the exit code.
     pub fn finish(mut self) -> Option<i32> {
         drop(self.stdin.take());

@@ -230,21 +230,13 @@ fn is_http_url(text: &str) -> bool {
     url::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
 }
 
-/// Checks the fields pi requires of authorization server metadata.
-fn check_metadata(value: &Value, from: &str) -> Result<(), OAuthError> {
-    let invalid = |what: &str| {
-        OAuthError::Flow(format!(
-            "Invalid {what} in authorization server metadata from {from}"
-        ))
-    };
-    for field in ["issuer", "authorization_endpoint", "token_endpoint"] {
-        if !value
-            .get(field)
-            .and_then(Value::as_str)
-            .is_some_and(is_http_url)
-        {
-            return Err(invalid(field));
-        }
+/// Checks the fields pi requires of authorization server metadata, worded as pi 1.6.0's
+/// `parseAuthorizationServerMetadata` (`Invalid authorization endpoint`, …); `from` is kept
+/// for callers that name the URL elsewhere.
+fn check_metadata(value: &Value, _from: &str) -> Result<(), OAuthError> {
+    let invalid = |what: &str| OAuthError::Flow(format!("Invalid {what}"));
+    if !value.is_object() {
+        return Err(invalid("authorization server metadata"));
     }
     if !value
         .get("response_types_supported")
@@ -252,7 +244,24 @@ fn check_metadata(value: &Value, from: &str) -> Result<(), OAuthError> {
     {
         return Err(invalid("response_types_supported"));
     }
-    Ok(())
+    for (field, what) in [
+        ("issuer", "authorization server issuer"),
+        ("authorization_endpoint", "authorization endpoint"),
+        ("token_endpoint", "token endpoint"),
+    ] {
+        if !value
+            .get(field)
+            .and_then(Value::as_str)
+            .is_some_and(is_http_url)
+        {
+            return Err(invalid(what));
+        }
+    }
+    match value.get("registration_endpoint") {
+        None | Some(Value::Null) => Ok(()),
+        Some(url) if url.as_str().is_some_and(is_http_url) => Ok(()),
+        Some(_) => Err(invalid("registration endpoint")),
+    }
 }
 
 /// The authorization server's metadata from its well-known URLs; `None` when it has none.

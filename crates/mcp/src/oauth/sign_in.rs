@@ -192,11 +192,13 @@ impl ServerAuth {
             }
         })?;
         show_url(&authorization.url);
-        let code = callback
-            .wait()
+        let delivered = callback
+            .wait_with_issuer()
             .await
             .map_err(|e| OAuthError::Flow(e.to_string()))?;
         drop(callback);
+        check_issuer(&discovered, delivered.iss.as_deref())?;
+        let code = delivered.code;
         let current = self.load()?;
         if current.oauth_state.as_deref() != Some(oauth_state.as_str()) {
             return Err(OAuthError::Flow(
@@ -268,6 +270,32 @@ impl ServerAuth {
     }
 }
 
+/// RFC 9207, as the MCP SDK of pi 1.6.0 checks it before the code exchange: an `iss` the
+/// authorization response carries, or one the server promised to send, must be the
+/// server's issuer.
+fn check_issuer(discovered: &Discovered, iss: Option<&str>) -> Result<(), OAuthError> {
+    let issuer = discovered
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("issuer"))
+        .and_then(serde_json::Value::as_str);
+    let promised = discovered.flag("authorization_response_iss_parameter_supported");
+    if (iss.is_some() || promised) && iss != issuer {
+        let show = |value: Option<&str>| {
+            value.map_or_else(
+                || "none".to_owned(),
+                |v| serde_json::Value::from(v).to_string(),
+            )
+        };
+        return Err(OAuthError::Flow(format!(
+            "OAuth issuer mismatch: expected {}, received {}",
+            show(issuer),
+            show(iss)
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,6 +309,32 @@ mod tests {
             id.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         );
+    }
+
+    #[test]
+    fn the_issuer_of_the_response_must_be_the_servers() {
+        let discovered = |metadata: serde_json::Value| Discovered {
+            authorization_server_url: "https://as.test/".into(),
+            metadata: Some(metadata),
+            resource_metadata: None,
+        };
+        let plain = discovered(serde_json::json!({"issuer": "https://as.test/"}));
+        assert!(check_issuer(&plain, None).is_ok());
+        assert!(check_issuer(&plain, Some("https://as.test/")).is_ok());
+        let error = check_issuer(&plain, Some("https://evil.test/")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            r#"OAuth issuer mismatch: expected "https://as.test/", received "https://evil.test/""#
+        );
+        let promised = discovered(serde_json::json!({"issuer": "https://as.test/",
+            "authorization_response_iss_parameter_supported": true}));
+        assert_eq!(
+            check_issuer(&promised, None).unwrap_err().to_string(),
+            r#"OAuth issuer mismatch: expected "https://as.test/", received none"#
+        );
+        // An `iss` with no issuer to check it against is refused too.
+        let unknown = discovered(serde_json::json!({}));
+        assert!(check_issuer(&unknown, Some("https://as.test/")).is_err());
     }
 
     #[test]

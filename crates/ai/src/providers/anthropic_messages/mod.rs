@@ -212,7 +212,7 @@ pub fn build_request(
     }
     request.apply_overrides(model.headers.iter().flatten());
     crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
-    request.apply_overrides(&options.headers);
+    request.apply_option_headers(options);
     cloudflare::apply_gateway_auth(&mut request, model, options, api_key);
     Ok(request)
 }

@@ -334,6 +334,20 @@ impl MessageDecoder {
     }
 }
 
+/// An event as the AWS SDK yields it, `{"<event type>": payload}` without the `p` padding
+/// field; `None` for exceptions and messages that are not events.
+fn sdk_item(message: &Message) -> Option<serde_json::Value> {
+    if message.header_str(":message-type").unwrap_or("event") != "event" {
+        return None;
+    }
+    let kind = message.header_str(":event-type")?;
+    let mut payload: serde_json::Value = serde_json::from_slice(&message.payload).ok()?;
+    if let Some(fields) = payload.as_object_mut() {
+        fields.remove("p");
+    }
+    Some(serde_json::json!({ kind: payload }))
+}
+
 /// Sends `request` and streams the event-stream response through `decoder`.
 pub(crate) fn run(
     model: Model,
@@ -404,6 +418,9 @@ where
                     loop {
                         match frames.next_message() {
                             Ok(Some(message)) => {
+                                control
+                                    .report_stream_event(&model, || sdk_item(&message))
+                                    .await;
                                 if let Err(e) = decoder.on_message(&message, &mut asm) {
                                     outcome = Err(e);
                                     break;
@@ -466,6 +483,7 @@ where
         cancel,
         idle_timeout: Duration::from_secs(600),
         on_response: None,
+        on_stream_event: None,
         error_prefix: None,
     };
     let decoder = Decoder::new(model.clone());

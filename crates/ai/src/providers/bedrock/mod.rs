@@ -351,7 +351,7 @@ pub fn build_request(
         body,
     };
     request.apply_overrides(model.headers.iter().flatten());
-    request.apply_overrides(&options.headers);
+    request.apply_option_headers(options);
     match auth {
         Auth::Bearer(token) => request.set_header("authorization", &format!("Bearer {token}")),
         Auth::SigV4(credentials) => sign_request(&mut request, &credentials, &target.region, now)?,

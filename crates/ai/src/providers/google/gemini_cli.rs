@@ -211,7 +211,7 @@ pub fn build_request(
         body,
     };
     request.apply_overrides(model.headers.iter().flatten());
-    request.apply_overrides(&options.headers);
+    request.apply_option_headers(options);
     Ok(request)
 }
 

@@ -181,7 +181,7 @@ fn with_headers(
     crate::identity::apply_identity(&mut request, model);
     request.apply_overrides(model.headers.iter().flatten());
     crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
-    request.apply_overrides(&options.headers);
+    request.apply_option_headers(options);
     request
 }
 

@@ -141,7 +141,7 @@ pub fn build_request(
             request.set_header("x-session-affinity", session);
         }
     }
-    request.apply_overrides(&options.headers);
+    request.apply_option_headers(options);
     cloudflare::apply_gateway_auth(&mut request, model, options, api_key);
     Ok(request)
 }

@@ -277,7 +277,7 @@ pub fn build_request(
     crate::identity::apply_identity(&mut request, model);
     request.apply_overrides(model.headers.iter().flatten());
     crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
-    request.apply_overrides(&options.headers);
+    request.apply_option_headers(options);
     request.set_header("api-key", api_key);
     Ok(request)
 }

@@ -40,11 +40,18 @@ impl Output {
     }
 }
 
+/// How long an extension's shutdown request waits for a run going on (a day: in effect,
+/// until it ends).
+const RUN_WAIT_LIMIT: Duration = Duration::from_secs(86_400);
+
 /// Serves commands until stdin closes or a signal arrives; returns the exit code.
 pub async fn run(session: AgentSession) -> i32 {
     let output = Output::default();
     let ui = Arc::new(ui::RpcUi::new(output.clone()));
     let shutdown_requested = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Wakes the idle loop when an extension asks to shut down (`ctx.shutdown()` from a
+    // timer, pi 1.6.0), not only after the next command.
+    let shutdown_wake = Arc::new(tokio::sync::Notify::new());
     // Extension UI answers are handled as they arrive, even while a command waits for a
     // dialog; everything else is handled in order.
     let (lines, mut commands) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
@@ -74,9 +81,30 @@ pub async fn run(session: AgentSession) -> i32 {
             }
         });
     }
+    // Session events print once the extensions are bound, as in the TypeScript pi: what
+    // their session_start handlers change at startup (a preset's thinking level) is not
+    // echoed, except the entries they append (`entry_appended`, pi 1.6.0).
+    let binding = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    {
+        let output = output.clone();
+        let wire = WireEvents::new(session.will_retry_flag());
+        let binding = binding.clone();
+        session.subscribe(move |event| {
+            let appended = matches!(
+                event,
+                crate::session_event::AgentSessionEvent::Session(
+                    crate::session_event::SessionOnlyEvent::EntryAppended { .. }
+                )
+            );
+            if appended || !binding.load(std::sync::atomic::Ordering::SeqCst) {
+                output.line(&wire.encode(event));
+            }
+        });
+    }
     {
         let errors = output.clone();
         let requested = shutdown_requested.clone();
+        let wake = shutdown_wake.clone();
         session
             .bind_extensions(
                 ui,
@@ -88,25 +116,36 @@ pub async fn run(session: AgentSession) -> i32 {
                         "error": error.error,
                     }));
                 }),
-                Arc::new(move || requested.store(true, std::sync::atomic::Ordering::SeqCst)),
+                Arc::new(move || {
+                    requested.store(true, std::sync::atomic::Ordering::SeqCst);
+                    wake.notify_one();
+                }),
             )
             .await;
     }
-    // Session events print from here on, as in the TypeScript pi: what the extensions'
-    // session_start handlers change at startup (a preset's thinking level) is not echoed.
-    {
-        let output = output.clone();
-        let wire = WireEvents::new(session.will_retry_flag());
-        session.subscribe(move |event| output.line(&wire.encode(event)));
-    }
+    binding.store(false, std::sync::atomic::Ordering::SeqCst);
     let signal = crate::modes::signals::wait_for_signal();
     tokio::pin!(signal);
     loop {
+        if shutdown_requested.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
         let buffer = tokio::select! {
             line = commands.recv() => line,
             code = &mut signal => {
                 shut_down(&session).await;
                 return code.unwrap_or(143);
+            }
+            () = shutdown_wake.notified() => {
+                // A run going on finishes first, as after a command; a signal still ends
+                // pi at once.
+                tokio::select! {
+                    () = session.wait_settled(RUN_WAIT_LIMIT) => break,
+                    code = &mut signal => {
+                        shut_down(&session).await;
+                        return code.unwrap_or(143);
+                    }
+                }
             }
         };
         let Some(buffer) = buffer else {
@@ -286,15 +325,13 @@ async fn execute(
         RpcCommand::GetTree => {
             Some(session.with_session(|s| entries::tree(s.entries(), s.leaf_id())))
         }
+        // pi 1.6.0: the replaced session's extensions hear `session_start` once (0.73 and
+        // 1.5 sent it a second time).
         RpcCommand::NewSession { parent_session } => {
-            let previous = session.session_file();
             let cancelled = session
                 .new_session_with_extensions(parent_session, None)
                 .await
                 .map_err(SessionOpError)?;
-            if !cancelled {
-                session.rebind_after_replacement("new", previous).await;
-            }
             Some(json!({ "cancelled": cancelled }))
         }
         RpcCommand::GetState => Some(state(session)),
@@ -370,22 +407,14 @@ async fn execute(
             Some(json!({ "path": path.to_string_lossy() }))
         }
         RpcCommand::SwitchSession { session_path } => {
-            let previous = session.session_file();
             let cancelled = session
                 .switch_session_with_extensions(&session_path)
                 .await
                 .map_err(SessionOpError)?;
-            if !cancelled {
-                session.rebind_after_replacement("resume", previous).await;
-            }
             Some(json!({ "cancelled": cancelled }))
         }
         RpcCommand::Fork { entry_id } => {
-            let previous = session.session_file();
             let result = session.fork_with_extensions(&entry_id, None).await?;
-            if !result.cancelled {
-                session.rebind_after_replacement("fork", previous).await;
-            }
             // An absent text is left out, as JSON.stringify drops undefined.
             Some(match result.text {
                 Some(text) => json!({"text": text, "cancelled": result.cancelled}),
@@ -393,11 +422,7 @@ async fn execute(
             })
         }
         RpcCommand::Clone => {
-            let previous = session.session_file();
             let cancelled = session.clone_with_extensions().await?;
-            if !cancelled {
-                session.rebind_after_replacement("fork", previous).await;
-            }
             Some(json!({ "cancelled": cancelled }))
         }
         RpcCommand::GetForkMessages => {

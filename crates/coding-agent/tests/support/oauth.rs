@@ -1,0 +1,123 @@
+//! The OAuth-protected MCP test server (`tests/fixtures/mcp/oauth_server.py`) and a
+//! sign-in that plays the browser.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::mcp::fixture;
+use super::rpc::Env;
+
+/// The OAuth test server, stopped when dropped.
+pub struct OAuthServer {
+    child: Child,
+    base: String,
+}
+
+impl Drop for OAuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl OAuthServer {
+    pub fn start(dir: &Path, token_seconds: u32) -> Self {
+        Self::start_with(dir, token_seconds, &[])
+    }
+
+    /// Starts it with environment variables that turn on its faults (see the fixture).
+    pub fn start_with(dir: &Path, token_seconds: u32, faults: &[(&str, &str)]) -> Self {
+        let port_file = dir.join("oauth-port");
+        let child = Command::new("python3")
+            .envs(faults.iter().copied())
+            .arg(fixture("oauth_server.py"))
+            .arg(&port_file)
+            .arg(token_seconds.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let port = loop {
+            if let Ok(port) = std::fs::read_to_string(&port_file) {
+                break port;
+            }
+            assert!(Instant::now() < deadline, "the OAuth server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Self {
+            child,
+            base: format!("http://127.0.0.1:{}", port.trim()),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    pub fn get(&self, path: &str) -> Value {
+        let out = Command::new("python3")
+            .arg("-c")
+            .arg("import sys,urllib.request;print(urllib.request.urlopen(sys.argv[1]).read().decode())")
+            .arg(format!("{}{path}", self.base))
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+    }
+}
+
+/// Runs `pi mcp login secure` of `program` and plays the browser with the URL it prints.
+pub fn login_by_visiting(program: &Path, env: &Env) -> (Option<i32>, String) {
+    let (code, said, _) = login_by_visiting_full(program, env);
+    (code, said)
+}
+
+/// The same, with what pi wrote to stderr.
+pub fn login_by_visiting_full(program: &Path, env: &Env) -> (Option<i32>, String, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(program)
+        .args(["mcp", "login", "secure", "--timeout", "60"])
+        .current_dir(&env.work)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env("PI_OFFLINE", "1")
+        .env("BROWSER", "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if line.starts_with("http://127.0.0.1:") {
+            let visited = Command::new("python3")
+                .args([
+                    "-c",
+                    "import sys,urllib.request; urllib.request.urlopen(sys.argv[1]).read()",
+                    &line,
+                ])
+                .status()
+                .unwrap();
+            assert!(visited.success());
+            break;
+        }
+    }
+    for line in lines {
+        said.push_str(&line.unwrap());
+        said.push('\n');
+    }
+    let mut errors = String::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        use std::io::Read;
+        let _ = stderr.read_to_string(&mut errors);
+    }
+    (child.wait().unwrap().code(), said, errors)
+}
