@@ -22,6 +22,7 @@ mod queue;
 mod replacement;
 mod request_hooks;
 mod retry;
+mod session_hooks;
 mod settle;
 mod startup;
 mod stats;

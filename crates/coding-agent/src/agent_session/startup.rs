@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, Weak};
 use pi_agent_core::{Agent, AgentOptions};
 use pi_ai::{Model, StreamOptions, ThinkingLevel};
 
-use super::{AgentSession, AgentSessionConfig, Inner, QueuedTexts, extensions, providers};
+use super::{
+    AgentSession, AgentSessionConfig, Inner, QueuedTexts, extensions, providers, session_hooks,
+};
 use crate::model_registry::RequestAuth;
 use crate::session::SessionManager;
 
@@ -52,19 +54,19 @@ impl AgentSession {
             messages: context.messages,
             steering_mode: current.steering_mode.unwrap_or_default(),
             follow_up_mode: current.follow_up_mode.unwrap_or_default(),
-            stream_options: extensions::with_payload_hook(
+            stream_options: session_hooks::with_payload_hook(
                 stream_options(auth, &current, session.session_id()),
                 &setup.runtime,
             ),
             ..AgentOptions::default()
         });
-        let oauth = registry.auth_path().map(|path| extensions::OAuthKeys {
+        let oauth = registry.auth_path().map(|path| session_hooks::OAuthKeys {
             auth_path: path.to_path_buf(),
             cli_key_provider: api_key.as_ref().map(|_| model.provider.clone()),
         });
         let ext = extensions::ExtensionState::new(setup, base_prompt);
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
-            agent.set_hooks(extensions::hooks(&ext.runtime, oauth, weak.clone()));
+            agent.set_hooks(session_hooks::hooks(&ext.runtime, oauth, weak.clone()));
             agent.subscribe(Arc::new(extensions::SessionListener(weak.clone())));
             Inner {
                 agent,
