@@ -341,6 +341,7 @@ impl ModelRegistry {
         }
         let has_key = self.stored_key(provider).is_some()
             || pi_ai::get_env_api_key(provider).is_some()
+            || pi_ai::env_keys::env_auth_header(provider).is_some()
             || self
                 .resolved
                 .request_configs
@@ -443,17 +444,27 @@ impl ModelRegistry {
         let llama_key = (model.provider == llama::PROVIDER_ID && !self.llama_disabled)
             .then(|| self.llama.as_ref().map(|c| c.api_key.clone()))
             .flatten();
-        let api_key = cli_key
+        let given = cli_key
             .map(str::to_owned)
             .or(llama_key)
-            .or_else(|| self.stored_key(&model.provider))
-            .or_else(|| pi_ai::get_env_api_key(&model.provider))
-            .or_else(|| {
+            .or_else(|| self.stored_key(&model.provider));
+        // pi 1.6: without a given or stored key, `ANTHROPIC_AUTH_TOKEN` authenticates
+        // Anthropic as a bearer token, ahead of the key variables.
+        let bearer = given
+            .is_none()
+            .then(|| pi_ai::env_keys::env_auth_header(&model.provider))
+            .flatten();
+        let api_key = match (given, &bearer) {
+            (Some(key), _) => Some(key),
+            (None, Some(_)) => None,
+            (None, None) => pi_ai::get_env_api_key(&model.provider).or_else(|| {
                 config
                     .and_then(|c| c.api_key.as_deref())
                     .and_then(resolve_config_value)
-            });
-        if let (Some(raw), None) = (config.and_then(|c| c.api_key.as_deref()), &api_key)
+            }),
+        };
+        if let (Some(raw), None, None) =
+            (config.and_then(|c| c.api_key.as_deref()), &api_key, &bearer)
             && let Some(command) = raw.strip_prefix('!')
         {
             return Err(format!(
@@ -461,7 +472,7 @@ impl ModelRegistry {
                 model.provider
             ));
         }
-        let mut headers = BTreeMap::new();
+        let mut headers: BTreeMap<String, String> = bearer.into_iter().collect();
         let sources = [
             model.headers.as_ref(),
             config.and_then(|c| c.headers.as_ref()),

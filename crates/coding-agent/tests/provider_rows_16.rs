@@ -128,18 +128,23 @@ async fn an_image_only_prompt_sends_no_empty_text_as_in_16() {
     }
 }
 
-/// The `User-Agent` one `-p` run of the catalog's `kimi-coding/k3` sends.
-fn kimi_coding_user_agent(program: std::process::Command) -> String {
+/// The headers of the first request one `-p` run of the catalog model `provider`/`id`
+/// sends through `program`, with `env` set over the case's own credentials.
+fn catalog_headers(
+    mut program: std::process::Command,
+    provider: &str,
+    id: &str,
+    env: &[(&str, &str)],
+) -> BTreeMap<String, String> {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(mock_llm::MockServer::start()).unwrap();
     server.push(mock_llm::Script::text("Hello."));
-    let case = request_parity::catalog::CatalogCase::named("kimi-coding", "k3");
+    let case = request_parity::catalog::CatalogCase::named(provider, id);
     let setup = case.setup(&server.url());
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("agent");
     std::fs::create_dir_all(&agent).unwrap();
     std::fs::write(agent.join("models.json"), setup.models_json.to_string()).unwrap();
-    let mut program = program;
     let output = program
         .args(["--model", &setup.model, "--no-session", "-p", "Say hello."])
         .current_dir(dir.path())
@@ -148,10 +153,16 @@ fn kimi_coding_user_agent(program: std::process::Command) -> String {
         .env("PI_OFFLINE", "1")
         .env("PI_SKIP_VERSION_CHECK", "1")
         .envs(setup.env.iter().map(|(k, v)| (*k, v.as_str())))
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    server.requests()[0].headers["user-agent"].clone()
+    server.requests()[0].headers.clone()
+}
+
+/// The `User-Agent` one `-p` run of the catalog's `kimi-coding/k3` sends.
+fn kimi_coding_user_agent(program: std::process::Command) -> String {
+    catalog_headers(program, "kimi-coding", "k3", &[])["user-agent"].clone()
 }
 
 /// pi 0.84.2: Kimi Coding requests name pi itself (`pi/<version> (<os>; <runtime>;
@@ -183,5 +194,61 @@ fn kimi_coding_requests_carry_pis_user_agent_as_in_16() {
             (b.0, b.1, b.2),
             "ours {ours}, theirs {theirs}"
         );
+    }
+}
+
+/// pi 0.87.1 and 1.5.2: a Claude subscription (OAuth) token is sent as a bearer token by a
+/// client naming the current Claude Code version (`claude-cli/2.1.322`), never as a key.
+#[test]
+fn anthropic_oauth_requests_name_the_current_claude_code_as_in_16() {
+    let env = [("ANTHROPIC_OAUTH_TOKEN", "sk-ant-oat01-parity-token")];
+    let auth_headers = |program| {
+        let headers = catalog_headers(program, "anthropic", "claude-haiku-4-5", &env);
+        [
+            "user-agent",
+            "authorization",
+            "x-api-key",
+            "x-app",
+            "anthropic-beta",
+        ]
+        .map(|name| (name, headers.get(name).cloned()))
+    };
+    let ours = auth_headers(support::ts16::ours());
+    let value = |name: &str| {
+        ours.iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| v.clone())
+    };
+    assert_eq!(value("user-agent").as_deref(), Some("claude-cli/2.1.322"));
+    assert_eq!(
+        value("authorization").as_deref(),
+        Some("Bearer sk-ant-oat01-parity-token")
+    );
+    assert_eq!(value("x-api-key"), None);
+    if let Some(wrapper) = support::ts16::ts16() {
+        let theirs = auth_headers(support::ts16::ts16_pi(&wrapper));
+        assert_eq!(ours, theirs, "ours (left) and pi 1.6.0 (right) differ");
+    }
+}
+
+/// pi 0.82.1: `ANTHROPIC_AUTH_TOKEN` authenticates Anthropic (or a gateway at its base URL)
+/// as `Authorization: Bearer`, ahead of the key variables, and no `x-api-key` is sent.
+#[test]
+fn anthropic_auth_token_is_sent_as_a_bearer_token_as_in_16() {
+    let env = [
+        ("ANTHROPIC_AUTH_TOKEN", "gateway-token"),
+        ("ANTHROPIC_API_KEY", "sk-ant-api03-unused"),
+    ];
+    let auth_headers = |program| {
+        let headers = catalog_headers(program, "anthropic", "claude-haiku-4-5", &env);
+        ["authorization", "x-api-key", "anthropic-beta", "x-app"]
+            .map(|name| (name, headers.get(name).cloned()))
+    };
+    let ours = auth_headers(support::ts16::ours());
+    assert_eq!(ours[0].1.as_deref(), Some("Bearer gateway-token"));
+    assert_eq!(ours[1].1, None);
+    if let Some(wrapper) = support::ts16::ts16() {
+        let theirs = auth_headers(support::ts16::ts16_pi(&wrapper));
+        assert_eq!(ours, theirs, "ours (left) and pi 1.6.0 (right) differ");
     }
 }

@@ -410,7 +410,12 @@ impl Inner {
             .filter(|(provider, _)| *provider == model.provider)
             .map(|(_, key)| key.as_str());
         match self.registry.current().request_auth(model, cli_key) {
-            Ok(auth) if auth.api_key.is_some() => Ok(auth),
+            // A key, or credentials in the headers alone (pi 1.6's `hasRequestAuth`).
+            Ok(auth)
+                if pi_ai::env_keys::has_request_auth(auth.api_key.as_deref(), &auth.headers) =>
+            {
+                Ok(auth)
+            }
             Ok(_) => Err(SessionOpError::new(crate::auth_guidance::no_api_key_found(
                 &model.provider,
             ))),
