@@ -1,7 +1,7 @@
 //! Requests of one `pi -p` run set up as an upstream ledger row says, through our `pi` and
 //! pi 1.6.0 (`PI_TS16`) against the mock model: how a custom provider is authenticated, which
-//! session id an ephemeral run sends for prompt caching, and which provider retry settings a
-//! project's settings leave in force. Without `PI_TS16` only ours runs, against the
+//! session id an ephemeral run sends for prompt caching, which provider retry settings a
+//! project's settings leave in force, and how an unreachable server is reported. Without `PI_TS16` only ours runs, against the
 //! expectations written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -20,6 +20,7 @@ use support::ts16::{ours, run, ts16, ts16_pi};
 #[derive(Debug)]
 struct Seen {
     exit: Option<i32>,
+    stderr: String,
     requests: Vec<mock_llm::RecordedRequest>,
     session_files: usize,
 }
@@ -72,6 +73,7 @@ async fn seen(program: Command, setup: &dyn Fn(&str) -> Case) -> Seen {
     let output = run(&env, program, &args);
     Seen {
         exit: output.status.code(),
+        stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
         requests: server.requests(),
         session_files: env.session_files().len(),
     }
@@ -193,4 +195,38 @@ async fn project_provider_retry_settings_merge_into_the_global_ones_as_in_16() {
     // The project's own `maxRetries` does apply.
     let own = json!({"retry": {"provider": {"maxRetries": 0}}});
     assert_eq!(compare(case(Some(own)), requests).await, json!(1));
+}
+
+/// pi 1.5.1: a connection the server refuses is reported with its cause, not as a bare
+/// "Connection error.".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_shows_its_cause_as_in_16() {
+    // A port nothing listens on (bound, then closed).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let closed = format!("http://127.0.0.1:{port}");
+    let setup = |_: &str| {
+        Case::new(
+            |_| {
+                gateway(
+                    &closed,
+                    "openai-completions",
+                    json!({"apiKey": "sk-gateway"}),
+                )
+            },
+            "gateway/m1",
+            "hello",
+        )(&closed)
+    };
+    let outcome = compare(
+        setup,
+        |seen| json!({"exit": seen.exit, "stderr": seen.stderr}),
+    )
+    .await;
+    assert_eq!(
+        outcome,
+        json!({"exit": 1,
+               "stderr": format!("Connection error.: connect ECONNREFUSED 127.0.0.1:{port}")})
+    );
 }

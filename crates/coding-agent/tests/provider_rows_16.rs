@@ -165,35 +165,60 @@ fn kimi_coding_user_agent(program: std::process::Command) -> String {
     catalog_headers(program, "kimi-coding", "k3", &[])["user-agent"].clone()
 }
 
-/// pi 0.84.2: Kimi Coding requests name pi itself (`pi/<version> (<os>; <runtime>;
-/// <arch>)`), not another client; the runtime part is each pi's own.
+/// A `User-Agent`'s product, its first detail (the OS) and how many details it has: pi's own
+/// is `pi/<version> (<os>; <runtime>; <arch>)`, the runtime part each pi's own.
+fn user_agent_shape(agent: &str) -> (String, Option<String>, usize) {
+    let (product, rest) = agent.split_once(' ').unwrap_or((agent, ""));
+    let parts: Vec<&str> = rest
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .split("; ")
+        .collect();
+    (
+        product.to_owned(),
+        parts.first().map(|s| (*s).to_owned()),
+        parts.len(),
+    )
+}
+
+/// Asserts ours names pi itself in `ours` and, when pi 1.6.0 sent `theirs`, in its shape.
+fn assert_pis_user_agent(case: &str, ours: &str, theirs: Option<&str>) {
+    let expected = format!("pi/{}", pi_coding_agent::PI_VERSION);
+    assert_eq!(user_agent_shape(ours).0, expected, "{case}: {ours}");
+    assert_eq!(user_agent_shape(ours).2, 3, "{case}: {ours}");
+    if let Some(theirs) = theirs {
+        assert_eq!(
+            user_agent_shape(ours),
+            user_agent_shape(theirs),
+            "{case}: ours {ours}, theirs {theirs}"
+        );
+    }
+}
+
+/// pi 0.84.2: Kimi Coding requests name pi itself, not another client.
 #[test]
 fn kimi_coding_requests_carry_pis_user_agent_as_in_16() {
-    let shape = |agent: &str| {
-        let (product, rest) = agent.split_once(' ').unwrap_or((agent, ""));
-        let parts: Vec<&str> = rest
-            .trim_start_matches('(')
-            .trim_end_matches(')')
-            .split("; ")
-            .collect();
-        (
-            product.to_owned(),
-            parts.first().map(|s| (*s).to_owned()),
-            parts.len(),
-        )
-    };
     let ours = kimi_coding_user_agent(support::ts16::ours());
-    let expected = format!("pi/{}", pi_coding_agent::PI_VERSION);
-    assert_eq!(shape(&ours).0, expected, "{ours}");
-    assert_eq!(shape(&ours).2, 3, "{ours}");
-    if let Some(wrapper) = support::ts16::ts16() {
-        let theirs = kimi_coding_user_agent(support::ts16::ts16_pi(&wrapper));
-        let (a, b) = (shape(&ours), shape(&theirs));
-        assert_eq!(
-            (a.0, a.1, a.2),
-            (b.0, b.1, b.2),
-            "ours {ours}, theirs {theirs}"
-        );
+    let theirs = support::ts16::ts16()
+        .map(|wrapper| kimi_coding_user_agent(support::ts16::ts16_pi(&wrapper)));
+    assert_pis_user_agent("kimi-coding/k3", &ours, theirs.as_deref());
+}
+
+/// pi 0.84.3: the Anthropic, Azure OpenAI, Google, Mistral and OpenAI adapters send pi's own
+/// `User-Agent` (not their SDK's) when no header overrides it.
+#[test]
+fn provider_adapters_send_pis_user_agent_as_in_16() {
+    for (provider, id) in [
+        ("anthropic", "claude-haiku-4-5"),
+        ("azure", "gpt-5"),
+        ("google", "gemini-2.5-flash"),
+        ("mistral", "codestral-2508"),
+        ("openai", "gpt-5.4"),
+    ] {
+        let agent = |program| catalog_headers(program, provider, id, &[])["user-agent"].clone();
+        let ours = agent(support::ts16::ours());
+        let theirs = support::ts16::ts16().map(|wrapper| agent(support::ts16::ts16_pi(&wrapper)));
+        assert_pis_user_agent(&format!("{provider}/{id}"), &ours, theirs.as_deref());
     }
 }
 
