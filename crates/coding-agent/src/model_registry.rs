@@ -108,6 +108,10 @@ pub struct ModelRegistry {
 pub struct RequestAuth {
     pub api_key: Option<String>,
     pub headers: BTreeMap<String, String>,
+    /// The provider's own auth resolved to a header (`ANTHROPIC_AUTH_TOKEN`'s bearer token)
+    /// rather than a key. Headers configured in `models.json` do not count: pi 1.6 still asks
+    /// those providers for a key.
+    pub header_auth: bool,
 }
 
 impl ModelRegistry {
@@ -472,6 +476,7 @@ impl ModelRegistry {
                 model.provider
             ));
         }
+        let header_auth = bearer.is_some();
         let mut headers: BTreeMap<String, String> = bearer.into_iter().collect();
         let sources = [
             model.headers.as_ref(),
@@ -495,7 +500,11 @@ impl ModelRegistry {
                 .ok_or_else(|| format!("No API key found for \"{}\"", model.provider))?;
             headers.insert("Authorization".into(), format!("Bearer {key}"));
         }
-        Ok(RequestAuth { api_key, headers })
+        Ok(RequestAuth {
+            api_key,
+            headers,
+            header_auth,
+        })
     }
 
     /// Resolves a `--model` pattern (`provider/id`, `id`, each with an optional `:level`)

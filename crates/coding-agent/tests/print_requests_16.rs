@@ -5,6 +5,7 @@
 //! expectations written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod request_parity;
 mod support;
 
 use std::process::Command;
@@ -201,10 +202,11 @@ async fn project_provider_retry_settings_merge_into_the_global_ones_as_in_16() {
 /// "Connection error.".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_connection_shows_its_cause_as_in_16() {
-    // A port nothing listens on (bound, then closed).
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
+    // A port held bound but not listening for the whole test: connections to it are
+    // refused, and no other server can take it meanwhile.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap().port();
     let closed = format!("http://127.0.0.1:{port}");
     let setup = |_: &str| {
         Case::new(
@@ -229,4 +231,71 @@ async fn a_refused_connection_shows_its_cause_as_in_16() {
         json!({"exit": 1,
                "stderr": format!("Connection error.: connect ECONNREFUSED 127.0.0.1:{port}")})
     );
+    drop(socket);
+}
+
+/// Two prompts and a `/compact` over RPC on the catalog's Anthropic provider authenticated
+/// by `ANTHROPIC_AUTH_TOKEN` (a bearer header, no key): whether each succeeded and the
+/// credentials of every request.
+async fn header_auth_compaction(mut program: Command) -> Value {
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("First answer."));
+    server.push(Script::text("Second answer."));
+    server.push(Script::text("## Goal\nA summary."));
+    // Compaction keeps almost nothing, so that two short turns have something to summarize.
+    let settings = json!({"retry": {"enabled": false},
+                          "compaction": {"keepRecentTokens": 1, "reserveTokens": 100}});
+    let env = Env::new(&server, 128_000, settings);
+    let case = request_parity::catalog::CatalogCase::named("anthropic", "claude-haiku-4-5");
+    let setup = case.setup(&server.url());
+    std::fs::write(env.agent.join("models.json"), setup.models_json.to_string()).unwrap();
+    program
+        .envs(setup.env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("ANTHROPIC_AUTH_TOKEN", "gateway-token");
+    tokio::task::spawn_blocking(move || {
+        let mut rpc = support::rpc::Rpc::start_program(&env, program, &["--model", &setup.model]);
+        let mut stops = Vec::new();
+        for (id, text) in [("p1", "First question."), ("p2", "Second question.")] {
+            rpc.call(id, json!({"type": "prompt", "message": text}));
+            let settled = rpc.event("agent_settled");
+            stops.extend(
+                settled
+                    .iter()
+                    .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+                    .map(|e| e["message"]["stopReason"].clone()),
+            );
+        }
+        let compact = rpc.call("c", json!({"type": "compact"}));
+        rpc.finish();
+        let credentials: Vec<Value> = server
+            .requests()
+            .iter()
+            .map(|r| json!([r.headers.get("authorization"), r.headers.get("x-api-key")]))
+            .collect();
+        json!({"stops": stops, "compacted": compact["success"], "error": compact["error"],
+               "credentials": credentials})
+    })
+    .await
+    .unwrap()
+}
+
+/// pi 0.82.1: a provider whose auth resolves to request headers alone (Anthropic with
+/// `ANTHROPIC_AUTH_TOKEN`) serves prompts and compaction summaries; no key is asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn header_auth_serves_prompts_and_compaction_as_in_16() {
+    let ours = header_auth_compaction(ours()).await;
+    assert_eq!(ours["stops"], json!(["stop", "stop"]), "{ours}");
+    assert_eq!(ours["compacted"], true, "{ours}");
+    // The two prompts and at least one summary request, each with the bearer token only.
+    let sent = ours["credentials"].as_array().unwrap();
+    assert!(sent.len() >= 3, "{ours}");
+    assert!(
+        sent.iter()
+            .all(|c| *c == json!(["Bearer gateway-token", null])),
+        "{ours}"
+    );
+    if let Some(wrapper) = ts16() {
+        let theirs = header_auth_compaction(ts16_pi(&wrapper)).await;
+        assert_eq!(ours, theirs, "ours (left) and pi 1.6.0 (right) differ");
+    }
 }

@@ -65,10 +65,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_refused_connection_names_its_address() {
-        // A port nothing listens on: bind one, note it, and close it.
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        drop(listener);
+        // A port held bound but not listening: connections to it are refused, and no
+        // other test's server can take it meanwhile.
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let port = socket.local_addr().unwrap().port();
         let url = format!("http://127.0.0.1:{port}/v1/chat?key=secret");
         let client = crate::http::shared_client().unwrap();
         let error = client.get(&url).send().await.unwrap_err();
@@ -76,5 +77,6 @@ mod tests {
             connection_error_text(&error, &url),
             format!("Connection error.: connect ECONNREFUSED 127.0.0.1:{port}")
         );
+        drop(socket);
     }
 }

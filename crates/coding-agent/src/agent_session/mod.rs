@@ -410,12 +410,8 @@ impl Inner {
             .filter(|(provider, _)| *provider == model.provider)
             .map(|(_, key)| key.as_str());
         match self.registry.current().request_auth(model, cli_key) {
-            // A key, or credentials in the headers alone (pi 1.6's `hasRequestAuth`).
-            Ok(auth)
-                if pi_ai::env_keys::has_request_auth(auth.api_key.as_deref(), &auth.headers) =>
-            {
-                Ok(auth)
-            }
+            // A key, or the provider's auth resolved to a header (`ANTHROPIC_AUTH_TOKEN`).
+            Ok(auth) if auth.api_key.is_some() || auth.header_auth => Ok(auth),
             Ok(_) => Err(SessionOpError::new(crate::auth_guidance::no_api_key_found(
                 &model.provider,
             ))),
