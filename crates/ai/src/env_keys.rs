@@ -4,7 +4,7 @@
 /// 1.6's `env-api-keys.js`, variable for variable.
 ///
 /// Two differences are on purpose: `ANTHROPIC_AUTH_TOKEN`, which pi 1.6 lists for
-/// Anthropic but sends as a bearer token (not as a key), is left out until ours can send it;
+/// Anthropic but sends as a bearer token (not as a key), is served by [`env_auth_header`];
 /// and `azure-openai-responses`, the Azure provider's name before pi 1.6 renamed it `azure`,
 /// still finds the Azure key for settings that name it.
 pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
@@ -60,6 +60,33 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
         "xiaomi-token-plan-sgp" => &["XIAOMI_TOKEN_PLAN_SGP_API_KEY"],
         _ => &[],
     }
+}
+
+/// The request header that authenticates `provider` from the environment in place of a
+/// key: pi 1.6 sends `ANTHROPIC_AUTH_TOKEN` to Anthropic (and gateways speaking its API at
+/// the provider's base URL) as `Authorization: Bearer <token>`.
+pub fn env_auth_header(provider: &str) -> Option<(String, String)> {
+    if provider != "anthropic" {
+        return None;
+    }
+    non_empty_env("ANTHROPIC_AUTH_TOKEN")
+        .map(|token| ("Authorization".to_owned(), format!("Bearer {token}")))
+}
+
+/// Whether a request is authenticated by a key or by one of the headers that carry
+/// credentials (`authorization`, `x-api-key`, Cloudflare AI Gateway's
+/// `cf-aig-authorization`), as pi-ai 1.6's `hasRequestAuth`.
+pub fn has_request_auth<'a>(
+    api_key: Option<&str>,
+    headers: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> bool {
+    api_key.is_some_and(|k| !k.is_empty())
+        || headers.into_iter().any(|(name, value)| {
+            ["authorization", "x-api-key", "cf-aig-authorization"]
+                .iter()
+                .any(|n| name.eq_ignore_ascii_case(n))
+                && !value.trim().is_empty()
+        })
 }
 
 fn non_empty_env(name: &str) -> Option<String> {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::request_body::RequestBody;
 use tokio_util::sync::CancellationToken;
 
+mod connect_error;
 mod error_text;
 
 pub use error_text::{
@@ -250,7 +251,11 @@ pub async fn send(
                     request.url
                 )));
             }
-            Ok(Err(_connect)) => (RequestFailure::error(CONNECTION_ERROR), None, None),
+            Ok(Err(connect)) => (
+                RequestFailure::error(connect_error::connection_error_text(&connect, &request.url)),
+                None,
+                None,
+            ),
             Ok(Ok(response)) if response.status().is_success() => return Ok(response),
             Ok(Ok(response)) => {
                 let status = response.status().as_u16();

@@ -83,7 +83,14 @@ async fn temperature_goes_only_to_models_that_take_it() {
     let server = server().await;
     let mut options = options();
     options.temperature = Some(0.5);
-    for (id, sent) in [("claude-opus-5-5", false), ("claude-haiku-4-5", true)] {
+    // pi 0.78.1: Claude Opus 4.7 and later reject a temperature (`supportsTemperature`).
+    for (id, sent) in [
+        ("claude-opus-4-7", false),
+        ("claude-opus-4-8", false),
+        ("claude-opus-5-5", false),
+        ("claude-opus-4-6", true),
+        ("claude-haiku-4-5", true),
+    ] {
         let model = catalog_model("anthropic", id, server.url());
         let (_, request) = send_simple(
             &server,

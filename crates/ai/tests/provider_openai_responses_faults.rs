@@ -304,7 +304,8 @@ async fn unreachable_server_is_a_connection_error() {
         let expected = if which == Api::Codex {
             "fetch failed"
         } else {
-            "Connection error."
+            // Port 9 refuses the connection (pi 1.6.0's fetch calls it a "bad port" instead).
+            "Connection error.: connect ECONNREFUSED 127.0.0.1:9"
         };
         assert_eq!(error_text(final_message(&events)), expected, "{which:?}");
     }

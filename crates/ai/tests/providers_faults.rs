@@ -208,7 +208,10 @@ async fn unreachable_server_is_a_connection_error() {
         m.base_url = "http://127.0.0.1:9".into();
         let events = collect(&m, &context("hi"), options()).await;
         assert_contract(&events);
-        assert_eq!(error_text(final_message(&events)), "Connection error.");
+        assert_eq!(
+            error_text(final_message(&events)),
+            "Connection error.: connect ECONNREFUSED 127.0.0.1:9"
+        );
     }
 }
 

@@ -108,6 +108,10 @@ pub struct ModelRegistry {
 pub struct RequestAuth {
     pub api_key: Option<String>,
     pub headers: BTreeMap<String, String>,
+    /// The provider's own auth resolved to a header (`ANTHROPIC_AUTH_TOKEN`'s bearer token)
+    /// rather than a key. Headers configured in `models.json` do not count: pi 1.6 still asks
+    /// those providers for a key.
+    pub header_auth: bool,
 }
 
 impl ModelRegistry {
@@ -341,6 +345,7 @@ impl ModelRegistry {
         }
         let has_key = self.stored_key(provider).is_some()
             || pi_ai::get_env_api_key(provider).is_some()
+            || pi_ai::env_keys::env_auth_header(provider).is_some()
             || self
                 .resolved
                 .request_configs
@@ -443,17 +448,27 @@ impl ModelRegistry {
         let llama_key = (model.provider == llama::PROVIDER_ID && !self.llama_disabled)
             .then(|| self.llama.as_ref().map(|c| c.api_key.clone()))
             .flatten();
-        let api_key = cli_key
+        let given = cli_key
             .map(str::to_owned)
             .or(llama_key)
-            .or_else(|| self.stored_key(&model.provider))
-            .or_else(|| pi_ai::get_env_api_key(&model.provider))
-            .or_else(|| {
+            .or_else(|| self.stored_key(&model.provider));
+        // pi 1.6: without a given or stored key, `ANTHROPIC_AUTH_TOKEN` authenticates
+        // Anthropic as a bearer token, ahead of the key variables.
+        let bearer = given
+            .is_none()
+            .then(|| pi_ai::env_keys::env_auth_header(&model.provider))
+            .flatten();
+        let api_key = match (given, &bearer) {
+            (Some(key), _) => Some(key),
+            (None, Some(_)) => None,
+            (None, None) => pi_ai::get_env_api_key(&model.provider).or_else(|| {
                 config
                     .and_then(|c| c.api_key.as_deref())
                     .and_then(resolve_config_value)
-            });
-        if let (Some(raw), None) = (config.and_then(|c| c.api_key.as_deref()), &api_key)
+            }),
+        };
+        if let (Some(raw), None, None) =
+            (config.and_then(|c| c.api_key.as_deref()), &api_key, &bearer)
             && let Some(command) = raw.strip_prefix('!')
         {
             return Err(format!(
@@ -461,7 +476,8 @@ impl ModelRegistry {
                 model.provider
             ));
         }
-        let mut headers = BTreeMap::new();
+        let header_auth = bearer.is_some();
+        let mut headers: BTreeMap<String, String> = bearer.into_iter().collect();
         let sources = [
             model.headers.as_ref(),
             config.and_then(|c| c.headers.as_ref()),
@@ -484,7 +500,11 @@ impl ModelRegistry {
                 .ok_or_else(|| format!("No API key found for \"{}\"", model.provider))?;
             headers.insert("Authorization".into(), format!("Bearer {key}"));
         }
-        Ok(RequestAuth { api_key, headers })
+        Ok(RequestAuth {
+            api_key,
+            headers,
+            header_auth,
+        })
     }
 
     /// Resolves a `--model` pattern (`provider/id`, `id`, each with an optional `:level`)

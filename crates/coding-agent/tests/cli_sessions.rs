@@ -335,7 +335,10 @@ async fn bad_input_gives_clear_errors() {
     .unwrap();
     let out = pi(&env, &["--no-session", "-p", "x"]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(text(&out.stderr).trim(), "Connection error.");
+    assert_eq!(
+        text(&out.stderr).trim(),
+        "Connection error.: connect ECONNREFUSED 127.0.0.1:9"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -564,7 +567,10 @@ async fn unreachable_provider_retries_like_the_reference_trace() {
     let end = &ours[ours.len() - 2];
     assert_eq!(end["success"], false);
     assert_eq!(end["attempt"], 3);
-    assert_eq!(end["finalError"], "Connection error.");
+    assert_eq!(
+        end["finalError"],
+        "Connection error.: connect ECONNREFUSED 127.0.0.1:9"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

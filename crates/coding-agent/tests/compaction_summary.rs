@@ -52,6 +52,7 @@ fn auth() -> RequestAuth {
     RequestAuth {
         api_key: Some("test-key".into()),
         headers: BTreeMap::from([("x-compaction-test".to_owned(), "yes".to_owned())]),
+        ..RequestAuth::default()
     }
 }
 

@@ -278,22 +278,112 @@ async fn stream_errors_asking_for_a_retry_are_retried_as_in_16() {
     assert_eq!(outcome.count("auto_retry_start"), 0);
 }
 
+/// An HTTP error with `status` and `body` verbatim.
+fn http_failure(status: u16, body: Option<String>) -> Script {
+    Script::default().with_fault(Fault::HttpError {
+        status,
+        retry_after: None,
+        retry_after_ms: None,
+        body,
+    })
+}
+
+/// A 400 whose OpenAI-style error object says `message`: the status alone is never retried,
+/// so only the text decides.
+fn bad_request(message: &str) -> Script {
+    let body = json!({"error": {"message": message, "type": "invalid_request_error"}});
+    http_failure(400, Some(body.to_string()))
+}
+
+/// An in-stream error event saying `message` after `after_events` events.
+fn stream_error(after_events: usize, message: &str) -> Script {
+    Script::text("partial").with_fault(Fault::StreamError {
+        after_events,
+        message: Some(message.into()),
+    })
+}
+
+/// Asserts the run failed once with an error containing `text`, was retried once and then
+/// answered.
+fn retried_with(outcome: &Outcome, text: &str) {
+    assert_eq!(outcome.requests, 2, "{text}: {outcome:#?}");
+    assert_eq!(outcome.count("auto_retry_start"), 1, "{text}: {outcome:#?}");
+    let first = outcome.messages()[0]["errorMessage"].as_str().unwrap_or("");
+    assert!(first.contains(text), "{text}: {first}");
+    assert_eq!(outcome.last()["content"][0]["text"], RECOVERED, "{text}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_ds4_context_size_error_is_an_overflow_as_in_16() {
-    let overflow = || {
-        Script::default().with_fault(Fault::HttpError {
-            status: 400,
-            retry_after: None,
-            retry_after_ms: None,
-            body: Some(
-                json!({"error": {"message": "Prompt has 140000 tokens, but the configured context size is 131072 tokens",
-                                 "type": "invalid_request_error"}})
-                .to_string(),
-            ),
-        })
-    };
-    // Compared up to the compaction's start: what it summarizes (and so the requests
-    // after it) is not this row's concern.
+async fn capacity_and_exhaustion_texts_in_a_400_are_retried_as_in_16() {
+    for text in [
+        // gRPC status names relayed by NVIDIA NIM.
+        "Inference failed: ResourceExhausted: the request queue of this function is full",
+        "Selected model is at capacity. Please try a different model.",
+        // Azure OpenAI under peak load.
+        "The system is currently experiencing high demand and cannot process your request. Your request exceeds the maximum usage size allowed during peak load.",
+        "The servers are currently busy, please wait",
+        "The upstream provider returned an error",
+    ] {
+        let outcome = one(&CHAT, || bad_request(text)).await;
+        retried_with(&outcome, text);
+    }
+    // `server_busy` as the error's code only (pi 1.6.0 reads the whole error object).
+    let body = json!({"error": {"message": "Please wait", "type": "invalid_request_error",
+                                "code": "server_busy"}});
+    let outcome = one(&CHAT, || http_failure(400, Some(body.to_string()))).await;
+    retried_with(&outcome, "server_busy");
+    // The same 400 with an ordinary text is final.
+    let outcome = one(&CHAT, || {
+        bad_request("The model does not support this input")
+    })
+    .await;
+    assert_eq!(outcome.requests, 1, "{outcome:#?}");
+    assert_eq!(outcome.count("auto_retry_start"), 0, "{outcome:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cloudflare_524_is_retried_as_in_16() {
+    let outcome = one(&CHAT, || http_failure(524, Some("error code: 524".into()))).await;
+    retried_with(&outcome, "524");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dns_gateway_and_cut_short_stream_errors_are_retried_as_in_16() {
+    for (after_events, text) in [
+        (0, "getaddrinfo ENOTFOUND api.example.com"),
+        (0, "connect ENOTFOUND api.example.com"),
+        (0, "lookup failed: EAI_AGAIN api.example.com"),
+        (
+            0,
+            "upstream connect error or disconnect/reset before headers. reset reason: connection termination",
+        ),
+        (0, "upstream request failed"),
+        // Codex CLI proxies relay the backend's own words.
+        (2, "stream disconnected before completion: response.failed"),
+        // A Google token refresh that failed on the way (the form of gaxios' errors).
+        (
+            0,
+            "request to https://oauth2.googleapis.com/token failed, reason: socket disconnected",
+        ),
+        (2, "The response was cut short after the reply had begun"),
+    ] {
+        let outcome = one(&CHAT, || stream_error(after_events, text)).await;
+        retried_with(&outcome, text);
+    }
+    // Digits inside a request id or a byte count are no status code.
+    for text in [
+        "Invalid tool schema (request id 4f5029a, 15240 bytes)",
+        "Request body of 502400 bytes rejected",
+    ] {
+        let outcome = one(&CHAT, || stream_error(0, text)).await;
+        assert_eq!(outcome.requests, 1, "{text}: {outcome:#?}");
+        assert_eq!(outcome.count("auto_retry_start"), 0, "{text}");
+    }
+}
+
+/// Two answered prompts, then a third whose request fails with `failure`; returns the run
+/// up to the compaction's start (what it summarizes is not the error class's concern).
+async fn third_prompt_failing(failure: impl Fn() -> Script) -> Outcome {
     let until_compaction = |mut outcome: Outcome| {
         if let Some(at) = outcome
             .events
@@ -305,13 +395,13 @@ async fn a_ds4_context_size_error_is_an_overflow_as_in_16() {
         outcome.requests = outcome.requests.min(3);
         outcome
     };
-    let outcome = compare_part(
+    compare_part(
         &CHAT,
         || {
             vec![
                 Script::text("first answer"),
                 Script::text("second answer"),
-                overflow(),
+                failure(),
                 Script::text("SUMMARY OF THE EARLY WORK"),
                 Script::text(RECOVERED),
             ]
@@ -320,15 +410,64 @@ async fn a_ds4_context_size_error_is_an_overflow_as_in_16() {
         false,
         until_compaction,
     )
-    .await;
-    let reasons: Vec<&Value> = outcome
+    .await
+}
+
+/// The reasons of the run's compactions.
+fn compaction_reasons(outcome: &Outcome) -> Vec<Value> {
+    outcome
         .events
         .iter()
         .filter(|e| e["type"] == "compaction_start")
-        .map(|e| &e["reason"])
-        .collect();
-    assert_eq!(reasons, [&json!("overflow")], "{outcome:#?}");
-    assert_eq!(outcome.requests, 3);
-    assert_eq!(outcome.count("auto_retry_start"), 0);
+        .map(|e| e["reason"].clone())
+        .collect()
+}
+
+/// Asserts the failure started an overflow compaction and no retry.
+fn compacted_for_overflow(outcome: &Outcome, case: &str) {
+    assert_eq!(
+        compaction_reasons(outcome),
+        [json!("overflow")],
+        "{case}: {outcome:#?}"
+    );
+    assert_eq!(outcome.requests, 3, "{case}");
+    assert_eq!(outcome.count("auto_retry_start"), 0, "{case}");
+    assert_eq!(outcome.last()["stopReason"], "error", "{case}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ds4_context_size_error_is_an_overflow_as_in_16() {
+    let text = "Prompt has 140000 tokens, but the configured context size is 131072 tokens";
+    let outcome = third_prompt_failing(|| bad_request(text)).await;
+    compacted_for_overflow(&outcome, text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateway_overflow_texts_compact_as_in_16() {
+    for text in [
+        // OpenRouter relaying Poolside.
+        "This request exceeds the maximum allowed input length of 131,072 tokens",
+        // vLLM-style servers with the limit in parentheses.
+        "This request exceeds the model's maximum context length (32768). Please reduce the length of the prompt",
+        // LiteLLM's wrapper around any provider's overflow.
+        "litellm.ContextWindowExceededError: litellm.BadRequestError: Context Window exceeded for given call. No models have context window large enough for this call.",
+    ] {
+        let outcome = third_prompt_failing(|| bad_request(text)).await;
+        compacted_for_overflow(&outcome, text);
+    }
+    // GitHub Copilot refusing a body too large to parse.
+    let outcome =
+        third_prompt_failing(|| http_failure(413, Some("failed to parse request".into()))).await;
+    compacted_for_overflow(&outcome, "413 failed to parse request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bodyless_400_is_no_overflow_but_a_bodyless_413_is_as_in_16() {
+    let outcome = third_prompt_failing(|| http_failure(400, Some(String::new()))).await;
+    assert!(compaction_reasons(&outcome).is_empty(), "{outcome:#?}");
+    assert_eq!(outcome.requests, 3, "{outcome:#?}");
     assert_eq!(outcome.last()["stopReason"], "error");
+
+    let outcome = third_prompt_failing(|| http_failure(413, Some(String::new()))).await;
+    compacted_for_overflow(&outcome, "bodyless 413");
 }

@@ -130,3 +130,51 @@ async fn an_answer_cut_short_leaves_the_context_for_recovery() {
         assert_eq!(ours, theirs, "ours, then pi 1.6.0");
     }
 }
+
+/// The output cap one `-p` prompt of `prompt_chars` characters asks for from a model whose
+/// output limit equals its context `window`. No tools and a one-line system prompt, so both
+/// pis estimate the same input.
+async fn fitted_cap(program: Command, window: u64, prompt_chars: usize) -> u64 {
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("Fitted."));
+    let env = Env::new(&server, window, json!({"retry": {"enabled": false}}));
+    let models = json!({"providers": {"mock": {"baseUrl": server.openai_base_url(),
+        "api": "openai-completions", "apiKey": "mock-key", "models": [{"id": "mock-model",
+        "name": "Mock Model", "contextWindow": window, "maxTokens": window}]}}});
+    std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
+    let prompt = "word ".repeat(prompt_chars / 5);
+    let args = [
+        "--no-tools",
+        "--no-context-files",
+        "--system-prompt",
+        "You answer briefly.",
+        "-p",
+        &prompt,
+    ];
+    let result = run(&env, program, &args);
+    assert!(result.status.success(), "{result:?}");
+    let body = &server.requests()[0].body;
+    body.get("max_completion_tokens")
+        .or_else(|| body.get("max_tokens"))
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("no output cap in {body}"))
+}
+
+/// pi 0.80.3, 1.1.0 and 1.5.1: the output cap is fitted into the window left after the input
+/// (estimated at 3.5 characters a token), less a margin of 15% of the input (at least 4,096
+/// tokens) that is dropped when it would leave less than 32,768 tokens of output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_output_cap_is_fitted_into_the_window_left_as_in_16() {
+    // 120,000 characters: about 34,300 tokens of input, a 5,150-token margin.
+    for (window, low, high) in [(80_000, 40_000, 41_000), (72_000, 32_768, 32_768)] {
+        let ours = fitted_cap(ours(), window, 120_000).await;
+        assert!((low..=high).contains(&ours), "window {window}: {ours}");
+        if let Some(wrapper) = ts16() {
+            let theirs = fitted_cap(ts16_pi(&wrapper), window, 120_000).await;
+            assert_eq!(
+                ours, theirs,
+                "window {window}: ours (left), pi 1.6.0 (right)"
+            );
+        }
+    }
+}

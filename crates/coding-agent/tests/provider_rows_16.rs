@@ -128,18 +128,23 @@ async fn an_image_only_prompt_sends_no_empty_text_as_in_16() {
     }
 }
 
-/// The `User-Agent` one `-p` run of the catalog's `kimi-coding/k3` sends.
-fn kimi_coding_user_agent(program: std::process::Command) -> String {
+/// The headers of the first request one `-p` run of the catalog model `provider`/`id`
+/// sends through `program`, with `env` set over the case's own credentials.
+fn catalog_headers(
+    mut program: std::process::Command,
+    provider: &str,
+    id: &str,
+    env: &[(&str, &str)],
+) -> BTreeMap<String, String> {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(mock_llm::MockServer::start()).unwrap();
     server.push(mock_llm::Script::text("Hello."));
-    let case = request_parity::catalog::CatalogCase::named("kimi-coding", "k3");
+    let case = request_parity::catalog::CatalogCase::named(provider, id);
     let setup = case.setup(&server.url());
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("agent");
     std::fs::create_dir_all(&agent).unwrap();
     std::fs::write(agent.join("models.json"), setup.models_json.to_string()).unwrap();
-    let mut program = program;
     let output = program
         .args(["--model", &setup.model, "--no-session", "-p", "Say hello."])
         .current_dir(dir.path())
@@ -148,40 +153,127 @@ fn kimi_coding_user_agent(program: std::process::Command) -> String {
         .env("PI_OFFLINE", "1")
         .env("PI_SKIP_VERSION_CHECK", "1")
         .envs(setup.env.iter().map(|(k, v)| (*k, v.as_str())))
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    server.requests()[0].headers["user-agent"].clone()
+    server.requests()[0].headers.clone()
 }
 
-/// pi 0.84.2: Kimi Coding requests name pi itself (`pi/<version> (<os>; <runtime>;
-/// <arch>)`), not another client; the runtime part is each pi's own.
+/// The `User-Agent` one `-p` run of the catalog's `kimi-coding/k3` sends.
+fn kimi_coding_user_agent(program: std::process::Command) -> String {
+    catalog_headers(program, "kimi-coding", "k3", &[])["user-agent"].clone()
+}
+
+/// A `User-Agent`'s product, its first detail (the OS) and how many details it has: pi's own
+/// is `pi/<version> (<os>; <runtime>; <arch>)`, the runtime part each pi's own.
+fn user_agent_shape(agent: &str) -> (String, Option<String>, usize) {
+    let (product, rest) = agent.split_once(' ').unwrap_or((agent, ""));
+    let parts: Vec<&str> = rest
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .split("; ")
+        .collect();
+    (
+        product.to_owned(),
+        parts.first().map(|s| (*s).to_owned()),
+        parts.len(),
+    )
+}
+
+/// Asserts ours names pi itself in `ours` and, when pi 1.6.0 sent `theirs`, in its shape.
+fn assert_pis_user_agent(case: &str, ours: &str, theirs: Option<&str>) {
+    let expected = format!("pi/{}", pi_coding_agent::PI_VERSION);
+    assert_eq!(user_agent_shape(ours).0, expected, "{case}: {ours}");
+    assert_eq!(user_agent_shape(ours).2, 3, "{case}: {ours}");
+    if let Some(theirs) = theirs {
+        assert_eq!(
+            user_agent_shape(ours),
+            user_agent_shape(theirs),
+            "{case}: ours {ours}, theirs {theirs}"
+        );
+    }
+}
+
+/// pi 0.84.2: Kimi Coding requests name pi itself, not another client.
 #[test]
 fn kimi_coding_requests_carry_pis_user_agent_as_in_16() {
-    let shape = |agent: &str| {
-        let (product, rest) = agent.split_once(' ').unwrap_or((agent, ""));
-        let parts: Vec<&str> = rest
-            .trim_start_matches('(')
-            .trim_end_matches(')')
-            .split("; ")
-            .collect();
-        (
-            product.to_owned(),
-            parts.first().map(|s| (*s).to_owned()),
-            parts.len(),
-        )
-    };
     let ours = kimi_coding_user_agent(support::ts16::ours());
-    let expected = format!("pi/{}", pi_coding_agent::PI_VERSION);
-    assert_eq!(shape(&ours).0, expected, "{ours}");
-    assert_eq!(shape(&ours).2, 3, "{ours}");
+    let theirs = support::ts16::ts16()
+        .map(|wrapper| kimi_coding_user_agent(support::ts16::ts16_pi(&wrapper)));
+    assert_pis_user_agent("kimi-coding/k3", &ours, theirs.as_deref());
+}
+
+/// pi 0.84.3: the Anthropic, Azure OpenAI, Google, Mistral and OpenAI adapters send pi's own
+/// `User-Agent` (not their SDK's) when no header overrides it.
+#[test]
+fn provider_adapters_send_pis_user_agent_as_in_16() {
+    for (provider, id) in [
+        ("anthropic", "claude-haiku-4-5"),
+        ("azure", "gpt-5"),
+        ("google", "gemini-2.5-flash"),
+        ("mistral", "codestral-2508"),
+        ("openai", "gpt-5.4"),
+    ] {
+        let agent = |program| catalog_headers(program, provider, id, &[])["user-agent"].clone();
+        let ours = agent(support::ts16::ours());
+        let theirs = support::ts16::ts16().map(|wrapper| agent(support::ts16::ts16_pi(&wrapper)));
+        assert_pis_user_agent(&format!("{provider}/{id}"), &ours, theirs.as_deref());
+    }
+}
+
+/// pi 0.87.1 and 1.5.2: a Claude subscription (OAuth) token is sent as a bearer token by a
+/// client naming the current Claude Code version (`claude-cli/2.1.322`), never as a key.
+#[test]
+fn anthropic_oauth_requests_name_the_current_claude_code_as_in_16() {
+    let env = [("ANTHROPIC_OAUTH_TOKEN", "sk-ant-oat01-parity-token")];
+    let auth_headers = |program| {
+        let headers = catalog_headers(program, "anthropic", "claude-haiku-4-5", &env);
+        [
+            "user-agent",
+            "authorization",
+            "x-api-key",
+            "x-app",
+            "anthropic-beta",
+        ]
+        .map(|name| (name, headers.get(name).cloned()))
+    };
+    let ours = auth_headers(support::ts16::ours());
+    let value = |name: &str| {
+        ours.iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| v.clone())
+    };
+    assert_eq!(value("user-agent").as_deref(), Some("claude-cli/2.1.322"));
+    assert_eq!(
+        value("authorization").as_deref(),
+        Some("Bearer sk-ant-oat01-parity-token")
+    );
+    assert_eq!(value("x-api-key"), None);
     if let Some(wrapper) = support::ts16::ts16() {
-        let theirs = kimi_coding_user_agent(support::ts16::ts16_pi(&wrapper));
-        let (a, b) = (shape(&ours), shape(&theirs));
-        assert_eq!(
-            (a.0, a.1, a.2),
-            (b.0, b.1, b.2),
-            "ours {ours}, theirs {theirs}"
-        );
+        let theirs = auth_headers(support::ts16::ts16_pi(&wrapper));
+        assert_eq!(ours, theirs, "ours (left) and pi 1.6.0 (right) differ");
+    }
+}
+
+/// pi 0.82.1: `ANTHROPIC_AUTH_TOKEN` authenticates Anthropic (or a gateway at its base URL)
+/// as `Authorization: Bearer`, ahead of the key variables, and no `x-api-key` is sent.
+#[test]
+fn anthropic_auth_token_is_sent_as_a_bearer_token_as_in_16() {
+    let env = [
+        ("ANTHROPIC_AUTH_TOKEN", "gateway-token"),
+        ("ANTHROPIC_API_KEY", "sk-ant-api03-unused"),
+    ];
+    let auth_headers = |program| {
+        let headers = catalog_headers(program, "anthropic", "claude-haiku-4-5", &env);
+        ["authorization", "x-api-key", "anthropic-beta", "x-app"]
+            .map(|name| (name, headers.get(name).cloned()))
+    };
+    let ours = auth_headers(support::ts16::ours());
+    assert_eq!(ours[0].1.as_deref(), Some("Bearer gateway-token"));
+    assert_eq!(ours[1].1, None);
+    if let Some(wrapper) = support::ts16::ts16() {
+        let theirs = auth_headers(support::ts16::ts16_pi(&wrapper));
+        assert_eq!(ours, theirs, "ours (left) and pi 1.6.0 (right) differ");
     }
 }

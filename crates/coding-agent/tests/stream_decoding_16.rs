@@ -65,7 +65,13 @@ async fn messages(program: Command, api: &str, scripts: &[Script]) -> Vec<Value>
     let server = MockServer::start().await.unwrap();
     server.push_all(scripts.to_vec());
     let env = Env::new(&server, 128_000, json!({"retry": {"enabled": false}}));
-    let models = json!({"providers": {"mock": {"baseUrl": server.openai_base_url(),
+    // Mistral's wire is mounted under its own prefix on the mock.
+    let base_url = if api == "mistral-conversations" {
+        format!("{}/mistral", server.url())
+    } else {
+        server.openai_base_url()
+    };
+    let models = json!({"providers": {"mock": {"baseUrl": base_url,
         "api": api, "apiKey": "mock-key", "models": [{"id": "mock-model",
         "name": "Mock Model", "reasoning": true, "contextWindow": 128000,
         "maxTokens": 16384}]}}});
@@ -268,4 +274,52 @@ async fn overlapping_calls_without_output_index_fail_as_in_16() {
         got[0]["errorMessage"],
         "OpenAI Responses stream completed with an unfinished tool call: read (call_a|fc_a)"
     );
+}
+
+/// pi 0.84.4: a Mistral tool call streamed in fragments whose continuation chunks carry no
+/// id (only the call's index) stays one call with all of its arguments.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fragmented_mistral_calls_without_ids_stay_one_call_as_in_16() {
+    let call = |id: Option<&str>, name: &str, arguments: &str| {
+        let mut call = json!({"function": {"name": name, "arguments": arguments}, "index": 0});
+        if let Some(id) = id {
+            call["id"] = json!(id);
+        }
+        json!({"tool_calls": [call]})
+    };
+    let mut first = call(Some("Ab12Cd34E"), "read", r#"{"pa"#);
+    first["role"] = json!("assistant");
+    let mut last = chunk(json!({"content": ""}), Some("tool_calls"));
+    last["usage"] = json!({"prompt_tokens": 90, "completion_tokens": 12, "total_tokens": 102});
+    let stream = sse(
+        &[
+            chunk(first, None),
+            chunk(call(None, "", r#"th": "notes"#), None),
+            chunk(call(None, "", r#".txt"}"#), None),
+            last,
+        ],
+        true,
+    );
+    let got = compare(
+        "fragmented Mistral call",
+        "mistral-conversations",
+        &[
+            Script::raw(stream),
+            Script::text("It says: the notes.").with_usage(200, 5),
+        ],
+    )
+    .await;
+    assert_eq!(got.len(), 2, "{got:#?}");
+    let calls: Vec<&Value> = got[0]["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b.get("toolCall").is_some())
+        .collect();
+    assert_eq!(
+        calls,
+        [&json!({"toolCall": "read", "arguments": {"path": "notes.txt"}})],
+        "{got:#?}"
+    );
+    assert_eq!(got[0]["stopReason"], "toolUse");
 }

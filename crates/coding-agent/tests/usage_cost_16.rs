@@ -1,7 +1,7 @@
 //! Message cost as pi 1.6.0 prices it: the same replayed Anthropic stream through our
 //! `pi --mode rpc` and through 1.6.0 (`PI_TS16`), with a custom model's prices in
 //! `models.json`, gives the same usage and cost. Covers one-hour prompt-cache writes
-//! (twice the input rate) and prompt-length price tiers. Without `PI_TS16` only ours runs,
+//! (twice the input rate), prompt-length price tiers and Mistral's cached prompt tokens. Without `PI_TS16` only ours runs,
 //! against the costs written here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -10,7 +10,7 @@ mod support;
 use serde_json::{Value, json};
 
 use mock_llm::Script;
-use support::errors::{ANTHROPIC, compare_model, replay, sse};
+use support::errors::{ANTHROPIC, MISTRAL, compare_model, replay, sse};
 
 /// Prices per million tokens: $3 input, $15 output, $0.30 cache read, $3.75 cache write.
 fn prices() -> Value {
@@ -90,4 +90,50 @@ async fn a_long_prompt_is_priced_by_its_tier_as_in_16() {
     })
     .await;
     assert_eq!(outcome.last()["usage"]["cost"]["input"], json!(0.45));
+}
+
+/// A Mistral stream answering one text whose last chunk reports `usage`.
+fn mistral_stream_with_usage(usage: Value) -> Script {
+    let chunk = |delta: Value, finish: Value, usage: Option<&Value>| {
+        let mut chunk = json!({"id": "cmpl-cost", "object": "chat.completion.chunk",
+            "created": 1, "model": "parity-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        if let Some(usage) = usage {
+            chunk["usage"] = usage.clone();
+        }
+        format!("data: {chunk}\n\n")
+    };
+    let mut body = chunk(
+        json!({"role": "assistant", "content": "Cached."}),
+        Value::Null,
+        None,
+    );
+    body.push_str(&chunk(json!({"content": ""}), json!("stop"), Some(&usage)));
+    body.push_str("data: [DONE]\n\n");
+    replay(body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mistral_cached_prompt_tokens_are_cache_reads_as_in_16() {
+    for details in [
+        json!({"prompt_tokens_details": {"cached_tokens": 600}}),
+        json!({"num_cached_tokens": 600}),
+    ] {
+        let mut usage = json!({"prompt_tokens": 1000, "completion_tokens": 20,
+                               "total_tokens": 1020});
+        if let (Some(usage), Some(details)) = (usage.as_object_mut(), details.as_object()) {
+            usage.extend(details.clone());
+        }
+        let outcome = compare_model(&MISTRAL, json!({"cost": prices()}), || {
+            vec![mistral_stream_with_usage(usage.clone())]
+        })
+        .await;
+        let priced = &outcome.last()["usage"];
+        assert_eq!(priced["input"], 400, "{details}: {outcome:#?}");
+        assert_eq!(priced["cacheRead"], 600, "{details}");
+        assert_eq!(priced["cacheWrite"], 0, "{details}");
+        // 400 input at $3 and 600 cache reads at $0.30 per million.
+        let read = priced["cost"]["cacheRead"].as_f64().unwrap();
+        assert!((read - 0.00018).abs() < 1e-12, "{details}: {read}");
+    }
 }

@@ -86,6 +86,15 @@ pub const VERTEX: Wire = Wire {
     env: &[],
 };
 
+/// Mistral's chat completions, under the mock's `/mistral` prefix.
+pub const MISTRAL: Wire = Wire {
+    provider: "parity",
+    api: "mistral-conversations",
+    base_path: "/mistral",
+    api_key: "sk-errors",
+    env: &[],
+};
+
 /// Auto-retry once after 20 ms, no SDK-level retries; compaction keeps almost nothing, so
 /// that an overflow after two turns has something to summarize.
 pub fn settings() -> Value {

@@ -23,6 +23,9 @@ pub use decode::Decoder;
 const API_VERSION: &str = "2023-06-01";
 const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
 const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+/// The Claude Code version OAuth requests name in their user agent (pi-ai 1.6's
+/// `claudeCodeVersion`): subscription tokens are only served to current Claude Code clients.
+const CLAUDE_CODE_VERSION: &str = "2.1.322";
 
 /// The `anthropic-messages` provider.
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,8 +47,14 @@ impl ApiProvider for AnthropicMessages {
         context: &Context,
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
-        let Some(api_key) = resolve_api_key(model, &options) else {
-            return missing_key(model);
+        // Without a key, credentials in the headers (`ANTHROPIC_AUTH_TOKEN`'s bearer token)
+        // authenticate alone, as in pi-ai 1.6: no key from the environment is added.
+        let keyless = options.api_key.as_deref().is_none_or(str::is_empty)
+            && crate::env_keys::has_request_auth(None, &options.headers);
+        let api_key = match resolve_api_key(model, &options) {
+            _ if keyless => String::new(),
+            Some(key) => key,
+            None => return missing_key(model),
         };
         let oauth = is_oauth_token(&api_key);
         let request = build_request(model, context, &options, &api_key);
@@ -187,10 +196,15 @@ pub fn build_request(
         let mut all = vec!["claude-code-20250219", "oauth-2025-04-20"];
         all.extend(betas.iter().copied());
         headers.push(("anthropic-beta".into(), all.join(",")));
-        headers.push(("user-agent".into(), "claude-cli/2.1.75".into()));
+        headers.push((
+            "user-agent".into(),
+            format!("claude-cli/{CLAUDE_CODE_VERSION}"),
+        ));
         headers.push(("x-app".into(), "cli".into()));
     } else {
-        headers.push(("x-api-key".into(), api_key.to_owned()));
+        if !api_key.is_empty() {
+            headers.push(("x-api-key".into(), api_key.to_owned()));
+        }
         if !betas.is_empty() {
             headers.push(("anthropic-beta".into(), betas.join(",")));
         }

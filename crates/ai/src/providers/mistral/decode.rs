@@ -115,6 +115,55 @@ struct UsageInfo {
     completion_tokens: Option<u64>,
     #[serde(default)]
     total_tokens: Option<u64>,
+    /// Where Mistral servers report the prompt tokens read from the cache, in the spellings
+    /// pi-ai 1.6 reads (`getMistralCachedPromptTokens`), first present wins.
+    #[serde(default, rename = "promptTokensDetails")]
+    prompt_tokens_details_camel: Option<CachedDetails>,
+    #[serde(default)]
+    prompt_tokens_details: Option<CachedDetails>,
+    #[serde(default, rename = "promptTokenDetails")]
+    prompt_token_details_camel: Option<CachedDetails>,
+    #[serde(default)]
+    prompt_token_details: Option<CachedDetails>,
+    #[serde(default, rename = "numCachedTokens")]
+    num_cached_tokens_camel: Option<Value>,
+    #[serde(default)]
+    num_cached_tokens: Option<Value>,
+}
+
+/// A usage detail object holding cached prompt tokens.
+#[derive(Deserialize, Default)]
+struct CachedDetails {
+    #[serde(default, rename = "cachedTokens")]
+    cached_tokens_camel: Option<Value>,
+    #[serde(default)]
+    cached_tokens: Option<Value>,
+}
+
+impl CachedDetails {
+    fn value(&self) -> Option<&Value> {
+        let camel = self.cached_tokens_camel.as_ref().filter(|v| !v.is_null());
+        camel.or(self.cached_tokens.as_ref().filter(|v| !v.is_null()))
+    }
+}
+
+impl UsageInfo {
+    /// The cached prompt tokens, at most `prompt` (0 when absent or not a number).
+    fn cached_tokens(&self, prompt: u64) -> u64 {
+        let present = |v: &Option<Value>| v.as_ref().filter(|v| !v.is_null()).cloned();
+        let detail = |d: &Option<CachedDetails>| d.as_ref().and_then(|d| d.value()).cloned();
+        let raw = detail(&self.prompt_tokens_details_camel)
+            .or_else(|| detail(&self.prompt_tokens_details))
+            .or_else(|| detail(&self.prompt_token_details_camel))
+            .or_else(|| detail(&self.prompt_token_details))
+            .or_else(|| present(&self.num_cached_tokens_camel))
+            .or_else(|| present(&self.num_cached_tokens));
+        let cached = raw
+            .and_then(|v| v.as_f64())
+            .filter(|f| f.is_finite())
+            .map_or(0, |f| f.max(0.0) as u64);
+        cached.min(prompt)
+    }
 }
 
 /// A value that is a string or, for some types, an array or an object.
@@ -216,11 +265,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Arguments<'a> {
     }
 }
 
-/// Mistral usage: `prompt_tokens` is all input (pi reports no cache tokens for Mistral).
+/// Mistral usage as pi-ai 1.6 reads it: `prompt_tokens` counts all input, of which the
+/// cached part is reported as cache reads (Mistral's prompt caching writes for free).
 fn parse_usage(raw: &UsageInfo, model: &Model) -> Usage {
-    let input = raw.prompt_tokens.unwrap_or(0);
+    let prompt = raw.prompt_tokens.unwrap_or(0);
+    let cached = raw.cached_tokens(prompt);
     let output = raw.completion_tokens.unwrap_or(0);
-    let mut usage = Usage::from_tokens(input, output, 0, 0);
+    let mut usage = Usage::from_tokens(prompt - cached, output, cached, 0);
     if let Some(total) = raw.total_tokens.filter(|t| *t > 0) {
         usage.total_tokens = total;
     }

@@ -40,7 +40,18 @@ impl ApiProvider for OpenAiCompletions {
         context: &Context,
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
-        let Some(api_key) = resolve_api_key(model, &options) else {
+        // pi-ai 1.6's `getClientApiKey`: an `authorization` (or Cloudflare gateway) header
+        // authenticates without a key, and replaces the placeholder bearer token.
+        let header_auth = || {
+            options.headers.iter().any(|(name, value)| {
+                (name.eq_ignore_ascii_case("authorization")
+                    || name.eq_ignore_ascii_case("cf-aig-authorization"))
+                    && !value.trim().is_empty()
+            })
+        };
+        let Some(api_key) =
+            resolve_api_key(model, &options).or_else(|| header_auth().then(|| "unused".to_owned()))
+        else {
             return missing_key(model);
         };
         let request = build_request(model, context, &options, &api_key);
