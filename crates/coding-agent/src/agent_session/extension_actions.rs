@@ -175,6 +175,7 @@ impl AgentSession {
                     _ => None,
                 };
                 self.inner.ext.commands_running.idle().await;
+                self.inner.ext.settling.passed().await;
                 // From an agent_end handler the run is over: the prompt starts the next
                 // one once it is idle (the TypeScript pi's agent is idle by then).
                 if streaming_behavior.is_none()
@@ -391,6 +392,7 @@ impl AgentSession {
             let request = request.clone();
             tokio::spawn(async move {
                 session.inner.ext.commands_running.idle().await;
+                session.inner.ext.settling.passed().await;
                 session.inner.agent.wait_for_idle().await;
                 let _run = session.run_guard();
                 request.release();

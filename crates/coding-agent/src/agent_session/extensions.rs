@@ -83,6 +83,36 @@ impl CommandGate {
     }
 }
 
+/// Open while extensions handle `agent_settled`: runs they ask for meanwhile start once
+/// every settled handler finished and clients heard `agent_settled` (pi 1.6.0).
+#[derive(Default)]
+pub(super) struct SettledGate {
+    open: std::sync::atomic::AtomicBool,
+    closed: tokio::sync::Notify,
+}
+
+impl SettledGate {
+    pub(super) fn open(&self) {
+        self.open.store(true, Ordering::SeqCst);
+    }
+
+    pub(super) fn close(&self) {
+        self.open.store(false, Ordering::SeqCst);
+        self.closed.notify_waiters();
+    }
+
+    /// Waits until the settled handlers finished (at once when none run).
+    pub(super) async fn passed(&self) {
+        loop {
+            let closed = self.closed.notified();
+            if !self.open.load(Ordering::SeqCst) {
+                return;
+            }
+            closed.await;
+        }
+    }
+}
+
 /// An item of the queue of events sent by synchronous code.
 #[allow(clippy::large_enum_variant)] // rare: model and thinking-level changes
 pub(super) enum Later {
@@ -101,6 +131,8 @@ pub(super) struct ExtensionState {
     turn_index: AtomicU64,
     /// Extension commands being run (prompts they send wait for them).
     pub(super) commands_running: CommandGate,
+    /// `agent_settled` handlers are running (runs they ask for wait for them).
+    pub(super) settling: SettledGate,
     /// `agent_end` handlers are running: the run is over but not yet idle.
     pub(super) ending: std::sync::atomic::AtomicBool,
     /// A `turn_end` handler asked for one more model request (taken by the loop).
@@ -140,6 +172,7 @@ impl ExtensionState {
             boundary_continue: std::sync::atomic::AtomicBool::new(false),
             reproject: std::sync::atomic::AtomicBool::new(false),
             commands_running: CommandGate::default(),
+            settling: SettledGate::default(),
             next_turn: Mutex::new(Vec::new()),
             pending_custom: Mutex::new(Vec::new()),
             shutdown: Mutex::new(None),

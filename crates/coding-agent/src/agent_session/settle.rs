@@ -102,13 +102,16 @@ impl AgentSession {
         // Extensions hear of it too (queued first, so anything a client does once it saw
         // `agent_settled` reaches them after it); a prompt an extension took without a run
         // does not settle for them (pi 1.6.0 emits nothing then).
+        // pi 1.6.0 tells clients once every settled handler finished (a client that ends pi
+        // when it sees `agent_settled` does not cut them short); runs the handlers ask for
+        // start after that.
+        self.inner.ext.settling.open();
         self.emit_extension_event_later(crate::extensions::ExtensionEvent::AgentSettled {
             aborted,
         });
-        // pi 1.6.0 tells clients once every settled handler finished (a client that ends pi
-        // when it sees `agent_settled` does not cut them short).
         self.extension_events_settled().await;
         self.inner.emit_settled(aborted);
+        self.inner.ext.settling.close();
     }
 
     /// pi 1.6.0: the run's loop drained its queues before `agent_end`, so what is queued now
