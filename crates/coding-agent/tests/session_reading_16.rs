@@ -6,31 +6,13 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
 use support::entries::{assistant, header, user, write};
 use support::rpc::{Env, Rpc, user_texts};
-use support::ts16::{ours, run, ts16, ts16_pi};
-
-/// The pis to run: ours, and pi 1.6.0 when `PI_TS16` names it.
-fn pis() -> Vec<(&'static str, Option<PathBuf>)> {
-    let mut all = vec![("ours", None)];
-    if let Some(wrapper) = ts16() {
-        all.push(("pi 1.6.0", Some(wrapper)));
-    }
-    all
-}
-
-/// A command for one of [`pis`].
-fn program(wrapper: &Option<PathBuf>) -> Command {
-    match wrapper {
-        Some(wrapper) => ts16_pi(wrapper),
-        None => ours(),
-    }
-}
+use support::ts16::{pis, program, run};
 
 /// Runs `pi args` (print mode, the mock answering) and returns the request it sent.
 fn request(server: &MockServer, env: &Env, pi: Command, args: &[&str], who: &str) -> Value {

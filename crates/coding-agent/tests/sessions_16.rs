@@ -13,24 +13,7 @@ use std::process::{Command, Output};
 use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
 use support::rpc::{Env, Rpc, read_jsonl, user_texts};
-use support::ts16::{ours, run_in, ts16, ts16_pi};
-
-/// The pis to run: ours, and pi 1.6.0 when `PI_TS16` names it.
-fn pis() -> Vec<(&'static str, Option<PathBuf>)> {
-    let mut all = vec![("ours", None)];
-    if let Some(wrapper) = ts16() {
-        all.push(("pi 1.6.0", Some(wrapper)));
-    }
-    all
-}
-
-/// A command for one of [`pis`].
-fn program(wrapper: &Option<PathBuf>) -> Command {
-    match wrapper {
-        Some(wrapper) => ts16_pi(wrapper),
-        None => ours(),
-    }
-}
+use support::ts16::{pis, program, run_in};
 
 /// Runs a print-mode prompt in `dir` that the mock answers with `reply`.
 fn print(server: &MockServer, env: &Env, dir: &Path, pi: Command, args: &[&str]) -> Output {

@@ -6,30 +6,10 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use mock_llm::{MockServer, Script};
 use serde_json::json;
 use support::rpc::{Env, Rpc};
-use support::ts16::{ours, ts16, ts16_pi};
-
-/// The pis to run: ours, and pi 1.6.0 when `PI_TS16` names it.
-fn pis() -> Vec<(&'static str, Option<PathBuf>)> {
-    let mut all = vec![("ours", None)];
-    if let Some(wrapper) = ts16() {
-        all.push(("pi 1.6.0", Some(wrapper)));
-    }
-    all
-}
-
-/// A command for one of [`pis`].
-fn program(wrapper: &Option<PathBuf>) -> Command {
-    match wrapper {
-        Some(wrapper) => ts16_pi(wrapper),
-        None => ours(),
-    }
-}
+use support::ts16::{pis, program};
 
 /// A 1x1 PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";

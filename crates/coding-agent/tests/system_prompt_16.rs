@@ -14,24 +14,7 @@ use mock_llm::{MockServer, Script};
 use serde_json::json;
 use support::git::git;
 use support::rpc::Env;
-use support::ts16::{ours, run_in, ts16, ts16_pi};
-
-/// The pis to run: ours, and pi 1.6.0 when `PI_TS16` names it.
-fn pis() -> Vec<(&'static str, Option<PathBuf>)> {
-    let mut all = vec![("ours", None)];
-    if let Some(wrapper) = ts16() {
-        all.push(("pi 1.6.0", Some(wrapper)));
-    }
-    all
-}
-
-/// A command for one of [`pis`].
-fn program(wrapper: &Option<PathBuf>) -> Command {
-    match wrapper {
-        Some(wrapper) => ts16_pi(wrapper),
-        None => ours(),
-    }
-}
+use support::ts16::{pis, program, run_in};
 
 /// What one run sent and printed.
 struct Sent {

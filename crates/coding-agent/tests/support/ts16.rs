@@ -70,3 +70,21 @@ pub fn run_in(env: &Env, dir: &std::path::Path, mut program: Command, args: &[&s
         .output()
         .expect("pi runs")
 }
+
+/// The pis a side-by-side test runs: ours, and pi 1.6.0 when `PI_TS16` names it (its
+/// wrapper in the second field).
+pub fn pis() -> Vec<(&'static str, Option<PathBuf>)> {
+    let mut all = vec![("ours", None)];
+    if let Some(wrapper) = ts16() {
+        all.push(("pi 1.6.0", Some(wrapper)));
+    }
+    all
+}
+
+/// A command for one of [`pis`].
+pub fn program(wrapper: &Option<PathBuf>) -> Command {
+    match wrapper {
+        Some(wrapper) => ts16_pi(wrapper),
+        None => ours(),
+    }
+}
