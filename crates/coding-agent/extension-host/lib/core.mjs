@@ -43,7 +43,7 @@ export function createCore(channel) {
 		terminalInput,
 		components: new ComponentTable({ channel, state, terminalInput }),
 		bashOperations: new BashOperations(),
-		modelRegistry: createModelRegistry({ state, channel, runtime }),
+		modelRegistry: createModelRegistry({ state, channel, runtime, registry }),
 		initialised: false,
 		loadTimings: [],
 	};

@@ -5,9 +5,50 @@
  * has configured auth when it is in `available`. Resolving credentials needs pi:
  * `getApiKeyAndHeaders` and `getApiKeyForProvider` are requests. Provider registration
  * goes through the shared runtime like `pi.registerProvider`.
+ *
+ * Model calls (`stream`, `streamSimple`, `complete`, `completeSimple`, pi 1.6.0) resolve the
+ * model's credentials through pi and run pi-ai's functions with them; a model of a provider
+ * an extension registered with its own `streamSimple` streams through that function.
  */
+import { loadModule } from "./native.mjs";
 
-export function createModelRegistry({ state, channel, runtime }) {
+export function createModelRegistry({ state, channel, runtime, registry }) {
+	/** The request options with the credentials pi resolved for `model`. */
+	const withAuth = async (self, model, options) => {
+		const auth = await self.getApiKeyAndHeaders(model);
+		if (!auth.ok) return { ...(options ?? {}) };
+		const headers = { ...(auth.headers ?? {}), ...(options?.headers ?? {}) };
+		return { ...(options ?? {}), apiKey: options?.apiKey ?? auth.apiKey, headers };
+	};
+	/** The registered provider's own `streamSimple`, when it has one. */
+	const customStream = (model) => {
+		const fn = registry?.providers.get(model?.provider)?.config?.streamSimple;
+		return typeof fn === "function" ? fn : undefined;
+	};
+	/** A stream from a promise of one, so setup failures still come out as its events. */
+	const deferred = (piAi, model, make) => {
+		const out = piAi.createAssistantMessageEventStream();
+		(async () => {
+			try {
+				for await (const event of await make()) out.push(event);
+			} catch (err) {
+				const message = err instanceof Error ? err.message : String(err);
+				const error = {
+					role: "assistant",
+					content: [],
+					api: model?.api,
+					provider: model?.provider,
+					model: model?.id,
+					usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+					stopReason: "error",
+					errorMessage: message,
+					timestamp: Date.now(),
+				};
+				out.push({ type: "error", reason: "error", error });
+			}
+		})();
+		return out;
+	};
 	return {
 		refresh() {},
 		getError() {
@@ -49,6 +90,28 @@ export function createModelRegistry({ state, channel, runtime }) {
 		},
 		isUsingOAuth() {
 			return false;
+		},
+		stream(model, context, options) {
+			const piAi = loadModule("@mariozechner/pi-ai");
+			const custom = customStream(model);
+			return deferred(piAi, model, async () => {
+				const resolved = await withAuth(this, model, options);
+				return custom ? custom(model, context, resolved) : piAi.stream(model, context, resolved);
+			});
+		},
+		streamSimple(model, context, options) {
+			const piAi = loadModule("@mariozechner/pi-ai");
+			const custom = customStream(model);
+			return deferred(piAi, model, async () => {
+				const resolved = await withAuth(this, model, options);
+				return custom ? custom(model, context, resolved) : piAi.streamSimple(model, context, resolved);
+			});
+		},
+		async complete(model, context, options) {
+			return this.stream(model, context, options).result();
+		},
+		async completeSimple(model, context, options) {
+			return this.streamSimple(model, context, options).result();
 		},
 		registerProvider(name, config) {
 			runtime.registerProvider(name, config);

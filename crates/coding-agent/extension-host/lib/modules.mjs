@@ -3,8 +3,9 @@
  *
  * Covers what pi 0.73.1 aliases (`@mariozechner/pi-coding-agent`, `pi-agent-core`, `pi-tui`,
  * `pi-ai`, `pi-ai/oauth`, `typebox` + `/compile` + `/value`, `@sinclair/typebox` mapped to
- * typebox) and more: every subpath export of pi-ai and typebox, `@sinclair/typebox/*`, and
- * the same packages under the newer `@earendil-works/` scope. Each entry is a lazy getter,
+ * typebox) and more: every subpath export of pi-ai and typebox, `@sinclair/typebox/*`, pi-ai
+ * 1.x's `/models`, `/compat` and `/providers/all`, and the same packages under the newer
+ * `@earendil-works/` scope. Each entry is a lazy getter,
  * so a package loads (natively, once) only when an extension imports it.
  */
 import * as fs from "node:fs";
@@ -39,6 +40,9 @@ export function providedModuleIds() {
 		map.set(`${scope}/pi-agent-core`, "@mariozechner/pi-agent-core");
 		map.set(`${scope}/pi-ai`, "@mariozechner/pi-ai");
 		for (const sub of subpathsOf("@mariozechner/pi-ai")) map.set(`${scope}/pi-ai/${sub}`, `@mariozechner/pi-ai/${sub}`);
+		// pi-ai 1.x's subpaths for the catalog functions (`clampThinkingLevel`, `getModel`),
+		// the old global API and the built-in APIs: this pi-ai's root exports all of them.
+		for (const sub of ["models", "compat", "providers/all"]) map.set(`${scope}/pi-ai/${sub}`, "@mariozechner/pi-ai");
 	}
 	map.set("typebox", "typebox");
 	map.set("@sinclair/typebox", "typebox");
