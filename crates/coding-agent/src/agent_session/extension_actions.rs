@@ -494,12 +494,16 @@ impl AgentSession {
             .all_tools()
             .iter()
             .map(|t| {
-                let source = defs
-                    .iter()
-                    .find(|d| d.name == t.name())
+                let def = defs.iter().find(|d| d.name == t.name());
+                let source = def
                     .map(|d| json!({"path": d.extension_path, "source": "extension", "scope": "temporary", "origin": "top-level"}))
                     .unwrap_or_else(|| json!({"path": format!("<builtin:{}>", t.name()), "source": "builtin", "scope": "temporary", "origin": "top-level"}));
-                json!({"name": t.name(), "description": t.description(), "parameters": t.parameters(), "sourceInfo": source})
+                let mut info = json!({"name": t.name(), "description": t.description(), "parameters": t.parameters(), "sourceInfo": source});
+                // pi 1.6.0's ToolInfo carries an extension tool's `promptGuidelines`.
+                if let Some(def) = def.filter(|d| !d.prompt_guidelines.is_empty()) {
+                    info["promptGuidelines"] = json!(def.prompt_guidelines);
+                }
+                info
             })
             .collect();
         let registry = self.registry();
