@@ -105,3 +105,62 @@ async fn a_reload_drops_old_listeners_and_tools_keep_their_guidelines() {
         assert_eq!(ours, theirs, "ours, then pi 1.6.0");
     }
 }
+
+/// Loads an extension through a link to its entry file; its dependency lives beside the
+/// real file. Returns what the extension logged and the exit code.
+fn linked(program: Command) -> Value {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    server.push(mock_llm::Script::text("done"));
+    let env = Env::new(&server, 128_000, json!({}));
+    let real = env.dir.path().join("real");
+    let dep = real.join("node_modules/greeter");
+    std::fs::create_dir_all(&dep).unwrap();
+    std::fs::write(
+        dep.join("package.json"),
+        r#"{"name":"greeter","version":"1.0.0","main":"index.js"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dep.join("index.js"),
+        r#"module.exports = { greet: (n) => "hello " + n };"#,
+    )
+    .unwrap();
+    std::fs::write(
+        real.join("ext.ts"),
+        r#"import { appendFileSync } from "node:fs";
+import { greet } from "greeter";
+export default function (pi) {
+  pi.on("session_start", () => appendFileSync(process.env.HOOK_LOG, greet("pi") + "\n"));
+}
+"#,
+    )
+    .unwrap();
+    let link = env.dir.path().join("link");
+    std::fs::create_dir_all(&link).unwrap();
+    std::os::unix::fs::symlink(real.join("ext.ts"), link.join("ext.ts")).unwrap();
+    let log = env.dir.path().join("hooks.log");
+    let mut program = program;
+    program.env("HOOK_LOG", &log).env("PI_OFFLINE", "1");
+    if let Some(host) = support::ext_host::host_dir() {
+        program.env("PI_EXTENSION_HOST_DIR", host);
+    }
+    let ext = link.join("ext.ts");
+    let out = support::ts16::run(&env, program, &["-e", ext.to_str().unwrap(), "-p", "hi"]);
+    json!({
+        "code": out.status.code(),
+        "logged": std::fs::read_to_string(&log).unwrap_or_default(),
+    })
+}
+
+#[test]
+fn an_extension_loaded_through_a_link_finds_its_dependencies() {
+    if support::ext_host::host_dir().is_none() {
+        return;
+    }
+    let ours = linked(Command::new(env!("CARGO_BIN_EXE_pi")));
+    assert_eq!(ours, json!({"code": 0, "logged": "hello pi\n"}));
+    if let Some(wrapper) = ts16() {
+        assert_eq!(ours, linked(ts16_pi(&wrapper)), "ours, then pi 1.6.0");
+    }
+}

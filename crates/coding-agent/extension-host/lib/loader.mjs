@@ -49,6 +49,15 @@ export function resolveExtensionPath(extPath, cwd) {
 	return path.isAbsolute(expanded) ? expanded : path.resolve(cwd, expanded);
 }
 
+/** The file a path names through its links; the path itself when it cannot be read. */
+function realPath(file) {
+	try {
+		return fs.realpathSync(file);
+	} catch {
+		return file;
+	}
+}
+
 /**
  * Load one extension; returns `{extension}` or `{error}`.
  * @param {{path: string, source?: string, baseDir?: string, sourceInfo?: object}} info
@@ -57,7 +66,8 @@ export function resolveExtensionPath(extPath, cwd) {
 export async function loadExtension(info, core) {
 	const resolvedPath = resolveExtensionPath(info.path, core.state.cwd);
 	try {
-		const factory = await getJiti().import(resolvedPath, { default: true });
+		// A linked entry loads from where it lives, so its own node_modules resolve (pi 1.6.0).
+		const factory = await getJiti().import(realPath(resolvedPath), { default: true });
 		if (typeof factory !== "function") {
 			return { error: `Extension does not export a valid factory function: ${info.path}` };
 		}
