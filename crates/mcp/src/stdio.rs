@@ -1,16 +1,18 @@
 //! A stdio server's process: started in its own process group (so servers started through
 //! `npx` or `uvx` stop with their wrapper), stderr kept as a tail for errors and written to
-//! the log, stopped by closing stdin, then SIGTERM, then SIGKILL to the whole group.
+//! the log, stopped by closing stdin, then SIGTERM, then SIGKILL to the whole group; what a
+//! server leaves running in its group is killed when it exits.
 
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
 
 use crate::log::ServerLog;
 
@@ -28,9 +30,11 @@ pub struct Launch<'a> {
     pub cwd: &'a Path,
 }
 
-/// A running server process.
+/// A running server process. A task owns the child and waits for it: when the server's
+/// main process exits, whatever it left in its group is killed at once, so a background
+/// process holding its stdout cannot keep the connection waiting (pi 1.6.0).
 pub struct ServerProcess {
-    child: Child,
+    exit: watch::Receiver<Option<ExitStatus>>,
     group: Option<Pid>,
     stderr: Arc<Mutex<String>>,
     /// Set when the server's output stopped at a line that is not JSON.
@@ -83,9 +87,19 @@ impl ServerProcess {
                 }
             });
         }
+        let (report, exit) = watch::channel(None);
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            if let Some(group) = group {
+                let _ = killpg(group, Signal::SIGKILL);
+            }
+            if let Ok(status) = status {
+                let _ = report.send(Some(status));
+            }
+        });
         Ok((
             Self {
-                child,
+                exit,
                 group,
                 stderr,
                 invalid: crate::json_lines::Invalid::default(),
@@ -111,7 +125,7 @@ impl ServerProcess {
     /// How the server ended, when it did: `exited with code 3`, `was killed by SIGKILL`.
     pub fn ended(&mut self) -> Option<String> {
         use std::os::unix::process::ExitStatusExt;
-        let status = self.child.try_wait().ok().flatten()?;
+        let status = (*self.exit.borrow())?;
         Some(match (status.code(), status.signal()) {
             (Some(code), _) => format!("exited with code {code}"),
             (None, Some(signal)) => match Signal::try_from(signal) {
@@ -125,25 +139,33 @@ impl ServerProcess {
     /// Stops the server: the caller closed stdin (by dropping the transport); then SIGTERM
     /// and SIGKILL to the group for whatever is still running.
     pub async fn stop(mut self) {
-        if tokio::time::timeout(STOP_GRACE, self.child.wait())
+        if tokio::time::timeout(STOP_GRACE, self.exited())
             .await
             .is_err()
         {
             self.signal(Signal::SIGTERM);
-            if tokio::time::timeout(STOP_GRACE, self.child.wait())
+            if tokio::time::timeout(STOP_GRACE, self.exited())
                 .await
                 .is_err()
             {
                 self.signal(Signal::SIGKILL);
-                let _ = self.child.wait().await;
+                self.exited().await;
             }
         }
-        // Children of the server that outlived it.
-        self.signal(Signal::SIGKILL);
+        // What the server left in its group was killed when it exited (the watching task).
     }
 
+    /// Waits until the server's main process exited.
+    async fn exited(&mut self) {
+        let _ = self.exit.wait_for(Option::is_some).await;
+    }
+
+    /// Signals the group while its leader runs; after that the group is gone (killed when
+    /// the leader exited) and its id may name another group.
     fn signal(&self, signal: Signal) {
-        if let Some(group) = self.group {
+        if let Some(group) = self.group
+            && self.exit.borrow().is_none()
+        {
             let _ = killpg(group, signal);
         }
     }
@@ -152,11 +174,7 @@ impl ServerProcess {
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         // pi is going away without stopping the server: take its whole group down.
-        if let Ok(None) = self.child.try_wait() {
-            self.signal(Signal::SIGKILL);
-        } else if self.group.is_some() {
-            self.signal(Signal::SIGKILL);
-        }
+        self.signal(Signal::SIGKILL);
     }
 }
 
