@@ -547,7 +547,9 @@ async fn ctx_compact_starts_at_once_and_waits_for_a_running_turn() {
         &[("PI_EXTENSION_HOST_DIR", &host)],
     );
     rpc.call("1", json!({"type": "prompt", "message": "hello"}));
-    rpc.event("agent_end");
+    // Idle first: right after `agent_end` the run may still be finishing, and a compaction
+    // asked for during a run starts (and lets the command answer) only once it aborted.
+    rpc.event("agent_settled");
     // The command's answer comes after compaction_start, every time.
     let before = rpc.seen.len();
     let answered = rpc.call("2", json!({"type": "prompt", "message": "/now"}));
