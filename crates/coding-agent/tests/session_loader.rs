@@ -173,9 +173,9 @@ fn made_up_sessions_with_every_entry_kind_load_alike() {
     assert_eq!(check(&path), 21);
     let session = SessionManager::open(&path, Path::new("/")).unwrap();
     let lines: Vec<usize> = session.warnings().iter().map(|w| w.line).collect();
-    // e19 (an unknown type) and e20 (a message without content) are kept unused, line 22
-    // is not JSON, line 24 is cut short.
-    assert_eq!(lines, vec![20, 21, 22, 24]);
+    // e19 (an unknown type) is kept unused, line 22 is not JSON, line 24 is cut short; e20
+    // (a message without content) reads with empty content, as pi 0.80.4 reads it.
+    assert_eq!(lines, vec![20, 22, 24]);
     assert_eq!(session.name(), Some("made up"));
     assert_eq!(session.label("e3"), None);
 }

@@ -13,9 +13,25 @@ use super::entry::{EntryKind, SessionEntry};
 /// first, a header, an unknown type, fields that do not parse).
 pub fn parse_entry_line(line: &str) -> Option<SessionEntry> {
     let mut reader = serde_json::Deserializer::from_str(line);
-    let entry = (&mut reader).deserialize_map(EntryVisitor).ok()??;
+    let mut entry = (&mut reader).deserialize_map(EntryVisitor).ok()??;
     reader.end().ok()?;
+    fill_missing_system_content(&mut entry);
     Some(entry)
+}
+
+/// A system message without `content` (or with `null`) reads as `""`, as the general
+/// reader makes it (pi 0.80.4); other roles without content go to the general reader.
+fn fill_missing_system_content(entry: &mut SessionEntry) {
+    if let EntryKind::Message {
+        message: pi_agent_core::AgentMessage::Custom(custom),
+    } = &mut entry.kind
+        && custom.role == "system"
+        && matches!(custom.get("content"), None | Some(serde_json::Value::Null))
+    {
+        custom
+            .data
+            .insert("content".into(), serde_json::Value::String(String::new()));
+    }
 }
 
 struct EntryVisitor;
