@@ -84,6 +84,13 @@ fn validate<'a>(
     let Some(tool) = context.tool(&call.name).cloned() else {
         return Err(immediate(call, format!("Tool {} not found", call.name)));
     };
+    // Arguments that did not parse as a whole are refused with the text the model sent.
+    if let Some(error) = &call.arguments_error {
+        return Err(immediate(
+            call,
+            format!("Invalid arguments for tool \"{}\": {error}", call.name),
+        ));
+    }
     let reshaped =
         std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare_arguments(&call.arguments)));
     let validated = match &reshaped {

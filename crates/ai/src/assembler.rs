@@ -166,6 +166,21 @@ impl Assembler {
         }
     }
 
+    /// Replaces a tool call's argument text without an event (the provider sent the whole
+    /// text at the end).
+    pub fn replace_tool_args(&mut self, index: usize, text: &str) {
+        let Some(state) = self.blocks.get_mut(index) else {
+            return;
+        };
+        let mut parser = PartialJsonParser::new();
+        let mut arguments = Map::new();
+        parser.push(text, &mut arguments);
+        state.args = Some(parser);
+        if let Some(call) = self.tool_call_mut(index) {
+            call.arguments = arguments;
+        }
+    }
+
     /// Feeds argument JSON to a tool call (updating its best-known arguments in place) and
     /// queues `toolcall_delta`. An empty delta still queues the event, as the TypeScript pi does.
     pub fn push_tool_args(&mut self, index: usize, delta: &str) {
@@ -198,6 +213,19 @@ impl Assembler {
             return;
         }
         state.open = false;
+        // A finished call's arguments are its whole text, parsed strictly (pi-ai 1.6.0).
+        let text = state.args.as_ref().map(|p| p.text().to_owned());
+        if let Some(text) = text.filter(|t| !t.trim().is_empty())
+            && let Some(call) = self.tool_call_mut(index)
+        {
+            match crate::tool_arguments::parse_tool_call_arguments(&text) {
+                Ok(arguments) => call.arguments = arguments,
+                Err(error) => {
+                    call.arguments = Map::new();
+                    call.arguments_error = Some(error);
+                }
+            }
+        }
         let partial = self.snapshot();
         let event = match self.message.content.get(index) {
             Some(AssistantBlock::Text(b)) => Event::TextEnd {

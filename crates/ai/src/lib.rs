@@ -22,6 +22,7 @@ pub mod request_body;
 pub mod schema;
 pub mod sse;
 pub mod stream;
+pub mod tool_arguments;
 pub mod transform;
 pub mod types;
 pub mod validation;

@@ -92,6 +92,10 @@ pub struct ToolCall {
     /// Google-specific opaque signature for reusing thought context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
+    /// Why the streamed arguments could not be read, with the raw text (the arguments are
+    /// then empty); validation reports it to the model instead of running the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_error: Option<String>,
 }
 
 impl ToolCall {
@@ -107,6 +111,7 @@ impl ToolCall {
             name: name.into(),
             arguments,
             thought_signature: None,
+            arguments_error: None,
         }
     }
 }

@@ -10,7 +10,6 @@ use sse_stream::Sse;
 
 use crate::assembler::Assembler;
 use crate::models::calculate_cost;
-use crate::partial_json::parse_partial_object;
 use crate::sse::{Flow, SseDecoder, parse_json};
 use crate::types::{AssistantBlock, Model, StopReason, ThinkingContent, Usage};
 
@@ -371,10 +370,8 @@ impl Decoder {
                 let arguments = str_field(item, "arguments").filter(|a| !a.is_empty());
                 match self.slots.remove(&at) {
                     Some(Current::Tool { index, partial }) => {
-                        if partial.is_empty()
-                            && let Some(tool) = asm.tool_call_mut(index)
-                        {
-                            tool.arguments = parse_partial_object(arguments.unwrap_or("{}"));
+                        if partial.is_empty() {
+                            asm.replace_tool_args(index, arguments.unwrap_or("{}"));
                         }
                         self.unfinished.retain(|&i| i != index);
                         asm.end_block(index);
@@ -391,8 +388,8 @@ impl Decoder {
                             js_text(item.get("id"))
                         );
                         let name = str_field(item, "name").unwrap_or("");
-                        let args = parse_partial_object(arguments.unwrap_or("{}"));
-                        let index = asm.begin_tool_call(&id, name, args);
+                        let index = asm.begin_tool_call(&id, name, Map::new());
+                        asm.replace_tool_args(index, arguments.unwrap_or("{}"));
                         asm.end_block(index);
                     }
                 }
@@ -410,8 +407,8 @@ impl Decoder {
             if !rest.is_empty() {
                 asm.push_tool_args(index, rest);
             }
-        } else if let Some(tool) = asm.tool_call_mut(index) {
-            tool.arguments = parse_partial_object(arguments);
+        } else {
+            asm.replace_tool_args(index, arguments);
         }
         arguments.clone_into(partial);
     }
