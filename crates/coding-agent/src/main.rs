@@ -516,6 +516,7 @@ fn run() -> Result<i32> {
             .iter()
             .map(|t| t.name().to_owned())
             .collect::<Vec<_>>(),
+        &extensions.inactive_tools(),
     );
     // Built-ins an extension overrides are built too, so the override takes their place.
     let builtin_names: Vec<String> = tool_names
@@ -684,6 +685,7 @@ fn run() -> Result<i32> {
             runtime: extensions.clone(),
             tool_registry,
             prompt_recipe: Some(recipe),
+            restore_tools: tool_request.default_edits(),
         },
     });
     let weak_session = agent_session.downgrade();

@@ -57,14 +57,51 @@ pub struct ToolRequest {
     pub no_builtin_tools: bool,
 }
 
+impl ToolRequest {
+    /// `+name`/`-name` edits of the default tools when the tools follow the defaults (no
+    /// plain `--tools` list, no `--no-tools`); a resumed session's recorded tools then take
+    /// the defaults' place (pi 1.6.0).
+    pub fn default_edits(&self) -> Option<ToolEdits> {
+        match (&self.tools, self.no_tools) {
+            (_, true) | (Some(ToolsFlag::Allow(_)), _) => None,
+            (None, false) => Some(ToolEdits::default()),
+            (Some(ToolsFlag::Edit { add, remove }), false) => Some(ToolEdits {
+                add: add.clone(),
+                remove: remove.clone(),
+            }),
+        }
+    }
+}
+
+/// `+name`/`-name` entries: exact tool names added to or removed from a tool list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolEdits {
+    pub add: Vec<String>,
+    pub remove: Vec<String>,
+}
+
+impl ToolEdits {
+    /// `names` with the additions appended and the removals taken out.
+    pub fn apply(&self, names: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for name in names.iter().chain(&self.add) {
+            push_unique(&mut out, name);
+        }
+        out.retain(|name| !self.remove.contains(name));
+        out
+    }
+}
+
 /// The names of the active tools, in order. `builtin` are the built-in tools pi knows,
 /// `defaults` the built-ins active by default, `extension` the extension tools (active by
-/// default). A plain name matching no tool is kept, so building it reports it as unknown.
+/// default unless `inactive` names them: `defaultActive: false`). A plain name matching no
+/// tool is kept, so building it reports it as unknown.
 pub fn select(
     request: &ToolRequest,
     builtin: &[&str],
     defaults: &[&str],
     extension: &[String],
+    inactive: &[String],
 ) -> Vec<String> {
     let mut all: Vec<String> = builtin.iter().map(|t| (*t).to_owned()).collect();
     for name in extension {
@@ -77,7 +114,7 @@ pub fn select(
         default_set.extend(defaults.iter().map(|t| (*t).to_owned()));
     }
     for name in extension {
-        if !default_set.contains(name) {
+        if !default_set.contains(name) && !inactive.contains(name) {
             default_set.push(name.clone());
         }
     }
@@ -167,7 +204,7 @@ mod tests {
             ..ToolRequest::default()
         };
         let extension: Vec<String> = extension.iter().map(|t| (*t).to_owned()).collect();
-        Ok(select(&request, &BUILTIN, &DEFAULTS, &extension))
+        Ok(select(&request, &BUILTIN, &DEFAULTS, &extension, &[]))
     }
 
     #[test]
@@ -190,6 +227,50 @@ mod tests {
         assert_eq!(
             run(Some("read,+grep"), "", &[]).unwrap_err(),
             "--tools: tool names cannot be mixed with +name or -name entries"
+        );
+    }
+
+    #[test]
+    fn inactive_extension_tools_wait_to_be_named() {
+        let request = ToolRequest::default();
+        let extension = vec!["shy".to_owned(), "eager".to_owned()];
+        let inactive = vec!["shy".to_owned()];
+        assert_eq!(
+            select(&request, &BUILTIN, &DEFAULTS, &extension, &inactive),
+            ["read", "bash", "edit", "write", "eager"]
+        );
+        let named = ToolRequest {
+            tools: Some(ToolsFlag::parse("read,shy").unwrap()),
+            ..ToolRequest::default()
+        };
+        assert_eq!(
+            select(&named, &BUILTIN, &DEFAULTS, &extension, &inactive),
+            ["read", "shy"]
+        );
+    }
+
+    #[test]
+    fn edits_apply_to_a_restored_list() {
+        let request = ToolRequest {
+            tools: Some(ToolsFlag::parse("+grep,-bash").unwrap()),
+            ..ToolRequest::default()
+        };
+        let edits = request.default_edits().unwrap();
+        let recorded: Vec<String> = ["read", "bash", "ls"].map(String::from).to_vec();
+        assert_eq!(edits.apply(&recorded), ["read", "ls", "grep"]);
+        let allow = ToolRequest {
+            tools: Some(ToolsFlag::parse("read").unwrap()),
+            ..ToolRequest::default()
+        };
+        assert_eq!(allow.default_edits(), None);
+        let none = ToolRequest {
+            no_tools: true,
+            ..ToolRequest::default()
+        };
+        assert_eq!(none.default_edits(), None);
+        assert_eq!(
+            ToolRequest::default().default_edits(),
+            Some(ToolEdits::default())
         );
     }
 

@@ -219,6 +219,7 @@ export function describeTool(tool, extensionPath) {
 		...(tool.executionMode !== undefined ? { executionMode: tool.executionMode } : {}),
 		...(tool.constrainedSampling !== undefined ? { constrainedSampling: tool.constrainedSampling } : {}),
 		...(tool.renderShell !== undefined ? { renderShell: tool.renderShell } : {}),
+		...(tool.defaultActive === false ? { defaultActive: false } : {}),
 		hasPrepareArguments: typeof tool.prepareArguments === "function",
 		hasRenderCall: typeof tool.renderCall === "function",
 		hasRenderResult: typeof tool.renderResult === "function",

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use pi_agent_core::{AgentMessage, CustomMessage};
 
+use super::bash_text;
 use super::{AgentSession, Inner, SessionOpError, lock};
 use crate::tools::bash_process::{ChunkFn, RunOptions, run_command, with_command_prefix};
 
@@ -89,6 +90,14 @@ impl AgentSession {
         let settings = self.inner.settings.get();
         let (key, cancel) = self.inner.bash_cancel.start();
         let resolved = with_command_prefix(settings.shell_command_prefix.as_deref(), command);
+        // Chunks reach the caller sanitized, as the recorded output is (pi 1.6.0).
+        let (on_chunk, flush) = match on_chunk {
+            Some(on_chunk) => {
+                let (send, flush) = bash_text::sanitized_chunks(on_chunk);
+                (Some(send), Some(flush))
+            }
+            None => (None, None),
+        };
         let outcome = run_command(
             &resolved,
             self.cwd(),
@@ -110,6 +119,9 @@ impl AgentSession {
         )
         .await;
         self.inner.bash_cancel.done(key);
+        if let Some(flush) = flush {
+            flush();
+        }
         let output = outcome.map_err(|e| SessionOpError::new(e.0))?;
         let result = BashResult {
             truncated: output.truncated(),
@@ -123,7 +135,7 @@ impl AgentSession {
                 .full_output_path
                 .as_ref()
                 .map(|p| p.to_string_lossy().into_owned()),
-            output: output.output,
+            output: bash_text::sanitize(&output.output),
             ended_processes: output.ended_processes,
         };
         self.record_bash_result(command, &result, exclude_from_context);

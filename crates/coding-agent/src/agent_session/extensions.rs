@@ -17,6 +17,7 @@ use crate::extensions::actions::MirrorStatics;
 use crate::extensions::backend::{ErrorSink, ExtensionBinding};
 use crate::extensions::{ExtensionEvent, ExtensionMessage, ExtensionRuntime, ExtensionUi};
 use crate::modes::system_prompt::PromptRecipe;
+use crate::tool_selection::ToolEdits;
 
 /// What a session needs to run extensions.
 #[derive(Clone)]
@@ -27,6 +28,9 @@ pub struct ExtensionSetup {
     pub tool_registry: Vec<Arc<dyn AgentTool>>,
     /// How to rebuild the system prompt when the tools change; `None` keeps it fixed.
     pub prompt_recipe: Option<PromptRecipe>,
+    /// Set when the tools follow the defaults: a resumed branch's recorded tools replace
+    /// them, with these `+name`/`-name` edits applied.
+    pub restore_tools: Option<ToolEdits>,
 }
 
 impl Default for ExtensionSetup {
@@ -35,6 +39,7 @@ impl Default for ExtensionSetup {
             runtime: Arc::new(ExtensionRuntime::empty()),
             tool_registry: Vec::new(),
             prompt_recipe: None,
+            restore_tools: None,
         }
     }
 }
@@ -156,6 +161,10 @@ pub(super) struct ExtensionState {
     pub(super) later: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Later>>>,
     /// Names of the extension tools in the registry (replaced on refresh and reload).
     pub(super) extension_tools: Mutex<Vec<String>>,
+    /// See [`ExtensionSetup::restore_tools`].
+    pub(super) restore_tools: Option<ToolEdits>,
+    /// Restored tools not registered yet (see `tool_restore`).
+    pub(super) pending_tools: Mutex<Vec<String>>,
     /// `allTools`, `commands` and `models` of the mirror, built once per generation.
     pub(super) static_cache: Mutex<Option<(u64, Arc<MirrorStatics>)>>,
 }
@@ -166,6 +175,8 @@ impl ExtensionState {
             runtime: setup.runtime,
             registry: Mutex::new(setup.tool_registry),
             recipe: setup.prompt_recipe,
+            restore_tools: setup.restore_tools,
+            pending_tools: Mutex::new(Vec::new()),
             base_prompt: Mutex::new(base_prompt),
             turn_index: AtomicU64::new(0),
             ending: std::sync::atomic::AtomicBool::new(false),
@@ -551,6 +562,7 @@ impl AgentSession {
             .collect();
         let mut active = self.active_tool_names();
         let fresh = self.inner.ext.runtime.tools();
+        let inactive = self.inner.ext.runtime.inactive_tools();
         {
             let mut registry = lock(&self.inner.ext.registry);
             if registry.is_empty() {
@@ -563,7 +575,9 @@ impl AgentSession {
             registry.retain(|t| !known.iter().any(|n| n == t.name()));
             for tool in &fresh {
                 registry.retain(|t| t.name() != tool.name());
-                if !before.iter().any(|n| n == tool.name()) {
+                if !before.iter().any(|n| n == tool.name())
+                    && !inactive.iter().any(|n| n == tool.name())
+                {
                     active.push(tool.name().to_owned());
                 }
                 registry.push(tool.clone());

@@ -155,6 +155,14 @@ impl AgentSession {
             registry.retain(|t| !previous.iter().any(|n| n == t.name()));
             registry.extend(fresh.iter().cloned());
         }
+        // Deferred tools a restored branch had loaded stay loaded.
+        let restored = self.take_pending_tools(&fresh_names);
+        lock(&state.loaded).extend(
+            restored
+                .iter()
+                .filter(|n| tools.deferred.iter().any(|t| t.name() == n.as_str()))
+                .cloned(),
+        );
         let loaded = lock(&state.loaded).clone();
         let mut active: Vec<String> = self
             .active_tool_names()
@@ -177,9 +185,21 @@ impl AgentSession {
         if search.is_some() && state.filter.keeps(TOOL_SEARCH) {
             active.push(TOOL_SEARCH.to_owned());
         }
+        for name in restored {
+            if !active.contains(&name) {
+                active.push(name);
+            }
+        }
         *lock(&state.deferred) = tools.deferred;
         *lock(&state.names) = fresh_names;
         self.set_active_tools(&active);
+    }
+
+    /// Whether `name` is a tool of the session's MCP servers (`tool_search` included).
+    pub(super) fn is_mcp_tool(&self, name: &str) -> bool {
+        lock(&self.inner.mcp)
+            .as_ref()
+            .is_some_and(|state| lock(&state.names).iter().any(|n| n == name))
     }
 
     /// The system prompt with the `<mcp_servers>` section last, when servers have tools the

@@ -5,6 +5,7 @@
 
 mod announced;
 mod bash;
+mod bash_text;
 mod boundary;
 mod builtin_commands;
 mod compaction;
@@ -27,6 +28,7 @@ mod settle;
 mod startup;
 mod stats;
 mod system_message;
+mod tool_restore;
 mod user_bash;
 
 use std::path::{Path, PathBuf};

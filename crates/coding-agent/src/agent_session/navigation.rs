@@ -100,6 +100,7 @@ impl AgentSession {
         self.abort().await;
         *lock(&self.inner.session) = opened;
         self.restore_from_session();
+        self.restore_session_tools();
         Ok(())
     }
 
@@ -167,6 +168,7 @@ impl AgentSession {
             }
         }
         self.restore_from_session();
+        self.restore_session_tools();
         Ok(())
     }
 
@@ -358,6 +360,8 @@ impl AgentSession {
             session.build_context().messages
         };
         self.inner.agent.replace_messages(messages);
+        // The branch moved to keeps the tools it recorded (pi 1.6.0).
+        self.restore_tools_from_transcript(&crate::tool_selection::ToolEdits::default());
         if runtime.has_handlers("session_tree") {
             let (new_leaf_id, summary_entry) = {
                 let session = lock(&self.inner.session);

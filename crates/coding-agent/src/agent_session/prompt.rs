@@ -101,6 +101,8 @@ impl AgentSession {
         self.inner.flush_pending_bash();
         self.inner.flush_pending_custom(false);
         self.sync_mcp_tools().await;
+        // The run records its tools: restored tools that did not register by now are dropped.
+        self.drop_pending_tools();
         let model = self.model();
         if let Err(error) = self.inner.request_auth(&model) {
             report(Err(error.0.clone()));

@@ -110,6 +110,7 @@ impl AgentSession {
     /// extension errors.
     pub async fn reload_extensions(&self) -> Result<(), String> {
         self.emit_extension_shutdown("reload", None).await;
+        self.reload_settings();
         self.load_extensions_again().await?;
         self.emit_session_start("reload", None).await;
         Ok(())

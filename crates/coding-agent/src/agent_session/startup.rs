@@ -101,7 +101,10 @@ impl AgentSession {
                 mcp: Mutex::new(None),
             }
         });
-        Self { inner }
+        let session = Self { inner };
+        // A resumed branch keeps the tools it recorded (pi 1.6.0).
+        session.restore_session_tools();
+        session
     }
 }
 

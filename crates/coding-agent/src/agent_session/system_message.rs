@@ -151,6 +151,11 @@ impl SystemState {
         texts.join("\n\n")
     }
 
+    /// The names of the tools this state declares, in their order.
+    pub(super) fn tool_names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
     /// The tool declarations this state holds, in their order.
     pub(super) fn tool_definitions(&self) -> Vec<pi_ai::Tool> {
         self.tools

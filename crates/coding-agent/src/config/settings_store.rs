@@ -72,6 +72,15 @@ impl SettingsStore {
         self.lock().merged.clone()
     }
 
+    /// Reads both files again (`/reload`).
+    pub fn reload(&self) {
+        let mut state = self.lock();
+        state.global = read_object(&self.global_path);
+        state.project = read_object(&self.project_path);
+        state.global_unreadable = unreadable(&self.global_path);
+        state.remerge();
+    }
+
     /// The project settings file this store reads.
     pub fn project_path(&self) -> &Path {
         &self.project_path

@@ -27,6 +27,10 @@ pub struct ToolDef {
     /// sent; one that does not parse asks for nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub constrained_sampling: Option<Value>,
+    /// `defaultActive: false`: registering the tool does not activate it; `--tools`,
+    /// `defaultTools` or `pi.setActiveTools()` do.
+    #[serde(default = "active_by_default", skip_serializing_if = "is_true")]
+    pub default_active: bool,
     #[serde(default)]
     pub has_prepare_arguments: bool,
     #[serde(default)]
@@ -35,6 +39,14 @@ pub struct ToolDef {
     pub has_render_result: bool,
     #[serde(default)]
     pub extension_path: String,
+}
+
+fn active_by_default() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 fn empty_object_schema() -> Value {

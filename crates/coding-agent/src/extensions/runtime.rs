@@ -205,6 +205,21 @@ impl ExtensionRuntime {
         tools
     }
 
+    /// Names of the tools registered with `defaultActive: false` (the last registration of
+    /// a name decides).
+    pub fn inactive_tools(&self) -> Vec<String> {
+        let mut inactive: Vec<String> = Vec::new();
+        for backend in &self.backends() {
+            for def in backend.extensions().into_iter().flat_map(|e| e.tools) {
+                inactive.retain(|name| *name != def.name);
+                if !def.default_active {
+                    inactive.push(def.name);
+                }
+            }
+        }
+        inactive
+    }
+
     /// The registered commands, duplicates numbered.
     pub fn commands(&self) -> Vec<ResolvedCommand> {
         let mut all = Vec::new();

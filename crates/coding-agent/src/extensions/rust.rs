@@ -130,6 +130,7 @@ impl RustBackend {
                     constrained_sampling: tool
                         .constrained_sampling()
                         .and_then(|c| serde_json::to_value(c).ok()),
+                    default_active: true,
                     has_prepare_arguments: false,
                     has_render_call: false,
                     has_render_result: false,

@@ -67,6 +67,8 @@ impl App {
                 });
             }
             Command::Reload => {
+                // Settings are read again; tools newly added to `defaultTools` turn on.
+                self.session.reload_settings();
                 self.keys =
                     std::sync::Arc::new(crate::modes::interactive::keymap::load(&self.agent_dir));
                 let settings = self.session.settings().get();
