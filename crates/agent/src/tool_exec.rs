@@ -67,6 +67,9 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
+/// The result of a call the run's abort reached before it started.
+const ABORTED: &str = "Operation aborted";
+
 fn immediate(call: &ToolCall, text: String) -> Preparation<'_> {
     Preparation::Immediate(Box::new(Finalized {
         call,
@@ -150,6 +153,10 @@ async fn prepare<'a>(
     config: &AgentLoopConfig,
     cancel: &CancellationToken,
 ) -> Preparation<'a> {
+    // A call not started before the run was aborted gets its result at once (pi 1.6.0).
+    if cancel.is_cancelled() {
+        return immediate(call, ABORTED.into());
+    }
     let (tool, args) = match validate(context, call) {
         Ok(valid) => valid,
         Err(done) => return done,
@@ -166,6 +173,9 @@ async fn prepare<'a>(
     .catch_unwind()
     .await
     .map_err(|panic| panic_text(&*panic));
+    if cancel.is_cancelled() {
+        return immediate(call, ABORTED.into());
+    }
     apply_verdict(call, tool, args, verdict)
 }
 
@@ -179,7 +189,7 @@ async fn prepare_together<'a>(
     config: &AgentLoopConfig,
     cancel: &CancellationToken,
 ) -> Option<Vec<Preparation<'a>>> {
-    if calls.len() < 2 {
+    if calls.len() < 2 || cancel.is_cancelled() {
         return None;
     }
     let validated: Vec<_> = calls.iter().map(|call| validate(context, call)).collect();
@@ -202,6 +212,14 @@ async fn prepare_together<'a>(
         .ok()
         .flatten()
         .filter(|v| v.len() == asked)?;
+    if cancel.is_cancelled() {
+        return Some(
+            calls
+                .iter()
+                .map(|call| immediate(call, ABORTED.into()))
+                .collect(),
+        );
+    }
     let mut verdicts = verdicts.into_iter();
     Some(
         calls
@@ -515,6 +533,16 @@ async fn run_parallel(
     let finalized: Vec<Finalized> = join_all(slots.into_iter().map(|slot| async move {
         match slot {
             Slot::Done(done) => done,
+            Slot::Pending(prepared) if cancel.is_cancelled() => {
+                let done = Finalized {
+                    call: prepared.call,
+                    result: AgentToolResult::error(ABORTED),
+                    is_error: true,
+                    duration_ms: None,
+                };
+                emit_end(&done, sink).await;
+                done
+            }
             Slot::Pending(prepared) => {
                 let executed = execute(&prepared, cancel, sink).await;
                 let done = finalize(context, assistant, prepared, executed, config, cancel).await;

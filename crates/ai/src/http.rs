@@ -174,6 +174,8 @@ pub struct RequestFailure {
     pub aborted: bool,
     /// The HTTP status and what a provider's prefix is followed by, for a status error.
     pub status: Option<(u16, String)>,
+    /// The error body's machine-readable code (`error.details.error_code`), when it has one.
+    pub error_code: Option<String>,
 }
 
 impl RequestFailure {
@@ -182,6 +184,7 @@ impl RequestFailure {
             message: message.into(),
             aborted: false,
             status: None,
+            error_code: None,
         }
     }
 
@@ -190,6 +193,7 @@ impl RequestFailure {
             message: ABORTED_BEFORE_RESPONSE.into(),
             aborted: true,
             status: None,
+            error_code: None,
         }
     }
 
@@ -280,10 +284,18 @@ pub async fn send(
                     }
                     _ => {
                         let text = status_text(status, &body, style);
+                        let error_code = serde_json::from_slice::<serde_json::Value>(&body)
+                            .ok()
+                            .and_then(|v| {
+                                v.pointer("/error/details/error_code")
+                                    .and_then(serde_json::Value::as_str)
+                                    .map(str::to_owned)
+                            });
                         let failure = RequestFailure {
                             message: text.message,
                             aborted: false,
                             status: Some((status, text.detail)),
+                            error_code,
                         };
                         (failure, text.sdk)
                     }

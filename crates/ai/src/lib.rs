@@ -6,6 +6,7 @@
 
 pub mod api_provider;
 pub mod assembler;
+pub mod cache_warming;
 pub mod constrained_sampling;
 pub mod env_keys;
 pub mod event_stream;

@@ -1,7 +1,8 @@
 //! Forking a session whose path holds a label and a compaction, as pi 1.6.0 does: the new
 //! file's entries form one chain (the label left out and written again at the end), the
 //! compaction stays with its kept boundary moved off the label, and the forked session's
-//! next request carries the summary and the kept messages. Our `pi` and pi 1.6.0
+//! next request carries the summary and the kept messages, and the running session's id
+//! is the new file's. Our `pi` and pi 1.6.0
 //! (`PI_TS16`) fork the same file over RPC against the mock model.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -54,7 +55,11 @@ fn fork(server: &MockServer, program: Command, who: &str) -> (Vec<Value>, Vec<St
     assert_ne!(file, source, "{who}");
     rpc.finish();
     let requests = server.requests();
-    (read_jsonl(&file), user_texts(&requests[0].body))
+    let lines = read_jsonl(&file);
+    // The running session's id follows the fork (pi 0.75.4): the new file's header id.
+    assert_eq!(state["data"]["sessionId"], lines[0]["id"], "{who}: {state}");
+    assert_ne!(state["data"]["sessionId"], "fork-source", "{who}");
+    (lines, user_texts(&requests[0].body))
 }
 
 /// Checks the forked file: one chain from one root, the compaction kept with its boundary

@@ -1,8 +1,10 @@
 //! The system prompt as pi 1.6.0 sends it: context files in `<project_context>` under
 //! `<project_instructions path=…>` tags (a folder named `AGENTS.md` passed over, a nested
 //! linked worktree's file read once), no date, the `<cwd>` section, and rules that name only
-//! the exploring tools that are active. Our `pi` and pi 1.6.0 (`PI_TS16`) run in print mode
-//! from the same folders against the mock model; the sections are compared as sent.
+//! the exploring tools that are active; the default prompt is pi 1.5.0's tightened one: its
+//! sections in pi 1.6.0's order, in our own words, no longer than 1.6.0's, with the `PI_*`
+//! hint while bash is active. Our `pi` and pi 1.6.0 (`PI_TS16`) run in print mode from the
+//! same folders against the mock model; the sections are compared as sent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -196,5 +198,50 @@ async fn rules_name_only_the_active_exploring_tools_as_pi_16() {
                 );
             }
         }
+    }
+}
+
+/// The names of a prompt's sections in order, the untagged preamble first.
+fn section_names(prompt: &str) -> Vec<String> {
+    let mut names = vec!["preamble".to_owned()];
+    for line in prompt.lines() {
+        if let Some(name) = line.strip_prefix('<').and_then(|l| l.strip_suffix('>'))
+            && !name.starts_with('/')
+            && name.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            && prompt.contains(&format!("</{name}>"))
+        {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_prompt_is_tight_and_laid_out_as_pi_16s() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let mut seen = Vec::new();
+    for (who, wrapper) in pis() {
+        let full = send(&server, &env, &env.work, program(&wrapper), &[]).prompt;
+        let no_bash = send(
+            &server,
+            &env,
+            &env.work,
+            program(&wrapper),
+            &["--tools", "read,edit"],
+        )
+        .prompt;
+        let hints = |prompt: &str| section(prompt, "rules").is_some_and(|r| r.contains("PI_*"));
+        assert!(hints(&full), "{who}: {full}");
+        assert!(!hints(&no_bash), "{who}: {no_bash}");
+        let mut names = section_names(&full);
+        // pi 1.6.0 points at its own docs and examples, which this build does not ship.
+        names.retain(|n| n != "docs");
+        seen.push((who, names, full.len()));
+    }
+    assert_eq!(seen[0].1, ["preamble", "tools", "rules", "cwd"]);
+    for (who, names, len) in &seen[1..] {
+        assert_eq!(&seen[0].1, names, "ours and {who}");
+        assert!(seen[0].2 <= *len, "ours {} chars, {who} {len}", seen[0].2);
     }
 }

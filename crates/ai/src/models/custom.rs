@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::types::{
-    InputKind, Model, ModelCompat, ModelCost, ModelExtras, ThinkingLevel, ThinkingLevelMap,
+    InputKind, Model, ModelCompat, ModelCost, ModelExtras, PromptCache, ThinkingLevel,
+    ThinkingLevelMap,
 };
 
 /// A problem with `models.json`; built-in models stay usable when it occurs.
@@ -67,6 +68,8 @@ pub struct ModelDefinition {
     pub compat: Option<ModelCompat>,
     pub sampling_params: Option<Map<String, Value>>,
     pub sampling_params_by_thinking_level: Option<BTreeMap<ThinkingLevel, Map<String, Value>>>,
+    /// Cache lifetimes in seconds (`short`, `long`), for cache warming.
+    pub prompt_cache: Option<PromptCache>,
 }
 
 /// Partial cost for overrides.
@@ -94,6 +97,7 @@ pub struct ModelOverride {
     pub compat: Option<ModelCompat>,
     pub sampling_params: Option<Map<String, Value>>,
     pub sampling_params_by_thinking_level: Option<BTreeMap<ThinkingLevel, Map<String, Value>>>,
+    pub prompt_cache: Option<PromptCache>,
 }
 
 /// Unresolved request settings of a provider (values may name env vars or commands).
@@ -294,6 +298,7 @@ impl ModelsConfig {
                         sampling_params_by_thinking_level: def
                             .sampling_params_by_thinking_level
                             .clone(),
+                        prompt_cache: def.prompt_cache,
                         ..ModelExtras::default()
                     },
                 };
@@ -343,6 +348,9 @@ fn apply_override(model: &mut Model, o: &ModelOverride) {
         };
     }
     model.compat = merge_compat(model.compat.take(), o.compat.as_ref());
+    if let Some(cache) = o.prompt_cache {
+        model.extras.prompt_cache = Some(cache);
+    }
     // Sampling fields merge per key, and per level per key (pi 1.0.2).
     if let Some(params) = &o.sampling_params {
         let merged = model.extras.sampling_params.get_or_insert_with(Map::new);

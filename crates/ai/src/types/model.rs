@@ -184,6 +184,9 @@ pub struct ModelCompat {
     pub supports_explicit_prompt_cache_mode: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_cache_control_on_tools: Option<bool>,
+    /// Anthropic message threads (default: a base URL on api.anthropic.com).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_message_threads: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_empty_signature: Option<bool>,
     /// Anthropic server-side refusal fallbacks (`[{provider, model, cost}]`).

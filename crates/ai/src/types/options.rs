@@ -112,6 +112,9 @@ pub struct StreamOptions {
     pub anthropic_thinking: Option<AnthropicThinking>,
     /// OpenAI Responses, Azure and Codex settings.
     pub openai_responses: Option<OpenAiResponsesOptions>,
+    /// Send the whole request even where the provider could continue a previous response
+    /// (a cache refresh must not move the session's Anthropic message thread).
+    pub disable_continuation: bool,
 }
 
 /// Settings of the OpenAI Responses APIs (`openai-responses`, `azure-openai-responses`,

@@ -314,7 +314,18 @@ async function emitInput(core, event, ctx) {
 	return { action: "continue" };
 }
 
+/** `cache_warming_decision`: the last handler that returns an action wins. */
+async function emitCacheWarmingDecision(core, event, ctx) {
+	let action;
+	await each(core, event.type, () => event, ctx, (result) => {
+		if (result?.action !== undefined) action = result.action;
+		return false;
+	});
+	return action === undefined ? null : { action };
+}
+
 const RULES = {
+	cache_warming_decision: emitCacheWarmingDecision,
 	tool_call: emitToolCall,
 	tool_result: emitToolResult,
 	message_end: emitMessageEnd,

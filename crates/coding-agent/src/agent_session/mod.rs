@@ -8,6 +8,7 @@ mod bash;
 mod bash_text;
 mod boundary;
 mod builtin_commands;
+mod cache_warming;
 mod compaction;
 mod events;
 mod extension_actions;
@@ -200,6 +201,8 @@ pub(crate) struct Inner {
     overflow_recovery_attempted: AtomicBool,
     bash_cancel: bash::BashCancels,
     pending_bash: Mutex<Vec<AgentMessage>>,
+    /// Keeps the latest request's prompt cache warm (`cacheWarming`).
+    cache_warmer: cache_warming::CacheWarmer,
     ext: extensions::ExtensionState,
     mcp: Mutex<Option<Arc<mcp::McpState>>>,
 }

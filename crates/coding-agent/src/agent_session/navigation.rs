@@ -488,6 +488,7 @@ impl AgentSession {
 
     /// Clears the runtime state of the previous session and installs `messages`.
     fn reset_runtime(&self, messages: Vec<AgentMessage>) {
+        self.stop_cache_warming();
         let inner = &self.inner;
         // Requests name the session they belong to (prompt cache key, session headers), as
         // pi 1.6.0's agent does with its `sessionId`.

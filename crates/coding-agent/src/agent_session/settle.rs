@@ -110,6 +110,7 @@ impl AgentSession {
             aborted,
         });
         self.extension_events_settled().await;
+        self.inner.cache_warming_settled();
         self.inner.emit_settled(aborted);
         self.inner.ext.settling.close();
     }

@@ -8,7 +8,8 @@ use pi_agent_core::{Agent, AgentOptions};
 use pi_ai::{Model, StreamOptions, ThinkingLevel};
 
 use super::{
-    AgentSession, AgentSessionConfig, Inner, QueuedTexts, extensions, providers, session_hooks,
+    AgentSession, AgentSessionConfig, Inner, QueuedTexts, cache_warming, extensions, providers,
+    session_hooks,
 };
 use crate::model_registry::RequestAuth;
 use crate::session::SessionManager;
@@ -68,6 +69,7 @@ impl AgentSession {
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
             agent.set_hooks(session_hooks::hooks(&ext.runtime, oauth, weak.clone()));
             agent.subscribe(Arc::new(extensions::SessionListener(weak.clone())));
+            agent.set_stream_fn(cache_warming::warming_stream_fn(weak.clone()));
             Inner {
                 agent,
                 session: Mutex::new(session),
@@ -97,6 +99,7 @@ impl AgentSession {
                 overflow_recovery_attempted: AtomicBool::new(false),
                 bash_cancel: Default::default(),
                 pending_bash: Mutex::new(Vec::new()),
+                cache_warmer: Default::default(),
                 ext,
                 mcp: Mutex::new(None),
             }

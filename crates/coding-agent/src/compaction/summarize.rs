@@ -100,23 +100,26 @@ Follow this layout exactly:
 
 Be brief in every section. Quote file paths, function names and error messages exactly as they appear.";
 
-/// Instructions for summarizing the first part of a turn whose later part is kept.
+/// Instructions for summarizing the first part of a turn whose later part is kept: the
+/// conversation is framed as one that goes on (pi 0.87.1), so the model writes a checkpoint
+/// rather than refusing to reconstruct what it cannot see.
 pub const TURN_PREFIX_SUMMARIZATION_PROMPT: &str =
-    "The transcript above is only the opening part of a turn that \
-was too long to keep whole; the rest of that turn stays in the context word for word.
+    "The messages above open a conversation that is still going on. Its later messages are \
+kept apart and are not yours to write.
 
-Summarize this opening part so that the kept rest of the turn can be understood:
+Write a brief checkpoint of these messages. It goes in front of the later messages so the \
+work can carry on from it:
 
 ## Original Request
-[What the user asked for in this turn]
+[What the user asked for]
 
-## Early Progress
-- [Work done and decisions taken in this opening part]
+## Progress So Far
+- [Work done and decisions taken in these messages]
 
-## Context for What Follows
-- [What a reader of only the kept part needs to know]
+## Needed to Continue
+- [Facts from these messages that the later work builds on]
 
-Keep it short and limited to what the kept part depends on.";
+Use only what the messages above say; do not guess at or write out what came after them.";
 
 /// Joins the user's extra instructions to a prompt.
 pub(crate) fn with_custom_instructions(prompt: &str, custom_instructions: Option<&str>) -> String {

@@ -72,6 +72,11 @@ impl SettingsStore {
         self.lock().merged.clone()
     }
 
+    /// A key of the global file alone (settings pi reads only there, like `cacheWarming`).
+    pub fn global_value(&self, key: &str) -> Option<Value> {
+        self.lock().global.get(key).cloned()
+    }
+
     /// Reads both files again (`/reload`).
     pub fn reload(&self) {
         let mut state = self.lock();

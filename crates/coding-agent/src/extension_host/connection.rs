@@ -23,6 +23,14 @@ use crate::extensions::{ExtensionAction, StateSnapshot};
 
 type Pending = oneshot::Sender<Result<Value, String>>;
 
+/// How a request is followed: cancelled, streaming tool updates or provider events, and
+/// how long an answer is awaited after cancelling (`None`: not at all).
+struct RequestCall {
+    cancel: Option<CancellationToken>,
+    updates: Option<ToolUpdateFn>,
+    events: Option<StreamEvents>,
+    grace: Option<std::time::Duration>,
+}
 /// Receives the progress frames of one request (`provider_event` payloads, `bash_data` text).
 pub type StreamEvents = Arc<dyn Fn(Value) + Send + Sync>;
 
@@ -237,7 +245,32 @@ impl Connection {
         cancel: Option<CancellationToken>,
         updates: Option<ToolUpdateFn>,
     ) -> Result<Value, String> {
-        self.request_with(frame, cancel, updates, None).await
+        let call = RequestCall {
+            cancel,
+            updates,
+            events: None,
+            grace: None,
+        };
+        self.request_call(frame, call).await
+    }
+
+    /// A tool's run: like [`Self::request`], but after `cancel` the tool's own answer (its
+    /// result or error once it saw the abort) is awaited for up to `grace`, as pi awaits an
+    /// aborted tool.
+    pub async fn request_tool(
+        &self,
+        frame: Map<String, Value>,
+        cancel: CancellationToken,
+        updates: ToolUpdateFn,
+        grace: std::time::Duration,
+    ) -> Result<Value, String> {
+        let call = RequestCall {
+            cancel: Some(cancel),
+            updates: Some(updates),
+            events: None,
+            grace: Some(grace),
+        };
+        self.request_call(frame, call).await
     }
 
     /// A `provider_stream` request: `events` receives its `provider_event` frames.
@@ -247,23 +280,32 @@ impl Connection {
         cancel: CancellationToken,
         events: StreamEvents,
     ) -> Result<Value, String> {
-        self.request_with(frame, Some(cancel), None, Some(events))
-            .await
+        let call = RequestCall {
+            cancel: Some(cancel),
+            updates: None,
+            events: Some(events),
+            grace: None,
+        };
+        self.request_call(frame, call).await
     }
 
-    async fn request_with(
+    async fn request_call(
         &self,
         mut frame: Map<String, Value>,
-        cancel: Option<CancellationToken>,
-        updates: Option<ToolUpdateFn>,
-        events: Option<StreamEvents>,
+        call: RequestCall,
     ) -> Result<Value, String> {
+        let RequestCall {
+            cancel,
+            updates,
+            events,
+            grace,
+        } = call;
         if !self.is_alive() {
             return Err(self.dead_error());
         }
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         frame.insert("id".into(), id.into());
-        let (tx, rx) = oneshot::channel();
+        let (tx, mut rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
         if let Some(updates) = updates {
             lock(&self.updates).insert(id, updates);
@@ -277,11 +319,20 @@ impl Connection {
         }
         let cancel = cancel.unwrap_or_default();
         let result = tokio::select! {
-            answer = rx => answer.unwrap_or_else(|_| Err(self.dead_error())),
+            answer = &mut rx => answer.unwrap_or_else(|_| Err(self.dead_error())),
             () = cancel.cancelled() => {
                 self.notify(json!({"type": "cancel", "id": id}));
-                lock(&self.pending).remove(&id);
-                Err("Aborted".into())
+                let settled = match grace {
+                    Some(grace) => tokio::time::timeout(grace, &mut rx).await.ok(),
+                    None => None,
+                };
+                match settled {
+                    Some(answer) => answer.unwrap_or_else(|_| Err(self.dead_error())),
+                    None => {
+                        lock(&self.pending).remove(&id);
+                        Err("Aborted".into())
+                    }
+                }
             }
         };
         lock(&self.updates).remove(&id);

@@ -23,6 +23,8 @@ use crate::extensions::registry::{LoadError, LoadedExtension, ProviderDef};
 use connection::Connection;
 use protocol::InitResult;
 
+/// How long an aborted extension tool may take to finish with its own result.
+const ABORTED_TOOL_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 /// How to start the host.
 #[derive(Debug, Clone)]
 pub struct HostOptions {
@@ -284,7 +286,7 @@ impl ExtensionBackend for NodeHost {
             );
             let answer = self
                 .connection
-                .request(frame, Some(cancel), Some(on_update))
+                .request_tool(frame, cancel, on_update, ABORTED_TOOL_GRACE)
                 .await
                 .map_err(ToolError::new)?;
             serde_json::from_value::<AgentToolResult>(answer).map_err(|e| {

@@ -64,6 +64,14 @@ pub enum ExtensionEvent {
         will_retry: bool,
         from_extension: bool,
     },
+    /// Before a prompt-cache refresh, with pi's decision (`action`: `warm` or `stop`);
+    /// handlers may return `{action}` to override it (pi 1.6.0).
+    CacheWarmingDecision {
+        warm_cost: f64,
+        miss_cost: f64,
+        continuation_probability: f64,
+        action: String,
+    },
     /// The session's display name was set or cleared (pi 1.6.0).
     SessionInfoChanged {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -242,7 +250,7 @@ pub enum RunTrigger {
 
 /// Every event type name ours emits: 0.73.1's in the order its `types.d.ts` declares them,
 /// then those of 1.6.0 (`ui_prompt_start` / `ui_prompt_end` come from the extension host).
-pub const EVENT_TYPES: [&str; 36] = [
+pub const EVENT_TYPES: [&str; 37] = [
     "resources_discover",
     "session_start",
     "session_before_switch",
@@ -279,6 +287,7 @@ pub const EVENT_TYPES: [&str; 36] = [
     "provider_stream_event",
     "context_with_system",
     "agent_before_settle",
+    "cache_warming_decision",
 ];
 
 impl ExtensionEvent {
@@ -293,6 +302,7 @@ impl ExtensionEvent {
             Self::SessionCompact { .. } => "session_compact",
             Self::SessionCompactFailed { .. } => "session_compact_failed",
             Self::SessionInfoChanged { .. } => "session_info_changed",
+            Self::CacheWarmingDecision { .. } => "cache_warming_decision",
             Self::SessionShutdown { .. } => "session_shutdown",
             Self::SessionBeforeTree { .. } => "session_before_tree",
             Self::SessionTree { .. } => "session_tree",

@@ -388,6 +388,23 @@ impl ExtensionRuntime {
         result
     }
 
+    /// `cache_warming_decision`: the action the last handler returned, else `event`'s.
+    pub async fn emit_cache_warming_decision(&self, event: &ExtensionEvent) -> Option<String> {
+        let mut action = None;
+        for backend in self.handling(event.kind()) {
+            match backend.dispatch(event, CancellationToken::new()).await {
+                Ok(Some(answer)) => {
+                    if let Some(chosen) = answer.get("action").and_then(Value::as_str) {
+                        action = Some(chosen.to_owned());
+                    }
+                }
+                Ok(None) => {}
+                Err(error) => self.report_backend_error(event.kind(), &error),
+            }
+        }
+        action
+    }
+
     /// `session_before_*`: whether an extension cancelled, and its answer.
     pub async fn emit_session_before(
         &self,

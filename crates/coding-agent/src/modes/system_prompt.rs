@@ -80,6 +80,12 @@ fn guidelines(tools: &[String]) -> Vec<String> {
     if has("write") {
         lines.push("Use write for new files or complete rewrites".into());
     }
+    if has("bash") {
+        lines.push(
+            "PI_* environment variables name the current model and session, should you need them"
+                .into(),
+        );
+    }
     lines.push("Keep answers short and name the files you touch".into());
     lines
 }

@@ -2,6 +2,8 @@
 
 mod decode;
 pub mod request;
+mod thread_stream;
+pub mod threads;
 
 use bytes::Bytes;
 use futures_core::Stream;
@@ -57,8 +59,22 @@ impl ApiProvider for AnthropicMessages {
             None => return missing_key(model),
         };
         let oauth = is_oauth_token(&api_key);
-        let request = build_request(model, context, &options, &api_key);
         let tool_names = context.tools.iter().map(|t| t.name.clone()).collect();
+        if let Some(session) = thread_session(model, &options) {
+            let decoder = Decoder::new(model.clone(), oauth, tool_names);
+            let policy = RetryPolicy::from_options(&options);
+            let control = StreamControl::from_options(&options);
+            return match build_threaded(model, context, &options, &api_key, session) {
+                Ok(threaded) => thread_stream::run(threaded, policy, control, decoder),
+                Err(message) => {
+                    let model = model.clone();
+                    AssistantMessageEventStream::new(async_stream::stream! {
+                        yield crate::assembler::Assembler::new(&model).fail(false, message);
+                    })
+                }
+            };
+        }
+        let request = build_request(model, context, &options, &api_key);
         sse::run(
             model.clone(),
             request,
@@ -147,6 +163,59 @@ pub fn adjust_max_tokens_for_thinking(
     (max_tokens, budget)
 }
 
+/// The session whose message thread the request belongs to: threads are on for the model,
+/// the request has a session id and caching is not off.
+fn thread_session(model: &Model, options: &StreamOptions) -> Option<String> {
+    let session = options.session_id.as_deref().filter(|s| !s.is_empty())?;
+    (threads::supported(model)
+        && CacheRetention::resolve(options.cache_retention) != CacheRetention::None)
+        .then(|| session.to_owned())
+}
+
+/// A request of a threaded session: the full body as JSON (after the payload hook), which
+/// the thread's body is made from.
+fn build_threaded(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: &str,
+    session: String,
+) -> Result<thread_stream::Threaded, String> {
+    let oauth = is_oauth_token(api_key);
+    let messages = request::prepare_messages(model, &context.messages);
+    let frame = frame_of(context);
+    let mut params = serde_json::to_value(request::build_body(
+        model, &frame, &messages, options, oauth,
+    ))
+    .map_err(|e| format!("Could not encode the request: {e}"))?;
+    if let Some(hook) = options.payload_hook() {
+        hook(model, &mut params);
+    }
+    let body =
+        serde_json::to_vec(&params).map_err(|e| format!("Could not encode the request: {e}"))?;
+    let request = finish_request(model, context, options, api_key, body.into(), true)?;
+    let betas = request
+        .headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("anthropic-beta"))
+        .map(|(_, value)| value.clone())
+        .unwrap_or_default();
+    Ok(thread_stream::Threaded {
+        model: model.clone(),
+        request,
+        params,
+        betas,
+        session,
+        may_continue: !options.disable_continuation,
+        oauth,
+        allow_empty_signature: model
+            .compat
+            .as_ref()
+            .and_then(|c| c.allow_empty_signature)
+            .unwrap_or(false),
+    })
+}
+
 /// Builds the HTTP request: URL, auth (API key or OAuth bearer), beta headers and body.
 pub fn build_request(
     model: &Model,
@@ -169,7 +238,21 @@ pub fn build_request(
             &request::build_body(model, context, messages, options, *oauth),
         )
     })?;
+    let threaded = thread_session(model, options).is_some();
+    finish_request(model, context, options, api_key, body, threaded)
+}
 
+/// The request around `body`: URL, auth, beta headers (the message-threads beta for a
+/// threaded session) and the other headers.
+fn finish_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: &str,
+    body: crate::request_body::RequestBody,
+    threaded: bool,
+) -> Result<HttpRequest, String> {
+    let oauth = is_oauth_token(api_key);
     let mut betas: Vec<&str> = Vec::new();
     if !context.tools.is_empty() && !request::supports_eager_tool_streaming(model) {
         betas.push(FINE_GRAINED_TOOL_STREAMING_BETA);
@@ -181,6 +264,9 @@ pub fn build_request(
         .is_some_and(|t| t.enabled);
     if model.reasoning && thinking && !request::supports_adaptive_thinking(model) {
         betas.push(INTERLEAVED_THINKING_BETA);
+    }
+    if threaded {
+        betas.push(threads::MESSAGE_THREADS_BETA);
     }
     let mut headers: Vec<(String, String)> = vec![
         ("content-type".into(), "application/json".into()),

@@ -1,0 +1,135 @@
+//! Sending a request of a threaded session (see `threads`): the thread's body first; after
+//! a thread error, a new thread or the full request; then the reply is decoded as usual
+//! and, when it came back whole, recorded as the thread's end.
+
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::Decoder;
+use super::threads::{self, Fallback};
+use crate::assembler::Assembler;
+use crate::event_stream::AssistantMessageEventStream;
+use crate::http::{self, ErrorStyle, HttpRequest, RetryPolicy};
+use crate::request_body::RequestBody;
+use crate::sse::{self, StreamControl};
+use crate::types::{AssistantMessageEvent, Message, Model};
+
+/// A threaded request before it is sent.
+pub struct Threaded {
+    pub model: Model,
+    /// The request with the full body (`params`).
+    pub request: HttpRequest,
+    pub params: Value,
+    /// The `anthropic-beta` value, part of the thread's fingerprint.
+    pub betas: String,
+    pub session: String,
+    /// False for requests that must not continue the thread (cache refreshes).
+    pub may_continue: bool,
+    pub oauth: bool,
+    pub allow_empty_signature: bool,
+}
+
+fn with_body(request: &HttpRequest, body: &Value) -> HttpRequest {
+    HttpRequest {
+        url: request.url.clone(),
+        headers: request.headers.clone(),
+        body: RequestBody::from(serde_json::to_vec(body).unwrap_or_default()),
+    }
+}
+
+/// The reply as the wire messages a later request carries.
+fn reply_messages(
+    threaded: &Threaded,
+    reply: &std::sync::Arc<crate::types::AssistantMessage>,
+) -> Vec<Value> {
+    let prepared =
+        super::request::prepare_messages(&threaded.model, &[Message::Assistant(reply.clone())]);
+    let converted = super::request::convert_messages(
+        &prepared,
+        threaded.oauth,
+        None,
+        threaded.allow_empty_signature,
+    );
+    serde_json::to_value(converted)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect()
+}
+
+/// Streams a threaded request.
+pub fn run(
+    threaded: Threaded,
+    policy: RetryPolicy,
+    control: StreamControl,
+    decoder: Decoder,
+) -> AssistantMessageEventStream {
+    AssistantMessageEventStream::new(async_stream::stream! {
+        let style = ErrorStyle::Anthropic;
+        let mut thread = if threaded.may_continue {
+            threads::prepare(&threaded.model, &threaded.session, &threaded.params, &threaded.betas)
+        } else {
+            None
+        };
+        let first = match &thread {
+            Some(t) => with_body(&threaded.request, &t.body),
+            None => threaded.request.clone(),
+        };
+        let mut sent = http::send(&first, policy, &control.cancel, style).await;
+        if let (Err(failure), Some(_)) = (&sent, &thread)
+            && !failure.aborted
+            && let Some((status, _)) = &failure.status
+        {
+            match threads::fallback(*status, failure.error_code.as_deref(), &failure.message) {
+                Fallback::NewThread => {
+                    let created = threads::create(&threaded.session, &threaded.params);
+                    let request = with_body(&threaded.request, &created.body);
+                    sent = http::send(&request, policy, &control.cancel, style).await;
+                    thread = Some(created);
+                }
+                Fallback::Unsupported => {
+                    sent = http::send(&threaded.request, policy, &control.cancel, style).await;
+                    threads::turn_off(&threaded.session);
+                    thread = None;
+                }
+                Fallback::None => {}
+            }
+        }
+        let response = match sent {
+            Ok(response) => {
+                control.report_response(&response);
+                response
+            }
+            Err(failure) => {
+                let text = failure.text(control.error_prefix.as_deref());
+                yield Assembler::new(&threaded.model).fail(failure.aborted, text);
+                return;
+            }
+        };
+        let mut events = Box::pin(sse::decode(
+            threaded.model.clone(),
+            response.bytes_stream(),
+            control,
+            decoder,
+        ));
+        while let Some(event) = events.next().await {
+            if let (AssistantMessageEvent::Done { message, .. }, Some(_)) = (&event, &thread)
+                && message.response_model.is_none()
+                && let Some(reply_id) = message.response_id.as_deref()
+            {
+                let reply = reply_messages(&threaded, message);
+                threads::record(
+                    &threaded.model,
+                    &threaded.session,
+                    &threaded.params,
+                    &threaded.betas,
+                    &reply,
+                    reply_id,
+                );
+            }
+            yield event;
+        }
+    })
+}
