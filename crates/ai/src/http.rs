@@ -32,13 +32,45 @@ const DEFAULT_MAX_RETRIES: u32 = 0;
 const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
 const DEFAULT_TIMEOUT_MS: u64 = 600_000;
 
+/// The proxy of pi's `httpProxy` setting, standing in for `HTTP_PROXY` / `HTTPS_PROXY`
+/// where those are unset (set once, before the first request).
+static SETTINGS_PROXY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Uses `proxy` (the `httpProxy` setting) where `HTTP_PROXY` / `HTTPS_PROXY` are unset.
+pub fn use_settings_proxy(proxy: String) {
+    let _ = SETTINGS_PROXY.set(proxy);
+}
+
+/// The variables the `httpProxy` setting stands in for (`HTTP_PROXY`, `HTTPS_PROXY` where
+/// unset), for child processes to inherit as pi's own environment would give them.
+pub fn settings_proxy_env() -> Vec<(&'static str, String)> {
+    let Some(proxy) = SETTINGS_PROXY.get() else {
+        return Vec::new();
+    };
+    ["HTTP_PROXY", "HTTPS_PROXY"]
+        .into_iter()
+        .filter(|name| std::env::var_os(name).is_none())
+        .map(|name| (name, proxy.clone()))
+        .collect()
+}
+
 static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
     // reqwest is built without a bundled crypto provider; ring is ours. Installing twice is
     // harmless (the first one stays).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .user_agent(concat!("pi-rs/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(Duration::from_secs(30))
+        .connect_timeout(Duration::from_secs(30));
+    // The environment's proxies are read by reqwest itself; the setting fills the gaps.
+    for (name, proxy) in settings_proxy_env() {
+        let proxy = match name {
+            "HTTP_PROXY" => reqwest::Proxy::http(&proxy),
+            _ => reqwest::Proxy::https(&proxy),
+        }
+        .map_err(|e| format!("Invalid httpProxy setting: {e}"))?;
+        builder = builder.proxy(proxy);
+    }
+    builder
         .build()
         .map_err(|e| format!("Could not create the HTTP client: {e}"))
 });

@@ -33,6 +33,8 @@ fn main() {
         let code = sandbox::launcher::run(std::env::args_os().skip(2));
         std::process::exit(i32::from(code));
     }
+    // `httpProxy` is in place before the HTTP client is built.
+    pi_coding_agent::config::http_proxy::apply(&paths::agent_dir());
     pi_coding_agent::timing::start();
     // What a killed pi left in the temp dir (extension host sockets, editor hand-offs).
     pi_coding_agent::temp_files::sweep_stale();

@@ -96,6 +96,7 @@ impl NodeHost {
             .current_dir(&options.cwd)
             .env("PI_EXT_HOST_SOCKET", &socket_path)
             .envs(crate::tools::bash_env::CHILD_ENV)
+            .envs(pi_ai::http::settings_proxy_env())
             .env("PI_EXT_HOST_PI", &pi_binary)
             // In the terminal UI the host shares pi's terminal: an extension that stops
             // the TUI (`tui.stop()`) runs interactive programs on it (interactive-shell).

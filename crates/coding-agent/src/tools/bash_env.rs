@@ -48,4 +48,5 @@ pub fn apply(command: &mut std::process::Command, session: &[(&'static str, Stri
     for (name, value) in session {
         command.env(name, value);
     }
+    command.envs(pi_ai::http::settings_proxy_env());
 }
