@@ -11,6 +11,7 @@ mod compaction;
 mod events;
 mod extension_actions;
 mod extensions;
+mod images;
 mod llama;
 mod mcp;
 mod models;
