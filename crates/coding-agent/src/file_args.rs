@@ -1,7 +1,8 @@
 //! `@file` arguments: text files inlined into the first prompt, images attached to it.
 
-use base64::Engine;
 use pi_ai::ImageContent;
+
+use crate::images::ImagePolicy;
 
 use crate::tools::path::resolve_read_path;
 
@@ -13,8 +14,8 @@ pub struct FileArgs {
 }
 
 /// Reads each `@path` (relative to `cwd`): text as `<file name="…">\n…\n</file>\n`, images
-/// (by content) as attachments with an empty `<file name="…"></file>` reference; empty
-/// files are skipped. A missing or unreadable file is an error naming it.
+/// (by content) as attachments with a `<file name="…"></file>` reference holding any
+/// conversion note (BMP becomes PNG); empty files are skipped. A missing or unreadable file is an error naming it.
 pub fn process(paths: &[String], cwd: &std::path::Path) -> Result<FileArgs, String> {
     let mut out = FileArgs::default();
     for arg in paths {
@@ -27,16 +28,24 @@ pub fn process(paths: &[String], cwd: &std::path::Path) -> Result<FileArgs, Stri
         if bytes.is_empty() {
             continue;
         }
-        // A BMP would need converting first, which this build does not do.
-        if let Some(mime) =
-            crate::tools::read::detect_image_mime_type(&bytes).filter(|mime| *mime != "image/bmp")
-        {
-            out.images.push(ImageContent::new(
-                base64::engine::general_purpose::STANDARD.encode(&bytes),
-                mime,
-            ));
-            out.text
-                .push_str(&format!("<file name=\"{shown}\"></file>\n"));
+        if let Some(mime) = crate::tools::read::detect_image_mime_type(&bytes) {
+            // As pi 1.6.0's CLI: converted here (BMP to PNG), resized with the prompt.
+            let policy = ImagePolicy {
+                auto_resize: false,
+                ..ImagePolicy::default()
+            };
+            match crate::images::process_image(&bytes, mime, &policy) {
+                Ok(processed) => {
+                    out.images
+                        .push(ImageContent::new(processed.data, processed.mime_type));
+                    let hints = processed.hints.join("\n");
+                    out.text
+                        .push_str(&format!("<file name=\"{shown}\">{hints}</file>\n"));
+                }
+                Err(message) => out
+                    .text
+                    .push_str(&format!("<file name=\"{shown}\">{message}</file>\n")),
+            }
         } else {
             let text = String::from_utf8(bytes)
                 .map_err(|_| format!("Could not read file {shown}: not UTF-8 text"))?;

@@ -13,6 +13,7 @@ pub mod extension_host;
 pub mod extension_loader;
 pub mod extensions;
 pub mod file_args;
+pub mod images;
 pub mod list_models;
 pub mod llama;
 pub mod mcp;

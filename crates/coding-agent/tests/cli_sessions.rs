@@ -377,10 +377,12 @@ async fn file_arguments_are_inlined_and_images_attached() {
     let server = MockServer::start().await.unwrap();
     let env = env(&server);
     std::fs::write(env.work.join("notes.md"), "remember this").unwrap();
-    let png: &[u8] = &[
-        0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, b'I', b'H', b'D', b'R',
-    ];
-    std::fs::write(env.work.join("pic.png"), png).unwrap();
+    // A real PNG: an image that cannot be decoded is left out with a note (pi 1.6).
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(image::RgbImage::new(2, 2))
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    std::fs::write(env.work.join("pic.png"), png.into_inner()).unwrap();
     let models = json!({"providers": {"mock": {"baseUrl": server.openai_base_url(), "api": "openai-completions",
         "apiKey": "mock-key", "models": [{"id": "mock-model", "input": ["text", "image"]}]}}});
     std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();

@@ -176,14 +176,22 @@ async fn read_errors_use_the_typescript_texts() {
 #[tokio::test]
 async fn images_are_detected_by_content_and_returned_as_image_blocks() {
     let dir = tempfile::tempdir().unwrap();
-    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0".to_vec();
-    png.extend_from_slice(&[0x1f, 0x15, 0xc4, 0x89]);
+    let encode = |format| {
+        let mut out = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::ImageRgb8(image::RgbImage::new(2, 1))
+            .write_to(&mut out, format)
+            .unwrap();
+        out.into_inner()
+    };
+    let png = encode(image::ImageFormat::Png);
     std::fs::write(dir.path().join("pixel.png"), &png).unwrap();
     std::fs::write(
         dir.path().join("photo.dat"),
-        [0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10],
+        encode(image::ImageFormat::Jpeg),
     )
     .unwrap();
+    // A PNG header without pixels is an image that cannot be decoded (pi 1.6.0's words).
+    std::fs::write(dir.path().join("broken.png"), &png[..33]).unwrap();
     std::fs::write(dir.path().join("fake.png"), "not really an image\n").unwrap();
     let read = read_tool(dir.path().to_path_buf());
 
@@ -210,6 +218,10 @@ async fn images_are_detected_by_content_and_returned_as_image_blocks() {
     assert_eq!(
         jpeg.content[0].as_text().unwrap(),
         "Read image file [image/jpeg]"
+    );
+    assert_eq!(
+        text_of(&read, json!({"path": "broken.png"})).await,
+        "Read image file [image/png]\n[Image omitted: could not be resized below the inline image size limit.]"
     );
     assert_eq!(
         text_of(&read, json!({"path": "fake.png"})).await,

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::types::{
-    InputKind, Model, ModelCompat, ModelCost, ModelExtras, PromptCache, ThinkingLevel,
-    ThinkingLevelMap,
+    ImageInputLimits, ImageResize, InputKind, InputLimits, Model, ModelCompat, ModelCost,
+    ModelExtras, PromptCache, ThinkingLevel, ThinkingLevelMap,
 };
 
 /// A problem with `models.json`; built-in models stay usable when it occurs.
@@ -70,6 +70,8 @@ pub struct ModelDefinition {
     pub sampling_params_by_thinking_level: Option<BTreeMap<ThinkingLevel, Map<String, Value>>>,
     /// Cache lifetimes in seconds (`short`, `long`), for cache warming.
     pub prompt_cache: Option<PromptCache>,
+    /// Request and image limits (pi 0.87: `images.resize` decides how images are resized).
+    pub input_limits: Option<InputLimits>,
 }
 
 /// Partial cost for overrides.
@@ -98,6 +100,8 @@ pub struct ModelOverride {
     pub sampling_params: Option<Map<String, Value>>,
     pub sampling_params_by_thinking_level: Option<BTreeMap<ThinkingLevel, Map<String, Value>>>,
     pub prompt_cache: Option<PromptCache>,
+    /// Merged over the model's limits; `images` and `images.resize` merge field by field.
+    pub input_limits: Option<InputLimits>,
 }
 
 /// Unresolved request settings of a provider (values may name env vars or commands).
@@ -299,6 +303,7 @@ impl ModelsConfig {
                             .sampling_params_by_thinking_level
                             .clone(),
                         prompt_cache: def.prompt_cache,
+                        input_limits: def.input_limits.clone(),
                         ..ModelExtras::default()
                     },
                 };
@@ -351,6 +356,10 @@ fn apply_override(model: &mut Model, o: &ModelOverride) {
     if let Some(cache) = o.prompt_cache {
         model.extras.prompt_cache = Some(cache);
     }
+    if let Some(limits) = &o.input_limits {
+        model.extras.input_limits =
+            Some(merge_input_limits(model.extras.input_limits.take(), limits));
+    }
     // Sampling fields merge per key, and per level per key (pi 1.0.2).
     if let Some(params) = &o.sampling_params {
         let merged = model.extras.sampling_params.get_or_insert_with(Map::new);
@@ -365,6 +374,39 @@ fn apply_override(model: &mut Model, o: &ModelOverride) {
             let entry = merged.entry(*level).or_default();
             entry.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
+    }
+}
+
+/// pi 1.6's `mergeInputLimits`: the override's fields win; `images` merges field by field,
+/// and so does `images.resize`.
+fn merge_input_limits(base: Option<InputLimits>, over: &InputLimits) -> InputLimits {
+    let base = base.unwrap_or_default();
+    let images = match (&over.images, base.images) {
+        (None, images) => images,
+        (Some(over), base) => {
+            let base = base.unwrap_or_default();
+            let resize = match (over.resize, base.resize) {
+                (None, resize) => resize,
+                (Some(over), base) => {
+                    let base = base.unwrap_or_default();
+                    Some(ImageResize {
+                        max_width: over.max_width.or(base.max_width),
+                        max_height: over.max_height.or(base.max_height),
+                        max_bytes: over.max_bytes.or(base.max_bytes),
+                        jpeg_quality: over.jpeg_quality.or(base.jpeg_quality),
+                    })
+                }
+            };
+            Some(ImageInputLimits {
+                resize,
+                max_per_message: over.max_per_message.or(base.max_per_message),
+                max_per_request: over.max_per_request.or(base.max_per_request),
+            })
+        }
+    };
+    InputLimits {
+        max_request_bytes: over.max_request_bytes.or(base.max_request_bytes),
+        images,
     }
 }
 

@@ -94,10 +94,11 @@ impl Inner {
                     .store(false, Ordering::SeqCst);
                 let removed = {
                     let mut queued = lock(&self.queued);
-                    if let Some(at) = queued.steering.iter().position(|t| *t == text) {
+                    let matches = |t: &String| super::queue::is_queued_text(t, &text);
+                    if let Some(at) = queued.steering.iter().position(matches) {
                         queued.steering.remove(at);
                         true
-                    } else if let Some(at) = queued.follow_up.iter().position(|t| *t == text) {
+                    } else if let Some(at) = queued.follow_up.iter().position(matches) {
                         queued.follow_up.remove(at);
                         true
                     } else {

@@ -13,6 +13,7 @@ mod compaction;
 mod events;
 mod extension_actions;
 mod extensions;
+mod images;
 mod llama;
 mod mcp;
 mod models;

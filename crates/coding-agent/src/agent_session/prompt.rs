@@ -119,8 +119,10 @@ impl AgentSession {
         }
         // The system message is recorded before the prompt, so it is not younger than it.
         let started = pi_ai::oauth::now_ms();
-        let mut blocks = vec![InputBlock::text(text.clone())];
-        blocks.extend(options.images.iter().cloned().map(InputBlock::Image));
+        // Images are resized to the model's profile before they enter the conversation.
+        let (user_text, user_images) = self.inner.prepare_user_images(&text, &options.images);
+        let mut blocks = vec![InputBlock::text(user_text)];
+        blocks.extend(user_images.into_iter().map(InputBlock::Image));
         let mut messages = vec![AgentMessage::from(UserMessage::blocks(blocks))];
         let trigger = RunTrigger::User {
             prompt: text.clone(),

@@ -36,8 +36,7 @@ impl Inner {
     pub(super) fn queue_steer(&self, text: String, images: Vec<ImageContent>) {
         lock(&self.queued).steering.push(text.clone());
         self.emit_queue_update();
-        let mut blocks = vec![InputBlock::text(text)];
-        blocks.extend(images.into_iter().map(InputBlock::Image));
+        let blocks = self.queued_blocks(&text, &images);
         self.agent
             .steer(AgentMessage::from(UserMessage::blocks(blocks)));
     }
@@ -45,9 +44,24 @@ impl Inner {
     pub(super) fn queue_follow_up(&self, text: String, images: Vec<ImageContent>) {
         lock(&self.queued).follow_up.push(text.clone());
         self.emit_queue_update();
-        let mut blocks = vec![InputBlock::text(text)];
-        blocks.extend(images.into_iter().map(InputBlock::Image));
+        let blocks = self.queued_blocks(&text, &images);
         self.agent
             .follow_up(AgentMessage::from(UserMessage::blocks(blocks)));
     }
+
+    /// A queued message's content: its images resized like a prompt's (pi 1.5.1), the
+    /// notes on them after the text (the queue still shows the text alone).
+    fn queued_blocks(&self, text: &str, images: &[ImageContent]) -> Vec<InputBlock> {
+        let (text, images) = self.prepare_user_images(text, images);
+        let mut blocks = vec![InputBlock::text(text)];
+        blocks.extend(images.into_iter().map(InputBlock::Image));
+        blocks
+    }
+}
+
+/// Whether a delivered user message's `text` is the queued `queued` text (with image
+/// notes after it when its images were resized).
+pub(super) fn is_queued_text(queued: &str, text: &str) -> bool {
+    text.strip_prefix(queued)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with("\n\n["))
 }

@@ -131,8 +131,20 @@ impl AgentHooks for SessionHooks {
 
     fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
         crate::timing::mark("request: converting the context");
-        let converted = crate::messages::convert_to_llm(messages);
+        let mut converted = crate::messages::convert_to_llm(messages);
         crate::timing::mark("request: context converted");
+        // Read at each request, so a change made while the session runs applies.
+        let blocked = self.inner.upgrade().is_some_and(|inner| {
+            inner
+                .settings
+                .get()
+                .images
+                .and_then(|images| images.block_images)
+                .unwrap_or(false)
+        });
+        if blocked {
+            crate::images::blocking::block_images(&mut converted);
+        }
         converted
     }
 
@@ -182,6 +194,10 @@ impl AgentHooks for SessionHooks {
         options: &'a mut StreamOptions,
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
+            // The `read` tool resizes images to the profile of the model that asked for it.
+            if let Some(inner) = self.inner.upgrade() {
+                crate::images::limits::set_active(inner.image_policy_for(model));
+            }
             if self.runtime.has_handlers("before_provider_headers") {
                 super::request_hooks::run_before_provider_headers(&self.runtime, model, options)
                     .await;
@@ -250,23 +266,35 @@ impl AgentHooks for SessionHooks {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Option<AfterToolCallResult>> {
         Box::pin(async move {
-            if !self.runtime.has_handlers("tool_result") {
+            let patch = if self.runtime.has_handlers("tool_result") {
+                self.runtime
+                    .emit_tool_result(
+                        &context.tool_call.name,
+                        &context.tool_call.id,
+                        context.args,
+                        context.result.content.clone(),
+                        context.result.details.clone().unwrap_or(Value::Null),
+                        context.is_error,
+                        cancel.clone(),
+                    )
+                    .await
+            } else {
+                None
+            };
+            // After the extensions, so images they add or replace are resized too (pi 0.84).
+            let content = patch
+                .as_ref()
+                .and_then(|p| p.content.as_deref())
+                .unwrap_or(&context.result.content);
+            let resized = self.inner.upgrade().and_then(|inner| {
+                crate::images::normalize_tool_result_images(content, &inner.image_policy())
+            });
+            if patch.is_none() && resized.is_none() {
                 return None;
             }
-            let patch = self
-                .runtime
-                .emit_tool_result(
-                    &context.tool_call.name,
-                    &context.tool_call.id,
-                    context.args,
-                    context.result.content.clone(),
-                    context.result.details.clone().unwrap_or(Value::Null),
-                    context.is_error,
-                    cancel.clone(),
-                )
-                .await?;
+            let patch = patch.unwrap_or_default();
             Some(AfterToolCallResult {
-                content: patch.content,
+                content: resized.or(patch.content),
                 details: patch.details,
                 is_error: patch.is_error,
                 terminate: None,

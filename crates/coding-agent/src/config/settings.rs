@@ -79,6 +79,18 @@ pub struct Settings {
     /// `PI_TELEMETRY` overrides). This build reports no installs; the setting decides the
     /// attribution headers.
     pub enable_install_telemetry: Option<bool>,
+    /// How images sent to models are treated.
+    pub images: Option<ImageSettings>,
+}
+
+/// `images` settings.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageSettings {
+    /// Resize new images to the model's profile (default true).
+    pub auto_resize: Option<bool>,
+    /// Keep images from models (default false).
+    pub block_images: Option<bool>,
 }
 
 /// Markdown rendering settings.

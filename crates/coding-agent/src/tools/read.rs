@@ -7,7 +7,6 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use base64::Engine;
 use futures_util::future::BoxFuture;
 use nix::errno::Errno;
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
@@ -20,9 +19,6 @@ use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, Truncation, format_size, truncate_head,
 };
 
-/// Largest base64 payload sent inline (4.5 MB, below the providers' 5 MB limit).
-const MAX_INLINE_IMAGE_BASE64: usize = 4_718_592;
-
 /// The `read` tool; see [`read_tool`].
 pub struct ReadTool {
     cwd: PathBuf,
@@ -33,7 +29,7 @@ pub struct ReadTool {
 /// The `read` tool, resolving relative paths against `cwd`.
 pub fn read_tool(cwd: PathBuf) -> Arc<dyn AgentTool> {
     let description = format!(
-        "Reads a file. Text files and images (jpg, png, gif, webp) are supported; images are \
+        "Reads a file. Text files and images (jpg, png, gif, webp, bmp) are supported; images are \
          returned as attachments. Text output stops at {DEFAULT_MAX_LINES} lines or {}KB, \
          whichever limit comes first. Page through large files with offset/limit, and keep \
          going from the offset named in the notice when you need the whole file.",
@@ -204,30 +200,27 @@ fn is_bmp(head: &[u8]) -> bool {
     planes == 1 && [1, 4, 8, 16, 24, 32].contains(&bits)
 }
 
-/// A note plus the image, or only the note when the image is too large to send inline.
+/// A note plus the image made ready for the model (converted, resized to the active
+/// model's profile, with notes on what was done), or only a note when that failed.
 fn image_result(bytes: &[u8], mime_type: &str) -> AgentToolResult {
-    let note = format!("Read image file [{mime_type}]");
-    // pi 1.6.0 converts a BMP to PNG first; this build cannot, and says so in its words.
-    if mime_type == "image/bmp" {
-        return AgentToolResult::text(format!(
-            "{note}\n[Image omitted: could not be converted to a supported inline image format.]"
-        ));
-    }
-    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
-    if data.len() >= MAX_INLINE_IMAGE_BASE64 {
-        return AgentToolResult::text(format!(
-            "{note}\n[Image omitted: could not be resized below the inline image size limit.]"
-        ));
-    }
-    AgentToolResult {
-        content: vec![
-            InputBlock::text(note),
-            InputBlock::Image(ImageContent::new(data, mime_type)),
-        ],
-        details: None,
-        terminate: None,
-        is_error: false,
-        structured_content: None,
+    match crate::images::process_image(bytes, mime_type, &crate::images::limits::active()) {
+        Err(message) => AgentToolResult::text(format!("Read image file [{mime_type}]\n{message}")),
+        Ok(processed) => {
+            let mut note = format!("Read image file [{}]", processed.mime_type);
+            if !processed.hints.is_empty() {
+                note = format!("{note}\n{}", processed.hints.join("\n"));
+            }
+            AgentToolResult {
+                content: vec![
+                    InputBlock::text(note),
+                    InputBlock::Image(ImageContent::new(processed.data, processed.mime_type)),
+                ],
+                details: None,
+                terminate: None,
+                is_error: false,
+                structured_content: None,
+            }
+        }
     }
 }
 

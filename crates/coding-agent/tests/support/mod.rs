@@ -6,6 +6,7 @@ pub mod entries;
 pub mod errors;
 pub mod ext_host;
 pub mod git;
+pub mod images;
 pub mod mcp;
 pub mod oauth;
 pub mod rpc;
