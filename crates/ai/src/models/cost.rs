@@ -83,6 +83,16 @@ mod tests {
     }
 
     #[test]
+    fn azure_models_keep_openais_long_context_tier() {
+        let azure = crate::models::get_model("azure", "gpt-5.4").unwrap();
+        let openai = crate::models::get_model("openai", "gpt-5.4").unwrap();
+        assert_eq!(azure.cost.tiers, openai.cost.tiers);
+        let mut usage = Usage::from_tokens(300_000, 1_000, 0, 0);
+        let cost = calculate_cost(&azure, &mut usage);
+        assert_eq!(cost.input, (5.0 / 1_000_000.0) * 300_000.0);
+    }
+
+    #[test]
     fn the_highest_tier_below_the_request_input_prices_it_all() {
         let model = crate::models::get_model("openai", "gpt-6.2-sol").unwrap();
         let tiers = model.cost.tiers.clone().unwrap();

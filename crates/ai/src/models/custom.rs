@@ -82,6 +82,8 @@ pub struct CostOverride {
     pub output: Option<f64>,
     pub cache_read: Option<f64>,
     pub cache_write: Option<f64>,
+    /// Replaces the model's price tiers.
+    pub tiers: Option<Vec<crate::types::CostTier>>,
 }
 
 /// Per-model changes to a built-in model.
@@ -349,7 +351,7 @@ fn apply_override(model: &mut Model, o: &ModelOverride) {
             output: cost.output.unwrap_or(model.cost.output),
             cache_read: cost.cache_read.unwrap_or(model.cost.cache_read),
             cache_write: cost.cache_write.unwrap_or(model.cost.cache_write),
-            tiers: model.cost.tiers.take(),
+            tiers: cost.tiers.clone().or_else(|| model.cost.tiers.take()),
         };
     }
     model.compat = merge_compat(model.compat.take(), o.compat.as_ref());
@@ -574,7 +576,9 @@ mod tests {
     #[test]
     fn overrides_change_builtin_models() {
         let text = r#"{"providers":{"anthropic":{"baseUrl":"http://proxy",
-          "modelOverrides":{"claude-haiku-4-5":{"name":"Haiku","cost":{"input":1}}}}}}"#;
+          "modelOverrides":{"claude-haiku-4-5":{"name":"Haiku","cost":{"input":1,
+            "tiers":[{"inputTokensAbove":200000,"input":2,"output":10}]},
+            "promptCache":{"short":300}}}}}}"#;
         let resolved = ModelsConfig::parse(text)
             .unwrap()
             .resolve(builtin_models().unwrap())
@@ -588,6 +592,12 @@ mod tests {
         assert_eq!(m.base_url, "http://proxy");
         assert_eq!(m.cost.input, 1.0);
         assert_eq!(m.cost.output, 5.0);
+        let tiers = m.cost.tiers.as_ref().unwrap();
+        assert_eq!(
+            (tiers[0].input_tokens_above, tiers[0].input),
+            (200_000.0, 2.0)
+        );
+        assert_eq!(m.extras.prompt_cache.unwrap().short, Some(300));
         assert!(
             resolved
                 .models

@@ -76,6 +76,12 @@ impl ExtensionActions for SessionActions {
         model.id.hash(&mut hash);
         session.thinking_level().as_str().hash(&mut hash);
         session.is_streaming().hash(&mut hash);
+        session
+            .inner
+            .ext
+            .starting
+            .load(std::sync::atomic::Ordering::SeqCst)
+            .hash(&mut hash);
         session.pending_message_count().hash(&mut hash);
         session
             .inner
@@ -376,7 +382,8 @@ impl AgentSession {
         let custom = custom_message(message);
         // Also from an agent_end handler: pi 1.6.0's run is active until its handlers are
         // done, and a message they steer continues it (see `settle`).
-        let streaming = self.is_streaming();
+        // A run being started takes it too (pi 1.2.0): it is steered into that run.
+        let streaming = self.is_streaming() || self.inner.ext.starting.load(Ordering::SeqCst) > 0;
         if options.deliver_as.as_deref() == Some("nextTurn") {
             lock(&self.inner.ext.next_turn).push(custom);
         } else if streaming && options.trigger_turn != Some(false) {
@@ -456,7 +463,7 @@ impl AgentSession {
         StateSnapshot {
             model: to_value(&self.model()),
             thinking_level: self.thinking_level().as_str().to_owned(),
-            is_idle: !self.is_streaming(),
+            is_idle: !self.is_streaming() && self.inner.ext.starting.load(Ordering::SeqCst) == 0,
             has_pending_messages: self.pending_message_count() > 0,
             active_tools: self.active_tool_names(),
             statics,
@@ -579,6 +586,8 @@ impl AgentSession {
         trigger: &RunTrigger,
     ) -> Vec<AgentMessage> {
         let mut messages: Vec<AgentMessage> = std::mem::take(&mut *lock(&self.inner.ext.next_turn));
+        // The session counts as busy while its run starts (pi 1.2.0): `ctx.isIdle()` is false.
+        let _starting = Starting::new(&self.inner.ext.starting);
         let runtime = self.extension_runtime().clone();
         if runtime.is_empty() {
             return messages;
@@ -648,5 +657,21 @@ impl Inner {
         for (message, custom) in pending {
             self.record_custom(&message, custom, in_run);
         }
+    }
+}
+
+/// Counts a run as starting while it lives.
+struct Starting<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Starting<'a> {
+    fn new(count: &'a std::sync::atomic::AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(count)
+    }
+}
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -140,6 +140,8 @@ pub(super) struct ExtensionState {
     pub(super) settling: SettledGate,
     /// `agent_end` handlers are running: the run is over but not yet idle.
     pub(super) ending: std::sync::atomic::AtomicBool,
+    /// Runs being started (their `before_agent_start` handlers run): the session is busy.
+    pub(super) starting: std::sync::atomic::AtomicUsize,
     /// A `turn_end` handler asked for one more model request (taken by the loop).
     pub(super) boundary_continue: std::sync::atomic::AtomicBool,
     /// Boundary entries were appended during the run: its requests read the session's
@@ -180,6 +182,7 @@ impl ExtensionState {
             base_prompt: Mutex::new(base_prompt),
             turn_index: AtomicU64::new(0),
             ending: std::sync::atomic::AtomicBool::new(false),
+            starting: std::sync::atomic::AtomicUsize::new(0),
             boundary_continue: std::sync::atomic::AtomicBool::new(false),
             reproject: std::sync::atomic::AtomicBool::new(false),
             commands_running: CommandGate::default(),
