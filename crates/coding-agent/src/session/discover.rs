@@ -47,7 +47,7 @@ fn header_in(header: &Map<String, Value>, cwd: &Path) -> bool {
 }
 
 /// The `*.jsonl` files of `dir` with their modification times.
-fn session_files(dir: &Path) -> Vec<(std::time::SystemTime, PathBuf)> {
+pub(super) fn session_files(dir: &Path) -> Vec<(std::time::SystemTime, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

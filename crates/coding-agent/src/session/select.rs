@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::discover::find_exact_id;
+use super::discover::{find_exact_id, session_files};
 use super::manager::{SessionError, SessionManager, default_session_dir};
 
 /// The flags that choose a session.
@@ -143,21 +143,7 @@ fn resolve(arg: &str, dir: &Path, agent_dir: &Path, scope: Option<&Path>) -> Opt
 
 /// One line per session of `dir`, newest first: file, id, name or first prompt.
 pub fn list(dir: &Path) -> Vec<String> {
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-                .filter_map(|p| {
-                    std::fs::metadata(&p)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .map(|t| (t, p))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut files = session_files(dir);
     files.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     files
         .into_iter()
