@@ -594,21 +594,24 @@ fn run() -> Result<i32> {
         !args.no_skills,
     ));
     // Like the TypeScript pi, only interactive mode lists resource diagnostics.
+    let loaded_prompts =
+        pi_coding_agent::resources::load_prompt_templates_with_diagnostics(&discovery(
+            &resource_settings.user_prompts,
+            &resource_settings.project_prompts,
+            &args.prompt_template,
+            !args.no_prompt_templates,
+        ));
     let startup_warnings: Vec<String> = skills
         .diagnostics
         .iter()
+        .chain(&loaded_prompts.diagnostics)
         .map(|d| match &d.path {
             Some(path) => format!("{} ({})", d.message, path.display()),
             None => d.message.clone(),
         })
         .collect();
     let mut skills = skills.skills;
-    let mut prompt_templates = load_prompt_templates(&discovery(
-        &resource_settings.user_prompts,
-        &resource_settings.project_prompts,
-        &args.prompt_template,
-        !args.no_prompt_templates,
-    ));
+    let mut prompt_templates = loaded_prompts.templates;
     // Prompt templates and skills of packages given as extension paths.
     for package in &packages {
         let info = |path: &std::path::Path| pi_coding_agent::resources::SourceInfo {

@@ -7,6 +7,7 @@ pub mod errors;
 pub mod ext_host;
 pub mod git;
 pub mod mcp;
+pub mod npm_registry;
 pub mod oauth;
 pub mod rpc;
 pub mod session;
