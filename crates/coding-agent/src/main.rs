@@ -696,23 +696,9 @@ fn run() -> Result<i32> {
             .map(|session| session.bash_env())
             .unwrap_or_default()
     });
-    // MCP is one of pi 1.6.0's built-in extensions: `--no-extensions` and
-    // `-builtin:mcp` turn it off too, and so does an extension registering `/mcp` itself
-    // (pi 0.99.0: it replaces the built-in one, with a warning).
-    let mcp_replaced_by = extensions
-        .extensions()
-        .into_iter()
-        .find(|e| e.commands.iter().any(|c| c.name == "mcp"))
-        .map(|e| e.path);
-    if let Some(path) = &mcp_replaced_by
-        && !args.no_mcp
-        && builtins.enabled("mcp")
-    {
-        eprintln!(
-            "Warning: Extension package \"builtin:mcp\": Extension {path} registers command `/mcp`, so built-in extension `mcp` was not loaded. To use `mcp`, run `pi config` and make sure it is enabled under Built-in extensions, then disable or remove the existing extension. We recommend only having one or the other loaded at a time."
-        );
-    }
-    if !args.no_mcp && builtins.enabled("mcp") && mcp_replaced_by.is_none() {
+    // MCP is one of pi 1.6.0's built-in extensions: `--no-extensions`, `-builtin:mcp` and an
+    // extension registering `/mcp` itself turn it off.
+    if !args.no_mcp && builtins.mcp_enabled(&extensions.extensions()) {
         // Attached even without servers, so `/reload` picks up an mcp.json written later.
         let mcp = McpRuntime::load(&agent_dir, agent_session.cwd(), loaded_trusted);
         mcp.start();
