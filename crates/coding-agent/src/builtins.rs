@@ -113,6 +113,24 @@ impl BuiltinSettings {
         }
         project_override(&path, &self.project).unwrap_or_else(|| user_enabled(&path, &self.user))
     }
+
+    /// Whether the built-in MCP extension runs: on in the settings, and not replaced by an
+    /// extension that registers `/mcp` itself (pi 0.99.0), which is warned about on stderr.
+    pub fn mcp_enabled(&self, extensions: &[crate::extensions::LoadedExtension]) -> bool {
+        if !self.enabled("mcp") {
+            return false;
+        }
+        let replacement = extensions
+            .iter()
+            .find(|e| e.commands.iter().any(|c| c.name == "mcp"));
+        if let Some(extension) = replacement {
+            eprintln!(
+                "Warning: Extension package \"builtin:mcp\": Extension {} registers command `/mcp`, so built-in extension `mcp` was not loaded. To use `mcp`, run `pi config` and make sure it is enabled under Built-in extensions, then disable or remove the existing extension. We recommend only having one or the other loaded at a time.",
+                extension.path
+            );
+        }
+        replacement.is_none()
+    }
 }
 
 #[cfg(test)]

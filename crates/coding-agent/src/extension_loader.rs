@@ -157,7 +157,12 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         trusted,
         &package_sources,
     );
-    warnings.extend(resolved_packages.warnings.iter().cloned());
+    warnings.extend(
+        resolved_packages
+            .warnings
+            .iter()
+            .map(|warning| format!("Warning: {warning}")),
+    );
     let again = Reload {
         package_extensions: package_extensions(&resolved_packages, options.no_extensions),
         package_sources,

@@ -597,21 +597,24 @@ fn run() -> Result<i32> {
         !args.no_skills,
     ));
     // Like the TypeScript pi, only interactive mode lists resource diagnostics.
+    let loaded_prompts =
+        pi_coding_agent::resources::load_prompt_templates_with_diagnostics(&discovery(
+            &resource_settings.user_prompts,
+            &resource_settings.project_prompts,
+            &args.prompt_template,
+            !args.no_prompt_templates,
+        ));
     let startup_warnings: Vec<String> = skills
         .diagnostics
         .iter()
+        .chain(&loaded_prompts.diagnostics)
         .map(|d| match &d.path {
             Some(path) => format!("{} ({})", d.message, path.display()),
             None => d.message.clone(),
         })
         .collect();
     let mut skills = skills.skills;
-    let mut prompt_templates = load_prompt_templates(&discovery(
-        &resource_settings.user_prompts,
-        &resource_settings.project_prompts,
-        &args.prompt_template,
-        !args.no_prompt_templates,
-    ));
+    let mut prompt_templates = loaded_prompts.templates;
     // Prompt templates and skills of packages given as extension paths.
     for package in &packages {
         let info = |path: &std::path::Path| pi_coding_agent::resources::SourceInfo {
@@ -697,9 +700,9 @@ fn run() -> Result<i32> {
             .map(|session| session.bash_env())
             .unwrap_or_default()
     });
-    // MCP is one of pi 1.6.0's built-in extensions: `--no-extensions` and
-    // `-builtin:mcp` turn it off too.
-    if !args.no_mcp && builtins.enabled("mcp") {
+    // MCP is one of pi 1.6.0's built-in extensions: `--no-extensions`, `-builtin:mcp` and an
+    // extension registering `/mcp` itself turn it off.
+    if !args.no_mcp && builtins.mcp_enabled(&extensions.extensions()) {
         // Attached even without servers, so `/reload` picks up an mcp.json written later.
         let mcp = McpRuntime::load(&agent_dir, agent_session.cwd(), loaded_trusted);
         mcp.start();

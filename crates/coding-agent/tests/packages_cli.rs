@@ -225,7 +225,11 @@ async fn a_pinned_git_package_follows_its_pin_on_update() {
     std::fs::write(env.agent.join("settings.json"), s.to_string()).unwrap();
     let out = pi(&env, &["update", "--extensions"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).ends_with("Updated packages\n"));
+    assert!(
+        text(&out.stdout).contains("Updated 1 package:\n  git:git.example.test/user/gitpkg@v2 "),
+        "{}",
+        text(&out.stdout)
+    );
     assert_eq!(std::fs::read_to_string(&prompt).unwrap(), "hello v2");
 
     let out = pi(&env, &["remove", "git:git.example.test/user/gitpkg"]);

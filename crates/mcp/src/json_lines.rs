@@ -19,6 +19,12 @@ pub struct JsonLines<R> {
     inner: R,
     ready: Vec<u8>,
     partial: Vec<u8>,
+    /// How much of `partial` is known to hold no newline: each chunk is searched once, so a
+    /// large message costs time in proportion to its size (pi 1.5.1).
+    searched: usize,
+    /// Bytes searched for a newline so far (what the tests measure).
+    #[cfg(test)]
+    examined: usize,
     chunk: Box<[u8; 8192]>,
     ended: bool,
     invalid: Invalid,
@@ -30,6 +36,9 @@ impl<R> JsonLines<R> {
             inner,
             ready: Vec::new(),
             partial: Vec::new(),
+            searched: 0,
+            #[cfg(test)]
+            examined: 0,
             chunk: Box::new([0; 8192]),
             ended: false,
             invalid,
@@ -38,7 +47,21 @@ impl<R> JsonLines<R> {
 
     /// Moves the complete lines of `partial` to `ready`, stopping at one that is not JSON.
     fn check_lines(&mut self) {
-        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
+        loop {
+            let fresh = &self.partial[self.searched..];
+            #[cfg(test)]
+            {
+                self.examined += fresh
+                    .iter()
+                    .position(|b| *b == b'\n')
+                    .map_or(fresh.len(), |at| at + 1);
+            }
+            let Some(at) = fresh.iter().position(|b| *b == b'\n') else {
+                self.searched = self.partial.len();
+                return;
+            };
+            let end = self.searched + at;
+            self.searched = 0;
             let line: Vec<u8> = self.partial.drain(..=end).collect();
             let body = line.trim_ascii();
             if !body.is_empty() && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() {
@@ -84,6 +107,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for JsonLines<R> {
                     if filled == 0 {
                         this.ended = true;
                         let rest = std::mem::take(&mut this.partial);
+                        this.searched = 0;
                         this.ready.extend_from_slice(&rest);
                     } else {
                         let bytes = chunk.filled().to_vec();
@@ -113,5 +137,35 @@ mod tests {
             invalid.lock().unwrap().as_deref(),
             Some("the server sent a line that is not JSON: not json")
         );
+    }
+
+    /// Hands out the bytes it was given in chunks of at most 8 KiB.
+    struct Trickle(Vec<u8>, usize);
+
+    impl AsyncRead for Trickle {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let n = (self.0.len() - self.1).min(8192).min(buf.remaining());
+            let start = self.1;
+            buf.put_slice(&self.0[start..start + n]);
+            self.1 += n;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_large_message_is_searched_once() {
+        let text = "z".repeat(4 * 1024 * 1024);
+        let message = format!("{{\"text\":\"{text}\"}}\n{{\"b\":1}}\n");
+        let mut lines =
+            JsonLines::new(Trickle(message.clone().into_bytes(), 0), Invalid::default());
+        let mut out = String::new();
+        lines.read_to_string(&mut out).await.unwrap();
+        assert_eq!(out, message);
+        // Every byte once: searching the pending line again on each chunk would be ~1000x.
+        assert_eq!(lines.examined, message.len());
     }
 }

@@ -7,6 +7,7 @@ use super::command::Runner;
 use super::manager::PackageManager;
 use super::paths::InstallRoots;
 use super::settings;
+use super::update::UpdateEvent;
 use crate::resources::SourceScope;
 
 const INSTALL_HELP: &str = "Usage:
@@ -231,6 +232,9 @@ fn install(manager: &PackageManager, source: &str, scope: SourceScope) -> i32 {
         .install(source, scope)
         .map_err(|e| e.to_string())
         .and_then(|()| settings::add(&manager.roots, source, scope).map_err(|e| e.to_string()));
+    for warning in manager.take_warnings() {
+        println!("{warning}");
+    }
     match result {
         Ok(_) => {
             println!("Installed {source}");
@@ -345,24 +349,39 @@ fn update(manager: &PackageManager, parsed: &Parsed, trusted: bool) -> i32 {
             eprintln!("Error: No matching package found for {source}");
             return 1;
         }
-        if !super::manager::offline() {
-            for package in targets {
-                if matches!(
-                    super::source::PackageSource::parse(&package.source),
-                    super::source::PackageSource::Local { .. }
-                ) {
-                    continue;
+        if super::manager::offline() {
+            println!("Skipped package updates (offline mode)");
+        } else {
+            let mut warnings = 0;
+            let changed = manager.update_packages(&targets, &mut |event| match event {
+                UpdateEvent::Start(line) => println!("{line}"),
+                UpdateEvent::Warning(line) => {
+                    warnings += 1;
+                    println!("{line}");
                 }
-                println!("Updating {}...", package.source);
-                if let Err(e) = manager.update(&package.source, package.scope) {
+            });
+            let changed = match changed {
+                Ok(changed) => changed,
+                Err(e) => {
                     eprintln!("Error: {e}");
                     return 1;
                 }
+            };
+            match (&one, changed.len(), warnings) {
+                (Some(source), 0, 1..) => {
+                    println!("{source} was not updated, see the warnings above");
+                }
+                (None, 0, 1..) => println!("No packages were updated, see the warnings above"),
+                (Some(source), 0, _) => println!("{source} is already up to date"),
+                (None, 0, _) => println!("Packages are already up to date"),
+                (_, count, _) => {
+                    let plural = if count == 1 { "" } else { "s" };
+                    println!("Updated {count} package{plural}:");
+                    for line in changed {
+                        println!("  {line}");
+                    }
+                }
             }
-        }
-        match &one {
-            Some(source) => println!("Updated {source}"),
-            None => println!("Updated packages"),
         }
     }
     if itself {

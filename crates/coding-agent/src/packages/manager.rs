@@ -2,7 +2,7 @@
 //! TypeScript pi's layout (`paths`), and finding where an installed package lives.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use super::command::{CommandError, Runner, args};
 use super::paths::{InstallRoots, home};
@@ -30,6 +30,9 @@ pub struct PackageManager {
     runner: Runner,
     /// `npm root -g`, asked once (0.73's user installs live there).
     global_npm_root: OnceLock<Option<PathBuf>>,
+    /// Problems met on the way that did not stop the operation (a failed `git clean`),
+    /// for the caller to show.
+    warnings: Mutex<Vec<String>>,
 }
 
 fn io(e: std::io::Error) -> PackageError {
@@ -70,6 +73,21 @@ impl PackageManager {
             npm,
             runner,
             global_npm_root: OnceLock::new(),
+            warnings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The warnings gathered since the last call.
+    pub fn take_warnings(&self) -> Vec<String> {
+        self.warnings
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default()
+    }
+
+    fn warn(&self, warning: String) {
+        if let Ok(mut warnings) = self.warnings.lock() {
+            warnings.push(warning);
         }
     }
 
@@ -143,6 +161,15 @@ impl PackageManager {
     }
 
     fn install_npm(&self, spec: &str, scope: SourceScope) -> Result<(), PackageError> {
+        self.install_npm_specs(&[spec.to_owned()], scope)
+    }
+
+    /// One `npm install` of several specs into a scope's npm root.
+    pub(super) fn install_npm_specs(
+        &self,
+        specs: &[String],
+        scope: SourceScope,
+    ) -> Result<(), PackageError> {
         let root = self.roots.npm_root(scope);
         ensure_git_ignore(&root)?;
         let manifest = root.join("package.json");
@@ -155,7 +182,9 @@ impl PackageManager {
         }
         // npm writes broken nested lock paths when --prefix goes through a symlink.
         let prefix = std::fs::canonicalize(&root).unwrap_or(root);
-        let mut argv = args(&["install", spec, "--prefix"]);
+        let mut argv = args(&["install"]);
+        argv.extend(specs.iter().cloned());
+        argv.push("--prefix".to_owned());
         argv.push(prefix.display().to_string());
         argv.extend(args(&["--legacy-peer-deps", "--no-audit", "--no-fund"]));
         self.run_npm(argv, None)
@@ -176,7 +205,7 @@ impl PackageManager {
         }
     }
 
-    fn install_git(
+    pub(super) fn install_git(
         &self,
         source: &PackageSource,
         scope: SourceScope,
@@ -238,21 +267,86 @@ impl PackageManager {
             self.runner
                 .capture("git", &args(&["rev-parse", &commit]), Some(target))?;
         let marker = InstallRoots::git_update_marker(target);
-        if head == wanted_head && !marker.exists() {
-            return Ok(());
+        if head == wanted_head {
+            return if marker.exists() {
+                self.clean_and_install(target, &marker)
+            } else {
+                self.repair_missing_dependencies(target)
+            };
         }
         std::fs::write(&marker, "").map_err(io)?;
-        if head != wanted_head {
-            self.runner
-                .run("git", &args(&["reset", "--hard", &commit]), Some(target))?;
-        }
         self.runner
-            .run("git", &args(&["clean", "-fdx"]), Some(target))?;
+            .run("git", &args(&["reset", "--hard", &commit]), Some(target))?;
+        self.clean_and_install(target, &marker)
+    }
+
+    /// `git clean -fdx`, then the dependencies of the new commit. A clean that fails (a
+    /// file another process holds) is a warning: the dependencies are still installed and
+    /// the marker stays, so the next update cleans again (pi 0.84.0).
+    fn clean_and_install(&self, target: &Path, marker: &Path) -> Result<(), PackageError> {
+        let cleaned = self
+            .runner
+            .run("git", &args(&["clean", "-fdx"]), Some(target));
+        if let Err(e) = &cleaned {
+            self.warn(format!(
+                "Could not remove all untracked files in {} ({e}). Files may be in use by another pi session; close it and run the update again.",
+                target.display()
+            ));
+        }
         if target.join("package.json").exists() {
             self.run_npm(self.git_dependency_install(), Some(target))?;
         }
-        let _ = std::fs::remove_file(&marker);
+        if cleaned.is_ok() {
+            let _ = std::fs::remove_file(marker);
+        }
         Ok(())
+    }
+
+    /// Installs the dependencies of an up-to-date checkout again when one is missing
+    /// from its `node_modules`.
+    fn repair_missing_dependencies(&self, target: &Path) -> Result<(), PackageError> {
+        let Ok(text) = crate::text_file::read_text(target.join("package.json")) else {
+            return Ok(());
+        };
+        let Ok(manifest) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return Ok(());
+        };
+        let Some(dependencies) = manifest.get("dependencies").and_then(|d| d.as_object()) else {
+            return Ok(());
+        };
+        let modules = target.join("node_modules");
+        let missing = dependencies.keys().any(|name| {
+            let path = modules.join(name);
+            !name.split('/').any(|part| part == ".." || part.is_empty()) && !path.exists()
+        });
+        if missing {
+            self.run_npm(self.git_dependency_install(), Some(target))?;
+        }
+        Ok(())
+    }
+
+    /// The checkout's `HEAD` commit, if it is there.
+    pub(super) fn git_head(&self, target: &Path) -> Option<String> {
+        if !target.exists() {
+            return None;
+        }
+        self.runner
+            .capture("git", &args(&["rev-parse", "HEAD"]), Some(target))
+            .ok()
+            .filter(|head| !head.is_empty())
+    }
+
+    /// The newest version npm reports for a name or spec (`npm view <spec> version
+    /// --json`: one version, or the list a range matches).
+    pub(super) fn latest_npm_version(&self, spec: &str) -> Option<semver::Version> {
+        let (program, mut argv) = self.npm_program();
+        argv.extend(args(&["view", spec, "version", "--json"]));
+        let out = self.runner.capture(program, &argv, None).ok()?;
+        let parse = |v: &serde_json::Value| v.as_str().and_then(|v| semver::Version::parse(v).ok());
+        match serde_json::from_str::<serde_json::Value>(&out).ok()? {
+            serde_json::Value::Array(list) => list.iter().filter_map(parse).max(),
+            one => parse(&one),
+        }
     }
 
     /// What an unpinned checkout follows: its upstream branch, else the remote's HEAD.
@@ -331,35 +425,6 @@ impl PackageManager {
         }
     }
 
-    /// Updates one configured package: a pinned npm package or local path is left alone
-    /// (the settings say which version); an npm package is installed again when the
-    /// registry's newest differs; a git checkout is reconciled with its ref or branch.
-    pub fn update(&self, source: &str, scope: SourceScope) -> Result<(), PackageError> {
-        let parsed = PackageSource::parse(source);
-        match &parsed {
-            PackageSource::Local { .. } => Ok(()),
-            // A pinned version is only reinstalled when the installed one differs.
-            PackageSource::Npm { .. } if parsed.pinned() => {
-                self.ensure_installed(source, scope).map(|_| ())
-            }
-            PackageSource::Npm { name, spec, .. } => {
-                let installed = self
-                    .install_path(&parsed, scope)
-                    .and_then(|p| installed_version(&p));
-                let latest = {
-                    let (program, mut argv) = self.npm_program();
-                    argv.extend(args(&["view", name, "version"]));
-                    self.runner.capture(program, &argv, None).ok()
-                };
-                if installed.is_some() && installed == latest {
-                    return Ok(());
-                }
-                self.install_npm(spec, scope)
-            }
-            PackageSource::Git { .. } => self.install_git(&parsed, scope, source),
-        }
-    }
-
     /// Installs a configured package that is missing (or an npm package whose pinned
     /// version differs from the installed one); true when it is there afterwards.
     pub fn ensure_installed(&self, source: &str, scope: SourceScope) -> Result<bool, PackageError> {
@@ -376,6 +441,9 @@ impl PackageManager {
             _ => false,
         };
         if present && !wrong_version {
+            if scope == SourceScope::Temporary && !offline() {
+                self.refresh_temporary(&parsed, source, path.as_deref());
+            }
             return Ok(true);
         }
         if matches!(parsed, PackageSource::Local { .. }) || offline() {
@@ -383,6 +451,51 @@ impl PackageManager {
         }
         self.install(source, scope)?;
         Ok(self.installed_path(source, scope).is_some())
+    }
+}
+
+impl PackageManager {
+    /// `-e` packages have no `pi update`: on each load an unpinned npm package is brought to
+    /// the registry's newest and a git checkout to its ref's current commit (pi 0.99.0,
+    /// 1.5.0). A failed refresh keeps what is there.
+    fn refresh_temporary(&self, parsed: &PackageSource, source: &str, path: Option<&Path>) {
+        match parsed {
+            PackageSource::Npm {
+                name,
+                spec,
+                version,
+            } if !parsed.pinned() => {
+                let installed = path
+                    .and_then(installed_version)
+                    .and_then(|v| semver::Version::parse(&v).ok());
+                let query = if version.is_some() { spec } else { name };
+                let newer = match (installed, self.latest_npm_version(query)) {
+                    (Some(installed), Some(latest)) => latest > installed,
+                    _ => false,
+                };
+                if newer {
+                    let spec = if version.is_some() {
+                        spec.clone()
+                    } else {
+                        format!("{name}@latest")
+                    };
+                    let _ = self.install_npm(&spec, SourceScope::Temporary);
+                }
+            }
+            PackageSource::Git { git_ref, .. } => {
+                let at_commit = git_ref.as_deref().is_some_and(|r| {
+                    (7..=64).contains(&r.len())
+                        && r.chars().all(|c| c.is_ascii_hexdigit())
+                        && path
+                            .and_then(|p| self.git_head(p))
+                            .is_some_and(|head| head.starts_with(&r.to_ascii_lowercase()))
+                });
+                if !at_commit {
+                    let _ = self.install_git(parsed, SourceScope::Temporary, source);
+                }
+            }
+            _ => {}
+        }
     }
 }
 

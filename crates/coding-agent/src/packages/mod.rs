@@ -10,5 +10,6 @@ pub mod resources;
 pub mod session_resources;
 pub mod settings;
 pub mod source;
+pub mod update;
 
 pub use source::PackageSource;

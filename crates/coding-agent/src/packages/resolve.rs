@@ -99,13 +99,12 @@ pub fn resolve(manager: &PackageManager, packages: Vec<ConfiguredPackage>) -> Re
                 Ok(true) => manager.installed_path(&package.source, package.scope),
                 Ok(false) => None,
                 Err(e) => {
-                    resolved
-                        .warnings
-                        .push(format!("Failed to install {}: {e}", package.source));
+                    resolved.warnings.push(install_failure(&package, &e));
                     continue;
                 }
             },
         };
+        resolved.warnings.extend(manager.take_warnings());
         let Some(root) = root else {
             if !matches!(parsed, PackageSource::Local { .. }) {
                 resolved.warnings.push(format!(
@@ -155,6 +154,14 @@ pub fn resolve(manager: &PackageManager, packages: Vec<ConfiguredPackage>) -> Re
             );
             continue;
         }
+        if contents
+            .of(ResourceType::Extensions)
+            .iter()
+            .any(|f| f.enabled)
+            && let Some(warning) = host_dependencies_warning(&root)
+        {
+            resolved.warnings.push(warning);
+        }
         for kind in ResourceType::ALL {
             for file in contents.of(kind) {
                 add(
@@ -168,4 +175,60 @@ pub fn resolve(manager: &PackageManager, packages: Vec<ConfiguredPackage>) -> Re
         }
     }
     resolved
+}
+
+/// The modules pi gives extensions itself: a package must not install its own copies.
+const HOST_PROVIDED: [&str; 10] = [
+    "@earendil-works/pi-agent-core",
+    "@earendil-works/pi-ai",
+    "@earendil-works/pi-coding-agent",
+    "@earendil-works/pi-tui",
+    "@mariozechner/pi-agent-core",
+    "@mariozechner/pi-ai",
+    "@mariozechner/pi-coding-agent",
+    "@mariozechner/pi-tui",
+    "@sinclair/typebox",
+    "typebox",
+];
+
+/// pi 0.99.0's warning for an extension package listing host-provided modules in
+/// `dependencies` (they belong in `peerDependencies` with a `*` range).
+fn host_dependencies_warning(root: &std::path::Path) -> Option<String> {
+    let path = root.join("package.json");
+    let text = crate::text_file::read_text(&path).ok()?;
+    let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let dependencies = manifest.get("dependencies")?.as_object()?;
+    let mut listed: Vec<&str> = dependencies
+        .keys()
+        .map(String::as_str)
+        .filter(|name| HOST_PROVIDED.contains(name))
+        .collect();
+    listed.sort_unstable();
+    (!listed.is_empty()).then(|| {
+        format!(
+            "Extension package \"{}\": Host-provided extension packages must be declared in peerDependencies with a \"*\" range, not dependencies: {}. Installed copies can bypass the extension loader and create duplicate runtime modules.",
+            path.display(),
+            listed.join(", ")
+        )
+    })
+}
+
+/// pi 1.6.0's warning for a package skipped because it could not be installed, with how
+/// to drop it from the settings (it is tried again at the next start or `/reload`).
+fn install_failure(package: &ConfiguredPackage, error: &super::manager::PackageError) -> String {
+    let hint = match package.scope {
+        SourceScope::Temporary => "Check the source and try again.".to_owned(),
+        SourceScope::Project => format!(
+            "Run \"pi remove {} --local\" to remove it from settings.json.",
+            package.source
+        ),
+        SourceScope::User => format!(
+            "Run \"pi remove {}\" to remove it from settings.json.",
+            package.source
+        ),
+    };
+    format!(
+        "Extension package \"{}\": failed to install ({error}). {hint}",
+        package.source
+    )
 }

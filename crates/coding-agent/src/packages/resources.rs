@@ -171,7 +171,7 @@ pub fn collect(package_root: &Path, filter: Option<&PackageFilter>) -> PackageCo
             }
         }
         out.is_package = true;
-    } else if let Some(manifest) = manifest {
+    } else if let Some(manifest) = manifest.filter(Manifest::lists_any) {
         for kind in ResourceType::ALL {
             if let Some(entries) = manifest.entries(kind) {
                 out.add(kind, manifest_enabled(&root, &entries, kind), on);
@@ -233,19 +233,23 @@ fn overrides(entries: &[String]) -> Vec<&str> {
 // ---------------------------------------------------------------------------------------
 // The manifest
 
-/// A package's `pi` manifest (a `pi` value JS finds truthy); `None` inside for a truthy value
-/// that is not an object (it lists nothing).
-struct Manifest(Option<Map<String, Value>>);
+/// A package's `pi` manifest object.
+struct Manifest(Map<String, Value>);
 
 impl Manifest {
-    /// The manifest's list for `kind`. A value that is not a list counts as absent (TS would
-    /// throw on a non-empty string or object); non-string items are dropped (TS would throw).
+    /// The manifest's list for `kind`: a value that is not a list of strings counts as
+    /// absent (pi 0.84.0: a malformed resource array no longer crashes startup).
     fn entries(&self, kind: ResourceType) -> Option<Vec<String>> {
-        self.0
-            .as_ref()?
-            .get(kind.key())?
-            .as_array()
-            .map(|a| strings(a))
+        let items = self.0.get(kind.key())?.as_array()?;
+        let strings = strings(items);
+        (strings.len() == items.len()).then_some(strings)
+    }
+
+    /// TS `hasManifestResourceFields`: it lists at least one resource type.
+    fn lists_any(&self) -> bool {
+        ResourceType::ALL
+            .iter()
+            .any(|kind| self.entries(*kind).is_some())
     }
 }
 
@@ -256,11 +260,12 @@ fn read_pi(package_json: &Path) -> Option<Value> {
     json.get("pi").filter(|pi| !pi.is_null()).cloned()
 }
 
-/// TS `readPiManifest` as `collectPackageResources` tests it (`if (manifest)`).
+/// TS `readPiManifest`: the `pi` object of `package.json` (anything else is no manifest).
 fn read_manifest(root: &Path) -> Option<Manifest> {
-    let pi = read_pi(&root.join("package.json"))?;
-    let falsy = pi.as_bool() == Some(false) || pi.as_str() == Some("") || pi.as_f64() == Some(0.0);
-    (!falsy).then(|| Manifest(pi.as_object().cloned()))
+    read_pi(&root.join("package.json"))?
+        .as_object()
+        .cloned()
+        .map(Manifest)
 }
 
 /// TS `collectManifestFiles(...).allFiles`: a non-empty manifest list with its own overrides

@@ -501,11 +501,11 @@ fn folders_that_are_not_packages() {
     // A filter makes any folder a package, with nothing in it here.
     let c = collect(&base.join("empty"), Some(&PackageFilter::default()));
     assert!(c.is_package && c.extensions.is_empty());
-    // A falsy `pi` is no manifest; a truthy non-object one is a manifest listing nothing.
+    // A `pi` that is not an object is no manifest (pi 1.6.0): the convention folders count.
     let c = collect(&base.join("falsy"), None);
     assert_eq!(listed(&c, Prompts, &base), ["+ falsy/prompts/p.md"]);
     let c = collect(&base.join("weird"), None);
-    assert!(c.is_package && c.prompts.is_empty());
+    assert_eq!(listed(&c, Prompts, &base), ["+ weird/prompts/p.md"]);
     assert_eq!(all_rel(&base, "weird", Prompts), ["weird/prompts/p.md"]);
     let f = filter(serde_json::json!({"prompts": ["p.md"]}));
     let c = collect(&base.join("weird"), Some(&f));

@@ -56,7 +56,10 @@ impl PackageSource {
     /// Whether a version or ref is pinned (`pi update` leaves pinned packages alone).
     pub fn pinned(&self) -> bool {
         match self {
-            PackageSource::Npm { version, .. } => version.is_some(),
+            // An npm range (`^1.2`) still follows newer releases within it.
+            PackageSource::Npm { version, .. } => version
+                .as_deref()
+                .is_some_and(|v| semver::Version::parse(v.trim_start_matches('=')).is_ok()),
             PackageSource::Git { git_ref, .. } => git_ref.is_some(),
             PackageSource::Local { .. } => false,
         }

@@ -234,7 +234,8 @@ pub(crate) fn resolve(options: &DiscoveryOptions, kind: Kind) -> Resolved {
 }
 
 /// How a skills directory is scanned: pi's own directories also take `.md` files at their
-/// root as skills; `.agents/skills` directories take only `SKILL.md` files.
+/// root as skills; `.agents/skills` directories take `.md` files in their grouping
+/// folders but not at their root (pi 0.84.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SkillMode {
     Pi,
@@ -275,8 +276,11 @@ fn collect_skill_entries_in(
         if entry.name.starts_with('.') || entry.name == "node_modules" {
             continue;
         }
-        if mode == SkillMode::Pi
-            && dir == root
+        let markdown_here = match mode {
+            SkillMode::Pi => dir == root,
+            SkillMode::Agents => dir != root,
+        };
+        if markdown_here
             && entry.is_file
             && entry.name.ends_with(".md")
             && !rules.ignores(&entry.path, false)

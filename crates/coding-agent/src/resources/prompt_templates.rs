@@ -66,11 +66,19 @@ fn scalar_text(value: Option<&Value>) -> Option<String> {
     }
 }
 
-/// Loads one template; `None` when the file can't be read or its frontmatter is invalid.
-fn load_template_file(path: &Path, source_info: SourceInfo) -> Option<PromptTemplate> {
-    let content = crate::text_file::read_text(path).ok()?;
-    let parsed = frontmatter::parse(&content).ok()?;
-    let file_name = path.file_name()?.to_string_lossy();
+/// Loads one template; `Err` with a warning when the file can't be read or its frontmatter
+/// is invalid (pi 0.87.0 reports it instead of skipping the file silently).
+fn load_template_file(
+    path: &Path,
+    source_info: SourceInfo,
+) -> Result<PromptTemplate, Box<ResourceDiagnostic>> {
+    let warn = |message: String| Box::new(ResourceDiagnostic::warning(message, path));
+    let content = crate::text_file::read_text(path).map_err(|e| warn(e.to_string()))?;
+    let parsed = frontmatter::parse(&content).map_err(|e| warn(e.to_string()))?;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     let name = file_name
         .strip_suffix(".md")
         .unwrap_or(&file_name)
@@ -89,7 +97,7 @@ fn load_template_file(path: &Path, source_info: SourceInfo) -> Option<PromptTemp
             })
             .unwrap_or_default()
     });
-    Some(PromptTemplate {
+    Ok(PromptTemplate {
         name,
         description,
         argument_hint: scalar_text(parsed.frontmatter.get("argument-hint")),
@@ -100,12 +108,15 @@ fn load_template_file(path: &Path, source_info: SourceInfo) -> Option<PromptTemp
 }
 
 /// The `.md` files directly in a directory given as a path (no recursion).
-fn load_templates_from_dir(dir: &Path, info: &dyn Fn(&Path) -> SourceInfo) -> Vec<PromptTemplate> {
+fn load_templates_from_dir(
+    dir: &Path,
+    info: &dyn Fn(&Path) -> SourceInfo,
+) -> Vec<Result<PromptTemplate, Box<ResourceDiagnostic>>> {
     read_dir_sorted(dir)
         .unwrap_or_default()
         .into_iter()
         .filter(|e| e.is_file && e.name.ends_with(".md"))
-        .filter_map(|e| load_template_file(&e.path, info(&e.path)))
+        .map(|e| load_template_file(&e.path, info(&e.path)))
         .collect()
 }
 
@@ -152,7 +163,7 @@ pub fn load_prompt_templates_with_diagnostics(
         if meta.is_dir() {
             all.extend(load_templates_from_dir(path, &info));
         } else if meta.is_file() && path.to_string_lossy().ends_with(".md") {
-            all.extend(load_template_file(path, info(path)));
+            all.push(load_template_file(path, info(path)));
         }
     }
 
@@ -160,6 +171,13 @@ pub fn load_prompt_templates_with_diagnostics(
     let mut by_name: HashMap<String, usize> = HashMap::new();
     let mut diagnostics = Vec::new();
     for template in all {
+        let template = match template {
+            Ok(template) => template,
+            Err(diagnostic) => {
+                diagnostics.push(*diagnostic);
+                continue;
+            }
+        };
         if let Some(&winner) = by_name.get(&template.name) {
             diagnostics.push(ResourceDiagnostic::collision(
                 "prompt",
@@ -257,6 +275,8 @@ mod tests {
 
         let c = dir.path().join("bad.md");
         std::fs::write(&c, "---\ndescription: \"open\n---\nbody").unwrap();
-        assert!(load_template_file(&c, info).is_none());
+        let warning = load_template_file(&c, info).unwrap_err();
+        assert_eq!(warning.kind, crate::resources::DiagnosticKind::Warning);
+        assert_eq!(warning.path.as_deref(), Some(c.as_path()));
     }
 }

@@ -298,7 +298,12 @@ fn create_temp_file() -> Option<(PathBuf, File)> {
         }
         let name = format!("{TEMP_FILE_PREFIX}-{:016x}.log", hasher.finish());
         let path = std::env::temp_dir().join(name);
-        match File::options().write(true).create_new(true).open(&path) {
+        let mut options = File::options();
+        options.write(true).create_new(true);
+        // The full output can hold secrets a command printed: readable by the user only.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        match options.open(&path) {
             Ok(file) => return Some((path, file)),
             Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(_) => return None,

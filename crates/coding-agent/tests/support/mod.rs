@@ -8,6 +8,7 @@ pub mod ext_host;
 pub mod git;
 pub mod images;
 pub mod mcp;
+pub mod npm_registry;
 pub mod oauth;
 pub mod rpc;
 pub mod session;

@@ -39,6 +39,18 @@ impl Tmux {
         cols: u16,
         rows: u16,
     ) -> Tmux {
+        Self::start_program(env, env!("CARGO_BIN_EXE_pi"), vars, args, cols, rows)
+    }
+
+    /// [`Tmux::start_with`] running another pi (pi 1.6.0's wrapper, say).
+    pub fn start_program(
+        env: &Env,
+        pi: &str,
+        vars: &[(&str, &str)],
+        args: &[&str],
+        cols: u16,
+        rows: u16,
+    ) -> Tmux {
         let socket = format!(
             "pi-test-{}-{}",
             std::process::id(),
@@ -49,7 +61,6 @@ impl Tmux {
             socket,
             exit_file: exit_file.clone(),
         };
-        let pi = env!("CARGO_BIN_EXE_pi");
         // tmux is slow to notice a dead pane at times; a wrapper shell records the status.
         let mut command = vec![
             "sh".to_owned(),

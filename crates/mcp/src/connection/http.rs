@@ -13,6 +13,9 @@ use super::handler::Handler;
 use super::{Connection, lock};
 use crate::oauth::{Challenge, OAuthSettings, Refreshed, ServerAuth};
 
+/// How much of an HTTP error's body is read: a body that never ends does not hold the call.
+const MAX_ERROR_BODY_BYTES: usize = 8 * 1024;
+
 /// The error `open` returns for a server that needs sign-in.
 pub(super) const NEEDS_SIGN_IN: &str = "needs sign-in";
 
@@ -100,6 +103,8 @@ impl Connection {
             };
             let mut config = StreamableHttpClientTransportConfig::with_uri(url);
             config.auth_header = token.clone();
+            // Only the start of an HTTP error's body is read, as pi 1.5.1 does (8 KiB).
+            config.max_error_response_size = MAX_ERROR_BODY_BYTES;
             let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
             let transport = super::ProgressTap::new(transport, self.routes.clone());
             let error = match handler.clone().serve(transport).await {

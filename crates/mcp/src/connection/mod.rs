@@ -468,7 +468,7 @@ impl Connection {
                 text
             }
             rmcp::ServiceError::McpError(e) => e.message.to_string(),
-            other => other.to_string(),
+            other => transport_cause(&other.to_string()).to_owned(),
         };
         CallError::Call(format!("MCP server \"{name}\": {text}"))
     }
@@ -621,4 +621,11 @@ fn to_values<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
         .iter()
         .filter_map(|item| serde_json::to_value(item).ok())
         .collect()
+}
+
+/// rmcp's transport errors name the transport's Rust type (`Transport send error:
+/// Transport [..] error: HTTP 500`): the model is told the cause only.
+fn transport_cause(text: &str) -> &str {
+    text.split_once("] error: ")
+        .map_or(text, |(_, cause)| cause)
 }
