@@ -103,24 +103,11 @@ fn run() -> Result<i32> {
     if let Some(file) = &args.export {
         let cwd = std::env::current_dir()?;
         let out = args.messages.first().map(std::path::Path::new);
-        return match pi_coding_agent::export::export_file_html(
+        return Ok(pi_coding_agent::export::export_command(
             std::path::Path::new(file),
             out,
             &cwd,
-        ) {
-            Ok(path) => {
-                // As given: relative to the cwd when it is there (pi 1.5).
-                println!(
-                    "Exported to: {}",
-                    path.strip_prefix(&cwd).unwrap_or(&path).display()
-                );
-                Ok(0)
-            }
-            Err(e) => {
-                eprintln!("Error: {e}");
-                Ok(1)
-            }
-        };
+        ));
     }
 
     let agent_dir = paths::agent_dir();

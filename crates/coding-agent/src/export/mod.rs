@@ -56,6 +56,24 @@ pub fn export_session_html(
     Ok(path)
 }
 
+/// `pi --export <session> [out]`: exports and prints where the file went (relative to the
+/// cwd when it is inside it, as pi 1.5 prints it); the exit code.
+pub fn export_command(session_file: &Path, output: Option<&Path>, cwd: &Path) -> i32 {
+    match export_file_html(session_file, output, cwd) {
+        Ok(path) => {
+            println!(
+                "Exported to: {}",
+                path.strip_prefix(cwd).unwrap_or(&path).display()
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("Error: {e}");
+            1
+        }
+    }
+}
+
 /// Opens the session file `session_file` (relative to `cwd`) and exports it like
 /// [`export_session_html`]; the session's own working directory need not exist.
 pub fn export_file_html(
