@@ -401,7 +401,7 @@ impl AgentSession {
                 session.inner.ext.commands_running.idle().await;
                 session.inner.ext.settling.passed().await;
                 session.inner.agent.wait_for_idle().await;
-                let _run = session.run_guard();
+                let run = session.run_guard();
                 request.release();
                 // pi 1.6.0: `before_agent_start` sees the message that starts the run.
                 let started = pi_ai::oauth::now_ms();
@@ -414,7 +414,7 @@ impl AgentSession {
                     messages.insert(0, system);
                 }
                 if session.inner.agent.prompt(messages).await.is_ok() {
-                    session.settle().await;
+                    session.settle(&run).await;
                 } else {
                     session.inner.flush_pending_custom(false);
                 }

@@ -188,6 +188,8 @@ pub(crate) struct Inner {
     retry_attempt: AtomicU32,
     /// Runs started and not yet settled (see `settle.rs`).
     active_runs: AtomicU32,
+    /// Active runs that already reported `agent_settled` (see `settle::RunGuard`).
+    settled_runs: AtomicU32,
     /// How many `agent_settled` events were emitted (a handled prompt checks for its own).
     settled_count: AtomicU64,
     /// Runs an extension asked for (`sendUserMessage`, a turn-triggering `sendMessage`)

@@ -136,11 +136,11 @@ impl AgentSession {
         report(Ok(Disposition::Started));
         // The previous run may still be finishing after its agent_end.
         self.inner.agent.wait_for_idle().await;
-        let _run = self.run_guard();
+        let run = self.run_guard();
         if let Err(e) = self.inner.agent.prompt(messages).await {
             return Err(SessionOpError::new(e.to_string()));
         }
-        self.settle().await;
+        self.settle(&run).await;
         Ok(())
     }
 

@@ -12,11 +12,30 @@ use super::{AgentSession, lock, retry};
 use crate::session_event::SessionOnlyEvent;
 
 /// Counts a run as active from its start until it settled.
-pub(super) struct RunGuard(std::sync::Weak<super::Inner>);
+pub(super) struct RunGuard {
+    inner: std::sync::Weak<super::Inner>,
+    /// The run reported `agent_settled` (counted in `settled_runs` until the guard drops).
+    settled: AtomicBool,
+}
+
+impl RunGuard {
+    /// The run is about to report `agent_settled`: from now on it no longer keeps a prompt
+    /// a client sends on seeing that event from settling.
+    fn mark_settled(&self) {
+        if !self.settled.swap(true, Ordering::SeqCst)
+            && let Some(inner) = self.inner.upgrade()
+        {
+            inner.settled_runs.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
 
 impl Drop for RunGuard {
     fn drop(&mut self) {
-        if let Some(inner) = self.0.upgrade() {
+        if let Some(inner) = self.inner.upgrade() {
+            if self.settled.load(Ordering::SeqCst) {
+                inner.settled_runs.fetch_sub(1, Ordering::SeqCst);
+            }
             inner.active_runs.fetch_sub(1, Ordering::SeqCst);
         }
     }
@@ -26,7 +45,10 @@ impl AgentSession {
     /// Marks a run as started; it counts until the guard drops (after `settle`).
     pub(super) fn run_guard(&self) -> RunGuard {
         self.inner.active_runs.fetch_add(1, Ordering::SeqCst);
-        RunGuard(Arc::downgrade(&self.inner))
+        RunGuard {
+            inner: Arc::downgrade(&self.inner),
+            settled: AtomicBool::new(false),
+        }
     }
 
     /// Waits (at most `limit`) until every started run settled: an RPC `abort` answers
@@ -47,8 +69,10 @@ impl AgentSession {
     }
 
     /// Retries, recovers or compacts after a run, repeating while a new run was started;
-    /// then reports `agent_settled` (aborted when the last reply was aborted).
-    pub(super) async fn settle(&self) {
+    /// then reports `agent_settled` (aborted when the last reply was aborted). The run is
+    /// marked settled just before, so a prompt an extension handles right after a client saw
+    /// that event still gets its own `agent_settled`.
+    pub(super) async fn settle(&self, run: &RunGuard) {
         let mut aborted = false;
         let mut outcome = "completed";
         loop {
@@ -111,6 +135,7 @@ impl AgentSession {
         });
         self.extension_events_settled().await;
         self.inner.cache_warming_settled();
+        run.mark_settled();
         self.inner.emit_settled(aborted);
         self.inner.ext.settling.close();
     }
@@ -148,7 +173,7 @@ impl AgentSession {
     pub(super) fn settle_handled(&self, settled_before: u64) {
         let inner = &self.inner;
         if inner.settled_count.load(Ordering::SeqCst) == settled_before
-            && inner.active_runs.load(Ordering::SeqCst) == 0
+            && inner.active_runs.load(Ordering::SeqCst) == inner.settled_runs.load(Ordering::SeqCst)
             && inner.requested_runs.load(Ordering::SeqCst) == 0
             && !self.is_streaming()
         {

@@ -89,6 +89,7 @@ impl AgentSession {
                 compact_after_runs: AtomicBool::new(true),
                 retry_attempt: AtomicU32::new(0),
                 active_runs: AtomicU32::new(0),
+                settled_runs: AtomicU32::new(0),
                 settled_count: AtomicU64::new(0),
                 requested_runs: Arc::new(AtomicU32::new(0)),
                 will_retry: Arc::new(AtomicBool::new(false)),
