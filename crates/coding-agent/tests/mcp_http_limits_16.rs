@@ -10,7 +10,6 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -46,17 +45,10 @@ impl HttpServer {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let port = loop {
-            if let Ok(port) = std::fs::read_to_string(&port_file) {
-                break port;
-            }
-            assert!(Instant::now() < deadline, "the HTTP server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let port = support::wait_for_port_file(&port_file, "HTTP");
         Self {
             child,
-            url: format!("http://127.0.0.1:{}/mcp", port.trim()),
+            url: format!("http://127.0.0.1:{}/mcp", port),
             notes,
         }
     }

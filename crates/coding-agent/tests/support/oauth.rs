@@ -4,7 +4,6 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -41,17 +40,10 @@ impl OAuthServer {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let port = loop {
-            if let Ok(port) = std::fs::read_to_string(&port_file) {
-                break port;
-            }
-            assert!(Instant::now() < deadline, "the OAuth server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let port = super::wait_for_port_file(&port_file, "OAuth");
         Self {
             child,
-            base: format!("http://127.0.0.1:{}", port.trim()),
+            base: format!("http://127.0.0.1:{}", port),
         }
     }
 
