@@ -23,7 +23,7 @@ use crate::resources::SourceScope;
 use crate::trust::{self, DefaultTrust, TrustStore};
 
 /// Asks whether to trust a project folder; `None` when the user did not answer.
-pub type AskTrust = Box<dyn Fn(&Path) -> Option<bool> + Send>;
+pub type AskTrust = Box<dyn Fn(&Path) -> Option<trust::TrustOption> + Send>;
 
 /// What startup knows when it loads extensions.
 pub struct LoadOptions {
@@ -83,65 +83,100 @@ fn settings_entries(path: &Path) -> (Vec<String>, Option<String>) {
     (entries, trust)
 }
 
-/// Whether the project has anything that loads only when trusted: its own extensions,
-/// packages or MCP servers.
-fn project_needs_trust(options: &LoadOptions, project_entries: &[String]) -> bool {
-    let roots = InstallRoots {
-        cwd: options.cwd.clone(),
-        agent_dir: options.agent_dir.clone(),
-    };
-    discovery::project_has_extensions(&options.cwd, project_entries)
-        || !pkg_settings::read_scope(&roots, SourceScope::Project).is_empty()
-        || pi_mcp::config::project_config_path(&options.cwd).exists()
-}
-
-/// Whether the project's own extensions may load (asking when it can and must).
-fn project_trusted(
-    options: &LoadOptions,
-    project_entries: &[String],
-    default: DefaultTrust,
-    may_ask: bool,
-) -> (bool, Option<String>) {
-    if !project_needs_trust(options, project_entries) {
-        return (false, None);
-    }
-    let store = TrustStore::new(&options.agent_dir);
-    match trust::decide(options.approve, &store, &options.cwd, default) {
-        Ok(Some(decision)) => (decision, None),
-        Ok(None) => match options.ask_trust.as_ref().filter(|_| may_ask) {
-            Some(ask) => match ask(&options.cwd) {
-                Some(decision) => {
-                    let warning = store
-                        .set(&options.cwd, Some(decision))
-                        .err()
-                        .map(|e| e.to_string());
-                    (decision, warning)
-                }
-                None => (false, None),
-            },
-            None => (false, None),
-        },
-        Err(e) => (false, Some(e.to_string())),
-    }
-}
-
-/// Discovers and loads every extension; TypeScript ones in the node host.
+/// pi 1.6.0's trust decision for startup: `--approve`/`--no-approve`; for a project with
+/// nothing protected, a saved decision or trust; else a user or `-e` extension's
+/// `project_trust` answer (they load first, without the project's), a saved decision,
+/// `defaultProjectTrust`, and the prompt in the terminal UI.
 pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>) -> Loaded {
+    let store = TrustStore::new(&options.agent_dir);
+    if let Some(decision) = options.approve {
+        return load_trusted(&options, rust_extensions, decision).await;
+    }
+    if !trust::has_trust_requiring_resources(&options.cwd) {
+        let (trusted, warning) = match trust::without_protected_resources(&store, &options.cwd) {
+            Ok(trusted) => (trusted, None),
+            Err(e) => (false, Some(e.to_string())),
+        };
+        let mut loaded = load_trusted(&options, rust_extensions, trusted).await;
+        loaded.warnings.splice(0..0, warning);
+        return loaded;
+    }
+    let untrusted = load_trusted(&options, rust_extensions.clone(), false).await;
+    if untrusted.fatal.is_some() {
+        return untrusted;
+    }
+    let cwd = options.cwd.display().to_string();
+    let interactive = options.mode == "interactive";
+    let answer = untrusted
+        .runtime
+        .emit_project_trust(&cwd, &options.mode, interactive)
+        .await;
+    let mut warnings: Vec<String> = answer
+        .warnings
+        .into_iter()
+        .map(|warning| format!("Warning: {warning}"))
+        .collect();
+    let trusted = match answer.trusted {
+        Some(trusted) => {
+            if answer.remember
+                && let Err(e) = store.set(&options.cwd, Some(trusted))
+            {
+                warnings.push(e.to_string());
+            }
+            trusted
+        }
+        None => {
+            let (_, default) = settings_entries(&options.agent_dir.join("settings.json"));
+            match trust::decide(
+                None,
+                &store,
+                &options.cwd,
+                DefaultTrust::parse(default.as_deref()),
+            ) {
+                Ok(Some(decision)) => decision,
+                Ok(None) => match options.ask_trust.as_ref() {
+                    Some(ask) => match ask(&options.cwd) {
+                        Some(choice) => {
+                            if let Err(e) = store.set_many(&choice.updates) {
+                                warnings.push(e.to_string());
+                            }
+                            choice.trusted
+                        }
+                        None => false,
+                    },
+                    None => false,
+                },
+                Err(e) => {
+                    warnings.push(e.to_string());
+                    false
+                }
+            }
+        }
+    };
+    let mut loaded = if trusted {
+        // The project's extensions, packages and settings join: load again with them.
+        untrusted.runtime.shutdown().await;
+        load_trusted(&options, rust_extensions, true).await
+    } else {
+        untrusted
+    };
+    loaded.warnings.splice(0..0, warnings);
+    loaded
+}
+
+/// Discovers and loads every extension (TypeScript ones in the node host) for a decided
+/// project trust.
+async fn load_trusted(
+    options: &LoadOptions,
+    rust_extensions: Vec<Arc<dyn Extension>>,
+    trusted: bool,
+) -> Loaded {
     let mut warnings = Vec::new();
-    let (_, default_trust) = settings_entries(&options.agent_dir.join("settings.json"));
-    let (project_entries, _) = settings_entries(&options.cwd.join(".pi").join("settings.json"));
-    // With --no-extensions nobody is asked, but an explicit or remembered decision still
-    // lets the project's packages (their prompts, skills, themes) load.
-    let (trusted, trust_warning) = project_trusted(
-        &options,
-        &project_entries,
-        DefaultTrust::parse(default_trust.as_deref()),
-        !options.no_extensions,
-    );
-    warnings.extend(trust_warning);
-    // What extensions see (`ctx.isProjectTrusted()`): as pi 1.6.0, a project with nothing
-    // that needs trust counts as trusted.
-    let effective_trust = trusted || !project_needs_trust(&options, &project_entries);
+    let (project_entries, _) = if trusted {
+        settings_entries(&options.cwd.join(".pi").join("settings.json"))
+    } else {
+        (Vec::new(), None)
+    };
     // `-e builtin:<name>` turns a built-in extension on (`crate::builtins`): no path.
     let (package_sources, local_paths): (Vec<String>, Vec<String>) = options
         .cli_paths
@@ -172,7 +207,6 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         cli_paths: local_paths.clone(),
         no_extensions: options.no_extensions,
         trusted,
-        effective_trust,
         theme: options.theme.clone(),
         rust: rust_extensions,
     };
@@ -245,8 +279,6 @@ struct Reload {
     cli_paths: Vec<String>,
     no_extensions: bool,
     trusted: bool,
-    /// `ctx.isProjectTrusted()` (see [`HostOptions::project_trusted`]).
-    effective_trust: bool,
     theme: String,
     rust: Vec<Arc<dyn Extension>>,
 }
@@ -327,7 +359,7 @@ async fn load_backends(
                 extensions: found,
                 flag_values: Map::new(),
                 theme: options.theme.clone(),
-                project_trusted: options.effective_trust,
+                project_trusted: options.trusted,
             })
             .await
             .map(|(host, failed)| (host as Arc<dyn ExtensionBackend>, failed)),

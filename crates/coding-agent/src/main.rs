@@ -154,7 +154,9 @@ fn run() -> Result<i32> {
             } else {
                 None
             },
-            ask_trust: interactive.then(|| Box::new(ask_trust) as extension_loader::AskTrust),
+            ask_trust: interactive.then(|| {
+                Box::new(pi_coding_agent::trust::ask_on_terminal) as extension_loader::AskTrust
+            }),
             theme: "dark".to_owned(),
         },
         Vec::new(),
@@ -229,11 +231,18 @@ fn run() -> Result<i32> {
     }
     let rpc = mode == Mode::Rpc;
 
-    let settings_store = std::sync::Arc::new(SettingsStore::load(
+    let settings_store = std::sync::Arc::new(SettingsStore::load_for_trust(
         &paths::settings_path(&agent_dir),
         &paths::project_settings_path(&cwd),
+        loaded_trusted,
     ));
     let settings = settings_store.get();
+    // As pi 1.6.0, the project's `sessionDir` is read before (and whatever) its trust.
+    let session_dir_setting = pi_coding_agent::config::settings::Settings::load(
+        &paths::settings_path(&agent_dir),
+        &paths::project_settings_path(&cwd),
+    )
+    .session_dir;
     pi_coding_agent::client_identity::install(&settings);
     if args.session_id.is_some() {
         let conflict = if args.session.is_some() {
@@ -257,7 +266,7 @@ fn run() -> Result<i32> {
         fork: args.fork.as_deref(),
         session_id: args.session_id.as_deref(),
         session_dir: args.session_dir.as_deref(),
-        settings_dir: settings.session_dir.as_deref(),
+        settings_dir: session_dir_setting.as_deref(),
     };
     if args.resume && !rpc && !interactive {
         let dir = select::session_dir(&choice, &agent_dir, &cwd);
@@ -575,6 +584,7 @@ fn run() -> Result<i32> {
         options.project_entries = project.to_vec();
         options.cli_paths = cli.to_vec();
         options.include_defaults = defaults;
+        options.skip_project = !loaded_trusted;
         options
     };
     let skills = load_skills(&discovery(
@@ -653,11 +663,12 @@ fn run() -> Result<i32> {
         &mut skills,
         &mut prompt_templates,
     );
-    let recipe = system_prompt::PromptRecipe {
-        custom: args.system_prompt.clone(),
-        append: args.append_system_prompt.clone(),
+    let recipe = system_prompt::PromptRecipe::discover(
+        args.system_prompt.as_deref(),
+        &args.append_system_prompt,
+        (&agent_dir, &session_cwd, loaded_trusted),
         context_files,
-    };
+    );
     let (snippets, guidelines) = extensions.prompt_additions(&tool_names);
     let prompt = recipe.build(&tool_names, &skills, &snippets, &guidelines, &session_cwd);
     let agent_session = AgentSession::new(AgentSessionConfig {
@@ -738,6 +749,7 @@ fn run() -> Result<i32> {
                 .into_iter()
                 .map(|r| r.path.clone())
                 .collect(),
+            project_trusted: loaded_trusted,
             no_model,
             sandbox_label: sandbox.label(),
         };
@@ -772,19 +784,4 @@ fn run() -> Result<i32> {
     // The process exits next: freeing a large transcript entry by entry would only cost time.
     std::mem::forget(transcript);
     Ok(code)
-}
-
-/// Asks on the terminal whether to trust a project's own extensions (remembered in
-/// trust.json by the caller).
-fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
-    use std::io::Write as _;
-    eprint!(
-        "{} has project extensions (.pi/extensions or project settings). They run code on \
-this machine. Trust this folder? [y/N] ",
-        cwd.display()
-    );
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    std::io::stdin().read_line(&mut answer).ok()?;
-    Some(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }

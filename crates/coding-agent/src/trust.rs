@@ -1,7 +1,7 @@
-//! Project trust, as pi 1.5 keeps it: code from a project folder (`.pi/extensions`, the
-//! project settings' extensions) runs only once the user trusted the folder. Decisions
-//! live in `<agentDir>/trust.json` as `{"/canonical/dir": true|false}`; the nearest saved
-//! folder (the project or a parent) decides.
+//! Project trust, as pi 1.6.0 keeps it: a folder's own settings and resources (`.pi/…`,
+//! project `.agents/skills`) load only once the user trusted the folder. Decisions live in
+//! `<agentDir>/trust.json` as `{"/canonical/dir": true|false}`; the nearest saved folder
+//! (the project or a parent) decides.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,9 +18,14 @@ pub enum DefaultTrust {
 
 impl DefaultTrust {
     pub fn parse(value: Option<&str>) -> Self {
+        value.map(Self::parse_str).unwrap_or_default()
+    }
+
+    /// `always`, `never`; anything else asks.
+    pub fn parse_str(value: &str) -> Self {
         match value {
-            Some("always") => Self::Always,
-            Some("never") => Self::Never,
+            "always" => Self::Always,
+            "never" => Self::Never,
             _ => Self::Ask,
         }
     }
@@ -109,12 +114,20 @@ impl TrustStore {
 
     /// Saves a decision for `cwd` (`None` forgets it); keys sorted, 2-space indent.
     pub fn set(&self, cwd: &Path, decision: Option<bool>) -> Result<(), TrustError> {
+        self.set_many(&[(cwd.to_path_buf(), decision)])
+    }
+
+    /// Saves several decisions in one write (the prompt's "Trust parent folder" saves the
+    /// parent and forgets the folder itself).
+    pub fn set_many(&self, decisions: &[(PathBuf, Option<bool>)]) -> Result<(), TrustError> {
         let mut data = self.read()?;
-        let key = canonical(cwd).display().to_string();
-        match decision {
-            Some(decision) => data.insert(key, Some(decision)),
-            None => data.remove(&key),
-        };
+        for (dir, decision) in decisions {
+            let key = canonical(dir).display().to_string();
+            match decision {
+                Some(decision) => data.insert(key, Some(*decision)),
+                None => data.remove(&key),
+            };
+        }
         let object: serde_json::Map<String, serde_json::Value> = data
             .into_iter()
             .filter_map(|(k, v)| v.map(|v| (k, serde_json::Value::Bool(v))))
@@ -130,6 +143,173 @@ impl TrustStore {
         }
         std::fs::write(&self.path, format!("{text}\n")).map_err(fail)
     }
+}
+
+/// What under `<cwd>/.pi` needs trust (pi 1.6.0's list); a bare `.pi` does not.
+const TRUST_REQUIRING_CONFIG: [&str; 8] = [
+    "settings.json",
+    "mcp.json",
+    "extensions",
+    "skills",
+    "prompts",
+    "themes",
+    "SYSTEM.md",
+    "APPEND_SYSTEM.md",
+];
+
+/// Whether `cwd` has resources that load only in a trusted project: one of
+/// [`TRUST_REQUIRING_CONFIG`] under `.pi`, or `.agents/skills` in `cwd` or an ancestor.
+/// The user's own `~/.agents/skills` is not a project's, even when `cwd` is `$HOME`.
+pub fn has_trust_requiring_resources(cwd: &Path) -> bool {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .map(|home| canonical(&home));
+    let user_skills = home.map(|home| home.join(".agents").join("skills"));
+    let dir = canonical(cwd);
+    let config = dir.join(".pi");
+    if TRUST_REQUIRING_CONFIG
+        .iter()
+        .any(|entry| config.join(entry).exists())
+    {
+        return true;
+    }
+    dir.ancestors().any(|dir| {
+        let skills = dir.join(".agents").join("skills");
+        Some(&skills) != user_skills.as_ref() && skills.exists()
+    })
+}
+
+/// The trust of a project with nothing that needs it: a saved decision, else trusted.
+pub fn without_protected_resources(store: &TrustStore, cwd: &Path) -> Result<bool, TrustError> {
+    Ok(store.get(cwd)?.unwrap_or(true))
+}
+
+/// One answer of the trust prompt: its label, the decision for this run and what it saves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustOption {
+    pub label: String,
+    pub trusted: bool,
+    /// Folders and their saved decision (`None` forgets one).
+    pub updates: Vec<(PathBuf, Option<bool>)>,
+}
+
+/// The prompt's question (pi 1.6.0's words).
+pub fn prompt_title(cwd: &Path) -> String {
+    format!(
+        "Trust project folder?\n{}\n\nThis allows pi to load .pi settings and resources, install missing project packages, and execute project extensions.",
+        cwd.display()
+    )
+}
+
+/// The prompt's answers in pi 1.6.0's order: trust the folder, its parent (which forgets the
+/// folder's own entry), this session only, or not.
+pub fn prompt_options(cwd: &Path) -> Vec<TrustOption> {
+    let dir = canonical(cwd);
+    let mut options = vec![TrustOption {
+        label: "Trust".into(),
+        trusted: true,
+        updates: vec![(dir.clone(), Some(true))],
+    }];
+    if let Some(parent) = dir.parent() {
+        options.push(TrustOption {
+            label: format!("Trust parent folder ({})", parent.display()),
+            trusted: true,
+            updates: vec![(parent.to_path_buf(), Some(true)), (dir.clone(), None)],
+        });
+    }
+    options.push(TrustOption {
+        label: "Trust (this session only)".into(),
+        trusted: true,
+        updates: Vec::new(),
+    });
+    options.push(TrustOption {
+        label: "Do not trust".into(),
+        trusted: false,
+        updates: vec![(dir, Some(false))],
+    });
+    options.push(TrustOption {
+        label: "Do not trust (this session only)".into(),
+        trusted: false,
+        updates: Vec::new(),
+    });
+    options
+}
+
+/// The trust prompt on the terminal before the UI starts: the question and numbered
+/// answers on stderr, the choice from a line of stdin (end of input: no answer).
+pub fn ask_on_terminal(cwd: &Path) -> Option<TrustOption> {
+    use std::io::Write as _;
+    let options = prompt_options(cwd);
+    eprintln!("{}", prompt_title(cwd));
+    for (index, option) in options.iter().enumerate() {
+        eprintln!("  {}. {}", index + 1, option.label);
+    }
+    eprint!("Choose 1-{} [1]: ", options.len());
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).ok()? == 0 {
+        return None;
+    }
+    // Enter takes the first answer, which pi's selector also starts on.
+    let index: usize = match answer.trim() {
+        "" => 1,
+        text => text.parse().ok()?,
+    };
+    options.into_iter().nth(index.checked_sub(1)?)
+}
+
+/// The trust of a one-shot command (`pi install`, `pi list`, `pi config`, …), as pi 1.6.0
+/// decides it without extensions: the flag; for `pi update` only a saved trust; else as
+/// at startup, asking only on a terminal. Returns the decision and warnings.
+pub fn for_command(
+    approve: Option<bool>,
+    saved_only: bool,
+    cwd: &Path,
+    agent_dir: &Path,
+) -> (bool, Vec<String>) {
+    let store = TrustStore::new(agent_dir);
+    let mut warnings = Vec::new();
+    let mut saved = |store: &TrustStore| match store.get(cwd) {
+        Ok(decision) => decision,
+        Err(e) => {
+            warnings.push(e.to_string());
+            None
+        }
+    };
+    let trusted = if let Some(decision) = approve {
+        decision
+    } else if saved_only {
+        saved(&store) == Some(true)
+    } else if !has_trust_requiring_resources(cwd) {
+        saved(&store).unwrap_or(true)
+    } else if let Some(decision) = saved(&store) {
+        decision
+    } else {
+        let default = crate::config::settings::read_object(&agent_dir.join("settings.json"))
+            .get("defaultProjectTrust")
+            .and_then(serde_json::Value::as_str)
+            .map(DefaultTrust::parse_str)
+            .unwrap_or_default();
+        match default {
+            DefaultTrust::Always => true,
+            DefaultTrust::Never => false,
+            DefaultTrust::Ask => {
+                use std::io::IsTerminal as _;
+                let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+                let choice = terminal.then(|| ask_on_terminal(cwd)).flatten();
+                match choice {
+                    Some(choice) => {
+                        if let Err(e) = store.set_many(&choice.updates) {
+                            warnings.push(e.to_string());
+                        }
+                        choice.trusted
+                    }
+                    None => false,
+                }
+            }
+        }
+    };
+    (trusted, warnings)
 }
 
 /// The decision for a run without asking: `--approve`/`--no-approve`, then a saved

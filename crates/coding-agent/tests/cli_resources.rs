@@ -50,7 +50,8 @@ async fn prompt_templates_expand_with_arguments() {
     );
     let out = pi(&env, &["-p", "/greet Bob \"Alice Smith\""]);
     assert!(out.status.success());
-    let out2 = pi(&env, &["-p", "/review src/main.rs"]);
+    // A project's own templates load once it is trusted (pi 1.6.0).
+    let out2 = pi(&env, &["--approve", "-p", "/review src/main.rs"]);
     assert!(out2.status.success());
     let extra = env.dir.path().join("extra.md");
     write(&extra, "From the command line: $1");
@@ -92,7 +93,7 @@ async fn prompt_templates_expand_with_arguments() {
     );
 
     // RPC lists templates as commands.
-    let mut rpc = Rpc::start(&env, &[]);
+    let mut rpc = Rpc::start(&env, &["--approve"]);
     let commands = rpc.call("c", json!({"type": "get_commands"}));
     let commands = commands["data"]["commands"].as_array().unwrap();
     let greet = commands.iter().find(|c| c["name"] == "greet").unwrap();

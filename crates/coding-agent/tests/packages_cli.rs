@@ -507,8 +507,15 @@ async fn project_packages_need_trust_and_duplicates_load_once() {
         pi(&env, &["install", "-l", "../shared"]).status.code(),
         Some(0)
     );
+    // Now the project has settings: changing them needs its trust (pi 1.6.0).
     assert_eq!(
         pi(&env, &["install", "-l", "../projpkg"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(
+        pi(&env, &["install", "-l", "../projpkg", "--approve"])
+            .status
+            .code(),
         Some(0)
     );
 

@@ -7,6 +7,7 @@
  * notifications and dispatch goes on, except in `tool_call`, where an error blocks the tool.
  */
 import { createContext } from "./context.mjs";
+import { createTrustContext } from "./trust-context.mjs";
 
 const SESSION_BEFORE = new Set(["session_before_switch", "session_before_fork", "session_before_compact", "session_before_tree"]);
 const WITH_SIGNAL = new Set(["session_before_compact", "session_before_tree"]);
@@ -314,6 +315,26 @@ async function emitInput(core, event, ctx) {
 	return { action: "continue" };
 }
 
+/**
+ * `project_trust` (pi 1.6.0): the first handler answering `trusted: "yes"` or `"no"` decides;
+ * `"undecided"` falls through. Handlers get a trust context (cwd, mode, hasUI and prompts),
+ * not the session's; their errors come back with the answer, as startup warnings.
+ */
+async function emitProjectTrust(core, event) {
+	const ctx = createTrustContext(event);
+	const errors = [];
+	for (const { ext, handler } of core.registry.handlersFor("project_trust")) {
+		try {
+			const result = await handler({ type: "project_trust", cwd: event.cwd }, ctx);
+			if (result.trusted === "undecided") continue;
+			return { result: { trusted: result.trusted, ...(result.remember === true ? { remember: true } : {}) }, errors };
+		} catch (err) {
+			errors.push({ extensionPath: ext.path, error: err instanceof Error ? err.message : String(err) });
+		}
+	}
+	return { errors };
+}
+
 /** `cache_warming_decision`: the last handler that returns an action wins. */
 async function emitCacheWarmingDecision(core, event, ctx) {
 	let action;
@@ -325,6 +346,7 @@ async function emitCacheWarmingDecision(core, event, ctx) {
 }
 
 const RULES = {
+	project_trust: emitProjectTrust,
 	cache_warming_decision: emitCacheWarmingDecision,
 	tool_call: emitToolCall,
 	tool_result: emitToolResult,

@@ -544,10 +544,19 @@ impl AgentSession {
     }
 
     /// Activates these tools (unknown names are skipped) and rebuilds the system prompt.
+    /// As pi 1.6.0's loadout, the already active ones keep their places and the others
+    /// follow in the order given: the same tools in another order change nothing.
     pub fn set_active_tools(&self, names: &[String]) {
         let all = self.all_tools();
-        let tools: Vec<Arc<dyn AgentTool>> = names
-            .iter()
+        let current = self.active_tool_names();
+        let mut ordered: Vec<&String> = current.iter().filter(|n| names.contains(n)).collect();
+        for name in names {
+            if !ordered.contains(&name) {
+                ordered.push(name);
+            }
+        }
+        let tools: Vec<Arc<dyn AgentTool>> = ordered
+            .into_iter()
             .filter_map(|name| all.iter().find(|t| t.name() == name).cloned())
             .collect();
         self.inner.agent.set_tools(tools);

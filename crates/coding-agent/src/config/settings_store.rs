@@ -18,6 +18,8 @@ use super::settings_file::update_settings_file;
 pub struct SettingsStore {
     global_path: PathBuf,
     project_path: PathBuf,
+    /// The project is trusted: its settings file is read (pi 1.6.0 skips it otherwise).
+    project_trusted: bool,
     state: Mutex<State>,
 }
 
@@ -47,9 +49,18 @@ fn unreadable(path: &Path) -> bool {
 impl SettingsStore {
     /// Loads the global file and the project's `.pi/settings.json`.
     pub fn load(global: &Path, project: &Path) -> Self {
+        Self::load_for_trust(global, project, true)
+    }
+
+    /// Loads the global file, and the project's only when the project is trusted.
+    pub fn load_for_trust(global: &Path, project: &Path, project_trusted: bool) -> Self {
         let mut state = State {
             global: read_object(global),
-            project: read_object(project),
+            project: if project_trusted {
+                read_object(project)
+            } else {
+                Map::new()
+            },
             merged: Settings::default(),
             global_unreadable: unreadable(global),
         };
@@ -57,6 +68,7 @@ impl SettingsStore {
         Self {
             global_path: global.to_path_buf(),
             project_path: project.to_path_buf(),
+            project_trusted,
             state: Mutex::new(state),
         }
     }
@@ -81,7 +93,9 @@ impl SettingsStore {
     pub fn reload(&self) {
         let mut state = self.lock();
         state.global = read_object(&self.global_path);
-        state.project = read_object(&self.project_path);
+        if self.project_trusted {
+            state.project = read_object(&self.project_path);
+        }
         state.global_unreadable = unreadable(&self.global_path);
         state.remerge();
     }

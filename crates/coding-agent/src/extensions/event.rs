@@ -21,6 +21,14 @@ use crate::session_event::CompactionReason;
 )]
 #[allow(clippy::large_enum_variant)]
 pub enum ExtensionEvent {
+    /// Before a project's protected resources load: user and `-e` extensions may decide its
+    /// trust (pi 1.6.0). Handlers see `{type, cwd}`; `mode` and `hasUI` make their context.
+    ProjectTrust {
+        cwd: String,
+        mode: String,
+        #[serde(rename = "hasUI")]
+        has_ui: bool,
+    },
     ResourcesDiscover {
         cwd: String,
         reason: String,
@@ -250,7 +258,7 @@ pub enum RunTrigger {
 
 /// Every event type name ours emits: 0.73.1's in the order its `types.d.ts` declares them,
 /// then those of 1.6.0 (`ui_prompt_start` / `ui_prompt_end` come from the extension host).
-pub const EVENT_TYPES: [&str; 37] = [
+pub const EVENT_TYPES: [&str; 38] = [
     "resources_discover",
     "session_start",
     "session_before_switch",
@@ -288,12 +296,14 @@ pub const EVENT_TYPES: [&str; 37] = [
     "context_with_system",
     "agent_before_settle",
     "cache_warming_decision",
+    "project_trust",
 ];
 
 impl ExtensionEvent {
     /// The event's `type` tag.
     pub fn kind(&self) -> &'static str {
         match self {
+            Self::ProjectTrust { .. } => "project_trust",
             Self::ResourcesDiscover { .. } => "resources_discover",
             Self::SessionStart { .. } => "session_start",
             Self::SessionBeforeSwitch { .. } => "session_before_switch",

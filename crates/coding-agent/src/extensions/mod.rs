@@ -9,6 +9,7 @@ pub mod boundary;
 pub mod discovery;
 pub mod event;
 pub mod outcome;
+mod project_trust;
 pub mod provider_stream;
 pub mod registry;
 pub mod request_hooks;
@@ -26,6 +27,7 @@ pub use event::{EVENT_TYPES, ExtensionEvent, RunTrigger};
 pub use outcome::{
     BeforeAgentStartOutcome, InputOutcome, ToolCallOutcome, ToolResultPatch, UserBashAnswer,
 };
+pub use project_trust::TrustAnswer;
 pub use registry::{ExtensionErrorInfo, FlagDef, LoadError, LoadedExtension};
 pub use runtime::ExtensionRuntime;
 pub use rust::{Extension, ExtensionContext, Registrations, RustBackend};

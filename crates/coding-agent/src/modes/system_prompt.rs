@@ -146,10 +146,31 @@ editing code and writing new files."
 }
 
 /// The appended prompt texts: a path to an existing file contributes its text.
+/// `SYSTEM.md` or `APPEND_SYSTEM.md` (`name`): the trusted project's `.pi/<name>`, else the
+/// agent dir's; the two are not combined (pi 1.6.0).
+pub fn discover_prompt_file(
+    agent_dir: &Path,
+    cwd: &Path,
+    name: &str,
+    project_trusted: bool,
+) -> Option<std::path::PathBuf> {
+    let project = cwd.join(".pi").join(name);
+    if project_trusted && project.exists() {
+        return Some(project);
+    }
+    let global = agent_dir.join(name);
+    global.exists().then_some(global)
+}
+
+/// A prompt given as text or as a file's path: the file's text when it can be read.
+pub fn resolve_prompt_input(input: &str) -> String {
+    crate::text_file::read_text(input).unwrap_or_else(|_| input.to_owned())
+}
+
 fn appended_texts(append: &[String]) -> Vec<String> {
     append
         .iter()
-        .map(|extra| crate::text_file::read_text(extra).unwrap_or_else(|_| extra.clone()))
+        .map(|extra| resolve_prompt_input(extra))
         .collect()
 }
 
@@ -210,6 +231,34 @@ pub struct PromptRecipe {
 }
 
 impl PromptRecipe {
+    /// The recipe of a run: `--system-prompt` / `--append-system-prompt`, else SYSTEM.md /
+    /// APPEND_SYSTEM.md (see [`discover_prompt_file`]); `place` is the agent dir, the cwd
+    /// and whether the project is trusted.
+    pub fn discover(
+        system_prompt: Option<&str>,
+        append: &[String],
+        place: (&Path, &Path, bool),
+        context_files: Vec<ContextFile>,
+    ) -> Self {
+        let (agent_dir, cwd, trusted) = place;
+        let file = |name: &str| {
+            discover_prompt_file(agent_dir, cwd, name, trusted)
+                .map(|path| path.display().to_string())
+        };
+        Self {
+            custom: system_prompt
+                .map(str::to_owned)
+                .or_else(|| file("SYSTEM.md"))
+                .map(|input| resolve_prompt_input(&input)),
+            append: if append.is_empty() {
+                file("APPEND_SYSTEM.md").into_iter().collect()
+            } else {
+                append.to_vec()
+            },
+            context_files,
+        }
+    }
+
     /// The appended texts joined by blank lines (`appendSystemPrompt`).
     pub fn appended_text(&self) -> String {
         appended_texts(&self.append).join("\n\n")

@@ -85,7 +85,8 @@ struct Parsed {
     source: Option<String>,
     local: bool,
     help: bool,
-    no_approve: bool,
+    /// `--approve` (true) / `--no-approve` (false).
+    approve: Option<bool>,
     self_flag: bool,
     extensions_flag: bool,
     all_flag: bool,
@@ -127,8 +128,8 @@ fn parse(argv: &[String]) -> Option<Parsed> {
         index += 1;
         match arg {
             "-h" | "--help" => parsed.help = true,
-            "-a" | "--approve" => {}
-            "-na" | "--no-approve" => parsed.no_approve = true,
+            "-a" | "--approve" => parsed.approve = Some(true),
+            "-na" | "--no-approve" => parsed.approve = Some(false),
             "-l" | "--local" if matches!(command, "install" | "remove") => parsed.local = true,
             "--self" if command == "update" => parsed.self_flag = true,
             "--extensions" if command == "update" => parsed.extensions_flag = true,
@@ -197,7 +198,19 @@ pub fn handle(argv: &[String]) -> Option<i32> {
         cwd,
         agent_dir: crate::config::paths::agent_dir(),
     };
-    let trusted = !parsed.no_approve;
+    let (trusted, warnings) = crate::trust::for_command(
+        parsed.approve,
+        parsed.command == "update",
+        &roots.cwd,
+        &roots.agent_dir,
+    );
+    for warning in warnings {
+        eprintln!("Warning: {warning}");
+    }
+    if !trusted && parsed.local && matches!(parsed.command, "install" | "remove") {
+        eprintln!("Project is not trusted. Use --approve to modify local package config.");
+        return Some(1);
+    }
     let manager = PackageManager::new(
         roots.clone(),
         settings::npm_command(&roots, trusted),

@@ -27,6 +27,9 @@ pub struct DiscoveryOptions {
     /// Search the default directories and settings entries (false with `--no-skills` /
     /// `--no-prompt-templates`).
     pub include_defaults: bool,
+    /// The project is not trusted: its settings entries, `.pi` directories and
+    /// `.agents/skills` are skipped (pi 1.6.0).
+    pub skip_project: bool,
 }
 
 impl DiscoveryOptions {
@@ -128,12 +131,14 @@ pub(crate) fn resolve(options: &DiscoveryOptions, kind: Kind) -> Resolved {
     };
 
     if options.include_defaults {
+        let no_entries = Vec::new();
+        let project_entries = if options.skip_project {
+            &no_entries
+        } else {
+            &options.project_entries
+        };
         for (entries, scope, base) in [
-            (
-                &options.project_entries,
-                SourceScope::Project,
-                &project_base,
-            ),
+            (project_entries, SourceScope::Project, &project_base),
             (&options.user_entries, SourceScope::User, &agent_dir),
         ] {
             let (patterns, plain): (Vec<&String>, Vec<&String>) =
@@ -173,6 +178,7 @@ pub(crate) fn resolve(options: &DiscoveryOptions, kind: Kind) -> Resolved {
             (SourceScope::User, &agent_dir, &options.user_entries),
         ] {
             let found = match (kind, scope) {
+                (_, SourceScope::Project) if options.skip_project => Vec::new(),
                 (Kind::Skills, SourceScope::Project) => {
                     let mut found =
                         collect_skill_entries(&project_base.join("skills"), SkillMode::Pi);

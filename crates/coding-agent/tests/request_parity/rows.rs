@@ -142,6 +142,19 @@ fn tools_off_after_use(name: &str) -> Scenario {
     case
 }
 
+/// A bash call whose whole output is a line break (pi 1.4: whitespace-only tool output is
+/// sent as none, which OpenAI and Google accept).
+fn blank_tool_output() -> Scenario {
+    scenario(
+        "blank-tool-output",
+        vec![print(&[], &["Print a blank line."])],
+        vec![
+            Script::tool_call("bash", json!({"command": "printf '\\r\\n'"})),
+            Script::text("Done."),
+        ],
+    )
+}
+
 /// Every case, in the fixture's order.
 pub fn cases() -> Vec<RowCase> {
     let completions = wire_api("openai-completions");
@@ -241,6 +254,25 @@ pub fn cases() -> Vec<RowCase> {
             model_fields: json!({}),
             base_path: Some("/API.DeepSeek.com/v1"),
             scenario: tool_round_trip("tool-round-trip"),
+        },
+        case(
+            "completions blank tool output",
+            json!({}),
+            blank_tool_output(),
+        ),
+        RowCase {
+            name: "responses blank tool output",
+            api: wire_api("openai-responses"),
+            model_fields: json!({}),
+            base_path: None,
+            scenario: blank_tool_output(),
+        },
+        RowCase {
+            name: "google blank tool output",
+            api: wire_api("google-generative-ai"),
+            model_fields: json!({}),
+            base_path: None,
+            scenario: blank_tool_output(),
         },
         RowCase {
             name: "mistral thinking-level map",

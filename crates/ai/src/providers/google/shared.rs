@@ -376,7 +376,8 @@ pub fn convert_messages<'a>(model: &Model, messages: &'a [Message]) -> Vec<Conte
                 } else {
                     Vec::new()
                 };
-                let value = if !text.is_empty() {
+                // Whitespace-only output (a bare `\r\n`) counts as none: Google rejects it.
+                let value = if !texts.iter().all(|t| t.as_str().trim().is_empty()) {
                     text
                 } else if !images.is_empty() {
                     "(see attached image)".into()

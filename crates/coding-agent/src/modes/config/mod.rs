@@ -38,7 +38,7 @@ pub fn handle(argv: &[String]) -> Option<i32> {
         return None;
     }
     let mut local = false;
-    let mut trusted = true;
+    let mut approve = None;
     for arg in rest {
         match arg.as_str() {
             "-h" | "--help" => {
@@ -46,8 +46,8 @@ pub fn handle(argv: &[String]) -> Option<i32> {
                 return Some(0);
             }
             "-l" | "--local" => local = true,
-            "-a" | "--approve" => {}
-            "-na" | "--no-approve" => trusted = false,
+            "-a" | "--approve" => approve = Some(true),
+            "-na" | "--no-approve" => approve = Some(false),
             other => {
                 eprintln!("Unknown option {other} for \"config\".");
                 eprintln!("Usage: pi config [-l]");
@@ -59,6 +59,15 @@ pub fn handle(argv: &[String]) -> Option<i32> {
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         agent_dir: crate::config::paths::agent_dir(),
     };
+    let (trusted, warnings) =
+        crate::trust::for_command(approve, false, &roots.cwd, &roots.agent_dir);
+    for warning in warnings {
+        eprintln!("Warning: {warning}");
+    }
+    if local && !trusted {
+        eprintln!("Project is not trusted. Use --approve to modify local resource config.");
+        return Some(1);
+    }
     let manager = PackageManager::new(
         roots.clone(),
         npm_command(&roots, trusted),

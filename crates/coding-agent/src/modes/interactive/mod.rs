@@ -52,6 +52,8 @@ pub struct InteractiveOptions {
     pub no_themes: bool,
     /// Theme files of installed packages (enabled ones).
     pub package_themes: Vec<std::path::PathBuf>,
+    /// The project is trusted: its `.pi/themes` load.
+    pub project_trusted: bool,
     /// No model has a key: the UI opens with guidance (`/login`, a key, a local model).
     pub no_model: bool,
     /// The footer's sandbox label (`sandbox`, `sandbox, no network`) when tools are confined.

@@ -136,6 +136,7 @@ impl App {
             cli: options.theme_paths.clone(),
             no_discovery: options.no_themes,
             packages: options.package_themes.clone(),
+            skip_project: !options.project_trusted,
         };
         let (theme, theme_warnings) = theme::load_theme(
             settings.theme.as_deref(),

@@ -68,6 +68,8 @@ pub struct ThemeSources {
     pub no_discovery: bool,
     /// Theme files of installed packages (after the settings entries).
     pub packages: Vec<PathBuf>,
+    /// The project is not trusted: `.pi/themes` is skipped (pi 1.6.0).
+    pub skip_project: bool,
 }
 
 /// Theme files: `<agentDir>/themes`, `<cwd>/.pi/themes`, the settings `themes` entries,
@@ -82,7 +84,9 @@ fn theme_files(
     let mut entries: Vec<&String> = Vec::new();
     if !sources.no_discovery {
         files.extend(json_files_in(&agent_dir.join("themes"), warnings));
-        files.extend(json_files_in(&cwd.join(".pi").join("themes"), warnings));
+        if !sources.skip_project {
+            files.extend(json_files_in(&cwd.join(".pi").join("themes"), warnings));
+        }
         entries.extend(&sources.settings);
     }
 

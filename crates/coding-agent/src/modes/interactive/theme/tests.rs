@@ -297,6 +297,7 @@ fn no_themes_skips_discovery_but_loads_theme_paths() {
         cli: vec![given.join("sand.json").display().to_string()],
         no_discovery: true,
         packages: vec![package.join("reef.json")],
+        skip_project: false,
     };
     assert_eq!(
         available_themes(&agent, &cwd, &sources),
