@@ -12,8 +12,20 @@ use crate::types::{
 const USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support images)";
 const TOOL_IMAGE_PLACEHOLDER: &str = "(tool image omitted: model does not support images)";
 const MISSING_RESULT: &str = "No result provided";
+/// Where an error result's images were: Claude rejects images in an error result, so they
+/// are sent after the turn's tool results (pi-ai 1.3).
+pub(crate) const ERROR_TOOL_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
 
-fn replace_images(content: &[InputBlock], placeholder: &str) -> Vec<InputBlock> {
+/// The caption before an error result's images, sent after the tool results.
+pub(crate) fn error_images_caption(result: &ToolResultMessage) -> String {
+    format!(
+        "Images from the error result of tool call {} ({}):",
+        result.tool_call_id, result.tool_name
+    )
+}
+
+/// `content` with each run of images replaced by one `placeholder` text.
+pub(crate) fn replace_images(content: &[InputBlock], placeholder: &str) -> Vec<InputBlock> {
     let mut out = Vec::with_capacity(content.len());
     let mut previous_was_placeholder = false;
     for block in content {

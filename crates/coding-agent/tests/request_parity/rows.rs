@@ -155,6 +155,23 @@ fn blank_tool_output() -> Scenario {
     )
 }
 
+/// An extension tool's result with an image that a `tool_result` handler marks as an error
+/// (pi 1.3: Claude gets the images after the turn's tool results).
+fn error_result_image() -> Scenario {
+    let extension = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/extensions/error-image.ts"
+    );
+    scenario(
+        "error-result-image",
+        vec![print(&["-e", extension], &["Take a screenshot."])],
+        vec![
+            Script::tool_call("shot", json!({})),
+            Script::text("It failed."),
+        ],
+    )
+}
+
 /// Every case, in the fixture's order.
 pub fn cases() -> Vec<RowCase> {
     let completions = wire_api("openai-completions");
@@ -273,6 +290,21 @@ pub fn cases() -> Vec<RowCase> {
             model_fields: json!({}),
             base_path: None,
             scenario: blank_tool_output(),
+        },
+        RowCase {
+            name: "anthropic error-result image",
+            api: wire_api("anthropic-messages"),
+            model_fields: json!({}),
+            base_path: None,
+            scenario: error_result_image(),
+        },
+        RowCase {
+            name: "bedrock error-result image",
+            api: wire_api("bedrock-converse-stream"),
+            // A name with "claude" makes it a Claude model for Bedrock.
+            model_fields: json!({"name": "Parity Claude"}),
+            base_path: None,
+            scenario: error_result_image(),
         },
         RowCase {
             name: "mistral thinking-level map",

@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 
 use crate::constrained_sampling;
 use crate::providers::body_text::{BodyText, joined};
-use crate::transform::transform_messages;
+use crate::transform::{
+    ERROR_TOOL_IMAGE_PLACEHOLDER, error_images_caption, replace_images, transform_messages,
+};
 use crate::types::{
     AssistantBlock, CacheRetention, Context, InputBlock, Message, Model, SharedStr, StreamOptions,
     ToolChoice, UserContent,
@@ -330,15 +332,41 @@ pub fn convert_messages<'a>(
             }
             Message::ToolResult(_) => {
                 let mut results = Vec::new();
+                let mut error_images = Vec::new();
                 while let Some(Message::ToolResult(result)) = messages.get(index) {
+                    let has_images = result
+                        .content
+                        .iter()
+                        .any(|b| matches!(b, InputBlock::Image(_)));
+                    // Claude rejects images in an error result: they follow the turn's results.
+                    let content = if result.is_error && has_images {
+                        error_images.push(text_block(error_images_caption(result)));
+                        error_images.extend(result.content.iter().filter_map(|b| match b {
+                            InputBlock::Image(i) => Some(image_block(&i.mime_type, &i.data)),
+                            InputBlock::Text(_) => None,
+                        }));
+                        let replaced =
+                            replace_images(&result.content, ERROR_TOOL_IMAGE_PLACEHOLDER);
+                        let texts: Vec<String> = replaced
+                            .iter()
+                            .filter_map(|b| match b {
+                                InputBlock::Text(t) => Some(t.text.as_str().to_owned()),
+                                InputBlock::Image(_) => None,
+                            })
+                            .collect();
+                        Content::Text(texts.join("\n").into())
+                    } else {
+                        tool_result_content(&result.content)
+                    };
                     results.push(Block::ToolResult {
                         tool_use_id: &result.tool_call_id,
-                        content: tool_result_content(&result.content),
+                        content,
                         is_error: result.is_error,
                         cache_control: None,
                     });
                     index += 1;
                 }
+                results.extend(error_images);
                 out.push(ApiMessage {
                     role: "user",
                     content: Content::Blocks(results),

@@ -7,7 +7,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::BedrockOptions;
-use crate::transform::transform_messages;
+use crate::transform::{
+    ERROR_TOOL_IMAGE_PLACEHOLDER, error_images_caption, replace_images, transform_messages,
+};
 use crate::types::{
     AssistantBlock, CacheRetention, Context, InputBlock, Message, Model, SharedStr, StreamOptions,
     ThinkingLevel, ToolChoice, UserContent,
@@ -529,10 +531,32 @@ pub fn convert_messages(
             }
             Message::ToolResult(_) => {
                 let mut content = Vec::new();
+                let mut error_images = Vec::new();
                 while let Some(Message::ToolResult(result)) = messages.get(index) {
-                    content.push(tool_result(result)?);
+                    let has_images = result
+                        .content
+                        .iter()
+                        .any(|b| matches!(b, InputBlock::Image(_)));
+                    // Claude rejects images in an error result: they follow the turn's results.
+                    if signatures && result.is_error && has_images {
+                        let mut replaced = (**result).clone();
+                        replaced.content =
+                            replace_images(&result.content, ERROR_TOOL_IMAGE_PLACEHOLDER).into();
+                        content.push(tool_result(&replaced)?);
+                        error_images.push(ContentBlock::Text(error_images_caption(result).into()));
+                        for block in result.content.iter() {
+                            if let InputBlock::Image(i) = block {
+                                error_images.push(
+                                    image_block(&i.mime_type, &i.data).map(ContentBlock::Image)?,
+                                );
+                            }
+                        }
+                    } else {
+                        content.push(tool_result(result)?);
+                    }
                     index += 1;
                 }
+                content.extend(error_images);
                 out.push(BedrockMessage {
                     role: "user",
                     content,
