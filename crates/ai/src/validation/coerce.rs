@@ -5,79 +5,116 @@ use serde_json::{Map, Value};
 
 use super::compiled_validator;
 
-pub(super) fn coerce(mut value: Value, schema: &Value) -> Value {
-    if let Some(Value::Array(nested)) = schema.get("allOf") {
-        for sub in nested {
-            value = coerce(value, sub);
-        }
-    }
-    for keyword in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(members)) = schema.get(keyword) {
-            value = coerce_union(value, members);
-        }
-    }
-
-    let types = schema_types(schema);
-    let matches_union_member = types.len() > 1 && types.iter().any(|ty| matches_type(&value, ty));
-    if !types.is_empty() && !matches_union_member {
-        for ty in &types {
-            if let Some(candidate) = coerce_primitive(&value, ty).filter(|c| *c != value) {
-                value = candidate;
-                break;
-            }
-        }
-    }
-
-    match &mut value {
-        Value::Object(map) if types.contains(&"object") => coerce_object(map, schema),
-        Value::Array(items) if types.contains(&"array") => coerce_array(items, schema),
-        _ => {}
-    }
-    value
+pub(super) fn coerce(value: Value, schema: &Value) -> Value {
+    Coercion { root: schema }.coerce(value, schema, 0)
 }
 
-/// Returns the first member coercion that validates against its member schema.
-fn coerce_union(value: Value, members: &[Value]) -> Value {
-    for member in members {
-        let candidate = coerce(value.clone(), member);
-        if compiled_validator(member).is_some_and(|v| v.is_valid(&candidate)) {
-            return candidate;
-        }
-    }
-    value
+/// How deep `$ref`s are followed: a schema that refers to itself ends here.
+const MAX_DEPTH: usize = 64;
+
+/// A coercion against one root schema, whose local `$ref`s (`#/$defs/…`) it follows.
+struct Coercion<'a> {
+    root: &'a Value,
 }
 
-fn coerce_object(map: &mut Map<String, Value>, schema: &Value) {
-    let properties = schema.get("properties").and_then(Value::as_object);
-    if let Some(properties) = properties {
-        for (key, property_schema) in properties {
-            if let Some(slot) = map.get_mut(key) {
-                *slot = coerce(std::mem::take(slot), property_schema);
+impl Coercion<'_> {
+    fn coerce(&self, mut value: Value, schema: &Value, depth: usize) -> Value {
+        if depth > MAX_DEPTH {
+            return value;
+        }
+        if let Some(target) = self.local_ref(schema) {
+            value = self.coerce(value, target, depth + 1);
+        }
+        if let Some(Value::Array(nested)) = schema.get("allOf") {
+            for sub in nested {
+                value = self.coerce(value, sub, depth + 1);
             }
         }
-    }
-    if let Some(additional @ Value::Object(_)) = schema.get("additionalProperties") {
-        for (key, slot) in map.iter_mut() {
-            if !properties.is_some_and(|p| p.contains_key(key)) {
-                *slot = coerce(std::mem::take(slot), additional);
+        for keyword in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(members)) = schema.get(keyword) {
+                value = self.coerce_union(value, members, depth);
             }
         }
-    }
-}
 
-fn coerce_array(items: &mut [Value], schema: &Value) {
-    match schema.get("items") {
-        Some(Value::Array(tuple)) => {
-            for (slot, item_schema) in items.iter_mut().zip(tuple) {
-                *slot = coerce(std::mem::take(slot), item_schema);
+        let types = schema_types(schema);
+        let matches_union_member =
+            types.len() > 1 && types.iter().any(|ty| matches_type(&value, ty));
+        if !types.is_empty() && !matches_union_member {
+            for ty in &types {
+                if let Some(candidate) = coerce_primitive(&value, ty).filter(|c| *c != value) {
+                    value = candidate;
+                    break;
+                }
             }
         }
-        Some(item_schema @ Value::Object(_)) => {
-            for slot in items.iter_mut() {
-                *slot = coerce(std::mem::take(slot), item_schema);
+
+        match &mut value {
+            Value::Object(map) if types.contains(&"object") => {
+                self.coerce_object(map, schema, depth)
+            }
+            Value::Array(items) if types.contains(&"array") => {
+                self.coerce_array(items, schema, depth)
+            }
+            _ => {}
+        }
+        value
+    }
+
+    /// The schema a local `$ref` (`#`, `#/$defs/x`) names in the root, whatever the root's
+    /// `$id` (pi 1.5.1: a relative `$id` such as `schemas/tool.json` does not change them).
+    fn local_ref(&self, schema: &Value) -> Option<&Value> {
+        let reference = schema.get("$ref")?.as_str()?;
+        let pointer = reference.strip_prefix('#')?;
+        if pointer.is_empty() {
+            return Some(self.root);
+        }
+        self.root.pointer(pointer)
+    }
+
+    /// Returns the first member coercion that validates against its member schema.
+    fn coerce_union(&self, value: Value, members: &[Value], depth: usize) -> Value {
+        for member in members {
+            let candidate = self.coerce(value.clone(), member, depth + 1);
+            let target = self.local_ref(member).unwrap_or(member);
+            if compiled_validator(target).is_some_and(|v| v.is_valid(&candidate)) {
+                return candidate;
             }
         }
-        _ => {}
+        value
+    }
+
+    fn coerce_object(&self, map: &mut Map<String, Value>, schema: &Value, depth: usize) {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        if let Some(properties) = properties {
+            for (key, property_schema) in properties {
+                if let Some(slot) = map.get_mut(key) {
+                    *slot = self.coerce(std::mem::take(slot), property_schema, depth + 1);
+                }
+            }
+        }
+        if let Some(additional @ Value::Object(_)) = schema.get("additionalProperties") {
+            for (key, slot) in map.iter_mut() {
+                if !properties.is_some_and(|p| p.contains_key(key)) {
+                    *slot = self.coerce(std::mem::take(slot), additional, depth + 1);
+                }
+            }
+        }
+    }
+
+    fn coerce_array(&self, items: &mut [Value], schema: &Value, depth: usize) {
+        match schema.get("items") {
+            Some(Value::Array(tuple)) => {
+                for (slot, item_schema) in items.iter_mut().zip(tuple) {
+                    *slot = self.coerce(std::mem::take(slot), item_schema, depth + 1);
+                }
+            }
+            Some(item_schema @ Value::Object(_)) => {
+                for slot in items.iter_mut() {
+                    *slot = self.coerce(std::mem::take(slot), item_schema, depth + 1);
+                }
+            }
+            _ => {}
+        }
     }
 }
 

@@ -307,6 +307,13 @@ pub fn cases() -> Vec<RowCase> {
             scenario: error_result_image(),
         },
         RowCase {
+            name: "google thinking-level map",
+            api: wire_api("google-generative-ai"),
+            model_fields: json!({"thinkingLevelMap": {"high": "LOW", "minimal": null}}),
+            base_path: None,
+            scenario: tool_round_trip("tool-round-trip"),
+        },
+        RowCase {
             name: "mistral thinking-level map",
             api: wire_api("mistral-conversations"),
             model_fields: json!({"thinkingLevelMap": {"high": "high", "off": "none"}}),
