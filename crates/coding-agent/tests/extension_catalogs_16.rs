@@ -5,7 +5,7 @@
 //! `context.publish` into `models-store.json` and replaces the provider's models (with
 //! `models.json` `modelOverrides` applied); `ctx.modelRegistry.refresh()` is a Promise of
 //! `{aborted, errors}`; a later offline run (print mode, `PI_OFFLINE`) starts from the
-//! stored catalog and prompts its model.
+//! stored catalog and prompts its model. Of two refreshes at once, the older cannot publish.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -213,6 +213,128 @@ async fn extension_refresh_models_publish_persist_and_start_offline_from_the_sto
     );
     if let Some(wrapper) = ts16() {
         let theirs = catalogs(ts16_pi_catalogs(&wrapper), ts16_pi(&wrapper)).await;
+        assert_eq!(ours, theirs, "ours, then pi 1.6.0");
+    }
+}
+
+/// Provider `race`: while `/race` runs two offline refreshes at once, the first waits
+/// until the second supersedes it and then tries to publish `stale`; the second publishes
+/// `fresh`. Each logs what its publication answered. Then a refresh of `broken` alone fails.
+const RACE: &str = r#"
+import { appendFileSync } from "node:fs";
+const log = (e) => appendFileSync(process.env.HOOK_LOG, JSON.stringify(e) + "\n");
+const model = (id) => ({ id, name: id, reasoning: false, input: ["text"],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 100000, maxTokens: 1000 });
+let racing = false;
+let failing = false;
+let calls = 0;
+export default function (pi) {
+  pi.registerProvider("race", {
+    baseUrl: "http://127.0.0.1:9/v1", apiKey: "race-key", api: "openai-completions",
+    models: [model("race-seed")],
+    async refreshModels(context) {
+      if (!racing) return;
+      if (++calls === 1) {
+        await new Promise((resolve) => context.signal.aborted ? resolve()
+          : context.signal.addEventListener("abort", resolve, { once: true }));
+        await context.publish({ persist: { models: [model("stale")] } })
+          .then((ok) => log({ stale: ok }), (err) => log({ stale: err.name }));
+        return [model("stale")];
+      }
+      log({ fresh: await context.publish({ persist: { models: [model("fresh")] } }) });
+      return [model("fresh")];
+    },
+  });
+  pi.registerProvider("broken", {
+    baseUrl: "http://127.0.0.1:9/v1", apiKey: "broken-key", api: "openai-completions",
+    models: [model("broken-seed")],
+    async refreshModels() {
+      if (failing) throw "catalog server said 503";
+    },
+  });
+  pi.registerCommand("race", { handler: async (_args, ctx) => {
+    racing = true;
+    const results = await Promise.all([ctx.modelRegistry.refresh({ allowNetwork: false }),
+      ctx.modelRegistry.refresh({ allowNetwork: false })]);
+    racing = false;
+    log({ results: results.map((r) => ({ aborted: r.aborted, errors: [...r.errors.keys()] })) });
+    failing = true;
+    const failed = await ctx.modelRegistry.refresh({ allowNetwork: false, providers: ["broken"] });
+    failing = false;
+    log({ failed: [...failed.errors].map(([id, e]) => [id, e.message, e.cause ?? null]) });
+    ctx.ui.notify("raced", "info");
+  } });
+}
+"#;
+
+/// Runs `/race` over RPC (offline); the log, the `race` models and the stored entry.
+async fn race(mut program: Command) -> Value {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let ext = env.dir.path().join("race.ts");
+    std::fs::write(&ext, RACE).unwrap();
+    let log = env.dir.path().join("race.jsonl");
+    program.env("HOOK_LOG", &log).env("PI_OFFLINE", "1");
+    if let Some(host) = support::ext_host::host_dir() {
+        program.env("PI_EXTENSION_HOST_DIR", host);
+    }
+    tokio::task::spawn_blocking(move || {
+        let mut rpc = Rpc::start_program(&env, program, &["-e", ext.to_str().unwrap()]);
+        rpc.send(json!({"id": "r", "type": "prompt", "message": "/race"}));
+        rpc.until("the race", |l| l["message"] == "raced");
+        let answer = rpc.call("m", json!({"type": "get_available_models"}));
+        rpc.finish();
+        let models: Vec<Value> = answer["data"]["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["provider"] == "race")
+            .map(|m| m["id"].clone())
+            .collect();
+        let store: Value = serde_json::from_str(
+            &std::fs::read_to_string(env.agent.join("models-store.json")).unwrap(),
+        )
+        .unwrap();
+        // The two refreshes log in either order.
+        let mut lines: Vec<String> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        lines.sort();
+        let lines: Vec<Value> = lines
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        json!({"log": lines, "models": models, "stored": store["race"]["models"][0]["id"]})
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_superseded_extension_refresh_cannot_publish() {
+    if support::ext_host::host_dir().is_none() {
+        return;
+    }
+    let ours = race(Command::new(env!("CARGO_BIN_EXE_pi"))).await;
+    assert_eq!(
+        ours,
+        json!({
+            "log": [
+                {"failed": [["broken", "Model refresh failed for broken: catalog server said 503",
+                    "catalog server said 503"]]},
+                {"fresh": true},
+                {"results": [{"aborted": false, "errors": []}, {"aborted": false, "errors": []}]},
+                {"stale": "AbortError"},
+            ],
+            "models": ["fresh"],
+            "stored": "fresh",
+        }),
+        "{ours:#}"
+    );
+    if let Some(wrapper) = ts16() {
+        let theirs = race(ts16_pi(&wrapper)).await;
         assert_eq!(ours, theirs, "ours, then pi 1.6.0");
     }
 }

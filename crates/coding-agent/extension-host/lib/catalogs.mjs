@@ -9,7 +9,8 @@
  * entry and then applies `update`, unless a newer refresh of the provider began meanwhile
  * (then it answers `false`, or rejects once the refresh's signal aborted). The models a
  * refresh returns replace the provider's registered models. The result is pi's
- * `ModelsRefreshResult`: `{aborted, errors}` with one error per failed provider.
+ * `ModelsRefreshResult`: `{aborted, errors}` with one error per failed provider (what it
+ * threw, or a "Model refresh failed for <provider>: <detail>" error wrapping a non-Error).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -42,6 +43,13 @@ function raceWithAbortSignal(operation, signal) {
 			},
 		);
 	});
+}
+
+/** pi-ai's ModelsError wording: the message, then the cause's unless it already says it. */
+function withCauseDetail(message, cause) {
+	if (cause == null) return message;
+	const detail = (cause instanceof Error ? cause.message || cause.name : typeof cause === "string" ? cause : String(cause)).trim();
+	return !detail || message.includes(detail) ? message : `${message}: ${detail}`;
 }
 
 /** The provider's stored credential in `auth.json`, if any. */
@@ -163,8 +171,10 @@ export class Catalogs {
 			try {
 				await raceWithAbortSignal(operation, signal);
 			} catch (error) {
-				if (!signal.aborted) {
-					const failure = new Error(`Model refresh failed for ${name}`, { cause: error });
+				// An Error is reported as thrown; anything else is wrapped as pi-ai's ModelsError.
+				if (!signal.aborted && error instanceof Error) errors.set(name, error);
+				else if (!signal.aborted) {
+					const failure = new Error(withCauseDetail(`Model refresh failed for ${name}`, error), { cause: error });
 					failure.name = "ModelsError";
 					failure.code = "model_source";
 					errors.set(name, failure);

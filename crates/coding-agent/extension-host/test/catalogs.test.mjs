@@ -110,17 +110,20 @@ describe("extension provider catalogs", () => {
 		assert.deepEqual(storeFile().dyn.models.map((m) => m.id), ["fresh"]);
 	});
 
-	it("report a provider's failure with its cause, and an aborted caller", async () => {
+	it("report a provider's failure (a thrown non-Error wrapped with its detail), and an aborted caller", async () => {
+		let thrown = new Error("catalog server said 503");
 		const { catalogs } = setup({
 			async refreshModels() {
-				throw new Error("catalog server said 503");
+				throw thrown;
 			},
 		});
 		const result = await catalogs.refresh({ allowNetwork: false });
 		assert.equal(result.aborted, false);
-		const error = result.errors.get("dyn");
-		assert.equal(error.message, "Model refresh failed for dyn");
-		assert.equal(error.cause.message, "catalog server said 503");
+		assert.equal(result.errors.get("dyn"), thrown);
+		thrown = "catalog server said 503";
+		const error = (await catalogs.refresh({ allowNetwork: false })).errors.get("dyn");
+		assert.equal(error.message, "Model refresh failed for dyn: catalog server said 503");
+		assert.equal(error.cause, "catalog server said 503");
 		const controller = new AbortController();
 		controller.abort();
 		assert.deepEqual(await catalogs.refresh({ signal: controller.signal }), { aborted: true, errors: new Map() });
