@@ -2,7 +2,7 @@
  * `<agentDir>/models-store.json`: pi's persisted dynamic catalogs, one entry per provider
  * (`{models: [...], ...}`), shared with pi itself (llama.cpp) and pi 1.6.0.
  *
- * Writes take the same lock pi does (a `<file>.lock` directory, stale after 10 s) and
+ * Writes take the same lock pi does (a `<real path>.lock` directory, stale after 10 s) and
  * replace the file atomically, so a provider's entry never clobbers another's.
  */
 import * as fs from "node:fs";
@@ -45,8 +45,17 @@ export function readEntry(providerId) {
 	return copy;
 }
 
+/** The file's real path (a symlinked store is written through), or the path itself. */
+function realPath(file) {
+	try {
+		return fs.realpathSync(file);
+	} catch {
+		return file;
+	}
+}
+
 async function acquire(file, signal) {
-	const lock = `${file}.lock`;
+	const lock = `${realPath(file)}.lock`;
 	const started = Date.now();
 	let pause = 5;
 	for (;;) {
@@ -76,9 +85,10 @@ export async function writeEntry(providerId, entry, signal) {
 		const current = readAll(file);
 		if (entry === null) delete current[providerId];
 		else current[providerId] = structuredClone(entry);
-		const temp = `${file}.tmp-${process.pid}`;
+		const target = realPath(file);
+		const temp = `${target}.tmp-${process.pid}`;
 		fs.writeFileSync(temp, JSON.stringify(current, null, 2), { mode: 0o600 });
-		fs.renameSync(temp, file);
+		fs.renameSync(temp, target);
 	} finally {
 		release();
 	}

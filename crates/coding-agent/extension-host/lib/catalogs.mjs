@@ -143,7 +143,12 @@ export class Catalogs {
 		});
 	}
 
-	/** The key a network refresh uses: the stored API key, else the config's `apiKey`. */
+	/**
+	 * The key a network refresh uses: the stored API key, else the config's `apiKey`
+	 * (`$VAR` references filled in; a `!command` key gives none). An expired stored login
+	 * gives none either: unlike pi 1.6.0, which refreshes it first, the host does not run
+	 * extension OAuth.
+	 */
 	networkCredential(config, stored) {
 		if (stored?.type === "oauth") return Date.now() < stored.expires ? stored : undefined;
 		if (stored?.type === "api_key" && stored.key) return { type: "api_key", key: stored.key, ...(stored.env ? { env: stored.env } : {}) };

@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, it } from "node:test";
+import { writeEntry } from "../lib/catalog-store.mjs";
 import { Catalogs } from "../lib/catalogs.mjs";
 
 let dir;
@@ -127,5 +128,28 @@ describe("extension provider catalogs", () => {
 		const controller = new AbortController();
 		controller.abort();
 		assert.deepEqual(await catalogs.refresh({ signal: controller.signal }), { aborted: true, errors: new Map() });
+	});
+
+	it("write the store under pi's lock: wait for a live holder, take over a stale one, write through a symlink", async () => {
+		const real = path.join(dir, "real-store.json");
+		fs.writeFileSync(real, JSON.stringify({ other: { models: [] } }));
+		fs.symlinkSync(real, path.join(dir, "models-store.json"));
+		const lock = `${real}.lock`;
+		fs.mkdirSync(lock);
+		let written = false;
+		const pending = writeEntry("dyn", { models: [model("a")] }).then(() => {
+			written = true;
+		});
+		await new Promise((resolve) => setTimeout(resolve, 50));
+		assert.equal(written, false);
+		fs.rmdirSync(lock);
+		await pending;
+		fs.mkdirSync(lock);
+		const old = new Date(Date.now() - 20_000);
+		fs.utimesSync(lock, old, old);
+		await writeEntry("dyn", null);
+		assert.equal(fs.existsSync(lock), false);
+		assert.equal(fs.lstatSync(path.join(dir, "models-store.json")).isSymbolicLink(), true);
+		assert.deepEqual(JSON.parse(fs.readFileSync(real, "utf8")), { other: { models: [] } });
 	});
 });
