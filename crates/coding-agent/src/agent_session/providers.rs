@@ -18,11 +18,18 @@ pub(crate) struct SessionRegistry {
 }
 
 impl SessionRegistry {
-    pub(crate) fn new(base: Arc<ModelRegistry>) -> Self {
+    /// `loaded`: the providers extensions registered while loading, already applied to
+    /// `base`. They count as registered, so they stay when the base is read from disk again
+    /// (a login, a new session), as in pi 1.6.0; one that failed to apply is left out.
+    pub(crate) fn new(base: Arc<ModelRegistry>, loaded: Vec<(String, Value)>) -> Self {
+        let registered = loaded
+            .into_iter()
+            .filter(|(name, config)| (*base).clone().register_provider(name, config).is_ok())
+            .collect();
         Self {
             current: Mutex::new(base.clone()),
             base: Mutex::new(base),
-            registered: Mutex::new(Vec::new()),
+            registered: Mutex::new(registered),
         }
     }
 
