@@ -1,7 +1,8 @@
 //! A provider an extension registered while loading stays through a new session, as in
-//! pi 1.6.0: reading `auth.json` and `models.json` again for the new session keeps it. Over
-//! RPC through ours and pi 1.6.0 (`PI_TS16`) on one mock: its models before and after
-//! `new_session`, and a prompt to it afterwards.
+//! pi 1.6.0: reading `auth.json` and `models.json` again for the new session keeps it, and
+//! `pi.unregisterProvider` removes it. Over RPC through ours and pi 1.6.0 (`PI_TS16`) on one
+//! mock: its models before and after `new_session`, a prompt to it afterwards, and its
+//! models once an extension command unregistered it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -17,6 +18,10 @@ use support::ts16::{ts16, ts16_pi};
 /// Provider `ext` with one model, registered while the extension loads.
 const EXTENSION: &str = r#"
 export default function (pi) {
+  pi.registerCommand("drop-ext", { handler: async (_args, ctx) => {
+    pi.unregisterProvider("ext");
+    ctx.ui.notify("dropped", "info");
+  } });
   pi.registerProvider("ext", { baseUrl: process.env.MOCK_BASE, apiKey: "ext-key", api: "openai-completions",
     models: [{ id: "ext-1", name: "ext-1", reasoning: false, input: ["text"],
       cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 100000, maxTokens: 1000 }] });
@@ -59,9 +64,13 @@ async fn through_new_session(mut program: Command) -> Value {
             json!({"type": "prompt", "message": "after the new session"}),
         );
         rpc.event("agent_end");
+        // Unregistered, the provider registered while loading is gone.
+        rpc.send(json!({"id": "d", "type": "prompt", "message": "/drop-ext"}));
+        rpc.until("the unregistration", |l| l["message"] == "dropped");
+        let dropped = ext_models(&mut rpc, "c");
         rpc.finish();
         drop(env);
-        json!({"before": before, "after": after, "set": set["success"]})
+        json!({"before": before, "after": after, "set": set["success"], "dropped": dropped})
     })
     .await
     .unwrap();
@@ -82,7 +91,7 @@ async fn a_provider_registered_while_loading_stays_through_a_new_session_as_in_1
     assert_eq!(
         ours,
         json!({
-            "shown": {"before": ["ext-1"], "after": ["ext-1"], "set": true},
+            "shown": {"before": ["ext-1"], "after": ["ext-1"], "set": true, "dropped": []},
             "requests": [["ext-1", ["after the new session"]]],
         }),
         "{ours:#}"
