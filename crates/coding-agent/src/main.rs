@@ -713,6 +713,7 @@ fn run() -> Result<i32> {
     // background; print mode and `--list-models` use the saved catalog.
     if rpc || interactive {
         agent_session.refresh_llama_models_later();
+        extensions.refresh_catalogs();
     }
     if rpc {
         let transcript = agent_session.clone();

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use pi_ai::models::{ModelsConfig, ResolvedModels, builtin_models};
+use pi_ai::models::{ModelOverride, ModelsConfig, ResolvedModels, builtin_models};
 use pi_ai::{Model, ThinkingLevel};
 
 use crate::config::auth::AuthStorage;
@@ -101,6 +101,9 @@ pub struct ModelRegistry {
     llama_disabled: bool,
     /// The llama.cpp router, when one is configured.
     llama: Option<llama::config::ServerConfig>,
+    /// `models.json` `modelOverrides` by provider, applied again to the models an extension
+    /// registers for that provider (pi 0.80.4).
+    model_overrides: BTreeMap<String, BTreeMap<String, ModelOverride>>,
 }
 
 /// The key and extra headers for one request.
@@ -271,9 +274,17 @@ impl ModelRegistry {
                 };
             }
         };
-        match ModelsConfig::parse(&text).and_then(|config| config.resolve(builtin.clone())) {
-            Ok(resolved) => Self {
+        let parsed = ModelsConfig::parse(&text)
+            .and_then(|config| Ok((config.resolve(builtin.clone())?, config)));
+        match parsed {
+            Ok((resolved, config)) => Self {
                 resolved,
+                model_overrides: config
+                    .providers
+                    .into_iter()
+                    .filter(|(_, p)| !p.model_overrides.is_empty())
+                    .map(|(name, p)| (name, p.model_overrides))
+                    .collect(),
                 auth,
                 auth_path: None,
                 load_error: None,
@@ -312,6 +323,18 @@ impl ModelRegistry {
         }
         let resolved = parsed.resolve(current).map_err(|e| e.to_string())?;
         self.resolved.models = resolved.models;
+        if let Some(overrides) = self.model_overrides.get(name) {
+            for model in self
+                .resolved
+                .models
+                .iter_mut()
+                .filter(|m| m.provider == name)
+            {
+                if let Some(o) = overrides.get(&model.id) {
+                    o.apply(model);
+                }
+            }
+        }
         self.resolved
             .request_configs
             .extend(resolved.request_configs);
@@ -611,11 +634,18 @@ impl ModelRegistry {
     }
 
     /// The model to use when none is named: the settings' default, else the default model of
-    /// the first built-in provider with a key, else the first available model.
+    /// the first built-in provider with a key, else the first available model. A saved
+    /// default whose provider has no key gives way to a model that has one (pi 0.80.4).
     pub fn default_model(&self, provider: Option<&str>, model: Option<&str>) -> Option<Model> {
         if let (Some(p), Some(id)) = (provider, model)
             && let Some(m) = self.find(p, id)
         {
+            if self.has_auth(&m.provider) {
+                return Some(m.clone());
+            }
+            if let Some(available) = self.first_available() {
+                return Some(available);
+            }
             return Some(m.clone());
         }
         if let Some(p) = provider.map(canonical_provider) {
@@ -626,6 +656,12 @@ impl ModelRegistry {
                 return Some(m.clone());
             }
         }
+        self.first_available()
+    }
+
+    /// The default model of the first built-in provider with a key, else the first model
+    /// with a key.
+    fn first_available(&self) -> Option<Model> {
         for (p, id) in DEFAULT_MODELS {
             if self.has_auth(p)
                 && let Some(m) = self.find(p, id)

@@ -323,6 +323,13 @@ impl ModelsConfig {
     }
 }
 
+impl ModelOverride {
+    /// Applies this override to `model` (as `models.json` does to the provider's models).
+    pub fn apply(&self, model: &mut Model) {
+        apply_override(model, self);
+    }
+}
+
 fn apply_override(model: &mut Model, o: &ModelOverride) {
     if let Some(name) = &o.name {
         model.name = name.clone();

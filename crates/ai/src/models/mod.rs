@@ -7,7 +7,9 @@ mod thinking;
 
 pub use catalog::{CatalogError, builtin_models, get_model, get_models, get_providers};
 pub use cost::calculate_cost;
-pub use custom::{CustomModelsError, ModelsConfig, ProviderRequestConfig, ResolvedModels};
+pub use custom::{
+    CustomModelsError, ModelOverride, ModelsConfig, ProviderRequestConfig, ResolvedModels,
+};
 pub use thinking::{clamp_thinking_level, supported_thinking_levels};
 
 use crate::types::Model;

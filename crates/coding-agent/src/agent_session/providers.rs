@@ -18,11 +18,33 @@ pub(crate) struct SessionRegistry {
 }
 
 impl SessionRegistry {
-    pub(crate) fn new(base: Arc<ModelRegistry>) -> Self {
+    /// `loaded`: the providers extensions registered while loading, already applied to
+    /// `base`. They count as registered, as in pi 1.6.0: they stay when the base is read
+    /// from disk again (a login, a new session) and `unregisterProvider` removes them. The
+    /// base becomes the registry as read from disk; a provider that fails to apply is left
+    /// out, as startup left it out.
+    pub(crate) fn new(base: Arc<ModelRegistry>, loaded: Vec<(String, Value)>) -> Self {
+        let plain = if loaded.is_empty() {
+            None
+        } else {
+            base.reloaded()
+        };
+        let Some(plain) = plain else {
+            return Self {
+                current: Mutex::new(base.clone()),
+                base: Mutex::new(base),
+                registered: Mutex::new(Vec::new()),
+            };
+        };
+        let mut current = plain.clone();
+        let registered = loaded
+            .into_iter()
+            .filter(|(name, config)| current.register_provider(name, config).is_ok())
+            .collect();
         Self {
-            current: Mutex::new(base.clone()),
-            base: Mutex::new(base),
-            registered: Mutex::new(Vec::new()),
+            current: Mutex::new(Arc::new(current)),
+            base: Mutex::new(Arc::new(plain)),
+            registered: Mutex::new(registered),
         }
     }
 

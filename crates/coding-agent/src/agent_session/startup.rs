@@ -65,6 +65,12 @@ impl AgentSession {
             auth_path: path.to_path_buf(),
             cli_key_provider: api_key.as_ref().map(|_| model.provider.clone()),
         });
+        let loaded_providers = setup
+            .runtime
+            .providers()
+            .into_iter()
+            .map(|p| (p.name, p.config))
+            .collect();
         let ext = extensions::ExtensionState::new(setup, base_prompt);
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
             agent.set_hooks(session_hooks::hooks(&ext.runtime, oauth, weak.clone()));
@@ -74,7 +80,7 @@ impl AgentSession {
                 agent,
                 session: Mutex::new(session),
                 settings,
-                registry: providers::SessionRegistry::new(registry),
+                registry: providers::SessionRegistry::new(registry, loaded_providers),
                 cwd,
                 api_key: api_key.map(|key| (model.provider.clone(), key)),
                 scoped_models,

@@ -230,6 +230,10 @@ impl ExtensionBackend for NodeHost {
             .notify(json!({"type": "flags", "values": values}));
     }
 
+    fn refresh_catalogs(&self) {
+        self.connection.notify(json!({"type": "refresh_catalogs"}));
+    }
+
     fn dispatch<'a>(
         &'a self,
         event: &'a ExtensionEvent,

@@ -51,6 +51,10 @@ pub trait ExtensionBackend: Send + Sync {
     /// Final values of the CLI flags its extensions registered.
     fn set_flags(&self, _values: &Map<String, Value>) {}
 
+    /// The session runs in RPC or interactive mode: refresh the extensions' dynamic model
+    /// catalogs in the background (pi 1.6.0 does so once running, not at startup).
+    fn refresh_catalogs(&self) {}
+
     /// Runs every handler for the event and returns the combined result in the host
     /// protocol's shape (`extension-host/PROTOCOL.md`), `None` when there is nothing.
     fn dispatch<'a>(

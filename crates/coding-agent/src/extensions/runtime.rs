@@ -283,6 +283,13 @@ impl ExtensionRuntime {
         }
     }
 
+    /// Starts the background refresh of the extensions' dynamic model catalogs.
+    pub fn refresh_catalogs(&self) {
+        for backend in &self.backends() {
+            backend.refresh_catalogs();
+        }
+    }
+
     pub fn shortcuts(&self) -> Vec<ShortcutDef> {
         self.extensions()
             .into_iter()
