@@ -288,13 +288,20 @@ fn run() -> Result<i32> {
     pi_coding_agent::timing::mark("opening the session");
     // Built beside session loading, ready when the first request goes out.
     let _ = pi_ai::http::warm_shared_client();
-    let mut session = match select::choose(&choice, &agent_dir, &cwd) {
+    let session = match select::choose(&choice, &agent_dir, &cwd) {
         Ok(session) => session,
         Err(message) => {
             eprintln!("Error: {message}");
             return Ok(1);
         }
     };
+    let (mut session, session_cwd) =
+        match pi_coding_agent::session::missing_cwd::resolve(session, &cwd, interactive, || {
+            select::session_dir(&choice, &agent_dir, &cwd)
+        }) {
+            Ok(resolved) => resolved,
+            Err(code) => return Ok(code),
+        };
     // `--name`: in a new session this is the root entry, before the model change (pi 1.5).
     if let Some(name) = args.name.as_deref().filter(|n| !n.trim().is_empty())
         && let Err(e) = session.append_session_info(name.trim())
@@ -309,14 +316,6 @@ fn run() -> Result<i32> {
                 .map(|p| p.display().to_string())
                 .unwrap_or_default()
         );
-    }
-    let session_cwd = std::path::PathBuf::from(session.cwd());
-    if !session_cwd.is_dir() {
-        eprintln!(
-            "Error: the session's working directory no longer exists: {}",
-            session_cwd.display()
-        );
-        return Ok(1);
     }
     pi_coding_agent::timing::mark("session opened");
     let restored = session.branch_settings();

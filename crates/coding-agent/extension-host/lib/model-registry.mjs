@@ -12,7 +12,7 @@
  */
 import { loadModule } from "./native.mjs";
 
-export function createModelRegistry({ state, channel, runtime, registry, catalogs }) {
+export function createModelRegistry({ state, channel, runtime, registry }) {
 	/** The request options with the credentials pi resolved for `model`. */
 	const withAuth = async (self, model, options) => {
 		const auth = await self.getApiKeyAndHeaders(model);
@@ -50,10 +50,7 @@ export function createModelRegistry({ state, channel, runtime, registry, catalog
 		return out;
 	};
 	return {
-		/** pi 1.6.0's `refresh(options)`: a Promise of `{aborted, errors}` (ModelsRefreshResult). */
-		async refresh(options) {
-			return catalogs ? catalogs.refresh(options ?? {}) : { aborted: false, errors: new Map() };
-		},
+		refresh() {},
 		getError() {
 			return undefined;
 		},

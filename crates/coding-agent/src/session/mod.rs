@@ -12,6 +12,7 @@ pub mod list;
 pub mod load;
 pub mod manager;
 pub mod migrate;
+pub mod missing_cwd;
 pub mod select;
 pub mod time;
 
