@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
 use support::rpc::{Env, read_jsonl};
-use support::ts16::{pis, program, run};
+use support::ts16::{pis, program_with_host as program, run};
 
 /// An extension with a tool `greet` and a command `/flip` that reverses the active tools.
 const EXTENSION: &str = r#"

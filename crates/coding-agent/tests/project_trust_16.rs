@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
 use support::rpc::Env;
-use support::ts16::{pis, program, run_in};
+use support::ts16::{pis, program_with_host as program, run_in};
 
 /// What a run showed of the project's protected resources.
 #[derive(Debug, Clone, PartialEq)]

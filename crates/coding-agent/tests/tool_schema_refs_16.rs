@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
 use support::rpc::Env;
-use support::ts16::{pis, program, run};
+use support::ts16::{pis, program_with_host as program, run};
 
 /// A tool `count` whose schema names itself `schemas/tool.json` and reaches its fields
 /// through `$defs`.

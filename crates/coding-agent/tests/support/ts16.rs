@@ -81,6 +81,18 @@ pub fn pis() -> Vec<(&'static str, Option<PathBuf>)> {
     all
 }
 
+/// [`program`], with ours running the test extension host (installed once for all tests)
+/// rather than installing one into the scratch agent dir.
+pub fn program_with_host(wrapper: &Option<PathBuf>) -> Command {
+    let mut command = program(wrapper);
+    if wrapper.is_none()
+        && let Some(host) = super::ext_host::host_dir()
+    {
+        command.env("PI_EXTENSION_HOST_DIR", host);
+    }
+    command
+}
+
 /// A command for one of [`pis`].
 pub fn program(wrapper: &Option<PathBuf>) -> Command {
     match wrapper {
