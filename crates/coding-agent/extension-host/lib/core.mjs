@@ -5,6 +5,7 @@
  */
 import { createEventBus } from "./event-bus.mjs";
 import { loadExtensions } from "./loader.mjs";
+import { Catalogs } from "./catalogs.mjs";
 import { createModelRegistry } from "./model-registry.mjs";
 import { EXTRA_DIST_FILES } from "../modules/pi-coding-agent.mjs";
 import { preloadSpecs } from "./modules.mjs";
@@ -43,10 +44,12 @@ export function createCore(channel) {
 		terminalInput,
 		components: new ComponentTable({ channel, state, terminalInput }),
 		bashOperations: new BashOperations(),
-		modelRegistry: createModelRegistry({ state, channel, runtime, registry }),
+		catalogs: new Catalogs({ registry, publishModels: (name, config) => runtime.publishProviderModels(name, config) }),
 		initialised: false,
 		loadTimings: [],
 	};
+	runtime.catalogs = core.catalogs;
+	core.modelRegistry = createModelRegistry({ state, channel, runtime, registry, catalogs: core.catalogs });
 	registry.onChange = (extensions) => channel.notify("registrations", { extensions });
 	channel.beforeResponse = () => registry.flush();
 	return core;
@@ -88,10 +91,22 @@ export async function initialise(core, frame) {
 	return loadAndBind(core, frame.extensions ?? []);
 }
 
+/**
+ * Handle `refresh_catalogs`: pi runs in RPC or interactive mode with the session ready, so
+ * the dynamic catalogs refresh from the network in the background (15 s at most), as pi
+ * 1.6.0 does once running; startup only waited for the offline pass.
+ */
+export function refreshCatalogsInBackground(core) {
+	if (process.env.PI_OFFLINE !== undefined) return;
+	void core.catalogs.refresh({ signal: AbortSignal.timeout(15_000) }).catch(() => {});
+}
+
 /** Load the extensions, bind the runtime, and answer with what they registered. */
 async function loadAndBind(core, extensions) {
 	const { errors, timings } = await loadExtensions(extensions, core);
 	core.loadTimings = timings;
+	// The offline pass of the dynamic catalogs: stored models are there before pi starts.
+	await core.catalogs.refresh({ allowNetwork: false }).catch(() => {});
 	const result = {
 		extensions: core.registry.describe(),
 		errors,

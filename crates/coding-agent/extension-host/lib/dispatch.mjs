@@ -20,7 +20,7 @@ class LazyAbort {
 	}
 }
 import { commandCompletions, runCommand, runShortcut } from "./commands.mjs";
-import { applyFlags, initialise, reloadExtensions } from "./core.mjs";
+import { applyFlags, initialise, refreshCatalogsInBackground, reloadExtensions } from "./core.mjs";
 import { streamProvider } from "./providers.mjs";
 import { dispatchEvent } from "./runner.mjs";
 import { disposeToolRender, executeTool, prepareToolArguments, renderMessage, renderTool } from "./tools.mjs";
@@ -63,6 +63,7 @@ const REQUESTS = {
 const NOTIFICATIONS = {
 	state: (core, frame) => core.state.apply(frame),
 	flags: (core, frame) => applyFlags(core, frame.values),
+	refresh_catalogs: (core) => refreshCatalogsInBackground(core),
 	component_dispose: (core, frame) => core.components.dispose(frame.componentId),
 	component_focus: (core, frame) => core.components.focus(frame.componentId, frame.focused !== false),
 	component_invalidate: (core, frame) => core.components.invalidate(frame.componentId),

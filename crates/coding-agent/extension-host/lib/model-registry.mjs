@@ -12,7 +12,7 @@
  */
 import { loadModule } from "./native.mjs";
 
-export function createModelRegistry({ state, channel, runtime, registry }) {
+export function createModelRegistry({ state, channel, runtime, registry, catalogs }) {
 	/** The request options with the credentials pi resolved for `model`. */
 	const withAuth = async (self, model, options) => {
 		const auth = await self.getApiKeyAndHeaders(model);
@@ -50,7 +50,10 @@ export function createModelRegistry({ state, channel, runtime, registry }) {
 		return out;
 	};
 	return {
-		refresh() {},
+		/** pi 1.6.0's `refresh(options)`: a Promise of `{aborted, errors}` (ModelsRefreshResult). */
+		async refresh(options) {
+			return catalogs ? catalogs.refresh(options ?? {}) : { aborted: false, errors: new Map() };
+		},
 		getError() {
 			return undefined;
 		},

@@ -157,6 +157,22 @@ export class Runtime {
 		this.channel.request("registerProvider", { name, config: describeProviderConfig(config) }).catch((err) => {
 			this.emitError({ extensionPath, event: "register_provider", error: err instanceof Error ? err.message : String(err) });
 		});
+		// pi 1.6.0 refreshes the catalogs offline after every registration.
+		if (typeof config?.refreshModels === "function") void this.catalogs?.refresh({ allowNetwork: false }).catch(() => {});
+	}
+
+	/**
+	 * A refreshed catalog of provider `name`: its registration with these models goes to pi
+	 * (queued while loading), leaving the extension's own registration as it was.
+	 */
+	publishProviderModels(name, config) {
+		if (!this.bound) {
+			const queued = this.pendingProviderRegistrations.find((r) => r.name === name);
+			if (queued) queued.config = config;
+			else this.pendingProviderRegistrations.push({ name, config, extensionPath: "<unknown>" });
+			return Promise.resolve();
+		}
+		return this.channel.request("registerProvider", { name, config: describeProviderConfig(config) }).then(() => {});
 	}
 
 	unregisterProvider(name, extensionPath = "<unknown>") {
