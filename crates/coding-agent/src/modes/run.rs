@@ -69,8 +69,9 @@ async fn run_prompts(session: &AgentSession, prompts: Vec<RunPrompt>, output: Ou
     {
         let session = session.clone();
         let signaled = Arc::clone(&signaled);
+        let signal = crate::modes::signals::wait_for_signal();
         tokio::spawn(async move {
-            if let Some(code) = crate::modes::signals::wait_for_signal().await {
+            if let Some(code) = signal.await {
                 signaled.store(code, Ordering::SeqCst);
                 session.abort_bash();
                 session.abort_compaction();
