@@ -210,6 +210,9 @@ async fn provider(wire: &dyn WireFormat, shared: &Shared, request: Request) -> R
         raw.clone(),
     ));
     let script = shared.pop().unwrap_or_else(|| wire.default_reply(&json));
+    if let Some(crate::script::Fault::DelayHeaders { ms }) = &script.fault {
+        tokio::time::sleep(Duration::from_millis(*ms)).await;
+    }
     respond(wire, &script, &json, raw.len(), shared)
 }
 

@@ -60,14 +60,6 @@ pub const KNOWN_DIFFERENCES: &[Known] = &[
             is not built)",
     },
     Known {
-        api: "openai-codex-responses",
-        scenario: "*",
-        request: None,
-        part: Part::Field("/headers/content-encoding"),
-        reason: "pi 1.6.0 sends the SSE request body zstd-compressed (node's zlib), ours \
-            uncompressed; the mock decodes it, so the bodies are compared",
-    },
-    Known {
         api: "bedrock-converse-stream",
         scenario: "*",
         request: None,

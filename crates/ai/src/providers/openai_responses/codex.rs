@@ -5,8 +5,9 @@
 //! pi talks to it with its own client rather than the OpenAI SDK: the system prompt goes in
 //! `instructions`, reasoning is always included encrypted, failed requests are retried three
 //! times (1 s, 2 s, 4 s), and errors are worded as pi words them ("You have hit your ChatGPT
-//! usage limit …", "Codex error: …"). pi's WebSocket transport is not implemented; requests
-//! always use SSE.
+//! usage limit …", "Codex error: …"). SSE request bodies go zstd-compressed, the wait for
+//! response headers is bounded by the request timeout, and reading stops at the terminal
+//! event. pi's WebSocket transport is not implemented; requests always use SSE.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -37,7 +38,6 @@ const MAX_RETRIES: u32 = 0;
 /// The longest `retry-after` honoured unless `max_retry_delay_ms` says otherwise.
 const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
 const BASE_DELAY_MS: u64 = 1000;
-const DEFAULT_TIMEOUT_MS: u64 = 600_000;
 const FETCH_FAILED: &str = "fetch failed";
 const ACCOUNT_ID_ERROR: &str = "Failed to extract accountId from token";
 
@@ -130,7 +130,7 @@ struct Body<'a> {
     include: [&'static str; 1],
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
-    tool_choice: &'static str,
+    tool_choice: Value,
     parallel_tool_calls: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u64>,
@@ -249,7 +249,10 @@ fn build_body<'a>(
         },
         include: request::INCLUDE_ENCRYPTED_REASONING,
         prompt_cache_key: session,
-        tool_choice: "auto",
+        tool_choice: options
+            .tool_choice
+            .as_ref()
+            .map_or_else(|| "auto".into(), request::tool_choice),
         parallel_tool_calls: true,
         max_output_tokens: options
             .max_tokens
@@ -457,7 +460,7 @@ struct Retries {
 async fn send(
     request: &HttpRequest,
     retries: Retries,
-    timeout: Duration,
+    timeout: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, Failure> {
     let client = CLIENT.as_ref().map_err(|e| Failure {
@@ -476,10 +479,13 @@ async fn send(
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(Failure::aborted()),
-            outcome = tokio::time::timeout(timeout, builder.send()) => outcome,
+            outcome = headers_within(timeout, builder.send()) => outcome,
         };
         let message = match outcome {
-            Err(_elapsed) => http::TIMED_OUT.to_owned(),
+            Err(elapsed) => format!(
+                "Codex SSE response headers timed out after {}ms",
+                elapsed.as_millis()
+            ),
             Ok(Err(error)) if error.is_builder() => {
                 return Err(Failure {
                     message: format!("Invalid request to {}: {error}", request.url),
@@ -541,6 +547,32 @@ async fn send(
     }
 }
 
+/// The response headers, unless `timeout` passes first (pi 0.80.3: the configured HTTP
+/// timeout bounds the wait; none or 0 waits for ever). `Err` carries the timeout.
+async fn headers_within<F: std::future::Future>(
+    timeout: Option<Duration>,
+    send: F,
+) -> Result<F::Output, Duration> {
+    match timeout.filter(|t| !t.is_zero()) {
+        Some(limit) => tokio::time::timeout(limit, send).await.map_err(|_| limit),
+        None => Ok(send.await),
+    }
+}
+
+/// The request with its body zstd-compressed and marked so (pi 0.80.4's SSE requests). A
+/// body long enough to be written while it is sent goes as it is, never held whole.
+fn zstd_body(mut request: HttpRequest) -> HttpRequest {
+    if let Some(bytes) = request.body.bytes() {
+        let compressed = ruzstd::encoding::compress_to_vec(
+            bytes.as_ref(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        request.body = compressed.into();
+        request.set_header("content-encoding", "zstd");
+    }
+    request
+}
+
 /// Sends `request` with Codex retries and streams the response through `decoder`.
 fn run(
     model: Model,
@@ -555,10 +587,10 @@ fn run(
             .max_retry_delay_ms
             .unwrap_or(DEFAULT_MAX_RETRY_DELAY_MS),
     };
-    let timeout = Duration::from_millis(options.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
+    let timeout = options.timeout_ms.map(Duration::from_millis);
     AssistantMessageEventStream::new(async_stream::stream! {
         let request = match request {
-            Ok(request) => request,
+            Ok(request) => zstd_body(request),
             Err(message) => {
                 yield Assembler::new(&model).fail(false, message);
                 return;
@@ -574,7 +606,14 @@ fn run(
                 return;
             }
         };
-        let mut events = Box::pin(sse::decode(model, response.bytes_stream(), control, decoder));
+        // pi's Codex parser ends the body with a blank line, so that a last event the
+        // server sent without one is still read (pi 0.85.0).
+        let body = response
+            .bytes_stream()
+            .chain(futures_util::stream::once(async {
+                Ok::<_, reqwest::Error>(bytes::Bytes::from_static(b"\n\n"))
+            }));
+        let mut events = Box::pin(sse::decode(model, body, control, decoder));
         while let Some(event) = events.next().await {
             yield event;
         }

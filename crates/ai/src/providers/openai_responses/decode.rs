@@ -14,8 +14,7 @@ use crate::sse::{Flow, SseDecoder, parse_json};
 use crate::types::{AssistantBlock, Model, StopReason, ThinkingContent, Usage};
 
 /// Text of a stream that ended before its terminal event.
-const INCOMPLETE_STREAM: &str =
-    "Connection error: the stream ended before the response was complete (no response.completed)";
+const INCOMPLETE_STREAM: &str = "OpenAI Responses stream ended before a terminal response event";
 /// Text of a response whose final status is `failed` or `cancelled`.
 const UNKNOWN_ERROR: &str = "An unknown error occurred";
 
@@ -80,6 +79,9 @@ struct ResponseInfo {
     error: Option<Value>,
     #[serde(default)]
     incomplete_details: Option<Value>,
+    /// Codex: whether the model ended its turn.
+    #[serde(default)]
+    end_turn: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -555,10 +557,17 @@ impl Decoder {
                     message.unwrap_or_else(|| "Codex response failed".to_owned())
                 ))
             }
-            "response.done" | "response.completed" | "response.incomplete" => Some(
-                self.complete(event.response.as_ref(), asm)
-                    .map(|()| Flow::Stop),
-            ),
+            "response.done" | "response.completed" | "response.incomplete" => {
+                if let Some(Value::Bool(end_turn)) =
+                    event.response.as_ref().and_then(|r| r.end_turn.as_ref())
+                {
+                    asm.message_mut().end_turn = Some(*end_turn);
+                }
+                Some(
+                    self.complete(event.response.as_ref(), asm)
+                        .map(|()| Flow::Stop),
+                )
+            }
             _ => None,
         }
     }

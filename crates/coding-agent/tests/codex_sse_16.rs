@@ -1,0 +1,263 @@
+//! The OpenAI Codex and Responses SSE streams at their edges, ours against pi 1.6.0 on the
+//! same mock: a terminal event the body ends without a blank line after, a body held open
+//! after its terminal event, Codex's `end_turn`, a bounded wait for response headers, a
+//! stream that ends before its terminal event (retried), and the zstd request body.
+//! pi 1.6.0 is found through `PI_TS16`; without it only ours runs, against expectations
+//! read from pi-ai 1.6's `openai-codex-responses` and `openai-responses` providers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use mock_llm::{Fault, MockServer, Script};
+use support::codex::{self, MODEL, SESSION_ID};
+use support::rpc::Rpc;
+use support::ts16::{ours, ts16, ts16_pi};
+
+const CODEX: &str = "openai-codex-responses";
+const RESPONSES: &str = "openai-responses";
+
+/// An assistant message reduced to what both pis must agree on.
+fn reply(message: &Value) -> Value {
+    json!({
+        "stopReason": message["stopReason"],
+        "errorMessage": message["errorMessage"],
+        "text": message["content"][0]["text"],
+        "endTurn": message["endTurn"],
+    })
+}
+
+/// Runs `scripts` through `-p` on `api` with `settings`; the replies and the time it took.
+fn print_run(
+    program: std::process::Command,
+    api: &str,
+    scripts: Vec<Script>,
+    settings: Value,
+) -> (Vec<Value>, Duration, mock_llm::MockServer) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    server.push_all(scripts);
+    let env = codex::env(&server, api, settings);
+    let printed = codex::print(&env, program, "hello");
+    let replies = printed
+        .assistant_messages()
+        .into_iter()
+        .map(reply)
+        .collect();
+    // The recorded requests stay readable after the server's runtime is gone.
+    drop(runtime);
+    (replies, printed.elapsed, server)
+}
+
+/// Both pis' replies to `scripts` (1.6.0's only when installed); asserts they are equal.
+fn compare_print(api: &str, scripts: impl Fn() -> Vec<Script>, settings: Value) -> Vec<Value> {
+    let (our, _, _) = print_run(ours(), api, scripts(), settings.clone());
+    if let Some(wrapper) = ts16() {
+        let (their, _, _) = print_run(ts16_pi(&wrapper), api, scripts(), settings);
+        assert_eq!(our, their, "ours (left) and pi 1.6.0 (right) differ");
+    }
+    our
+}
+
+#[test]
+fn a_codex_terminal_event_without_a_blank_line_after_it_is_read_as_in_16() {
+    let scripts = || {
+        let body = codex::body(&Script::text("the last event has no blank line"));
+        let body = codex::with_terminal_response(&body, |r| r["end_turn"] = json!(true));
+        vec![Script::raw(body.trim_end_matches('\n'))]
+    };
+    let replies = compare_print(CODEX, scripts, json!({}));
+    assert_eq!(
+        replies,
+        [json!({"stopReason": "stop", "errorMessage": null,
+                "text": "the last event has no blank line", "endTurn": true})]
+    );
+}
+
+#[test]
+fn codex_end_turn_is_kept_on_the_message_as_in_16() {
+    let scripts = || {
+        let body = codex::body(&Script::text("more to do"));
+        vec![Script::raw(codex::with_terminal_response(&body, |r| {
+            r["end_turn"] = json!(false);
+        }))]
+    };
+    let replies = compare_print(CODEX, scripts, json!({}));
+    assert_eq!(replies[0]["endTurn"], false, "{replies:?}");
+    // Without the field, the message has none.
+    let plain = compare_print(CODEX, || vec![Script::text("plain")], json!({}));
+    assert_eq!(plain[0]["endTurn"], Value::Null, "{plain:?}");
+    assert_eq!(plain[0]["text"], "plain");
+}
+
+#[test]
+fn a_codex_stream_is_done_at_its_terminal_event_as_in_16() {
+    // The mock holds the body open for 20 s after the terminal event.
+    let scripts = || vec![Script::text("done at once").with_fault(Fault::stall(10_000, 20_000))];
+    let run = |program| print_run(program, CODEX, scripts(), json!({}));
+    let mut runs = vec![("ours", run(ours()))];
+    if let Some(wrapper) = ts16() {
+        runs.push(("pi 1.6.0", run(ts16_pi(&wrapper))));
+    }
+    for (who, (replies, elapsed, _)) in runs {
+        assert_eq!(replies[0]["text"], "done at once", "{who}: {replies:?}");
+        assert_eq!(replies[0]["stopReason"], "stop", "{who}");
+        assert!(
+            elapsed < Duration::from_secs(15),
+            "{who} read on after the terminal event: {elapsed:?}"
+        );
+    }
+}
+
+/// The retry events, assistant replies and POSTs of an RPC prompt on `api`.
+fn rpc_run(
+    program: std::process::Command,
+    api: &str,
+    scripts: Vec<Script>,
+    settings: Value,
+) -> Value {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    server.push_all(scripts);
+    let env = codex::env(&server, api, settings);
+    let model = format!("parity/{MODEL}");
+    let mut program = program;
+    program.env("PI_OFFLINE", "1");
+    let mut rpc = Rpc::start_program(
+        &env,
+        program,
+        &["--model", &model, "--session-id", SESSION_ID],
+    );
+    rpc.call("p", json!({"type": "prompt", "message": "hello"}));
+    rpc.event("agent_settled");
+    let events: Vec<Value> = rpc
+        .seen
+        .iter()
+        .filter_map(|l| match l["type"].as_str()? {
+            "auto_retry_start" | "auto_retry_end" => Some(l.clone()),
+            "message_end" if l["message"]["role"] == "assistant" => Some(reply(&l["message"])),
+            _ => None,
+        })
+        .collect();
+    drop(rpc);
+    let posts = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count();
+    json!({"events": events, "posts": posts})
+}
+
+/// Both pis' RPC outcomes (1.6.0's only when installed); asserts they are equal.
+fn compare_rpc(api: &str, scripts: impl Fn() -> Vec<Script>, settings: Value) -> Value {
+    let our = rpc_run(ours(), api, scripts(), settings.clone());
+    if let Some(wrapper) = ts16() {
+        let their = rpc_run(ts16_pi(&wrapper), api, scripts(), settings);
+        assert_eq!(our, their, "ours (left) and pi 1.6.0 (right) differ");
+    }
+    our
+}
+
+/// One retry after 100 ms.
+fn one_retry(mut settings: Value) -> Value {
+    settings["retry"]["enabled"] = json!(true);
+    settings["retry"]["maxRetries"] = json!(1);
+    settings["retry"]["baseDelayMs"] = json!(100);
+    settings
+}
+
+#[test]
+fn codex_response_headers_are_waited_for_the_configured_timeout_as_in_16() {
+    let scripts = || {
+        vec![
+            Script::text("too late").with_fault(Fault::DelayHeaders { ms: 5_000 }),
+            Script::text("in time"),
+        ]
+    };
+    // The HTTP idle timeout bounds the wait; `retry.provider.timeoutMs` wins over it.
+    for (settings, ms) in [
+        (json!({"httpIdleTimeoutMs": 800}), 800),
+        (
+            json!({"retry": {"provider": {"timeoutMs": 700}}, "httpIdleTimeoutMs": 60_000}),
+            700,
+        ),
+    ] {
+        let outcome = compare_rpc(CODEX, scripts, one_retry(settings));
+        let error = format!("Codex SSE response headers timed out after {ms}ms");
+        assert_eq!(outcome["posts"], 2, "{outcome:#}");
+        let events = outcome["events"].as_array().unwrap();
+        assert_eq!(events[0]["errorMessage"], error.as_str(), "{outcome:#}");
+        assert_eq!(events[1]["type"], "auto_retry_start", "{outcome:#}");
+        assert_eq!(
+            events.last().unwrap()["type"],
+            "auto_retry_end",
+            "{outcome:#}"
+        );
+        assert_eq!(events[2]["text"], "in time", "{outcome:#}");
+    }
+}
+
+#[test]
+fn a_responses_stream_ending_before_its_terminal_event_is_retried_as_in_16() {
+    for api in [RESPONSES, CODEX] {
+        let scripts = || {
+            let cut = codex::without_terminal_event(&codex::body(&Script::text("cut")));
+            vec![Script::raw(cut), Script::text("whole")]
+        };
+        let outcome = compare_rpc(api, scripts, one_retry(json!({})));
+        let events = outcome["events"].as_array().unwrap();
+        assert_eq!(
+            events[0]["errorMessage"],
+            "OpenAI Responses stream ended before a terminal response event",
+            "{api}: {outcome:#}"
+        );
+        assert_eq!(events[1]["type"], "auto_retry_start", "{api}: {outcome:#}");
+        assert_eq!(events[2]["text"], "whole", "{api}: {outcome:#}");
+        assert_eq!(outcome["posts"], 2, "{api}: {outcome:#}");
+    }
+}
+
+/// The JSON body and content encoding of each POST of a Codex run.
+fn codex_posts(program: std::process::Command) -> Vec<Value> {
+    let (_, _, server) = print_run(program, CODEX, vec![Script::text("ok")], json!({}));
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| {
+            json!({"encoding": r.headers.get("content-encoding"), "body": r.body,
+                   "raw_len": r.raw_body_len})
+        })
+        .collect()
+}
+
+#[test]
+fn codex_sse_request_bodies_are_zstd_compressed_as_in_16() {
+    let our = codex_posts(ours());
+    assert_eq!(our.len(), 1);
+    assert_eq!(our[0]["encoding"], "zstd");
+    assert_eq!(our[0]["body"]["model"], MODEL, "the mock decoded the body");
+    let json_len = our[0]["body"].to_string().len() as u64;
+    assert!(
+        our[0]["raw_len"].as_u64().unwrap() < json_len,
+        "the body sent is smaller than its JSON: {our:?}"
+    );
+    if let Some(wrapper) = ts16() {
+        let their = codex_posts(ts16_pi(&wrapper));
+        assert_eq!(their.len(), 1);
+        assert_eq!(their[0]["encoding"], our[0]["encoding"]);
+        // Only the system prompt's own wording differs between the two bodies.
+        let keys = |v: &Value| {
+            v["body"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(keys(&our[0]), keys(&their[0]));
+    }
+}
