@@ -261,3 +261,29 @@ fn codex_sse_request_bodies_are_zstd_compressed_as_in_16() {
         assert_eq!(keys(&our[0]), keys(&their[0]));
     }
 }
+
+#[test]
+fn cut_codex_json_is_worded_and_retried_as_in_16() {
+    // Node words a cut string "Unterminated string in JSON …", which pi's auto-retry takes
+    // as transient ("terminated"): a malformed event and a cut final event are retried.
+    for fault in [Fault::malformed_after(2), Fault::TruncatedEnd] {
+        let scripts = || {
+            vec![
+                Script::text("cut").with_fault(fault.clone()),
+                Script::text("whole"),
+            ]
+        };
+        let outcome = compare_rpc(CODEX, scripts, one_retry(json!({})));
+        let events = outcome["events"].as_array().unwrap();
+        let error = events[0]["errorMessage"].as_str().unwrap_or_default();
+        assert!(
+            error.starts_with("Invalid Codex SSE JSON: Unterminated string in JSON at position "),
+            "{fault:?}: {outcome:#}"
+        );
+        assert_eq!(
+            events[1]["type"], "auto_retry_start",
+            "{fault:?}: {outcome:#}"
+        );
+        assert_eq!(events[2]["text"], "whole", "{fault:?}: {outcome:#}");
+    }
+}

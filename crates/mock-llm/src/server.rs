@@ -133,6 +133,11 @@ impl MockServer {
         self.inner.shared.llama.models()
     }
 
+    /// Turns the Codex Responses WebSocket on or off (off by default: upgrades get 404).
+    pub fn set_codex_websocket(&self, settings: crate::CodexWebSocket) {
+        self.inner.shared.set_codex_websocket(settings);
+    }
+
     /// Number of scripts still queued.
     pub fn pending(&self) -> usize {
         self.inner.shared.pending()
@@ -245,6 +250,9 @@ async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Respo
         return provider(wire, &shared, request).await;
     }
     let (parts, body) = request.into_parts();
+    if crate::websocket::wants(&shared, &parts) {
+        return crate::websocket::upgrade(shared, parts).await;
+    }
     let raw = axum::body::to_bytes(body, usize::MAX)
         .await
         .unwrap_or_default();

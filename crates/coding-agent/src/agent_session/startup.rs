@@ -168,6 +168,8 @@ fn stream_options(
         headers: auth.headers,
         idle_timeout_ms: Some(idle),
         timeout_ms: Some(idle),
+        transport: settings.transport,
+        websocket_connect_timeout_ms: settings.websocket_connect_timeout_ms(),
         session_id: Some(session_id.to_owned()),
         ..StreamOptions::default()
     };

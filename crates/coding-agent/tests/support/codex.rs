@@ -132,3 +132,37 @@ pub fn print(env: &Env, mut program: Command, prompt: &str) -> Printed {
         .collect();
     Printed { lines, elapsed }
 }
+
+/// Runs one prompt through `program --mode rpc` on the `parity` model in `env` until the
+/// run settles; every line it printed.
+pub fn rpc_prompt(env: &Env, mut program: Command, prompt: &str) -> Vec<Value> {
+    program.env("PI_OFFLINE", "1");
+    let model = format!("parity/{MODEL}");
+    let args = ["--model", model.as_str(), "--session-id", SESSION_ID];
+    let mut rpc = super::rpc::Rpc::start_program(env, program, &args);
+    rpc.call("p", json!({"type": "prompt", "message": prompt}));
+    rpc.event("agent_settled");
+    std::mem::take(&mut rpc.seen)
+}
+
+/// An assistant message reduced to what both pis must agree on.
+pub fn reply(message: &Value) -> Value {
+    json!({
+        "stopReason": message["stopReason"],
+        "errorMessage": message["errorMessage"],
+        "text": message["content"][0]["text"],
+        "endTurn": message["endTurn"],
+    })
+}
+
+/// The assistant replies and retry events among `lines`.
+pub fn replies_and_retries(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .filter_map(|l| match l["type"].as_str()? {
+            "auto_retry_start" | "auto_retry_end" => Some(l.clone()),
+            "message_end" if l["message"]["role"] == "assistant" => Some(reply(&l["message"])),
+            _ => None,
+        })
+        .collect()
+}

@@ -7,7 +7,7 @@
 //! times (1 s, 2 s, 4 s), and errors are worded as pi words them ("You have hit your ChatGPT
 //! usage limit …", "Codex error: …"). SSE request bodies go zstd-compressed, the wait for
 //! response headers is bounded by the request timeout, and reading stops at the terminal
-//! event. pi's WebSocket transport is not implemented; requests always use SSE.
+//! event. The WebSocket transport (`transport` other than `sse`) is in `codex_ws`.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -19,14 +19,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::common::{frame_of, missing_key, resolve_api_key, written_body};
 use super::request::{self, InputItem, Reasoning, ToolParam};
-use super::{Decoder, Flavor, service_tier, simple_options};
+use super::{Decoder, Flavor, codex_ws, codex_ws_run, service_tier, simple_options};
 use crate::api_provider::ApiProvider;
 use crate::assembler::Assembler;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{self, HttpRequest};
 use crate::sse::{self, StreamControl};
 use crate::types::{
-    Context, Message, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api, now_ms,
+    AssistantMessage, Context, Message, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel,
+    api, now_ms,
 };
 
 /// The backend pi uses when the model names none.
@@ -87,11 +88,16 @@ impl ApiProvider for OpenAiCodexResponses {
             return missing_key(model);
         };
         let request = build_request(model, context, &options, &token);
+        let plan = request
+            .as_ref()
+            .ok()
+            .and_then(|request| codex_ws_run::plan(model, &options, request));
         run(
             model.clone(),
             request,
             &options,
             Decoder::new(model.clone(), Flavor::Codex, service_tier(&options)),
+            plan,
         )
     }
 
@@ -275,7 +281,7 @@ const MIN_OUTPUT_TOKENS: u64 = 16;
 
 /// The session id, unless caching is off, cut to OpenAI's 64 characters (pi-ai 1.6's
 /// `codexSessionId`): the prompt cache key and the session headers.
-fn cache_session(options: &StreamOptions) -> Option<&str> {
+pub(super) fn cache_session(options: &StreamOptions) -> Option<&str> {
     options
         .session_id
         .as_deref()
@@ -573,12 +579,14 @@ fn zstd_body(mut request: HttpRequest) -> HttpRequest {
     request
 }
 
-/// Sends `request` with Codex retries and streams the response through `decoder`.
+/// Sends `request` (over the WebSocket when `plan` says so, falling back to SSE before the
+/// reply starts) with Codex retries and streams the response through `decoder`.
 fn run(
     model: Model,
     request: Result<HttpRequest, String>,
     options: &StreamOptions,
     decoder: Decoder,
+    plan: Option<codex_ws_run::Plan>,
 ) -> AssistantMessageEventStream {
     let control = StreamControl::from_options(options);
     let retries = Retries {
@@ -596,6 +604,37 @@ fn run(
                 return;
             }
         };
+        let mut diagnostic = None;
+        if let Some(plan) = plan {
+            match codex_ws_run::open(&plan, &control.cancel).await {
+                codex_ws_run::Opened::Started { lease, first, body } => {
+                    let items = {
+                        let model = model.clone();
+                        move |message: &AssistantMessage| codex_ws_run::response_items(&model, message)
+                    };
+                    let mut events = Box::pin(codex_ws_run::decode(
+                        model,
+                        (lease, first, body),
+                        plan,
+                        control,
+                        decoder,
+                        items,
+                    ));
+                    while let Some(event) = events.next().await {
+                        yield event;
+                    }
+                    return;
+                }
+                codex_ws_run::Opened::Failed(message, aborted) => {
+                    yield Assembler::new(&model).fail(aborted, message);
+                    return;
+                }
+                codex_ws_run::Opened::Fallback(why) => {
+                    codex_ws::record_fallback(plan.session.as_ref().map(|(s, _)| s.as_str()));
+                    diagnostic = Some(plan.fallback_diagnostic(&why));
+                }
+            }
+        }
         let response = match send(&request, retries, timeout, &control.cancel).await {
             Ok(response) => {
                 control.report_response(&response);
@@ -614,7 +653,10 @@ fn run(
                 Ok::<_, reqwest::Error>(bytes::Bytes::from_static(b"\n\n"))
             }));
         let mut events = Box::pin(sse::decode(model, body, control, decoder));
-        while let Some(event) = events.next().await {
+        while let Some(mut event) = events.next().await {
+            if let Some(diagnostic) = &diagnostic {
+                codex_ws_run::attach_diagnostic(&mut event, diagnostic);
+            }
             yield event;
         }
     })

@@ -8,6 +8,8 @@
 
 pub mod azure;
 pub mod codex;
+pub mod codex_ws;
+mod codex_ws_run;
 mod decode;
 pub mod request;
 
