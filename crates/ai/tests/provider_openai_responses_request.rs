@@ -537,3 +537,42 @@ async fn payload_hook_and_header_overrides_apply() {
     assert_eq!(headers["x-custom"], "yes");
     assert_eq!(headers["x-model"], "m");
 }
+
+#[tokio::test]
+async fn tool_choice_is_sent_on_every_responses_api() {
+    // pi-ai 0.80.7 / 0.84.3: OpenAI, Azure and Codex Responses take `toolChoice` as given
+    // (a named tool as `{type: "function", name}`); Codex sends `auto` without one.
+    let choices = [
+        (pi_ai::ToolChoice::Auto, json!("auto")),
+        (pi_ai::ToolChoice::None, json!("none")),
+        (pi_ai::ToolChoice::Required, json!("required")),
+        (
+            pi_ai::ToolChoice::Tool("read".into()),
+            json!({"type": "function", "name": "read"}),
+        ),
+    ];
+    for which in ALL {
+        for (choice, expected) in &choices {
+            let mut opts = simple(which, None);
+            opts.stream.tool_choice = Some(choice.clone());
+            let (body, _) = sent(which, |_| {}, &context("hi"), opts).await;
+            assert_eq!(body["tool_choice"], *expected, "{which:?} {choice:?}");
+            let order = keys(&body);
+            let at = |key: &str| order.iter().position(|k| *k == key);
+            // Where pi-ai puts it: after the tools, or (Codex) in place of its `auto`.
+            let after = if which == Api::Codex {
+                "include"
+            } else {
+                "tools"
+            };
+            assert_eq!(
+                at("tool_choice"),
+                at(after).map(|i| i + 1),
+                "{which:?}: {order:?}"
+            );
+        }
+        let (body, _) = sent(which, |_| {}, &context("hi"), simple(which, None)).await;
+        let default = (which == Api::Codex).then(|| json!("auto"));
+        assert_eq!(body.get("tool_choice").cloned(), default, "{which:?}");
+    }
+}

@@ -23,28 +23,17 @@ use support::ts16::ts16;
 const OURS_ONLY: &[&str] = &["google-gemini-cli"];
 
 /// Leaves out what differs for a reason outside these fields:
-/// - Codex: pi 1.6.0 tries its WebSocket transport first; the mock has none, so its
-///   messages carry the fallback's `provider_transport_failure` diagnostic. Ours has no
-///   WebSocket transport (an open ledger row) and goes to SSE at once.
 /// - Mistral: pi 1.6.0 reads `prompt_tokens_details.cached_tokens` as ours does, but its
 ///   Mistral SDK drops that field from the mock's usage first, so its cache reads are 0.
 fn without_known(api: &str, mut outcome: Value) -> Value {
     for list in ["printed", "stored"] {
         for message in outcome[list].as_array_mut().into_iter().flatten() {
-            match api {
-                "openai-codex-responses" => {
-                    if let Some(keys) = message["keys"].as_array_mut() {
-                        keys.retain(|k| k != "diagnostics");
-                    }
+            if api == "mistral-conversations"
+                && let Some(usage) = message.get_mut("usage").and_then(Value::as_object_mut)
+            {
+                for field in ["input", "cacheRead", "cost"] {
+                    usage.remove(field);
                 }
-                "mistral-conversations" => {
-                    if let Some(usage) = message.get_mut("usage").and_then(Value::as_object_mut) {
-                        for field in ["input", "cacheRead", "cost"] {
-                            usage.remove(field);
-                        }
-                    }
-                }
-                _ => {}
             }
         }
     }

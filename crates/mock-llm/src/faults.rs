@@ -31,7 +31,9 @@ pub(crate) fn plan(
     let split_at = |after: usize| after.min(frames.len());
     let mut ops: Vec<Op> = Vec::with_capacity(frames.len() + 2);
     match fault {
-        None | Some(Fault::HttpError { .. }) => ops.extend(frames.iter().map(render)),
+        None | Some(Fault::HttpError { .. } | Fault::DelayHeaders { .. }) => {
+            ops.extend(frames.iter().map(render));
+        }
         Some(Fault::DropAfter { after_events }) => {
             ops.extend(frames[..split_at(*after_events)].iter().map(render));
             ops.push(Op::Abort);

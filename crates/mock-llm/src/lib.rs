@@ -22,6 +22,7 @@ mod server;
 mod sse;
 mod state;
 mod text;
+mod websocket;
 mod wire;
 
 pub use error::MockError;
@@ -30,3 +31,4 @@ pub use recording::RecordedRequest;
 pub use render::{WIRE_FORMATS, render_body};
 pub use script::{Fault, Item, LineEnding, Script, ScriptUsage, StopReason};
 pub use server::MockServer;
+pub use websocket::CodexWebSocket;

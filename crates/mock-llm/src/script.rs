@@ -203,6 +203,12 @@ pub enum Fault {
     /// Send every event but the last, then the first half of the last one's bytes, and
     /// end the body cleanly (a final event cut short).
     TruncatedEnd,
+    /// Wait `ms` milliseconds before answering at all (no status line or headers
+    /// meanwhile), then answer as without a fault.
+    DelayHeaders {
+        /// The wait in milliseconds.
+        ms: u64,
+    },
 }
 
 impl Fault {

@@ -133,6 +133,11 @@ impl MockServer {
         self.inner.shared.llama.models()
     }
 
+    /// Turns the Codex Responses WebSocket on or off (off by default: upgrades get 404).
+    pub fn set_codex_websocket(&self, settings: crate::CodexWebSocket) {
+        self.inner.shared.set_codex_websocket(settings);
+    }
+
     /// Number of scripts still queued.
     pub fn pending(&self) -> usize {
         self.inner.shared.pending()
@@ -210,6 +215,9 @@ async fn provider(wire: &dyn WireFormat, shared: &Shared, request: Request) -> R
         raw.clone(),
     ));
     let script = shared.pop().unwrap_or_else(|| wire.default_reply(&json));
+    if let Some(crate::script::Fault::DelayHeaders { ms }) = &script.fault {
+        tokio::time::sleep(Duration::from_millis(*ms)).await;
+    }
     respond(wire, &script, &json, raw.len(), shared)
 }
 
@@ -242,6 +250,9 @@ async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Respo
         return provider(wire, &shared, request).await;
     }
     let (parts, body) = request.into_parts();
+    if crate::websocket::wants(&shared, &parts) {
+        return crate::websocket::upgrade(shared, parts).await;
+    }
     let raw = axum::body::to_bytes(body, usize::MAX)
         .await
         .unwrap_or_default();

@@ -19,6 +19,8 @@ pub(crate) struct Shared {
     pub oauth: crate::oauth::OAuthState,
     /// The stand-in llama.cpp router.
     pub llama: crate::llama_router::LlamaState,
+    /// The Codex Responses WebSocket endpoint's settings.
+    codex_websocket: Mutex<crate::websocket::CodexWebSocket>,
 }
 
 /// Locks a mutex, ignoring poisoning (the data stays consistent: no invariants span a panic).
@@ -61,6 +63,16 @@ impl Shared {
     /// Forgets every recorded request.
     pub fn clear_requests(&self) {
         lock(&self.requests).clear();
+    }
+
+    /// The Codex Responses WebSocket endpoint's settings.
+    pub fn codex_websocket(&self) -> crate::websocket::CodexWebSocket {
+        *lock(&self.codex_websocket)
+    }
+
+    /// Changes the Codex Responses WebSocket endpoint's settings.
+    pub fn set_codex_websocket(&self, settings: crate::websocket::CodexWebSocket) {
+        *lock(&self.codex_websocket) = settings;
     }
 
     /// The next response sequence number (1-based).

@@ -173,6 +173,9 @@ pub struct AssistantMessage {
     /// The concrete model that answered, when it differs from `model` (e.g. OpenRouter `auto`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_model: Option<String>,
+    /// OpenAI Codex's terminal `end_turn` signal, kept for diagnostics (pi-ai 0.84.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_turn: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// Redacted provider/runtime diagnostics, kept opaque.

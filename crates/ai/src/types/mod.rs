@@ -28,7 +28,7 @@ pub use model::{
 };
 pub use options::{
     AnthropicThinking, CacheRetention, OpenAiResponsesOptions, PayloadHook, ResponseHook,
-    SimpleStreamOptions, StreamEventHook, StreamOptions, ToolChoice,
+    SimpleStreamOptions, StreamEventHook, StreamOptions, ToolChoice, Transport,
 };
 pub use shared_str::SharedStr;
 pub use shared_vec::SharedVec;

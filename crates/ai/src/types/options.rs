@@ -115,6 +115,26 @@ pub struct StreamOptions {
     /// Send the whole request even where the provider could continue a previous response
     /// (a cache refresh must not move the session's Anthropic message thread).
     pub disable_continuation: bool,
+    /// How requests travel where a provider has a choice (OpenAI Codex); default `auto`.
+    pub transport: Option<Transport>,
+    /// Longest wait for a WebSocket to open (default 15 000 ms; 0: no limit).
+    pub websocket_connect_timeout_ms: Option<u64>,
+}
+
+/// The `transport` setting: how OpenAI Codex requests travel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// A WebSocket kept per session, sending only new items where it can; SSE when the
+    /// WebSocket fails before the reply starts.
+    #[default]
+    Auto,
+    /// Server-sent events over HTTP only.
+    Sse,
+    /// A WebSocket kept per session, every request whole.
+    Websocket,
+    /// As `auto`.
+    WebsocketCached,
 }
 
 /// Settings of the OpenAI Responses APIs (`openai-responses`, `azure-openai-responses`,
@@ -171,6 +191,11 @@ impl fmt::Debug for StreamOptions {
             .field("tool_choice", &self.tool_choice)
             .field("reasoning_effort", &self.reasoning_effort)
             .field("anthropic_thinking", &self.anthropic_thinking)
+            .field("transport", &self.transport)
+            .field(
+                "websocket_connect_timeout_ms",
+                &self.websocket_connect_timeout_ms,
+            )
             .finish_non_exhaustive()
     }
 }

@@ -168,10 +168,14 @@ fn stream_options(
     let idle = settings
         .http_idle_timeout_ms()
         .unwrap_or(30 * 24 * 3_600_000);
+    // pi 1.6.0: the request timeout is `retry.provider.timeoutMs`, else `httpIdleTimeoutMs`.
     let mut options = StreamOptions {
         api_key: auth.api_key,
         headers: auth.headers,
         idle_timeout_ms: Some(idle),
+        timeout_ms: Some(idle),
+        transport: settings.transport,
+        websocket_connect_timeout_ms: settings.websocket_connect_timeout_ms(),
         session_id: Some(session_id.to_owned()),
         ..StreamOptions::default()
     };

@@ -29,6 +29,11 @@ pub struct Settings {
     /// pi 1.5: how long a provider response may stay silent (ms, default 300000);
     /// `0` or `"disabled"` turns the limit off.
     pub http_idle_timeout_ms: Option<IdleTimeout>,
+    /// How OpenAI Codex requests travel: `auto` (default), `sse`, `websocket`,
+    /// `websocket-cached`.
+    pub transport: Option<pi_ai::Transport>,
+    /// Longest wait for a WebSocket to open (ms, default 15000); `0` or `"disabled"`: none.
+    pub websocket_connect_timeout_ms: Option<IdleTimeout>,
     /// Skill files or directories, and `!`/`+`/`-` patterns (an old `skills` object gives
     /// its `customDirectories`).
     #[serde(
@@ -159,6 +164,14 @@ impl Settings {
         self.shell_path
             .as_deref()
             .map(crate::config::paths::expand_tilde)
+    }
+
+    /// The WebSocket connect timeout in milliseconds (0: none), when set.
+    pub fn websocket_connect_timeout_ms(&self) -> Option<u64> {
+        match self.websocket_connect_timeout_ms? {
+            IdleTimeout::Millis(ms) => Some(ms),
+            IdleTimeout::Named(IdleTimeoutName::Disabled) => Some(0),
+        }
     }
 
     /// The stream idle timeout in milliseconds; `None` when disabled.

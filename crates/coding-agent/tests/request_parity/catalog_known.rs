@@ -30,8 +30,8 @@ const CLAUDE_5_CONTROLS: &str = "open: pi 1.6.0 sends Claude Fable 5.x and Haiku
     server-side fallback models (`fallbacks`); ours sends none of these";
 
 const TOOL_SEARCH: &str = "open (issue 39, tool search): pi 1.6.0 gives models with native \
-    tool search their tools as an `additional_tools` input item with deferred loading, and \
-    opens the Codex WebSocket first; ours sends them as plain tools";
+    tool search their tools as an `additional_tools` input item with deferred loading; ours \
+    sends them as plain tools";
 
 const THINKING_REPLAY: &str = "open: how earlier thinking is replayed to these models (as \
     thinking blocks with their signatures, or as text) differs from pi 1.6.0";
@@ -102,7 +102,8 @@ pub const CATALOG_KNOWN: &[Known] = &[
     entry(
         "openai-codex/*",
         Part::Request("GET /backend-api/codex/responses"),
-        TOOL_SEARCH,
+        "both pis try the Codex WebSocket first (the mock refuses it here, then both use \
+         SSE); the upgrade carries each WebSocket client's own handshake headers",
     ),
     entry(
         "fireworks/accounts/fireworks/models/deepseek-v4p1-flash",

@@ -55,17 +55,10 @@ pub const KNOWN_DIFFERENCES: &[Known] = &[
         scenario: "*",
         request: None,
         part: Part::Request("GET /codex/responses"),
-        reason: "pi 1.6.0 first tries its WebSocket transport (transport \"auto\"), which the \
-            mock refuses, then falls back to SSE; ours speaks SSE only (the WebSocket transport \
-            is not built)",
-    },
-    Known {
-        api: "openai-codex-responses",
-        scenario: "*",
-        request: None,
-        part: Part::Field("/headers/content-encoding"),
-        reason: "pi 1.6.0 sends the SSE request body zstd-compressed (node's zlib), ours \
-            uncompressed; the mock decodes it, so the bodies are compared",
+        reason: "both pis first try the WebSocket transport (transport \"auto\"), which the \
+            mock refuses unless a test turns it on, then fall back to SSE; the upgrade carries \
+            each WebSocket client's own handshake headers (key, user agent), compared in \
+            codex_ws_16.rs",
     },
     Known {
         api: "bedrock-converse-stream",

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod codex;
 pub mod entries;
 pub mod errors;
 pub mod ext_host;

@@ -232,6 +232,7 @@ fn build_body<'a>(
         service_tier: None,
         tools: (!context.tools.is_empty())
             .then(|| request::convert_tools(&context.tools, super::strict_field(model, true))),
+        tool_choice: options.tool_choice.as_ref().map(request::tool_choice),
         reasoning,
         include: include.then_some(request::INCLUDE_ENCRYPTED_REASONING),
     }

@@ -5,8 +5,9 @@
 //! pi talks to it with its own client rather than the OpenAI SDK: the system prompt goes in
 //! `instructions`, reasoning is always included encrypted, failed requests are retried three
 //! times (1 s, 2 s, 4 s), and errors are worded as pi words them ("You have hit your ChatGPT
-//! usage limit …", "Codex error: …"). pi's WebSocket transport is not implemented; requests
-//! always use SSE.
+//! usage limit …", "Codex error: …"). SSE request bodies go zstd-compressed, the wait for
+//! response headers is bounded by the request timeout, and reading stops at the terminal
+//! event. The WebSocket transport (`transport` other than `sse`) is in `codex_ws`.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -18,14 +19,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::common::{frame_of, missing_key, resolve_api_key, written_body};
 use super::request::{self, InputItem, Reasoning, ToolParam};
-use super::{Decoder, Flavor, service_tier, simple_options};
+use super::{Decoder, Flavor, codex_ws, codex_ws_run, service_tier, simple_options};
 use crate::api_provider::ApiProvider;
 use crate::assembler::Assembler;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{self, HttpRequest};
 use crate::sse::{self, StreamControl};
 use crate::types::{
-    Context, Message, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api, now_ms,
+    AssistantMessage, Context, Message, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel,
+    api, now_ms,
 };
 
 /// The backend pi uses when the model names none.
@@ -37,7 +39,6 @@ const MAX_RETRIES: u32 = 0;
 /// The longest `retry-after` honoured unless `max_retry_delay_ms` says otherwise.
 const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
 const BASE_DELAY_MS: u64 = 1000;
-const DEFAULT_TIMEOUT_MS: u64 = 600_000;
 const FETCH_FAILED: &str = "fetch failed";
 const ACCOUNT_ID_ERROR: &str = "Failed to extract accountId from token";
 
@@ -87,11 +88,16 @@ impl ApiProvider for OpenAiCodexResponses {
             return missing_key(model);
         };
         let request = build_request(model, context, &options, &token);
+        let plan = request
+            .as_ref()
+            .ok()
+            .and_then(|request| codex_ws_run::plan(model, &options, request));
         run(
             model.clone(),
             request,
             &options,
             Decoder::new(model.clone(), Flavor::Codex, service_tier(&options)),
+            plan,
         )
     }
 
@@ -130,7 +136,7 @@ struct Body<'a> {
     include: [&'static str; 1],
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
-    tool_choice: &'static str,
+    tool_choice: Value,
     parallel_tool_calls: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u64>,
@@ -249,7 +255,10 @@ fn build_body<'a>(
         },
         include: request::INCLUDE_ENCRYPTED_REASONING,
         prompt_cache_key: session,
-        tool_choice: "auto",
+        tool_choice: options
+            .tool_choice
+            .as_ref()
+            .map_or_else(|| "auto".into(), request::tool_choice),
         parallel_tool_calls: true,
         max_output_tokens: options
             .max_tokens
@@ -272,7 +281,7 @@ const MIN_OUTPUT_TOKENS: u64 = 16;
 
 /// The session id, unless caching is off, cut to OpenAI's 64 characters (pi-ai 1.6's
 /// `codexSessionId`): the prompt cache key and the session headers.
-fn cache_session(options: &StreamOptions) -> Option<&str> {
+pub(super) fn cache_session(options: &StreamOptions) -> Option<&str> {
     options
         .session_id
         .as_deref()
@@ -457,7 +466,7 @@ struct Retries {
 async fn send(
     request: &HttpRequest,
     retries: Retries,
-    timeout: Duration,
+    timeout: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, Failure> {
     let client = CLIENT.as_ref().map_err(|e| Failure {
@@ -476,10 +485,13 @@ async fn send(
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(Failure::aborted()),
-            outcome = tokio::time::timeout(timeout, builder.send()) => outcome,
+            outcome = headers_within(timeout, builder.send()) => outcome,
         };
         let message = match outcome {
-            Err(_elapsed) => http::TIMED_OUT.to_owned(),
+            Err(elapsed) => format!(
+                "Codex SSE response headers timed out after {}ms",
+                elapsed.as_millis()
+            ),
             Ok(Err(error)) if error.is_builder() => {
                 return Err(Failure {
                     message: format!("Invalid request to {}: {error}", request.url),
@@ -541,12 +553,40 @@ async fn send(
     }
 }
 
-/// Sends `request` with Codex retries and streams the response through `decoder`.
+/// The response headers, unless `timeout` passes first (pi 0.80.3: the configured HTTP
+/// timeout bounds the wait; none or 0 waits for ever). `Err` carries the timeout.
+async fn headers_within<F: std::future::Future>(
+    timeout: Option<Duration>,
+    send: F,
+) -> Result<F::Output, Duration> {
+    match timeout.filter(|t| !t.is_zero()) {
+        Some(limit) => tokio::time::timeout(limit, send).await.map_err(|_| limit),
+        None => Ok(send.await),
+    }
+}
+
+/// The request with its body zstd-compressed and marked so (pi 0.80.4's SSE requests). A
+/// body long enough to be written while it is sent goes as it is, never held whole.
+fn zstd_body(mut request: HttpRequest) -> HttpRequest {
+    if let Some(bytes) = request.body.bytes() {
+        let compressed = ruzstd::encoding::compress_to_vec(
+            bytes.as_ref(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        request.body = compressed.into();
+        request.set_header("content-encoding", "zstd");
+    }
+    request
+}
+
+/// Sends `request` (over the WebSocket when `plan` says so, falling back to SSE before the
+/// reply starts) with Codex retries and streams the response through `decoder`.
 fn run(
     model: Model,
     request: Result<HttpRequest, String>,
     options: &StreamOptions,
     decoder: Decoder,
+    plan: Option<codex_ws_run::Plan>,
 ) -> AssistantMessageEventStream {
     let control = StreamControl::from_options(options);
     let retries = Retries {
@@ -555,15 +595,46 @@ fn run(
             .max_retry_delay_ms
             .unwrap_or(DEFAULT_MAX_RETRY_DELAY_MS),
     };
-    let timeout = Duration::from_millis(options.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
+    let timeout = options.timeout_ms.map(Duration::from_millis);
     AssistantMessageEventStream::new(async_stream::stream! {
         let request = match request {
-            Ok(request) => request,
+            Ok(request) => zstd_body(request),
             Err(message) => {
                 yield Assembler::new(&model).fail(false, message);
                 return;
             }
         };
+        let mut diagnostic = None;
+        if let Some(plan) = plan {
+            match codex_ws_run::open(&plan, &control.cancel).await {
+                codex_ws_run::Opened::Started { lease, first, body } => {
+                    let items = {
+                        let model = model.clone();
+                        move |message: &AssistantMessage| codex_ws_run::response_items(&model, message)
+                    };
+                    let mut events = Box::pin(codex_ws_run::decode(
+                        model,
+                        (lease, first, body),
+                        plan,
+                        control,
+                        decoder,
+                        items,
+                    ));
+                    while let Some(event) = events.next().await {
+                        yield event;
+                    }
+                    return;
+                }
+                codex_ws_run::Opened::Failed(message, aborted) => {
+                    yield Assembler::new(&model).fail(aborted, message);
+                    return;
+                }
+                codex_ws_run::Opened::Fallback(why) => {
+                    codex_ws::record_fallback(plan.session.as_ref().map(|(s, _)| s.as_str()));
+                    diagnostic = Some(plan.fallback_diagnostic(&why));
+                }
+            }
+        }
         let response = match send(&request, retries, timeout, &control.cancel).await {
             Ok(response) => {
                 control.report_response(&response);
@@ -574,8 +645,18 @@ fn run(
                 return;
             }
         };
-        let mut events = Box::pin(sse::decode(model, response.bytes_stream(), control, decoder));
-        while let Some(event) = events.next().await {
+        // pi's Codex parser ends the body with a blank line, so that a last event the
+        // server sent without one is still read (pi 0.85.0).
+        let body = response
+            .bytes_stream()
+            .chain(futures_util::stream::once(async {
+                Ok::<_, reqwest::Error>(bytes::Bytes::from_static(b"\n\n"))
+            }));
+        let mut events = Box::pin(sse::decode(model, body, control, decoder));
+        while let Some(mut event) = events.next().await {
+            if let Some(diagnostic) = &diagnostic {
+                codex_ws_run::attach_diagnostic(&mut event, diagnostic);
+            }
             yield event;
         }
     })

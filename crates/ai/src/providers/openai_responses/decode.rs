@@ -14,8 +14,7 @@ use crate::sse::{Flow, SseDecoder, parse_json};
 use crate::types::{AssistantBlock, Model, StopReason, ThinkingContent, Usage};
 
 /// Text of a stream that ended before its terminal event.
-const INCOMPLETE_STREAM: &str =
-    "Connection error: the stream ended before the response was complete (no response.completed)";
+const INCOMPLETE_STREAM: &str = "OpenAI Responses stream ended before a terminal response event";
 /// Text of a response whose final status is `failed` or `cancelled`.
 const UNKNOWN_ERROR: &str = "An unknown error occurred";
 
@@ -80,6 +79,9 @@ struct ResponseInfo {
     error: Option<Value>,
     #[serde(default)]
     incomplete_details: Option<Value>,
+    /// Codex: whether the model ended its turn.
+    #[serde(default)]
+    end_turn: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -523,45 +525,6 @@ impl Decoder {
         }
         Ok(())
     }
-
-    /// The events only pi's Codex client treats specially; `None` means "handle as usual".
-    fn codex_event(
-        &mut self,
-        kind: &str,
-        event: &Event,
-        data: &str,
-        asm: &mut Assembler,
-    ) -> Option<Result<Flow, String>> {
-        match kind {
-            "" => Some(Ok(Flow::Continue)),
-            "error" => {
-                let text = first_truthy([event.message.as_ref(), event.code.as_ref()])
-                    .unwrap_or_else(|| {
-                        serde_json::from_str::<Value>(data)
-                            .map(|v| v.to_string())
-                            .unwrap_or_else(|_| data.to_owned())
-                    });
-                Some(Err(format!("Codex error: {text}")))
-            }
-            "response.failed" => {
-                asm.message_mut().raw_stop_reason =
-                    event.response.as_ref().and_then(|r| r.status.clone());
-                let message = event
-                    .response
-                    .as_ref()
-                    .and_then(|r| r.error.as_ref())
-                    .and_then(|e| first_truthy([e.get("message")]));
-                Some(Err(
-                    message.unwrap_or_else(|| "Codex response failed".to_owned())
-                ))
-            }
-            "response.done" | "response.completed" | "response.incomplete" => Some(
-                self.complete(event.response.as_ref(), asm)
-                    .map(|()| Flow::Stop),
-            ),
-            _ => None,
-        }
-    }
 }
 
 /// The text of a `response.failed` event as pi words it.
@@ -594,7 +557,12 @@ impl SseDecoder for Decoder {
             if trimmed.is_empty() || trimmed == "[DONE]" {
                 return Ok(Flow::Continue);
             }
-            serde_json::from_str(trimmed).map_err(|e| format!("Invalid Codex SSE JSON: {e}"))?
+            serde_json::from_str(trimmed).map_err(|e| {
+                format!(
+                    "Invalid Codex SSE JSON: {}",
+                    codex_events::js_json_error(&e, trimmed)
+                )
+            })?
         } else {
             if data.starts_with("[DONE]") {
                 return Ok(Flow::Stop);
@@ -727,6 +695,9 @@ impl SseDecoder for Decoder {
         Ok(())
     }
 }
+
+#[path = "decode_codex.rs"]
+mod codex_events;
 
 #[cfg(test)]
 mod tests {

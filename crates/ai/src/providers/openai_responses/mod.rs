@@ -8,6 +8,8 @@
 
 pub mod azure;
 pub mod codex;
+pub mod codex_ws;
+mod codex_ws_run;
 mod decode;
 pub mod request;
 
@@ -212,6 +214,7 @@ fn build_body<'a>(
         service_tier: extra.and_then(|o| o.service_tier.as_deref()),
         tools: (!context.tools.is_empty())
             .then(|| request::convert_tools(&context.tools, strict_field(model, false))),
+        tool_choice: options.tool_choice.as_ref().map(request::tool_choice),
         reasoning,
         // xAI replays encrypted reasoning whatever the effort (pi 0.84.3).
         include: (include || (model.reasoning && model.provider == "xai"))

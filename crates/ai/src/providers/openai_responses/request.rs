@@ -170,9 +170,23 @@ pub struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<ToolParam<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Reasoning>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub include: Option<[&'static str; 1]>,
+}
+
+/// A `toolChoice` as the Responses APIs take it (pi-ai 0.80.7): `auto`, `none`,
+/// `required`, or one named function.
+pub fn tool_choice(choice: &crate::types::ToolChoice) -> serde_json::Value {
+    use crate::types::ToolChoice;
+    match choice {
+        ToolChoice::Auto => "auto".into(),
+        ToolChoice::None => "none".into(),
+        ToolChoice::Required => "required".into(),
+        ToolChoice::Tool(name) => serde_json::json!({"type": "function", "name": name}),
+    }
 }
 
 /// The smallest `max_output_tokens` OpenAI accepts (pi-ai's
