@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use mock_llm::{Fault, MockServer, Script};
 use support::codex::{self, MODEL, SESSION_ID};
-use support::rpc::Rpc;
+use support::rpc::{Env, Rpc};
 use support::ts16::{ours, ts16, ts16_pi};
 
 const CODEX: &str = "openai-codex-responses";
@@ -112,6 +112,26 @@ fn a_codex_stream_is_done_at_its_terminal_event_as_in_16() {
     }
 }
 
+/// `program` in RPC mode on the parity model, after one prompt settled. A system prompt of
+/// the test's own and no tools, so that both pis estimate the same.
+fn prompted(env: &Env, mut program: std::process::Command) -> Rpc {
+    program.env("PI_OFFLINE", "1");
+    let model = format!("parity/{MODEL}");
+    let args = [
+        "--model",
+        &model,
+        "--session-id",
+        SESSION_ID,
+        "--system-prompt",
+        "You are a test.",
+        "--no-tools",
+    ];
+    let mut rpc = Rpc::start_program(env, program, &args);
+    rpc.call("p", json!({"type": "prompt", "message": "hello"}));
+    rpc.event("agent_settled");
+    rpc
+}
+
 /// The retry events, assistant replies and POSTs of an RPC prompt on `api`.
 fn rpc_run(
     program: std::process::Command,
@@ -123,22 +143,7 @@ fn rpc_run(
     let server = runtime.block_on(MockServer::start()).unwrap();
     server.push_all(scripts);
     let env = codex::env(&server, api, settings);
-    let model = format!("parity/{MODEL}");
-    let mut program = program;
-    program.env("PI_OFFLINE", "1");
-    // A system prompt of the test's own and no tools, so that both pis estimate the same.
-    let args = [
-        "--model",
-        &model,
-        "--session-id",
-        SESSION_ID,
-        "--system-prompt",
-        "You are a test.",
-        "--no-tools",
-    ];
-    let mut rpc = Rpc::start_program(&env, program, &args);
-    rpc.call("p", json!({"type": "prompt", "message": "hello"}));
-    rpc.event("agent_settled");
+    let rpc = prompted(&env, program);
     let events: Vec<Value> = rpc
         .seen
         .iter()
@@ -337,26 +342,12 @@ fn cut_codex_json_is_worded_and_retried_as_in_16() {
 
 /// The session's context estimate after one Responses answer reporting `usage` (input,
 /// output tokens).
-fn context_tokens(mut program: std::process::Command, usage: (u64, u64)) -> Value {
+fn context_tokens(program: std::process::Command, usage: (u64, u64)) -> Value {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(MockServer::start()).unwrap();
     server.push(Script::text("an answer of a few words").with_usage(usage.0, usage.1));
     let env = codex::env(&server, RESPONSES, json!({}));
-    program.env("PI_OFFLINE", "1");
-    let model = format!("parity/{MODEL}");
-    // A system prompt of the test's own and no tools, so that both pis estimate the same.
-    let args = [
-        "--model",
-        &model,
-        "--session-id",
-        SESSION_ID,
-        "--system-prompt",
-        "You are a test.",
-        "--no-tools",
-    ];
-    let mut rpc = Rpc::start_program(&env, program, &args);
-    rpc.call("p", json!({"type": "prompt", "message": "hello"}));
-    rpc.event("agent_settled");
+    let mut rpc = prompted(&env, program);
     let stats = rpc.call("s", json!({"type": "get_session_stats"}));
     stats["data"]["contextUsage"]["tokens"].clone()
 }

@@ -1,7 +1,5 @@
 //! Turns a script into an HTTP response for one wire format.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -10,7 +8,7 @@ use serde_json::Value;
 use crate::faults;
 use crate::script::{Fault, Script};
 use crate::state::Shared;
-use crate::wire::{RenderCtx, WireFormat};
+use crate::wire::WireFormat;
 
 /// Builds the response (stream or HTTP error) for `script`.
 pub(crate) fn respond(
@@ -48,15 +46,7 @@ pub(crate) fn respond(
             .unwrap_or_else(|| wire.error_body(status.as_u16()));
         return (status, headers, Body::from(body)).into_response();
     }
-    let ctx = RenderCtx {
-        request,
-        request_len,
-        response_seq: shared.next_response_seq(),
-        tool_seq: &shared.tool_seq,
-        created: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-    };
+    let ctx = shared.render_ctx(request, request_len);
     let mut ops = match &script.raw_body {
         Some(raw) => vec![faults::Op::Write(bytes::Bytes::from(raw.clone()))],
         None => {

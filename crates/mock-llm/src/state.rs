@@ -75,6 +75,24 @@ impl Shared {
         *lock(&self.codex_websocket) = settings;
     }
 
+    /// The render inputs of one request to this server: its body, the next response
+    /// sequence number, the server's tool-call counter and the time now.
+    pub(crate) fn render_ctx<'a>(
+        &'a self,
+        request: &'a serde_json::Value,
+        request_len: usize,
+    ) -> crate::wire::RenderCtx<'a> {
+        crate::wire::RenderCtx {
+            request,
+            request_len,
+            response_seq: self.next_response_seq(),
+            tool_seq: &self.tool_seq,
+            created: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        }
+    }
+
     /// The next response sequence number (1-based).
     pub fn next_response_seq(&self) -> u64 {
         self.response_seq.fetch_add(1, Ordering::Relaxed) + 1

@@ -7,7 +7,7 @@
 //! body's `data:` lines are sent as they are.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::extract::FromRequestParts;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
@@ -17,8 +17,8 @@ use axum::response::{IntoResponse, Response};
 use crate::recording::StoredRequest;
 use crate::script::{Fault, Script};
 use crate::state::Shared;
+use crate::wire::WireFormat;
 use crate::wire::openai_responses::OpenAiResponses;
-use crate::wire::{RenderCtx, WireFormat};
 
 /// How the Codex WebSocket endpoint behaves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -101,15 +101,7 @@ async fn answer(
             .map(|d| d.trim().to_owned())
             .collect(),
         None => {
-            let ctx = RenderCtx {
-                request,
-                request_len,
-                response_seq: shared.next_response_seq(),
-                tool_seq: &shared.tool_seq,
-                created: SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs()),
-            };
+            let ctx = shared.render_ctx(request, request_len);
             OpenAiResponses
                 .render(script, &ctx)
                 .into_iter()

@@ -117,6 +117,18 @@ pub(super) struct Lease {
     pub continuation: Option<Continuation>,
 }
 
+impl Lease {
+    /// A new socket kept by no session: closed after its request.
+    fn unshared(socket: Socket) -> Self {
+        Self {
+            socket,
+            session: None,
+            created: Instant::now(),
+            continuation: None,
+        }
+    }
+}
+
 /// Why no socket or no reply came: `Transport` failures may fall back to SSE.
 pub(super) enum Failure {
     Transport(String),
@@ -133,13 +145,9 @@ pub(super) async fn acquire(
     cancel: &CancellationToken,
 ) -> Result<Lease, Failure> {
     let Some((session, account)) = session else {
-        let socket = connect(url, headers, connect_timeout_ms, cancel).await?;
-        return Ok(Lease {
-            socket,
-            session: None,
-            created: Instant::now(),
-            continuation: None,
-        });
+        return Ok(Lease::unshared(
+            connect(url, headers, connect_timeout_ms, cancel).await?,
+        ));
     };
     let key = (session.to_owned(), account.to_owned());
     /// What the session's slot held.
@@ -178,13 +186,9 @@ pub(super) async fn acquire(
         Slot::Idle(lease) => return Ok(lease),
         Slot::Busy => {
             // In use by another request: this one gets a socket of its own.
-            let socket = connect(url, headers, connect_timeout_ms, cancel).await?;
-            return Ok(Lease {
-                socket,
-                session: None,
-                created: Instant::now(),
-                continuation: None,
-            });
+            return Ok(Lease::unshared(
+                connect(url, headers, connect_timeout_ms, cancel).await?,
+            ));
         }
         Slot::Stale(socket) => close(socket, "connection_age_limit").await,
         Slot::Empty => {}
