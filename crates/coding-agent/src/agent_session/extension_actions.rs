@@ -222,7 +222,7 @@ impl AgentSession {
                 .map(|_| Value::Null)
                 .map_err(|e| e.to_string()),
             ExtensionAction::SetActiveTools { tool_names } => {
-                self.set_active_tools(&tool_names);
+                self.apply_tool_loadout(&tool_names);
                 Ok(Value::Null)
             }
             ExtensionAction::RefreshTools {} => {

@@ -543,24 +543,34 @@ impl AgentSession {
         }
     }
 
-    /// Activates these tools (unknown names are skipped) and rebuilds the system prompt.
-    /// As pi 1.6.0's loadout, the already active ones keep their places and the others
-    /// follow in the order given: the same tools in another order change nothing.
+    /// Activates these tools, in this order (unknown names are skipped), and rebuilds the
+    /// system prompt.
     pub fn set_active_tools(&self, names: &[String]) {
         let all = self.all_tools();
-        let current = self.active_tool_names();
-        let mut ordered: Vec<&String> = current.iter().filter(|n| names.contains(n)).collect();
-        for name in names {
-            if !ordered.contains(&name) {
-                ordered.push(name);
-            }
-        }
-        let tools: Vec<Arc<dyn AgentTool>> = ordered
-            .into_iter()
+        let tools: Vec<Arc<dyn AgentTool>> = names
+            .iter()
             .filter_map(|name| all.iter().find(|t| t.name() == name).cloned())
             .collect();
         self.inner.agent.set_tools(tools);
         self.rebuild_system_prompt();
+    }
+
+    /// An extension's `pi.setActiveTools()`: as pi 1.6.0's loadout, the tools already active
+    /// keep their places and the others follow in the order given, so the same tools in
+    /// another order change nothing.
+    pub fn apply_tool_loadout(&self, names: &[String]) {
+        let current = self.active_tool_names();
+        let mut ordered: Vec<String> = current
+            .iter()
+            .filter(|n| names.contains(n))
+            .cloned()
+            .collect();
+        for name in names {
+            if !ordered.contains(name) {
+                ordered.push(name.clone());
+            }
+        }
+        self.set_active_tools(&ordered);
     }
 
     /// Re-reads the extensions' tools (one registered or replaced a tool after loading):
