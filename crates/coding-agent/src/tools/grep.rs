@@ -8,13 +8,12 @@
 //! matching line becomes `path:line: text`; with `context` the surrounding lines become
 //! `path-line- text` (see [`super::grep_lines`] for the limit and context rules).
 
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
@@ -22,7 +21,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::find::{LimitHit, finish, resolve_search_path, to_posix};
-use crate::tools::grep_lines::{FileLines, GrepLines};
+use crate::tools::grep_lines::{Collector, GrepLines};
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH};
 
 /// Matches reported when the model gives no `limit`.
@@ -143,26 +142,6 @@ impl GrepRequest {
     }
 }
 
-/// Feeds the matching lines of one file to its [`FileLines`] until the output is done.
-struct Collector<'a, 'b> {
-    lines: &'a mut FileLines<'b>,
-    cancel: &'a CancellationToken,
-}
-
-impl Sink for Collector<'_, '_> {
-    type Error = io::Error;
-
-    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
-        if self.cancel.is_cancelled() {
-            return Ok(false);
-        }
-        let line = mat.line_number().unwrap_or(0) as usize;
-        self.lines
-            .matched(line, &String::from_utf8_lossy(mat.bytes()));
-        Ok(!self.lines.done())
-    }
-}
-
 /// Runs the search and formats the result like the TypeScript tool.
 fn search(
     request: &GrepRequest,
@@ -221,7 +200,7 @@ fn search(
             overrides.add(glob).map_err(rg_error)?;
             walker.overrides(overrides.build().map_err(rg_error)?);
         }
-        let mut searcher = searcher(BinaryDetection::quit(b'\x00'));
+        let mut searcher = searcher(BinaryDetection::quit(b'\x00'), request.context);
         for entry in walker.build() {
             if cancel.is_cancelled() {
                 return Err(aborted());
@@ -245,7 +224,7 @@ fn search(
         }
     } else {
         // A file named explicitly is searched even if it looks binary, as ripgrep does.
-        let mut searcher = searcher(BinaryDetection::convert(b'\x00'));
+        let mut searcher = searcher(BinaryDetection::convert(b'\x00'), request.context);
         let shown = display(&root);
         search_file(&mut searcher, &matcher, &root, &shown, cancel, &mut out);
     }
@@ -255,11 +234,14 @@ fn search(
     Ok(format_output(request, &out))
 }
 
-/// A line-numbering searcher with the given binary handling.
-fn searcher(binary: BinaryDetection) -> Searcher {
+/// A line-numbering searcher with the given binary handling and `context` lines before
+/// and after each match (ripgrep's `--context`).
+fn searcher(binary: BinaryDetection, context: usize) -> Searcher {
     SearcherBuilder::new()
         .line_number(true)
         .binary_detection(binary)
+        .before_context(context)
+        .after_context(context)
         .build()
 }
 
@@ -273,14 +255,9 @@ fn search_file(
     cancel: &CancellationToken,
     out: &mut GrepLines,
 ) {
-    let mut lines = FileLines::new(out, file, shown);
-    let sink = Collector {
-        lines: &mut lines,
-        cancel,
-    };
+    let sink = Collector::new(out, file, shown, cancel);
     // A read error only loses this file's matches; the walk goes on.
     let _ = searcher.search_path(matcher, file, sink);
-    lines.finish();
 }
 
 /// The tool result: the lines, cut to the byte limit, and the notices.

@@ -1,8 +1,12 @@
 //! How pi 1.6.0's grep turns ripgrep's match and context lines into its output
-//! (dist/core/tools/grep.js): each line once, context windows merged, the match limit
-//! with the last match's trailing context, and the byte cap on stored lines.
+//! (dist/core/tools/grep.js): the match limit with the last match's trailing context, and
+//! the byte cap on stored lines (lines past it are counted, not kept).
 
+use std::io;
 use std::path::{Path, PathBuf};
+
+use grep_searcher::{Searcher, Sink, SinkContext, SinkMatch};
+use tokio_util::sync::CancellationToken;
 
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line};
 
@@ -55,7 +59,14 @@ impl GrepLines {
     }
 
     /// One line as ripgrep reports it: a match, or a context line around one.
-    fn feed(&mut self, file: &Path, shown: &str, line: usize, text: &str, is_match: bool) {
+    pub(crate) fn feed(
+        &mut self,
+        file: &Path,
+        shown: &str,
+        line: usize,
+        text: &str,
+        is_match: bool,
+    ) {
         if self.done {
             return;
         }
@@ -108,109 +119,84 @@ fn strip_line_end(text: &str) -> &str {
         .unwrap_or(text)
 }
 
-/// One file's matches, fed in order with the context lines ripgrep would print around
-/// them (each line once).
-pub(crate) struct FileLines<'a> {
+/// The [`Sink`] feeding one file's match and context lines, as the searcher reports them
+/// (each line once, windows merged, as ripgrep's `--context`), until the output is done.
+/// Context comes from the searcher's own buffer: a matched file is never read whole.
+pub(crate) struct Collector<'a> {
     out: &'a mut GrepLines,
     file: &'a Path,
     shown: &'a str,
-    /// The file's lines, read at the first match when context is asked for.
-    lines: Option<Vec<String>>,
-    /// The last line fed (0 before the first).
-    fed_upto: usize,
-    last_match: Option<usize>,
+    cancel: &'a CancellationToken,
 }
 
-impl<'a> FileLines<'a> {
-    pub(crate) fn new(out: &'a mut GrepLines, file: &'a Path, shown: &'a str) -> Self {
+impl<'a> Collector<'a> {
+    pub(crate) fn new(
+        out: &'a mut GrepLines,
+        file: &'a Path,
+        shown: &'a str,
+        cancel: &'a CancellationToken,
+    ) -> Self {
         Self {
             out,
             file,
             shown,
-            lines: None,
-            fed_upto: 0,
-            last_match: None,
+            cancel,
         }
     }
 
-    /// Whether the search can stop.
-    pub(crate) fn done(&self) -> bool {
-        self.out.done
-    }
-
-    /// A matching line (`text` as the searcher gives it, line ending included).
-    pub(crate) fn matched(&mut self, line: usize, text: &str) {
-        let context = self.out.context;
-        if context > 0 && self.lines.is_none() {
-            self.lines = Some(read_lines(self.file));
+    fn take(&mut self, line: Option<u64>, bytes: &[u8], is_match: bool) -> bool {
+        if self.cancel.is_cancelled() {
+            return false;
         }
-        self.after_context(line.saturating_sub(1));
-        self.context_lines(line.saturating_sub(context).max(1), line.saturating_sub(1));
-        self.out.feed(self.file, self.shown, line, text, true);
-        self.fed_upto = line;
-        self.last_match = Some(line);
-    }
-
-    /// The context after the last match, once the file has no more matches.
-    pub(crate) fn finish(&mut self) {
-        self.after_context(self.line_count());
-    }
-
-    fn line_count(&self) -> usize {
-        self.lines.as_ref().map_or(0, Vec::len)
-    }
-
-    /// The trailing context of the last match, up to line `until`.
-    fn after_context(&mut self, until: usize) {
-        if let Some(last) = self.last_match {
-            let end = until.min(last + self.out.context).min(self.line_count());
-            self.context_lines(self.fed_upto + 1, end);
-        }
-    }
-
-    fn context_lines(&mut self, from: usize, to: usize) {
-        for line in from.max(self.fed_upto + 1)..=to {
-            let text = self
-                .lines
-                .as_ref()
-                .and_then(|lines| lines.get(line - 1))
-                .map_or("", String::as_str);
-            self.out.feed(self.file, self.shown, line, text, false);
-            self.fed_upto = line;
-        }
+        let line = line.unwrap_or(0) as usize;
+        let text = String::from_utf8_lossy(bytes);
+        self.out.feed(self.file, self.shown, line, &text, is_match);
+        !self.out.done
     }
 }
 
-/// A file's lines as ripgrep numbers them (`\n` ends a line; a final one starts none);
-/// empty if unreadable.
-fn read_lines(file: &Path) -> Vec<String> {
-    let Ok(bytes) = std::fs::read(file) else {
-        return Vec::new();
-    };
-    if bytes.is_empty() {
-        return Vec::new();
+impl Sink for Collector<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        Ok(self.take(mat.line_number(), mat.bytes(), true))
     }
-    let text = String::from_utf8_lossy(&bytes);
-    let text = text.strip_suffix('\n').unwrap_or(&text);
-    text.split('\n').map(str::to_owned).collect()
+
+    fn context(
+        &mut self,
+        _searcher: &Searcher,
+        context: &SinkContext<'_>,
+    ) -> Result<bool, io::Error> {
+        Ok(self.take(context.line_number(), context.bytes(), false))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Searches files of lines `l1`..`l10` for the given matching lines, as the tool does.
     fn run(context: usize, limit: usize, file_matches: &[(&str, &[usize])]) -> GrepLines {
         let dir = tempfile::tempdir().unwrap();
         let mut out = GrepLines::new(limit, context);
+        let cancel = CancellationToken::new();
+        let mut searcher = grep_searcher::SearcherBuilder::new()
+            .line_number(true)
+            .before_context(context)
+            .after_context(context)
+            .build();
         for (name, matches) in file_matches {
             let path = dir.path().join(name);
             let text: String = (1..=10).map(|n| format!("l{n}\n")).collect();
             std::fs::write(&path, text).unwrap();
-            let mut file = FileLines::new(&mut out, &path, name);
-            for &line in *matches {
-                file.matched(line, &format!("l{line}\n"));
+            let alternatives: Vec<String> = matches.iter().map(|n| format!("^l{n}$")).collect();
+            let matcher =
+                grep_regex::RegexMatcher::new_line_matcher(&alternatives.join("|")).unwrap();
+            let sink = Collector::new(&mut out, &path, name, &cancel);
+            searcher.search_path(&matcher, &path, sink).unwrap();
+            if out.done {
+                break;
             }
-            file.finish();
         }
         out
     }

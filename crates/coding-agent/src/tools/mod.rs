@@ -17,6 +17,7 @@ pub mod ls;
 pub mod mutation;
 pub mod path;
 pub mod read;
+mod read_lines;
 pub mod truncate;
 pub mod write;
 

@@ -2,8 +2,9 @@
 //! on), or an image as an attachment. Also holds small helpers the `write` and `ls` tools
 //! share: Node-style file-system error texts, path normalization, cancellation.
 
+use std::fs::File;
 use std::future::Future;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,9 +16,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::path::resolve_read_path;
-use super::truncate::{
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, Truncation, format_size, truncate_head,
-};
+use super::read_lines::{self, Selection};
+use super::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, Truncation, format_size};
 
 /// The `read` tool; see [`read_tool`].
 pub struct ReadTool {
@@ -82,41 +82,66 @@ impl AgentTool for ReadTool {
             let offset = args.get("offset").and_then(Value::as_f64);
             let limit = args.get("limit").and_then(Value::as_f64);
             let absolute = normalize_path(&resolve_read_path(&path, &cwd));
+            let token = cancel.clone();
             cancellable(
                 &cancel,
-                blocking(move || read_file(&absolute, &path, offset, limit)),
+                blocking(move || read_file(&absolute, &path, offset, limit, &token)),
             )
             .await
         })
     }
 }
 
-/// Reads `absolute` (named `path` by the model) and builds the result.
+/// Reads `absolute` (named `path` by the model) and builds the result. Text is streamed:
+/// a large file costs only the lines the result can show.
 fn read_file(
     absolute: &Path,
     path: &str,
     offset: Option<f64>,
     limit: Option<f64>,
+    cancel: &CancellationToken,
 ) -> Result<AgentToolResult, ToolError> {
     let access_error = |e: &io::Error| ToolError::new(fs_error_text(e, "access", Some(absolute)));
+    let read_error = |e: io::Error| match e.raw_os_error() {
+        Some(code) if Errno::from_raw(code) == Errno::EISDIR => {
+            ToolError::new(fs_error_text(&e, "read", None))
+        }
+        Some(_) => access_error(&e),
+        None => ToolError::new(e.to_string()),
+    };
     let metadata = std::fs::metadata(absolute).map_err(|e| access_error(&e))?;
     if metadata.is_dir() {
         return Err(ToolError::new(
             "EISDIR: illegal operation on a directory, read",
         ));
     }
-    let bytes = std::fs::read(absolute).map_err(|e| match e.raw_os_error() {
-        Some(code) if Errno::from_raw(code) == Errno::EISDIR => {
-            ToolError::new(fs_error_text(&e, "read", None))
-        }
-        _ => access_error(&e),
-    })?;
-    if let Some(mime_type) = detect_image_mime_type(&bytes) {
+    let mut file = File::open(absolute).map_err(read_error)?;
+    let mut head = Vec::with_capacity(IMAGE_SNIFF_BYTES);
+    (&mut file)
+        .take(IMAGE_SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(read_error)?;
+    if let Some(mime_type) = detect_image_mime_type(&head) {
+        let mut bytes = head;
+        file.read_to_end(&mut bytes).map_err(read_error)?;
         return Ok(image_result(&bytes, mime_type));
     }
     // Anything else is text, as in pi 1.6.0 (no binary check; invalid UTF-8 becomes U+FFFD).
-    let text = String::from_utf8_lossy(&bytes);
-    text_result(&text, path, offset, limit)
+    let start = match offset {
+        Some(o) if o != 0.0 && !o.is_nan() => (o - 1.0).max(0.0),
+        _ => 0.0,
+    };
+    let selection = if read_lines::is_streamable(offset, limit) {
+        let rest = io::Cursor::new(head).chain(file);
+        // Whole numbers here; `as` saturates past usize.
+        let limit = limit.map(|l| l as usize);
+        read_lines::select_from_stream(rest, start as usize, limit, cancel).map_err(read_error)?
+    } else {
+        let mut bytes = head;
+        file.read_to_end(&mut bytes).map_err(read_error)?;
+        read_lines::select_from_text(&String::from_utf8_lossy(&bytes), start, limit)
+    };
+    text_result(&selection, path, offset, start, limit)
 }
 
 /// The image MIME type named by the leading bytes, as pi 1.6.0's `detectSupportedImageMimeType`
@@ -224,65 +249,61 @@ fn image_result(bytes: &[u8], mime_type: &str) -> AgentToolResult {
     }
 }
 
-/// The selected lines of `text`, truncated, with the notice telling how to continue.
+/// The selected lines with the notice telling how to continue, as pi 1.6.0 words it.
+/// `start` is the 0-based first line (fractional when the offset was).
 fn text_result(
-    text: &str,
+    selection: &Selection,
     path: &str,
     offset: Option<f64>,
+    start: f64,
     limit: Option<f64>,
 ) -> Result<AgentToolResult, ToolError> {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let total = lines.len();
-    let start = match offset {
-        Some(o) if o.is_finite() && o > 1.0 => (o - 1.0).floor() as usize,
-        Some(o) if o == f64::INFINITY => usize::MAX,
-        _ => 0,
-    };
+    let total = selection.total_file_lines as f64;
+    let truncation = &selection.truncation;
     if start >= total {
         let shown = offset.map_or_else(|| "undefined".to_owned(), js_number);
         return Err(ToolError::new(format!(
-            "Offset {shown} is beyond end of file ({total} lines total)"
+            "Offset {shown} is beyond end of file ({} lines total)",
+            selection.total_file_lines
         )));
     }
-    let end = match limit {
-        Some(l) if l.is_nan() || l <= 0.0 => start,
-        Some(l) => start.saturating_add(l.floor() as usize).min(total),
-        None => total,
-    };
-    let user_limited = limit.is_some();
-    let selected = lines[start..end].join("\n");
-    let truncation = truncate_head(&selected, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
-    let first = start + 1;
+    let first = js_number(start + 1.0);
     let limit_text = format_size(DEFAULT_MAX_BYTES);
     if truncation.first_line_exceeds_limit {
-        let size = format_size(lines[start].len());
+        let size = format_size(selection.first_line_bytes);
         let output = format!(
             "[Line {first} is {size}, exceeds {limit_text} limit. Use bash: sed -n '{first}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
         );
-        return Ok(with_truncation(output, &truncation));
+        return Ok(with_truncation(output, truncation));
     }
+    let total_text = selection.total_file_lines;
     if truncation.truncated() {
-        let last = first + truncation.output_lines - 1;
-        let next = last + 1;
+        let last = start + 1.0 + truncation.output_lines as f64 - 1.0;
+        let (last, next) = (js_number(last), js_number(last + 1.0));
         let notice = if truncation.truncated_by == Some(TruncatedBy::Lines) {
-            format!("[Showing lines {first}-{last} of {total}. Use offset={next} to continue.]")
+            format!(
+                "[Showing lines {first}-{last} of {total_text}. Use offset={next} to continue.]"
+            )
         } else {
             format!(
-                "[Showing lines {first}-{last} of {total} ({limit_text} limit). Use offset={next} to continue.]"
+                "[Showing lines {first}-{last} of {total_text} ({limit_text} limit). Use offset={next} to continue.]"
             )
         };
         let output = format!("{}\n\n{notice}", truncation.content);
-        return Ok(with_truncation(output, &truncation));
+        return Ok(with_truncation(output, truncation));
     }
-    if user_limited && end < total {
-        let remaining = total - end;
-        let next = end + 1;
-        return Ok(AgentToolResult::text(format!(
-            "{}\n\n[{remaining} more lines in file. Use offset={next} to continue.]",
-            truncation.content
-        )));
+    if let Some(limit) = limit {
+        let shown_end = (start + limit).min(total);
+        if shown_end < total {
+            let remaining = js_number(total - shown_end);
+            let next = js_number(shown_end + 1.0);
+            return Ok(AgentToolResult::text(format!(
+                "{}\n\n[{remaining} more lines in file. Use offset={next} to continue.]",
+                truncation.content
+            )));
+        }
     }
-    Ok(AgentToolResult::text(truncation.content))
+    Ok(AgentToolResult::text(truncation.content.clone()))
 }
 
 /// A text result whose details carry the truncation.
