@@ -34,6 +34,9 @@ pub enum AgentError {
     AlreadyPrompting,
     #[error("Agent is already processing. Wait for completion before continuing.")]
     AlreadyContinuing,
+    /// `reset` during a run: the transcript stays (pi-agent-core 1.6.0 rejects it too).
+    #[error("Agent is already processing. Wait for completion before resetting.")]
+    AlreadyResetting,
     #[error("No messages to continue from")]
     NoMessages,
     #[error("Cannot continue from message role: assistant")]
@@ -489,8 +492,13 @@ impl Agent {
         }
     }
 
-    /// Clears the transcript, runtime state and both queues.
-    pub fn reset(&self) {
+    /// Clears the transcript, runtime state and both queues; refused while a run is
+    /// active, which would otherwise go on writing into the cleared state.
+    pub fn reset(&self) -> Result<(), AgentError> {
+        let active = lock(&self.active);
+        if active.is_some() {
+            return Err(AgentError::AlreadyResetting);
+        }
         {
             let mut state = lock(&self.state);
             state.messages.clear();
@@ -500,7 +508,9 @@ impl Agent {
             state.pending_tool_calls.clear();
             state.error_message = None;
         }
+        drop(active);
         self.clear_all_queues();
+        Ok(())
     }
 
     /// Runs a prompt to the end of the run. Refused while a run is active.

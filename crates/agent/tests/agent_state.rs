@@ -67,7 +67,7 @@ async fn prompt_accepts_images_and_message_batches() {
 }
 
 #[tokio::test]
-async fn prompt_while_running_is_refused() {
+async fn prompt_continue_and_reset_while_running_are_refused() {
     let script = Script::new(vec![Reply::Hang("...".into())]);
     let agent = agent(&script, vec![]);
     let running = {
@@ -87,6 +87,9 @@ async fn prompt_while_running_is_refused() {
         agent.continue_run().await.unwrap_err(),
         AgentError::AlreadyContinuing
     );
+    // A reset would clear what the run is still writing to: refused, nothing lost.
+    assert_eq!(agent.reset().unwrap_err(), AgentError::AlreadyResetting);
+    assert_eq!(agent.messages().len(), 1);
     agent.abort();
     running.await.unwrap().unwrap();
     assert!(!agent.is_streaming());
@@ -358,7 +361,7 @@ async fn reset_and_setters() {
     let agent = agent(&script, vec![]);
     agent.prompt("go").await.unwrap();
     agent.steer(UserMessage::text("s"));
-    agent.reset();
+    agent.reset().unwrap();
     assert!(agent.messages().is_empty());
     assert!(!agent.has_queued_messages());
     agent.set_system_prompt("new prompt");
