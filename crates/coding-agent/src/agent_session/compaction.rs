@@ -70,6 +70,12 @@ impl AgentSession {
             && model.max_tokens > 0
             && message.usage.output < model.max_tokens;
         if overflow || cut_short {
+            // A completed reply over the window is compacted but kept: nothing to retry.
+            if message.stop_reason == StopReason::Stop {
+                return self
+                    .run_auto_compaction(CompactionReason::Overflow, false)
+                    .await;
+            }
             if inner
                 .overflow_recovery_attempted
                 .swap(true, Ordering::SeqCst)
@@ -100,14 +106,18 @@ impl AgentSession {
                     messages.pop();
                 }
             });
-            if cut_short {
-                // The cut-off reply stays in the file but leaves the context (pi 1.6).
-                inner.omit_last_reply();
-            }
-            return self.run_auto_compaction(CompactionReason::Overflow).await;
+            // The attempt stays in the file but leaves the context (pi 1.6.0's recovery
+            // omission), so the retry and later requests do not carry it.
+            inner.omit_last_reply();
+            return self
+                .run_auto_compaction(CompactionReason::Overflow, true)
+                .await;
         }
-        let context_tokens = if message.stop_reason == StopReason::Error {
-            let estimate = inner.agent.with_messages(|messages| {
+        // A failed reply, or one without usage (a provider that streams none), is measured
+        // by estimate from the last usage report, as pi 1.6.0 does.
+        let direct_tokens = calculate_context_tokens(&message.usage);
+        let context_tokens = if message.stop_reason == StopReason::Error || direct_tokens == 0 {
+            let (estimate, usage_time) = inner.agent.with_messages(|messages| {
                 let estimate = estimate_context_tokens(messages);
                 let usage_time = estimate
                     .last_usage_index
@@ -115,27 +125,25 @@ impl AgentSession {
                     .map(|a| a.timestamp);
                 (estimate, usage_time)
             });
-            match estimate {
-                (estimate, Some(time)) => {
-                    if compaction_at.is_some_and(|at| time <= at) {
-                        return false;
-                    }
-                    estimate.tokens
-                }
-                _ => return false,
+            // A usage report from before the latest compaction measured the old context.
+            if usage_time.is_some_and(|time| compaction_at.is_some_and(|at| time <= at)) {
+                return false;
             }
+            estimate.tokens
         } else {
-            calculate_context_tokens(&message.usage)
+            direct_tokens
         };
         if allow_threshold && should_compact(context_tokens, model.context_window, &settings) {
-            return self.run_auto_compaction(CompactionReason::Threshold).await;
+            return self
+                .run_auto_compaction(CompactionReason::Threshold, false)
+                .await;
         }
         false
     }
 
     /// Runs a threshold or overflow compaction with its events; `true` when the run should
-    /// continue afterwards.
-    async fn run_auto_compaction(&self, reason: CompactionReason) -> bool {
+    /// continue afterwards (`will_retry`: the failed turn is asked for again).
+    async fn run_auto_compaction(&self, reason: CompactionReason, will_retry: bool) -> bool {
         let inner = &self.inner;
         // Nothing to summarize: no compaction starts, and nothing is retried (pi 1.6.0).
         let settings = inner
@@ -150,7 +158,6 @@ impl AgentSession {
         if !preparable {
             return false;
         }
-        let will_retry = reason == CompactionReason::Overflow;
         inner.emit_session(SessionOnlyEvent::CompactionStart { reason });
         let cancel = CancellationToken::new();
         *lock(&inner.auto_compaction_cancel) = Some(cancel.clone());

@@ -152,9 +152,16 @@ impl Inner {
         }
         if let Some(assistant) = message.as_assistant() {
             *lock(&self.last_assistant) = Some(assistant.clone());
-            if assistant.stop_reason != pi_ai::StopReason::Error {
+            // A reply cut short is a recovery attempt too: a second one must not start
+            // another compact-and-retry (pi 1.6.0).
+            if !matches!(
+                assistant.stop_reason,
+                pi_ai::StopReason::Error | pi_ai::StopReason::Length
+            ) {
                 self.overflow_recovery_attempted
                     .store(false, Ordering::SeqCst);
+            }
+            if assistant.stop_reason != pi_ai::StopReason::Error {
                 let attempt = self.retry_attempt.swap(0, Ordering::SeqCst);
                 if attempt > 0 {
                     self.emit_session(SessionOnlyEvent::AutoRetryEnd {

@@ -495,7 +495,11 @@ impl AgentSession {
         let mut options = inner.agent.stream_options();
         options.session_id = Some(lock(&inner.session).session_id().to_owned());
         inner.agent.set_stream_options(options);
-        inner.agent.reset();
+        // Callers abort the run first; one still going keeps its transcript and the
+        // messages are installed over it.
+        if let Err(error) = inner.agent.reset() {
+            eprintln!("Warning: {error}");
+        }
         inner.agent.replace_messages(messages);
         *lock(&inner.queued) = Default::default();
         lock(&inner.pending_bash).clear();

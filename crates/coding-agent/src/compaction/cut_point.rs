@@ -1,8 +1,10 @@
 //! Where to cut a session for compaction: keep roughly the newest `keep_recent_tokens`,
 //! never separating a tool result from the call that produced it.
 
+use pi_agent_core::AgentMessage;
+
 use super::tokens::estimate_tokens;
-use crate::session::context::{branch_summary_message, custom_message};
+use crate::session::context::projected_messages;
 use crate::session::{EntryKind, SessionEntry};
 
 /// Where a compaction cuts the entries.
@@ -16,39 +18,71 @@ pub struct CutPointResult {
     pub is_split_turn: bool,
 }
 
-fn message_role(entry: &SessionEntry) -> Option<&str> {
-    match &entry.kind {
-        EntryKind::Message { message } => Some(message.role()),
-        _ => None,
-    }
+/// Each entry's message after the branch's context edits, as compaction sees it. A system
+/// message counts toward what is kept and stops the cut moving back, as in pi 1.6.0's
+/// projection, though no cut falls on it.
+fn projected(entries: &[SessionEntry]) -> Vec<Option<AgentMessage>> {
+    projected_messages(entries)
 }
 
-/// Indices in `start..end` where a cut may fall: user, assistant, `bashExecution`, `custom`,
-/// `branchSummary` and `compactionSummary` messages, and `branch_summary` / `custom_message`
-/// entries; never a tool result (it must stay with its call).
+/// A message a cut may fall on: never a tool result (it must stay with its call).
+fn is_cut_point_message(message: &AgentMessage) -> bool {
+    matches!(
+        message.role(),
+        "user" | "assistant" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary"
+    )
+}
+
+/// A message that starts a turn.
+fn is_turn_start_message(message: &AgentMessage) -> bool {
+    matches!(
+        message.role(),
+        "user" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary"
+    )
+}
+
+/// Whether entry `i` is a cut point / turn start: judged by what the model sees of it, so
+/// an entry a context edit leaves out is neither; a compaction entry never is.
+fn projected_is(
+    entries: &[SessionEntry],
+    projected: &[Option<AgentMessage>],
+    i: usize,
+    test: fn(&AgentMessage) -> bool,
+) -> bool {
+    !matches!(entries[i].kind, EntryKind::Compaction { .. })
+        && projected[i].as_ref().is_some_and(test)
+}
+
+/// Indices in `start..end` where a cut may fall: entries whose visible message is a user,
+/// assistant, `bashExecution`, `custom`, `branchSummary` or `compactionSummary` message.
 pub fn find_valid_cut_points(entries: &[SessionEntry], start: usize, end: usize) -> Vec<usize> {
-    let end = end.min(entries.len());
-    (start..end)
-        .filter(|&i| match &entries[i].kind {
-            EntryKind::Message { message } => matches!(
-                message.role(),
-                "bashExecution"
-                    | "custom"
-                    | "branchSummary"
-                    | "compactionSummary"
-                    | "user"
-                    | "assistant"
-            ),
-            EntryKind::BranchSummary { .. } | EntryKind::CustomMessage { .. } => true,
-            _ => false,
-        })
+    cut_points(entries, &projected(entries), start, end)
+}
+
+fn cut_points(
+    entries: &[SessionEntry],
+    projected: &[Option<AgentMessage>],
+    start: usize,
+    end: usize,
+) -> Vec<usize> {
+    (start..end.min(entries.len()))
+        .filter(|&i| projected_is(entries, projected, i, is_cut_point_message))
         .collect()
 }
 
 /// The entry that starts the turn holding `entry_index`, searching back to `start_index`:
-/// a user or `bashExecution` message, or a `branch_summary` / `custom_message` entry.
+/// one whose visible message is a user, `bashExecution`, custom or summary message.
 pub fn find_turn_start_index(
     entries: &[SessionEntry],
+    entry_index: usize,
+    start_index: usize,
+) -> Option<usize> {
+    turn_start(entries, &projected(entries), entry_index, start_index)
+}
+
+fn turn_start(
+    entries: &[SessionEntry],
+    projected: &[Option<AgentMessage>],
     entry_index: usize,
     start_index: usize,
 ) -> Option<usize> {
@@ -58,20 +92,15 @@ pub fn find_turn_start_index(
     let last = entry_index.min(entries.len() - 1);
     (start_index..=last)
         .rev()
-        .find(|&i| match &entries[i].kind {
-            EntryKind::BranchSummary { .. } | EntryKind::CustomMessage { .. } => true,
-            EntryKind::Message { message } => {
-                matches!(message.role(), "user" | "bashExecution")
-            }
-            _ => false,
-        })
+        .find(|&i| projected_is(entries, projected, i, is_turn_start_message))
 }
 
-/// Finds the cut in `start..end` that keeps about `keep_recent_tokens`: walks back from the
-/// newest message summing estimates; once the sum reaches the budget, cuts at the first valid
-/// cut point at or after that message (the first cut point if none follows), then moves back
-/// over non-message entries (model or thinking changes, labels…, and pi 1.5's system
-/// messages) up to a message or compaction.
+/// Finds the cut in `start..end` that keeps about `keep_recent_tokens`, as pi 1.6.0's
+/// `findProjectedCutPoint` does: walks back from the newest message summing the estimates
+/// of what the model sees; once the sum reaches the budget, cuts at the first cut point at
+/// or after that message (the last one if none follows). A cut followed only by a recovery
+/// attempt the context leaves out (a reply cut short, and its edit) moves past it. Then the
+/// cut moves back over entries the model does not see, up to a message or compaction.
 pub fn find_cut_point(
     entries: &[SessionEntry],
     start: usize,
@@ -79,8 +108,10 @@ pub fn find_cut_point(
     keep_recent_tokens: u64,
 ) -> CutPointResult {
     let end = end.min(entries.len());
-    let cut_points = find_valid_cut_points(entries, start, end);
-    let Some(&first_cut_point) = cut_points.first() else {
+    let projected = projected(entries);
+    let cut_points = cut_points(entries, &projected, start, end);
+    let (Some(&first_cut_point), Some(&last_cut_point)) = (cut_points.first(), cut_points.last())
+    else {
         return CutPointResult {
             first_kept_entry_index: start,
             turn_start_index: None,
@@ -90,33 +121,43 @@ pub fn find_cut_point(
 
     let mut accumulated = 0u64;
     let mut cut_index = first_cut_point;
+    let mut exceeded_budget = false;
     for i in (start..end).rev() {
-        let tokens = context_tokens(&entries[i]);
+        let tokens = projected[i].as_ref().map_or(0, estimate_tokens);
         if tokens == 0 {
             continue;
         }
         accumulated += tokens;
         if accumulated >= keep_recent_tokens {
-            if let Some(&c) = cut_points.iter().find(|&&c| c >= i) {
-                cut_index = c;
-            }
+            exceeded_budget = true;
+            cut_index = cut_points
+                .iter()
+                .copied()
+                .find(|&c| c >= i)
+                .unwrap_or(last_cut_point);
             break;
         }
     }
 
+    if exceeded_budget && is_recovery_omission(entries, &projected, cut_index + 1, end) {
+        cut_index += 1;
+    }
+
     while cut_index > start {
-        let before = &entries[cut_index - 1];
-        if matches!(before.kind, EntryKind::Compaction { .. }) || context_visible(before) {
+        let before = cut_index - 1;
+        if matches!(entries[before].kind, EntryKind::Compaction { .. })
+            || projected[before].is_some()
+        {
             break;
         }
         cut_index -= 1;
     }
 
-    let is_user_message = message_role(&entries[cut_index]) == Some("user");
-    let turn_start_index = if is_user_message {
+    let starts_turn = projected_is(entries, &projected, cut_index, is_turn_start_message);
+    let turn_start_index = if starts_turn {
         None
     } else {
-        find_turn_start_index(entries, cut_index, start)
+        turn_start(entries, &projected, cut_index, start)
     };
     CutPointResult {
         first_kept_entry_index: cut_index,
@@ -125,43 +166,40 @@ pub fn find_cut_point(
     }
 }
 
-/// Whether the model sees an entry: a message (not pi 1.5's system record), a
-/// `custom_message` entry or a branch summary with text.
-fn context_visible(entry: &SessionEntry) -> bool {
-    match &entry.kind {
+/// Whether `from..end` holds only a recovery attempt the context leaves out: an omitted
+/// assistant reply, with nothing visible and no edit replacing anything else.
+fn is_recovery_omission(
+    entries: &[SessionEntry],
+    projected: &[Option<AgentMessage>],
+    from: usize,
+    end: usize,
+) -> bool {
+    let suffix = from..end;
+    let visible_unedited = |i: usize| match &entries[i].kind {
         EntryKind::Message { message } => message.role() != "system",
-        EntryKind::CustomMessage { .. } => true,
+        EntryKind::CustomMessage { .. } | EntryKind::Compaction { .. } => true,
         EntryKind::BranchSummary { summary, .. } => !summary.is_empty(),
         _ => false,
-    }
-}
-
-/// The estimated tokens an entry puts in the context: its message, a `custom_message`
-/// entry's or a branch summary's (pi 0.80.4 counts these too); 0 for entries the model
-/// does not see, and for pi 1.5's system record, which is not conversation.
-fn context_tokens(entry: &SessionEntry) -> u64 {
-    match &entry.kind {
-        EntryKind::Message { message } if message.role() == "system" => 0,
-        EntryKind::Message { message } => estimate_tokens(message),
-        EntryKind::CustomMessage {
-            custom_type,
-            content,
-            details,
-            display,
-        } => estimate_tokens(&custom_message(
-            custom_type,
-            content,
-            *display,
-            details.as_ref(),
-            &entry.timestamp,
-        )),
-        EntryKind::BranchSummary {
-            from_id, summary, ..
-        } if !summary.is_empty() => {
-            estimate_tokens(&branch_summary_message(summary, from_id, &entry.timestamp))
-        }
-        _ => 0,
-    }
+    };
+    let omitted = |i: usize| visible_unedited(i) && projected[i].is_none();
+    let omitted_ids: Vec<&str> = suffix
+        .clone()
+        .filter(|&i| omitted(i))
+        .map(|i| entries[i].id.as_str())
+        .collect();
+    let replaces_other = suffix.clone().any(|i| {
+        matches!(&entries[i].kind, EntryKind::ContextEdit { target_id, replacement: Some(_) }
+            if !omitted_ids.contains(&target_id.as_str()))
+    });
+    let omitted_reply = suffix.clone().any(|i| {
+        omitted(i) && matches!(&entries[i].kind, EntryKind::Message { message } if message.role() == "assistant")
+    });
+    !replaces_other
+        && omitted_reply
+        && suffix.clone().all(|i| {
+            !matches!(entries[i].kind, EntryKind::Compaction { .. })
+                && (!visible_unedited(i) || omitted(i))
+        })
 }
 
 #[cfg(test)]
@@ -207,9 +245,9 @@ mod tests {
     }
 
     #[test]
-    fn the_system_record_neither_counts_nor_stops_the_cut() {
-        // Under budget: the cut moves back over the system message to the first entry, as
-        // it does over a thinking-level change (0.73 cut here too).
+    fn the_system_message_stops_the_cut_but_is_no_cut_point() {
+        // Under budget: the cut is the first cut point, and moving back it stops at the
+        // system message, which the model sees (pi 1.6.0's projection).
         let entries = vec![
             thinking_change("k1"),
             system("s1"),
@@ -217,7 +255,7 @@ mod tests {
             assistant_text("a1", "hi"),
         ];
         let cut = find_cut_point(&entries, 0, entries.len(), 1000);
-        assert_eq!(cut.first_kept_entry_index, 0);
+        assert_eq!(cut.first_kept_entry_index, 2);
         assert!(!cut.is_split_turn);
     }
 
@@ -279,7 +317,9 @@ mod tests {
     }
 
     #[test]
-    fn no_cut_point_after_the_budget_falls_back_to_first() {
+    fn no_cut_point_after_the_budget_takes_the_last() {
+        // The budget is reached at the tool result, after the last cut point: pi 1.6.0
+        // cuts at that last one (the call), splitting its turn.
         let big = "x".repeat(400);
         let entries = vec![
             user("u1", "start"),
@@ -287,8 +327,9 @@ mod tests {
             tool_result("t1", &big),
         ];
         let cut = find_cut_point(&entries, 0, entries.len(), 50);
-        assert_eq!(cut.first_kept_entry_index, 0);
-        assert!(!cut.is_split_turn);
+        assert_eq!(cut.first_kept_entry_index, 1);
+        assert_eq!(cut.turn_start_index, Some(0));
+        assert!(cut.is_split_turn);
     }
 
     #[test]

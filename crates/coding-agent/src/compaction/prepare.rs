@@ -8,6 +8,7 @@ use super::settings::CompactionSettings;
 use super::tokens::estimate_context_tokens;
 use crate::session::context::{
     branch_summary_message, build_session_context, compaction_summary_message, custom_message,
+    projected_messages,
 };
 use crate::session::{EntryKind, SessionEntry};
 
@@ -62,15 +63,6 @@ pub fn message_from_entry(entry: &SessionEntry) -> Option<AgentMessage> {
             &entry.timestamp,
         )),
         _ => None,
-    }
-}
-
-/// Like [`message_from_entry`], but an earlier compaction contributes nothing (its summary
-/// reaches the model as the previous summary instead).
-fn message_for_compaction(entry: &SessionEntry) -> Option<AgentMessage> {
-    match entry.kind {
-        EntryKind::Compaction { .. } => None,
-        _ => message_from_entry(entry),
     }
 }
 
@@ -131,12 +123,14 @@ pub fn prepare_compaction(
 
     let turn_start = cut.turn_start_index.filter(|_| cut.is_split_turn);
     let history_end = turn_start.unwrap_or(cut.first_kept_entry_index);
+    // What the model saw of each entry: a message a context edit left out is not
+    // summarized, an edited one is summarized as edited (pi 1.6.0's projection).
+    let projected = projected_messages(path_entries);
     let collect = |from: usize, to: usize| -> Vec<AgentMessage> {
-        path_entries
-            .get(from..to)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(message_for_compaction)
+        (from..to.min(path_entries.len()))
+            .filter(|&i| !matches!(path_entries[i].kind, EntryKind::Compaction { .. }))
+            .filter_map(|i| projected[i].clone())
+            .filter(|message| message.role() != "system")
             .collect()
     };
     let messages_to_summarize = collect(boundary_start, history_end);
@@ -329,9 +323,5 @@ mod tests {
             Some("compactionSummary".into())
         );
         assert_eq!(message_from_entry(&thinking_change("k")), None);
-        assert_eq!(
-            message_for_compaction(&compaction_entry("p", "s", "x")),
-            None
-        );
     }
 }

@@ -150,6 +150,20 @@ fn append(messages: &mut Vec<AgentMessage>, entry: &SessionEntry, edits: &Edits<
     }
 }
 
+/// Each entry's message as the model sees it after the context edits among `path` (root
+/// first): `None` for an entry an edit leaves out and for entries that hold no message.
+pub fn projected_messages(path: &[SessionEntry]) -> Vec<Option<AgentMessage>> {
+    let refs: Vec<&SessionEntry> = path.iter().collect();
+    let edits = edits_on(&refs);
+    path.iter()
+        .map(|entry| {
+            let mut out = Vec::with_capacity(1);
+            append(&mut out, entry, &edits);
+            out.pop()
+        })
+        .collect()
+}
+
 /// The path from the root to `leaf` (the last entry when `None`).
 pub fn path_to<'a>(
     entries: &'a [SessionEntry],
