@@ -185,6 +185,7 @@ async fn run_loop(
             if first_turn {
                 first_turn = false;
             } else {
+                config.hooks.before_next_turn(cancel).await;
                 sink.emit(AgentEvent::TurnStart).await;
                 if let Some(source) = &config.tools_source {
                     context.tools = source();

@@ -155,6 +155,14 @@ pub trait AgentHooks: Send + Sync {
         Box::pin(async { None })
     }
 
+    /// Called before each turn after a run's first, once the previous turn's tool results
+    /// are in and before its request is built (pi 1.6.0's `prepareNextTurn`): a session
+    /// compacts here when those results pushed the context past its threshold. The default
+    /// does nothing.
+    fn before_next_turn<'a>(&'a self, _cancel: &'a CancellationToken) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
     /// Called after each `turn_end` of a reply that did not fail, when the run goes on:
     /// `true` asks for one more model request even if the turn made no tool calls (pi
     /// 1.6.0's `turn_end` continuation). The default asks for none.

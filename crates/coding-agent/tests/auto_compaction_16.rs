@@ -84,6 +84,8 @@ struct Scenario {
     /// The mock model streams no usage (`supportsUsageInStreaming: false`).
     no_usage: bool,
     restart: Option<Value>,
+    /// Prepares the work dir before pi starts.
+    setup: fn(&Env),
 }
 
 impl Scenario {
@@ -94,6 +96,7 @@ impl Scenario {
             prompts: PROMPTS,
             no_usage: false,
             restart: None,
+            setup: |_| {},
         }
     }
 }
@@ -111,6 +114,7 @@ fn write_settings(env: &Env, settings: &Value) {
 /// the session did.
 async fn session(program: Command, server: MockServer, scenario: Scenario) -> Value {
     let env = Env::new(&server, scenario.window, scenario.settings.clone());
+    (scenario.setup)(&env);
     if scenario.no_usage {
         let path = env.agent.join("models.json");
         let mut models: Value =
@@ -291,6 +295,7 @@ async fn the_threshold_is_estimated_when_the_provider_streams_no_usage() {
         prompts: &PROMPTS[..2],
         no_usage: true,
         restart: None,
+        setup: |_| {},
     };
     let seen = ours_and_16(no_usage_mock, scenario).await;
     let ends = compaction_ends(&seen);
@@ -399,4 +404,50 @@ async fn an_overflow_error_is_left_out_compacted_and_retried() {
     let entries = seen["entries"].as_array().unwrap();
     // The failed attempt stays in the file, left out of the context by an edit.
     assert!(entries.iter().any(|e| e == "context_edit"), "{seen:#}");
+}
+
+/// The second prompt's reply reads a file whose result alone passes the threshold.
+async fn large_tool_result_mock() -> MockServer {
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("First answer, with some words.").with_full_usage(usage(100, 20)));
+    server.push(
+        Script::tool_call("read", json!({"path": "big.txt"})).with_full_usage(usage(200, 20)),
+    );
+    server.push(Script::text("## Goal\nA summary.").with_full_usage(usage(400, 40)));
+    server.push(Script::text("## Goal\nThe turn's start.").with_full_usage(usage(300, 10)));
+    server.push(Script::text("Read it.").with_full_usage(usage(300, 10)));
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_tool_result_is_compacted_before_the_next_request() {
+    let scenario = || Scenario {
+        window: 20_000,
+        settings: json!({"retry": {"enabled": false},
+                         "compaction": {"keepRecentTokens": 6, "reserveTokens": 13_000}}),
+        prompts: &PROMPTS[..2],
+        setup: |env| {
+            let text: String = (0..800)
+                .map(|n| format!("line {n:04} of the big file, with words\n"))
+                .collect();
+            std::fs::write(env.work.join("big.txt"), text).unwrap();
+        },
+        ..Scenario::new(json!({}))
+    };
+    let seen = ours_and_16(large_tool_result_mock, scenario).await;
+    let ends = compaction_ends(&seen);
+    assert_eq!(ends.len(), 1, "{seen:#}");
+    assert_eq!(ends[0]["reason"], "threshold", "{seen:#}");
+    assert_eq!(ends[0]["willRetry"], false, "{seen:#}");
+    // The compaction comes between the tool result and the run's next request.
+    let entries: Vec<&str> = seen["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    let at = entries.iter().position(|e| *e == "compaction").unwrap();
+    assert_eq!(entries[at - 1], "toolResult", "{seen:#}");
+    assert_eq!(entries[at + 1..], ["assistant"], "{seen:#}");
+    assert_eq!(seen["lastText"], "Read it.", "{seen:#}");
 }

@@ -11,7 +11,7 @@ use pi_ai::{AssistantMessage, StopReason};
 use super::{AgentSession, SessionOpError, lock};
 use crate::compaction::{
     CompactionError, CompactionResult, calculate_context_tokens, compact, estimate_context_tokens,
-    prepare_compaction, should_compact,
+    estimate_projected_context_tokens, prepare_compaction, should_compact,
 };
 use crate::extensions::ExtensionEvent;
 use crate::extensions::actions::StartSignal;
@@ -139,6 +139,36 @@ impl AgentSession {
                 .await;
         }
         false
+    }
+
+    /// Compacts between a turn's tool results and the next request of the same run when
+    /// they pushed the context past the threshold (pi 1.6.0's
+    /// `_compactBeforeNextAssistantResponse`), so a large tool result never reaches the
+    /// provider uncompacted; the rest of the run sends the session's projection.
+    pub(super) async fn compact_before_next_turn(&self) {
+        let inner = &self.inner;
+        if !inner.compact_after_runs.load(Ordering::SeqCst) {
+            return;
+        }
+        let model = self.model();
+        let settings = inner
+            .settings
+            .get()
+            .compaction_settings_for(Some(&model_key(&model)));
+        if !settings.enabled || model.context_window == 0 {
+            return;
+        }
+        let tokens = {
+            let session = lock(&inner.session);
+            let path: Vec<SessionEntry> = session.branch_entries().into_iter().cloned().collect();
+            estimate_projected_context_tokens(&path, &session.build_context().messages)
+        };
+        if !should_compact(tokens, model.context_window, &settings) {
+            return;
+        }
+        self.run_auto_compaction(CompactionReason::Threshold, false)
+            .await;
+        inner.ext.reproject.store(true, Ordering::SeqCst);
     }
 
     /// Runs a threshold or overflow compaction with its events; `true` when the run should

@@ -165,6 +165,16 @@ impl AgentHooks for SessionHooks {
         })
     }
 
+    fn before_next_turn<'a>(&'a self, _cancel: &'a CancellationToken) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(inner) = self.inner.upgrade() {
+                super::AgentSession { inner }
+                    .compact_before_next_turn()
+                    .await;
+            }
+        })
+    }
+
     fn continue_after_turn(&self) -> BoxFuture<'_, bool> {
         let asked = self
             .inner

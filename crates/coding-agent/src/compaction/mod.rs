@@ -31,8 +31,8 @@ pub use summarize::{
 };
 pub use summary_retry::{SummaryRetry, SummaryRetryEvent};
 pub use tokens::{
-    ContextUsageEstimate, calculate_context_tokens, estimate_context_tokens, estimate_tokens,
-    get_last_assistant_usage, should_compact,
+    ContextUsageEstimate, calculate_context_tokens, estimate_context_tokens,
+    estimate_projected_context_tokens, estimate_tokens, get_last_assistant_usage, should_compact,
 };
 
 /// Session entries for the unit tests.

@@ -172,6 +172,40 @@ pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextUsageEstimat
     }
 }
 
+/// The context a session's projection fills, as pi 1.6.0's `estimateProjectedContextTokens`
+/// measures it: anchored on the last usage report only when no context edit or compaction
+/// came after it on the branch (`path`, root first); else every message estimated, the
+/// current system message once. `messages` is the projection of `path`.
+pub fn estimate_projected_context_tokens(path: &[SessionEntry], messages: &[AgentMessage]) -> u64 {
+    let invalidated_at = path.iter().rposition(|entry| {
+        matches!(
+            entry.kind,
+            EntryKind::ContextEdit { .. } | EntryKind::Compaction { .. }
+        )
+    });
+    let usage_at = path.iter().rposition(|entry| match &entry.kind {
+        EntryKind::Message { message } => assistant_usage(message).is_some(),
+        _ => false,
+    });
+    let estimate = estimate_context_tokens(messages);
+    if estimate.last_usage_index.is_some()
+        && usage_at.is_some_and(|at| invalidated_at.is_none_or(|edit| at > edit))
+    {
+        return estimate.tokens;
+    }
+    let system = messages
+        .iter()
+        .rev()
+        .find(|m| m.role() == "system")
+        .map_or(0, estimate_tokens);
+    system
+        + messages
+            .iter()
+            .filter(|m| m.role() != "system")
+            .map(estimate_tokens)
+            .sum::<u64>()
+}
+
 /// Whether to compact: enabled, and the context exceeds the window minus the reserve.
 pub fn should_compact(
     context_tokens: u64,
