@@ -5,12 +5,9 @@
 
 mod support;
 
-use std::path::PathBuf;
-
-use mock_llm::{MockServer, Script};
-use serde_json::{Value, json};
-use support::rpc::Env;
-use support::ts16::{pis, program_with_host as program, run};
+use serde_json::json;
+use support::ext_tool::tool_results;
+use support::ts16::pis;
 
 /// A tool `count` whose schema names itself `schemas/tool.json` and reaches its fields
 /// through `$defs`.
@@ -35,40 +32,6 @@ export default function (pi) {
 }
 "##;
 
-/// The text of each tool result the model got back, for calls with `calls` as arguments.
-async fn results(wrapper: &Option<PathBuf>, calls: &[Value]) -> Vec<String> {
-    let server = MockServer::start().await.unwrap();
-    for args in calls {
-        server.push(Script::tool_call("count", args.clone()));
-    }
-    server.push(Script::text("Done."));
-    let env = Env::new(&server, 128_000, json!({}));
-    let extension = env.work.join("count.ts");
-    std::fs::write(&extension, EXTENSION).unwrap();
-    let extension = extension.display().to_string();
-    let output = tokio::task::block_in_place(|| {
-        run(
-            &env,
-            program(wrapper),
-            &["-e", &extension, "-p", "Count them."],
-        )
-    });
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let requests = server.requests();
-    let last = &requests.last().unwrap().body;
-    last["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_refs_under_a_relative_id_validate() {
     let calls = [
@@ -79,7 +42,10 @@ async fn local_refs_under_a_relative_id_validate() {
     ];
     let mut seen: Vec<(&str, Vec<String>)> = Vec::new();
     for (name, wrapper) in pis() {
-        seen.push((name, results(&wrapper, &calls).await));
+        seen.push((
+            name,
+            tool_results(&wrapper, EXTENSION, "count", &calls).await,
+        ));
     }
     let ours = &seen[0].1;
     assert_eq!(ours.len(), 4, "{ours:?}");

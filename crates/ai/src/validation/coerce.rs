@@ -71,12 +71,20 @@ impl Coercion<'_> {
         self.root.pointer(pointer)
     }
 
-    /// Returns the first member coercion that validates against its member schema.
+    /// The value itself when it already matches a member (pi 0.84.0: a `null` for a
+    /// nullable string is not turned into `""`); else the first member coercion that
+    /// validates against its member schema.
     fn coerce_union(&self, value: Value, members: &[Value], depth: usize) -> Value {
+        let matches = |member: &Value, candidate: &Value| {
+            let target = self.local_ref(member).unwrap_or(member);
+            compiled_validator(target).is_some_and(|v| v.is_valid(candidate))
+        };
+        if members.iter().any(|member| matches(member, &value)) {
+            return value;
+        }
         for member in members {
             let candidate = self.coerce(value.clone(), member, depth + 1);
-            let target = self.local_ref(member).unwrap_or(member);
-            if compiled_validator(target).is_some_and(|v| v.is_valid(&candidate)) {
+            if matches(member, &candidate) {
                 return candidate;
             }
         }

@@ -6,6 +6,7 @@ pub mod codex;
 pub mod entries;
 pub mod errors;
 pub mod ext_host;
+pub mod ext_tool;
 pub mod git;
 pub mod images;
 pub mod mcp;
