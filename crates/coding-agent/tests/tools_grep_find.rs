@@ -338,6 +338,34 @@ async fn find_honours_gitignore_even_outside_a_repository() {
 }
 
 #[tokio::test]
+async fn find_inside_a_nested_repository_the_parent_ignores_finds_its_files() {
+    // pi 0.79.10: the nested repository is a boundary; the parent's `.gitignore` rule that
+    // ignores it does not apply to a search inside it.
+    let dir = tempfile::tempdir().unwrap();
+    make_repo(dir.path());
+    write(dir.path(), ".gitignore", "nested/\n");
+    make_repo(&dir.path().join("nested"));
+    write(dir.path(), "nested/src/lib.rs", "");
+    write(dir.path(), "nested/notes.txt", "");
+    let find = find_tool(dir.path().to_path_buf());
+    let (text, _) = ok(&find, json!({"pattern": "*.rs", "path": "nested"})).await;
+    assert_eq!(text, "src/lib.rs");
+    // From the parent, the ignored repository stays out of the results.
+    let (text, _) = ok(&find, json!({"pattern": "*.rs"})).await;
+    assert_eq!(text, "No files found matching pattern");
+}
+
+#[tokio::test]
+async fn find_from_the_filesystem_root_keeps_each_path_whole() {
+    // pi 0.84.0: results under `/` lost their first segment or gained a doubled separator.
+    let find = find_tool(std::env::temp_dir());
+    let (text, _) = ok(&find, json!({"pattern": "passwd", "path": "/", "limit": 1})).await;
+    let first = text.lines().next().unwrap();
+    assert!(!first.starts_with('/') && !first.contains("//"), "{text}");
+    assert!(Path::new("/").join(first).exists(), "{text}");
+}
+
+#[tokio::test]
 async fn find_reports_no_files_and_missing_paths() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.txt", "");
