@@ -202,6 +202,7 @@ impl AgentSession {
             )
             .await;
         *lock(&inner.auto_compaction_cancel) = None;
+        inner.auto_compaction_ended.notify_waiters();
         let end = |result: Option<CompactionResult>,
                    aborted: bool,
                    will_retry: bool,
@@ -256,6 +257,22 @@ impl AgentSession {
         }
     }
 
+    /// Cancels a running threshold or overflow compaction and waits until it has ended.
+    async fn cancel_auto_compaction(&self) {
+        let inner = &self.inner;
+        loop {
+            let ended = inner.auto_compaction_ended.notified();
+            tokio::pin!(ended);
+            // Registered before the check, so an end between the two is not missed.
+            ended.as_mut().enable();
+            match lock(&inner.auto_compaction_cancel).as_ref() {
+                Some(cancel) => cancel.cancel(),
+                None => return,
+            }
+            ended.await;
+        }
+    }
+
     /// Compacts the session now, with optional instructions for the summary; aborts a
     /// running prompt first.
     pub async fn compact(
@@ -277,6 +294,9 @@ impl AgentSession {
         if inner.agent.is_streaming() || lock(&inner.retry_cancel).is_some() {
             started.fire();
         }
+        // A threshold or overflow compaction still summarizing is cancelled, and has ended,
+        // before this one starts (pi 0.84.0: the two raced).
+        self.cancel_auto_compaction().await;
         self.abort().await;
         let cancel = CancellationToken::new();
         *lock(&inner.compaction_cancel) = Some(cancel.clone());

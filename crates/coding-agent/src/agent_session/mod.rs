@@ -200,6 +200,8 @@ pub(crate) struct Inner {
     retry_cancel: Mutex<Option<CancellationToken>>,
     compaction_cancel: Mutex<Option<CancellationToken>>,
     auto_compaction_cancel: Mutex<Option<CancellationToken>>,
+    /// Told when a threshold or overflow compaction ends (its cancel slot is cleared).
+    auto_compaction_ended: tokio::sync::Notify,
     branch_summary_cancel: Mutex<Option<CancellationToken>>,
     overflow_recovery_attempted: AtomicBool,
     bash_cancel: bash::BashCancels,

@@ -102,6 +102,7 @@ impl AgentSession {
                 retry_cancel: Mutex::new(None),
                 compaction_cancel: Mutex::new(None),
                 auto_compaction_cancel: Mutex::new(None),
+                auto_compaction_ended: tokio::sync::Notify::new(),
                 branch_summary_cancel: Mutex::new(None),
                 overflow_recovery_attempted: AtomicBool::new(false),
                 bash_cancel: Default::default(),
