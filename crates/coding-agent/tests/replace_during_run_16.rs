@@ -14,9 +14,18 @@ use mock_llm::{MockServer, Script};
 use support::rpc::{Env, Rpc, read_jsonl};
 use support::ts16::{pis, program};
 
-/// The entries of the session that was replaced: each message's role, a tool result's
-/// error flag and text, and an assistant's stop reason.
-async fn outgoing_entries(wrapper: &Option<PathBuf>) -> Value {
+/// How the running session is left.
+#[derive(Clone, Copy)]
+enum Leave {
+    /// RPC `new_session`.
+    NewSession,
+    /// stdin closed: pi shuts down and disposes of the session.
+    CloseStdin,
+}
+
+/// The entries of the session that was left: each message's role, a tool result's error
+/// flag and text, and an assistant's stop reason.
+async fn outgoing_entries(wrapper: &Option<PathBuf>, leave: Leave) -> Value {
     let server = MockServer::start().await.unwrap();
     server.push(Script::tool_call(
         "bash",
@@ -30,11 +39,22 @@ async fn outgoing_entries(wrapper: &Option<PathBuf>) -> Value {
         rpc.call("p", json!({"type": "prompt", "message": "Wait a while."}));
         // The command runs (its first output arrived) before the session is replaced.
         rpc.until("the command's output", |l| {
-            l["type"] == "tool_execution_update" && l.to_string().contains("started")
+            l["type"] == "tool_execution_update"
+                && l["partialResult"]["content"]
+                    .to_string()
+                    .contains("started")
         });
-        let answer = rpc.call("n", json!({"type": "new_session"}));
-        assert_eq!(answer["success"], true, "{answer}");
-        rpc.finish();
+        match leave {
+            Leave::NewSession => {
+                let answer = rpc.call("n", json!({"type": "new_session"}));
+                assert_eq!(answer["success"], true, "{answer}");
+                rpc.finish();
+            }
+            Leave::CloseStdin => {
+                let code = rpc.finish();
+                assert_eq!(code, Some(0));
+            }
+        }
         let old = env
             .session_files()
             .into_iter()
@@ -64,11 +84,10 @@ async fn outgoing_entries(wrapper: &Option<PathBuf>) -> Value {
     .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_session_during_a_tool_call_persists_the_aborted_turn() {
+async fn left_during_a_tool_call(leave: Leave) {
     let mut seen = Vec::new();
     for (name, wrapper) in pis() {
-        seen.push((name, outgoing_entries(&wrapper).await));
+        seen.push((name, outgoing_entries(&wrapper, leave).await));
     }
     let ours = &seen[0].1;
     let roles: Vec<&Value> = ours["entries"]
@@ -92,4 +111,16 @@ async fn a_new_session_during_a_tool_call_persists_the_aborted_turn() {
     for (name, theirs) in &seen[1..] {
         assert_eq!(theirs, ours, "{name} differs from ours");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_session_during_a_tool_call_persists_the_aborted_turn() {
+    left_during_a_tool_call(Leave::NewSession).await;
+}
+
+/// pi 0.77.0 and 1.5.1: disposing of the session (here at shutdown) aborts the running
+/// command and records its result before anything is torn down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutting_down_during_a_tool_call_persists_the_aborted_turn() {
+    left_during_a_tool_call(Leave::CloseStdin).await;
 }
