@@ -7,6 +7,7 @@ use serde::Serialize;
 use pi_ai::{Model, ThinkingLevel};
 
 use super::{AgentSession, SessionOpError, lock};
+use crate::session::EntryKind;
 use crate::session_event::SessionOnlyEvent;
 
 /// A model of the `--models` scope, with the thinking level its pattern asked for.
@@ -101,6 +102,32 @@ impl AgentSession {
             thinking_level: self.thinking_level(),
             is_scoped: false,
         })
+    }
+
+    /// Records the live thinking level on the current branch when the branch implies another
+    /// one (pi 1.5.1): tree navigation can leave the latest `thinking_level_change` on another
+    /// branch, and a resume would restore that. The recorded level is compared after clamping
+    /// to the model, so a level clamped on resume is not recorded over the requested one.
+    pub(super) fn record_thinking_level(&self) {
+        let mut session = lock(&self.inner.session);
+        let recorded = session
+            .branch_entries()
+            .iter()
+            .rev()
+            .find_map(|entry| match &entry.kind {
+                EntryKind::ThinkingLevelChange { thinking_level } => Some(thinking_level.clone()),
+                _ => None,
+            });
+        let Some(recorded) = recorded.as_deref().and_then(ThinkingLevel::parse) else {
+            return;
+        };
+        let live = self.thinking_level();
+        if pi_ai::clamp_thinking_level(&self.model(), recorded) == live {
+            return;
+        }
+        if let Err(e) = session.append_thinking_level_change(live.as_str()) {
+            eprintln!("Warning: {e}");
+        }
     }
 
     /// Sets the thinking level, clamped to the model; a change is recorded and announced

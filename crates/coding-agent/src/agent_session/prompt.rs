@@ -117,6 +117,7 @@ impl AgentSession {
         if let Some(last) = last {
             self.check_compaction(&last, false, true).await;
         }
+        self.record_thinking_level();
         // The system message is recorded before the prompt, so it is not younger than it.
         let started = pi_ai::oauth::now_ms();
         // Images are resized to the model's profile before they enter the conversation.
