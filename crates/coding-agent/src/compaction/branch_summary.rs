@@ -18,7 +18,7 @@ use super::summarize::{CallError, summary_call, summary_request_text, with_custo
 use super::tokens::estimate_tokens;
 use crate::messages::convert_to_llm;
 use crate::model_registry::RequestAuth;
-use crate::session::context::path_to;
+use crate::session::context::{path_to, projected_messages};
 use crate::session::{EntryKind, SessionEntry};
 
 /// The file lists stored in a branch summary entry's `details` (same shape as compaction's).
@@ -216,10 +216,28 @@ pub fn prepare_branch_entries(entries: &[SessionEntry], token_budget: u64) -> Br
         }
     }
 
+    // Context edits hide or replace entries for the model; the summary sees what the model
+    // saw (pi 1.5.0): the latest edit of each target among these entries applies.
+    let edited: HashSet<&str> = entries
+        .iter()
+        .filter_map(|entry| match &entry.kind {
+            EntryKind::ContextEdit { target_id, .. } => Some(target_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let projected = projected_messages(entries);
     let mut newest_first = Vec::new();
     let mut total_tokens = 0u64;
-    for entry in entries.iter().rev() {
-        let Some(message) = branch_message(entry) else {
+    for (index, entry) in entries.iter().enumerate().rev() {
+        let editable = matches!(
+            entry.kind,
+            EntryKind::Message { .. } | EntryKind::CustomMessage { .. }
+        );
+        let message = match branch_message(entry) {
+            Some(_) if editable && edited.contains(entry.id.as_str()) => projected[index].clone(),
+            message => message,
+        };
+        let Some(message) = message else {
             continue;
         };
         file_ops.extract_from_message(&message);
