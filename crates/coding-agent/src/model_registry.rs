@@ -115,6 +115,9 @@ pub struct RequestAuth {
     /// rather than a key. Headers configured in `models.json` do not count: pi 1.6 still asks
     /// those providers for a key.
     pub header_auth: bool,
+    /// The provider-scoped environment (`auth.json` `env`) the request's configuration reads
+    /// before the process environment.
+    pub env: Option<std::sync::Arc<BTreeMap<String, String>>>,
 }
 
 impl ModelRegistry {
@@ -367,6 +370,7 @@ impl ModelRegistry {
             return self.llama.is_some();
         }
         let has_key = self.stored_key(provider).is_some()
+            || self.auth.has_bedrock_profile(provider)
             || pi_ai::get_env_api_key(provider).is_some()
             || pi_ai::env_keys::env_auth_header(provider).is_some()
             || self
@@ -471,10 +475,16 @@ impl ModelRegistry {
         let llama_key = (model.provider == llama::PROVIDER_ID && !self.llama_disabled)
             .then(|| self.llama.as_ref().map(|c| c.api_key.clone()))
             .flatten();
-        let given = cli_key
-            .map(str::to_owned)
-            .or(llama_key)
-            .or_else(|| self.stored_key(&model.provider));
+        let stored = (cli_key.is_none() && llama_key.is_none())
+            .then(|| self.stored_key(&model.provider))
+            .flatten();
+        let env = self.auth.scoped_env(&model.provider, stored.is_some());
+        // A Bedrock profile stored without a key authenticates as ambient credentials do.
+        let stored = stored.or_else(|| {
+            (cli_key.is_none() && self.auth.has_bedrock_profile(&model.provider))
+                .then(|| "<authenticated>".to_owned())
+        });
+        let given = cli_key.map(str::to_owned).or(llama_key).or(stored);
         // pi 1.6: without a given or stored key, `ANTHROPIC_AUTH_TOKEN` authenticates
         // Anthropic as a bearer token, ahead of the key variables.
         let bearer = given
@@ -527,6 +537,7 @@ impl ModelRegistry {
             api_key,
             headers,
             header_auth,
+            env,
         })
     }
 
