@@ -127,7 +127,6 @@ impl ModelRegistry {
         let mut registry = Self::load_files(agent_dir);
         registry.auth_path = Some(paths::auth_path(agent_dir));
         registry.apply_login_base_urls();
-        registry.apply_stored_cloudflare_ids();
         registry.llama = llama::config::resolve(&registry.auth);
         let stored = llama::store::read_chat_models(agent_dir);
         registry.set_llama_models(stored);
@@ -403,29 +402,6 @@ impl ModelRegistry {
                     .and_then(|env| env.get(*name))
                     .is_some_and(|v| !v.is_empty())
         })
-    }
-
-    /// Fills the Cloudflare account and gateway ids stored with a key in `auth.json` (pi 1.6's
-    /// login asks for them) into the base URLs of that provider's models; ids from the
-    /// environment are filled when a request is made.
-    fn apply_stored_cloudflare_ids(&mut self) {
-        for provider in ["cloudflare-workers-ai", "cloudflare-ai-gateway"] {
-            let Some(env) = self.auth.env(provider).cloned() else {
-                continue;
-            };
-            for model in self
-                .resolved
-                .models
-                .iter_mut()
-                .filter(|m| m.provider == provider)
-            {
-                for name in [CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_GATEWAY_ID] {
-                    if let Some(value) = env.get(name).filter(|v| !v.is_empty()) {
-                        model.base_url = model.base_url.replace(&format!("{{{name}}}"), value);
-                    }
-                }
-            }
-        }
     }
 
     /// Whether any model belongs to `provider`.

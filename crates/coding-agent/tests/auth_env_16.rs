@@ -224,3 +224,19 @@ async fn a_stored_azure_endpoint_and_deployment_beat_the_environment_as_in_16() 
         json!([{"path": "/stored/openai/v1/responses", "model": "dep-stored", "api-key": "az-stored"}])
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_api_key_resolves_cloudflare_ids_for_itself_as_in_16() {
+    // `--api-key` is the request's own credential: the ids stored with another key do not
+    // come with it, the environment's do.
+    let stored = json!({"cloudflare-workers-ai": {"type": "api_key", "key": "cf-stored",
+        "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-stored"}}});
+    let mut case = cloudflare("cloudflare-workers-ai", WORKERS_PATH, WORKERS_MODEL, stored);
+    case.args = vec!["--api-key", "cf-runtime", "-p", "Which configuration?"];
+    case.env.push(("CLOUDFLARE_ACCOUNT_ID", "acct-ambient"));
+    assert_eq!(
+        compare(&case, routes).await,
+        json!([{"path": "/client/v4/accounts/acct-ambient/ai/v1/chat/completions",
+                "authorization": "Bearer cf-runtime", "cf-aig-authorization": null}])
+    );
+}

@@ -1,7 +1,7 @@
 //! Amazon Bedrock behaviour of pi 1.6.0 beyond signing: the reasoning fields OpenAI models
 //! get (and the redacted reasoning they return, replayed), Claude's thinking-block binding,
-//! the diagnostics a failed request leaves on the message, and the price of one-hour cache
-//! writes. The same print-mode prompt runs through
+//! the diagnostics a failed request leaves on the message, the response headers extensions
+//! see, and the price of one-hour cache writes. The same print-mode prompt runs through
 //! ours and pi 1.6.0 (`PI_TS16`) against the mock with SigV4 keys in the environment, and
 //! the part each case is about is compared. Without `PI_TS16` only ours runs, against the
 //! values written here.
@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use mock_llm::{Item, RecordedRequest, Script, ScriptUsage};
 use support::errors::BEDROCK_SIGV4;
-use support::pi_case::{Case, assistant_messages, bedrock_case, compare};
+use support::pi_case::{Case, assistant_messages, bedrock_case, compare, compare_runs};
 use support::shapes::{self, Session};
 
 /// `id` on Bedrock with ambient SigV4 keys, prompted with `args` after `--model`.
@@ -202,5 +202,52 @@ async fn redacted_reasoning_of_a_non_anthropic_model_is_replayed_as_in_16() {
         json!({"role": "assistant", "content": [
             {"reasoningContent": {"redactedContent": "b3BhcXVlLXJlYXNvbmluZw=="}},
             {"text": "First."}]})
+    );
+}
+
+/// Records each `after_provider_response` (status and headers) to `response-hooks.jsonl`.
+const RESPONSE_HOOK: &str = r#"
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+export default function (pi) {
+  pi.on("after_provider_response", (event) => {
+    appendFileSync(join(process.env.PI_CASE_WORK, "response-hooks.jsonl"),
+      JSON.stringify({ status: event.status, headers: event.headers }) + "\n");
+  });
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn response_hooks_see_the_raw_bedrock_response_headers_as_in_16() {
+    let mut case = signed(
+        "anthropic.claude-parity",
+        json!({"reasoning": false}),
+        vec!["-e", "./response-hook.ts", "-p", "Hello."],
+    );
+    case.files = vec![("response-hook.ts", RESPONSE_HOOK)];
+    case.read_back = vec!["response-hooks.jsonl"];
+    let seen = compare_runs(&case, |run| {
+        assert!(
+            run.output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.output.stderr)
+        );
+        let log = run.files[0].1.clone().unwrap_or_default();
+        log.lines()
+            .map(|line| {
+                let hook: Value = serde_json::from_str(line).unwrap();
+                let headers = &hook["headers"];
+                // The date and length vary; what the server sent is all there.
+                json!({"status": hook["status"], "content-type": headers["content-type"],
+                       "x-amzn-requestid": headers["x-amzn-requestid"],
+                       "has-date": headers.get("date").is_some()})
+            })
+            .collect()
+    })
+    .await;
+    assert_eq!(
+        seen,
+        json!([{"status": 200, "content-type": "application/vnd.amazon.eventstream",
+                "x-amzn-requestid": "mock-request-id", "has-date": true}])
     );
 }

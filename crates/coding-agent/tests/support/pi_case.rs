@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use mock_llm::{MockServer, RecordedRequest, Script};
 
 use super::rpc::Env;
-use super::ts16::{pis, program, run};
+use super::ts16::{pis, program_with_host, run};
 
 /// Variables of the machine running the tests that would change what the pis resolve.
 const AMBIENT: [&str; 18] = [
@@ -50,6 +50,19 @@ pub struct Case {
     pub model: String,
     pub args: Vec<&'static str>,
     pub scripts: Vec<Script>,
+    /// Files written into the work dir first (name, content), e.g. an extension.
+    pub files: Vec<(&'static str, &'static str)>,
+    /// Work-dir files read back after the run (an extension's record; `PI_CASE_WORK` names
+    /// the work dir to the pi).
+    pub read_back: Vec<&'static str>,
+}
+
+/// What one run left.
+pub struct Run {
+    pub output: Output,
+    pub requests: Vec<RecordedRequest>,
+    /// The `read_back` files, by name (`None`: not written).
+    pub files: Vec<(&'static str, Option<String>)>,
 }
 
 impl Case {
@@ -62,6 +75,8 @@ impl Case {
             model: model.into(),
             args: vec!["-p", "Which configuration?"],
             scripts: vec![Script::text("Configured.")],
+            files: vec![],
+            read_back: vec![],
         }
     }
 }
@@ -81,7 +96,13 @@ pub fn bedrock_case(id: &str, fields: Value) -> Case {
 
 /// `case` through `program` on a fresh mock and agent dir: the run's output and the
 /// requests the mock received.
-pub async fn prompt(mut program: Command, case: &Case) -> (Output, Vec<RecordedRequest>) {
+pub async fn prompt(program: Command, case: &Case) -> (Output, Vec<RecordedRequest>) {
+    let run = prompt_run(program, case).await;
+    (run.output, run.requests)
+}
+
+/// [`prompt`], with the files the case reads back.
+pub async fn prompt_run(mut program: Command, case: &Case) -> Run {
     let server = MockServer::start().await.unwrap();
     server.push_all(case.scripts.clone());
     let env = Env::new(&server, 128_000, json!({}));
@@ -95,6 +116,9 @@ pub async fn prompt(mut program: Command, case: &Case) -> (Output, Vec<RecordedR
     std::fs::write(env.agent.join("settings.json"), "{}").unwrap();
     let auth = case.auth.to_string().replace("{url}", &server.url());
     std::fs::write(env.agent.join("auth.json"), auth).unwrap();
+    for (name, content) in &case.files {
+        std::fs::write(env.work.join(name), content).unwrap();
+    }
     let aws = env.dir.path().join(".aws");
     std::fs::create_dir_all(&aws).unwrap();
     std::fs::write(aws.join("credentials"), AWS_CREDENTIALS).unwrap();
@@ -104,20 +128,36 @@ pub async fn prompt(mut program: Command, case: &Case) -> (Output, Vec<RecordedR
     program
         .env("PI_OFFLINE", "1")
         .env("PI_SKIP_VERSION_CHECK", "1")
+        .env("PI_CASE_WORK", &env.work)
         .envs(case.env.iter().copied());
     let mut args = vec!["--model", case.model.as_str()];
     args.extend(case.args.iter().copied());
     let output = run(&env, program, &args);
-    (output, server.requests())
+    let files = case
+        .read_back
+        .iter()
+        .map(|name| (*name, std::fs::read_to_string(env.work.join(name)).ok()))
+        .collect();
+    Run {
+        output,
+        requests: server.requests(),
+        files,
+    }
 }
 
 /// `case` through each pi (ours, and pi 1.6.0 when installed), reduced by `part` to what
 /// the case is about; asserts every pi got the same and returns it.
 pub async fn compare(case: &Case, part: impl Fn(&Output, &[RecordedRequest]) -> Value) -> Value {
+    compare_runs(case, |run| part(&run.output, &run.requests)).await
+}
+
+/// [`compare`] on whole runs (with the files read back); ours runs the shared test
+/// extension host.
+pub async fn compare_runs(case: &Case, part: impl Fn(&Run) -> Value) -> Value {
     let mut seen: Option<(&str, Value)> = None;
     for (name, wrapper) in pis() {
-        let (output, requests) = prompt(program(&wrapper), case).await;
-        let got = part(&output, &requests);
+        let run = prompt_run(program_with_host(&wrapper), case).await;
+        let got = part(&run);
         match &seen {
             Some((first, expected)) => {
                 assert_eq!(*expected, got, "{first} (left) and {name} (right) differ")

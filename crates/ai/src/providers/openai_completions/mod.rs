@@ -87,7 +87,7 @@ impl ApiProvider for OpenAiCompletions {
 /// account placeholders are filled; others go as they are.
 fn endpoint(model: &Model, options: &StreamOptions) -> Result<(String, Model), String> {
     if model.provider != "azure" {
-        return Ok((cloudflare::request_base_url(model)?, model.clone()));
+        return Ok((cloudflare::request_base_url(model, options)?, model.clone()));
     }
     let azure_options = options.openai_responses.as_ref();
     // The key's scoped env (auth.json `env`) comes before the process environment.
