@@ -171,9 +171,9 @@ pub fn oauth_key(provider: &str, credentials: &OAuthCredentials) -> String {
 }
 
 /// Changes `auth.json` under its lock (shared with the TypeScript pi): `change` gets the whole
-/// object, entries it does not touch stay as they were. The file is rewritten in place with a
+/// object, entries it does not touch stay as they were. The file is replaced whole, with a
 /// 2-space indent, as the TypeScript pi writes it: mode 0600 applies only when it is created,
-/// so a mode, owner or ACL an administrator set stays.
+/// so a mode an administrator set stays.
 pub fn update_auth_file<R>(
     path: &Path,
     change: impl FnOnce(&mut Map<String, Value>) -> R,
@@ -204,13 +204,30 @@ pub fn update_auth_file_locked<R>(
     let result = change(&mut map);
     let pretty = serde_json::to_string_pretty(&Value::Object(map))
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
-    let mut file = std::fs::OpenOptions::new()
+    // Written whole to a temporary file that then replaces the old one, so a pi killed
+    // midway never leaves a cut or empty auth.json (credentials lost). The new file takes the
+    // old one's mode, so a mode an administrator set stays (pi 0.84.3); 0600 when new.
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mode = std::fs::metadata(&real).ok().map(|m| m.permissions());
+    let mut temp_name = real.clone().into_os_string();
+    temp_name.push(format!(".tmp-{}", std::process::id()));
+    let temp = std::path::PathBuf::from(temp_name);
+    let written = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .open(path)?;
-    file.write_all(pretty.as_bytes())?;
-    file.sync_all()?;
-    Ok(result)
+        .open(&temp)
+        .and_then(|mut file| {
+            file.write_all(pretty.as_bytes())?;
+            if let Some(mode) = mode {
+                file.set_permissions(mode)?;
+            }
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temp, &real));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.map(|()| result)
 }
