@@ -85,7 +85,22 @@ pub(crate) async fn stream_assistant_response(
         llm_context = rewritten;
     }
     let mut options = config.options.clone();
-    match config.hooks.get_api_key(&config.model.provider).await {
+    // Cancelling while the key is awaited (a refresh waiting for the auth.json lock) drops
+    // that wait: nothing it would have done happens later.
+    let key = tokio::select! {
+        key = config.hooks.get_api_key(&config.model.provider) => key,
+        () = cancel.cancelled() => {
+            return end_without_request(
+                config,
+                sink,
+                pi_ai::StopReason::Aborted,
+                "Request was aborted".into(),
+                None,
+            )
+            .await;
+        }
+    };
+    match key {
         Ok(Some(key)) => options.stream.api_key = Some(key),
         Ok(None) => {}
         Err(error) => {

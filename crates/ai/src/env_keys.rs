@@ -93,6 +93,20 @@ fn non_empty_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// A variable of one provider's configuration: its provider-scoped value (an `auth.json`
+/// key's `env`) first, then the process environment; empty values count as unset (pi-ai
+/// 1.6's `getProviderEnvValue`).
+pub fn provider_env(
+    name: &str,
+    scoped: Option<&std::collections::BTreeMap<String, String>>,
+) -> Option<String> {
+    scoped
+        .and_then(|env| env.get(name))
+        .filter(|v| !v.is_empty())
+        .cloned()
+        .or_else(|| non_empty_env(name))
+}
+
 /// The API key for a provider from its environment variables, if one is set.
 ///
 /// Providers with ambient credentials (Vertex ADC, AWS) report `"<authenticated>"` when those

@@ -11,7 +11,8 @@ mod connect_error;
 mod error_text;
 
 pub use error_text::{
-    StatusText, bedrock_exception_prefix, bedrock_status_message, status_message, status_text,
+    StatusText, bedrock_error_parts, bedrock_exception_prefix, bedrock_status_message,
+    status_message, status_text,
 };
 
 /// Text of a request that was cancelled before the response arrived (as the OpenAI SDK says it).
@@ -206,8 +207,11 @@ pub struct RequestFailure {
     pub aborted: bool,
     /// The HTTP status and what a provider's prefix is followed by, for a status error.
     pub status: Option<(u16, String)>,
-    /// The error body's machine-readable code (`error.details.error_code`), when it has one.
+    /// The error body's machine-readable code (`error.details.error_code`; for Bedrock, the
+    /// exception name), when it has one.
     pub error_code: Option<String>,
+    /// The AWS request id of an error response (`x-amzn-requestid`), when it has one.
+    pub request_id: Option<String>,
 }
 
 impl RequestFailure {
@@ -217,6 +221,7 @@ impl RequestFailure {
             aborted: false,
             status: None,
             error_code: None,
+            request_id: None,
         }
     }
 
@@ -226,6 +231,7 @@ impl RequestFailure {
             aborted: true,
             status: None,
             error_code: None,
+            request_id: None,
         }
     }
 
@@ -297,11 +303,15 @@ pub async fn send(
                 let status = response.status().as_u16();
                 let retryable = should_retry(status, response.headers());
                 let delay = retry_after(response.headers());
-                let aws_error_type = response
-                    .headers()
-                    .get("x-amzn-errortype")
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_owned);
+                let aws_header = |name: &str| {
+                    response
+                        .headers()
+                        .get(name)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned)
+                };
+                let aws_error_type = aws_header("x-amzn-errortype");
+                let request_id = aws_header("x-amzn-requestid");
                 let body = tokio::select! {
                     biased;
                     _ = cancel.cancelled() => {
@@ -311,8 +321,17 @@ pub async fn send(
                 };
                 let (failure, quoted) = match style {
                     ErrorStyle::Bedrock => {
-                        let text = bedrock_status_message(status, aws_error_type.as_deref(), &body);
-                        (RequestFailure::error(text.clone()), text)
+                        let (name, detail) =
+                            bedrock_error_parts(status, aws_error_type.as_deref(), &body);
+                        let text = format!("{}: {detail}", bedrock_exception_prefix(&name));
+                        let failure = RequestFailure {
+                            message: text.clone(),
+                            aborted: false,
+                            status: Some((status, detail)),
+                            error_code: Some(name),
+                            request_id,
+                        };
+                        (failure, text)
                     }
                     _ => {
                         let text = status_text(status, &body, style);
@@ -328,6 +347,7 @@ pub async fn send(
                             aborted: false,
                             status: Some((status, text.detail)),
                             error_code,
+                            request_id,
                         };
                         (failure, text.sdk)
                     }

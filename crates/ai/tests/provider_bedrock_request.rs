@@ -171,10 +171,17 @@ async fn claude_thinking_fields_follow_the_level() {
             "anthropic_beta": ["interleaved-thinking-2025-05-14"]
         })
     );
-    // Adaptive Claude (Opus 4.6): an effort; xhigh becomes high except on Opus 4.7.
-    for (id, effort) in [
-        ("anthropic.claude-opus-4-6-v1", "high"),
-        ("us.anthropic.claude-opus-4-7-v1", "xhigh"),
+    // Adaptive Claude (Opus 4.6): an effort; xhigh becomes high except on Opus 4.7, which
+    // also binds its thinking blocks to their prompt prefix.
+    let unbound = json!({"thinking": {"type": "adaptive", "display": "summarized"},
+        "output_config": {"effort": "high"}});
+    let bound = json!({"thinking": {"type": "adaptive", "display": "summarized",
+            "block_binding": {"prefix_mismatch_behavior": "drop_block"}},
+        "output_config": {"effort": "xhigh"},
+        "anthropic_beta": ["thinking-binding-controls-2026-08-01"]});
+    for (id, fields) in [
+        ("anthropic.claude-opus-4-6-v1", unbound),
+        ("us.anthropic.claude-opus-4-7-v1", bound),
     ] {
         server.push(Script::text("ok"));
         let adaptive = model(&server, id);
@@ -187,11 +194,7 @@ async fn claude_thinking_fields_follow_the_level() {
         .await;
         let body = &server.requests().last().unwrap().body.clone();
         assert_eq!(body["inferenceConfig"]["maxTokens"], 64_000);
-        assert_eq!(
-            body["additionalModelRequestFields"],
-            json!({"thinking": {"type": "adaptive", "display": "summarized"},
-                   "output_config": {"effort": effort}})
-        );
+        assert_eq!(body["additionalModelRequestFields"], fields);
     }
     // GovCloud omits `display`; non-Claude models get no thinking fields.
     server.push(Script::text("ok"));

@@ -115,6 +115,9 @@ pub struct RequestAuth {
     /// rather than a key. Headers configured in `models.json` do not count: pi 1.6 still asks
     /// those providers for a key.
     pub header_auth: bool,
+    /// The provider-scoped environment (`auth.json` `env`) the request's configuration reads
+    /// before the process environment.
+    pub env: Option<std::sync::Arc<BTreeMap<String, String>>>,
 }
 
 impl ModelRegistry {
@@ -124,7 +127,6 @@ impl ModelRegistry {
         let mut registry = Self::load_files(agent_dir);
         registry.auth_path = Some(paths::auth_path(agent_dir));
         registry.apply_login_base_urls();
-        registry.apply_stored_cloudflare_ids();
         registry.llama = llama::config::resolve(&registry.auth);
         let stored = llama::store::read_chat_models(agent_dir);
         registry.set_llama_models(stored);
@@ -367,6 +369,7 @@ impl ModelRegistry {
             return self.llama.is_some();
         }
         let has_key = self.stored_key(provider).is_some()
+            || self.auth.has_bedrock_profile(provider)
             || pi_ai::get_env_api_key(provider).is_some()
             || pi_ai::env_keys::env_auth_header(provider).is_some()
             || self
@@ -399,29 +402,6 @@ impl ModelRegistry {
                     .and_then(|env| env.get(*name))
                     .is_some_and(|v| !v.is_empty())
         })
-    }
-
-    /// Fills the Cloudflare account and gateway ids stored with a key in `auth.json` (pi 1.6's
-    /// login asks for them) into the base URLs of that provider's models; ids from the
-    /// environment are filled when a request is made.
-    fn apply_stored_cloudflare_ids(&mut self) {
-        for provider in ["cloudflare-workers-ai", "cloudflare-ai-gateway"] {
-            let Some(env) = self.auth.env(provider).cloned() else {
-                continue;
-            };
-            for model in self
-                .resolved
-                .models
-                .iter_mut()
-                .filter(|m| m.provider == provider)
-            {
-                for name in [CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_GATEWAY_ID] {
-                    if let Some(value) = env.get(name).filter(|v| !v.is_empty()) {
-                        model.base_url = model.base_url.replace(&format!("{{{name}}}"), value);
-                    }
-                }
-            }
-        }
     }
 
     /// Whether any model belongs to `provider`.
@@ -471,10 +451,16 @@ impl ModelRegistry {
         let llama_key = (model.provider == llama::PROVIDER_ID && !self.llama_disabled)
             .then(|| self.llama.as_ref().map(|c| c.api_key.clone()))
             .flatten();
-        let given = cli_key
-            .map(str::to_owned)
-            .or(llama_key)
-            .or_else(|| self.stored_key(&model.provider));
+        let stored = (cli_key.is_none() && llama_key.is_none())
+            .then(|| self.stored_key(&model.provider))
+            .flatten();
+        let env = self.auth.scoped_env(&model.provider, stored.is_some());
+        // A Bedrock profile stored without a key authenticates as ambient credentials do.
+        let stored = stored.or_else(|| {
+            (cli_key.is_none() && self.auth.has_bedrock_profile(&model.provider))
+                .then(|| "<authenticated>".to_owned())
+        });
+        let given = cli_key.map(str::to_owned).or(llama_key).or(stored);
         // pi 1.6: without a given or stored key, `ANTHROPIC_AUTH_TOKEN` authenticates
         // Anthropic as a bearer token, ahead of the key variables.
         let bearer = given
@@ -527,6 +513,7 @@ impl ModelRegistry {
             api_key,
             headers,
             header_auth,
+            env,
         })
     }
 

@@ -437,18 +437,27 @@ async fn status(State(shared): State<Arc<Shared>>) -> Json<Value> {
 }
 
 /// `POST /_mock/oauth`: change settings; `{"revokeAll": true}` revokes every refresh token
-/// and GitHub token issued so far.
+/// and GitHub token issued so far; `{"seedRefreshTokens": [...]}` makes those refresh tokens
+/// valid (a test writes a login into auth.json without signing in).
 async fn configure(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    const ACTIONS: [&str; 2] = ["revokeAll", "seedRefreshTokens"];
     let value: Value = serde_json::from_slice(&body).unwrap_or_default();
     let mut inner = shared.oauth.lock();
     if value["revokeAll"] == json!(true) {
         inner.refresh_tokens.clear();
         inner.github_tokens.clear();
     }
+    for token in value["seedRefreshTokens"].as_array().into_iter().flatten() {
+        if let Some(token) = token.as_str() {
+            inner
+                .refresh_tokens
+                .insert(token.to_owned(), "anthropic".to_owned());
+        }
+    }
     if let Ok(settings) = serde_json::from_value::<OAuthSettings>(value.clone())
         && value
             .as_object()
-            .is_some_and(|m| m.keys().any(|k| k != "revokeAll"))
+            .is_some_and(|m| m.keys().any(|k| !ACTIONS.contains(&k.as_str())))
     {
         inner.settings = settings;
     }

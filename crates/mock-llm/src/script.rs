@@ -51,6 +51,10 @@ pub struct Script {
     /// Bedrock and Gemini/Vertex wires).
     #[serde(default, alias = "raw_stop_reason")]
     pub raw_stop_reason: Option<String>,
+    /// Fields added to the wire's usage object as they are (Bedrock `cacheDetails`, the
+    /// per-TTL split of cache writes; Bedrock wire).
+    #[serde(default, alias = "usage_extra")]
+    pub usage_extra: Option<serde_json::Map<String, Value>>,
 }
 
 /// One content item of a scripted response.
@@ -412,6 +416,12 @@ impl Script {
             raw_body: Some(body.into()),
             ..Script::default()
         }
+    }
+
+    /// Adds `fields` to the wire's usage object (see [`Script::usage_extra`]).
+    pub fn with_usage_extra(mut self, fields: serde_json::Map<String, Value>) -> Script {
+        self.usage_extra = Some(fields);
+        self
     }
 
     /// Sets the OpenAI delta field used for thinking.

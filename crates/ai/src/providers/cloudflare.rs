@@ -12,13 +12,14 @@ pub fn is_cloudflare(provider: &str) -> bool {
 }
 
 /// The base URL a request goes to: for Cloudflare, its `{VAR}` placeholders filled from the
-/// environment (an unset variable is an error naming it); for others, the model's.
-pub fn request_base_url(model: &Model) -> Result<String, String> {
+/// request's scoped env (the ids stored with the key it uses), else the environment (an
+/// unset variable is an error naming it); for others, the model's.
+pub fn request_base_url(model: &Model, options: &StreamOptions) -> Result<String, String> {
     if !is_cloudflare(&model.provider) {
         return Ok(model.base_url.clone());
     }
     fill_placeholders(model, &|name| {
-        std::env::var(name).ok().filter(|v| !v.is_empty())
+        crate::env_keys::provider_env(name, options.env.as_deref())
     })
 }
 

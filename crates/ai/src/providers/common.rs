@@ -144,6 +144,25 @@ pub fn clamp_prompt_cache_key(key: &str) -> &str {
     }
 }
 
+/// Adds `diagnostic` to the diagnostics of a final event's message (pi-ai 1.6's
+/// `appendAssistantMessageDiagnostic`); other events are left alone.
+pub(crate) fn attach_diagnostic(
+    event: &mut crate::types::AssistantMessageEvent,
+    diagnostic: serde_json::Value,
+) {
+    use crate::types::AssistantMessageEvent;
+    let message = match event {
+        AssistantMessageEvent::Done { message, .. } => message,
+        AssistantMessageEvent::Error { error, .. } => error,
+        _ => return,
+    };
+    let message = Arc::make_mut(message);
+    match &mut message.diagnostics {
+        Some(serde_json::Value::Array(list)) => list.push(diagnostic),
+        _ => message.diagnostics = Some(serde_json::Value::Array(vec![diagnostic])),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::clamp_prompt_cache_key;

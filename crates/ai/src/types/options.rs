@@ -119,6 +119,9 @@ pub struct StreamOptions {
     pub transport: Option<Transport>,
     /// Longest wait for a WebSocket to open (default 15 000 ms; 0: no limit).
     pub websocket_connect_timeout_ms: Option<u64>,
+    /// Provider-scoped environment (an `auth.json` key's `env`): its values beat the process
+    /// environment for this request's provider configuration, which it never changes.
+    pub env: Option<Arc<BTreeMap<String, String>>>,
 }
 
 /// The `transport` setting: how OpenAI Codex requests travel.

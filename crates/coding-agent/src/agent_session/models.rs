@@ -331,6 +331,7 @@ impl AgentSession {
         let mut options = inner.agent.stream_options();
         options.api_key = auth.api_key;
         options.headers = auth.headers;
+        options.env = auth.env;
         inner.agent.set_stream_options(options);
         inner.agent.set_model(model);
     }

@@ -123,9 +123,13 @@ impl AgentHooks for SessionHooks {
             if oauth.cli_key_provider.as_deref() == Some(provider) {
                 return Ok(None);
             }
-            crate::config::oauth_refresh::fresh_oauth_key(&oauth.auth_path, provider, 0)
-                .await
-                .map_err(|e| e.0)
+            crate::config::oauth_refresh::fresh_oauth_key(
+                &oauth.auth_path,
+                provider,
+                crate::config::oauth_refresh::MIN_VALIDITY_MS,
+            )
+            .await
+            .map_err(|e| e.0)
         })
     }
 

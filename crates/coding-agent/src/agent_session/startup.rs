@@ -173,6 +173,7 @@ fn stream_options(
     let mut options = StreamOptions {
         api_key: auth.api_key,
         headers: auth.headers,
+        env: auth.env,
         idle_timeout_ms: Some(idle),
         timeout_ms: Some(idle),
         transport: settings.transport,

@@ -291,6 +291,7 @@ pub(crate) async fn summary_call(
             session_id: Some(uuid::Uuid::now_v7().to_string()),
             api_key: auth.api_key.clone(),
             headers: auth.headers.clone(),
+            env: auth.env.clone(),
             cancel: Some(cancel.clone()),
             ..StreamOptions::default()
         },

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -11,6 +12,14 @@ use pi_ai::oauth::{OAuthCredentials, OAuthProvider};
 use pi_ai::oauth::FileLock as AuthLock;
 
 use super::values::resolve_config_value_with;
+
+const BEDROCK: &str = "amazon-bedrock";
+const AWS_PROFILE: &str = "AWS_PROFILE";
+const BEDROCK_BEARER: &str = "AWS_BEARER_TOKEN_BEDROCK";
+
+fn ambient(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
 
 /// One stored credential.
 #[derive(Debug, Clone, Deserialize)]
@@ -104,6 +113,35 @@ impl AuthStorage {
         }
     }
 
+    /// What a provider's stored `env` hands on to its requests, as pi-ai 1.6's auth resolvers
+    /// do: all of it with the stored key it belongs to (`key_used`); for Amazon Bedrock
+    /// without a key, when a profile (the stored or the ambient `AWS_PROFILE`) authenticates
+    /// and no ambient `AWS_BEARER_TOKEN_BEDROCK` comes first. Never put into the process
+    /// environment.
+    pub fn scoped_env(
+        &self,
+        provider: &str,
+        key_used: bool,
+    ) -> Option<Arc<BTreeMap<String, String>>> {
+        let env = self.env(provider)?;
+        let applies = key_used
+            || (provider == BEDROCK
+                && ambient(BEDROCK_BEARER).is_none()
+                && (env.get(AWS_PROFILE).is_some_and(|v| !v.is_empty())
+                    || ambient(AWS_PROFILE).is_some()));
+        applies.then(|| Arc::new(env.iter().map(|(k, v)| (k.clone(), v.clone())).collect()))
+    }
+
+    /// Whether Amazon Bedrock is signed in by a stored profile alone (`/login` with an AWS
+    /// profile stores `{"type": "api_key", "env": {"AWS_PROFILE": …}}`).
+    pub fn has_bedrock_profile(&self, provider: &str) -> bool {
+        provider == BEDROCK
+            && self
+                .env(provider)
+                .and_then(|env| env.get(AWS_PROFILE))
+                .is_some_and(|v| !v.is_empty())
+    }
+
     /// The stored OAuth credentials of a provider.
     pub fn oauth(&self, provider: &str) -> Option<&OAuthCredentials> {
         match self.credentials.get(provider)? {
@@ -133,8 +171,9 @@ pub fn oauth_key(provider: &str, credentials: &OAuthCredentials) -> String {
 }
 
 /// Changes `auth.json` under its lock (shared with the TypeScript pi): `change` gets the whole
-/// object, entries it does not touch stay as they were. The file is replaced atomically with
-/// a 2-space indent and mode 0600, as the TypeScript pi writes it.
+/// object, entries it does not touch stay as they were. The file is replaced whole, with a
+/// 2-space indent, as the TypeScript pi writes it: mode 0600 applies only when it is created,
+/// so a mode an administrator set stays.
 pub fn update_auth_file<R>(
     path: &Path,
     change: impl FnOnce(&mut Map<String, Value>) -> R,
@@ -165,7 +204,11 @@ pub fn update_auth_file_locked<R>(
     let result = change(&mut map);
     let pretty = serde_json::to_string_pretty(&Value::Object(map))
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+    // Written whole to a temporary file that then replaces the old one, so a pi killed
+    // midway never leaves a cut or empty auth.json (credentials lost). The new file takes the
+    // old one's mode, so a mode an administrator set stays (pi 0.84.3); 0600 when new.
     let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mode = std::fs::metadata(&real).ok().map(|m| m.permissions());
     let mut temp_name = real.clone().into_os_string();
     temp_name.push(format!(".tmp-{}", std::process::id()));
     let temp = std::path::PathBuf::from(temp_name);
@@ -177,6 +220,9 @@ pub fn update_auth_file_locked<R>(
         .open(&temp)
         .and_then(|mut file| {
             file.write_all(pretty.as_bytes())?;
+            if let Some(mode) = mode {
+                file.set_permissions(mode)?;
+            }
             file.sync_all()
         })
         .and_then(|()| std::fs::rename(&temp, &real));

@@ -11,6 +11,14 @@ use pi_ai::oauth::{OAuthCredentials, OAuthError, OAuthProvider};
 use super::auth::{AuthStorage, oauth_entry, oauth_key, update_auth_file_locked};
 use pi_ai::oauth::FileLock as AuthLock;
 
+/// A request refreshes a login whose token has less than five minutes left, so that it does
+/// not expire mid-request (pi-ai 1.6's `DEFAULT_OAUTH_MINIMUM_VALIDITY_MS`).
+pub const MIN_VALIDITY_MS: i64 = 5 * 60 * 1000;
+
+/// How long a token refresh may take before it fails and lets go of the auth.json lock
+/// (pi-ai 1.6's `DEFAULT_OAUTH_REFRESH_TIMEOUT_MS`).
+const REFRESH_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// Why no usable key could be had; the text never carries a token.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -77,7 +85,7 @@ async fn refresh_locked(
         return Ok(current);
     }
     let refreshed = {
-        let refresh = login.refresh(&current);
+        let refresh = tokio::time::timeout(REFRESH_TIMEOUT, login.refresh(&current));
         tokio::pin!(refresh);
         // The lock stays fresh (its mtime touched) for as long as the refresh takes.
         let mut keep_alive = tokio::time::interval(Duration::from_secs(2));
@@ -89,8 +97,14 @@ async fn refresh_locked(
         }
     };
     let refreshed = match refreshed {
-        Ok(refreshed) => refreshed,
-        Err(error) => return Err(RefreshError(refresh_failure(provider, &error))),
+        Ok(Ok(refreshed)) => refreshed,
+        Ok(Err(error)) => return Err(RefreshError(refresh_failure(provider, &error))),
+        Err(_) => {
+            return Err(RefreshError(format!(
+                "The {provider} login could not be refreshed: the token request took longer than {} seconds. Try again, or log in again with /login or \"pi auth login {provider}\".",
+                REFRESH_TIMEOUT.as_secs()
+            )));
+        }
     };
     update_auth_file_locked(&auth_path, |map| {
         map.insert(provider.to_owned(), oauth_entry(&refreshed));

@@ -12,6 +12,7 @@ pub mod images;
 pub mod mcp;
 pub mod npm_registry;
 pub mod oauth;
+pub mod pi_case;
 pub mod rpc;
 pub mod session;
 pub mod shapes;
@@ -42,4 +43,35 @@ pub fn wait_for_port_file(port_file: &Path, what: &str) -> String {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// A plain HTTP/1.0 exchange with a local test server (the mock's `/_mock/…` controls): the
+/// status and the body.
+#[allow(dead_code)]
+pub fn http_exchange(
+    addr: std::net::SocketAddr,
+    method: &str,
+    target: &str,
+    body: Option<&serde_json::Value>,
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let body = body.map(serde_json::Value::to_string).unwrap_or_default();
+    let request = format!(
+        "{method} {target} HTTP/1.0\r\nHost: mock\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP status in {head:?}"));
+    (status, body.to_owned())
 }

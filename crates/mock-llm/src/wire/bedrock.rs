@@ -197,16 +197,20 @@ impl WireFormat for Bedrock {
             })),
         ));
         let total = usage.input + usage.output + usage.cache_read + usage.cache_write;
+        let mut usage = json!({
+            "inputTokens": usage.input,
+            "outputTokens": usage.output,
+            "totalTokens": total,
+            "cacheReadInputTokens": usage.cache_read,
+            "cacheWriteInputTokens": usage.cache_write,
+        });
+        if let (Some(fields), Some(extra)) = (usage.as_object_mut(), &script.usage_extra) {
+            fields.extend(extra.clone());
+        }
         frames.push(Frame::named(
             "metadata",
             to_json(&json!({
-                "usage": {
-                    "inputTokens": usage.input,
-                    "outputTokens": usage.output,
-                    "totalTokens": total,
-                    "cacheReadInputTokens": usage.cache_read,
-                    "cacheWriteInputTokens": usage.cache_write,
-                },
+                "usage": usage,
                 "metrics": {"latencyMs": 42},
                 "p": "abc",
             })),

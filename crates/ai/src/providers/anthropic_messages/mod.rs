@@ -295,7 +295,7 @@ fn finish_request(
             headers.push(("anthropic-beta".into(), betas.join(",")));
         }
     }
-    let base_url = cloudflare::request_base_url(model)?;
+    let base_url = cloudflare::request_base_url(model, options)?;
     let mut request = HttpRequest {
         url: join_url(&base_url, "v1/messages"),
         headers,

@@ -1,6 +1,6 @@
 //! AWS credentials and region from the environment and the shared config files, as the AWS
 //! SDK's default chain finds static ones: `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` /
-//! `AWS_SESSION_TOKEN` (skipped when a profile is named), then the profile's keys in
+//! `AWS_SESSION_TOKEN` (skipped when the request names a profile), then the profile's keys in
 //! `~/.aws/credentials` and `~/.aws/config`.
 
 use std::collections::BTreeMap;
@@ -46,12 +46,14 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-/// Credentials from `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`).
-pub fn from_env() -> Option<AwsCredentials> {
+/// Credentials from `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`),
+/// each the provider-scoped value (`auth.json` `env`) before the process environment's.
+pub fn from_env(scoped: Option<&BTreeMap<String, String>>) -> Option<AwsCredentials> {
+    let var = |name| crate::env_keys::provider_env(name, scoped);
     Some(AwsCredentials {
-        access_key_id: env("AWS_ACCESS_KEY_ID")?,
-        secret_access_key: env("AWS_SECRET_ACCESS_KEY")?,
-        session_token: env("AWS_SESSION_TOKEN"),
+        access_key_id: var("AWS_ACCESS_KEY_ID")?,
+        secret_access_key: var("AWS_SECRET_ACCESS_KEY")?,
+        session_token: var("AWS_SESSION_TOKEN"),
     })
 }
 
@@ -63,16 +65,21 @@ pub fn configured_profile(explicit: Option<&str>) -> Option<String> {
         .or_else(|| env("AWS_PROFILE"))
 }
 
-/// Resolves credentials as the SDK's default chain does for static keys: a named profile
-/// skips the environment keys; otherwise they come first and the `default` profile after.
-pub fn resolve(profile: Option<&str>) -> Result<AwsCredentials, String> {
-    let named = configured_profile(profile);
-    if named.is_none()
-        && let Some(credentials) = from_env()
+/// Resolves credentials as pi-ai 1.6 with the SDK's default chain does for static keys: a
+/// profile named for the request (`explicit`) is used whatever keys the environment holds;
+/// otherwise the environment's keys come first (even beside an ambient `AWS_PROFILE`), then
+/// the ambient profile, else `default`, from the shared files.
+pub fn resolve(
+    explicit: Option<&str>,
+    scoped: Option<&BTreeMap<String, String>>,
+) -> Result<AwsCredentials, String> {
+    let explicit = explicit.filter(|p| !p.is_empty());
+    if explicit.is_none()
+        && let Some(credentials) = from_env(scoped)
     {
         return Ok(credentials);
     }
-    let name = named.unwrap_or_else(|| "default".to_owned());
+    let name = configured_profile(explicit).unwrap_or_else(|| "default".to_owned());
     let files = SharedFiles::load();
     files
         .credentials(&name)

@@ -115,6 +115,19 @@ struct TokenUsage {
     cache_read_input_tokens: Option<u64>,
     #[serde(default)]
     cache_write_input_tokens: Option<u64>,
+    /// The cache writes split by TTL (`5m`, `1h`).
+    #[serde(default)]
+    cache_details: Option<Vec<CacheDetail>>,
+}
+
+/// One TTL's share of a response's cache writes.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheDetail {
+    #[serde(default)]
+    ttl: Option<String>,
+    #[serde(default)]
+    input_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -268,6 +281,14 @@ impl Decoder {
                     u.output = usage.output_tokens.unwrap_or(0);
                     u.cache_read = usage.cache_read_input_tokens.unwrap_or(0);
                     u.cache_write = usage.cache_write_input_tokens.unwrap_or(0);
+                    // One-hour writes are priced apart from five-minute ones (pi-ai 1.6).
+                    u.cache_write_1h = usage.cache_details.map(|details| {
+                        details
+                            .iter()
+                            .filter(|d| d.ttl.as_deref() == Some("1h"))
+                            .map(|d| d.input_tokens.unwrap_or(0))
+                            .sum()
+                    });
                     u.total_tokens = usage
                         .total_tokens
                         .filter(|t| *t > 0)

@@ -370,7 +370,12 @@ pub(crate) fn run(
                 response
             }
             Err(failure) => {
-                yield Assembler::new(&model).fail(failure.aborted, failure.message);
+                let diagnostic = (!failure.aborted).then(|| failure_diagnostic(&failure)).flatten();
+                let mut event = Assembler::new(&model).fail(failure.aborted, failure.message);
+                if let Some(diagnostic) = diagnostic {
+                    crate::providers::common::attach_diagnostic(&mut event, diagnostic);
+                }
+                yield event;
                 return;
             }
         };
@@ -378,6 +383,38 @@ pub(crate) fn run(
         while let Some(event) = events.next().await {
             yield event;
         }
+    })
+}
+
+/// pi-ai 1.6's `bedrock_response_failure` diagnostic of a failed request: the HTTP status,
+/// the modeled exception (a name ending in `Exception`) and the AWS request id, each when
+/// known (values longer than 200 characters are left out); `None` when none is.
+fn failure_diagnostic(failure: &http::RequestFailure) -> Option<serde_json::Value> {
+    let usable = |value: &str| {
+        let value = value.trim();
+        (!value.is_empty() && value.chars().count() <= 200).then(|| value.to_owned())
+    };
+    let mut details = serde_json::Map::new();
+    if let Some((status, _)) = &failure.status {
+        details.insert("status".into(), (*status).into());
+    }
+    if let Some(code) = failure
+        .error_code
+        .as_deref()
+        .filter(|code| code.ends_with("Exception"))
+        .and_then(usable)
+    {
+        details.insert("errorCode".into(), code.into());
+    }
+    if let Some(id) = failure.request_id.as_deref().and_then(usable) {
+        details.insert("requestId".into(), id.into());
+    }
+    (!details.is_empty()).then(|| {
+        serde_json::json!({
+            "type": "bedrock_response_failure",
+            "timestamp": crate::types::now_ms(),
+            "details": details,
+        })
     })
 }
 

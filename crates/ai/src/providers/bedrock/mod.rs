@@ -195,14 +195,34 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-/// The region from the options or the environment (`AWS_REGION`, `AWS_DEFAULT_REGION`).
-pub fn configured_region(bedrock: &BedrockOptions) -> Option<String> {
+/// Provider-scoped environment values (`auth.json` `env`), read before the process's.
+pub type ScopedEnv<'a> = Option<&'a BTreeMap<String, String>>;
+
+fn var(name: &str, scoped: ScopedEnv) -> Option<String> {
+    crate::env_keys::provider_env(name, scoped)
+}
+
+/// The region from the options or the environment (`AWS_REGION`, `AWS_DEFAULT_REGION`), each
+/// variable's scoped value first.
+pub fn configured_region(bedrock: &BedrockOptions, scoped: ScopedEnv) -> Option<String> {
     bedrock
         .region
         .clone()
         .filter(|r| !r.is_empty())
-        .or_else(|| env("AWS_REGION"))
-        .or_else(|| env("AWS_DEFAULT_REGION"))
+        .or_else(|| var("AWS_REGION", scoped))
+        .or_else(|| var("AWS_DEFAULT_REGION", scoped))
+}
+
+/// The profile the request names: the option, else the provider-scoped `AWS_PROFILE` (an
+/// `auth.json` key's `env`). An ambient `AWS_PROFILE` is not named by the request: pi-ai 1.6
+/// lets ambient keys win over it, but never over a named one.
+pub fn explicit_profile(bedrock: &BedrockOptions, scoped: ScopedEnv) -> Option<String> {
+    bedrock
+        .profile
+        .clone()
+        .filter(|p| !p.is_empty())
+        .or_else(|| scoped.and_then(|env| env.get("AWS_PROFILE")).cloned())
+        .filter(|p| !p.is_empty())
 }
 
 /// The region of a standard Bedrock Runtime endpoint URL
@@ -258,8 +278,14 @@ pub struct Target {
 /// Resolves endpoint and region as the TypeScript pi does: a custom `baseUrl` (proxy, VPC
 /// endpoint, test server) is always used; a standard regional one only when no region or
 /// profile is configured, else the configured region's endpoint.
-pub fn resolve_target(model: &Model, bedrock: &BedrockOptions) -> Result<Target, String> {
-    let configured = configured_region(bedrock);
+/// An ambient `AWS_PROFILE` (not a scoped one, as in pi-ai 1.6) keeps a standard endpoint
+/// from overriding the profile's region.
+pub fn resolve_target(
+    model: &Model,
+    bedrock: &BedrockOptions,
+    scoped: ScopedEnv,
+) -> Result<Target, String> {
+    let configured = configured_region(bedrock, scoped);
     let has_profile = env("AWS_PROFILE").is_some();
     let endpoint_region = standard_endpoint_region(&model.base_url);
     let explicit = endpoint_region.is_none() || (configured.is_none() && !has_profile);
@@ -272,8 +298,10 @@ pub fn resolve_target(model: &Model, bedrock: &BedrockOptions) -> Result<Target,
         (None, Some(region), _) => region,
         (None, None, Some(region)) => region,
         (None, None, None) if !has_profile => DEFAULT_REGION.to_owned(),
-        (None, None, None) => credentials::profile_region(bedrock.profile.as_deref())
-            .ok_or_else(|| "Region is missing".to_owned())?,
+        (None, None, None) => {
+            credentials::profile_region(explicit_profile(bedrock, scoped).as_deref())
+                .ok_or_else(|| "Region is missing".to_owned())?
+        }
     };
     let base_url = if explicit && !model.base_url.is_empty() {
         model.base_url.trim_end_matches('/').to_owned()
@@ -309,8 +337,8 @@ impl std::fmt::Debug for Auth {
 /// Picks the authentication: an explicit bearer token, explicit credentials, then
 /// `AWS_BEARER_TOKEN_BEDROCK`, then the SDK chain (environment keys, shared files).
 /// `AWS_BEDROCK_SKIP_AUTH=1` signs with dummy keys (proxies that need none).
-pub fn resolve_auth(bedrock: &BedrockOptions) -> Result<Auth, String> {
-    if env("AWS_BEDROCK_SKIP_AUTH").as_deref() == Some("1") {
+pub fn resolve_auth(bedrock: &BedrockOptions, scoped: ScopedEnv) -> Result<Auth, String> {
+    if var("AWS_BEDROCK_SKIP_AUTH", scoped).as_deref() == Some("1") {
         return Ok(Auth::SigV4(AwsCredentials::new(
             "dummy-access-key",
             "dummy-secret-key",
@@ -322,10 +350,10 @@ pub fn resolve_auth(bedrock: &BedrockOptions) -> Result<Auth, String> {
     if let Some(credentials) = &bedrock.credentials {
         return Ok(Auth::SigV4(credentials.clone()));
     }
-    if let Some(token) = env("AWS_BEARER_TOKEN_BEDROCK") {
+    if let Some(token) = var("AWS_BEARER_TOKEN_BEDROCK", scoped) {
         return Ok(Auth::Bearer(token));
     }
-    credentials::resolve(bedrock.profile.as_deref()).map(Auth::SigV4)
+    credentials::resolve(explicit_profile(bedrock, scoped).as_deref(), scoped).map(Auth::SigV4)
 }
 
 /// Builds the signed HTTP request (`now` dates the signature).
@@ -336,9 +364,10 @@ pub fn build_request(
     bedrock: &BedrockOptions,
     now: SystemTime,
 ) -> Result<HttpRequest, String> {
-    let target = resolve_target(model, bedrock)?;
-    let auth = resolve_auth(bedrock)?;
-    let region = configured_region(bedrock);
+    let scoped = options.env.as_deref();
+    let target = resolve_target(model, bedrock, scoped)?;
+    let auth = resolve_auth(bedrock, scoped)?;
+    let region = configured_region(bedrock, scoped);
     let body = request::build_body(model, context, options, bedrock, region.as_deref())?;
     let body = encode_body(model, &body, options)?;
     let path = format!(
@@ -470,13 +499,14 @@ mod tests {
             region: Some("eu-central-1".into()),
             ..Default::default()
         };
-        let target = resolve_target(&model("http://127.0.0.1:9/"), &bedrock).unwrap();
+        let target = resolve_target(&model("http://127.0.0.1:9/"), &bedrock, None).unwrap();
         assert_eq!(target.base_url, "http://127.0.0.1:9");
         assert_eq!(target.region, "eu-central-1");
         // A standard endpoint yields to the configured region.
         let target = resolve_target(
             &model("https://bedrock-runtime.us-east-1.amazonaws.com"),
             &bedrock,
+            None,
         )
         .unwrap();
         assert_eq!(

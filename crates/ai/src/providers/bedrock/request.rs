@@ -295,18 +295,55 @@ fn is_gov_cloud(model: &Model, configured_region: Option<&str>) -> bool {
     id.starts_with("us-gov.") || id.starts_with("arn:aws-us-gov:")
 }
 
-/// `additionalModelRequestFields` for Claude reasoning: adaptive thinking with an effort, or
-/// a token budget (with the interleaved-thinking beta unless turned off).
+/// The beta that lets Claude drop thinking blocks whose signed prefix changed (pi-ai 1.6).
+const THINKING_BINDING_BETA: &str = "thinking-binding-controls-2026-08-01";
+
+/// The reasoning fields of OpenAI models on Bedrock (pi-ai 1.6): gpt-oss takes a flat
+/// `reasoning_effort` (at most `high`); other GPT models `reasoning.effort`, which their
+/// thinking-level map may rename.
+fn openai_reasoning(model: &Model, level: ThinkingLevel) -> Option<Value> {
+    let candidates = match_candidates(model);
+    let capped = match level {
+        ThinkingLevel::Off => return None,
+        ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium => "medium",
+        _ => "high",
+    };
+    if candidates.iter().any(|s| s.contains("gpt-oss")) {
+        return Some(serde_json::json!({"reasoning_effort": capped}));
+    }
+    if !candidates.iter().any(|s| s.contains("gpt-")) {
+        return None;
+    }
+    let effort = match (model.thinking_level_value(level), level) {
+        (Some(Some(mapped)), _) => mapped,
+        (_, ThinkingLevel::Xhigh) => "xhigh",
+        (_, ThinkingLevel::Max) => "max",
+        _ => capped,
+    };
+    Some(serde_json::json!({"reasoning": {"effort": effort}}))
+}
+
+/// `additionalModelRequestFields` for reasoning: Claude's adaptive thinking with an effort
+/// (and, where Claude supports it, dropping thinking blocks a changed prompt invalidated), or
+/// a token budget (with the interleaved-thinking beta unless turned off); OpenAI models'
+/// reasoning effort.
 pub fn additional_model_request_fields(
     model: &Model,
     bedrock: &BedrockOptions,
     configured_region: Option<&str>,
 ) -> Option<Value> {
     let level = bedrock.reasoning.filter(|l| *l != ThinkingLevel::Off)?;
-    if !model.reasoning || !is_claude(model) {
+    if !model.reasoning {
         return None;
     }
-    let display = (!is_gov_cloud(model, configured_region)).then(|| {
+    if !is_claude(model) {
+        return openai_reasoning(model, level);
+    }
+    let gov_cloud = is_gov_cloud(model, configured_region);
+    // Opus 4.7 and later, Sonnet 5, Haiku 5 and Fable 5 bind thinking to its prompt prefix.
+    let block_binding = !gov_cloud && supports_native_xhigh(model);
+    let display = (!gov_cloud).then(|| {
         bedrock
             .thinking_display
             .clone()
@@ -320,11 +357,23 @@ pub fn additional_model_request_fields(
         if let Some(display) = display {
             thinking.insert("display".into(), display.into());
         }
+        if block_binding {
+            thinking.insert(
+                "block_binding".into(),
+                serde_json::json!({"prefix_mismatch_behavior": "drop_block"}),
+            );
+        }
         fields.insert("thinking".into(), Value::Object(thinking));
         fields.insert(
             "output_config".into(),
             serde_json::json!({"effort": effort(model, level)}),
         );
+        if block_binding {
+            fields.insert(
+                "anthropic_beta".into(),
+                serde_json::json!([THINKING_BINDING_BETA]),
+            );
+        }
     } else {
         let budget = bedrock
             .thinking_budgets

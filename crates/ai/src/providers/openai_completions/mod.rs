@@ -87,18 +87,15 @@ impl ApiProvider for OpenAiCompletions {
 /// account placeholders are filled; others go as they are.
 fn endpoint(model: &Model, options: &StreamOptions) -> Result<(String, Model), String> {
     if model.provider != "azure" {
-        return Ok((cloudflare::request_base_url(model)?, model.clone()));
+        return Ok((cloudflare::request_base_url(model, options)?, model.clone()));
     }
     let azure_options = options.openai_responses.as_ref();
-    let (base_url, _) = azure::resolve_config(model, azure_options, &env_var)?;
+    // The key's scoped env (auth.json `env`) comes before the process environment.
+    let env = |name: &str| crate::env_keys::provider_env(name, options.env.as_deref());
+    let (base_url, _) = azure::resolve_config(model, azure_options, &env)?;
     let mut body_model = model.clone();
-    body_model.id = azure::deployment_name(model, azure_options, &env_var);
+    body_model.id = azure::deployment_name(model, azure_options, &env);
     Ok((base_url, body_model))
-}
-
-/// A non-empty environment variable.
-fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
 /// Builds the HTTP request: URL, headers (model, session affinity, then option overrides) and body.

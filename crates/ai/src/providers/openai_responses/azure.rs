@@ -41,7 +41,10 @@ impl ApiProvider for AzureOpenAiResponses {
     ) -> AssistantMessageEventStream {
         let api_key = resolve_api_key(model, &options).or_else(|| env_var("AZURE_OPENAI_API_KEY"));
         let request = match api_key {
-            Some(key) => build_request(model, context, &options, &key, &env_var),
+            // The endpoint, version and deployment map read the key's scoped env first.
+            Some(key) => build_request(model, context, &options, &key, &|name| {
+                crate::env_keys::provider_env(name, options.env.as_deref())
+            }),
             None => Err(MISSING_KEY.to_owned()),
         };
         sse::run(

@@ -71,16 +71,7 @@ impl Plan {
 
 /// Adds `diagnostic` to the diagnostics of a final event's message.
 pub(super) fn attach_diagnostic(event: &mut AssistantMessageEvent, diagnostic: &Value) {
-    let message = match event {
-        AssistantMessageEvent::Done { message, .. } => message,
-        AssistantMessageEvent::Error { error, .. } => error,
-        _ => return,
-    };
-    let message = std::sync::Arc::make_mut(message);
-    match &mut message.diagnostics {
-        Some(Value::Array(list)) => list.push(diagnostic.clone()),
-        _ => message.diagnostics = Some(Value::Array(vec![diagnostic.clone()])),
-    }
+    crate::providers::common::attach_diagnostic(event, diagnostic.clone());
 }
 
 /// What the WebSocket transport needs for this request, unless the transport is `sse` or

@@ -258,7 +258,7 @@ pub fn build_request(
         serde_json::to_writer(out, &build_body(model, context, messages, options))
     })?;
 
-    let base_url = cloudflare::request_base_url(model)?;
+    let base_url = cloudflare::request_base_url(model, options)?;
     let mut request = HttpRequest {
         url: join_url(&base_url, "responses"),
         headers: vec![

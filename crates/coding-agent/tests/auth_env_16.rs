@@ -1,0 +1,242 @@
+//! Provider-scoped auth environments: an `auth.json` API-key entry's `env` configures its
+//! provider's requests (Amazon Bedrock profile, keys and region; Cloudflare account and
+//! gateway ids; Azure endpoint and deployments) without touching the process environment,
+//! as in pi 1.6.0. The same
+//! print-mode prompt runs through ours and pi 1.6.0 (`PI_TS16`) against the mock, and what
+//! each case is about (who signed a Bedrock request, for which region; where a Cloudflare
+//! request went) is compared. Without `PI_TS16` only ours runs, against the values here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+use mock_llm::RecordedRequest;
+use support::pi_case::{Case, bedrock_case, compare};
+
+/// The Bedrock case: a custom Claude model, `auth.json` and the environment as given.
+fn bedrock(auth: Value, env: &[(&'static str, &'static str)]) -> Case {
+    let mut case = bedrock_case("anthropic.claude-parity", json!({"reasoning": false}));
+    case.auth = auth;
+    case.env.extend_from_slice(env);
+    case
+}
+
+/// The access key id and region of each request's SigV4 `authorization` header.
+fn signers(output: &Output, requests: &[RecordedRequest]) -> Value {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    requests
+        .iter()
+        .map(|r| {
+            let auth = r.headers.get("authorization").cloned().unwrap_or_default();
+            let scope = auth
+                .split([' ', ','])
+                .find_map(|part| part.strip_prefix("Credential="))
+                .unwrap_or_default();
+            let fields: Vec<&str> = scope.split('/').collect();
+            json!({"key": fields.first(), "region": fields.get(2)})
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_bedrock_profile_signs_bedrock_requests_as_in_16() {
+    // `/login` with an AWS profile stores only `env.AWS_PROFILE`; nothing in the process
+    // environment authenticates Bedrock.
+    let auth = json!({"amazon-bedrock": {"type": "api_key", "env": {"AWS_PROFILE": "scoped"}}});
+    let signed = compare(&bedrock(auth, &[]), signers).await;
+    assert_eq!(
+        signed,
+        json!([{"key": "AKIDSCOPEDPROFILE", "region": "us-east-1"}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_profile_wins_over_ambient_keys_but_an_ambient_one_does_not_as_in_16() {
+    let keys = [
+        ("AWS_ACCESS_KEY_ID", "AKIDAMBIENTKEYS"),
+        ("AWS_SECRET_ACCESS_KEY", "ambient-secret"),
+    ];
+    // The profile stored for Bedrock is named for its requests: the ambient keys do not
+    // override it.
+    let auth = json!({"amazon-bedrock": {"type": "api_key", "env": {"AWS_PROFILE": "scoped"}}});
+    let signed = compare(&bedrock(auth, &keys), signers).await;
+    assert_eq!(
+        signed,
+        json!([{"key": "AKIDSCOPEDPROFILE", "region": "us-east-1"}])
+    );
+    // An ambient AWS_PROFILE beside ambient keys: pi 1.6.0 signs with the keys.
+    let mut env = keys.to_vec();
+    env.push(("AWS_PROFILE", "scoped"));
+    env.push(("AWS_REGION", "us-west-2"));
+    let signed = compare(&bedrock(json!({}), &env), signers).await;
+    assert_eq!(
+        signed,
+        json!([{"key": "AKIDAMBIENTKEYS", "region": "us-west-2"}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_env_values_configure_bedrock_ahead_of_the_process_environment_as_in_16() {
+    // The stored region beats the ambient one, and the stored profile the ambient profile.
+    let auth = json!({"amazon-bedrock": {"type": "api_key",
+        "env": {"AWS_PROFILE": "scoped", "AWS_REGION": "eu-west-3"}}});
+    let env = [("AWS_PROFILE", "default"), ("AWS_REGION", "ap-south-1")];
+    let signed = compare(&bedrock(auth, &env), signers).await;
+    assert_eq!(
+        signed,
+        json!([{"key": "AKIDSCOPEDPROFILE", "region": "eu-west-3"}])
+    );
+    // Stored keys without a profile: they sign, for the stored region, ahead of the
+    // ambient keys (an ambient profile lets the stored env apply).
+    let auth = json!({"amazon-bedrock": {"type": "api_key", "env": {
+        "AWS_ACCESS_KEY_ID": "AKIDSTOREDKEYS", "AWS_SECRET_ACCESS_KEY": "stored-secret",
+        "AWS_DEFAULT_REGION": "sa-east-1"}}});
+    let env = [
+        ("AWS_PROFILE", "default"),
+        ("AWS_ACCESS_KEY_ID", "AKIDAMBIENTKEYS"),
+        ("AWS_SECRET_ACCESS_KEY", "ambient-secret"),
+    ];
+    let signed = compare(&bedrock(auth, &env), signers).await;
+    assert_eq!(
+        signed,
+        json!([{"key": "AKIDSTOREDKEYS", "region": "sa-east-1"}])
+    );
+}
+
+/// A Cloudflare case: the provider's base URL on the mock, its placeholders kept.
+fn cloudflare(provider: &str, path: &str, model: &str, auth: Value) -> Case {
+    let mut case = Case::new(
+        json!({provider: {"baseUrl": format!("{{url}}{path}")}}),
+        format!("{provider}/{model}"),
+    );
+    case.auth = auth;
+    case
+}
+
+/// The path and auth headers of each request, or the run's failure.
+fn routes(output: &Output, requests: &[RecordedRequest]) -> Value {
+    if !output.status.success() {
+        return json!({"failed": requests.len()});
+    }
+    requests
+        .iter()
+        .map(|r| {
+            json!({"path": r.path, "authorization": r.headers.get("authorization"),
+                   "cf-aig-authorization": r.headers.get("cf-aig-authorization")})
+        })
+        .collect()
+}
+
+const WORKERS_MODEL: &str = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
+const WORKERS_PATH: &str = "/client/v4/accounts/{CLOUDFLARE_ACCOUNT_ID}/ai/v1";
+const GATEWAY_PATH: &str = "/v1/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}/compat";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cloudflare_ids_come_from_the_stored_env_or_else_the_environment_as_in_16() {
+    // Stored with the key: the account id goes into the request's URL.
+    let stored = json!({"cloudflare-workers-ai": {"type": "api_key", "key": "cf-stored",
+        "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-stored"}}});
+    let mut case = cloudflare("cloudflare-workers-ai", WORKERS_PATH, WORKERS_MODEL, stored);
+    case.env.push(("CLOUDFLARE_ACCOUNT_ID", "acct-ambient"));
+    assert_eq!(
+        compare(&case, routes).await,
+        json!([{"path": "/client/v4/accounts/acct-stored/ai/v1/chat/completions",
+                "authorization": "Bearer cf-stored", "cf-aig-authorization": null}])
+    );
+    // A stored key alone: the ambient account and gateway ids complete it.
+    let key_only = json!({"cloudflare-ai-gateway": {"type": "api_key", "key": "cf-stored"}});
+    let mut case = cloudflare(
+        "cloudflare-ai-gateway",
+        GATEWAY_PATH,
+        &format!("workers-ai/{WORKERS_MODEL}"),
+        key_only,
+    );
+    case.env.push(("CLOUDFLARE_ACCOUNT_ID", "acct-ambient"));
+    case.env.push(("CLOUDFLARE_GATEWAY_ID", "gw-ambient"));
+    assert_eq!(
+        compare(&case, routes).await,
+        json!([{"path": "/v1/acct-ambient/gw-ambient/compat/chat/completions",
+                "authorization": null, "cf-aig-authorization": "Bearer cf-stored"}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cloudflare_without_its_ids_sends_nothing_as_in_16() {
+    // A key but no account id anywhere: Workers AI is not configured.
+    let key_only = json!({"cloudflare-workers-ai": {"type": "api_key", "key": "cf-stored"}});
+    let case = cloudflare(
+        "cloudflare-workers-ai",
+        WORKERS_PATH,
+        WORKERS_MODEL,
+        key_only,
+    );
+    assert_eq!(compare(&case, routes).await, json!({"failed": 0}));
+    // The gateway with its account id but no gateway id.
+    let mut case = cloudflare(
+        "cloudflare-ai-gateway",
+        GATEWAY_PATH,
+        &format!("workers-ai/{WORKERS_MODEL}"),
+        json!({"cloudflare-ai-gateway": {"type": "api_key", "key": "cf-stored",
+            "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-stored"}}}),
+    );
+    case.env.push(("CLOUDFLARE_API_KEY", "cf-ambient"));
+    assert_eq!(compare(&case, routes).await, json!({"failed": 0}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_azure_endpoint_and_deployment_beat_the_environment_as_in_16() {
+    let mut case = Case::new(json!({}), "azure/gpt-4.1");
+    case.auth = json!({"azure": {"type": "api_key", "key": "az-stored", "env": {
+        "AZURE_OPENAI_BASE_URL": "{url}/stored/openai/v1",
+        "AZURE_OPENAI_DEPLOYMENT_NAME_MAP": "gpt-4.1=dep-stored"}}});
+    // The ambient endpoint is a closed port: a request sent there would fail the run.
+    case.env.extend([
+        (
+            "AZURE_OPENAI_BASE_URL",
+            "http://127.0.0.1:9/ambient/openai/v1",
+        ),
+        ("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", "gpt-4.1=dep-ambient"),
+    ]);
+    let sent = compare(&case, |output, requests| {
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        requests
+            .iter()
+            .map(|r| {
+                json!({"path": r.path, "model": r.body["model"],
+                            "api-key": r.headers.get("api-key")})
+            })
+            .collect()
+    })
+    .await;
+    assert_eq!(
+        sent,
+        json!([{"path": "/stored/openai/v1/responses", "model": "dep-stored", "api-key": "az-stored"}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_api_key_resolves_cloudflare_ids_for_itself_as_in_16() {
+    // `--api-key` is the request's own credential: the ids stored with another key do not
+    // come with it, the environment's do.
+    let stored = json!({"cloudflare-workers-ai": {"type": "api_key", "key": "cf-stored",
+        "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-stored"}}});
+    let mut case = cloudflare("cloudflare-workers-ai", WORKERS_PATH, WORKERS_MODEL, stored);
+    case.args = vec!["--api-key", "cf-runtime", "-p", "Which configuration?"];
+    case.env.push(("CLOUDFLARE_ACCOUNT_ID", "acct-ambient"));
+    assert_eq!(
+        compare(&case, routes).await,
+        json!([{"path": "/client/v4/accounts/acct-ambient/ai/v1/chat/completions",
+                "authorization": "Bearer cf-runtime", "cf-aig-authorization": null}])
+    );
+}
