@@ -11,7 +11,8 @@ mod connect_error;
 mod error_text;
 
 pub use error_text::{
-    StatusText, bedrock_exception_prefix, bedrock_status_message, status_message, status_text,
+    StatusText, bedrock_error_name, bedrock_exception_prefix, bedrock_status_message,
+    status_message, status_text,
 };
 
 /// Text of a request that was cancelled before the response arrived (as the OpenAI SDK says it).
@@ -208,6 +209,9 @@ pub struct RequestFailure {
     pub status: Option<(u16, String)>,
     /// The error body's machine-readable code (`error.details.error_code`), when it has one.
     pub error_code: Option<String>,
+    /// The error's kind: Anthropic's `error.type` (`invalid_request_error`), or the AWS
+    /// exception name for Bedrock (`ValidationException`).
+    pub error_type: Option<String>,
 }
 
 impl RequestFailure {
@@ -217,6 +221,7 @@ impl RequestFailure {
             aborted: false,
             status: None,
             error_code: None,
+            error_type: None,
         }
     }
 
@@ -226,6 +231,7 @@ impl RequestFailure {
             aborted: true,
             status: None,
             error_code: None,
+            error_type: None,
         }
     }
 
@@ -312,22 +318,31 @@ pub async fn send(
                 let (failure, quoted) = match style {
                     ErrorStyle::Bedrock => {
                         let text = bedrock_status_message(status, aws_error_type.as_deref(), &body);
-                        (RequestFailure::error(text.clone()), text)
+                        let failure = RequestFailure {
+                            error_type: Some(bedrock_error_name(
+                                status,
+                                aws_error_type.as_deref(),
+                                &body,
+                            )),
+                            ..RequestFailure::error(text.clone())
+                        };
+                        (failure, text)
                     }
                     _ => {
                         let text = status_text(status, &body, style);
-                        let error_code = serde_json::from_slice::<serde_json::Value>(&body)
-                            .ok()
-                            .and_then(|v| {
-                                v.pointer("/error/details/error_code")
-                                    .and_then(serde_json::Value::as_str)
-                                    .map(str::to_owned)
-                            });
+                        let json = serde_json::from_slice::<serde_json::Value>(&body).ok();
+                        let field = |pointer: &str| {
+                            json.as_ref()
+                                .and_then(|v| v.pointer(pointer))
+                                .and_then(serde_json::Value::as_str)
+                                .map(str::to_owned)
+                        };
                         let failure = RequestFailure {
                             message: text.message,
                             aborted: false,
                             status: Some((status, text.detail)),
-                            error_code,
+                            error_code: field("/error/details/error_code"),
+                            error_type: field("/error/type"),
                         };
                         (failure, text.sdk)
                     }

@@ -138,6 +138,18 @@ fn mistral_status_message(status: u16, body: &str) -> String {
 /// comes from `x-amzn-errortype`, else the body's `code` / `__type`; the message from the
 /// body's `message` / `Message`.
 pub fn bedrock_status_message(status: u16, error_type: Option<&str>, body: &[u8]) -> String {
+    let (name, message) = bedrock_error_parts(status, error_type, body);
+    format!("{}: {message}", bedrock_exception_prefix(&name))
+}
+
+/// The AWS exception name of an HTTP error status (`ValidationException`), as the SDK names
+/// the error it throws.
+pub fn bedrock_error_name(status: u16, error_type: Option<&str>, body: &[u8]) -> String {
+    bedrock_error_parts(status, error_type, body).0
+}
+
+/// The exception name and message of an HTTP error status.
+fn bedrock_error_parts(status: u16, error_type: Option<&str>, body: &[u8]) -> (String, String) {
     fn sanitize(raw: &str) -> String {
         let mut code = raw;
         if let Some((head, _)) = code.split_once(',') {
@@ -197,7 +209,7 @@ pub fn bedrock_status_message(status: u16, error_type: Option<&str>, body: &[u8]
             .or(code)
             .unwrap_or_else(|| status.to_string()),
     };
-    format!("{}: {message}", bedrock_exception_prefix(&name))
+    (name, message)
 }
 
 /// The readable prefix pi puts before a Bedrock exception's message (kept stable because

@@ -423,7 +423,8 @@ fn cache_control(compat: &Compat, retention: CacheRetention) -> Option<CacheCont
     })
 }
 
-/// Marks the system prompt, the last tool and the last user/assistant text for caching.
+/// Marks the system prompt, the last tool and the last user, assistant or tool-result text
+/// for caching.
 fn apply_cache_control(
     messages: &mut [ChatMessage],
     tools: Option<&mut Vec<ToolParam>>,
@@ -471,6 +472,8 @@ fn apply_cache_control(
                 content: Some(content),
                 ..
             } => mark(content, marker),
+            // pi-ai 0.82: the breakpoint advances through tool results too.
+            ChatMessage::Tool { content, .. } => mark(content, marker),
             _ => false,
         };
         if done {

@@ -1,0 +1,105 @@
+//! Sending an Anthropic request that Claude may refuse for its strict-tool limits: the one
+//! retry with tools that only prefer strictness sent plain (pi-ai 1.2), remembered for the
+//! session (pi-ai 1.5.1), and the diagnostic the reply then carries.
+
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::Decoder;
+use crate::assembler::Assembler;
+use crate::event_stream::AssistantMessageEventStream;
+use crate::http::{self, ErrorStyle, HttpRequest, RequestFailure, RetryPolicy};
+use crate::providers::strict_limits::{self, Transport};
+use crate::sse::{self, StreamControl};
+use crate::types::Model;
+
+/// The error type of Anthropic's refusal.
+const REFUSAL_TYPE: &str = "invalid_request_error";
+
+/// How to build the request again without preferred strict tools.
+pub struct Retry<T> {
+    session: Option<String>,
+    rebuild: Box<dyn FnOnce() -> Result<T, String> + Send + Sync>,
+}
+
+impl<T> Retry<T> {
+    pub fn new(
+        session: Option<String>,
+        rebuild: Box<dyn FnOnce() -> Result<T, String> + Send + Sync>,
+    ) -> Self {
+        Self { session, rebuild }
+    }
+
+    /// After `failure`: when it is the strict-tool refusal, the session is remembered and
+    /// the request built again, with the diagnostic to attach; otherwise `None`.
+    pub fn after(self, failure: &RequestFailure) -> Option<(Result<T, String>, Value)> {
+        if !strict_limits::is_limit_failure(failure, REFUSAL_TYPE) {
+            return None;
+        }
+        strict_limits::mark_exceeded(Transport::Anthropic, self.session.as_deref());
+        let diagnostic = strict_limits::diagnostic(Transport::Anthropic, &failure.message);
+        Some(((self.rebuild)(), diagnostic))
+    }
+}
+
+/// Sends `request` (once more non-strict when `retry` applies) and streams the reply.
+pub fn run(
+    model: Model,
+    request: Result<HttpRequest, String>,
+    retry: Option<Retry<HttpRequest>>,
+    policy: RetryPolicy,
+    control: StreamControl,
+    decoder: Decoder,
+) -> AssistantMessageEventStream {
+    AssistantMessageEventStream::new(async_stream::stream! {
+        let style = ErrorStyle::Anthropic;
+        let request = match request {
+            Ok(request) => request,
+            Err(message) => {
+                yield Assembler::new(&model).fail(false, message);
+                return;
+            }
+        };
+        let mut sent = http::send(&request, policy, &control.cancel, style).await;
+        let mut diagnostic = None;
+        if let (Err(failure), Some(retry)) = (&sent, retry)
+            && let Some((rebuilt, note)) = retry.after(failure)
+        {
+            diagnostic = Some(note);
+            match rebuilt {
+                Ok(request) => sent = http::send(&request, policy, &control.cancel, style).await,
+                Err(message) => {
+                    let mut event = Assembler::new(&model).fail(false, message);
+                    attach(&mut event, diagnostic.as_ref());
+                    yield event;
+                    return;
+                }
+            }
+        }
+        let response = match sent {
+            Ok(response) => {
+                control.report_response(&response);
+                response
+            }
+            Err(failure) => {
+                let text = failure.text(control.error_prefix.as_deref());
+                let mut event = Assembler::new(&model).fail(failure.aborted, text);
+                attach(&mut event, diagnostic.as_ref());
+                yield event;
+                return;
+            }
+        };
+        let mut events = Box::pin(sse::decode(model, response.bytes_stream(), control, decoder));
+        while let Some(mut event) = events.next().await {
+            attach(&mut event, diagnostic.as_ref());
+            yield event;
+        }
+    })
+}
+
+/// Adds the retry's diagnostic, if any, to a final event.
+pub fn attach(event: &mut crate::types::AssistantMessageEvent, diagnostic: Option<&Value>) {
+    if let Some(diagnostic) = diagnostic {
+        strict_limits::attach(event, diagnostic);
+    }
+}
