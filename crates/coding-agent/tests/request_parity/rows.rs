@@ -225,6 +225,19 @@ fn anthropic_cases() -> Vec<RowCase> {
             tool_round_trip("tool-round-trip"),
         ),
         case(
+            "anthropic explicit affinity and tool fields",
+            json!({"compat": {"sendSessionAffinityHeaders": true,
+                              "supportsCacheControlOnTools": false,
+                              "supportsEagerToolInputStreaming": false}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "anthropic openrouter affinity format",
+            json!({"compat": {"sendSessionAffinityHeaders": true,
+                              "sessionAffinityFormat": "openrouter"}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
             "anthropic allowedFallbackModels empty",
             json!({"compat": {"allowedFallbackModels": []}}),
             tool_round_trip("tool-round-trip"),
@@ -312,6 +325,11 @@ pub fn cases() -> Vec<RowCase> {
             "completions session affinity openai-nosession",
             json!({"compat": {"sendSessionAffinityHeaders": true,
                               "sessionAffinityFormat": "openai-nosession"}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "completions cacheControlFormat anthropic",
+            json!({"compat": {"cacheControlFormat": "anthropic"}}),
             tool_round_trip("tool-round-trip"),
         ),
         case(
