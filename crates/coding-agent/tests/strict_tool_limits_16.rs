@@ -3,15 +3,18 @@
 //! grammar's size, union types), the request is sent once more with the tools that only
 //! prefer strictness sent plain, the reply carries an `anthropic_strict_tools_fallback`
 //! diagnostic, and the session's later requests go plain from the start (pi 1.2, 1.5.1).
-//! Other refusals are not retried. Our `pi` and pi 1.6.0 (`PI_TS16`) run the same RPC
-//! session against one mock each, and what the mock received must agree.
+//! Other refusals are not retried. Bedrock's Claude models do the same after a
+//! `ValidationException` (pi 1.5). Our `pi` and pi 1.6.0 (`PI_TS16`) run the same session
+//! against one mock each, and what the mock received must agree.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
 use mock_llm::{Fault, MockServer, Script};
 use serde_json::{Value, json};
+use support::errors::BEDROCK;
 use support::rpc::{Env, Rpc, read_jsonl};
+use support::shapes::{NOTES_FILE, Session, compare, model};
 use support::ts16::{pis, program};
 
 /// A custom Claude model that takes strict tools.
@@ -177,4 +180,72 @@ async fn other_refusals_are_not_retried_plain_as_pi_16() {
         assert_eq!(ours["replies"][0]["stopReason"], "error", "{ours}");
         assert_eq!(ours["replies"][0]["diagnostics"], Value::Null, "{ours}");
     }
+}
+
+/// Which tools each Bedrock request sent strict, by name.
+fn bedrock_strict_tools(requests: &[(Value, Value)]) -> Value {
+    let per_request: Vec<Value> = requests
+        .iter()
+        .map(|(_, body)| {
+            let tools = body["toolConfig"]["tools"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let strict: Vec<Value> = tools
+                .iter()
+                .filter(|tool| tool["toolSpec"]["strict"] == true)
+                .map(|tool| tool["toolSpec"]["name"].clone())
+                .collect();
+            json!(strict)
+        })
+        .collect();
+    json!(per_request)
+}
+
+/// A Bedrock Claude model with strict mode whose first request is answered by `first`,
+/// then a tool round trip.
+fn bedrock_session(first: Script) -> Session<'static> {
+    Session {
+        wire: &BEDROCK,
+        model: model(
+            "anthropic.claude-parity",
+            json!({"name": "Parity Claude", "compat": {"supportsStrictMode": true}}),
+        ),
+        scripts: vec![
+            first,
+            Script::tool_call("read", json!({"path": NOTES_FILE})),
+            Script::text("It says the parity notes."),
+        ],
+        runs: vec![vec!["-p", "Read notes.txt."]],
+        files: vec![],
+    }
+}
+
+/// Bedrock's refusal: a `ValidationException` (named in the body, as the AWS SDK reads it
+/// without `x-amzn-errortype`) saying `message`.
+fn bedrock_refusal(kind: &str, message: &str) -> Script {
+    let body = json!({"__type": kind, "message": message});
+    Script::text("").with_fault(Fault::HttpError {
+        status: 400,
+        retry_after: None,
+        retry_after_ms: None,
+        body: Some(body.to_string()),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bedrock_retries_a_strict_tool_limit_refusal_plain_as_pi_16() {
+    let message = "The compiled grammar is too large for this request.";
+    let ours = compare(
+        &bedrock_session(bedrock_refusal("ValidationException", message)),
+        bedrock_strict_tools,
+    )
+    .await;
+    let strict = ours.as_array().unwrap();
+    // The refused request (every preferring tool strict), its plain retry, and the
+    // request after the tool, plain as well.
+    assert_eq!(strict.len(), 3, "{ours}");
+    assert_eq!(strict[0].as_array().unwrap().len(), 4, "{ours}");
+    assert_eq!(strict[1], json!([]), "{ours}");
+    assert_eq!(strict[2], json!([]), "{ours}");
 }

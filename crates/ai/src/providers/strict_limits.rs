@@ -35,6 +35,72 @@ impl Transport {
             Transport::Bedrock => "bedrock_strict_tools_fallback",
         }
     }
+
+    /// The error type of the refusal: Anthropic's `error.type`, or the AWS exception.
+    fn refusal_type(self) -> &'static str {
+        match self {
+            Transport::Anthropic => "invalid_request_error",
+            Transport::Bedrock => "ValidationException",
+        }
+    }
+
+    /// The SDK's message of `failure`, as the diagnostic quotes it: the AWS SDK's has no
+    /// readable prefix.
+    fn sdk_message(self, failure: &RequestFailure) -> String {
+        match self {
+            Transport::Anthropic => failure.message.clone(),
+            Transport::Bedrock => {
+                let prefix = format!(
+                    "{}: ",
+                    crate::http::bedrock_exception_prefix(self.refusal_type())
+                );
+                failure
+                    .message
+                    .strip_prefix(&prefix)
+                    .unwrap_or(&failure.message)
+                    .to_owned()
+            }
+        }
+    }
+}
+
+/// How to build a request again without preferred strict tools.
+pub struct Retry<T> {
+    transport: Transport,
+    session: Option<String>,
+    rebuild: Box<dyn FnOnce() -> Result<T, String> + Send + Sync>,
+}
+
+impl<T> Retry<T> {
+    pub fn new(
+        transport: Transport,
+        session: Option<String>,
+        rebuild: Box<dyn FnOnce() -> Result<T, String> + Send + Sync>,
+    ) -> Self {
+        Self {
+            transport,
+            session,
+            rebuild,
+        }
+    }
+
+    /// After `failure`: when it is the strict-tool refusal, the session is remembered and
+    /// the request built again, with the diagnostic to attach; otherwise `None`.
+    pub fn after(self, failure: &RequestFailure) -> Option<(Result<T, String>, Value)> {
+        if !is_limit_failure(failure, self.transport.refusal_type()) {
+            return None;
+        }
+        mark_exceeded(self.transport, self.session.as_deref());
+        let note = diagnostic(self.transport, &self.transport.sdk_message(failure));
+        Some(((self.rebuild)(), note))
+    }
+}
+
+/// Adds the retry's diagnostic, if any, to a final event.
+pub fn attach_note(event: &mut crate::types::AssistantMessageEvent, note: Option<&Value>) {
+    if let Some(note) = note {
+        attach(event, note);
+    }
 }
 
 #[derive(Default)]

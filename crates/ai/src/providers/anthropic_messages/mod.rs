@@ -81,6 +81,7 @@ impl ApiProvider for AnthropicMessages {
                 if may_retry {
                     let parts = parts.clone();
                     threaded.strict_retry = Some(strict_retry::Retry::new(
+                        Transport::Anthropic,
                         session_id,
                         Box::new(move || parts.threaded(&session, true)),
                     ));
@@ -98,8 +99,13 @@ impl ApiProvider for AnthropicMessages {
             };
         }
         let first = parts.build(disabled);
-        let retry = may_retry
-            .then(|| strict_retry::Retry::new(session_id, Box::new(move || parts.build(true))));
+        let retry = may_retry.then(|| {
+            strict_retry::Retry::new(
+                Transport::Anthropic,
+                session_id,
+                Box::new(move || parts.build(true)),
+            )
+        });
         strict_retry::run(model.clone(), first, retry, policy, control, decoder)
     }
 

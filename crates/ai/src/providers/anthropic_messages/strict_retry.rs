@@ -3,44 +3,15 @@
 //! session (pi-ai 1.5.1), and the diagnostic the reply then carries.
 
 use futures_util::StreamExt;
-use serde_json::Value;
 
 use super::Decoder;
 use crate::assembler::Assembler;
 use crate::event_stream::AssistantMessageEventStream;
-use crate::http::{self, ErrorStyle, HttpRequest, RequestFailure, RetryPolicy};
-use crate::providers::strict_limits::{self, Transport};
+use crate::http::{self, ErrorStyle, HttpRequest, RetryPolicy};
 use crate::sse::{self, StreamControl};
 use crate::types::Model;
 
-/// The error type of Anthropic's refusal.
-const REFUSAL_TYPE: &str = "invalid_request_error";
-
-/// How to build the request again without preferred strict tools.
-pub struct Retry<T> {
-    session: Option<String>,
-    rebuild: Box<dyn FnOnce() -> Result<T, String> + Send + Sync>,
-}
-
-impl<T> Retry<T> {
-    pub fn new(
-        session: Option<String>,
-        rebuild: Box<dyn FnOnce() -> Result<T, String> + Send + Sync>,
-    ) -> Self {
-        Self { session, rebuild }
-    }
-
-    /// After `failure`: when it is the strict-tool refusal, the session is remembered and
-    /// the request built again, with the diagnostic to attach; otherwise `None`.
-    pub fn after(self, failure: &RequestFailure) -> Option<(Result<T, String>, Value)> {
-        if !strict_limits::is_limit_failure(failure, REFUSAL_TYPE) {
-            return None;
-        }
-        strict_limits::mark_exceeded(Transport::Anthropic, self.session.as_deref());
-        let diagnostic = strict_limits::diagnostic(Transport::Anthropic, &failure.message);
-        Some(((self.rebuild)(), diagnostic))
-    }
-}
+pub use crate::providers::strict_limits::Retry;
 
 /// Sends `request` (once more non-strict when `retry` applies) and streams the reply.
 pub fn run(
@@ -97,9 +68,4 @@ pub fn run(
     })
 }
 
-/// Adds the retry's diagnostic, if any, to a final event.
-pub fn attach(event: &mut crate::types::AssistantMessageEvent, diagnostic: Option<&Value>) {
-    if let Some(diagnostic) = diagnostic {
-        strict_limits::attach(event, diagnostic);
-    }
-}
+pub use crate::providers::strict_limits::attach_note as attach;
