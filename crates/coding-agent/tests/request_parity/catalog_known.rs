@@ -34,9 +34,6 @@ const TOOL_SEARCH: &str = "open (issue 39, tool search): pi 1.6.0 gives models w
     tool search their tools as an `additional_tools` input item with deferred loading; ours \
     sends them as plain tools";
 
-const THINKING_REPLAY: &str = "open: how earlier thinking is replayed to these models (as \
-    thinking blocks with their signatures, or as text) differs from pi 1.6.0";
-
 const GEMINI_4: &str = "open: pi 1.6.0 sends Gemini 4 a `thinkingLevel` and ids on function \
     calls and responses; ours sends a thinking budget and no ids";
 
@@ -95,46 +92,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
         Part::Request("GET /backend-api/codex/responses"),
         "both pis try the Codex WebSocket first (the mock refuses it here, then both use \
          SSE); the upgrade carries each WebSocket client's own handshake headers",
-    ),
-    entry(
-        "fireworks/accounts/fireworks/models/deepseek-v4p1-flash",
-        Part::Fields(&[
-            "/body/messages/*/content/*/type",
-            "/body/messages/*/content/*/text",
-            "/body/messages/*/content/*/thinking",
-            "/body/messages/*/content/*/signature",
-        ]),
-        THINKING_REPLAY,
-    ),
-    entry(
-        "opencode/qwen3.8-flash",
-        Part::Fields(&[
-            "/body/messages/*/content/*/type",
-            "/body/messages/*/content/*/text",
-            "/body/messages/*/content/*/thinking",
-            "/body/messages/*/content/*/signature",
-        ]),
-        THINKING_REPLAY,
-    ),
-    entry(
-        "opencode-go/qwen3.8-flash",
-        Part::Fields(&[
-            "/body/messages/*/content/*/type",
-            "/body/messages/*/content/*/text",
-            "/body/messages/*/content/*/thinking",
-            "/body/messages/*/content/*/signature",
-        ]),
-        THINKING_REPLAY,
-    ),
-    entry(
-        "vercel-ai-gateway/*",
-        Part::Fields(&[
-            "/body/messages/*/content/*/type",
-            "/body/messages/*/content/*/text",
-            "/body/messages/*/content/*/thinking",
-            "/body/messages/*/content/*/signature",
-        ]),
-        THINKING_REPLAY,
     ),
     entry(
         "opencode-go/gemini-4-argon",
