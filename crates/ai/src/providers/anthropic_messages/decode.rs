@@ -208,6 +208,11 @@ impl Decoder {
         }
     }
 
+    /// The effort the request ran at (mid-conversation effort), if any.
+    pub fn provider_thinking_level(&self) -> Option<&str> {
+        self.provider_thinking_level.as_deref()
+    }
+
     /// Keeps `effort` on the reply as the effort it was made with.
     pub fn with_provider_thinking_level(mut self, effort: Option<String>) -> Self {
         self.provider_thinking_level = effort;

@@ -22,6 +22,7 @@ pub fn run(
     control: StreamControl,
     decoder: Decoder,
 ) -> AssistantMessageEventStream {
+    let level = decoder.provider_thinking_level().map(str::to_owned);
     AssistantMessageEventStream::new(async_stream::stream! {
         let style = ErrorStyle::Anthropic;
         let request = match request {
@@ -40,9 +41,7 @@ pub fn run(
             match rebuilt {
                 Ok(request) => sent = http::send(&request, policy, &control.cancel, style).await,
                 Err(message) => {
-                    let mut event = Assembler::new(&model).fail(false, message);
-                    attach(&mut event, diagnostic.as_ref());
-                    yield event;
+                    yield failed(&model, false, message, level.as_deref(), diagnostic.as_ref());
                     return;
                 }
             }
@@ -54,9 +53,7 @@ pub fn run(
             }
             Err(failure) => {
                 let text = failure.text(control.error_prefix.as_deref());
-                let mut event = Assembler::new(&model).fail(failure.aborted, text);
-                attach(&mut event, diagnostic.as_ref());
-                yield event;
+                yield failed(&model, failure.aborted, text, level.as_deref(), diagnostic.as_ref());
                 return;
             }
         };
@@ -69,3 +66,21 @@ pub fn run(
 }
 
 pub use crate::providers::strict_limits::attach_note as attach;
+
+/// The failure of a request that was sent: it keeps the effort the request ran at (as
+/// pi-ai sets it before sending) and the strict-tool retry's diagnostic.
+pub fn failed(
+    model: &Model,
+    aborted: bool,
+    text: String,
+    level: Option<&str>,
+    note: Option<&serde_json::Value>,
+) -> crate::types::AssistantMessageEvent {
+    let mut asm = Assembler::new(model);
+    if let Some(level) = level {
+        asm.message_mut().provider_thinking_level = Some(level.to_owned());
+    }
+    let mut event = asm.fail(aborted, text);
+    attach(&mut event, note);
+    event
+}

@@ -6,9 +6,8 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::Decoder;
-use super::strict_retry::attach;
+use super::strict_retry::{attach, failed};
 use super::threads::{self, Fallback};
-use crate::assembler::Assembler;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{self, ErrorStyle, HttpRequest, RetryPolicy};
 use crate::request_body::RequestBody;
@@ -70,6 +69,7 @@ pub fn run(
     control: StreamControl,
     decoder: Decoder,
 ) -> AssistantMessageEventStream {
+    let level = decoder.provider_thinking_level().map(str::to_owned);
     AssistantMessageEventStream::new(async_stream::stream! {
         let mut threaded = threaded;
         let retry = threaded.strict_retry.take();
@@ -85,9 +85,7 @@ pub fn run(
                     (sent, thread) = send(&threaded, policy, &control).await;
                 }
                 Err(message) => {
-                    let mut event = Assembler::new(&threaded.model).fail(false, message);
-                    attach(&mut event, diagnostic.as_ref());
-                    yield event;
+                    yield failed(&threaded.model, false, message, level.as_deref(), diagnostic.as_ref());
                     return;
                 }
             }
@@ -99,9 +97,13 @@ pub fn run(
             }
             Err(failure) => {
                 let text = failure.text(control.error_prefix.as_deref());
-                let mut event = Assembler::new(&threaded.model).fail(failure.aborted, text);
-                attach(&mut event, diagnostic.as_ref());
-                yield event;
+                yield failed(
+                    &threaded.model,
+                    failure.aborted,
+                    text,
+                    level.as_deref(),
+                    diagnostic.as_ref(),
+                );
                 return;
             }
         };
