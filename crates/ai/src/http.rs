@@ -11,8 +11,8 @@ mod connect_error;
 mod error_text;
 
 pub use error_text::{
-    StatusText, bedrock_error_parts, bedrock_exception_prefix, bedrock_status_message,
-    status_message, status_text,
+    StatusText, bedrock_error_name, bedrock_error_parts, bedrock_exception_prefix,
+    bedrock_status_message, status_message, status_text,
 };
 
 /// Text of a request that was cancelled before the response arrived (as the OpenAI SDK says it).
@@ -212,6 +212,9 @@ pub struct RequestFailure {
     pub error_code: Option<String>,
     /// The AWS request id of an error response (`x-amzn-requestid`), when it has one.
     pub request_id: Option<String>,
+    /// The error's kind: Anthropic's `error.type` (`invalid_request_error`), or the AWS
+    /// exception name for Bedrock (`ValidationException`).
+    pub error_type: Option<String>,
 }
 
 impl RequestFailure {
@@ -222,6 +225,7 @@ impl RequestFailure {
             status: None,
             error_code: None,
             request_id: None,
+            error_type: None,
         }
     }
 
@@ -232,6 +236,7 @@ impl RequestFailure {
             status: None,
             error_code: None,
             request_id: None,
+            error_type: None,
         }
     }
 
@@ -328,26 +333,28 @@ pub async fn send(
                             message: text.clone(),
                             aborted: false,
                             status: Some((status, detail)),
-                            error_code: Some(name),
+                            error_code: Some(name.clone()),
                             request_id,
+                            error_type: Some(name.clone()),
                         };
                         (failure, text)
                     }
                     _ => {
                         let text = status_text(status, &body, style);
-                        let error_code = serde_json::from_slice::<serde_json::Value>(&body)
-                            .ok()
-                            .and_then(|v| {
-                                v.pointer("/error/details/error_code")
-                                    .and_then(serde_json::Value::as_str)
-                                    .map(str::to_owned)
-                            });
+                        let json = serde_json::from_slice::<serde_json::Value>(&body).ok();
+                        let field = |pointer: &str| {
+                            json.as_ref()
+                                .and_then(|v| v.pointer(pointer))
+                                .and_then(serde_json::Value::as_str)
+                                .map(str::to_owned)
+                        };
                         let failure = RequestFailure {
                             message: text.message,
                             aborted: false,
                             status: Some((status, text.detail)),
-                            error_code,
+                            error_code: field("/error/details/error_code"),
                             request_id,
+                            error_type: field("/error/type"),
                         };
                         (failure, text.sdk)
                     }

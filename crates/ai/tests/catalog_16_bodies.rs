@@ -75,7 +75,14 @@ async fn claude_opus_5_5_thinks_adaptively_by_its_compat_flag() {
     let model = catalog_model("anthropic", "claude-opus-5-5", "MOCK".into());
     let body = body_of(&model, Some(ThinkingLevel::Max)).await;
     assert_eq!(body["thinking"]["type"], "adaptive");
-    assert_eq!(body["output_config"], json!({"effort": "max"}));
+    // Its compat has mid-conversation effort (pi 0.85): the level travels as an
+    // effort-only system message at the end, the request's own effort is the lowest.
+    assert_eq!(body["output_config"], json!({"effort": "low"}));
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap(),
+        &json!({"role": "system", "content": [], "output_config": {"effort": "max"}})
+    );
 }
 
 #[tokio::test]

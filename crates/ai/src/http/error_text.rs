@@ -142,6 +142,12 @@ pub fn bedrock_status_message(status: u16, error_type: Option<&str>, body: &[u8]
     format!("{}: {message}", bedrock_exception_prefix(&name))
 }
 
+/// The AWS exception name of an HTTP error status (`ValidationException`), as the SDK names
+/// the error it throws.
+pub fn bedrock_error_name(status: u16, error_type: Option<&str>, body: &[u8]) -> String {
+    bedrock_error_parts(status, error_type, body).0
+}
+
 /// A Bedrock HTTP error's exception name (as the AWS SDK names the error it throws: the modeled
 /// exception, else the body's code, else the status) and its message.
 pub fn bedrock_error_parts(status: u16, error_type: Option<&str>, body: &[u8]) -> (String, String) {

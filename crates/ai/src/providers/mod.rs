@@ -6,6 +6,7 @@ pub mod google;
 pub mod mistral;
 pub mod openai_completions;
 pub mod openai_responses;
+pub mod strict_limits;
 
 mod body_text;
 mod cloudflare;

@@ -190,6 +190,10 @@ pub struct AssistantMessage {
     /// The thinking level the request was made with (`off` when reasoning was not asked for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_level: Option<ThinkingLevel>,
+    /// The provider's own effort the reply was made with, where the provider keeps one per
+    /// message (Claude's mid-conversation effort, pi-ai 0.85): later requests replay it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_thinking_level: Option<String>,
 }
 
 impl AssistantMessage {

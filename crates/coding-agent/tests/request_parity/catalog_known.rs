@@ -24,17 +24,15 @@ const COPILOT_HEADERS: &str = "open: pi 1.6.0 authenticates Copilot's Anthropic 
     `Authorization: Bearer` and sends Copilot's `X-Initiator` and `Openai-Intent` headers on \
     every Copilot API; ours sends `x-api-key` there";
 
-const CLAUDE_5_CONTROLS: &str = "open: pi 1.6.0 sends Claude Fable 5.x and Haiku 5.5 their \
-    betas (`anthropic-beta`: inline tools, mid-conversation output config, thinking binding \
-    controls), `thinking.block_binding`, per-message effort as system messages, and Fable 5's \
-    server-side fallback models (`fallbacks`); ours sends none of these";
+const CLAUDE_5_CONTROLS: &str = "open: pi 1.6.0 defines the tools of Claude models with \
+    mid-conversation tool changes inline (the `inline-tools-2026-09-15` beta and a deferred \
+    placeholder tool), and sends Bedrock's Fable 5 its fallbacks in \
+    `additionalModelRequestFields`; ours sends the plain tool list and no Bedrock fallbacks \
+    (per-message effort, thinking binding and Anthropic `fallbacks` are compared)";
 
 const TOOL_SEARCH: &str = "open (issue 39, tool search): pi 1.6.0 gives models with native \
     tool search their tools as an `additional_tools` input item with deferred loading; ours \
     sends them as plain tools";
-
-const THINKING_REPLAY: &str = "open: how earlier thinking is replayed to these models (as \
-    thinking blocks with their signatures, or as text) differs from pi 1.6.0";
 
 const GEMINI_4: &str = "open: pi 1.6.0 sends Gemini 4 a `thinkingLevel` and ids on function \
     calls and responses; ours sends a thinking budget and no ids";
@@ -64,10 +62,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
         "*claude-fable-5*",
         Part::Fields(&[
             "/headers/anthropic-beta",
-            "/body/thinking/block_binding",
-            "/body/output_config/effort",
-            "/body/messages",
-            "/body/fallbacks",
             "/body/tools",
             "/body/additionalModelRequestFields",
         ]),
@@ -75,13 +69,7 @@ pub const CATALOG_KNOWN: &[Known] = &[
     ),
     entry(
         "*claude-haiku-5*",
-        Part::Fields(&[
-            "/headers/anthropic-beta",
-            "/body/thinking/block_binding",
-            "/body/output_config/effort",
-            "/body/messages",
-            "/body/tools",
-        ]),
+        Part::Fields(&["/headers/anthropic-beta", "/body/tools"]),
         CLAUDE_5_CONTROLS,
     ),
     entry(
@@ -104,46 +92,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
         Part::Request("GET /backend-api/codex/responses"),
         "both pis try the Codex WebSocket first (the mock refuses it here, then both use \
          SSE); the upgrade carries each WebSocket client's own handshake headers",
-    ),
-    entry(
-        "fireworks/accounts/fireworks/models/deepseek-v4p1-flash",
-        Part::Fields(&[
-            "/body/messages/*/content/*/type",
-            "/body/messages/*/content/*/text",
-            "/body/messages/*/content/*/thinking",
-            "/body/messages/*/content/*/signature",
-        ]),
-        THINKING_REPLAY,
-    ),
-    entry(
-        "opencode/qwen3.8-flash",
-        Part::Fields(&[
-            "/body/messages/*/content/*/type",
-            "/body/messages/*/content/*/text",
-            "/body/messages/*/content/*/thinking",
-            "/body/messages/*/content/*/signature",
-        ]),
-        THINKING_REPLAY,
-    ),
-    entry(
-        "opencode-go/qwen3.8-flash",
-        Part::Fields(&[
-            "/body/messages/*/content/*/type",
-            "/body/messages/*/content/*/text",
-            "/body/messages/*/content/*/thinking",
-            "/body/messages/*/content/*/signature",
-        ]),
-        THINKING_REPLAY,
-    ),
-    entry(
-        "vercel-ai-gateway/*",
-        Part::Fields(&[
-            "/body/messages/*/content/*/type",
-            "/body/messages/*/content/*/text",
-            "/body/messages/*/content/*/thinking",
-            "/body/messages/*/content/*/signature",
-        ]),
-        THINKING_REPLAY,
     ),
     entry(
         "opencode-go/gemini-4-argon",

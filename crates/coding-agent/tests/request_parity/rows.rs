@@ -172,6 +172,79 @@ fn error_result_image() -> Scenario {
     )
 }
 
+/// A tool round trip at `high`, then the session continued at `low`, then with thinking
+/// off (pi 0.85: with mid-conversation effort each reply's effort goes back with it).
+fn effort_change() -> Scenario {
+    let mut case = tool_round_trip("effort-change");
+    for (level, prompt) in [("low", "And now?"), ("off", "Once more.")] {
+        case.runs.push(vec![
+            "-c".into(),
+            "--thinking".into(),
+            level.into(),
+            "-p".into(),
+            prompt.into(),
+        ]);
+    }
+    case.scripts.push(Script::text("Still the notes."));
+    case.scripts.push(Script::text("The notes again."));
+    case
+}
+
+/// The Anthropic cases of the ledger's Claude rows: strict tools, mid-conversation effort
+/// and server-side fallbacks (pi 0.82–0.86).
+fn anthropic_cases() -> Vec<RowCase> {
+    let anthropic = wire_api("anthropic-messages");
+    let case = |name: &'static str, model_fields: Value, scenario: Scenario| RowCase {
+        name,
+        api: anthropic,
+        model_fields,
+        base_path: None,
+        scenario,
+    };
+    let fallback = json!({"provider": "parity", "model": "parity-fallback",
+                          "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0}});
+    vec![
+        case(
+            "anthropic supportsStrictTools",
+            json!({"compat": {"supportsStrictTools": true}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "anthropic supportsMidConvoEffort adaptive",
+            json!({"compat": {"supportsMidConvoEffort": true, "forceAdaptiveThinking": true}}),
+            effort_change(),
+        ),
+        case(
+            "anthropic supportsMidConvoEffort",
+            json!({"compat": {"supportsMidConvoEffort": true}}),
+            effort_change(),
+        ),
+        case(
+            "anthropic allowedFallbackModels",
+            json!({"compat": {"allowedFallbackModels": [fallback]}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "anthropic explicit affinity and tool fields",
+            json!({"compat": {"sendSessionAffinityHeaders": true,
+                              "supportsCacheControlOnTools": false,
+                              "supportsEagerToolInputStreaming": false}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "anthropic openrouter affinity format",
+            json!({"compat": {"sendSessionAffinityHeaders": true,
+                              "sessionAffinityFormat": "openrouter"}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
+            "anthropic allowedFallbackModels empty",
+            json!({"compat": {"allowedFallbackModels": []}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+    ]
+}
+
 /// Every case, in the fixture's order.
 pub fn cases() -> Vec<RowCase> {
     let completions = wire_api("openai-completions");
@@ -255,6 +328,11 @@ pub fn cases() -> Vec<RowCase> {
             tool_round_trip("tool-round-trip"),
         ),
         case(
+            "completions cacheControlFormat anthropic",
+            json!({"compat": {"cacheControlFormat": "anthropic"}}),
+            tool_round_trip("tool-round-trip"),
+        ),
+        case(
             "completions zai thinking",
             json!({"compat": {"thinkingFormat": "zai", "supportsReasoningEffort": true}}),
             tool_round_trip("tool-round-trip"),
@@ -321,4 +399,7 @@ pub fn cases() -> Vec<RowCase> {
             scenario: tool_round_trip("tool-round-trip"),
         },
     ]
+    .into_iter()
+    .chain(anthropic_cases())
+    .collect()
 }

@@ -49,6 +49,9 @@ enum Event<'a> {
 struct StartMessage {
     #[serde(default)]
     id: Option<String>,
+    /// The model that answered: another one after a server-side fallback.
+    #[serde(default)]
+    model: Option<String>,
     #[serde(default)]
     usage: RawUsage,
 }
@@ -158,6 +161,22 @@ fn map_stop_reason(
     }
 }
 
+/// `model` priced as the fallback `returned` when its `compat.allowedFallbackModels` lists
+/// that model for the same provider with a cost (pi-ai 0.84.3); else `None`.
+fn fallback_usage_model(model: &Model, returned: &str) -> Option<Model> {
+    let listed = model.compat.as_ref()?.allowed_fallback_models.as_ref()?;
+    let entry = listed.as_array()?.iter().find(|entry| {
+        entry.get("provider").and_then(Value::as_str) == Some(model.provider.as_str())
+            && entry.get("model").and_then(Value::as_str) == Some(returned)
+    })?;
+    let cost = serde_json::from_value(entry.get("cost")?.clone()).ok()?;
+    Some(Model {
+        id: returned.to_owned(),
+        cost,
+        ..model.clone()
+    })
+}
+
 /// Per-stream decoding state.
 pub struct Decoder {
     model: Model,
@@ -168,6 +187,10 @@ pub struct Decoder {
     saw_stop: bool,
     /// The error a failing stop reason carries (a refusal's explanation).
     stop_error: Option<String>,
+    /// The model whose prices apply: a server-side fallback's, when the compat lists it.
+    usage_model: Option<Model>,
+    /// The effort the request ran at, kept on the reply (mid-conversation effort).
+    provider_thinking_level: Option<String>,
 }
 
 impl Decoder {
@@ -180,7 +203,20 @@ impl Decoder {
             blocks: HashMap::new(),
             saw_stop: false,
             stop_error: None,
+            usage_model: None,
+            provider_thinking_level: None,
         }
+    }
+
+    /// The effort the request ran at (mid-conversation effort), if any.
+    pub fn provider_thinking_level(&self) -> Option<&str> {
+        self.provider_thinking_level.as_deref()
+    }
+
+    /// Keeps `effort` on the reply as the effort it was made with.
+    pub fn with_provider_thinking_level(mut self, effort: Option<String>) -> Self {
+        self.provider_thinking_level = effort;
+        self
     }
 
     /// With OAuth the model sees Claude Code's tool casing; map it back to our tool's name.
@@ -267,8 +303,18 @@ impl SseDecoder for Decoder {
         })?;
         match event {
             Event::MessageStart { message } => {
-                let model = &self.model;
+                let returned = message.model.filter(|id| *id != self.model.id);
+                self.usage_model = returned
+                    .as_deref()
+                    .and_then(|id| fallback_usage_model(&self.model, id));
+                let model = self.usage_model.as_ref().unwrap_or(&self.model);
                 let m = asm.message_mut();
+                if returned.is_some() {
+                    m.response_model = returned;
+                }
+                if self.provider_thinking_level.is_some() {
+                    m.provider_thinking_level = self.provider_thinking_level.clone();
+                }
                 m.response_id = message.id;
                 m.usage.input = message.usage.input_tokens.unwrap_or(0);
                 m.usage.output = message.usage.output_tokens.unwrap_or(0);
@@ -282,7 +328,19 @@ impl SseDecoder for Decoder {
             Event::ContentBlockStart {
                 index,
                 content_block,
-            } => self.start_block(index, &content_block, asm),
+            } => {
+                // A server-side fallback announces itself before any output; one after
+                // output has started is not supported (pi-ai 1.6).
+                if content_block.get("type").and_then(Value::as_str) == Some("fallback") {
+                    if !asm.message().content.is_empty() {
+                        return Err(
+                            "Anthropic performed an unsupported mid-output model fallback".into(),
+                        );
+                    }
+                    return Ok(Flow::Continue);
+                }
+                self.start_block(index, &content_block, asm)
+            }
             Event::ContentBlockDelta { index, delta } => {
                 let Some(&block) = self.blocks.get(&index) else {
                     return Ok(Flow::Continue);
@@ -316,7 +374,7 @@ impl SseDecoder for Decoder {
                 }
                 let has_usage = usage.is_some();
                 let usage = usage.unwrap_or_default();
-                let model = &self.model;
+                let model = self.usage_model.as_ref().unwrap_or(&self.model);
                 let m = asm.message_mut();
                 if let Some(v) = usage.input_tokens {
                     m.usage.input = v;
@@ -342,7 +400,7 @@ impl SseDecoder for Decoder {
                 }
                 m.usage.recompute_total();
                 calculate_cost(model, &mut m.usage);
-                if has_usage && openrouter_cost::is_openrouter(model) {
+                if has_usage && openrouter_cost::is_openrouter(&self.model) {
                     openrouter_cost::apply(&mut m.usage, &usage.reported);
                 }
             }

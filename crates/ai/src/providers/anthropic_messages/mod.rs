@@ -2,8 +2,10 @@
 
 mod decode;
 pub mod request;
+mod strict_retry;
 mod thread_stream;
 pub mod threads;
+mod tools;
 
 use bytes::Bytes;
 use futures_core::Stream;
@@ -11,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::cloudflare;
 use super::common::{base_options, frame_of, join_url, missing_key, resolve_api_key, written_body};
+use super::strict_limits::{self, Transport};
 use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
-use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
+use crate::http::{HttpRequest, RetryPolicy};
 use crate::sse::{self, StreamControl};
 use crate::types::{
     AnthropicThinking, CacheRetention, Context, Model, SimpleStreamOptions, StreamOptions,
@@ -25,6 +28,9 @@ pub use decode::Decoder;
 const API_VERSION: &str = "2023-06-01";
 const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
 const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+const SERVER_SIDE_FALLBACK_BETA: &str = "server-side-fallback-2026-07-01";
+const MID_CONVERSATION_OUTPUT_CONFIG_BETA: &str = "mid-conversation-output-config-2026-07-01";
+const THINKING_BINDING_CONTROLS_BETA: &str = "thinking-binding-controls-2026-08-01";
 /// The Claude Code version OAuth requests name in their user agent (pi-ai 1.6's
 /// `claudeCodeVersion`): subscription tokens are only served to current Claude Code clients.
 const CLAUDE_CODE_VERSION: &str = "2.1.322";
@@ -60,11 +66,29 @@ impl ApiProvider for AnthropicMessages {
         };
         let oauth = is_oauth_token(&api_key);
         let tool_names = context.tools.iter().map(|t| t.name.clone()).collect();
-        if let Some(session) = thread_session(model, &options) {
-            let decoder = Decoder::new(model.clone(), oauth, tool_names);
-            let policy = RetryPolicy::from_options(&options);
-            let control = StreamControl::from_options(&options);
-            return match build_threaded(model, context, &options, &api_key, session) {
+        let decoder = Decoder::new(model.clone(), oauth, tool_names)
+            .with_provider_thinking_level(request::mid_convo_effort(model, &options));
+        let policy = RetryPolicy::from_options(&options);
+        let control = StreamControl::from_options(&options);
+        let parts = Parts::new(model, context, options, api_key);
+        let disabled = strict_limits::exceeded(Transport::Anthropic, parts.session());
+        // A request with tools that only prefer strictness may be refused for Claude's
+        // strict-tool limits; it is then sent once more with them plain (pi-ai 1.2).
+        let may_retry = !disabled && request::has_preferred_strict_tools(model, context);
+        let session_id = parts.session().map(str::to_owned);
+        if let Some(session) = thread_session(model, &parts.options) {
+            let threaded = parts.threaded(&session, disabled).map(|mut threaded| {
+                if may_retry {
+                    let parts = parts.clone();
+                    threaded.strict_retry = Some(strict_retry::Retry::new(
+                        Transport::Anthropic,
+                        session_id,
+                        Box::new(move || parts.threaded(&session, true)),
+                    ));
+                }
+                threaded
+            });
+            return match threaded {
                 Ok(threaded) => thread_stream::run(threaded, policy, control, decoder),
                 Err(message) => {
                     let model = model.clone();
@@ -74,15 +98,15 @@ impl ApiProvider for AnthropicMessages {
                 }
             };
         }
-        let request = build_request(model, context, &options, &api_key);
-        sse::run(
-            model.clone(),
-            request,
-            RetryPolicy::from_options(&options),
-            StreamControl::from_options(&options),
-            ErrorStyle::Anthropic,
-            Decoder::new(model.clone(), oauth, tool_names),
-        )
+        let first = parts.build(disabled);
+        let retry = may_retry.then(|| {
+            strict_retry::Retry::new(
+                Transport::Anthropic,
+                session_id,
+                Box::new(move || parts.build(true)),
+            )
+        });
+        strict_retry::run(model.clone(), first, retry, policy, control, decoder)
     }
 
     fn stream_simple(
@@ -172,48 +196,114 @@ fn thread_session(model: &Model, options: &StreamOptions) -> Option<String> {
         .then(|| session.to_owned())
 }
 
-/// A request of a threaded session: the full body as JSON (after the payload hook), which
-/// the thread's body is made from.
-fn build_threaded(
-    model: &Model,
-    context: &Context,
-    options: &StreamOptions,
-    api_key: &str,
-    session: String,
-) -> Result<thread_stream::Threaded, String> {
-    let oauth = is_oauth_token(api_key);
-    let messages = request::prepare_messages(model, &context.messages);
-    let frame = frame_of(context);
-    let mut params = serde_json::to_value(request::build_body(
-        model, &frame, &messages, options, oauth,
-    ))
-    .map_err(|e| format!("Could not encode the request: {e}"))?;
-    if let Some(hook) = options.payload_hook() {
-        hook(model, &mut params);
+/// What a request is built from, kept so that it can be built again (non-strict) after
+/// Claude refused its strict tools: the transcript is prepared once and shared.
+#[derive(Clone)]
+struct Parts {
+    model: Model,
+    frame: Context,
+    messages: std::sync::Arc<Vec<crate::types::Message>>,
+    options: StreamOptions,
+    api_key: String,
+}
+
+impl Parts {
+    fn new(model: &Model, context: &Context, options: StreamOptions, api_key: String) -> Self {
+        Self {
+            model: model.clone(),
+            frame: frame_of(context),
+            messages: std::sync::Arc::new(request::prepare_messages(model, &context.messages)),
+            options,
+            api_key,
+        }
     }
-    let body =
-        serde_json::to_vec(&params).map_err(|e| format!("Could not encode the request: {e}"))?;
-    let request = finish_request(model, context, options, api_key, body.into(), true)?;
-    let betas = request
-        .headers
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case("anthropic-beta"))
-        .map(|(_, value)| value.clone())
-        .unwrap_or_default();
-    Ok(thread_stream::Threaded {
-        model: model.clone(),
-        request,
-        params,
-        betas,
-        session,
-        may_continue: !options.disable_continuation,
-        oauth,
-        allow_empty_signature: model
-            .compat
-            .as_ref()
-            .and_then(|c| c.allow_empty_signature)
-            .unwrap_or(false),
-    })
+
+    fn session(&self) -> Option<&str> {
+        self.options.session_id.as_deref().filter(|s| !s.is_empty())
+    }
+
+    /// The request, with tools that only prefer strictness sent plain when
+    /// `disable_preferred_strict`.
+    fn build(&self, disable_preferred_strict: bool) -> Result<HttpRequest, String> {
+        let oauth = is_oauth_token(&self.api_key);
+        let parts = (
+            self.model.clone(),
+            self.frame.clone(),
+            self.messages.clone(),
+            self.options.clone(),
+            (oauth, disable_preferred_strict),
+        );
+        let body = written_body(&self.model, &self.options, parts, |parts, out| {
+            let (model, context, messages, options, (oauth, disable)) = parts;
+            serde_json::to_writer(
+                out,
+                &request::build_body(model, context, messages, options, *oauth, *disable),
+            )
+        })?;
+        let threaded = thread_session(&self.model, &self.options).is_some();
+        finish_request(
+            &self.model,
+            &self.frame,
+            &self.options,
+            &self.api_key,
+            body,
+            threaded,
+        )
+    }
+
+    /// A request of a threaded session: the full body as JSON (after the payload hook),
+    /// which the thread's body is made from.
+    fn threaded(
+        &self,
+        session: &str,
+        disable_preferred_strict: bool,
+    ) -> Result<thread_stream::Threaded, String> {
+        let (model, options) = (&self.model, &self.options);
+        let oauth = is_oauth_token(&self.api_key);
+        let mut params = serde_json::to_value(request::build_body(
+            model,
+            &self.frame,
+            &self.messages,
+            options,
+            oauth,
+            disable_preferred_strict,
+        ))
+        .map_err(|e| format!("Could not encode the request: {e}"))?;
+        if let Some(hook) = options.payload_hook() {
+            hook(model, &mut params);
+        }
+        let body = serde_json::to_vec(&params)
+            .map_err(|e| format!("Could not encode the request: {e}"))?;
+        let request = finish_request(
+            model,
+            &self.frame,
+            options,
+            &self.api_key,
+            body.into(),
+            true,
+        )?;
+        let betas = request
+            .headers
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case("anthropic-beta"))
+            .map(|(_, value)| value.clone())
+            .unwrap_or_default();
+        Ok(thread_stream::Threaded {
+            model: model.clone(),
+            request,
+            params,
+            betas,
+            session: session.to_owned(),
+            may_continue: !options.disable_continuation,
+            oauth,
+            allow_empty_signature: model
+                .compat
+                .as_ref()
+                .and_then(|c| c.allow_empty_signature)
+                .unwrap_or(false),
+            strict_retry: None,
+        })
+    }
 }
 
 /// Builds the HTTP request: URL, auth (API key or OAuth bearer), beta headers and body.
@@ -223,23 +313,7 @@ pub fn build_request(
     options: &StreamOptions,
     api_key: &str,
 ) -> Result<HttpRequest, String> {
-    let oauth = is_oauth_token(api_key);
-    let parts = (
-        model.clone(),
-        frame_of(context),
-        request::prepare_messages(model, &context.messages),
-        options.clone(),
-        oauth,
-    );
-    let body = written_body(model, options, parts, |parts, out| {
-        let (model, context, messages, options, oauth) = parts;
-        serde_json::to_writer(
-            out,
-            &request::build_body(model, context, messages, options, *oauth),
-        )
-    })?;
-    let threaded = thread_session(model, options).is_some();
-    finish_request(model, context, options, api_key, body, threaded)
+    Parts::new(model, context, options.clone(), api_key.to_owned()).build(false)
 }
 
 /// The request around `body`: URL, auth, beta headers (the message-threads beta for a
@@ -264,6 +338,13 @@ fn finish_request(
         .is_some_and(|t| t.enabled);
     if model.reasoning && thinking && !request::supports_adaptive_thinking(model) {
         betas.push(INTERLEAVED_THINKING_BETA);
+    }
+    if request::allowed_fallback_models(model).is_some() {
+        betas.push(SERVER_SIDE_FALLBACK_BETA);
+    }
+    if request::supports_mid_convo_effort(model) {
+        betas.push(MID_CONVERSATION_OUTPUT_CONFIG_BETA);
+        betas.push(THINKING_BINDING_CONTROLS_BETA);
     }
     if threaded {
         betas.push(threads::MESSAGE_THREADS_BETA);

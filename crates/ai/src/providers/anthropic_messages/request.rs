@@ -5,7 +5,6 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::constrained_sampling;
 use crate::providers::body_text::{BodyText, joined};
 use crate::transform::{
     ERROR_TOOL_IMAGE_PLACEHOLDER, error_images_caption, replace_images, transform_messages,
@@ -185,6 +184,70 @@ pub enum Content<'a> {
 pub struct ApiMessage<'a> {
     role: &'static str,
     content: Content<'a>,
+    /// The effort of what follows, on an effort-only system message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<Value>,
+}
+
+impl<'a> ApiMessage<'a> {
+    fn new(role: &'static str, content: Content<'a>) -> Self {
+        Self {
+            role,
+            content,
+            output_config: None,
+        }
+    }
+
+    /// An effort-only system message: the effort of the replies after it (Claude's
+    /// mid-conversation effort, pi-ai 0.85).
+    fn effort(effort: &str) -> Self {
+        Self {
+            role: "system",
+            content: Content::Blocks(Vec::new()),
+            output_config: Some(serde_json::json!({"effort": effort})),
+        }
+    }
+}
+
+/// Whether `value` is one of Claude's effort levels.
+fn is_effort(value: &str) -> bool {
+    matches!(value, "low" | "medium" | "high" | "xhigh" | "max")
+}
+
+/// Whether `model` takes effort-only system messages and thinking binding controls
+/// (`compat.supportsMidConvoEffort`).
+pub fn supports_mid_convo_effort(model: &Model) -> bool {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_mid_convo_effort)
+        .unwrap_or(false)
+}
+
+/// Whether the request turns thinking off: a reasoning model asked not to think, unless
+/// its level map marks `off` unsupported.
+fn thinking_disabled(model: &Model, options: &StreamOptions) -> bool {
+    model.reasoning
+        && options
+            .anthropic_thinking
+            .as_ref()
+            .is_some_and(|t| !t.enabled)
+        && model.thinking_level_value(crate::types::ThinkingLevel::Off) != Some(None)
+}
+
+/// The effort a request with mid-conversation effort runs at (`high` unless chosen), or
+/// `None` when the model has no mid-conversation effort or thinking is off.
+pub fn mid_convo_effort(model: &Model, options: &StreamOptions) -> Option<String> {
+    if !supports_mid_convo_effort(model) || thinking_disabled(model, options) {
+        return None;
+    }
+    Some(
+        options
+            .anthropic_thinking
+            .as_ref()
+            .and_then(|t| t.effort.clone())
+            .unwrap_or_else(|| "high".to_owned()),
+    )
 }
 
 fn image_block<'a>(mime: &'a str, data: &SharedStr) -> Block<'a> {
@@ -239,11 +302,15 @@ pub fn prepare_messages(model: &Model, messages: &[Message]) -> Vec<Message> {
 /// Converts the prepared conversation to Messages API messages, borrowing its text. With
 /// `allow_empty_signature` (`compat.allowEmptySignature`) unsigned thinking goes back as
 /// thinking with an empty signature instead of as text.
+///
+/// With `effort_provider` (mid-conversation effort), each earlier reply of that provider
+/// on this API that kept its effort is preceded by an effort-only system message.
 pub fn convert_messages<'a>(
     messages: &'a [Message],
     oauth: bool,
     cache: Option<&CacheControl>,
     allow_empty_signature: bool,
+    effort_provider: Option<&str>,
 ) -> Vec<ApiMessage<'a>> {
     let mut out: Vec<ApiMessage<'a>> = Vec::with_capacity(messages.len());
     let mut index = 0;
@@ -252,10 +319,7 @@ pub fn convert_messages<'a>(
             Message::User(user) => match &user.content {
                 UserContent::Text(text) => {
                     if !text.is_blank() {
-                        out.push(ApiMessage {
-                            role: "user",
-                            content: Content::Text(text.into()),
-                        });
+                        out.push(ApiMessage::new("user", Content::Text(text.into())));
                     }
                 }
                 UserContent::Blocks(blocks) => {
@@ -268,10 +332,7 @@ pub fn convert_messages<'a>(
                         })
                         .collect();
                     if !content.is_empty() {
-                        out.push(ApiMessage {
-                            role: "user",
-                            content: Content::Blocks(content),
-                        });
+                        out.push(ApiMessage::new("user", Content::Blocks(content)));
                     }
                 }
             },
@@ -324,10 +385,17 @@ pub fn convert_messages<'a>(
                     }
                 }
                 if !blocks.is_empty() {
-                    out.push(ApiMessage {
-                        role: "assistant",
-                        content: Content::Blocks(blocks),
-                    });
+                    let kept_effort = assistant
+                        .provider_thinking_level
+                        .as_deref()
+                        .filter(|effort| is_effort(effort));
+                    if let (Some(provider), Some(effort)) = (effort_provider, kept_effort)
+                        && assistant.api == crate::types::api::ANTHROPIC_MESSAGES
+                        && assistant.provider == provider
+                    {
+                        out.push(ApiMessage::effort(effort));
+                    }
+                    out.push(ApiMessage::new("assistant", Content::Blocks(blocks)));
                 }
             }
             Message::ToolResult(_) => {
@@ -367,10 +435,7 @@ pub fn convert_messages<'a>(
                     index += 1;
                 }
                 results.extend(error_images);
-                out.push(ApiMessage {
-                    role: "user",
-                    content: Content::Blocks(results),
-                });
+                out.push(ApiMessage::new("user", Content::Blocks(results)));
                 continue;
             }
         }
@@ -408,6 +473,8 @@ fn mark_last_user_block(message: &mut ApiMessage<'_>, cache: &CacheControl) {
     }
 }
 
+use super::tools::convert_tools;
+pub use super::tools::has_preferred_strict_tools;
 /// Thinking parameters chosen by `stream_simple` or the caller.
 pub use crate::types::AnthropicThinking;
 
@@ -442,123 +509,20 @@ pub struct Body<'a> {
     metadata: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Value>,
+    /// Server-side refusal fallbacks (`compat.allowedFallbackModels`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fallbacks: Option<Vec<Value>>,
 }
 
-/// Whether the model takes strict tools (`compat.supportsStrictTools`, off by default).
-fn supports_strict_tools(model: &Model) -> bool {
+/// The models of `compat.allowedFallbackModels`, when it lists any: Anthropic may answer a
+/// refusal with one of them (pi-ai 0.84.3, 0.86).
+pub fn allowed_fallback_models(model: &Model) -> Option<&Vec<Value>> {
     model
         .compat
         .as_ref()
-        .and_then(|c| c.supports_strict_tools)
-        .unwrap_or(false)
-}
-
-/// Keywords Anthropic's strict tool use refuses (a 400 for the whole request), so that a
-/// tool preferring strictness is sent plain instead.
-fn strict_unsupported_keyword(key: &str, value: &Value) -> bool {
-    const REFUSED: [&str; 11] = [
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "maxItems",
-        "uniqueItems",
-        "minContains",
-        "maxContains",
-        "minProperties",
-        "maxProperties",
-    ];
-    const FORMATS: [&str; 10] = [
-        "date-time",
-        "time",
-        "date",
-        "duration",
-        "email",
-        "hostname",
-        "uri",
-        "ipv4",
-        "ipv6",
-        "uuid",
-    ];
-    match key {
-        _ if REFUSED.contains(&key) => true,
-        "minItems" => value != 0 && value != 1,
-        "format" => value.as_str().is_none_or(|f| !FORMATS.contains(&f)),
-        _ => false,
-    }
-}
-
-/// The declared tools, the last one carrying the cache marker.
-fn convert_tools(
-    model: &Model,
-    context: &Context,
-    oauth: bool,
-    cache: Option<&CacheControl>,
-) -> Vec<Value> {
-    let eager = supports_eager_tool_streaming(model);
-    let last = context.tools.len().saturating_sub(1);
-    context
-        .tools
-        .iter()
-        .enumerate()
-        .map(|(i, tool)| {
-            let mut t = Map::new();
-            let name = if oauth {
-                to_claude_code_name(&tool.name)
-            } else {
-                tool.name.clone()
-            };
-            t.insert("name".into(), Value::String(name));
-            t.insert(
-                "description".into(),
-                Value::String(tool.description.clone()),
-            );
-            if eager {
-                t.insert("eager_input_streaming".into(), Value::Bool(true));
-            }
-            let strict = constrained_sampling::strict_or_none(
-                tool,
-                supports_strict_tools(model),
-                Some(strict_unsupported_keyword),
-            );
-            if strict == Some(true) {
-                t.insert("strict".into(), Value::Bool(true));
-            }
-            let parameters = constrained_sampling::tool_parameters(tool, strict);
-            let field = |key: &str, empty: Value| parameters.get(key).cloned().unwrap_or(empty);
-            // A strict schema goes whole, with the legacy fields below laid over it.
-            let mut schema = match (strict, parameters.as_object()) {
-                (Some(true), Some(map)) => map.clone(),
-                _ => Map::new(),
-            };
-            schema.insert("type".into(), Value::from("object"));
-            schema.insert(
-                "properties".into(),
-                field("properties", Value::Object(Map::new())),
-            );
-            schema.insert(
-                "required".into(),
-                field("required", Value::Array(Vec::new())),
-            );
-            // As pi-ai 1.6: whether extra arguments are allowed, and the shared definitions
-            // property `$ref`s point into, go along; other root keywords (a root `anyOf`,
-            // which Anthropic refuses) stay out.
-            for key in ["additionalProperties", "$defs", "definitions"] {
-                if let Some(value) = parameters.get(key) {
-                    schema.insert(key.into(), value.clone());
-                }
-            }
-            t.insert("input_schema".into(), Value::Object(schema));
-            if let (true, Some(c)) = (i == last, cache) {
-                t.insert(
-                    "cache_control".into(),
-                    serde_json::to_value(c).unwrap_or(Value::Null),
-                );
-            }
-            Value::Object(t)
-        })
-        .collect()
+        .and_then(|c| c.allowed_fallback_models.as_ref())
+        .and_then(Value::as_array)
+        .filter(|list| !list.is_empty())
 }
 
 /// `thinking` and `output_config` for a reasoning model.
@@ -593,12 +557,16 @@ fn thinking_params(model: &Model, options: &StreamOptions) -> (Option<Value>, Op
 }
 
 /// Builds the request body for `messages` (the conversation from [`prepare_messages`]).
+///
+/// `disable_preferred_strict` sends tools that only prefer strictness plain (after Claude
+/// refused the strict tool set for its limits).
 pub fn build_body<'a>(
     model: &'a Model,
     context: &'a Context,
     messages: &'a [Message],
     options: &StreamOptions,
     oauth: bool,
+    disable_preferred_strict: bool,
 ) -> Body<'a> {
     let retention = CacheRetention::resolve(options.cache_retention);
     let cache = cache_control(model, retention);
@@ -632,7 +600,46 @@ pub fn build_body<'a>(
         .anthropic_thinking
         .as_ref()
         .is_some_and(|t| t.enabled);
-    let (thinking, output_config) = thinking_params(model, options);
+    let effort = mid_convo_effort(model, options);
+    let (thinking, output_config) = match &effort {
+        // Each turn's effort travels in the messages; the request's own is the lowest, so
+        // that accounts whose effort is capped below `high` are served (pi-ai 1.5).
+        Some(_) => {
+            let display = options
+                .anthropic_thinking
+                .as_ref()
+                .and_then(|t| t.display.clone())
+                .unwrap_or_else(|| "summarized".into());
+            (
+                Some(serde_json::json!({"type": "adaptive", "display": display,
+                    "block_binding": {"prefix_mismatch_behavior": "drop_block"}})),
+                Some(serde_json::json!({"effort": "low"})),
+            )
+        }
+        None => thinking_params(model, options),
+    };
+    let mut messages = convert_messages(
+        messages,
+        oauth,
+        cache.as_ref(),
+        model
+            .compat
+            .as_ref()
+            .and_then(|c| c.allow_empty_signature)
+            .unwrap_or(false),
+        effort.is_some().then_some(model.provider.as_str()),
+    );
+    if let Some(effort) = &effort {
+        messages.push(ApiMessage::effort(effort));
+    }
+    let fallbacks = allowed_fallback_models(model).map(|list| {
+        list.iter()
+            .map(|fallback| match fallback.get("model") {
+                Some(id) => serde_json::json!({"model": id}),
+                None => serde_json::json!({}),
+            })
+            .collect()
+    });
     let metadata = options
         .metadata
         .as_ref()
@@ -647,27 +654,26 @@ pub fn build_body<'a>(
     });
     Body {
         model: &model.id,
-        messages: convert_messages(
-            messages,
-            oauth,
-            cache.as_ref(),
-            model
-                .compat
-                .as_ref()
-                .and_then(|c| c.allow_empty_signature)
-                .unwrap_or(false),
-        ),
+        messages,
         max_tokens,
         stream: true,
         system: (!system.is_empty()).then_some(system),
-        temperature: options
-            .temperature
-            .filter(|_| !thinking_enabled && supports_temperature(model)),
-        tools: (!context.tools.is_empty())
-            .then(|| convert_tools(model, context, oauth, tool_cache.as_ref())),
+        temperature: options.temperature.filter(|_| {
+            !thinking_enabled && !supports_mid_convo_effort(model) && supports_temperature(model)
+        }),
+        tools: (!context.tools.is_empty()).then(|| {
+            convert_tools(
+                model,
+                context,
+                oauth,
+                tool_cache.as_ref(),
+                disable_preferred_strict,
+            )
+        }),
         thinking,
         output_config,
         metadata,
         tool_choice,
+        fallbacks,
     }
 }

@@ -6,8 +6,8 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::Decoder;
+use super::strict_retry::{attach, failed};
 use super::threads::{self, Fallback};
-use crate::assembler::Assembler;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{self, ErrorStyle, HttpRequest, RetryPolicy};
 use crate::request_body::RequestBody;
@@ -27,6 +27,8 @@ pub struct Threaded {
     pub may_continue: bool,
     pub oauth: bool,
     pub allow_empty_signature: bool,
+    /// The request again without preferred strict tools, for Claude's strict-tool limits.
+    pub strict_retry: Option<super::strict_retry::Retry<Threaded>>,
 }
 
 fn with_body(request: &HttpRequest, body: &Value) -> HttpRequest {
@@ -49,6 +51,7 @@ fn reply_messages(
         threaded.oauth,
         None,
         threaded.allow_empty_signature,
+        None,
     );
     serde_json::to_value(converted)
         .ok()
@@ -66,35 +69,25 @@ pub fn run(
     control: StreamControl,
     decoder: Decoder,
 ) -> AssistantMessageEventStream {
+    let level = decoder.provider_thinking_level().map(str::to_owned);
     AssistantMessageEventStream::new(async_stream::stream! {
-        let style = ErrorStyle::Anthropic;
-        let mut thread = if threaded.may_continue {
-            threads::prepare(&threaded.model, &threaded.session, &threaded.params, &threaded.betas)
-        } else {
-            None
-        };
-        let first = match &thread {
-            Some(t) => with_body(&threaded.request, &t.body),
-            None => threaded.request.clone(),
-        };
-        let mut sent = http::send(&first, policy, &control.cancel, style).await;
-        if let (Err(failure), Some(_)) = (&sent, &thread)
-            && !failure.aborted
-            && let Some((status, _)) = &failure.status
+        let mut threaded = threaded;
+        let retry = threaded.strict_retry.take();
+        let (mut sent, mut thread) = send(&threaded, policy, &control).await;
+        let mut diagnostic = None;
+        if let (Err(failure), Some(retry)) = (&sent, retry)
+            && let Some((rebuilt, note)) = retry.after(failure)
         {
-            match threads::fallback(*status, failure.error_code.as_deref(), &failure.message) {
-                Fallback::NewThread => {
-                    let created = threads::create(&threaded.session, &threaded.params);
-                    let request = with_body(&threaded.request, &created.body);
-                    sent = http::send(&request, policy, &control.cancel, style).await;
-                    thread = Some(created);
+            diagnostic = Some(note);
+            match rebuilt {
+                Ok(again) => {
+                    threaded = again;
+                    (sent, thread) = send(&threaded, policy, &control).await;
                 }
-                Fallback::Unsupported => {
-                    sent = http::send(&threaded.request, policy, &control.cancel, style).await;
-                    threads::turn_off(&threaded.session);
-                    thread = None;
+                Err(message) => {
+                    yield failed(&threaded.model, false, message, level.as_deref(), diagnostic.as_ref());
+                    return;
                 }
-                Fallback::None => {}
             }
         }
         let response = match sent {
@@ -104,7 +97,13 @@ pub fn run(
             }
             Err(failure) => {
                 let text = failure.text(control.error_prefix.as_deref());
-                yield Assembler::new(&threaded.model).fail(failure.aborted, text);
+                yield failed(
+                    &threaded.model,
+                    failure.aborted,
+                    text,
+                    level.as_deref(),
+                    diagnostic.as_ref(),
+                );
                 return;
             }
         };
@@ -114,7 +113,8 @@ pub fn run(
             control,
             decoder,
         ));
-        while let Some(event) = events.next().await {
+        while let Some(mut event) = events.next().await {
+            attach(&mut event, diagnostic.as_ref());
             if let (AssistantMessageEvent::Done { message, .. }, Some(_)) = (&event, &thread)
                 && message.response_model.is_none()
                 && let Some(reply_id) = message.response_id.as_deref()
@@ -132,4 +132,52 @@ pub fn run(
             yield event;
         }
     })
+}
+
+/// Sends the thread's body (or the full request), falling back to a new thread or to no
+/// thread when the server refuses the thread.
+async fn send(
+    threaded: &Threaded,
+    policy: RetryPolicy,
+    control: &StreamControl,
+) -> (
+    Result<reqwest::Response, http::RequestFailure>,
+    Option<threads::ThreadRequest>,
+) {
+    let style = ErrorStyle::Anthropic;
+    let mut thread = if threaded.may_continue {
+        threads::prepare(
+            &threaded.model,
+            &threaded.session,
+            &threaded.params,
+            &threaded.betas,
+        )
+    } else {
+        None
+    };
+    let first = match &thread {
+        Some(t) => with_body(&threaded.request, &t.body),
+        None => threaded.request.clone(),
+    };
+    let mut sent = http::send(&first, policy, &control.cancel, style).await;
+    if let (Err(failure), Some(_)) = (&sent, &thread)
+        && !failure.aborted
+        && let Some((status, _)) = &failure.status
+    {
+        match threads::fallback(*status, failure.error_code.as_deref(), &failure.message) {
+            Fallback::NewThread => {
+                let created = threads::create(&threaded.session, &threaded.params);
+                let request = with_body(&threaded.request, &created.body);
+                sent = http::send(&request, policy, &control.cancel, style).await;
+                thread = Some(created);
+            }
+            Fallback::Unsupported => {
+                sent = http::send(&threaded.request, policy, &control.cancel, style).await;
+                threads::turn_off(&threaded.session);
+                thread = None;
+            }
+            Fallback::None => {}
+        }
+    }
+    (sent, thread)
 }

@@ -14,6 +14,7 @@ use super::decode::Decoder;
 use crate::assembler::Assembler;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{self, ErrorStyle, HttpRequest, RetryPolicy};
+use crate::providers::strict_limits;
 use crate::sse::{Read, StreamControl, Watched};
 use crate::types::{AssistantMessageEvent, Model};
 
@@ -352,6 +353,7 @@ fn sdk_item(message: &Message) -> Option<serde_json::Value> {
 pub(crate) fn run(
     model: Model,
     request: Result<HttpRequest, String>,
+    retry: Option<strict_limits::Retry<HttpRequest>>,
     policy: RetryPolicy,
     control: StreamControl,
     decoder: Decoder,
@@ -364,7 +366,25 @@ pub(crate) fn run(
                 return;
             }
         };
-        let response = match http::send(&request, policy, &control.cancel, ErrorStyle::Bedrock).await {
+        let style = ErrorStyle::Bedrock;
+        let mut sent = http::send(&request, policy, &control.cancel, style).await;
+        // Claude's refusal of a strict tool set over its limits: once more, plain.
+        let mut note = None;
+        if let (Err(failure), Some(retry)) = (&sent, retry)
+            && let Some((rebuilt, diagnostic)) = retry.after(failure)
+        {
+            note = Some(diagnostic);
+            match rebuilt {
+                Ok(request) => sent = http::send(&request, policy, &control.cancel, style).await,
+                Err(message) => {
+                    let mut event = Assembler::new(&model).fail(false, message);
+                    strict_limits::attach_note(&mut event, note.as_ref());
+                    yield event;
+                    return;
+                }
+            }
+        }
+        let response = match sent {
             Ok(response) => {
                 control.report_response(&response);
                 response
@@ -375,12 +395,14 @@ pub(crate) fn run(
                 if let Some(diagnostic) = diagnostic {
                     crate::providers::common::attach_diagnostic(&mut event, diagnostic);
                 }
+                strict_limits::attach_note(&mut event, note.as_ref());
                 yield event;
                 return;
             }
         };
         let mut events = Box::pin(decode(model, response.bytes_stream(), control, decoder));
-        while let Some(event) = events.next().await {
+        while let Some(mut event) = events.next().await {
+            strict_limits::attach_note(&mut event, note.as_ref());
             yield event;
         }
     })

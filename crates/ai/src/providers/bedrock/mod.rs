@@ -16,6 +16,7 @@ use futures_core::Stream;
 use tokio_util::sync::CancellationToken;
 
 use super::common::{base_options, encode_body, join_url};
+use super::strict_limits::{self, Transport};
 use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{HttpRequest, RetryPolicy};
@@ -58,6 +59,9 @@ pub struct BedrockOptions {
     pub bearer_token: Option<String>,
     /// Explicit credentials, used before the environment and the shared files.
     pub credentials: Option<AwsCredentials>,
+    /// Tools that only prefer strictness go plain: Claude refused the session's strict
+    /// tool set for its limits (pi-ai 1.5).
+    pub disable_preferred_strict_tools: bool,
 }
 
 impl std::fmt::Debug for BedrockOptions {
@@ -75,6 +79,10 @@ impl std::fmt::Debug for BedrockOptions {
                 &self.bearer_token.as_ref().map(|_| "<redacted>"),
             )
             .field("credentials", &self.credentials)
+            .field(
+                "disable_preferred_strict_tools",
+                &self.disable_preferred_strict_tools,
+            )
             .finish()
     }
 }
@@ -130,12 +138,33 @@ pub fn stream_bedrock(
     model: &Model,
     context: &Context,
     options: StreamOptions,
-    bedrock: BedrockOptions,
+    mut bedrock: BedrockOptions,
 ) -> AssistantMessageEventStream {
+    let session = options.session_id.clone().filter(|s| !s.is_empty());
+    let disabled = bedrock.disable_preferred_strict_tools
+        || strict_limits::exceeded(Transport::Bedrock, session.as_deref());
+    bedrock.disable_preferred_strict_tools = disabled;
     let request = build_request(model, context, &options, &bedrock, SystemTime::now());
+    // Claude may refuse a strict tool set over its limits: the request then goes once more
+    // with the tools that only prefer strictness plain (pi-ai 1.5).
+    let retry = (!disabled
+        && request::has_preferred_strict_tools(model, context, options.tool_choice.as_ref()))
+    .then(|| {
+        let (model, context, options) = (model.clone(), context.clone(), options.clone());
+        let mut bedrock = bedrock.clone();
+        bedrock.disable_preferred_strict_tools = true;
+        strict_limits::Retry::new(
+            Transport::Bedrock,
+            session,
+            Box::new(move || {
+                build_request(&model, &context, &options, &bedrock, SystemTime::now())
+            }),
+        )
+    });
     eventstream::run(
         model.clone(),
         request,
+        retry,
         retry_policy(&options),
         StreamControl::from_options(&options),
         Decoder::new(model.clone()),

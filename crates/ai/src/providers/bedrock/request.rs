@@ -639,27 +639,59 @@ fn system_blocks(
     Some(blocks)
 }
 
+/// Whether `model` has Bedrock strict mode (`compat.supportsStrictMode`, off by default).
+fn supports_strict_mode(model: &Model) -> bool {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_strict_mode)
+        .unwrap_or(false)
+}
+
+/// Whether `tool` goes strict, unless it only prefers strictness and `disable_preferred`.
+fn tool_is_strict(
+    model: &Model,
+    tool: &crate::types::Tool,
+    disable_preferred: bool,
+) -> Option<bool> {
+    if disable_preferred && crate::constrained_sampling::prefers_strict(tool) {
+        return None;
+    }
+    crate::constrained_sampling::strict_or_none(tool, supports_strict_mode(model), None)
+}
+
+/// Whether the request sends strict a tool that only prefers strictness, so that Claude's
+/// refusal for its strict-tool limits can be retried with it plain (pi-ai 1.5).
+pub fn has_preferred_strict_tools(
+    model: &Model,
+    context: &Context,
+    choice: Option<&ToolChoice>,
+) -> bool {
+    choice != Some(&ToolChoice::None)
+        && context.tools.iter().any(|tool| {
+            crate::constrained_sampling::prefers_strict(tool)
+                && tool_is_strict(model, tool, false) == Some(true)
+        })
+}
+
 /// The tools, strict where the model has strict mode (`compat.supportsStrictMode`, off by
 /// default) and the tool asks for it.
+///
+/// With `disable_preferred`, tools that only prefer strictness go plain.
 fn tool_config(
     model: &Model,
     context: &Context,
     choice: Option<&ToolChoice>,
+    disable_preferred: bool,
 ) -> Option<ToolConfig> {
     if context.tools.is_empty() || choice == Some(&ToolChoice::None) {
         return None;
     }
-    let supports_strict_mode = model
-        .compat
-        .as_ref()
-        .and_then(|c| c.supports_strict_mode)
-        .unwrap_or(false);
     let tools = context
         .tools
         .iter()
         .map(|tool| {
-            let strict =
-                crate::constrained_sampling::strict_or_none(tool, supports_strict_mode, None);
+            let strict = tool_is_strict(model, tool, disable_preferred);
             BedrockTool::ToolSpec(ToolSpec {
                 name: tool.name.clone(),
                 description: tool.description.clone(),
@@ -699,7 +731,12 @@ pub fn build_body(
                 .or_else(|| is_claude(model).then_some(model.max_tokens)),
             temperature: options.temperature,
         },
-        tool_config: tool_config(model, context, options.tool_choice.as_ref()),
+        tool_config: tool_config(
+            model,
+            context,
+            options.tool_choice.as_ref(),
+            bedrock.disable_preferred_strict_tools,
+        ),
         additional_model_request_fields: additional_model_request_fields(
             model,
             bedrock,

@@ -158,11 +158,13 @@ pub struct Body<'a> {
     extra: Map<String, Value>,
 }
 
-/// Normalizes tool-call ids from other APIs (Responses `call|item` ids, over-long ids).
+/// Normalizes tool-call ids from other APIs: a Responses `call|item` id keeps both parts
+/// (`call_item`), and one over 40 characters becomes the call id and a hash of the whole,
+/// so that calls sharing a call id stay apart (pi-ai 0.81); over-long OpenAI ids are cut.
 fn normalize_tool_call_id(model: &Model, id: &str) -> String {
-    if let Some((call_id, _)) = id.split_once('|') {
-        return call_id
-            .chars()
+    const MAX: usize = 40;
+    let sanitize = |part: &str| -> String {
+        part.chars()
             .map(|c| {
                 if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
                     c
@@ -170,11 +172,29 @@ fn normalize_tool_call_id(model: &Model, id: &str) -> String {
                     '_'
                 }
             })
-            .take(40)
+            .collect()
+    };
+    if let Some((call, item)) = id.split_once('|') {
+        let (call, item) = (sanitize(call), sanitize(item));
+        let combined = if item.is_empty() {
+            call.clone()
+        } else {
+            format!("{call}_{item}")
+        };
+        // Sanitized ids are ASCII: characters are bytes (and UTF-16 units, as pi counts).
+        if combined.len() <= MAX {
+            return combined;
+        }
+        let hash: String = crate::providers::openai_responses::request::short_hash(id)
+            .chars()
+            .take(8)
             .collect();
+        let keep = MAX.saturating_sub(hash.len() + 1).max(1);
+        let head: String = call.chars().take(keep).collect();
+        return format!("{head}_{hash}");
     }
-    if model.provider == "openai" && id.chars().count() > 40 {
-        return id.chars().take(40).collect();
+    if model.provider == "openai" && id.chars().count() > MAX {
+        return id.chars().take(MAX).collect();
     }
     id.to_owned()
 }
@@ -423,7 +443,8 @@ fn cache_control(compat: &Compat, retention: CacheRetention) -> Option<CacheCont
     })
 }
 
-/// Marks the system prompt, the last tool and the last user/assistant text for caching.
+/// Marks the system prompt, the last tool and the last user, assistant or tool-result text
+/// for caching.
 fn apply_cache_control(
     messages: &mut [ChatMessage],
     tools: Option<&mut Vec<ToolParam>>,
@@ -471,6 +492,8 @@ fn apply_cache_control(
                 content: Some(content),
                 ..
             } => mark(content, marker),
+            // pi-ai 0.82: the breakpoint advances through tool results too.
+            ChatMessage::Tool { content, .. } => mark(content, marker),
             _ => false,
         };
         if done {
