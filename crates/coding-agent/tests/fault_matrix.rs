@@ -24,7 +24,10 @@ const FIRST_REPLY: &str = "a first reply that the fault interrupts part of the w
 /// The answer to the turn before an overflow (so that there is something to compact).
 const EARLIER_REPLY: &str = "an earlier answer";
 /// The compaction's summary, when an overflow makes pi compact before retrying.
-const SUMMARY: &str = "The user said hi.";
+const SUMMARY: &str = "The user said hello.";
+/// The summary of the split turn's start: with the failed attempt left out of the context,
+/// keeping one token cuts inside the last turn (as pi 1.6.0 cuts, auto_compaction_16.rs).
+const TURN_SUMMARY: &str = "The user then said hi.";
 
 /// Part of every secret the runs are given; it must show up nowhere pi writes.
 const CANARY: &str = "CANARYx7f3a9c";
@@ -177,13 +180,14 @@ impl Case {
             }),
             Case::TruncatedFinal => reply().with_fault(Fault::TruncatedEnd),
         };
-        // An earlier turn is answered; at the overflow pi compacts it, then retries, and
-        // the retry is answered.
+        // An earlier turn is answered; at the overflow pi compacts (the history and the
+        // split turn's start), then retries, and the retry is answered.
         if self == Case::ContextOverflow {
             return vec![
                 Script::text(EARLIER_REPLY),
                 faulty,
                 Script::text(SUMMARY),
+                Script::text(TURN_SUMMARY),
                 Script::text(RECOVERED),
             ];
         }
