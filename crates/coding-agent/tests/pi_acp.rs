@@ -94,7 +94,10 @@ fn run(pi: &Path, acp: &Path, server: &MockServer, extra_env: &[(&str, &str)]) -
             {"op": "initialize"},
             {"op": "new", "awaitStartup": true},
             {"op": "prompt", "text": "edit a.txt"},
-            {"op": "prompt", "text": "wait a while", "cancelOn": "tool_call"},
+            // Cancelled once the command runs (its first progress update). At the call's
+            // announcement the cancel would race the tool's start: it may land before the
+            // tool begins ("Operation aborted") or after ("Command aborted") in any pi.
+            {"op": "prompt", "text": "wait a while", "cancelOn": "tool_call_update"},
             {"op": "prompt", "text": "try again"},
             {"op": "prompt", "text": "/choose", "limitMs": 5000},
             {"op": "load"},
