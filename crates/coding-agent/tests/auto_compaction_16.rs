@@ -12,19 +12,10 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use mock_llm::{Fault, MockServer, Script, ScriptUsage, StopReason};
+use mock_llm::{MockServer, Script, StopReason};
 use support::rpc::{Env, Rpc, read_jsonl, user_texts};
+use support::scripts::{context_overflow, usage};
 use support::ts16::{ours, ts16, ts16_pi};
-
-fn usage(input: u64, output: u64) -> ScriptUsage {
-    ScriptUsage {
-        input,
-        output,
-        cache_read: 0,
-        cache_write: 0,
-        reasoning: 0,
-    }
-}
 
 /// Two exchanges that compaction can summarize (the newest few tokens are kept).
 fn two_exchanges(server: &MockServer) {
@@ -341,25 +332,11 @@ async fn a_compaction_before_a_prompt_then_sends_only_that_prompt() {
     assert_eq!(seen["lastText"], "The third answer.", "{seen:#}");
 }
 
-/// The provider's answer that the context is too long.
-fn overflow_error() -> Script {
-    Script::default().with_fault(Fault::HttpError {
-        status: 400,
-        retry_after: None,
-        retry_after_ms: None,
-        body: Some(
-            json!({"error": {"message": "This model's maximum context length is 4000 tokens. However, your messages resulted in 9000 tokens.",
-                             "type": "invalid_request_error", "code": "context_length_exceeded"}})
-            .to_string(),
-        ),
-    })
-}
-
 /// The third request fails: the context is too long.
 async fn overflow_error_mock() -> MockServer {
     let server = MockServer::start().await.unwrap();
     two_exchanges(&server);
-    server.push(overflow_error());
+    server.push(context_overflow());
     server.push(Script::text("## Goal\nA summary.").with_full_usage(usage(400, 40)));
     server.push(Script::text("## Goal\nThe turn's start.").with_full_usage(usage(300, 10)));
     server.push(Script::text("The recovered answer.").with_full_usage(usage(150, 20)));
@@ -369,7 +346,7 @@ async fn overflow_error_mock() -> MockServer {
 /// The first request fails: the context is too long.
 async fn first_overflow_mock() -> MockServer {
     let server = MockServer::start().await.unwrap();
-    server.push(overflow_error());
+    server.push(context_overflow());
     server.push(Script::text("## Goal\nThe turn's start.").with_full_usage(usage(300, 10)));
     server.push(Script::text("The recovered answer.").with_full_usage(usage(150, 20)));
     server

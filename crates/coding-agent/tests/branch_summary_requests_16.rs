@@ -17,18 +17,6 @@ use mock_llm::{MockServer, Script};
 use support::rpc::{Env, Rpc, read_jsonl, user_texts};
 use support::ts16::{pis, program_with_host};
 
-/// `/nav <entry id>` moves the session's leaf to that entry, summarizing what it leaves.
-const EXTENSION: &str = r#"
-export default function (pi) {
-  pi.registerCommand("nav", {
-    description: "Go to an entry of the tree, with a summary",
-    handler: async (args, ctx) => {
-      await ctx.navigateTree(args.trim(), { summarize: true });
-    },
-  });
-}
-"#;
-
 /// The lines of a serialized conversation (`[User]: …`, `[Assistant]: …` and their
 /// continuations) in a summary request's text.
 fn conversation_lines(text: &str) -> Vec<String> {
@@ -57,9 +45,7 @@ async fn summary_request(wrapper: &Option<PathBuf>) -> Value {
         json!({"retry": {"enabled": false}, "defaultModel": "mock-thinker",
                "defaultThinkingLevel": "high"}),
     );
-    let extension = env.work.join("nav.ts");
-    std::fs::write(&extension, EXTENSION).unwrap();
-    let extension = extension.display().to_string();
+    let extension = support::nav::install(&env.work, true);
     let wrapper = wrapper.clone();
     tokio::task::spawn_blocking(move || {
         let args = ["-e", extension.as_str()];
@@ -96,10 +82,7 @@ async fn summary_request(wrapper: &Option<PathBuf>) -> Value {
         let args = ["-e", extension.as_str(), "-c"];
         let mut rpc = Rpc::start_program(&env, program_with_host(&wrapper), &args);
         let first_answer = first_answer.as_str().unwrap();
-        rpc.call(
-            "n",
-            json!({"type": "prompt", "message": format!("/nav {first_answer}")}),
-        );
+        support::nav::go(&mut rpc, "n", first_answer);
         let summary = read_jsonl(&file)
             .into_iter()
             .find(|e| e["type"] == "branch_summary");

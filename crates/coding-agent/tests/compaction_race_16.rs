@@ -11,19 +11,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use mock_llm::{Fault, MockServer, Script, ScriptUsage};
+use mock_llm::{Fault, MockServer, Script};
 use support::rpc::{Env, Rpc};
+use support::scripts::usage;
 use support::ts16::{ours, ts16, ts16_pi};
-
-fn usage(input: u64, output: u64) -> ScriptUsage {
-    ScriptUsage {
-        input,
-        output,
-        cache_read: 0,
-        cache_write: 0,
-        reasoning: 0,
-    }
-}
 
 /// The compaction events of `lines`, with what identifies them.
 fn compactions(lines: &[Value]) -> Vec<Value> {

@@ -11,8 +11,7 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::SocketAddr;
+use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -70,27 +69,6 @@ fn now_ms() -> i64 {
     .unwrap()
 }
 
-/// A plain HTTP/1.0 exchange with the mock: the status and the body.
-fn http(addr: SocketAddr, method: &str, target: &str, body: Option<&Value>) -> (u16, String) {
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(WAIT)).unwrap();
-    let body = body.map(Value::to_string).unwrap_or_default();
-    let request = format!(
-        "{method} {target} HTTP/1.0\r\nHost: mock\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).unwrap();
-    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no HTTP status in {head:?}"));
-    (status, body.to_owned())
-}
-
 /// A mock server on its own runtime (the tests themselves are synchronous).
 struct Mock {
     server: MockServer,
@@ -117,14 +95,15 @@ impl Mock {
 
     /// `GET /_mock/oauth`: `{logins, refreshes, refused, issued, liveRefreshTokens}`.
     fn status(&self) -> Value {
-        let (code, body) = http(self.server.addr(), "GET", "/_mock/oauth", None);
+        let (code, body) = support::http_exchange(self.server.addr(), "GET", "/_mock/oauth", None);
         assert_eq!(code, 200, "{body}");
         serde_json::from_str(&body).unwrap()
     }
 
     /// `POST /_mock/oauth`.
     fn configure(&self, settings: Value) {
-        let (code, body) = http(self.server.addr(), "POST", "/_mock/oauth", Some(&settings));
+        let (code, body) =
+            support::http_exchange(self.server.addr(), "POST", "/_mock/oauth", Some(&settings));
         assert_eq!(code, 204, "{body}");
     }
 
@@ -405,7 +384,7 @@ fn anthropic_no_browser_login_takes_the_pasted_code() {
             );
             // The user opens the URL elsewhere; the page shows `code#state`.
             let target = url.strip_prefix(&mock.url()).unwrap();
-            let (status, page) = http(mock.server.addr(), "GET", target, None);
+            let (status, page) = support::http_exchange(mock.server.addr(), "GET", target, None);
             assert_eq!(status, 200, "{page}");
             assert!(page.contains('#'), "code#state: {page}");
             tmux.type_text(page.trim());

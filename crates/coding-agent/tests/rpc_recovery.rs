@@ -7,26 +7,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use mock_llm::{Fault, MockServer, Script};
+use mock_llm::{MockServer, Script};
 use support::rpc::{Env, Rpc, of_type, read_jsonl, user_texts};
+use support::scripts::context_overflow;
 
 /// Fast retries, and no retries inside a request, so every failure reaches pi's auto-retry.
 fn retry_settings(base_delay_ms: u64) -> Value {
     json!({"retry": {"enabled": true, "maxRetries": 3, "baseDelayMs": base_delay_ms,
                      "provider": {"maxRetries": 0}}})
-}
-
-fn overflow_error() -> Script {
-    Script::default().with_fault(Fault::HttpError {
-        status: 400,
-        retry_after: None,
-        retry_after_ms: None,
-        body: Some(
-            json!({"error": {"message": "This model's maximum context length is 4000 tokens. However, your messages resulted in 9000 tokens.",
-                             "type": "invalid_request_error", "code": "context_length_exceeded"}})
-            .to_string(),
-        ),
-    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -121,7 +109,7 @@ async fn a_context_overflow_compacts_and_retries() {
     server.push_all([
         Script::text("first answer").with_usage(100, 10),
         Script::text("second answer").with_usage(200, 10),
-        overflow_error(),
+        context_overflow(),
         Script::text("SUMMARY OF THE EARLY WORK"),
         Script::text("SUMMARY OF THE TURN'S START"),
         Script::text("recovered answer"),
@@ -186,7 +174,7 @@ async fn an_overflow_on_the_first_turn_has_nothing_to_compact() {
     // holds, there is nothing to summarize, so no compaction starts and the request is not
     // retried.
     let server = MockServer::start().await.unwrap();
-    server.push_all([overflow_error(), Script::text("never asked for")]);
+    server.push_all([context_overflow(), Script::text("never asked for")]);
     let env = Env::new(&server, 4000, json!({"compaction": {"reserveTokens": 100}}));
     let mut rpc = Rpc::start(&env, &[]);
     rpc.call(

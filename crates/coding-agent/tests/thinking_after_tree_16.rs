@@ -14,18 +14,6 @@ use mock_llm::{MockServer, Script};
 use support::rpc::{Env, Rpc, read_jsonl};
 use support::ts16::{pis, program_with_host};
 
-/// `/nav <entry id>` moves the session's leaf to that entry, without a summary.
-const EXTENSION: &str = r#"
-export default function (pi) {
-  pi.registerCommand("nav", {
-    description: "Go to an entry of the tree",
-    handler: async (args, ctx) => {
-      await ctx.navigateTree(args.trim(), { summarize: false });
-    },
-  });
-}
-"#;
-
 /// The thinking level after resuming, and the entry kinds of the resumed branch.
 async fn resumed(wrapper: &Option<PathBuf>) -> Value {
     let server = MockServer::start().await.unwrap();
@@ -38,9 +26,7 @@ async fn resumed(wrapper: &Option<PathBuf>) -> Value {
         json!({"retry": {"enabled": false}, "defaultModel": "mock-thinker",
                "defaultThinkingLevel": "low"}),
     );
-    let extension = env.work.join("nav.ts");
-    std::fs::write(&extension, EXTENSION).unwrap();
-    let extension = extension.display().to_string();
+    let extension = support::nav::install(&env.work, false);
     let wrapper = wrapper.clone();
     tokio::task::spawn_blocking(move || {
         let args = ["-e", extension.as_str()];
@@ -66,10 +52,7 @@ async fn resumed(wrapper: &Option<PathBuf>) -> Value {
         );
         rpc.event("agent_settled");
         // Back to before the change; the live level stays high.
-        rpc.call(
-            "n",
-            json!({"type": "prompt", "message": format!("/nav {first_answer}")}),
-        );
+        support::nav::go(&mut rpc, "n", &first_answer);
         let live = rpc.call("s2", json!({"type": "get_state"}))["data"]["thinkingLevel"].clone();
         rpc.call(
             "p3",
