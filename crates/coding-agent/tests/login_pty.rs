@@ -115,8 +115,8 @@ async fn first_run_opens_with_guidance_and_login_makes_it_work() {
         "Anthropic (Claude Pro/Max)",
         "GitHub Copilot",
         "OpenAI (ChatGPT Plus/Pro)",
-        "Gemini CLI",
-        "Antigravity",
+        "Kimi Code (subscription)",
+        "xAI (Grok/X subscription)",
     ];
     tmux.wait("every account provider", WAIT, |s| {
         s.contains("Select a provider to sign in to:") && names.iter().all(|n| s.contains(n))

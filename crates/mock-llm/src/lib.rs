@@ -13,6 +13,7 @@ mod error;
 mod faults;
 pub mod llama_router;
 pub mod oauth;
+mod oauth_device;
 mod recording;
 mod render;
 mod request_view;

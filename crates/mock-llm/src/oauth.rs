@@ -1,4 +1,4 @@
-//! A stand-in for the sign-in servers of Anthropic, OpenAI, GitHub and Google, reached by
+//! A stand-in for the sign-in servers of Anthropic, OpenAI, GitHub, Google, xAI and Kimi, reached by
 //! pi with `PI_OAUTH_BASE_URL=<mock>` (each real host becomes the first path segment).
 //! It checks PKCE, redirect URIs and states, runs device flows, rotates refresh tokens
 //! (a used or revoked one is refused with `invalid_grant`) and counts what it did.
@@ -81,6 +81,54 @@ impl OAuthState {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Counts a poll of a device code: `true` once the user "approved" it (after the
+    /// configured number of pending polls).
+    pub(crate) fn device_approved(&self, device_code: &str) -> bool {
+        let mut inner = self.lock();
+        let pending = inner.settings.pending_polls;
+        let polls = inner
+            .device_polls
+            .entry(device_code.to_owned())
+            .or_default();
+        *polls += 1;
+        *polls > pending
+    }
+
+    /// A fresh number for codes and tokens.
+    pub(crate) fn next_seq(&self) -> u64 {
+        let mut inner = self.lock();
+        inner.seq += 1;
+        inner.seq
+    }
+
+    /// Issues tokens for `host` after a sign-in (`refresh: None`) or in exchange for a
+    /// refresh token, which is used up; `None` when that token is unknown, used or revoked.
+    pub(crate) fn issue_tokens(&self, host: &str, refresh: Option<&str>) -> Option<Value> {
+        let mut inner = self.lock();
+        match refresh {
+            Some(token) => {
+                if inner.refresh_tokens.remove(token).is_none() {
+                    inner.refused += 1;
+                    return None;
+                }
+                inner.refreshes += 1;
+            }
+            None => inner.logins += 1,
+        }
+        let access = access_token(&mut inner, host);
+        inner.seq += 1;
+        let refresh = format!("mock-refresh-{}", inner.seq);
+        inner
+            .refresh_tokens
+            .insert(refresh.clone(), host.to_owned());
+        Some(json!({
+            "access_token": access,
+            "refresh_token": refresh,
+            "expires_in": inner.settings.access_ttl_secs,
+            "token_type": "Bearer",
+        }))
+    }
 }
 
 fn now_secs() -> i64 {
@@ -130,9 +178,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             post(load_code_assist),
         )
         .route("/_mock/oauth", get(status).post(configure))
+        .merge(crate::oauth_device::routes())
 }
 
-fn oauth_error(status: StatusCode, code: &str, description: &str) -> Response {
+pub(crate) fn oauth_error(status: StatusCode, code: &str, description: &str) -> Response {
     (
         status,
         Json(json!({ "error": code, "error_description": description })),
@@ -190,7 +239,7 @@ async fn authorize(State(shared): State<Arc<Shared>>, uri: axum::http::Uri) -> R
 }
 
 /// Reads a JSON or form body into string pairs.
-fn params_of(headers: &HeaderMap, body: &[u8]) -> HashMap<String, String> {
+pub(crate) fn params_of(headers: &HeaderMap, body: &[u8]) -> HashMap<String, String> {
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -225,6 +274,7 @@ fn access_token(inner: &mut Inner, host: &str) -> String {
             format!("{header}.{claims}.sig")
         }
         "google" => format!("ya29.mock-access-{n}"),
+        "xai" | "kimi" => format!("{host}-mock-access-{n}"),
         _ => format!("sk-ant-oat01-mock-access-{n}"),
     };
     inner.issued.push(token.clone());

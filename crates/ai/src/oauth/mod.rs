@@ -12,8 +12,10 @@ mod github_copilot;
 mod google;
 mod http;
 mod interaction;
+mod kimi_coding;
 mod openai_codex;
 mod pkce;
+mod xai;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -75,21 +77,38 @@ pub enum OAuthProvider {
     GithubCopilot,
     GoogleGeminiCli,
     GoogleAntigravity,
+    KimiCoding,
+    Xai,
 }
 
 impl OAuthProvider {
-    /// Every provider, in the order `/login` lists them.
+    /// Every provider one can sign in to, in the order `/login` lists them.
     pub const ALL: [OAuthProvider; 5] = [
         OAuthProvider::Anthropic,
         OAuthProvider::GithubCopilot,
-        OAuthProvider::GoogleGeminiCli,
-        OAuthProvider::GoogleAntigravity,
+        OAuthProvider::KimiCoding,
         OAuthProvider::OpenAiCodex,
+        OAuthProvider::Xai,
     ];
 
-    /// The provider by its id (`anthropic`, `openai-codex`, ...).
+    /// Logins pi no longer offers (Google Gemini CLI and Antigravity, removed in pi 0.71);
+    /// a stored one still refreshes.
+    const RETIRED: [OAuthProvider; 2] = [
+        OAuthProvider::GoogleGeminiCli,
+        OAuthProvider::GoogleAntigravity,
+    ];
+
+    /// The provider by its id (`anthropic`, `openai-codex`, ...), retired ones included.
     pub fn from_id(id: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|p| p.id() == id)
+        Self::ALL
+            .into_iter()
+            .chain(Self::RETIRED)
+            .find(|p| p.id() == id)
+    }
+
+    /// Whether `/login` and `pi auth login` offer this sign-in.
+    pub fn is_offered(self) -> bool {
+        Self::ALL.contains(&self)
     }
 
     /// The provider id models and auth.json use.
@@ -100,6 +119,8 @@ impl OAuthProvider {
             Self::GithubCopilot => "github-copilot",
             Self::GoogleGeminiCli => "google-gemini-cli",
             Self::GoogleAntigravity => "google-antigravity",
+            Self::KimiCoding => "kimi-coding",
+            Self::Xai => "xai",
         }
     }
 
@@ -111,7 +132,14 @@ impl OAuthProvider {
             Self::GithubCopilot => "GitHub Copilot",
             Self::GoogleGeminiCli => "Google Cloud Code Assist (Gemini CLI)",
             Self::GoogleAntigravity => "Antigravity (Gemini 3, Claude, GPT-OSS)",
+            Self::KimiCoding => "Kimi Code (subscription)",
+            Self::Xai => "xAI (Grok/X subscription)",
         }
+    }
+
+    /// Whether the provider also takes an API key (`pi auth login --api-key`, `/login`'s key list).
+    pub fn has_api_key_login(self) -> bool {
+        matches!(self, Self::Anthropic | Self::KimiCoding | Self::Xai)
     }
 
     /// Runs the sign-in flow; the interaction shows URLs and codes and asks for input.
@@ -124,6 +152,8 @@ impl OAuthProvider {
                 Self::GithubCopilot => github_copilot::login(ui).await,
                 Self::GoogleGeminiCli => google::login(google::GEMINI_CLI, ui).await,
                 Self::GoogleAntigravity => google::login(google::ANTIGRAVITY, ui).await,
+                Self::KimiCoding => kimi_coding::login(ui).await,
+                Self::Xai => xai::login(ui).await,
             }
         };
         tokio::select! {
@@ -143,6 +173,8 @@ impl OAuthProvider {
             Self::GithubCopilot => github_copilot::refresh(credentials).await,
             Self::GoogleGeminiCli => google::refresh(google::GEMINI_CLI, credentials).await,
             Self::GoogleAntigravity => google::refresh(google::ANTIGRAVITY, credentials).await,
+            Self::KimiCoding => kimi_coding::refresh(credentials).await,
+            Self::Xai => xai::refresh(credentials).await,
         }
     }
 

@@ -76,7 +76,7 @@ async fn refresh_locked(
     // Another process may have refreshed while this one waited.
     let current = AuthStorage::load(&auth_path).oauth(provider).cloned();
     let Some(current) = current else {
-        return Err(RefreshError(log_in_again(
+        return Err(RefreshError(refresh_failed(
             provider,
             "the login was removed",
         )));
@@ -100,9 +100,12 @@ async fn refresh_locked(
         Ok(Ok(refreshed)) => refreshed,
         Ok(Err(error)) => return Err(RefreshError(refresh_failure(provider, &error))),
         Err(_) => {
-            return Err(RefreshError(format!(
-                "The {provider} login could not be refreshed: the token request took longer than {} seconds. Try again, or log in again with /login or \"pi auth login {provider}\".",
-                REFRESH_TIMEOUT.as_secs()
+            return Err(RefreshError(refresh_failed(
+                provider,
+                &format!(
+                    "the token request took longer than {} seconds",
+                    REFRESH_TIMEOUT.as_secs()
+                ),
             )));
         }
     };
@@ -119,17 +122,12 @@ async fn refresh_locked(
     Ok(refreshed)
 }
 
-fn log_in_again(provider: &str, reason: &str) -> String {
-    format!(
-        "The {provider} login could not be refreshed ({reason}). Log in again with /login or \"pi auth login {provider}\"."
-    )
+/// pi 1.6.0's words: `OAuth refresh failed for <provider>: <cause>` (a revoked refresh token
+/// names the provider's answer, so the user sees why).
+fn refresh_failed(provider: &str, cause: &str) -> String {
+    format!("OAuth refresh failed for {provider}: {cause}")
 }
 
 fn refresh_failure(provider: &str, error: &OAuthError) -> String {
-    match error {
-        OAuthError::Revoked(detail) => log_in_again(provider, detail),
-        other => format!(
-            "The {provider} login could not be refreshed: {other}. Try again, or log in again with /login or \"pi auth login {provider}\"."
-        ),
-    }
+    refresh_failed(provider, &error.to_string())
 }

@@ -549,10 +549,12 @@ fn run_login(args: &[String], agent_dir: &Path) -> i32 {
         return 1;
     }
     let registry = ModelRegistry::load(agent_dir);
-    let login = OAuthProvider::from_id(provider);
+    let login = OAuthProvider::from_id(provider).filter(|p| p.is_offered());
     if login.is_none() && !registry.has_provider(provider) {
+        // Built-in providers, those of models.json and extensions, and the sign-ins.
         let mut ids: Vec<String> = pi_ai::get_providers()
             .into_iter()
+            .chain(registry.all().iter().map(|m| m.provider.clone()))
             .chain(OAuthProvider::ALL.iter().map(|p| p.id().to_owned()))
             .collect();
         ids.sort();
@@ -571,7 +573,7 @@ fn run_login(args: &[String], agent_dir: &Path) -> i32 {
         Some(login) if !api_key => {
             return crate::modes::auth_login::run_oauth_login(login, browser, &name, &path);
         }
-        Some(login) if login != OAuthProvider::Anthropic => {
+        Some(login) if !login.has_api_key_login() => {
             eprintln!("{name} has no API key login. Omit --api-key to sign in.");
             return 1;
         }

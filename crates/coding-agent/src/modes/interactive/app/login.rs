@@ -169,7 +169,7 @@ impl App {
             Some(id) if id == llama::PROVIDER_ID && self.session.registry().llama_enabled() => {
                 self.start_llama_login()
             }
-            Some(id) => match OAuthProvider::from_id(&id) {
+            Some(id) => match OAuthProvider::from_id(&id).filter(|p| p.is_offered()) {
                 Some(login) => self.start_oauth_login(login),
                 None if self.session.registry().has_provider(&id) => self.open_api_key_input(id),
                 None => {
@@ -212,7 +212,7 @@ impl App {
                 .all()
                 .iter()
                 .map(|m| m.provider.clone())
-                .filter(|p| OAuthProvider::from_id(p).is_none() || p == "anthropic")
+                .filter(|p| OAuthProvider::from_id(p).is_none_or(OAuthProvider::has_api_key_login))
                 .collect();
             if self.session.registry().llama_enabled() {
                 ids.push(llama::PROVIDER_ID.to_owned());

@@ -1,0 +1,372 @@
+//! The device-code subscription sign-ins pi 1.6.0 added: Kimi Code and xAI. `pi auth login`
+//! runs in a tmux terminal against mock-llm's stand-in sign-in servers; then a model request
+//! must carry the stored token, an expired one is refreshed first, and a revoked one fails
+//! with the server's answer.
+//!
+//! Kimi Code's sign-in server is configurable (`KIMI_CODE_OAUTH_HOST`), so ours and pi 1.6.0
+//! (`PI_TS16`) run the same steps and must show the same lines, open the same page and store
+//! the same kind of login. xAI's is fixed to auth.x.ai in pi 1.6.0, so only ours runs it
+//! (through `PI_OAUTH_BASE_URL`), held to what 1.6.0's source does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use mock_llm::{MockServer, Script};
+use support::rpc::Env;
+use support::tmux::{self, Tmux};
+use support::ts16::{pis, program};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+/// An agent dir whose `provider` sends its requests to the mock, and a "browser" that
+/// records each page it is asked to open.
+fn agent_env(server: &MockServer, provider: &str) -> Env {
+    let env = Env::new(server, 128_000, json!({}));
+    let models = json!({"providers": {provider: {"baseUrl": server.openai_base_url()}}});
+    std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
+    let browser = env.dir.path().join("browser.sh");
+    let opened = env.dir.path().join("opened.txt");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\necho \"$1\" >> '{}'\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &browser,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    env
+}
+
+/// The pages the browser was asked to open.
+fn opened(env: &Env) -> Vec<String> {
+    std::fs::read_to_string(env.dir.path().join("opened.txt"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What a `pi auth login` run showed (its lines, the agent dir as `<AGENT>`) and its exit.
+struct Login {
+    code: i32,
+    lines: Vec<String>,
+}
+
+/// Runs `pi auth login <args>` (ours, or pi 1.6.0 with `wrapper`) in tmux.
+fn login(env: &Env, wrapper: &Option<PathBuf>, vars: &[(&str, &str)], args: &[&str]) -> Login {
+    let browser = env.dir.path().join("browser.sh").display().to_string();
+    let mut all_vars = vec![("BROWSER", browser.as_str()), ("PI_OFFLINE", "1")];
+    all_vars.extend_from_slice(vars);
+    let mut all_args = vec!["auth", "login"];
+    all_args.extend_from_slice(args);
+    let pi = match wrapper {
+        Some(wrapper) => wrapper.display().to_string(),
+        None => env!("CARGO_BIN_EXE_pi").to_owned(),
+    };
+    let tmux = Tmux::start_program(env, &pi, &all_vars, &all_args, 200, 40);
+    let code = tmux.wait_exit(WAIT);
+    let agent = env.agent.display().to_string();
+    let lines = tmux
+        .joined_history()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("Pane is dead"))
+        .map(|l| l.replace(&agent, "<AGENT>"))
+        .collect();
+    Login { code, lines }
+}
+
+/// The stored login of `provider`, checked to be an OAuth entry the mock issued, expiring
+/// `lifetime_ms` after the sign-in (within a minute).
+fn stored(env: &Env, server: &MockServer, provider: &str, lifetime_ms: i64) -> Value {
+    let path = env.agent.join("auth.json");
+    let auth: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let entry = auth[provider].clone();
+    assert_eq!(entry["type"], "oauth", "{auth}");
+    let access = entry["access"].as_str().unwrap();
+    let status = oauth_status(server);
+    assert!(
+        status["issued"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == access),
+        "{access} issued by the mock: {status}"
+    );
+    assert!(entry["refresh"].as_str().is_some_and(|r| !r.is_empty()));
+    let expires = entry["expires"].as_i64().unwrap();
+    let expected = now_ms() + lifetime_ms;
+    assert!(
+        (expected - 60_000..=expected).contains(&expires),
+        "expiry {expires}, expected about {expected}: {entry}"
+    );
+    entry
+}
+
+fn oauth_status(server: &MockServer) -> Value {
+    let (code, body) = support::http_exchange(server.addr(), "GET", "/_mock/oauth", None);
+    assert_eq!(code, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+fn configure(server: &MockServer, settings: Value) {
+    let (code, body) =
+        support::http_exchange(server.addr(), "POST", "/_mock/oauth", Some(&settings));
+    assert_eq!(code, 204, "{body}");
+}
+
+/// Marks the stored login of `provider` as long expired.
+fn expire(env: &Env, provider: &str) {
+    let path = env.agent.join("auth.json");
+    let mut auth: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    auth[provider]["expires"] = json!(1000);
+    std::fs::write(&path, auth.to_string()).unwrap();
+}
+
+/// `pi -p hi --model <model>` offline; its exit code and stderr.
+fn ask(env: &Env, wrapper: &Option<PathBuf>, vars: &[(&str, &str)], model: &str) -> (i32, String) {
+    let mut command = program(wrapper);
+    command
+        .args(["-p", "hi", "--model", model, "--no-session"])
+        .envs(vars.iter().copied())
+        .env("PI_OFFLINE", "1");
+    let out = support::ts16::run(env, command, &[]);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+    )
+}
+
+/// The bearer token of the mock's last model request.
+fn last_bearer(server: &MockServer) -> String {
+    let requests = server.requests();
+    let request = requests
+        .iter()
+        .rev()
+        .find(|r| !r.path.starts_with("/auth."))
+        .expect("a model request");
+    request
+        .headers
+        .get("authorization")
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// One pi's Kimi Code run: sign in (the browser opens the prefilled page), ask, refresh an
+/// expired token, then fail on a revoked one.
+fn kimi_run(wrapper: &Option<PathBuf>) -> Value {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    server.push_all([Script::text("hello"), Script::text("hello again")]);
+    let env = agent_env(&server, "kimi-coding");
+    let host = format!("{}/auth.kimi.com", server.url());
+    let vars = [("KIMI_CODE_OAUTH_HOST", host.as_str())];
+    let signed_in = login(&env, wrapper, &vars, &["kimi-coding"]);
+    let entry = stored(&env, &server, "kimi-coding", 3_600_000);
+    let pages = opened(&env);
+    let first = ask(&env, wrapper, &vars, "kimi-coding/k3");
+    let first_bearer = last_bearer(&server);
+    assert_eq!(
+        first_bearer,
+        format!("Bearer {}", entry["access"].as_str().unwrap())
+    );
+    expire(&env, "kimi-coding");
+    let refreshed = ask(&env, wrapper, &vars, "kimi-coding/k3");
+    let renewed = stored(&env, &server, "kimi-coding", 3_600_000);
+    assert_ne!(renewed["access"], entry["access"]);
+    assert_eq!(
+        last_bearer(&server),
+        format!("Bearer {}", renewed["access"].as_str().unwrap())
+    );
+    configure(&server, json!({"revokeAll": true}));
+    expire(&env, "kimi-coding");
+    let revoked = ask(&env, wrapper, &vars, "kimi-coding/k3");
+    let no_browser_env = agent_env(&server, "kimi-coding");
+    let headless = login(
+        &no_browser_env,
+        wrapper,
+        &vars,
+        &["kimi-coding", "--no-browser"],
+    );
+    json!({
+        "login": [signed_in.code, signed_in.lines],
+        "pages": pages,
+        "ask": first,
+        "refreshed": refreshed,
+        "revoked": revoked,
+        "headless": [headless.code, headless.lines, opened(&no_browser_env)],
+        "status": oauth_status(&server),
+    })
+}
+
+#[test]
+fn kimi_code_device_login_refresh_and_revocation_are_pi_16s() {
+    if !tmux::available() {
+        eprintln!("skipped: tmux is missing");
+        return;
+    }
+    let runs: Vec<(&str, Value)> = pis()
+        .into_iter()
+        .map(|(name, wrapper)| (name, kimi_run(&wrapper)))
+        .collect();
+    let ours = &runs[0].1;
+    assert_eq!(
+        ours["login"][1],
+        json!([
+            "Open https://www.kimi.com/code/authorize_device?user_code=WXYZ-5678 and enter code: WXYZ-5678",
+            "Waiting for authentication...",
+            "Logged in to Kimi For Coding. Credentials saved to <AGENT>/auth.json",
+        ]),
+        "{ours:#}"
+    );
+    assert_eq!(ours["login"][0], 0);
+    assert_eq!(
+        ours["pages"],
+        json!(["https://www.kimi.com/code/authorize_device?user_code=WXYZ-5678"])
+    );
+    assert_eq!(ours["ask"], json!([0, ""]));
+    assert_eq!(ours["refreshed"], json!([0, ""]));
+    assert_eq!(ours["revoked"][0], 1, "{ours:#}");
+    assert_eq!(
+        ours["revoked"][1],
+        "OAuth refresh failed for kimi-coding: Kimi Code token refresh unauthorized (status 400): Refresh token is invalid, used or revoked"
+    );
+    assert_eq!(ours["headless"][2], json!([]), "--no-browser opens nothing");
+    // Two sign-ins and one refresh; the revoked token was refused (once per attempt).
+    assert_eq!(ours["status"]["logins"], 2, "{ours:#}");
+    assert_eq!(ours["status"]["refreshes"], 1, "{ours:#}");
+    for (name, theirs) in &runs[1..] {
+        let mut theirs = theirs.clone();
+        let mut ours = ours.clone();
+        // The retries of a request whose login failed: each asks the server again.
+        for run in [&mut theirs, &mut ours] {
+            run["status"]["refused"] = json!(null);
+            run["status"]["issued"] = json!(null);
+            run["status"]["liveRefreshTokens"] = json!(null);
+        }
+        assert_eq!(ours, theirs, "ours against {name}");
+    }
+}
+
+#[test]
+fn xai_device_login_and_refresh_follow_pi_16s_flow() {
+    if !tmux::available() {
+        eprintln!("skipped: tmux is missing");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    server.push_all([Script::text("hello"), Script::text("hello again")]);
+    let env = agent_env(&server, "xai");
+    let base = server.url();
+    let vars = [("PI_OAUTH_BASE_URL", base.as_str())];
+    let run = login(&env, &None, &vars, &["xai"]);
+    assert_eq!(run.code, 0, "{:#?}", run.lines);
+    assert_eq!(
+        run.lines,
+        [
+            "Open https://accounts.x.ai/device?user_code=WXYZ-5678 and enter code: WXYZ-5678",
+            "Waiting for authentication...",
+            "Logged in to xAI. Credentials saved to <AGENT>/auth.json",
+        ]
+    );
+    assert_eq!(
+        opened(&env),
+        ["https://accounts.x.ai/device?user_code=WXYZ-5678"]
+    );
+    // pi keeps five minutes of the hour in hand.
+    let entry = stored(&env, &server, "xai", 3_300_000);
+    let model = "xai/grok-4.5";
+    assert_eq!(ask(&env, &None, &vars, model), (0, String::new()));
+    assert_eq!(
+        last_bearer(&server),
+        format!("Bearer {}", entry["access"].as_str().unwrap())
+    );
+    expire(&env, "xai");
+    assert_eq!(ask(&env, &None, &vars, model), (0, String::new()));
+    let renewed = stored(&env, &server, "xai", 3_300_000);
+    assert_ne!(renewed["access"], entry["access"]);
+    assert_eq!(
+        last_bearer(&server),
+        format!("Bearer {}", renewed["access"].as_str().unwrap())
+    );
+    configure(&server, json!({"revokeAll": true}));
+    expire(&env, "xai");
+    let (code, stderr) = ask(&env, &None, &vars, model);
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr,
+        "OAuth refresh failed for xai: xAI OAuth token refresh failed (HTTP 400): invalid_grant: Refresh token is invalid, used or revoked"
+    );
+    // xAI takes an API key too.
+    let key_env = agent_env(&server, "xai");
+    let keyed = Tmux::start_with(
+        &key_env,
+        &[],
+        &["auth", "login", "xai", "--api-key"],
+        200,
+        40,
+    );
+    keyed.wait_for("Enter API key:");
+    keyed.type_text("xai-test-key");
+    keyed.keys(&["Enter"]);
+    assert_eq!(keyed.wait_exit(WAIT), 0);
+    let auth: Value =
+        serde_json::from_str(&std::fs::read_to_string(key_env.agent.join("auth.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        auth["xai"],
+        json!({"type": "api_key", "key": "xai-test-key"})
+    );
+}
+
+/// The providers `pi auth login` names when it does not know one are pi 1.6.0's: Kimi Code
+/// and xAI among them, Google Gemini CLI and Antigravity (retired in pi 0.71) not.
+#[test]
+fn auth_login_knows_the_providers_pi_16_knows() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let answers: Vec<Value> = pis()
+        .into_iter()
+        .map(|(_, wrapper)| {
+            let mut answer = Vec::new();
+            for provider in ["nosuch", "google-gemini-cli", "google-antigravity"] {
+                let out = support::ts16::run(&env, program(&wrapper), &["auth", "login", provider]);
+                answer.push(json!([
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stderr),
+                ]));
+            }
+            Value::Array(answer)
+        })
+        .collect();
+    let ours = answers[0][0][1].as_str().unwrap();
+    assert!(
+        ours.contains(" kimi-coding, ")
+            && ours.contains(" xai, ")
+            && !ours.contains("google-gemini-cli")
+            && !ours.contains("google-antigravity"),
+        "{ours}"
+    );
+    assert_eq!(answers[0][1][0], 1, "{:#}", answers[0]);
+    for theirs in &answers[1..] {
+        assert_eq!(&answers[0], theirs);
+    }
+}

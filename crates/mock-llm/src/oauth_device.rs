@@ -1,0 +1,130 @@
+//! Stand-ins for the RFC 8628 device sign-ins of xAI (`auth.x.ai`) and Kimi Code
+//! (`auth.kimi.com`): a device code, token polls answered `authorization_pending` until the
+//! user "approves", and refresh tokens that rotate. Counted with the other sign-ins.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::json;
+
+use crate::oauth::{oauth_error, params_of};
+use crate::state::Shared;
+
+const DEVICE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
+
+/// The device-flow routes, merged into the OAuth stand-in's router.
+pub(crate) fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/auth.x.ai/oauth2/device/code", post(device_code))
+        .route("/auth.x.ai/oauth2/token", post(token))
+        .route(
+            "/auth.kimi.com/api/oauth/device_authorization",
+            post(device_code),
+        )
+        .route("/auth.kimi.com/api/oauth/token", post(token))
+}
+
+/// Which sign-in server a path belongs to, and the client id pi must send it.
+fn server_of(uri: &Uri) -> (&'static str, &'static str) {
+    if uri.path().starts_with("/auth.x.ai") {
+        ("xai", "b1a00492-073a-47ea-816f-4c329264a828")
+    } else {
+        ("kimi", "17e5f671-d194-4dfb-9706-5516cb48c098")
+    }
+}
+
+async fn device_code(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (server, client_id) = server_of(&uri);
+    let params = params_of(&headers, &body);
+    if params.get("client_id").map(String::as_str) != Some(client_id) {
+        return oauth_error(StatusCode::BAD_REQUEST, "invalid_client", "Unknown client");
+    }
+    if server == "xai"
+        && !params
+            .get("scope")
+            .is_some_and(|s| s.split(' ').any(|w| w == "offline_access"))
+    {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_scope",
+            "offline_access is required",
+        );
+    }
+    let n = shared.oauth.next_seq();
+    let page = match server {
+        "xai" => "https://accounts.x.ai/device",
+        _ => "https://www.kimi.com/code/authorize_device",
+    };
+    Json(json!({
+        "device_code": format!("device-{server}-{n}"),
+        "user_code": "WXYZ-5678",
+        "verification_uri": page,
+        "verification_uri_complete": format!("{page}?user_code=WXYZ-5678"),
+        "interval": 1,
+        "expires_in": 900,
+    }))
+    .into_response()
+}
+
+async fn token(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (server, client_id) = server_of(&uri);
+    let params = params_of(&headers, &body);
+    let get = |k: &str| params.get(k).map(String::as_str).unwrap_or_default();
+    if get("client_id") != client_id {
+        return oauth_error(StatusCode::BAD_REQUEST, "invalid_client", "Unknown client");
+    }
+    let tokens = match get("grant_type") {
+        DEVICE_GRANT => {
+            let device = get("device_code");
+            if !device.starts_with(&format!("device-{server}-")) {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "Unknown device code",
+                );
+            }
+            if !shared.oauth.device_approved(device) {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "authorization_pending",
+                    "The user has not approved the device yet",
+                );
+            }
+            shared.oauth.issue_tokens(server, None)
+        }
+        "refresh_token" => shared
+            .oauth
+            .issue_tokens(server, Some(get("refresh_token"))),
+        _ => {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "unsupported_grant_type",
+                "Unsupported grant_type",
+            );
+        }
+    };
+    match tokens {
+        Some(tokens) => Json(tokens).into_response(),
+        None => oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_grant",
+            "Refresh token is invalid, used or revoked",
+        ),
+    }
+}
