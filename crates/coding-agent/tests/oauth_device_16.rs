@@ -12,161 +12,16 @@
 mod support;
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
 use mock_llm::{MockServer, Script};
+use support::logins::{
+    WAIT, agent_env, ask, configure, expire, last_bearer, login, oauth_status, opened, stored,
+};
 use support::rpc::Env;
 use support::tmux::{self, Tmux};
 use support::ts16::{pis, program};
-
-const WAIT: Duration = Duration::from_secs(60);
-
-fn now_ms() -> i64 {
-    i64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
-
-/// An agent dir whose `provider` sends its requests to the mock, and a "browser" that
-/// records each page it is asked to open.
-fn agent_env(server: &MockServer, provider: &str) -> Env {
-    let env = Env::new(server, 128_000, json!({}));
-    let models = json!({"providers": {provider: {"baseUrl": server.openai_base_url()}}});
-    std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
-    let browser = env.dir.path().join("browser.sh");
-    let opened = env.dir.path().join("opened.txt");
-    std::fs::write(
-        &browser,
-        format!("#!/bin/sh\necho \"$1\" >> '{}'\n", opened.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &browser,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    env
-}
-
-/// The pages the browser was asked to open.
-fn opened(env: &Env) -> Vec<String> {
-    std::fs::read_to_string(env.dir.path().join("opened.txt"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// What a `pi auth login` run showed (its lines, the agent dir as `<AGENT>`) and its exit.
-struct Login {
-    code: i32,
-    lines: Vec<String>,
-}
-
-/// Runs `pi auth login <args>` (ours, or pi 1.6.0 with `wrapper`) in tmux.
-fn login(env: &Env, wrapper: &Option<PathBuf>, vars: &[(&str, &str)], args: &[&str]) -> Login {
-    let browser = env.dir.path().join("browser.sh").display().to_string();
-    let mut all_vars = vec![("BROWSER", browser.as_str()), ("PI_OFFLINE", "1")];
-    all_vars.extend_from_slice(vars);
-    let mut all_args = vec!["auth", "login"];
-    all_args.extend_from_slice(args);
-    let pi = match wrapper {
-        Some(wrapper) => wrapper.display().to_string(),
-        None => env!("CARGO_BIN_EXE_pi").to_owned(),
-    };
-    let tmux = Tmux::start_program(env, &pi, &all_vars, &all_args, 200, 40);
-    let code = tmux.wait_exit(WAIT);
-    let agent = env.agent.display().to_string();
-    let lines = tmux
-        .joined_history()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with("Pane is dead"))
-        .map(|l| l.replace(&agent, "<AGENT>"))
-        .collect();
-    Login { code, lines }
-}
-
-/// The stored login of `provider`, checked to be an OAuth entry the mock issued, expiring
-/// `lifetime_ms` after the sign-in (within a minute).
-fn stored(env: &Env, server: &MockServer, provider: &str, lifetime_ms: i64) -> Value {
-    let path = env.agent.join("auth.json");
-    let auth: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let entry = auth[provider].clone();
-    assert_eq!(entry["type"], "oauth", "{auth}");
-    let access = entry["access"].as_str().unwrap();
-    let status = oauth_status(server);
-    assert!(
-        status["issued"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t == access),
-        "{access} issued by the mock: {status}"
-    );
-    assert!(entry["refresh"].as_str().is_some_and(|r| !r.is_empty()));
-    let expires = entry["expires"].as_i64().unwrap();
-    let expected = now_ms() + lifetime_ms;
-    assert!(
-        (expected - 60_000..=expected).contains(&expires),
-        "expiry {expires}, expected about {expected}: {entry}"
-    );
-    entry
-}
-
-fn oauth_status(server: &MockServer) -> Value {
-    let (code, body) = support::http_exchange(server.addr(), "GET", "/_mock/oauth", None);
-    assert_eq!(code, 200, "{body}");
-    serde_json::from_str(&body).unwrap()
-}
-
-fn configure(server: &MockServer, settings: Value) {
-    let (code, body) =
-        support::http_exchange(server.addr(), "POST", "/_mock/oauth", Some(&settings));
-    assert_eq!(code, 204, "{body}");
-}
-
-/// Marks the stored login of `provider` as long expired.
-fn expire(env: &Env, provider: &str) {
-    let path = env.agent.join("auth.json");
-    let mut auth: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    auth[provider]["expires"] = json!(1000);
-    std::fs::write(&path, auth.to_string()).unwrap();
-}
-
-/// `pi -p hi --model <model>` offline; its exit code and stderr.
-fn ask(env: &Env, wrapper: &Option<PathBuf>, vars: &[(&str, &str)], model: &str) -> (i32, String) {
-    let mut command = program(wrapper);
-    command
-        .args(["-p", "hi", "--model", model, "--no-session"])
-        .envs(vars.iter().copied())
-        .env("PI_OFFLINE", "1");
-    let out = support::ts16::run(env, command, &[]);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-    )
-}
-
-/// The bearer token of the mock's last model request.
-fn last_bearer(server: &MockServer) -> String {
-    let requests = server.requests();
-    let request = requests
-        .iter()
-        .rev()
-        .find(|r| !r.path.starts_with("/auth."))
-        .expect("a model request");
-    request
-        .headers
-        .get("authorization")
-        .cloned()
-        .unwrap_or_default()
-}
 
 /// One pi's Kimi Code run: sign in (the browser opens the prefilled page), ask, refresh an
 /// expired token, then fail on a revoked one.

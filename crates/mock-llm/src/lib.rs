@@ -14,6 +14,7 @@ mod faults;
 pub mod llama_router;
 pub mod oauth;
 mod oauth_device;
+mod oauth_keys;
 mod recording;
 mod render;
 mod request_view;

@@ -1,5 +1,6 @@
-//! A stand-in for the sign-in servers of Anthropic, OpenAI, GitHub, Google, xAI and Kimi, reached by
-//! pi with `PI_OAUTH_BASE_URL=<mock>` (each real host becomes the first path segment).
+//! A stand-in for the sign-in servers of Anthropic, OpenAI, GitHub, Google, xAI, Kimi and
+//! OpenRouter, reached by pi with `PI_OAUTH_BASE_URL=<mock>` (each real host becomes the
+//! first path segment).
 //! It checks PKCE, redirect URIs and states, runs device flows, rotates refresh tokens
 //! (a used or revoked one is refused with `invalid_grant`) and counts what it did.
 
@@ -95,6 +96,45 @@ impl OAuthState {
         *polls > pending
     }
 
+    /// Records an authorization for `redirect_uri` with a PKCE challenge; its code.
+    pub(crate) fn grant_code(&self, challenge: &str, redirect_uri: &str) -> String {
+        let mut inner = self.lock();
+        inner.seq += 1;
+        let code = format!("code-{}", inner.seq);
+        inner.grants.insert(
+            code.clone(),
+            Grant {
+                challenge: challenge.to_owned(),
+                redirect_uri: redirect_uri.to_owned(),
+                client_id: String::new(),
+            },
+        );
+        code
+    }
+
+    /// Uses up `code` when `verifier` matches its challenge; a sign-in is counted and an
+    /// API key issued (`sk-or-v1-mock-N`). `Err` carries why the code was refused.
+    pub(crate) fn redeem_for_key(
+        &self,
+        code: &str,
+        verifier: &str,
+    ) -> Result<String, &'static str> {
+        let mut inner = self.lock();
+        let Some(grant) = inner.grants.remove(code) else {
+            inner.refused += 1;
+            return Err("Unknown or used authorization code");
+        };
+        if challenge_of(verifier) != grant.challenge {
+            inner.refused += 1;
+            return Err("PKCE verification failed");
+        }
+        inner.logins += 1;
+        inner.seq += 1;
+        let key = format!("sk-or-v1-mock-{}", inner.seq);
+        inner.issued.push(key.clone());
+        Ok(key)
+    }
+
     /// A fresh number for codes and tokens.
     pub(crate) fn next_seq(&self) -> u64 {
         let mut inner = self.lock();
@@ -179,6 +219,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
         .route("/_mock/oauth", get(status).post(configure))
         .merge(crate::oauth_device::routes())
+        .merge(crate::oauth_keys::routes())
 }
 
 pub(crate) fn oauth_error(status: StatusCode, code: &str, description: &str) -> Response {

@@ -67,7 +67,7 @@ async fn login_browser(ui: &dyn LoginInteraction) -> Result<OAuthCredentials, OA
         port,
         path: CALLBACK_PATH,
         redirect_host: "localhost",
-        state: &pkce.verifier,
+        state: Some(&pkce.verifier),
         bind_host: None,
     };
     let mut server = match CallbackServer::start(options(CALLBACK_PORT)).await {

@@ -17,8 +17,8 @@ pub struct CallbackOptions<'a> {
     pub path: &'a str,
     /// The host name the redirect URI names (`localhost` for most providers).
     pub redirect_host: &'a str,
-    /// The `state` the callback must carry.
-    pub state: &'a str,
+    /// The `state` the callback must carry (`None`: the provider sends none, as OpenRouter).
+    pub state: Option<&'a str>,
     /// The address to listen on; `None`: `PI_OAUTH_CALLBACK_HOST` or 127.0.0.1.
     pub bind_host: Option<&'a str>,
 }
@@ -48,7 +48,7 @@ impl Drop for CallbackServer {
 }
 
 /// The host the server binds to: `PI_OAUTH_CALLBACK_HOST` or 127.0.0.1, as pi does.
-fn bind_host() -> String {
+pub(crate) fn bind_host() -> String {
     std::env::var("PI_OAUTH_CALLBACK_HOST")
         .ok()
         .filter(|h| !h.is_empty())
@@ -75,7 +75,7 @@ impl CallbackServer {
         let (sender, outcome) = watch::channel(None);
         let sender = Arc::new(Mutex::new(Some(sender)));
         let path = options.path.to_owned();
-        let state = options.state.to_owned();
+        let state = options.state.map(str::to_owned);
         let provider = options.provider.to_owned();
         let task = tokio::spawn(async move {
             while let Ok((mut stream, _)) = listener.accept().await {
@@ -85,7 +85,8 @@ impl CallbackServer {
                     let Some(target) = read_target(&mut stream).await else {
                         return;
                     };
-                    let (status, page, result) = answer(&target, &path, &state, &provider);
+                    let (status, page, result) =
+                        answer(&target, &path, state.as_deref(), &provider);
                     let taken = result.and_then(|r| {
                         sender
                             .lock()
@@ -167,7 +168,7 @@ async fn read_target(stream: &mut tokio::net::TcpStream) -> Option<String> {
 }
 
 /// The status, page and (when this request settles the sign-in) the outcome.
-fn answer(target: &str, path: &str, state: &str, provider: &str) -> (u16, String, Outcome) {
+fn answer(target: &str, path: &str, state: Option<&str>, provider: &str) -> (u16, String, Outcome) {
     let (route, query) = target.split_once('?').unwrap_or((target, ""));
     if route != path {
         return (
@@ -185,7 +186,7 @@ fn answer(target: &str, path: &str, state: &str, provider: &str) -> (u16, String
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.clone())
     };
-    if param("state").as_deref() != Some(state) {
+    if state.is_some_and(|state| param("state").as_deref() != Some(state)) {
         return (
             400,
             page_html("Authentication failed", "State mismatch."),
@@ -261,7 +262,8 @@ mod tests {
 
     #[test]
     fn code_with_matching_state_settles() {
-        let (status, _, outcome) = answer("/callback?code=abc&state=s1", "/callback", "s1", "X");
+        let (status, _, outcome) =
+            answer("/callback?code=abc&state=s1", "/callback", Some("s1"), "X");
         assert_eq!(status, 200);
         assert_eq!(
             outcome,
@@ -273,7 +275,7 @@ mod tests {
         let (_, _, outcome) = answer(
             "/callback?code=abc&state=s1&iss=https%3A%2F%2Fas.test%2F",
             "/callback",
-            "s1",
+            Some("s1"),
             "X",
         );
         assert_eq!(
@@ -285,12 +287,22 @@ mod tests {
     #[test]
     fn wrong_state_or_path_is_refused_without_settling() {
         assert_eq!(
-            answer("/callback?code=a&state=bad", "/callback", "s1", "X").2,
+            answer("/callback?code=a&state=bad", "/callback", Some("s1"), "X").2,
             None
         );
         assert_eq!(
-            answer("/other?code=a&state=s1", "/callback", "s1", "X").0,
+            answer("/other?code=a&state=s1", "/callback", Some("s1"), "X").0,
             404
+        );
+    }
+
+    #[test]
+    fn without_a_state_any_code_on_the_path_settles() {
+        let (status, _, outcome) = answer("/cb/1?code=abc", "/cb/1", None, "OpenRouter");
+        assert_eq!(status, 200);
+        assert_eq!(
+            outcome.and_then(Result::ok).map(|c| c.code).as_deref(),
+            Some("abc")
         );
     }
 
@@ -299,7 +311,7 @@ mod tests {
         let (_, _, outcome) = answer(
             "/callback?state=s1&error=access_denied&error_description=No%20thanks",
             "/callback",
-            "s1",
+            Some("s1"),
             "X",
         );
         assert_eq!(

@@ -80,7 +80,7 @@ pub(crate) async fn login(
         port: flavor.port,
         path: flavor.path,
         redirect_host: "localhost",
-        state: &pkce.verifier,
+        state: Some(&pkce.verifier),
         bind_host: None,
     })
     .await?;

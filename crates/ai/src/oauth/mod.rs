@@ -14,6 +14,7 @@ mod http;
 mod interaction;
 mod kimi_coding;
 mod openai_codex;
+mod openrouter;
 mod pkce;
 mod xai;
 
@@ -78,16 +79,18 @@ pub enum OAuthProvider {
     GoogleGeminiCli,
     GoogleAntigravity,
     KimiCoding,
+    OpenRouter,
     Xai,
 }
 
 impl OAuthProvider {
     /// Every provider one can sign in to, in the order `/login` lists them.
-    pub const ALL: [OAuthProvider; 5] = [
+    pub const ALL: [OAuthProvider; 6] = [
         OAuthProvider::Anthropic,
         OAuthProvider::GithubCopilot,
         OAuthProvider::KimiCoding,
         OAuthProvider::OpenAiCodex,
+        OAuthProvider::OpenRouter,
         OAuthProvider::Xai,
     ];
 
@@ -120,6 +123,7 @@ impl OAuthProvider {
             Self::GoogleGeminiCli => "google-gemini-cli",
             Self::GoogleAntigravity => "google-antigravity",
             Self::KimiCoding => "kimi-coding",
+            Self::OpenRouter => "openrouter",
             Self::Xai => "xai",
         }
     }
@@ -133,13 +137,17 @@ impl OAuthProvider {
             Self::GoogleGeminiCli => "Google Cloud Code Assist (Gemini CLI)",
             Self::GoogleAntigravity => "Antigravity (Gemini 3, Claude, GPT-OSS)",
             Self::KimiCoding => "Kimi Code (subscription)",
+            Self::OpenRouter => "OpenRouter OAuth",
             Self::Xai => "xAI (Grok/X subscription)",
         }
     }
 
     /// Whether the provider also takes an API key (`pi auth login --api-key`, `/login`'s key list).
     pub fn has_api_key_login(self) -> bool {
-        matches!(self, Self::Anthropic | Self::KimiCoding | Self::Xai)
+        matches!(
+            self,
+            Self::Anthropic | Self::KimiCoding | Self::OpenRouter | Self::Xai
+        )
     }
 
     /// Runs the sign-in flow; the interaction shows URLs and codes and asks for input.
@@ -153,6 +161,7 @@ impl OAuthProvider {
                 Self::GoogleGeminiCli => google::login(google::GEMINI_CLI, ui).await,
                 Self::GoogleAntigravity => google::login(google::ANTIGRAVITY, ui).await,
                 Self::KimiCoding => kimi_coding::login(ui).await,
+                Self::OpenRouter => openrouter::login(ui).await,
                 Self::Xai => xai::login(ui).await,
             }
         };
@@ -174,6 +183,8 @@ impl OAuthProvider {
             Self::GoogleGeminiCli => google::refresh(google::GEMINI_CLI, credentials).await,
             Self::GoogleAntigravity => google::refresh(google::ANTIGRAVITY, credentials).await,
             Self::KimiCoding => kimi_coding::refresh(credentials).await,
+            // The minted key does not expire: there is nothing to refresh.
+            Self::OpenRouter => Ok(credentials.clone()),
             Self::Xai => xai::refresh(credentials).await,
         }
     }

@@ -78,7 +78,7 @@ async fn login_browser(ui: &dyn LoginInteraction) -> Result<OAuthCredentials, OA
         port: 1455,
         path: "/auth/callback",
         redirect_host: "localhost",
-        state: &state,
+        state: Some(&state),
         bind_host: None,
     })
     .await

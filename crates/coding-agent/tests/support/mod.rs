@@ -9,6 +9,7 @@ pub mod ext_host;
 pub mod ext_tool;
 pub mod git;
 pub mod images;
+pub mod logins;
 pub mod mcp;
 pub mod nav;
 pub mod npm_registry;

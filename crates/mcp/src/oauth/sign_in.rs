@@ -126,7 +126,7 @@ impl ServerAuth {
             port,
             path: &path,
             redirect_host: &named_host,
-            state: &oauth_state,
+            state: Some(&oauth_state),
             bind_host: Some(&bind),
         };
         let wanted = port.or_else(|| registered.as_ref().and_then(url::Url::port));
