@@ -225,3 +225,69 @@ fn auth_login_knows_the_providers_pi_16_knows() {
         assert_eq!(&answers[0], theirs);
     }
 }
+
+/// Meta (Muse): the device sign-in's identity token mints a Model API key for a day; a
+/// refresh mints another with it, and a revoked one fails with Meta's answer. pi 1.6.0's
+/// auth.meta.com is fixed, so only ours runs it, held to 1.6.0's source.
+#[test]
+fn meta_device_login_mints_a_key_and_refreshes_it() {
+    if !tmux::available() {
+        eprintln!("skipped: tmux is missing");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    server.push_all([Script::text("hello"), Script::text("hello again")]);
+    let env = agent_env(&server, "meta");
+    let base = server.url();
+    let vars = [("PI_OAUTH_BASE_URL", base.as_str())];
+    let run = login(&env, &None, &vars, &["meta"]);
+    assert_eq!(run.code, 0, "{:#?}", run.lines);
+    assert_eq!(
+        run.lines,
+        [
+            "Open https://auth.meta.com/device?user_code=WXYZ-5678 and enter code: WXYZ-5678",
+            "Waiting for authentication...",
+            "Enabling Meta Model API access...",
+            "Logged in to Meta. Credentials saved to <AGENT>/auth.json",
+        ]
+    );
+    let entry = stored(&env, &server, "meta", 24 * 3_600_000);
+    assert!(
+        entry["access"]
+            .as_str()
+            .unwrap()
+            .starts_with("meta-mock-key-")
+    );
+    assert!(
+        entry["refresh"]
+            .as_str()
+            .unwrap()
+            .starts_with("meta-identity-"),
+        "the identity token is kept to mint the next key: {entry}"
+    );
+    let model = "meta/muse-spark-1.3";
+    assert_eq!(ask(&env, &None, &vars, model), (0, String::new()));
+    assert_eq!(
+        last_bearer(&server),
+        format!("Bearer {}", entry["access"].as_str().unwrap())
+    );
+    expire(&env, "meta");
+    assert_eq!(ask(&env, &None, &vars, model), (0, String::new()));
+    let renewed = stored(&env, &server, "meta", 24 * 3_600_000);
+    assert_ne!(renewed["access"], entry["access"]);
+    assert_eq!(renewed["refresh"], entry["refresh"]);
+    assert_eq!(
+        last_bearer(&server),
+        format!("Bearer {}", renewed["access"].as_str().unwrap())
+    );
+    assert_eq!(oauth_status(&server)["refreshes"], 1);
+    configure(&server, json!({"revokeAll": true}));
+    expire(&env, "meta");
+    let (code, stderr) = ask(&env, &None, &vars, model);
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr,
+        "OAuth refresh failed for meta: Meta session expired (status 401). Run `/login meta` to sign in again.: Identity token expired or revoked"
+    );
+}

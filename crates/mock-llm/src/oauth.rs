@@ -1,5 +1,5 @@
-//! A stand-in for the sign-in servers of Anthropic, OpenAI, GitHub, Google, xAI, Kimi and
-//! OpenRouter, reached by pi with `PI_OAUTH_BASE_URL=<mock>` (each real host becomes the
+//! A stand-in for the sign-in servers of Anthropic, OpenAI, GitHub, Google, xAI, Kimi, Meta
+//! and OpenRouter, reached by pi with `PI_OAUTH_BASE_URL=<mock>` (each real host becomes the
 //! first path segment).
 //! It checks PKCE, redirect URIs and states, runs device flows, rotates refresh tokens
 //! (a used or revoked one is refused with `invalid_grant`) and counts what it did.
@@ -71,6 +71,8 @@ struct Inner {
     refresh_tokens: HashMap<String, String>,
     /// GitHub tokens still valid.
     github_tokens: Vec<String>,
+    /// Identity tokens (Meta's device sign-in) still valid.
+    identity_tokens: Vec<String>,
     device_polls: HashMap<String, u32>,
     logins: u64,
     refreshes: u64,
@@ -133,6 +135,34 @@ impl OAuthState {
         let key = format!("sk-or-v1-mock-{}", inner.seq);
         inner.issued.push(key.clone());
         Ok(key)
+    }
+
+    /// A sign-in that yields only an identity token (Meta's device flow): counted, and
+    /// valid until revoked.
+    pub(crate) fn issue_identity(&self, host: &str) -> String {
+        let mut inner = self.lock();
+        inner.logins += 1;
+        inner.seq += 1;
+        let token = format!("{host}-identity-{}", inner.seq);
+        inner.identity_tokens.push(token.clone());
+        token
+    }
+
+    /// An API key minted with a valid identity token (`None`: unknown or revoked); every
+    /// mint after the sign-in's first counts as a refresh.
+    pub(crate) fn mint_key(&self, identity: &str, prefix: &str) -> Option<String> {
+        let mut inner = self.lock();
+        if !inner.identity_tokens.iter().any(|t| t == identity) {
+            inner.refused += 1;
+            return None;
+        }
+        inner.seq += 1;
+        let key = format!("{prefix}-{}", inner.seq);
+        if inner.issued.iter().any(|k| k.starts_with(prefix)) {
+            inner.refreshes += 1;
+        }
+        inner.issued.push(key.clone());
+        Some(key)
     }
 
     /// A fresh number for codes and tokens.
@@ -537,6 +567,7 @@ async fn configure(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     if value["revokeAll"] == json!(true) {
         inner.refresh_tokens.clear();
         inner.github_tokens.clear();
+        inner.identity_tokens.clear();
     }
     for token in value["seedRefreshTokens"].as_array().into_iter().flatten() {
         if let Some(token) = token.as_str() {

@@ -1,6 +1,7 @@
-//! Stand-ins for the RFC 8628 device sign-ins of xAI (`auth.x.ai`) and Kimi Code
-//! (`auth.kimi.com`): a device code, token polls answered `authorization_pending` until the
-//! user "approves", and refresh tokens that rotate. Counted with the other sign-ins.
+//! Stand-ins for the RFC 8628 device sign-ins of xAI (`auth.x.ai`), Kimi Code
+//! (`auth.kimi.com`) and Meta (`auth.meta.com`, whose identity token then mints Model API
+//! keys at `api.meta.ai`): a device code, token polls answered `authorization_pending` until
+//! the user "approves", and refresh tokens that rotate. Counted with the other sign-ins.
 
 use std::sync::Arc;
 
@@ -28,12 +29,20 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             post(device_code),
         )
         .route("/auth.kimi.com/api/oauth/token", post(token))
+        .route(
+            "/auth.meta.com/oidc/device/authorization/",
+            post(device_code),
+        )
+        .route("/auth.meta.com/oidc/device/token/", post(token))
+        .route("/api.meta.ai/muse-code/key", post(meta_key))
 }
 
 /// Which sign-in server a path belongs to, and the client id pi must send it.
 fn server_of(uri: &Uri) -> (&'static str, &'static str) {
     if uri.path().starts_with("/auth.x.ai") {
         ("xai", "b1a00492-073a-47ea-816f-4c329264a828")
+    } else if uri.path().starts_with("/auth.meta.com") {
+        ("meta", "1031625952748946")
     } else {
         ("kimi", "17e5f671-d194-4dfb-9706-5516cb48c098")
     }
@@ -64,6 +73,7 @@ async fn device_code(
     let n = shared.oauth.next_seq();
     let page = match server {
         "xai" => "https://accounts.x.ai/device",
+        "meta" => "https://auth.meta.com/device",
         _ => "https://www.kimi.com/code/authorize_device",
     };
     Json(json!({
@@ -106,6 +116,11 @@ async fn token(
                     "The user has not approved the device yet",
                 );
             }
+            if server == "meta" {
+                let identity = shared.oauth.issue_identity(server);
+                return Json(json!({"access_token": identity, "token_type": "Bearer"}))
+                    .into_response();
+            }
             shared.oauth.issue_tokens(server, None)
         }
         "refresh_token" => shared
@@ -126,5 +141,29 @@ async fn token(
             "invalid_grant",
             "Refresh token is invalid, used or revoked",
         ),
+    }
+}
+
+/// Meta's Model API key mint: the identity token as the bearer, `{}` as the body.
+async fn meta_key(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let identity = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    if headers.get("x-api-version").and_then(|v| v.to_str().ok()) != Some("1.0.0") {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "x-api-version is required",
+        );
+    }
+    match shared.oauth.mint_key(identity, "meta-mock-key") {
+        Some(key) => Json(json!({"api_key": key})).into_response(),
+        None => (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"detail": "Identity token expired or revoked"})),
+        )
+            .into_response(),
     }
 }

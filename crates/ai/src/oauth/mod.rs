@@ -13,6 +13,7 @@ mod google;
 mod http;
 mod interaction;
 mod kimi_coding;
+mod meta;
 mod openai_codex;
 mod openrouter;
 mod pkce;
@@ -79,16 +80,18 @@ pub enum OAuthProvider {
     GoogleGeminiCli,
     GoogleAntigravity,
     KimiCoding,
+    Meta,
     OpenRouter,
     Xai,
 }
 
 impl OAuthProvider {
     /// Every provider one can sign in to, in the order `/login` lists them.
-    pub const ALL: [OAuthProvider; 6] = [
+    pub const ALL: [OAuthProvider; 7] = [
         OAuthProvider::Anthropic,
         OAuthProvider::GithubCopilot,
         OAuthProvider::KimiCoding,
+        OAuthProvider::Meta,
         OAuthProvider::OpenAiCodex,
         OAuthProvider::OpenRouter,
         OAuthProvider::Xai,
@@ -123,6 +126,7 @@ impl OAuthProvider {
             Self::GoogleGeminiCli => "google-gemini-cli",
             Self::GoogleAntigravity => "google-antigravity",
             Self::KimiCoding => "kimi-coding",
+            Self::Meta => "meta",
             Self::OpenRouter => "openrouter",
             Self::Xai => "xai",
         }
@@ -137,6 +141,7 @@ impl OAuthProvider {
             Self::GoogleGeminiCli => "Google Cloud Code Assist (Gemini CLI)",
             Self::GoogleAntigravity => "Antigravity (Gemini 3, Claude, GPT-OSS)",
             Self::KimiCoding => "Kimi Code (subscription)",
+            Self::Meta => "Meta (Muse subscription)",
             Self::OpenRouter => "OpenRouter OAuth",
             Self::Xai => "xAI (Grok/X subscription)",
         }
@@ -146,7 +151,7 @@ impl OAuthProvider {
     pub fn has_api_key_login(self) -> bool {
         matches!(
             self,
-            Self::Anthropic | Self::KimiCoding | Self::OpenRouter | Self::Xai
+            Self::Anthropic | Self::KimiCoding | Self::Meta | Self::OpenRouter | Self::Xai
         )
     }
 
@@ -161,6 +166,7 @@ impl OAuthProvider {
                 Self::GoogleGeminiCli => google::login(google::GEMINI_CLI, ui).await,
                 Self::GoogleAntigravity => google::login(google::ANTIGRAVITY, ui).await,
                 Self::KimiCoding => kimi_coding::login(ui).await,
+                Self::Meta => meta::login(ui).await,
                 Self::OpenRouter => openrouter::login(ui).await,
                 Self::Xai => xai::login(ui).await,
             }
@@ -183,6 +189,7 @@ impl OAuthProvider {
             Self::GoogleGeminiCli => google::refresh(google::GEMINI_CLI, credentials).await,
             Self::GoogleAntigravity => google::refresh(google::ANTIGRAVITY, credentials).await,
             Self::KimiCoding => kimi_coding::refresh(credentials).await,
+            Self::Meta => meta::refresh(credentials).await,
             // The minted key does not expire: there is nothing to refresh.
             Self::OpenRouter => Ok(credentials.clone()),
             Self::Xai => xai::refresh(credentials).await,
