@@ -13,6 +13,7 @@ mod error;
 mod faults;
 pub mod llama_router;
 pub mod oauth;
+mod oauth_chatgpt;
 mod oauth_device;
 mod oauth_keys;
 mod recording;

@@ -121,6 +121,23 @@ impl OAuthState {
         code: &str,
         verifier: &str,
     ) -> Result<String, &'static str> {
+        self.redeem_code(code, verifier, None)?;
+        let mut inner = self.lock();
+        inner.logins += 1;
+        inner.seq += 1;
+        let key = format!("sk-or-v1-mock-{}", inner.seq);
+        inner.issued.push(key.clone());
+        Ok(key)
+    }
+
+    /// Uses up `code` when `verifier` matches its challenge (and `redirect_uri`, when
+    /// given, the one it was granted for); `Err` carries why it was refused.
+    pub(crate) fn redeem_code(
+        &self,
+        code: &str,
+        verifier: &str,
+        redirect_uri: Option<&str>,
+    ) -> Result<(), &'static str> {
         let mut inner = self.lock();
         let Some(grant) = inner.grants.remove(code) else {
             inner.refused += 1;
@@ -130,11 +147,11 @@ impl OAuthState {
             inner.refused += 1;
             return Err("PKCE verification failed");
         }
-        inner.logins += 1;
-        inner.seq += 1;
-        let key = format!("sk-or-v1-mock-{}", inner.seq);
-        inner.issued.push(key.clone());
-        Ok(key)
+        if redirect_uri.is_some_and(|uri| uri != grant.redirect_uri) {
+            inner.refused += 1;
+            return Err("redirect_uri does not match");
+        }
+        Ok(())
     }
 
     /// A sign-in that yields only an identity token (Meta's device flow): counted, and
@@ -250,6 +267,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/_mock/oauth", get(status).post(configure))
         .merge(crate::oauth_device::routes())
         .merge(crate::oauth_keys::routes())
+        .merge(crate::oauth_chatgpt::routes())
 }
 
 pub(crate) fn oauth_error(status: StatusCode, code: &str, description: &str) -> Response {

@@ -23,12 +23,14 @@ pub struct CallbackOptions<'a> {
     pub bind_host: Option<&'a str>,
 }
 
-/// What a successful callback carried: the code, and the `iss` parameter when the
-/// authorization server sent one (RFC 9207).
+/// What a successful callback carried: the code, the `iss` parameter when the
+/// authorization server sent one (RFC 9207), and the `client_id` ChatGPT's agent
+/// registration issues with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallbackCode {
     pub code: String,
     pub iss: Option<String>,
+    pub client_id: Option<String>,
 }
 
 /// What the callback delivered: a code, or the provider's error.
@@ -217,6 +219,7 @@ fn answer(target: &str, path: &str, state: Option<&str>, provider: &str) -> (u16
             Some(Ok(CallbackCode {
                 code,
                 iss: param("iss"),
+                client_id: param("client_id"),
             })),
         ),
         _ => (
@@ -269,7 +272,8 @@ mod tests {
             outcome,
             Some(Ok(CallbackCode {
                 code: "abc".into(),
-                iss: None
+                iss: None,
+                client_id: None,
             }))
         );
         let (_, _, outcome) = answer(

@@ -66,4 +66,10 @@ pub trait LoginInteraction: Send + Sync {
 
     /// Fires when the user gives up the whole sign-in.
     fn cancel_token(&self) -> CancellationToken;
+
+    /// This installation's device id (a UUID kept in the global settings), which Sign in
+    /// with ChatGPT registers the agent under; `None` where the UI keeps no settings.
+    fn device_id(&self) -> Option<String> {
+        None
+    }
 }

@@ -14,6 +14,7 @@ mod http;
 mod interaction;
 mod kimi_coding;
 mod meta;
+mod openai_chatgpt;
 mod openai_codex;
 mod openrouter;
 mod pkce;
@@ -81,17 +82,19 @@ pub enum OAuthProvider {
     GoogleAntigravity,
     KimiCoding,
     Meta,
+    OpenAiChatGpt,
     OpenRouter,
     Xai,
 }
 
 impl OAuthProvider {
     /// Every provider one can sign in to, in the order `/login` lists them.
-    pub const ALL: [OAuthProvider; 7] = [
+    pub const ALL: [OAuthProvider; 8] = [
         OAuthProvider::Anthropic,
         OAuthProvider::GithubCopilot,
         OAuthProvider::KimiCoding,
         OAuthProvider::Meta,
+        OAuthProvider::OpenAiChatGpt,
         OAuthProvider::OpenAiCodex,
         OAuthProvider::OpenRouter,
         OAuthProvider::Xai,
@@ -127,6 +130,7 @@ impl OAuthProvider {
             Self::GoogleAntigravity => "google-antigravity",
             Self::KimiCoding => "kimi-coding",
             Self::Meta => "meta",
+            Self::OpenAiChatGpt => "openai",
             Self::OpenRouter => "openrouter",
             Self::Xai => "xai",
         }
@@ -142,6 +146,7 @@ impl OAuthProvider {
             Self::GoogleAntigravity => "Antigravity (Gemini 3, Claude, GPT-OSS)",
             Self::KimiCoding => "Kimi Code (subscription)",
             Self::Meta => "Meta (Muse subscription)",
+            Self::OpenAiChatGpt => "OpenAI (ChatGPT subscription)",
             Self::OpenRouter => "OpenRouter OAuth",
             Self::Xai => "xAI (Grok/X subscription)",
         }
@@ -151,7 +156,12 @@ impl OAuthProvider {
     pub fn has_api_key_login(self) -> bool {
         matches!(
             self,
-            Self::Anthropic | Self::KimiCoding | Self::Meta | Self::OpenRouter | Self::Xai
+            Self::Anthropic
+                | Self::KimiCoding
+                | Self::Meta
+                | Self::OpenAiChatGpt
+                | Self::OpenRouter
+                | Self::Xai
         )
     }
 
@@ -167,6 +177,7 @@ impl OAuthProvider {
                 Self::GoogleAntigravity => google::login(google::ANTIGRAVITY, ui).await,
                 Self::KimiCoding => kimi_coding::login(ui).await,
                 Self::Meta => meta::login(ui).await,
+                Self::OpenAiChatGpt => openai_chatgpt::login(ui).await,
                 Self::OpenRouter => openrouter::login(ui).await,
                 Self::Xai => xai::login(ui).await,
             }
@@ -190,6 +201,7 @@ impl OAuthProvider {
             Self::GoogleAntigravity => google::refresh(google::ANTIGRAVITY, credentials).await,
             Self::KimiCoding => kimi_coding::refresh(credentials).await,
             Self::Meta => meta::refresh(credentials).await,
+            Self::OpenAiChatGpt => openai_chatgpt::refresh(credentials).await,
             // The minted key does not expire: there is nothing to refresh.
             Self::OpenRouter => Ok(credentials.clone()),
             Self::Xai => xai::refresh(credentials).await,

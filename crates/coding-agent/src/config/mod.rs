@@ -2,6 +2,7 @@
 //! TypeScript pi reads them.
 
 pub mod auth;
+pub mod device_id;
 pub mod http_proxy;
 pub mod oauth_refresh;
 pub mod paths;

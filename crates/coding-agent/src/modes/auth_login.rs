@@ -81,6 +81,8 @@ struct TerminalLogin {
     skipped: Mutex<Vec<String>>,
     lines: tokio::sync::Mutex<mpsc::UnboundedReceiver<String>>,
     cancel: CancellationToken,
+    /// The global settings.json, which keeps the device id.
+    settings_path: std::path::PathBuf,
 }
 
 fn say(line: &str) {
@@ -231,6 +233,10 @@ impl LoginInteraction for TerminalLogin {
     fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()
     }
+
+    fn device_id(&self) -> Option<String> {
+        crate::config::device_id::get_or_create(&self.settings_path)
+    }
 }
 
 /// Lines of stdin, read on their own thread (a blocking read cannot be cancelled; the
@@ -285,6 +291,7 @@ pub fn run_oauth_login(
         skipped: Mutex::new(Vec::new()),
         lines: tokio::sync::Mutex::new(stdin_lines()),
         cancel: CancellationToken::new(),
+        settings_path: auth_path.with_file_name("settings.json"),
     });
     let result = runtime.block_on(async {
         let cancel = terminal.cancel.clone();

@@ -114,6 +114,8 @@ impl TextInput {
 pub(super) struct TuiLogin {
     tx: UnboundedSender<AppEvent>,
     cancel: CancellationToken,
+    /// The global settings.json, which keeps the device id (`None`: no device id).
+    settings_path: Option<std::path::PathBuf>,
 }
 
 impl TuiLogin {
@@ -121,6 +123,7 @@ impl TuiLogin {
         TuiLogin {
             tx,
             cancel: CancellationToken::new(),
+            settings_path: None,
         }
     }
 }
@@ -155,6 +158,10 @@ impl LoginInteraction for TuiLogin {
 
     fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()
+    }
+
+    fn device_id(&self) -> Option<String> {
+        crate::config::device_id::get_or_create(self.settings_path.as_deref()?)
     }
 }
 
@@ -278,10 +285,12 @@ impl App {
         );
         let tx = self.tx.clone();
         let auth_path = paths::auth_path(&self.agent_dir);
+        let settings_path = paths::settings_path(&self.agent_dir);
         tokio::spawn(async move {
             let ui = TuiLogin {
                 tx: tx.clone(),
                 cancel: CancellationToken::new(),
+                settings_path: Some(settings_path),
             };
             let result = match login.login(&ui).await {
                 Ok(credentials) => {
