@@ -36,6 +36,14 @@ pub const CHAT: Wire = Wire {
     api_key: "sk-errors",
     env: &[],
 };
+/// OpenAI Responses.
+pub const RESPONSES: Wire = Wire {
+    provider: "parity",
+    api: "openai-responses",
+    base_path: "/v1",
+    api_key: "sk-errors",
+    env: &[],
+};
 /// Anthropic Messages.
 pub const ANTHROPIC: Wire = Wire {
     provider: "parity",

@@ -61,14 +61,18 @@ impl ApiProvider for OpenAiResponses {
             "openai" => "OpenAI",
             other => other,
         };
-        sse::run(
+        let events = sse::run(
             model.clone(),
             request,
             RetryPolicy::from_options(&options),
             StreamControl::from_options(&options).with_error_prefix(format!("{named} API error")),
             ErrorStyle::OpenAi,
             Decoder::new(model.clone(), Flavor::OpenAi, tier),
-        )
+        );
+        AssistantMessageEventStream::new(futures_util::StreamExt::map(events, |mut event| {
+            with_usage_limit_hint(&mut event);
+            event
+        }))
     }
 
     fn stream_simple(
@@ -82,6 +86,30 @@ impl ApiProvider for OpenAiResponses {
             None => missing_key(model),
         }
     }
+}
+
+const CHATGPT_USAGE_URL: &str = "https://chatgpt.com/settings/usage";
+const CHATGPT_WORKSPACE_LIMIT_HINT: &str = "You've reached your ChatGPT workspace's usage limit. Ask your workspace admin to increase it at admin.openai.com \u{2192} Workspace \u{2192} Usage limits.";
+
+/// A ChatGPT subscription's spent usage says where to look (pi-ai 1.6): the user's own
+/// usage page, or, for a Business workspace member, the workspace admin.
+fn with_usage_limit_hint(event: &mut crate::types::AssistantMessageEvent) {
+    let crate::types::AssistantMessageEvent::Error { error, .. } = event else {
+        return;
+    };
+    let Some(text) = error.error_message.as_deref() else {
+        return;
+    };
+    let hint = if text.contains("subscription_sharing_usage_limit_exceeded") {
+        format!("\nCheck your ChatGPT usage: {CHATGPT_USAGE_URL}")
+    } else if text.contains("subscription_sharing_workplace_individual_usage_limit_exceeded") {
+        format!("\n{CHATGPT_WORKSPACE_LIMIT_HINT}")
+    } else {
+        return;
+    };
+    let mut message = (**error).clone();
+    message.error_message = Some(format!("{text}{hint}"));
+    *error = std::sync::Arc::new(message);
 }
 
 /// A non-empty environment variable.
@@ -150,12 +178,23 @@ pub(crate) fn strict_field(model: &Model, default: bool) -> Option<Option<bool>>
         .then_some(Some(false))
 }
 
-/// The `openai-responses` body for `messages` (the conversation prepared for this API).
+/// Whether the request goes to OpenAI with a Sign in with ChatGPT token (not an `sk-` key):
+/// that endpoint takes no cache retention, output cap or temperature (pi-ai 1.6).
+fn chatgpt_sign_in(model: &Model, api_key: &str) -> bool {
+    model.provider == "openai"
+        && model.base_url == "https://api.openai.com/v1"
+        && !api_key.is_empty()
+        && !api_key.starts_with("sk-")
+}
+
+/// The `openai-responses` body for `messages` (the conversation prepared for this API);
+/// `chatgpt`: see [`chatgpt_sign_in`].
 fn build_body<'a>(
     model: &'a Model,
     context: &'a Context,
     messages: &'a [Message],
     options: &'a StreamOptions,
+    chatgpt: bool,
 ) -> request::Body<'a> {
     let retention = CacheRetention::resolve(options.cache_retention);
     let long_retention = model
@@ -202,15 +241,16 @@ fn build_body<'a>(
             .map(common::clamp_prompt_cache_key),
         prompt_cache_retention: (retention == CacheRetention::Long
             && long_retention
-            && !explicit_cache)
+            && !explicit_cache
+            && !chatgpt)
             .then_some("24h"),
-        prompt_cache_options: cache_options,
+        prompt_cache_options: cache_options.filter(|_| !chatgpt),
         store: Some(false),
         max_output_tokens: options
             .max_tokens
-            .filter(|m| *m > 0)
+            .filter(|m| *m > 0 && !chatgpt)
             .map(|m| m.max(request::MIN_OUTPUT_TOKENS)),
-        temperature: options.temperature,
+        temperature: options.temperature.filter(|_| !chatgpt),
         service_tier: extra.and_then(|o| o.service_tier.as_deref()),
         tools: (!context.tools.is_empty())
             .then(|| request::convert_tools(&context.tools, strict_field(model, false))),
@@ -251,11 +291,14 @@ pub fn build_request(
         model.clone(),
         common::frame_of(context),
         request::prepare_messages(model, context, request::OPENAI_TOOL_CALL_PROVIDERS),
-        options.clone(),
+        (options.clone(), chatgpt_sign_in(model, api_key)),
     );
     let body = common::written_body(model, options, parts, |parts, out| {
-        let (model, context, messages, options) = parts;
-        serde_json::to_writer(out, &build_body(model, context, messages, options))
+        let (model, context, messages, (options, chatgpt)) = parts;
+        serde_json::to_writer(
+            out,
+            &build_body(model, context, messages, options, *chatgpt),
+        )
     })?;
 
     let base_url = cloudflare::request_base_url(model, options)?;
