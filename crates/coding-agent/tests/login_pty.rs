@@ -163,6 +163,13 @@ async fn login_with_an_api_key_and_logout() {
     tmux.wait_for("mock-model");
     tmux.type_text("/login openai");
     tmux.keys(&["Enter"]);
+    // OpenAI has Sign in with ChatGPT too: pi 1.6.0 asks which first.
+    let methods = tmux.wait_for("Select authentication method for OpenAI:");
+    assert!(
+        methods.contains("Sign in with ChatGPT") && methods.contains("Sign in with an API key"),
+        "{methods}"
+    );
+    tmux.keys(&["Down", "Enter"]);
     tmux.wait_for("Enter API key for OpenAI:");
     tmux.type_text("sk-typed-secret");
     let masked = tmux.screen();

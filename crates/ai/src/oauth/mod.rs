@@ -152,6 +152,19 @@ impl OAuthProvider {
         }
     }
 
+    /// The sign-in's name where a provider offers it beside an API key (pi 1.6.0's
+    /// `loginLabel`); `None` for the older sign-ins, which `/login` starts directly.
+    pub fn login_label(self) -> Option<&'static str> {
+        match self {
+            Self::KimiCoding => Some("Sign in with Kimi Code"),
+            Self::Meta => Some("Sign in with Meta"),
+            Self::OpenAiChatGpt => Some("Sign in with ChatGPT"),
+            Self::OpenRouter => Some("Sign in with OpenRouter"),
+            Self::Xai => Some("Sign in with SuperGrok or X Premium"),
+            _ => None,
+        }
+    }
+
     /// Whether the provider also takes an API key (`pi auth login --api-key`, `/login`'s key list).
     pub fn has_api_key_login(self) -> bool {
         matches!(

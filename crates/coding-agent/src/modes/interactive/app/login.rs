@@ -45,6 +45,10 @@ pub(crate) enum ChoicePurpose {
         oauth: bool,
     },
     Logout,
+    /// Sign in to `provider` with its account or with an API key.
+    ProviderMethod {
+        provider: String,
+    },
     /// A choice the sign-in asked for.
     Flow(Option<oneshot::Sender<Result<String, OAuthError>>>),
 }
@@ -177,6 +181,9 @@ impl App {
                 self.start_llama_login()
             }
             Some(id) => match OAuthProvider::from_id(&id).filter(|p| p.is_offered()) {
+                Some(login) if login.login_label().is_some() && login.has_api_key_login() => {
+                    self.open_provider_method_picker(login)
+                }
                 Some(login) => self.start_oauth_login(login),
                 None if self.session.registry().has_provider(&id) => self.open_api_key_input(id),
                 None => {
@@ -243,6 +250,25 @@ impl App {
             },
             list: choice_list(items, self),
             purpose: ChoicePurpose::Provider { oauth },
+        }));
+    }
+
+    /// `/login <provider>` for a provider with an account sign-in and an API key: which one
+    /// (pi 1.6.0's "Select authentication method for <provider>:").
+    fn open_provider_method_picker(&mut self, login: OAuthProvider) {
+        let items = vec![
+            SelectItem::new(login.id(), login.login_label().unwrap_or_default()),
+            SelectItem::new("api_key", "Sign in with an API key"),
+        ];
+        self.overlay = Some(Overlay::Choice(Choice {
+            title: format!(
+                "Select authentication method for {}:",
+                crate::modes::auth::provider_display_name(login.id())
+            ),
+            list: choice_list(items, self),
+            purpose: ChoicePurpose::ProviderMethod {
+                provider: login.id().to_owned(),
+            },
         }));
     }
 
@@ -475,6 +501,14 @@ impl App {
                     }
                     ChoicePurpose::Provider { oauth: false } => self.open_api_key_input(value),
                     ChoicePurpose::Logout => self.logout(&value),
+                    ChoicePurpose::ProviderMethod { provider } if value == "api_key" => {
+                        self.open_api_key_input(provider)
+                    }
+                    ChoicePurpose::ProviderMethod { .. } => {
+                        if let Some(login) = OAuthProvider::from_id(&value) {
+                            self.start_oauth_login(login);
+                        }
+                    }
                     ChoicePurpose::Flow(reply) => {
                         if let Some(reply) = reply {
                             let _ = reply.send(Ok(value));
