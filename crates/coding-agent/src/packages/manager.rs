@@ -585,3 +585,30 @@ pub fn installed_version(path: &Path) -> Option<String> {
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     json.get("version")?.as_str().map(str::to_owned)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::npm_version_matches;
+
+    #[test]
+    fn npm_versions_ranges_and_tags() {
+        for (installed, wanted, matches) in [
+            ("1.3.0", "1.3.0", true),
+            ("1.3.0", "1.2.0", false),
+            ("1.3.0", "^1.2.7", true),
+            ("2.0.0", "^1.2.7", false),
+            ("1.2.5", "~1.2.0", true),
+            ("1.5.0", ">=1.0.0 <2.0.0", true),
+            ("2.1.0", "1.x || 2.1", true),
+            ("1.3.0", "1.2", false),
+            ("1.3.0", "latest", true),
+            ("1.3.0", "beta", true),
+        ] {
+            assert_eq!(
+                npm_version_matches(installed, wanted),
+                matches,
+                "{installed} {wanted}"
+            );
+        }
+    }
+}

@@ -219,8 +219,8 @@ fn git_source(
 }
 
 /// Whether a host or repository path could lead a checkout out of its install root: as
-/// given or percent-decoded it holds NUL, `\\`, a leading `/`, a `..` segment, or (a
-/// host) any `/`; an undecodable value counts as unsafe.
+/// given or percent-decoded it holds NUL, a backslash, a leading `/`, a `..` segment, or
+/// (a host) any `/`; an undecodable value counts as unsafe.
 fn unsafe_install_part(value: &str, allow_slash: bool) -> bool {
     let Some(decoded) = percent_decode(value) else {
         return true;
@@ -367,6 +367,18 @@ mod tests {
                 PackageSource::Local {
                     path: source.into()
                 },
+                "{source}"
+            );
+        }
+        // A host or path that could leave the install root (pi 0.78.1).
+        for source in [
+            "git:git.example.test/user/../../evil",
+            "https://git.example.test/a/%2e%2e/b",
+            "git:exa%2fmple.test/a/b",
+            "git:git.example.test/a/b%zz",
+        ] {
+            assert!(
+                matches!(PackageSource::parse(source), PackageSource::Local { .. }),
                 "{source}"
             );
         }
