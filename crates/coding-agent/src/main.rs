@@ -482,19 +482,8 @@ fn run() -> Result<i32> {
         return Ok(1);
     }
     let extension_tools = extensions.tools();
-    let default_tools = match tool_selection::default_tools(
-        settings.default_tools.as_deref(),
-        &tools::DEFAULT_TOOLS,
-    ) {
-        Ok(tools) => tools,
-        Err(message) => {
-            eprintln!("Warning: settings defaultTools: {message}");
-            tools::DEFAULT_TOOLS
-                .iter()
-                .map(|t| (*t).to_owned())
-                .collect()
-        }
-    };
+    let default_tools =
+        tool_selection::default_tools(settings.default_tools.as_deref(), &tools::DEFAULT_TOOLS);
     let tool_request = ToolRequest {
         tools: tools_flag,
         exclude: args

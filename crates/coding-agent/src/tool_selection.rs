@@ -162,23 +162,32 @@ fn push_unique(list: &mut Vec<String>, name: &str) {
 /// A name against a pattern where `*` stands for any run of characters.
 pub use pi_mcp::naming::matches;
 
-/// The default tool set from the `defaultTools` setting (pi 1.5): a plain list replaces the
-/// built-in `defaults`; a list of only `+name`/`-name` entries edits them.
-pub fn default_tools(setting: Option<&[String]>, defaults: &[&str]) -> Result<Vec<String>, String> {
-    let mut out: Vec<String> = defaults.iter().map(|t| (*t).to_owned()).collect();
+/// The default tool set from the merged `defaultTools` setting, as pi 1.6.0 resolves it:
+/// its plain names (if any) replace the built-in `defaults`, then its `+name`/`-name`
+/// entries add or remove a tool in list order (a project's edits follow the user's).
+pub fn default_tools(setting: Option<&[String]>, defaults: &[&str]) -> Vec<String> {
     let Some(setting) = setting else {
-        return Ok(out);
+        return defaults.iter().map(|t| (*t).to_owned()).collect();
     };
-    match ToolsFlag::parse(&setting.join(","))? {
-        ToolsFlag::Allow(names) => Ok(names),
-        ToolsFlag::Edit { add, remove } => {
-            for name in add {
-                push_unique(&mut out, &name);
+    let is_edit = |entry: &&String| entry.starts_with(['+', '-']);
+    let plain: Vec<String> = setting.iter().filter(|e| !is_edit(e)).cloned().collect();
+    let mut out = if plain.is_empty() && !setting.is_empty() {
+        defaults.iter().map(|t| (*t).to_owned()).collect()
+    } else {
+        plain
+    };
+    for entry in setting.iter().filter(is_edit) {
+        let name = &entry[1..];
+        let at = out.iter().position(|n| n == name);
+        match (entry.starts_with('+'), at) {
+            (true, None) if !name.is_empty() => out.push(name.to_owned()),
+            (false, Some(at)) => {
+                out.remove(at);
             }
-            out.retain(|name| !remove.iter().any(|p| matches(p, name)));
-            Ok(out)
+            _ => {}
         }
     }
+    out
 }
 
 /// Splits a comma-separated `--exclude-tools` list.
@@ -277,16 +286,13 @@ mod tests {
     #[test]
     fn default_tools_replace_or_edit_the_built_in_set() {
         let listed = vec!["read".to_owned(), "grep".to_owned()];
-        assert_eq!(
-            default_tools(Some(&listed), &DEFAULTS).unwrap(),
-            ["read", "grep"]
-        );
+        assert_eq!(default_tools(Some(&listed), &DEFAULTS), ["read", "grep"]);
         let edits = vec!["+ls".to_owned(), "-bash".to_owned()];
         assert_eq!(
-            default_tools(Some(&edits), &DEFAULTS).unwrap(),
+            default_tools(Some(&edits), &DEFAULTS),
             ["read", "edit", "write", "ls"]
         );
-        assert_eq!(default_tools(None, &DEFAULTS).unwrap(), DEFAULTS);
+        assert_eq!(default_tools(None, &DEFAULTS), DEFAULTS);
     }
 
     #[test]

@@ -21,6 +21,7 @@ class LazyAbort {
 }
 import { commandCompletions, runCommand, runShortcut } from "./commands.mjs";
 import { applyFlags, initialise, refreshCatalogsInBackground, reloadExtensions } from "./core.mjs";
+import { clearFactoryCache } from "./loader.mjs";
 import { streamProvider } from "./providers.mjs";
 import { dispatchEvent } from "./runner.mjs";
 import { disposeToolRender, executeTool, prepareToolArguments, renderMessage, renderTool } from "./tools.mjs";
@@ -64,6 +65,7 @@ const NOTIFICATIONS = {
 	state: (core, frame) => core.state.apply(frame),
 	flags: (core, frame) => applyFlags(core, frame.values),
 	refresh_catalogs: (core) => refreshCatalogsInBackground(core),
+	clear_module_cache: () => clearFactoryCache(),
 	component_dispose: (core, frame) => core.components.dispose(frame.componentId),
 	component_focus: (core, frame) => core.components.focus(frame.componentId, frame.focused !== false),
 	component_invalidate: (core, frame) => core.components.invalidate(frame.componentId),

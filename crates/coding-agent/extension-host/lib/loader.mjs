@@ -40,6 +40,32 @@ export function getJiti() {
 	return sharedJiti;
 }
 
+// Factories already imported, by file, for the folder they were loaded in: a session
+// replaced in the same folder runs them again without evaluating their modules again
+// (module state survives, each run still gets a fresh `pi`), as pi 0.79.9 does. `/reload`
+// and a change of folder start afresh.
+const factoryCache = new Map();
+let factoryCacheCwd;
+
+/** Forgets the imported factories (`/reload`): the next load evaluates every module again. */
+export function clearFactoryCache() {
+	factoryCache.clear();
+	factoryCacheCwd = undefined;
+}
+
+/** The factory a file exports (imported once per folder), or whatever else it exports. */
+async function importFactory(file, cwd) {
+	if (factoryCacheCwd !== cwd) {
+		clearFactoryCache();
+		factoryCacheCwd = cwd;
+	}
+	const cached = factoryCache.get(file);
+	if (cached) return cached;
+	const factory = await getJiti().import(file, { default: true });
+	if (typeof factory === "function") factoryCache.set(file, factory);
+	return factory;
+}
+
 /** pi's path normalisation: unicode spaces, `~`, relative to cwd. */
 export function resolveExtensionPath(extPath, cwd) {
 	const normalized = extPath.replace(/[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g, " ");
@@ -67,7 +93,7 @@ export async function loadExtension(info, core) {
 	const resolvedPath = resolveExtensionPath(info.path, core.state.cwd);
 	try {
 		// A linked entry loads from where it lives, so its own node_modules resolve (pi 1.6.0).
-		const factory = await getJiti().import(realPath(resolvedPath), { default: true });
+		const factory = await importFactory(realPath(resolvedPath), core.state.cwd);
 		if (typeof factory !== "function") {
 			return { error: `Extension does not export a valid factory function: ${info.path}` };
 		}

@@ -136,11 +136,27 @@ describe("reload", () => {
 			const before = await run();
 			assert.equal(before.content[0].text, "1:2");
 			assert.equal(before.details.first, "active");
+			// `/reload`: pi asks for fresh modules first.
+			pi.notify("clear_module_cache");
 			const result = await pi.call("reload", { extensions: [{ path: fixture("counter.ts") }] });
 			assert.deepEqual(result.extensions.map((e) => e.path), [fixture("counter.ts")]);
 			assert.deepEqual(result.errors, []);
 			const after = await run();
 			assert.equal(after.content[0].text, "2:1");
+			assert.match(after.details.first, /^This extension ctx is stale after session replacement or reload/);
+		} finally {
+			pi.stop();
+		}
+	});
+
+	it("keeps the modules for a session replaced in the same folder, with a fresh `pi`", async () => {
+		const { pi } = await startHost(["counter.ts"]);
+		try {
+			const run = () => pi.call("tool_execute", { toolName: "counter", toolCallId: "t", params: {} });
+			assert.equal((await run()).content[0].text, "1:1");
+			await pi.call("reload", { extensions: [{ path: fixture("counter.ts") }] });
+			const after = await run();
+			assert.equal(after.content[0].text, "2:2");
 			assert.match(after.details.first, /^This extension ctx is stale after session replacement or reload/);
 		} finally {
 			pi.stop();

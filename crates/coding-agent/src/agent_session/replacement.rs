@@ -105,11 +105,14 @@ impl AgentSession {
     }
 
     /// `/reload`: tells the extensions (`session_shutdown` with reason `reload`), loads
-    /// them again (in the same host, or a new one when it died), refreshes their tools,
-    /// and starts them (`session_start` with reason `reload`). Load failures become
-    /// extension errors.
+    /// them again (in the same host, or a new one when it died) with their modules
+    /// evaluated afresh, refreshes their tools, and starts them (`session_start` with
+    /// reason `reload`). Load failures become extension errors. (A replaced session in
+    /// the same folder keeps the modules: only the factories run again.)
     pub async fn reload_extensions(&self) -> Result<(), String> {
         self.emit_extension_shutdown("reload", None).await;
+        self.extension_runtime()
+            .host_notify("clear_module_cache", serde_json::json!({}));
         self.reload_settings();
         self.load_extensions_again().await?;
         self.emit_session_start("reload", None).await;

@@ -99,8 +99,7 @@ impl AgentSession {
             return Vec::new();
         };
         let setting = self.inner.settings.get().default_tools;
-        let defaults = crate::tool_selection::default_tools(setting.as_deref(), &DEFAULT_TOOLS)
-            .unwrap_or_else(|_| DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect());
+        let defaults = crate::tool_selection::default_tools(setting.as_deref(), &DEFAULT_TOOLS);
         edits.apply(&defaults)
     }
 

@@ -128,11 +128,19 @@ pub(crate) fn read_object(path: &Path) -> Map<String, Value> {
         .unwrap_or_default()
 }
 
-/// Merges `over` into `base`; nested objects merge key by key.
+/// Merges `over` into `base`; nested objects merge key by key. A `defaultTools` made only
+/// of `+name`/`-name` entries is appended to the inherited list (it edits that selection,
+/// pi 0.99.0); any other value replaces it.
 pub(crate) fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
+    let is_modifier = |v: &Value| v.as_str().is_some_and(|s| s.starts_with(['+', '-']));
     for (key, value) in over {
         match (base.get_mut(&key), value) {
             (Some(Value::Object(existing)), Value::Object(nested)) => merge(existing, nested),
+            (Some(Value::Array(inherited)), Value::Array(edits))
+                if key == "defaultTools" && edits.iter().all(is_modifier) =>
+            {
+                inherited.extend(edits);
+            }
             (_, value) => {
                 base.insert(key, value);
             }

@@ -332,6 +332,13 @@ fn update(manager: &PackageManager, parsed: &Parsed, trusted: bool) -> i32 {
         println!("Model catalogs refreshed");
         return 0;
     }
+    let bare = !(parsed.self_flag || parsed.extensions_flag || parsed.all_flag)
+        && parsed.source.is_none()
+        && parsed.extension.is_none();
+    if bare {
+        // pi 0.79.7: a bare `pi update` updates pi only.
+        println!("Extensions are skipped. Run pi update --extensions to update extensions.");
+    }
     let positional_self = matches!(parsed.source.as_deref(), Some("self" | "pi"));
     let one = parsed
         .extension

@@ -56,6 +56,37 @@ pub fn offline() -> bool {
             .unwrap_or(false)
 }
 
+/// Asks cloud-sync clients (Dropbox; on macOS also File Provider) to leave a managed npm
+/// folder alone, with the extended attributes pi 0.75.4 sets through `setfattr` (Linux) or
+/// `xattr` (macOS). Best effort: a missing tool or a file system without extended
+/// attributes changes nothing.
+fn mark_ignored_by_cloud_sync(dir: &Path) {
+    let (program, attributes): (&str, &[&str]) = if cfg!(target_os = "macos") {
+        (
+            "xattr",
+            &["com.dropbox.ignored", "com.apple.fileprovider.ignore#P"],
+        )
+    } else if cfg!(target_os = "linux") {
+        ("setfattr", &["user.com.dropbox.ignored"])
+    } else {
+        return;
+    };
+    for attribute in attributes {
+        let mut command = std::process::Command::new(program);
+        if program == "xattr" {
+            command.args(["-w", attribute, "1"]);
+        } else {
+            command.args(["-n", attribute, "-v", "1"]);
+        }
+        let _ = command
+            .arg(dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
 /// Writes `.gitignore` ignoring everything in a folder pi manages.
 fn ensure_git_ignore(dir: &Path) -> Result<(), PackageError> {
     std::fs::create_dir_all(dir).map_err(io)?;
@@ -146,6 +177,9 @@ impl PackageManager {
 
     /// `pi install`: npm or git into the scope's folders; a local path must exist.
     pub fn install(&self, source: &str, scope: SourceScope) -> Result<(), PackageError> {
+        if scope == SourceScope::Temporary {
+            self.roots.ensure_private_temp_root().map_err(io)?;
+        }
         match PackageSource::parse(source) {
             PackageSource::Npm { spec, .. } => self.install_npm(&spec, scope),
             git @ PackageSource::Git { .. } => self.install_git(&git, scope, source),
@@ -171,6 +205,8 @@ impl PackageManager {
         scope: SourceScope,
     ) -> Result<(), PackageError> {
         let root = self.roots.npm_root(scope);
+        std::fs::create_dir_all(&root).map_err(io)?;
+        mark_ignored_by_cloud_sync(&root);
         ensure_git_ignore(&root)?;
         let manifest = root.join("package.json");
         if !manifest.exists() {
@@ -429,6 +465,9 @@ impl PackageManager {
     /// version differs from the installed one); true when it is there afterwards.
     pub fn ensure_installed(&self, source: &str, scope: SourceScope) -> Result<bool, PackageError> {
         let parsed = PackageSource::parse(source);
+        if scope == SourceScope::Temporary && !matches!(parsed, PackageSource::Local { .. }) {
+            self.roots.ensure_private_temp_root().map_err(io)?;
+        }
         let path = self.install_path(&parsed, scope);
         let present = path.as_ref().is_some_and(|p| p.exists());
         let wrong_version = match (&parsed, &path) {
@@ -437,7 +476,7 @@ impl PackageManager {
                     version: Some(v), ..
                 },
                 Some(p),
-            ) if present => installed_version(p).as_deref() != Some(v.as_str()),
+            ) if present => !installed_version(p).is_some_and(|i| npm_version_matches(&i, v)),
             _ => false,
         };
         if present && !wrong_version {
@@ -499,9 +538,77 @@ impl PackageManager {
     }
 }
 
+/// Whether an installed version answers a configured npm version (pi 0.79.4): an exact
+/// version must be equal, a range (`^1.2.7`, `>=1 <2`, `1.x || 2.x`) must contain it, and a
+/// tag (`latest`, `beta`) or anything else that is no range accepts whatever is installed.
+fn npm_version_matches(installed: &str, wanted: &str) -> bool {
+    let wanted = wanted.trim();
+    let Ok(installed) = semver::Version::parse(installed.trim()) else {
+        return false;
+    };
+    if let Ok(exact) = semver::Version::parse(wanted.trim_start_matches(['=', 'v'])) {
+        return installed == exact;
+    }
+    let mut ranges = Vec::new();
+    for alternative in wanted.split("||") {
+        match npm_range(alternative) {
+            Some(range) => ranges.push(range),
+            None => return true,
+        }
+    }
+    ranges.iter().any(|range| range.matches(&installed))
+}
+
+/// One npm range alternative as a `semver` requirement: comparators separated by spaces
+/// are joined with commas, and a bare partial version (`1.2`) means that release line
+/// (`=1.2`), as npm reads it. An empty alternative means any version.
+fn npm_range(alternative: &str) -> Option<semver::VersionReq> {
+    let parts: Vec<String> = alternative
+        .split_whitespace()
+        .map(|part| {
+            if part.starts_with(|c: char| c.is_ascii_digit()) {
+                format!("={part}")
+            } else {
+                part.to_owned()
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        return Some(semver::VersionReq::STAR);
+    }
+    semver::VersionReq::parse(&parts.join(", ")).ok()
+}
+
 /// The `version` in an installed package's `package.json`.
 pub fn installed_version(path: &Path) -> Option<String> {
     let text = crate::text_file::read_text(path.join("package.json")).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     json.get("version")?.as_str().map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::npm_version_matches;
+
+    #[test]
+    fn npm_versions_ranges_and_tags() {
+        for (installed, wanted, matches) in [
+            ("1.3.0", "1.3.0", true),
+            ("1.3.0", "1.2.0", false),
+            ("1.3.0", "^1.2.7", true),
+            ("2.0.0", "^1.2.7", false),
+            ("1.2.5", "~1.2.0", true),
+            ("1.5.0", ">=1.0.0 <2.0.0", true),
+            ("2.1.0", "1.x || 2.1", true),
+            ("1.3.0", "1.2", false),
+            ("1.3.0", "latest", true),
+            ("1.3.0", "beta", true),
+        ] {
+            assert_eq!(
+                npm_version_matches(installed, wanted),
+                matches,
+                "{installed} {wanted}"
+            );
+        }
+    }
 }

@@ -47,6 +47,19 @@ impl InstallRoots {
         }
     }
 
+    /// Makes `<agentDir>/tmp/extensions`, where one-run (`-e`) packages go, private to the
+    /// user (mode 0700, also when it exists with another mode), as pi 0.78.1 does.
+    pub fn ensure_private_temp_root(&self) -> std::io::Result<()> {
+        let root = self.agent_dir.join("tmp").join("extensions");
+        std::fs::create_dir_all(&root)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))?;
+        }
+        Ok(())
+    }
+
     /// `<agentDir>/tmp/extensions/<prefix>/<hash>/<suffix>` (the TS `getTemporaryDir`).
     fn temporary_dir(&self, prefix: &str, suffix: &str, git_ref: Option<&str>) -> PathBuf {
         let key = match git_ref {

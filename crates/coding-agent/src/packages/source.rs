@@ -205,12 +205,52 @@ fn git_source(
     if host.is_empty() || path.split('/').filter(|p| !p.is_empty()).count() < 2 {
         return None;
     }
+    // A source naming `..`, a backslash or NUL (also percent-encoded) is no repository
+    // pi installs: it becomes a local path, as in pi 0.78.1.
+    if unsafe_install_part(host, false) || unsafe_install_part(path, true) {
+        return None;
+    }
     Some(PackageSource::Git {
         repo: repo.trim_end_matches('/').to_owned(),
         host: host.to_owned(),
         path: path.to_owned(),
         git_ref,
     })
+}
+
+/// Whether a host or repository path could lead a checkout out of its install root: as
+/// given or percent-decoded it holds NUL, a backslash, a leading `/`, a `..` segment, or
+/// (a host) any `/`; an undecodable value counts as unsafe.
+fn unsafe_install_part(value: &str, allow_slash: bool) -> bool {
+    let Some(decoded) = percent_decode(value) else {
+        return true;
+    };
+    [value, decoded.as_str()].iter().any(|candidate| {
+        candidate.contains('\0')
+            || candidate.contains('\\')
+            || candidate.starts_with('/')
+            || (!allow_slash && candidate.contains('/'))
+            || candidate.split('/').any(|segment| segment == "..")
+    })
+}
+
+/// `decodeURIComponent`: `%XX` escapes to UTF-8 text; `None` for a malformed escape or
+/// bytes that are not UTF-8.
+fn percent_decode(value: &str) -> Option<String> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = value.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -327,6 +367,18 @@ mod tests {
                 PackageSource::Local {
                     path: source.into()
                 },
+                "{source}"
+            );
+        }
+        // A host or path that could leave the install root (pi 0.78.1).
+        for source in [
+            "git:git.example.test/user/../../evil",
+            "https://git.example.test/a/%2e%2e/b",
+            "git:exa%2fmple.test/a/b",
+            "git:git.example.test/a/b%zz",
+        ] {
+            assert!(
+                matches!(PackageSource::parse(source), PackageSource::Local { .. }),
                 "{source}"
             );
         }

@@ -177,35 +177,49 @@ pub(crate) fn resolve(options: &DiscoveryOptions, kind: Kind) -> Resolved {
             ),
             (SourceScope::User, &agent_dir, &options.user_entries),
         ] {
+            // Each file with the folder its patterns and metadata are relative to: the
+            // scope's base, or for `.agents/skills` that `.agents` folder (pi 0.74.1, 0.75.5).
+            let agents = |dir: &Path| -> Vec<(PathBuf, PathBuf)> {
+                let agents_base = dir.parent().unwrap_or(dir).to_path_buf();
+                collect_skill_entries(dir, SkillMode::Agents)
+                    .into_iter()
+                    .map(|file| (file, agents_base.clone()))
+                    .collect()
+            };
+            let own = |files: Vec<PathBuf>| -> Vec<(PathBuf, PathBuf)> {
+                files.into_iter().map(|file| (file, base.clone())).collect()
+            };
             let found = match (kind, scope) {
                 (_, SourceScope::Project) if options.skip_project => Vec::new(),
                 (Kind::Skills, SourceScope::Project) => {
-                    let mut found =
-                        collect_skill_entries(&project_base.join("skills"), SkillMode::Pi);
+                    let mut found = own(collect_skill_entries(
+                        &project_base.join("skills"),
+                        SkillMode::Pi,
+                    ));
                     for dir in ancestor_agents_skill_dirs(&cwd) {
                         if dir != user_agents_skills {
-                            found.extend(collect_skill_entries(&dir, SkillMode::Agents));
+                            found.extend(agents(&dir));
                         }
                     }
                     found
                 }
                 (Kind::Skills, _) => {
-                    let mut found = collect_skill_entries(&agent_dir.join("skills"), SkillMode::Pi);
-                    found.extend(collect_skill_entries(
-                        &user_agents_skills,
-                        SkillMode::Agents,
+                    let mut found = own(collect_skill_entries(
+                        &agent_dir.join("skills"),
+                        SkillMode::Pi,
                     ));
+                    found.extend(agents(&user_agents_skills));
                     found
                 }
-                (Kind::Prompts, _) => collect_prompt_entries(&base.join("prompts")),
+                (Kind::Prompts, _) => own(collect_prompt_entries(&base.join("prompts"))),
             };
-            let meta = Meta {
-                source: "auto",
-                scope,
-                base_dir: Some(base.clone()),
-            };
-            for file in found {
-                let on = is_enabled_by_overrides(&file, entries, base);
+            for (file, file_base) in found {
+                let meta = Meta {
+                    source: "auto",
+                    scope,
+                    base_dir: Some(file_base.clone()),
+                };
+                let on = is_enabled_by_overrides(&file, entries, &file_base);
                 add(file, &meta, on);
             }
         }
