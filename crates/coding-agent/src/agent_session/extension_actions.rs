@@ -52,6 +52,12 @@ impl ExtensionActions for SessionActions {
         Some(RunRequest::new(Box::new(session.run_requested())))
     }
 
+    fn abort_now(&self) {
+        if let Some(session) = self.session() {
+            session.inner.agent.abort();
+        }
+    }
+
     fn queues_at_once(&self) -> bool {
         self.session().is_some_and(|session| {
             session.is_streaming() && !session.inner.ext.commands_running.is_running()

@@ -472,6 +472,11 @@ impl Connection {
                 }
             }
             HostFrame::Request { id, method, params } => {
+                if method == "abort"
+                    && let Some(binding) = lock(&self.binding).clone()
+                {
+                    binding.actions.abort_now();
+                }
                 let connection = self.clone();
                 // A run asked for counts from now, before the frames after this one (the
                 // answer of the command that asked) are handled.

@@ -274,6 +274,11 @@ pub trait ExtensionActions: Send + Sync {
     fn fingerprint(&self) -> u64 {
         0
     }
+
+    /// `ctx.abort()` as it arrives, before the host's next frame is handled: the running
+    /// agent's cancel fires at once, as pi 1.6.0's abort signal does, so the answer of the
+    /// hook that called it already finds the run aborted. The request itself still runs.
+    fn abort_now(&self) {}
 }
 
 /// The mirrored state.
