@@ -83,11 +83,10 @@ impl AgentSession {
         } else {
             text
         };
-        if self.is_streaming() {
+        // A run that is starting counts as busy too (pi 1.2.0): a message queued now joins it.
+        if self.is_streaming() || self.inner.ext.starting.load(Ordering::SeqCst) > 0 {
             let Some(behavior) = options.streaming_behavior else {
-                let error = SessionOpError::new(
-                    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.",
-                );
+                let error = SessionOpError::new(crate::extensions::actions::BUSY_PROMPT);
                 report(Err(error.0.clone()));
                 return Err(error);
             };
