@@ -2,7 +2,9 @@
 //! calls `pi.setActiveTools()` changes the next request of the same run, which still carries
 //! the system prompt `before_agent_start` set (pi 0.80.3); and `ctx.abort()` from a
 //! `tool_call` handler stops the run before the later tool calls of that reply ask their own
-//! handlers (pi 0.75.4). Ours and pi 1.6.0 (`PI_TS16`) run each case over RPC on the mock.
+//! handlers (pi 0.75.4); and progress a tool reports after it returned is dropped, not sent
+//! as a stale `tool_execution_update` (pi 0.79.2). Ours and pi 1.6.0 (`PI_TS16`) run each
+//! case over RPC on the mock.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -48,6 +50,26 @@ export default function (pi) {
 }
 "#;
 
+/// The tool `late` reports progress before it returns, and twice after: while the run goes
+/// on and once it has settled.
+const LATE_PROGRESS: &str = r#"
+const update = (onUpdate, text) => {
+  try { onUpdate({ content: [{ type: "text", text }], details: {} }); } catch {}
+};
+export default function (pi) {
+  pi.registerTool({
+    name: "late", label: "Late", description: "Reports progress late",
+    parameters: { type: "object", properties: {} },
+    async execute(_id, _params, _signal, onUpdate) {
+      update(onUpdate, "early");
+      setTimeout(() => update(onUpdate, "late in the run"), 5);
+      setTimeout(() => update(onUpdate, "late after the run"), 150);
+      return { content: [{ type: "text", text: "done" }], details: {} };
+    },
+  });
+}
+"#;
+
 /// Runs one prompt with `extension` loaded (`--tools` given) against `scripts`; returns the
 /// recorded requests' tool names and whether their system prompt has the marker, the hook
 /// log, and each session message as `role` (tool results with their text).
@@ -68,7 +90,7 @@ async fn run_case(
     let log = env.dir.path().join("hooks.jsonl");
     let mut command = program_with_host(wrapper);
     command.env("HOOK_LOG", &log);
-    let file = tokio::task::block_in_place(|| {
+    let (file, updates) = tokio::task::block_in_place(|| {
         let mut rpc = Rpc::start_program(
             &env,
             command,
@@ -76,9 +98,28 @@ async fn run_case(
         );
         rpc.call("p", json!({"type": "prompt", "message": "Go."}));
         rpc.until("the run settled", |l| l["type"] == "agent_settled");
+        // Time for progress reported after the run (the `late` tool's last update).
+        std::thread::sleep(std::time::Duration::from_millis(400));
         let state = rpc.call("s", json!({"type": "get_state"}));
+        let mut ended = false;
+        let updates: Vec<Value> = rpc
+            .seen
+            .iter()
+            .filter_map(|l| match l["type"].as_str() {
+                Some("tool_execution_end") => {
+                    ended = true;
+                    None
+                }
+                Some("tool_execution_update") => Some(json!({
+                    "text": l["partialResult"]["content"][0]["text"], "afterEnd": ended})),
+                _ => None,
+            })
+            .collect();
         rpc.finish();
-        PathBuf::from(state["data"]["sessionFile"].as_str().unwrap())
+        (
+            PathBuf::from(state["data"]["sessionFile"].as_str().unwrap()),
+            updates,
+        )
     });
     let requests: Vec<Value> = server
         .requests()
@@ -110,7 +151,7 @@ async fn run_case(
             }
         })
         .collect();
-    json!({"requests": requests, "hooks": hooks, "messages": messages})
+    json!({"requests": requests, "hooks": hooks, "messages": messages, "updates": updates})
 }
 
 /// Runs a case through ours and pi 1.6.0, asserts they agree and returns ours.
@@ -193,4 +234,25 @@ async fn aborting_in_a_tool_call_hook_stops_the_later_calls_as_16() {
         results.iter().all(|r| r["isError"] == true),
         "no tool ran: {seen:#}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_after_a_tool_returned_is_dropped_as_16() {
+    let seen = ours_and_16(LATE_PROGRESS, "late", || {
+        vec![Script::tool_call("late", json!({})), Script::text("Done.")]
+    })
+    .await;
+    assert_eq!(
+        seen["updates"],
+        json!([{"text": "early", "afterEnd": false}]),
+        "{seen:#}"
+    );
+    let result = seen["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["toolResult"] == "late")
+        .cloned()
+        .unwrap();
+    assert_eq!(result["text"], "done", "{seen:#}");
 }
