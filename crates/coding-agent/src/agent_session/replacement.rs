@@ -108,7 +108,15 @@ impl AgentSession {
     /// them again (in the same host, or a new one when it died), refreshes their tools,
     /// and starts them (`session_start` with reason `reload`). Load failures become
     /// extension errors.
+    /// A response or compaction still running makes the caller wait: extensions are not
+    /// replaced under it (pi 1.5.1).
     pub async fn reload_extensions(&self) -> Result<(), String> {
+        if self.is_streaming() {
+            return Err("Wait for the current response to finish before reloading.".into());
+        }
+        if self.is_compacting() {
+            return Err("Wait for compaction to finish before reloading.".into());
+        }
         self.emit_extension_shutdown("reload", None).await;
         self.reload_settings();
         self.load_extensions_again().await?;
