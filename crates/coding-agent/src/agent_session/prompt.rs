@@ -11,7 +11,7 @@ use pi_ai::{ImageContent, InputBlock, UserMessage};
 use crate::extensions::RunTrigger;
 
 use super::{
-    AgentSession, Disposition, Preflight, PromptOptions, SessionOpError, StreamingBehavior,
+    AgentSession, Disposition, Preflight, PromptOptions, SessionOpError, StreamingBehavior, lock,
 };
 
 impl AgentSession {
@@ -54,6 +54,17 @@ impl AgentSession {
                 return Ok(());
             }
             drop(running);
+        }
+        // A manual compaction or a branch summary holds prompts off (pi 1.6.0); an
+        // automatic compaction does not.
+        if lock(&self.inner.compaction_cancel).is_some()
+            || lock(&self.inner.branch_summary_cancel).is_some()
+        {
+            let error = SessionOpError::new(
+                "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.",
+            );
+            report(Err(error.0.clone()));
+            return Err(error);
         }
         let mut options = options;
         let source = options
