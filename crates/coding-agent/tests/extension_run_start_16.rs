@@ -119,3 +119,88 @@ async fn a_starting_run_is_busy_and_keeps_its_sections_as_pi_16() {
         assert_eq!(&seen[0].1, theirs, "ours and {who}");
     }
 }
+
+/// In `before_agent_start`: `/abort` prompts call `ctx.abort()`, `Plain.` sends a user
+/// message without `deliverAs`, `Follow.` one as a follow-up.
+const WHILE_STARTING: &str = r#"
+export default function (pi) {
+  pi.on("before_agent_start", (event, ctx) => {
+    if (event.prompt === "Abort me.") ctx.abort();
+    if (event.prompt === "Plain.") pi.sendUserMessage("Plain extra.");
+    if (event.prompt === "Follow.") pi.sendUserMessage("Follow extra.", { deliverAs: "followUp" });
+  });
+}
+"#;
+
+/// Three prompts whose `before_agent_start` aborts, sends a user message without and with
+/// `deliverAs`; returns the requests' last user texts, the extension errors reported and
+/// each session message (assistants by stop reason).
+async fn acts_while_starting(wrapper: &Option<std::path::PathBuf>) -> Value {
+    let server = MockServer::start().await.unwrap();
+    for text in ["Plain answer.", "Follow answer.", "Extra answer."] {
+        server.push(Script::text(text));
+    }
+    let env = Env::new(&server, 128_000, json!({"retry": {"enabled": false}}));
+    let ext = env.dir.path().join("while-starting.ts");
+    std::fs::write(&ext, WHILE_STARTING).unwrap();
+    let (file, errors) = tokio::task::block_in_place(|| {
+        let mut rpc = Rpc::start_program(
+            &env,
+            support::ts16::program_with_host(wrapper),
+            &["-e", ext.to_str().unwrap()],
+        );
+        for (id, text) in [("a", "Abort me."), ("p", "Plain."), ("f", "Follow.")] {
+            rpc.call(id, json!({"type": "prompt", "message": text}));
+            rpc.until("the run settled", |l| l["type"] == "agent_settled");
+        }
+        let state = rpc.call("s", json!({"type": "get_state"}));
+        let errors: Vec<Value> = rpc
+            .seen
+            .iter()
+            .filter(|l| l["type"] == "extension_error")
+            .map(|l| json!({"event": l["event"], "error": l["error"]}))
+            .collect();
+        rpc.finish();
+        let file = std::path::PathBuf::from(state["data"]["sessionFile"].as_str().unwrap());
+        (file, errors)
+    });
+    let requests: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| support::rpc::last_user_text(&r.body))
+        .collect();
+    let messages: Vec<Value> = read_jsonl(&file)
+        .iter()
+        .filter(|e| e["type"] == "message" && e["message"]["role"] != "system")
+        .map(|e| match e["message"]["role"].as_str() {
+            Some("assistant") => json!({"assistant": e["message"]["stopReason"]}),
+            _ => e["message"]["content"][0]["text"].clone(),
+        })
+        .collect();
+    json!({"requests": requests, "errors": errors, "messages": messages})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_starting_run_takes_aborts_and_needs_deliver_as_as_pi_16() {
+    let mut seen = Vec::new();
+    for (who, wrapper) in pis() {
+        seen.push((who, acts_while_starting(&wrapper).await));
+    }
+    let ours = &seen[0].1;
+    // The aborted run made no request; the plain message was refused (the run was busy);
+    // the follow-up ran after its run.
+    assert_eq!(
+        ours["requests"],
+        json!(["Plain.", "Follow.", "Follow extra."]),
+        "{ours:#}"
+    );
+    assert_eq!(ours["errors"].as_array().unwrap().len(), 1, "{ours:#}");
+    assert_eq!(
+        ours["messages"][1],
+        json!({"assistant": "aborted"}),
+        "{ours:#}"
+    );
+    for (who, theirs) in &seen[1..] {
+        assert_eq!(&seen[0].1, theirs, "ours (left) and {who} (right)");
+    }
+}

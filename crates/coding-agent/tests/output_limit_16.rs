@@ -178,3 +178,88 @@ async fn the_output_cap_is_fitted_into_the_window_left_as_in_16() {
         }
     }
 }
+
+/// The output cap of the first request after a manual compaction. The kept reply reported
+/// `stale_input` tokens of input, measured on the context before the compaction; the model's
+/// output limit equals its `window`.
+async fn cap_after_compaction(program: Command, window: u64, stale_input: u64) -> Value {
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("First answer, with some words.").with_full_usage(output(20)));
+    server.push(Script::text("Ok.").with_full_usage(ScriptUsage {
+        input: stale_input,
+        ..output(4)
+    }));
+    server.push(Script::text("## Goal\nA summary."));
+    server.push(Script::text("Third answer."));
+    let env = Env::new(
+        &server,
+        window,
+        json!({"retry": {"enabled": false},
+               "compaction": {"enabled": false, "keepRecentTokens": 6}}),
+    );
+    let models = json!({"providers": {"mock": {"baseUrl": server.openai_base_url(),
+        "api": "openai-completions", "apiKey": "mock-key", "models": [{"id": "mock-model",
+        "name": "Mock Model", "contextWindow": window, "maxTokens": window}]}}});
+    std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
+    let args = [
+        "--no-tools",
+        "--no-context-files",
+        "--system-prompt",
+        "You answer briefly.",
+    ];
+    let compacted = tokio::task::spawn_blocking(move || {
+        let mut rpc = support::rpc::Rpc::start_program(&env, program, &args);
+        for (id, text) in [("p1", "First question."), ("p2", "Second question.")] {
+            rpc.call(id, json!({"type": "prompt", "message": text}));
+            rpc.event("agent_settled");
+        }
+        let compacted = rpc.call("c", json!({"type": "compact"}));
+        rpc.call(
+            "p3",
+            json!({"type": "prompt", "message": "Third question."}),
+        );
+        rpc.event("agent_settled");
+        rpc.finish();
+        compacted["success"].clone()
+    })
+    .await
+    .unwrap();
+    let requests = server.requests();
+    let caps: Vec<Value> = requests
+        .iter()
+        .map(|r| {
+            r.body
+                .get("max_completion_tokens")
+                .or_else(|| r.body.get("max_tokens"))
+                .cloned()
+                .unwrap_or(Value::Null)
+        })
+        .collect();
+    // The reply with the stale usage is still in the context (kept by the compaction).
+    let kept = requests.last().is_some_and(|r| {
+        r.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["role"] == "assistant" && m["content"].to_string().contains("Ok."))
+    });
+    json!({"compacted": compacted, "requests": requests.len(), "lastCap": caps.last(),
+           "keptStale": kept})
+}
+
+/// pi 0.80.6: after a compaction, the output cap does not count the usage a kept reply
+/// reported before it (that context is gone); ours and pi 1.6.0 ask for the same cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cap_after_a_compaction_ignores_usage_from_before_it_as_16() {
+    let ours = cap_after_compaction(ours(), 80_000, 60_000).await;
+    assert_eq!(ours["compacted"], true, "{ours}");
+    assert_eq!(ours["requests"], 4, "{ours}");
+    assert_eq!(ours["keptStale"], true, "{ours}");
+    // Counting the stale 60,000 tokens would leave under 20,000 for the output.
+    let cap = ours["lastCap"].as_u64().unwrap();
+    assert!(cap > 60_000, "{ours}");
+    if let Some(wrapper) = ts16() {
+        let theirs = cap_after_compaction(ts16_pi(&wrapper), 80_000, 60_000).await;
+        assert_eq!(ours, theirs, "ours (left), pi 1.6.0 (right)");
+    }
+}

@@ -75,6 +75,8 @@ export function createContext(core, options = {}) {
 		},
 		abort: () => {
 			assertActive();
+			// Counted, so a batch of tool_call events stops at it (see dispatch.mjs `events`).
+			core.abortRequests = (core.abortRequests ?? 0) + 1;
 			runtime.fireAndForget("abort", {}, "abort");
 		},
 		hasPendingMessages: () => {

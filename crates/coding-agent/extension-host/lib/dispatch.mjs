@@ -34,7 +34,16 @@ const REQUESTS = {
 	/** Several events in one exchange, each dispatched after the previous one settled. */
 	events: async (core, frame, abort) => {
 		const answers = [];
-		for (const event of frame.events ?? []) answers.push((await dispatchEvent(core, event ?? {}, abort)) ?? null);
+		const aborts = core.abortRequests ?? 0;
+		for (const event of frame.events ?? []) {
+			// After a handler's ctx.abort() the later calls are not asked (pi 1.6.0 gives them
+			// "Operation aborted" without their tool_call hooks).
+			if ((core.abortRequests ?? 0) !== aborts) {
+				answers.push(null);
+				continue;
+			}
+			answers.push((await dispatchEvent(core, event ?? {}, abort)) ?? null);
+		}
 		return answers;
 	},
 	tool_execute: executeTool,

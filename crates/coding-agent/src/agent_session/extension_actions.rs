@@ -52,9 +52,28 @@ impl ExtensionActions for SessionActions {
         Some(RunRequest::new(Box::new(session.run_requested())))
     }
 
+    fn abort_now(&self) {
+        if let Some(session) = self.session() {
+            if session.inner.ext.starting.load(Ordering::SeqCst) > 0 {
+                session
+                    .inner
+                    .ext
+                    .abort_at_start
+                    .store(true, Ordering::SeqCst);
+            }
+            session.inner.agent.abort();
+        }
+    }
+
+    fn refuses_unqueued_prompt(&self) -> bool {
+        self.session()
+            .is_some_and(|session| session.inner.ext.starting.load(Ordering::SeqCst) > 0)
+    }
+
     fn queues_at_once(&self) -> bool {
         self.session().is_some_and(|session| {
-            session.is_streaming() && !session.inner.ext.commands_running.is_running()
+            (session.is_streaming() || session.inner.ext.starting.load(Ordering::SeqCst) > 0)
+                && !session.inner.ext.commands_running.is_running()
         })
     }
 
@@ -586,6 +605,7 @@ impl AgentSession {
         trigger: &RunTrigger,
     ) -> Vec<AgentMessage> {
         let mut messages: Vec<AgentMessage> = std::mem::take(&mut *lock(&self.inner.ext.next_turn));
+        self.inner.ext.abort_at_start.store(false, Ordering::SeqCst);
         // The session counts as busy while its run starts (pi 1.2.0): `ctx.isIdle()` is false.
         let _starting = Starting::new(&self.inner.ext.starting);
         let runtime = self.extension_runtime().clone();

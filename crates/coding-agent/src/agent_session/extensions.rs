@@ -142,6 +142,9 @@ pub(super) struct ExtensionState {
     pub(super) ending: std::sync::atomic::AtomicBool,
     /// Runs being started (their `before_agent_start` handlers run): the session is busy.
     pub(super) starting: std::sync::atomic::AtomicUsize,
+    /// `ctx.abort()` came while a run was starting: the run is aborted as it starts, before
+    /// its first request (pi 1.6.0 aborts at `agent_start`).
+    pub(super) abort_at_start: std::sync::atomic::AtomicBool,
     /// A `turn_end` handler asked for one more model request (taken by the loop).
     pub(super) boundary_continue: std::sync::atomic::AtomicBool,
     /// Boundary entries were appended during the run: its requests read the session's
@@ -183,6 +186,7 @@ impl ExtensionState {
             turn_index: AtomicU64::new(0),
             ending: std::sync::atomic::AtomicBool::new(false),
             starting: std::sync::atomic::AtomicUsize::new(0),
+            abort_at_start: std::sync::atomic::AtomicBool::new(false),
             boundary_continue: std::sync::atomic::AtomicBool::new(false),
             reproject: std::sync::atomic::AtomicBool::new(false),
             commands_running: CommandGate::default(),
@@ -215,6 +219,11 @@ impl AgentListener for SessionListener {
             let Some(inner) = self.0.upgrade() else {
                 return;
             };
+            if let AgentEvent::AgentStart = event
+                && inner.ext.abort_at_start.swap(false, Ordering::SeqCst)
+            {
+                cancel.cancel();
+            }
             let replaced = inner.dispatch_to_extensions(event, cancel).await;
             inner.on_agent_event(replaced.as_ref().unwrap_or(event));
             // After the turn's tool results (and what turn_end handlers sent), as pi 1.6.0;

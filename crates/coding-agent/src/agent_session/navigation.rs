@@ -179,7 +179,25 @@ impl AgentSession {
         target: &str,
         options: NavigateOptions,
     ) -> Result<NavigateResult, SessionOpError> {
-        self.refuse_while_compacting()?;
+        // A prompt and a navigation never overlap (pi 1.5.1): each would install its own
+        // conversation.
+        if self.is_streaming()
+            || self
+                .inner
+                .ext
+                .starting
+                .load(std::sync::atomic::Ordering::SeqCst)
+                > 0
+        {
+            return Err(SessionOpError::new(
+                "Wait for the current response to finish before navigating the session tree.",
+            ));
+        }
+        if self.is_compacting() {
+            return Err(SessionOpError::new(
+                "Wait for the current compaction or tree navigation to finish before navigating the session tree.",
+            ));
+        }
         let (target_entry, to_summarize) = {
             let session = lock(&self.inner.session);
             let old_leaf = session.leaf_id().map(str::to_owned);

@@ -11,7 +11,7 @@ use pi_ai::{ImageContent, InputBlock, UserMessage};
 use crate::extensions::RunTrigger;
 
 use super::{
-    AgentSession, Disposition, Preflight, PromptOptions, SessionOpError, StreamingBehavior,
+    AgentSession, Disposition, Preflight, PromptOptions, SessionOpError, StreamingBehavior, lock,
 };
 
 impl AgentSession {
@@ -55,6 +55,17 @@ impl AgentSession {
             }
             drop(running);
         }
+        // A manual compaction or a branch summary holds prompts off (pi 1.6.0); an
+        // automatic compaction does not.
+        if lock(&self.inner.compaction_cancel).is_some()
+            || lock(&self.inner.branch_summary_cancel).is_some()
+        {
+            let error = SessionOpError::new(
+                "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.",
+            );
+            report(Err(error.0.clone()));
+            return Err(error);
+        }
         let mut options = options;
         let source = options
             .source
@@ -83,11 +94,10 @@ impl AgentSession {
         } else {
             text
         };
-        if self.is_streaming() {
+        // A run that is starting counts as busy too (pi 1.2.0): a message queued now joins it.
+        if self.is_streaming() || self.inner.ext.starting.load(Ordering::SeqCst) > 0 {
             let Some(behavior) = options.streaming_behavior else {
-                let error = SessionOpError::new(
-                    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.",
-                );
+                let error = SessionOpError::new(crate::extensions::actions::BUSY_PROMPT);
                 report(Err(error.0.clone()));
                 return Err(error);
             };

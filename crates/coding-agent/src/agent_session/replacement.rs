@@ -109,7 +109,15 @@ impl AgentSession {
     /// evaluated afresh, refreshes their tools, and starts them (`session_start` with
     /// reason `reload`). Load failures become extension errors. (A replaced session in
     /// the same folder keeps the modules: only the factories run again.)
+    /// A response or compaction still running makes the caller wait: extensions are not
+    /// replaced under it (pi 1.5.1).
     pub async fn reload_extensions(&self) -> Result<(), String> {
+        if self.is_streaming() {
+            return Err("Wait for the current response to finish before reloading.".into());
+        }
+        if self.is_compacting() {
+            return Err("Wait for compaction to finish before reloading.".into());
+        }
         self.emit_extension_shutdown("reload", None).await;
         self.extension_runtime()
             .host_notify("clear_module_cache", serde_json::json!({}));

@@ -103,9 +103,13 @@ pub enum BranchSummaryError {
     /// The cancellation token fired.
     #[error("Branch summarization cancelled")]
     Aborted,
-    /// The provider's error message (or "Summarization failed").
-    #[error("{0}")]
+    /// The provider's error message, or why the answer is no summary (`Unknown error`
+    /// when the provider gave none), worded as pi 1.6.0 reports it.
+    #[error("Branch summarization failed: {0}")]
     Failed(String),
+    /// The summarizer called a tool instead of summarizing.
+    #[error("Branch summarization attempted to call a tool")]
+    ToolCall,
 }
 
 /// How to call the model for a branch summary.
@@ -305,8 +309,9 @@ pub async fn generate_branch_summary(
     .map_err(|e| match e {
         CallError::Aborted => BranchSummaryError::Aborted,
         CallError::Failed(message) => {
-            BranchSummaryError::Failed(message.unwrap_or_else(|| "Summarization failed".to_owned()))
+            BranchSummaryError::Failed(message.unwrap_or_else(|| "Unknown error".to_owned()))
         }
+        CallError::ToolCall => BranchSummaryError::ToolCall,
     })?;
 
     let lists = compute_file_lists(&preparation.file_ops);

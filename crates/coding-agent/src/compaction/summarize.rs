@@ -185,6 +185,10 @@ pub enum CompactionError {
     /// The turn-prefix summary call failed.
     #[error("Turn prefix summarization failed: {0}")]
     TurnPrefix(String),
+    /// The summarizer answered with a tool call (the label names which summary, as pi
+    /// 1.6.0 words it: `Summarization`, `Turn prefix summarization`).
+    #[error("{0} attempted to call a tool")]
+    ToolCall(&'static str),
     /// The cancellation token fired.
     #[error("Compaction cancelled")]
     Aborted,
@@ -214,6 +218,8 @@ pub(crate) enum CallError {
     Aborted,
     /// The provider's error message, if it gave one.
     Failed(Option<String>),
+    /// The summarizer called a tool instead of summarizing.
+    ToolCall,
 }
 
 /// Sends a summary request, again after a transient failure while `retry` allows (waiting
@@ -310,9 +316,7 @@ pub(crate) async fn summary_call(
         StopReason::Length => Err(CallError::Failed(Some(
             "generation hit the token cap and the summary is incomplete".to_owned(),
         ))),
-        _ if response.tool_calls().next().is_some() => Err(CallError::Failed(Some(
-            "attempted to call a tool".to_owned(),
-        ))),
+        _ if response.tool_calls().next().is_some() => Err(CallError::ToolCall),
         _ => Ok(Summarized {
             text: response
                 .content
@@ -349,6 +353,7 @@ impl Summarizer<'_> {
         &self,
         request_text: String,
         failed: fn(String) -> CompactionError,
+        label: &'static str,
     ) -> Result<Summarized, CompactionError> {
         summary_call(
             self.model,
@@ -364,6 +369,7 @@ impl Summarizer<'_> {
             CallError::Failed(message) => {
                 failed(message.unwrap_or_else(|| "Unknown error".to_owned()))
             }
+            CallError::ToolCall => CompactionError::ToolCall(label),
         })
     }
 }
@@ -405,7 +411,9 @@ async fn summarize_history(
     let instructions = with_custom_instructions(base, custom_instructions);
     let conversation = serialize_recent(&convert_to_llm(messages), summarizer.transcript_cap());
     let text = summary_request_text(&conversation, previous_summary, &instructions);
-    summarizer.call(text, CompactionError::Summarization).await
+    summarizer
+        .call(text, CompactionError::Summarization, "Summarization")
+        .await
 }
 
 /// Summarizes the opening part of a split turn, laid out as pi 1.6.0 lays it out (a
@@ -433,7 +441,13 @@ async fn summarize_turn_prefix(
     let instructions =
         with_custom_instructions(TURN_PREFIX_SUMMARIZATION_PROMPT, custom_instructions);
     let text = format!("# Conversation\n{conversation}\n\n# Instructions\n{instructions}");
-    summarizer.call(text, CompactionError::TurnPrefix).await
+    summarizer
+        .call(
+            text,
+            CompactionError::TurnPrefix,
+            "Turn prefix summarization",
+        )
+        .await
 }
 
 /// Runs a prepared compaction: one summary, or for a split turn the history summary, then the

@@ -15,7 +15,7 @@ use pi_agent_core::{AgentToolResult, ToolUpdateFn};
 
 use super::protocol::{HostFrame, parse_frame};
 use crate::extensions::actions::MirrorStatics;
-use crate::extensions::actions::{RunRequest, StartSignal};
+use crate::extensions::actions::{BUSY_PROMPT, RunRequest, StartSignal};
 use crate::extensions::backend::ExtensionBinding;
 use crate::extensions::registry::{ExtensionErrorInfo, LoadedExtension};
 use crate::extensions::ui::{UiDialog, UiNotice};
@@ -472,6 +472,22 @@ impl Connection {
                 }
             }
             HostFrame::Request { id, method, params } => {
+                if method == "abort"
+                    && let Some(binding) = lock(&self.binding).clone()
+                {
+                    binding.actions.abort_now();
+                }
+                if method == "sendUserMessage"
+                    && params
+                        .pointer("/options/deliverAs")
+                        .is_none_or(Value::is_null)
+                    && lock(&self.binding)
+                        .as_ref()
+                        .is_some_and(|binding| binding.actions.refuses_unqueued_prompt())
+                {
+                    self.notify(json!({"type": "response", "id": id, "error": BUSY_PROMPT}));
+                    return;
+                }
                 let connection = self.clone();
                 // A run asked for counts from now, before the frames after this one (the
                 // answer of the command that asked) are handled.

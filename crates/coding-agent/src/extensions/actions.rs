@@ -240,6 +240,9 @@ impl ExtensionAction {
     }
 }
 
+/// Why a prompt without a delivery mode is refused while the session is busy (pi's text).
+pub const BUSY_PROMPT: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
+
 /// Carries out extension requests against the session; the mode's session binding
 /// implements it. Errors are texts the extension sees as a thrown `Error`.
 pub trait ExtensionActions: Send + Sync {
@@ -273,6 +276,18 @@ pub trait ExtensionActions: Send + Sync {
     /// (so a hooked tool call does not rebuild the snapshot).
     fn fingerprint(&self) -> u64 {
         0
+    }
+
+    /// `ctx.abort()` as it arrives, before the host's next frame is handled: the running
+    /// agent's cancel fires at once, as pi 1.6.0's abort signal does, so the answer of the
+    /// hook that called it already finds the run aborted. The request itself still runs.
+    fn abort_now(&self) {}
+
+    /// Whether a `sendUserMessage` without `deliverAs` arriving now is refused at once: a
+    /// run is starting, so the session is busy (pi 1.2.0) and the message needs a
+    /// delivery mode, decided as the extension sends it rather than when it is handled.
+    fn refuses_unqueued_prompt(&self) -> bool {
+        false
     }
 }
 

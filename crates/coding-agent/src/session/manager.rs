@@ -439,16 +439,24 @@ impl SessionManager {
         kind: impl FnOnce(&str) -> EntryKind,
     ) -> Result<String, SessionError> {
         let id = short_id(|candidate| self.by_id.contains_key(candidate));
+        let previous_leaf = self.leaf.clone();
         let entry = SessionEntry {
             id: id.clone(),
-            parent_id: self.leaf.clone(),
+            parent_id: previous_leaf.clone(),
             timestamp: iso_now(),
             kind: kind(&id),
         };
         self.by_id.insert(id.clone(), self.entries.len());
         self.entries.push(entry);
         self.leaf = Some(id.clone());
-        self.persist()?;
+        if let Err(error) = self.persist() {
+            // Memory stays in line with the file (pi 1.5): an entry that was not written
+            // must not become the parent of later ones.
+            self.entries.pop();
+            self.by_id.remove(&id);
+            self.leaf = previous_leaf;
+            return Err(error);
+        }
         Ok(id)
     }
 

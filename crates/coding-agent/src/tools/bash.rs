@@ -245,10 +245,20 @@ fn tool_result(
         let status = if output.cancelled {
             "Command aborted".to_owned()
         } else {
-            format!(
+            let mut status = format!(
                 "Command timed out after {} seconds",
                 timeout_label.unwrap_or_default()
-            )
+            );
+            // As pi 1.6.0 words it (tenths of a second, as JavaScript prints them).
+            if let Some((code, after)) = output.shell_exit_before_timeout {
+                let tenths = (after.as_secs_f64() * 1000.0 / 100.0).round() / 10.0;
+                status.push_str(&format!(
+                    ". The shell exited with code {code} after {} seconds, but background \
+                     processes it started kept writing output until the timeout.",
+                    seconds_label(tenths)
+                ));
+            }
+            status
         };
         return Err(ToolError::new(with_status(&text, &status)));
     }

@@ -25,7 +25,9 @@ use crate::tools::truncate::Truncation;
 
 /// Minimum spacing of streamed snapshots.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
-/// How long to keep reading after the shell exited while something still holds the pipe.
+/// How long to keep reading after the shell exited while something still holds the pipe
+/// and writes nothing (each new chunk starts the wait again, as pi 1.6.0's
+/// `waitForChildProcess`).
 pub const EXIT_DRAIN: Duration = Duration::from_millis(100);
 /// Time between SIGTERM and SIGKILL when a command is stopped.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -89,6 +91,9 @@ pub struct CommandOutput {
     pub last_line_bytes: usize,
     /// Processes other than the shell that were still running and were ended.
     pub ended_processes: usize,
+    /// When the timeout stopped a command whose shell had already exited (its background
+    /// processes kept writing to the pipe): the shell's exit code and how long it ran.
+    pub shell_exit_before_timeout: Option<(i32, Duration)>,
 }
 
 impl CommandOutput {
@@ -207,10 +212,13 @@ pub async fn run_command(
     scope.set_group(group);
     let mut abandon_guard = ScopeGuard(Some(scope.clone()));
 
+    let started = Instant::now();
     let timeout_at = options
         .timeout
-        .and_then(|timeout| Instant::now().checked_add(timeout));
+        .and_then(|timeout| started.checked_add(timeout));
     let mut status: Option<ExitStatus> = None;
+    let mut exited_after: Option<Duration> = None;
+    let mut exit_before_timeout: Option<(ExitStatus, Duration)> = None;
     // `eof`: reading stops; `closed`: the pipe really ended (every writer is gone).
     let mut eof = false;
     let mut closed = false;
@@ -230,6 +238,11 @@ pub async fn run_command(
                     closed = true;
                 }
                 Ok(n) => {
+                    // Background processes still writing after the shell exited are read
+                    // until they fall quiet (only kept ones: the others are ended at once).
+                    if status.is_some() && options.keep_background && stop.is_none() {
+                        drain_until = Some(Instant::now() + EXIT_DRAIN);
+                    }
                     let text = output.append(&buf[..n]);
                     if let Some(on_chunk) = &options.on_chunk && !text.is_empty() {
                         on_chunk(&text);
@@ -250,6 +263,7 @@ pub async fn run_command(
             waited = child.wait(), if status.is_none() => match waited {
                 Ok(exit) => {
                     status = Some(exit);
+                    exited_after = Some(started.elapsed());
                     // Leftovers about to be ended need no time to write: what they wrote
                     // is read after they are gone.
                     let drain = if options.keep_background { EXIT_DRAIN } else { Duration::ZERO };
@@ -261,6 +275,7 @@ pub async fn run_command(
             () = sleep_opt(drain_until), if status.is_some() && !eof => eof = true,
             () = sleep_opt(timeout_at), if stop.is_none() && timeout_at.is_some() => {
                 stop = Some(Stop::TimedOut);
+                exit_before_timeout = status.zip(exited_after);
                 scope.signal(Signal::SIGTERM);
                 kill_at = Some(Instant::now() + KILL_GRACE);
             },
@@ -313,6 +328,14 @@ pub async fn run_command(
     emit(&mut output, &options, &mut dirty);
     let mut result = finish(output, status, stop);
     result.ended_processes = ended;
+    result.shell_exit_before_timeout = exit_before_timeout.map(|(exit, after)| {
+        // A signal-killed shell reports 128 + the signal, as pi does.
+        let code = exit
+            .code()
+            .or_else(|| exit.signal().map(|signal| 128 + signal))
+            .unwrap_or(1);
+        (code, after)
+    });
     Ok(result)
 }
 
@@ -334,6 +357,7 @@ fn finish(
         full_output_path: snapshot.full_output_path,
         last_line_bytes: output.last_line_bytes(),
         ended_processes: 0,
+        shell_exit_before_timeout: None,
     }
 }
 

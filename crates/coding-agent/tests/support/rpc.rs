@@ -204,6 +204,16 @@ impl Rpc {
         }
     }
 
+    /// The process id of pi (for sending it signals).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Closes pi's stdin (end of input) without waiting.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
     /// Closes stdin and waits for the exit code.
     pub fn finish(mut self) -> Option<i32> {
         drop(self.stdin.take());

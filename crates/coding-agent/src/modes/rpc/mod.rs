@@ -133,8 +133,11 @@ pub async fn run(session: AgentSession) -> i32 {
         let buffer = tokio::select! {
             line = commands.recv() => line,
             code = &mut signal => {
-                shut_down(&session).await;
-                return code.unwrap_or(143);
+                return finish_unless_signalled_again(
+                    std::pin::pin!(shut_down(&session)),
+                    code.unwrap_or(143),
+                )
+                .await;
             }
             () = shutdown_wake.notified() => {
                 // A run going on finishes first, as after a command; a signal still ends
@@ -142,8 +145,11 @@ pub async fn run(session: AgentSession) -> i32 {
                 tokio::select! {
                     () = session.wait_settled(RUN_WAIT_LIMIT) => break,
                     code = &mut signal => {
-                        shut_down(&session).await;
-                        return code.unwrap_or(143);
+                        return finish_unless_signalled_again(
+                    std::pin::pin!(shut_down(&session)),
+                    code.unwrap_or(143),
+                )
+                .await;
                     }
                 }
             }
@@ -157,8 +163,28 @@ pub async fn run(session: AgentSession) -> i32 {
             break;
         }
     }
-    shut_down(&session).await;
-    0
+    // Process managers often close stdin and send SIGTERM together: one signal during the
+    // cleanup does not cut it short.
+    let mut cleanup = std::pin::pin!(shut_down(&session));
+    tokio::select! {
+        () = &mut cleanup => return 0,
+        _ = &mut signal => {}
+    }
+    finish_unless_signalled_again(cleanup, 0).await
+}
+
+/// Finishes the shutdown `cleanup` and gives `code`, unless a signal comes first (one after
+/// the signal or end of input that began the shutdown): it ends pi at once with its code
+/// (pi 1.5.1).
+async fn finish_unless_signalled_again(
+    cleanup: std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+    code: i32,
+) -> i32 {
+    let again = crate::modes::signals::wait_for_signal();
+    tokio::select! {
+        () = cleanup => code,
+        repeated = again => repeated.unwrap_or(143),
+    }
 }
 
 /// Stops whatever runs (bounded, so a stuck tool cannot keep pi alive).
