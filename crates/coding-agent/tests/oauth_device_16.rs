@@ -291,3 +291,49 @@ fn meta_device_login_mints_a_key_and_refreshes_it() {
         "OAuth refresh failed for meta: Meta session expired (status 401). Run `/login meta` to sign in again.: Identity token expired or revoked"
     );
 }
+
+/// In the interactive UI a device-code sign-in shows its page and code and opens nothing
+/// until Enter, which opens the page and copies the code (pi 0.79.5; ours only, with the
+/// recording browser). `/login kimi-coding` first asks for the sign-in or an API key.
+#[test]
+fn an_interactive_device_sign_in_opens_the_browser_only_on_enter() {
+    if !tmux::available() {
+        eprintln!("skipped: tmux is missing");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    // The user has not approved the code yet: the sign-in waits.
+    configure(&server, json!({"pendingPolls": 1000}));
+    let env = agent_env(&server, "kimi-coding");
+    let browser = env.dir.path().join("browser.sh").display().to_string();
+    let host = format!("{}/auth.kimi.com", server.url());
+    let vars = [
+        ("BROWSER", browser.as_str()),
+        ("KIMI_CODE_OAUTH_HOST", host.as_str()),
+        ("PI_OFFLINE", "1"),
+    ];
+    let tmux = Tmux::start_program(&env, env!("CARGO_BIN_EXE_pi"), &vars, &[], 120, 40);
+    tmux.wait_for("/hotkeys");
+    tmux.type_text("/login kimi-coding");
+    tmux.keys(&["Enter"]);
+    let methods = tmux.wait_for("Select authentication method for Kimi For Coding:");
+    assert!(methods.contains("Sign in with Kimi Code"), "{methods}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("(enter to open browser and copy code)");
+    // A marker before the Enter: the page must be opened after it, not when it was shown.
+    let opened_file = env.dir.path().join("opened.txt");
+    std::fs::write(&opened_file, "ENTER\n").unwrap();
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Browser open requested");
+    let page = "https://www.kimi.com/code/authorize_device?user_code=WXYZ-5678";
+    let deadline = std::time::Instant::now() + WAIT;
+    while opened(&env).len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", opened(&env));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(opened(&env), ["ENTER", page]);
+    // The user approves: the sign-in ends.
+    configure(&server, json!({"pendingPolls": 0}));
+    tmux.wait_for("Logged in to Kimi For Coding");
+}

@@ -320,6 +320,7 @@ impl App {
     pub(super) async fn on_submit(&mut self, text: String) {
         let text = text.trim().to_owned();
         if text.is_empty() {
+            self.act_on_device_code();
             return;
         }
         // `/llama` is a command while the built-in llama.cpp extension is on.

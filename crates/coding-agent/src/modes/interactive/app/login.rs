@@ -272,6 +272,25 @@ impl App {
         }));
     }
 
+    /// Enter on an empty editor while a device-code sign-in waits: opens its page and copies
+    /// its code. `false` when no sign-in waits.
+    pub(super) fn act_on_device_code(&mut self) -> bool {
+        let Some((page, code)) = self.device_code.take() else {
+            return false;
+        };
+        crate::modes::auth_login::open_browser(&page);
+        super::super::clipboard::copy_with_program(&code);
+        let _ = pi_tui::terminal::Terminal::write(
+            self.renderer.terminal_mut(),
+            &super::super::clipboard::osc52(&code),
+        );
+        self.notice(
+            NoticeKind::Info,
+            "Browser open requested; code copied to clipboard",
+        );
+        true
+    }
+
     /// `/logout`: the providers with stored credentials.
     pub(super) fn logout_command(&mut self) {
         let stored = AuthStorage::load(&paths::auth_path(&self.agent_dir));
@@ -348,9 +367,9 @@ impl App {
             }) => {
                 self.notice(
                     NoticeKind::Info,
-                    &format!("Open {verification_uri} and enter code: {user_code}\nWaiting for authentication..."),
+                    &format!("Open {verification_uri} and enter code: {user_code}\n(enter to open browser and copy code)\nWaiting for authentication..."),
                 );
-                crate::modes::auth_login::open_browser(&verification_uri);
+                self.device_code = Some((verification_uri, user_code));
             }
             LoginEvent::Notice(LoginNotice::Progress(message)) => {
                 self.notice(NoticeKind::Info, &message);
@@ -404,6 +423,7 @@ impl App {
                 }
             },
             LoginEvent::Finished { provider, result } => {
+                self.device_code = None;
                 if matches!(self.overlay, Some(Overlay::Choice(_) | Overlay::Input(_))) {
                     self.overlay = None;
                 }

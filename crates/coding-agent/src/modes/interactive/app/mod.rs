@@ -83,6 +83,9 @@ pub(crate) struct App {
     footer: Footer,
     footer_dirty: bool,
     overlay: Option<Overlay>,
+    /// A device-code sign-in's page and code, until Enter opens the one and copies the other
+    /// (pi 1.6.0 no longer opens the browser by itself).
+    device_code: Option<(String, String)>,
     status: Status,
     steering: Vec<String>,
     follow_up: Vec<String>,
@@ -170,6 +173,7 @@ impl App {
             editor,
             footer_dirty: true,
             overlay: None,
+            device_code: None,
             status: Status::Idle,
             steering: Vec::new(),
             follow_up: Vec::new(),
