@@ -50,24 +50,12 @@ fn first_run_env(server: &MockServer) -> Env {
     env
 }
 
+/// What mock-llm's sign-in stand-in issued and counted.
 async fn oauth_status(server: &MockServer) -> Value {
     let addr = server.addr();
-    tokio::task::spawn_blocking(move || {
-        use std::io::{Read, Write};
-        let mut stream = std::net::TcpStream::connect(addr).unwrap();
-        stream
-            .write_all(b"GET /_mock/oauth HTTP/1.0\r\nHost: mock\r\n\r\n")
-            .unwrap();
-        let mut reply = String::new();
-        stream.read_to_string(&mut reply).unwrap();
-        let body = reply
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b)
-            .unwrap_or_default();
-        serde_json::from_str(body).unwrap()
-    })
-    .await
-    .unwrap()
+    tokio::task::spawn_blocking(move || support::logins::oauth_status_at(addr))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

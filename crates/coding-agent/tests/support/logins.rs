@@ -130,7 +130,12 @@ pub fn stored(env: &Env, server: &MockServer, provider: &str, lifetime_ms: i64) 
 }
 
 pub fn oauth_status(server: &MockServer) -> Value {
-    let (code, body) = super::http_exchange(server.addr(), "GET", "/_mock/oauth", None);
+    oauth_status_at(server.addr())
+}
+
+/// [`oauth_status`] of the mock at `addr` (for callers on another thread).
+pub fn oauth_status_at(addr: std::net::SocketAddr) -> Value {
+    let (code, body) = super::http_exchange(addr, "GET", "/_mock/oauth", None);
     assert_eq!(code, 200, "{body}");
     serde_json::from_str(&body).unwrap()
 }
