@@ -119,6 +119,38 @@ fn kimi_code_device_login_refresh_and_revocation_are_pi_16s() {
     }
 }
 
+/// After a sign-in to `model`'s provider: a request carries the stored token (expiring
+/// `lifetime_ms` after the sign-in), an expired one is refreshed first and the new one
+/// sent, then every refresh token is revoked. The first and the renewed login, and the
+/// exit code and stderr of the request on the revoked one.
+fn use_refresh_revoke(
+    env: &Env,
+    server: &MockServer,
+    vars: &[(&str, &str)],
+    model: &str,
+    lifetime_ms: i64,
+) -> (Value, Value, (i32, String)) {
+    let provider = model.split('/').next().unwrap();
+    let entry = stored(env, server, provider, lifetime_ms);
+    assert_eq!(ask(env, &None, vars, model), (0, String::new()));
+    assert_eq!(
+        last_bearer(server),
+        format!("Bearer {}", entry["access"].as_str().unwrap())
+    );
+    expire(env, provider);
+    assert_eq!(ask(env, &None, vars, model), (0, String::new()));
+    let renewed = stored(env, server, provider, lifetime_ms);
+    assert_ne!(renewed["access"], entry["access"]);
+    assert_eq!(
+        last_bearer(server),
+        format!("Bearer {}", renewed["access"].as_str().unwrap())
+    );
+    configure(server, json!({"revokeAll": true}));
+    expire(env, provider);
+    let revoked = ask(env, &None, vars, model);
+    (entry, renewed, revoked)
+}
+
 #[test]
 fn xai_device_login_and_refresh_follow_pi_16s_flow() {
     if !tmux::available() {
@@ -146,28 +178,13 @@ fn xai_device_login_and_refresh_follow_pi_16s_flow() {
         ["https://accounts.x.ai/device?user_code=WXYZ-5678"]
     );
     // pi keeps five minutes of the hour in hand.
-    let entry = stored(&env, &server, "xai", 3_300_000);
-    let model = "xai/grok-4.5";
-    assert_eq!(ask(&env, &None, &vars, model), (0, String::new()));
+    let (_, _, revoked) = use_refresh_revoke(&env, &server, &vars, "xai/grok-4.5", 3_300_000);
     assert_eq!(
-        last_bearer(&server),
-        format!("Bearer {}", entry["access"].as_str().unwrap())
-    );
-    expire(&env, "xai");
-    assert_eq!(ask(&env, &None, &vars, model), (0, String::new()));
-    let renewed = stored(&env, &server, "xai", 3_300_000);
-    assert_ne!(renewed["access"], entry["access"]);
-    assert_eq!(
-        last_bearer(&server),
-        format!("Bearer {}", renewed["access"].as_str().unwrap())
-    );
-    configure(&server, json!({"revokeAll": true}));
-    expire(&env, "xai");
-    let (code, stderr) = ask(&env, &None, &vars, model);
-    assert_eq!(code, 1);
-    assert_eq!(
-        stderr,
-        "OAuth refresh failed for xai: xAI OAuth token refresh failed (HTTP 400): invalid_grant: Refresh token is invalid, used or revoked"
+        revoked,
+        (
+            1,
+            "OAuth refresh failed for xai: xAI OAuth token refresh failed (HTTP 400): invalid_grant: Refresh token is invalid, used or revoked".to_owned()
+        )
     );
     // xAI takes an API key too.
     let key_env = agent_env(&server, "xai");
@@ -252,7 +269,8 @@ fn meta_device_login_mints_a_key_and_refreshes_it() {
             "Logged in to Meta. Credentials saved to <AGENT>/auth.json",
         ]
     );
-    let entry = stored(&env, &server, "meta", 24 * 3_600_000);
+    let (entry, renewed, revoked) =
+        use_refresh_revoke(&env, &server, &vars, "meta/muse-spark-1.3", 24 * 3_600_000);
     assert!(
         entry["access"]
             .as_str()
@@ -266,29 +284,14 @@ fn meta_device_login_mints_a_key_and_refreshes_it() {
             .starts_with("meta-identity-"),
         "the identity token is kept to mint the next key: {entry}"
     );
-    let model = "meta/muse-spark-1.3";
-    assert_eq!(ask(&env, &None, &vars, model), (0, String::new()));
-    assert_eq!(
-        last_bearer(&server),
-        format!("Bearer {}", entry["access"].as_str().unwrap())
-    );
-    expire(&env, "meta");
-    assert_eq!(ask(&env, &None, &vars, model), (0, String::new()));
-    let renewed = stored(&env, &server, "meta", 24 * 3_600_000);
-    assert_ne!(renewed["access"], entry["access"]);
     assert_eq!(renewed["refresh"], entry["refresh"]);
-    assert_eq!(
-        last_bearer(&server),
-        format!("Bearer {}", renewed["access"].as_str().unwrap())
-    );
     assert_eq!(oauth_status(&server)["refreshes"], 1);
-    configure(&server, json!({"revokeAll": true}));
-    expire(&env, "meta");
-    let (code, stderr) = ask(&env, &None, &vars, model);
-    assert_eq!(code, 1);
     assert_eq!(
-        stderr,
-        "OAuth refresh failed for meta: Meta session expired (status 401). Run `/login meta` to sign in again.: Identity token expired or revoked"
+        revoked,
+        (
+            1,
+            "OAuth refresh failed for meta: Meta session expired (status 401). Run `/login meta` to sign in again.: Identity token expired or revoked".to_owned()
+        )
     );
 }
 
