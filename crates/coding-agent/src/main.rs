@@ -707,6 +707,7 @@ fn run() -> Result<i32> {
         let transcript = agent_session.clone();
         let code = runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session));
         runtime.block_on(transcript.close_mcp());
+        runtime.block_on(pi_coding_agent::config::oauth_refresh::settle());
         std::mem::forget(transcript);
         // The stdin reader may still wait on a read (an extension ended pi while stdin is
         // open): the process exits without waiting for it.
@@ -748,6 +749,7 @@ fn run() -> Result<i32> {
             options,
         ));
         runtime.block_on(closing.close_mcp());
+        runtime.block_on(pi_coding_agent::config::oauth_refresh::settle());
         return Ok(code);
     }
     let mut inputs: Vec<RunPrompt> = prompts
@@ -769,6 +771,8 @@ fn run() -> Result<i32> {
     let transcript = agent_session.clone();
     let code = runtime.block_on(run::run(agent_session, inputs, output));
     runtime.block_on(transcript.close_mcp());
+    // A token refresh still running is saved before pi exits (its old refresh token is spent).
+    runtime.block_on(pi_coding_agent::config::oauth_refresh::settle());
     pi_coding_agent::timing::mark("run finished");
     // The process exits next: freeing a large transcript entry by entry would only cost time.
     std::mem::forget(transcript);

@@ -37,6 +37,9 @@ pub struct OAuthSettings {
     pub token_delay_ms: u64,
     /// Device-flow polls answered "pending" before approval.
     pub pending_polls: u32,
+    /// A delay after a refresh was granted (the old refresh token is spent) and before its
+    /// reply, as when a reply is lost: pi must still save what the server issued.
+    pub refresh_reply_delay_ms: u64,
 }
 
 impl Default for OAuthSettings {
@@ -45,6 +48,7 @@ impl Default for OAuthSettings {
             access_ttl_secs: 3600,
             token_delay_ms: 0,
             pending_polls: 1,
+            refresh_reply_delay_ms: 0,
         }
     }
 }
@@ -83,6 +87,11 @@ struct Inner {
 impl OAuthState {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How long a granted refresh waits before its reply (`refreshReplyDelayMs`).
+    pub(crate) fn refresh_reply_delay(&self) -> Duration {
+        Duration::from_millis(self.lock().settings.refresh_reply_delay_ms)
     }
 
     /// Counts a poll of a device code: `true` once the user "approved" it (after the
@@ -387,6 +396,16 @@ async fn token(
         tokio::time::sleep(Duration::from_millis(delay)).await;
     }
     let params = params_of(&headers, &body);
+    let refresh = params.get("grant_type").map(String::as_str) == Some("refresh_token");
+    let reply = grant(&shared, host, &params);
+    if refresh && reply.status().is_success() {
+        tokio::time::sleep(shared.oauth.refresh_reply_delay()).await;
+    }
+    reply
+}
+
+/// Answers one token request: a code exchange or a refresh, counted.
+fn grant(shared: &Shared, host: &str, params: &HashMap<String, String>) -> Response {
     let get = |k: &str| params.get(k).cloned().unwrap_or_default();
     let mut inner = shared.oauth.lock();
     match get("grant_type").as_str() {
@@ -572,6 +591,7 @@ async fn status(State(shared): State<Arc<Shared>>) -> Json<Value> {
         "refused": inner.refused,
         "issued": inner.issued,
         "liveRefreshTokens": inner.refresh_tokens.len(),
+        "liveRefreshTokenList": inner.refresh_tokens.keys().collect::<std::collections::BTreeSet<_>>(),
     }))
 }
 

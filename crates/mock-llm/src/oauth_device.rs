@@ -134,6 +134,9 @@ async fn token(
             );
         }
     };
+    if tokens.is_some() && get("grant_type") == "refresh_token" {
+        tokio::time::sleep(shared.oauth.refresh_reply_delay()).await;
+    }
     match tokens {
         Some(tokens) => Json(tokens).into_response(),
         None => oauth_error(

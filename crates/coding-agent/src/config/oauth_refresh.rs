@@ -4,7 +4,10 @@
 //! result.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
+
+use tokio::sync::watch;
 
 use pi_ai::oauth::{OAuthCredentials, OAuthError, OAuthProvider};
 
@@ -84,8 +87,30 @@ async fn refresh_locked(
     if !current.expires_within(min_validity_ms) {
         return Ok(current);
     }
+    // From here the refresh runs to its end and is saved even when the request that asked
+    // for it is cancelled or pi is stopping: the server may already have spent the old
+    // refresh token, so dropping its answer would lose the login (pi 1.5.1, 1.0.3).
+    let in_flight = InFlight::enter();
+    let provider = provider.to_owned();
+    tokio::spawn(async move {
+        let _in_flight = in_flight;
+        refresh_and_save(&auth_path, &provider, login, &current, lock).await
+    })
+    .await
+    .map_err(|e| RefreshError(e.to_string()))?
+}
+
+/// Refreshes `current` under `lock` (kept fresh while the request runs), saves the result to
+/// auth.json and lets the lock go.
+async fn refresh_and_save(
+    auth_path: &Path,
+    provider: &str,
+    login: OAuthProvider,
+    current: &OAuthCredentials,
+    lock: AuthLock,
+) -> Result<OAuthCredentials, RefreshError> {
     let refreshed = {
-        let refresh = tokio::time::timeout(REFRESH_TIMEOUT, login.refresh(&current));
+        let refresh = tokio::time::timeout(REFRESH_TIMEOUT, login.refresh(current));
         tokio::pin!(refresh);
         // The lock stays fresh (its mtime touched) for as long as the refresh takes.
         let mut keep_alive = tokio::time::interval(Duration::from_secs(2));
@@ -109,7 +134,7 @@ async fn refresh_locked(
             )));
         }
     };
-    update_auth_file_locked(&auth_path, |map| {
+    update_auth_file_locked(auth_path, |map| {
         map.insert(provider.to_owned(), oauth_entry(&refreshed));
     })
     .map_err(|e| {
@@ -120,6 +145,39 @@ async fn refresh_locked(
     })?;
     drop(lock);
     Ok(refreshed)
+}
+
+/// Waits (at most as long as one refresh may take) until no token refresh is running, so
+/// that a stopping pi saves the tokens a refresh was issued.
+pub async fn settle() {
+    let mut running = in_flight().subscribe();
+    let _ = tokio::time::timeout(
+        REFRESH_TIMEOUT + Duration::from_secs(1),
+        running.wait_for(|count| *count == 0),
+    )
+    .await;
+}
+
+/// The number of token refreshes running.
+fn in_flight() -> &'static watch::Sender<usize> {
+    static IN_FLIGHT: OnceLock<watch::Sender<usize>> = OnceLock::new();
+    IN_FLIGHT.get_or_init(|| watch::Sender::new(0))
+}
+
+/// Counts one running refresh for as long as it lives.
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> Self {
+        in_flight().send_modify(|count| *count += 1);
+        Self
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        in_flight().send_modify(|count| *count = count.saturating_sub(1));
+    }
 }
 
 /// pi 1.6.0's words: `OAuth refresh failed for <provider>: <cause>` (a revoked refresh token
