@@ -27,6 +27,7 @@ use super::migrate::migrate;
 use super::time::iso_now;
 
 mod branched;
+mod restored;
 
 /// Why a session could not be opened or written.
 #[derive(Debug, thiserror::Error)]
