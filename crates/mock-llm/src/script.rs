@@ -52,7 +52,8 @@ pub struct Script {
     #[serde(default, alias = "raw_stop_reason")]
     pub raw_stop_reason: Option<String>,
     /// Fields added to the wire's usage object as they are (Bedrock `cacheDetails`, the
-    /// per-TTL split of cache writes; Bedrock wire).
+    /// per-TTL split of cache writes; a Chat Completions server's own counts; Bedrock and
+    /// OpenAI Chat wires).
     #[serde(default, alias = "usage_extra")]
     pub usage_extra: Option<serde_json::Map<String, Value>>,
 }

@@ -12,6 +12,7 @@ mod body_text;
 mod cloudflare;
 mod common;
 pub mod context_fit;
+mod copilot;
 mod openrouter_cost;
 
 use std::sync::Arc;

@@ -154,8 +154,16 @@ pub fn cases() -> Vec<CatalogCase> {
             out.push(CatalogCase::of(&model));
         }
     }
+    // Models the ledger names whose difference is only their thinking levels (which the
+    // kind leaves out): Kimi K2.7 Code cannot turn thinking off (pi 0.79.5).
+    for (provider, id) in EXTRA_CASES {
+        out.push(CatalogCase::named(provider, id));
+    }
     out
 }
+
+/// Catalog models compared besides the first of each kind.
+const EXTRA_CASES: &[(&str, &str)] = &[("moonshotai-cn", "kimi-k2.7-code")];
 
 impl CatalogCase {
     /// The case of one catalog model.

@@ -20,10 +20,6 @@ const FITTED_MAX_TOKENS: &str = "pi 1.6.0 fits the output cap into the context l
     wording, so a cap fitted near the window differs by that much; which field carries \
     the cap is compared (the request-parity scenarios compare the cap where it is not fitted)";
 
-const COPILOT_HEADERS: &str = "open: pi 1.6.0 authenticates Copilot's Anthropic models with \
-    `Authorization: Bearer` and sends Copilot's `X-Initiator` and `Openai-Intent` headers on \
-    every Copilot API; ours sends `x-api-key` there";
-
 const CLAUDE_5_CONTROLS: &str = "open: pi 1.6.0 defines the tools of Claude models with \
     mid-conversation tool changes inline (the `inline-tools-2026-09-15` beta and a deferred \
     placeholder tool), and sends Bedrock's Fable 5 its fallbacks in \
@@ -47,16 +43,6 @@ pub const CATALOG_KNOWN: &[Known] = &[
             "/body/max_completion_tokens",
         ]),
         FITTED_MAX_TOKENS,
-    ),
-    entry(
-        "github-copilot/*",
-        Part::Fields(&[
-            "/headers/authorization",
-            "/headers/x-api-key",
-            "/headers/x-initiator",
-            "/headers/openai-intent",
-        ]),
-        COPILOT_HEADERS,
     ),
     entry(
         "*claude-fable-5*",

@@ -23,7 +23,7 @@ struct Chunk<'a> {
     choices: Vec<Choice<'a>>,
     /// Absent unless `include_usage`; then `null` on every chunk but the last.
     #[serde(skip_serializing_if = "Option::is_none")]
-    usage: Option<Option<Usage>>,
+    usage: Option<Option<Value>>,
 }
 
 #[derive(Serialize)]
@@ -137,6 +137,16 @@ struct CompletionDetails {
 }
 
 impl Usage {
+    /// The wire's usage object, with the script's `usageExtra` fields set over it (a
+    /// server's own fields, such as Copilot's top-level `reasoning_tokens`).
+    fn object(usage: ScriptUsage, extra: Option<&serde_json::Map<String, Value>>) -> Value {
+        let mut object = serde_json::to_value(Usage::from_script(usage)).unwrap_or_default();
+        if let (Some(fields), Some(extra)) = (object.as_object_mut(), extra) {
+            fields.extend(extra.clone());
+        }
+        object
+    }
+
     fn from_script(usage: ScriptUsage) -> Usage {
         let prompt = usage.input + usage.cache_read + usage.cache_write;
         Usage {
@@ -174,7 +184,7 @@ impl ChunkWriter<'_> {
         self.push_chunk(vec![choice], self.include_usage.then_some(None));
     }
 
-    fn push_chunk(&mut self, choices: Vec<Choice<'_>>, usage: Option<Option<Usage>>) {
+    fn push_chunk(&mut self, choices: Vec<Choice<'_>>, usage: Option<Option<Value>>) {
         let chunk = Chunk {
             id: self.id,
             object: "chat.completion.chunk",
@@ -274,7 +284,7 @@ impl WireFormat for OpenAiChat {
             Some(finish_reason(script.effective_stop_reason())),
         );
         if out.include_usage {
-            let usage = Usage::from_script(ctx.usage(script));
+            let usage = Usage::object(ctx.usage(script), script.usage_extra.as_ref());
             out.push_chunk(Vec::new(), Some(Some(usage)));
         }
         out.frames.push(Frame::data("[DONE]"));

@@ -244,6 +244,7 @@ impl Parts {
         finish_request(
             &self.model,
             &self.frame,
+            &self.messages,
             &self.options,
             &self.api_key,
             body,
@@ -277,6 +278,7 @@ impl Parts {
         let request = finish_request(
             model,
             &self.frame,
+            &self.messages,
             options,
             &self.api_key,
             body.into(),
@@ -321,6 +323,7 @@ pub fn build_request(
 fn finish_request(
     model: &Model,
     context: &Context,
+    messages: &[crate::types::Message],
     options: &StreamOptions,
     api_key: &str,
     body: crate::request_body::RequestBody,
@@ -369,7 +372,11 @@ fn finish_request(
         ));
         headers.push(("x-app".into(), "cli".into()));
     } else {
-        if !api_key.is_empty() {
+        let copilot = model.provider == "github-copilot";
+        if copilot {
+            // Copilot's Anthropic endpoint takes its token as a bearer, as pi-ai 1.6 sends it.
+            headers.push(("authorization".into(), format!("Bearer {api_key}")));
+        } else if !api_key.is_empty() {
             headers.push(("x-api-key".into(), api_key.to_owned()));
         }
         if !betas.is_empty() {
@@ -392,6 +399,11 @@ fn finish_request(
         crate::identity::apply_identity(&mut request, model);
     }
     request.apply_overrides(model.headers.iter().flatten());
+    if model.provider == "github-copilot" {
+        for (name, value) in super::copilot::copilot_headers(messages) {
+            request.set_header(name, value);
+        }
+    }
     crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
     request.apply_option_headers(options);
     cloudflare::apply_gateway_auth(&mut request, model, options, api_key);

@@ -134,6 +134,11 @@ pub fn build_request(
     };
     crate::identity::apply_identity(&mut request, model);
     request.apply_overrides(model.headers.iter().flatten());
+    if model.provider == "github-copilot" {
+        for (name, value) in super::copilot::copilot_headers(&context.messages) {
+            request.set_header(name, value);
+        }
+    }
     crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
     if compat.send_session_affinity_headers
         && retention != CacheRetention::None

@@ -25,8 +25,7 @@ use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
 use crate::models::clamp_thinking_level;
 use crate::sse::{self, StreamControl};
 use crate::types::{
-    CacheRetention, Context, InputBlock, Message, Model, SimpleStreamOptions, StreamOptions,
-    ThinkingLevel, UserContent, api,
+    CacheRetention, Context, Message, Model, SimpleStreamOptions, StreamOptions, ThinkingLevel, api,
 };
 
 pub use azure::AzureOpenAiResponses;
@@ -140,31 +139,6 @@ pub(crate) fn service_tier(options: &StreamOptions) -> Option<String> {
         .openai_responses
         .as_ref()
         .and_then(|o| o.service_tier.clone())
-}
-
-fn has_image(blocks: &[InputBlock]) -> bool {
-    blocks.iter().any(|b| matches!(b, InputBlock::Image(_)))
-}
-
-/// GitHub Copilot's per-request headers: who started the turn, and whether it has images.
-fn copilot_headers(messages: &[Message]) -> Vec<(&'static str, &'static str)> {
-    let initiator = match messages.last() {
-        Some(last) if !matches!(last, Message::User(_)) => "agent",
-        _ => "user",
-    };
-    let mut headers = vec![
-        ("X-Initiator", initiator),
-        ("Openai-Intent", "conversation-edits"),
-    ];
-    let images = messages.iter().any(|m| match m {
-        Message::User(u) => matches!(&u.content, UserContent::Blocks(b) if has_image(b)),
-        Message::ToolResult(r) => has_image(&r.content),
-        Message::Assistant(_) => false,
-    });
-    if images {
-        headers.push(("Copilot-Vision-Request", "true"));
-    }
-    headers
 }
 
 /// The tools' `strict` field: `false` where the model's compat (else `default`) says strict
@@ -315,7 +289,7 @@ pub fn build_request(
     request.apply_overrides(model.headers.iter().flatten());
     crate::identity::apply_opencode_session(&mut request, model, options.session_id.as_deref());
     if model.provider == "github-copilot" {
-        for (name, value) in copilot_headers(&context.messages) {
+        for (name, value) in super::copilot::copilot_headers(&context.messages) {
             request.set_header(name, value);
         }
     }
@@ -368,24 +342,26 @@ mod tests {
     fn copilot_initiator_and_vision() {
         let user = Message::User(UserMessage::text("hi"));
         assert_eq!(
-            copilot_headers(std::slice::from_ref(&user))[0],
+            super::super::copilot::copilot_headers(std::slice::from_ref(&user))[0],
             ("X-Initiator", "user")
         );
         let tool = Message::ToolResult(
             ToolResultMessage {
-                content: vec![InputBlock::Image(crate::types::ImageContent::new(
-                    "aGk=",
-                    "image/png",
-                ))]
+                content: vec![crate::types::InputBlock::Image(
+                    crate::types::ImageContent::new("aGk=", "image/png"),
+                )]
                 .into(),
                 ..Default::default()
             }
             .into(),
         );
-        let headers = copilot_headers(&[user, tool]);
+        let headers = super::super::copilot::copilot_headers(&[user, tool]);
         assert_eq!(headers[0], ("X-Initiator", "agent"));
         assert_eq!(headers[2], ("Copilot-Vision-Request", "true"));
         let assistant = Message::Assistant(AssistantMessage::empty("a", "b", "c").into());
-        assert_eq!(copilot_headers(&[assistant])[0], ("X-Initiator", "agent"));
+        assert_eq!(
+            super::super::copilot::copilot_headers(&[assistant])[0],
+            ("X-Initiator", "agent")
+        );
     }
 }
