@@ -54,6 +54,43 @@ async fn version_and_help_header_as_pi_16() {
     }
 }
 
+/// The package commands' help (pi 0.79.1 simplified it): each equals pi 1.6.0's, byte for
+/// byte, trailing empty line included; `config`'s too but for the lines that describe what
+/// its resource screen shows, which is ours (both global and project packages at once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn package_and_config_help_as_pi_16() {
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(&server, 128_000, json!({}));
+    let Some(wrapper) = ts16() else {
+        return;
+    };
+    for command in ["install", "remove", "uninstall", "update", "list", "config"] {
+        for flag in ["--help", "-h"] {
+            let ours = answer(run(&env, ours(), &[command, flag]));
+            let theirs = answer(run(&env, ts16_pi(&wrapper), &[command, flag]));
+            assert_eq!(ours.0, Some(0), "{command} {flag}: {ours:?}");
+            assert!(ours.1.ends_with("\n\n"), "{command} {flag}: {ours:?}");
+            if command == "config" {
+                let differs = |line: &&str| {
+                    line.starts_with("Without -l")
+                        || line.starts_with("Press Tab")
+                        || line.starts_with("  -l, --local")
+                };
+                let keep = |text: &str| -> Vec<String> {
+                    text.lines()
+                        .filter(|line| !differs(line))
+                        .map(str::to_owned)
+                        .collect()
+                };
+                assert_eq!(keep(&ours.1), keep(&theirs.1), "{command} {flag}");
+                assert_eq!((ours.0, &ours.2), (theirs.0, &theirs.2), "{command} {flag}");
+            } else {
+                assert_eq!(ours, theirs, "{command} {flag}");
+            }
+        }
+    }
+}
+
 /// Sends `commands` (each gets the id `c<n>`) to `program` in RPC mode in a fresh `Env`
 /// with `settings`, and returns every line it wrote, cut down to what a model or
 /// thinking-level change shows (models by id), then the settings file it left.

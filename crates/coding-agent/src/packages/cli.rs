@@ -177,7 +177,8 @@ fn parse(argv: &[String]) -> Option<Parsed> {
 pub fn handle(argv: &[String]) -> Option<i32> {
     let parsed = parse(argv)?;
     if parsed.help {
-        print!(
+        // pi 1.6.0 ends each command's help with an empty line.
+        println!(
             "{}",
             match parsed.command {
                 "install" => INSTALL_HELP,

@@ -42,7 +42,8 @@ pub fn handle(argv: &[String]) -> Option<i32> {
     for arg in rest {
         match arg.as_str() {
             "-h" | "--help" => {
-                print!("{CONFIG_HELP}");
+                // pi 1.6.0 ends the help with an empty line.
+                println!("{CONFIG_HELP}");
                 return Some(0);
             }
             "-l" | "--local" => local = true,
