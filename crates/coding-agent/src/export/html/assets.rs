@@ -156,6 +156,10 @@ details.thinking { margin: 8px 0; }
 .usage { display: flex; gap: 12px; color: var(--muted); font-size: 12px; margin-top: 8px; }
 .usage .model { margin-left: auto; }
 .empty { text-align: center; }
+body:not(.show-hidden-messages) .hidden-message { display: none; }
+.msg.hidden-message { border-style: dashed; }
+.help-hint { font-size: 12px; margin: 8px 0 0; }
+pre.ansi a { color: var(--accent); }
 "#;
 
 pub(super) const SCRIPT: &str = r#"(function () {
@@ -177,6 +181,27 @@ pub(super) const SCRIPT: &str = r#"(function () {
   function setAll(open) {
     document.querySelectorAll("details").forEach(function (d) { d.open = open; });
   }
+  var showHidden = false;
+  function setHidden(visible) {
+    showHidden = visible;
+    document.body.classList.toggle("show-hidden-messages", visible);
+    var button = document.querySelector('[data-action="toggle-hidden-messages"]');
+    if (button) {
+      button.setAttribute("aria-pressed", String(visible));
+      button.textContent = visible ? "Hide hidden messages" : "Show hidden messages";
+    }
+  }
+  // Going to a hidden message (link, sidebar) reveals hidden messages first.
+  function reveal(id) {
+    var target = id ? document.getElementById(id) : null;
+    if (target && target.closest(".hidden-message") && !showHidden) setHidden(true);
+    return target;
+  }
+  function fromHash() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = reveal(id);
+    if (target) target.scrollIntoView({ block: "center" });
+  }
   document.addEventListener("click", function (event) {
     var button = event.target.closest ? event.target.closest("button[data-action]") : null;
     if (!button) return;
@@ -184,7 +209,22 @@ pub(super) const SCRIPT: &str = r#"(function () {
     if (action === "download") download(button);
     else if (action === "expand") setAll(true);
     else if (action === "collapse") setAll(false);
+    else if (action === "toggle-hidden-messages") setHidden(!showHidden);
   });
+  function editable(node) {
+    if (!node) return false;
+    if (/^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(node.tagName)) return true;
+    return node.isContentEditable || Boolean(node.closest && node.closest('[contenteditable="true"]'));
+  }
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || editable(document.activeElement)) return;
+    if (event.key.toLowerCase() === "h") {
+      event.preventDefault();
+      setHidden(!showHidden);
+    }
+  });
+  window.addEventListener("hashchange", fromHash);
+  if (location.hash.length > 1) fromHash();
   document.querySelectorAll("time[datetime]").forEach(function (node) {
     var date = new Date(node.getAttribute("datetime"));
     if (!isNaN(date.getTime())) {

@@ -4,6 +4,7 @@
 //! Everything is rendered here, not in the browser: the current branch from root to leaf,
 //! each tool call with its result, and totals over the whole session.
 
+mod ansi;
 mod assets;
 mod content;
 mod entries;

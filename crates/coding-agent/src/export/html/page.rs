@@ -66,7 +66,8 @@ impl<'a> Page<'a> {
         self.out.push_str(CSS);
         self.out.push_str("</style>\n</head>\n<body>\n<main>\n");
         self.header();
-        self.out.push_str("<section class=\"messages\">\n");
+        self.out
+            .push_str("<section class=\"messages\" id=\"messages\">\n");
         let before = self.out.len();
         for entry in self.branch {
             self.entry(entry);
@@ -128,8 +129,10 @@ impl<'a> Page<'a> {
             "<div class=\"toolbar\">\
              <button type=\"button\" data-action=\"expand\">Expand all</button>\
              <button type=\"button\" data-action=\"collapse\">Collapse all</button>\
+             <button type=\"button\" data-action=\"toggle-hidden-messages\" aria-pressed=\"false\" \
+             title=\"Show custom messages marked as hidden in the terminal (H)\">Show hidden messages</button>\
              <button type=\"button\" data-action=\"download\" data-filename=\"{}\">Download JSONL</button>\
-             </div>\n</header>\n",
+             </div>\n<p class=\"muted help-hint\">H toggles hidden messages</p>\n</header>\n",
             esc(&file_name)
         ));
         self.out.push_str(&html);

@@ -371,7 +371,45 @@ fn bash_executions_summaries_and_custom_messages() {
     assert!(html.contains("Summary of &lt;old&gt; work"));
     assert!(html.contains("[note]"));
     assert!(html.contains("shown text"));
-    assert!(!html.contains("secret stuff"));
+    // The message the terminal hides is in the page, marked hidden (CSS hides it until
+    // the viewer reveals hidden messages); the shown one is not marked.
+    let hidden = html
+        .find("secret stuff")
+        .expect("hidden message in the page");
+    let open = html[..hidden].rfind("<article").unwrap();
+    assert!(html[open..hidden].contains("class=\"msg custom hidden-message\""));
+    assert!(html[open..hidden].contains("[hidden] · Hidden in terminal"));
+    assert_eq!(
+        html.matches("class=\"msg custom hidden-message\"").count(),
+        1
+    );
+    assert!(html.contains("data-action=\"toggle-hidden-messages\""));
+}
+
+#[test]
+fn terminal_hyperlinks_and_colours_in_tool_output() {
+    use super::ansi::ansi_to_html;
+    // OSC 8 with ST and with BEL terminators; colours reset by SGR 0.
+    let text = "see \u{1b}]8;;https://example.com/a?b=1&c=2\u{1b}\\docs\u{1b}]8;;\u{1b}\\ and \
+                \u{1b}]8;id=x;mailto:me@example.com\u{7}mail\u{1b}]8;;\u{7} \u{1b}[1;31mred\u{1b}[0m \
+                \u{1b}[38;5;196mx\u{1b}[48;2;1;2;3my\u{1b}[m\u{1b}[2K\u{1b}_apc\u{1b}\\ stray\u{1b}!";
+    assert_eq!(
+        ansi_to_html(text),
+        "see <a href=\"https://example.com/a?b=1&amp;c=2\">docs</a> and \
+         <a href=\"mailto:me@example.com\">mail</a> \
+         <span style=\"color:#800000;font-weight:bold\">red</span> \
+         <span style=\"color:#ff0000\">x</span><span style=\"color:#ff0000;background-color:rgb(1,2,3)\">y</span> stray!"
+    );
+    // Unsafe schemes lose the link but keep the text; a link wraps the styled span.
+    assert_eq!(
+        ansi_to_html("\u{1b}]8;;javascript:alert(1)\u{7}x\u{1b}]8;;\u{7}"),
+        "x"
+    );
+    assert_eq!(
+        ansi_to_html("\u{1b}[32m\u{1b}]8;;http://h/\u{1b}\\g\u{1b}]8;;\u{1b}\\\u{1b}[0m"),
+        "<span style=\"color:#008000\"></span><a href=\"http://h/\"><span style=\"color:#008000\">g</span></a>\
+         <span style=\"color:#008000\"></span>"
+    );
 }
 
 #[test]
@@ -449,4 +487,33 @@ fn the_15_system_message_shows_as_the_system_prompt() {
     );
     assert!(html.contains("(cwd removed)\n\nTools removed: read"));
     assert!(!html.contains("&quot;role&quot;"), "not dumped as JSON");
+}
+
+#[test]
+fn emphasis_next_to_cjk_punctuation() {
+    assert_eq!(
+        markdown("これは**「重要」**です"),
+        "<p>これは<strong>「重要」</strong>です</p>\n"
+    );
+    assert_eq!(
+        markdown("注意*（注）*です"),
+        "<p>注意<em>（注）</em>です</p>\n"
+    );
+    assert_eq!(
+        markdown("**テスト。**テスト"),
+        "<p><strong>テスト。</strong>テスト</p>\n"
+    );
+    // Latin text keeps CommonMark's rules; lists, rules and spaced stars are untouched.
+    assert_eq!(markdown("a**\"b\"**c"), "<p>a**\"b\"**c</p>\n");
+    assert_eq!(
+        markdown("* 項目\n\n***"),
+        "<ul>\n<li>項目</li>\n</ul>\n<hr />\n"
+    );
+    assert_eq!(markdown("「a」 * 「b」"), "<p>「a」 * 「b」</p>\n");
+    // The mark it inserts never shows, and text holding it is left alone.
+    assert!(!markdown("**「重要」**です").contains('\u{2E18}'));
+    assert_eq!(
+        markdown("\u{2E18}**「x」**で"),
+        "<p>\u{2E18}**「x」**で</p>\n"
+    );
 }
