@@ -222,7 +222,9 @@ async fn terminal_hyperlinks_in_tool_output_become_links() {
     let (_browser, mut page) = Browser::launch(&dir.path().join("profile"), 1200, 900).await;
     open(&mut page, &html, &shown("done looking")).await;
     let links = page
-        .eval("[...document.querySelectorAll('a[href]')].map(a => [a.href, a.textContent])")
+        .eval(
+            "[...document.querySelectorAll('#messages a[href]')].map(a => [a.href, a.textContent])",
+        )
         .await;
     assert_eq!(
         links,
@@ -343,5 +345,134 @@ async fn a_session_with_thousands_of_entries_renders() {
             .eval("[...document.querySelectorAll('[id^=\"entry-\"]')].filter(e => /^entry-[ua]\\d+$/.test(e.id)).length")
             .await;
         assert_eq!(count, json!(5_000), "{name}");
+    }
+}
+
+/// JS: marks the first sidebar node whose text holds `needle` (`data-pick`) for a click.
+fn pick_node(needle: &str) -> String {
+    format!(
+        "(() => {{ document.querySelectorAll('[data-pick]').forEach(n => n.removeAttribute('data-pick')); \
+         const node = [...document.querySelectorAll('#tree-container .tree-node')] \
+         .find(n => n.textContent.includes({n})); if (!node) return false; \
+         node.setAttribute('data-pick', '1'); return true; }})()",
+        n = json!(needle)
+    )
+}
+
+/// JS: whether the element `id` is within the window.
+fn in_view(id: &str) -> String {
+    format!(
+        "(() => {{ const el = document.getElementById({id}); if (!el) return false; \
+         const r = el.getBoundingClientRect(); \
+         return r.height > 0 && r.top >= 0 && r.top < window.innerHeight; }})()",
+        id = json!(id)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sidebar_clicks_scroll_to_entries_and_switch_branches() {
+    if !browser_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("session.jsonl");
+    let filler = "filler line\n".repeat(12);
+    let mut lines = vec![header("0190a000-0000-7000-8000-00000000eeee", dir.path())];
+    let mut parent = None::<String>;
+    for i in 0..12 {
+        let (u, a) = (format!("fu{i}"), format!("fa{i}"));
+        lines.push(user(&u, parent.as_deref(), &format!("filler question {i}")));
+        lines.push(assistant(&a, &u, &format!("filler answer {i}\n\n{filler}")));
+        parent = Some(a);
+    }
+    let top = parent.unwrap();
+    lines.extend([
+        tool_call(
+            "t1",
+            &top,
+            "call_notes",
+            "read",
+            json!({"path": "notes.txt"}),
+        ),
+        tool_result("t2", "t1", "call_notes", "read", "the notes say hello"),
+        assistant("t3", "t2", "read the notes"),
+        custom_message("h1", "t3", "memo", "hidden sidebar memo", false),
+        user("b1", Some("h1"), "follow up on branch A"),
+        assistant("b2", "b1", "reply on branch A"),
+        user("c1", Some("h1"), "follow up on branch B"),
+        assistant("c2", "c1", "reply on branch B"),
+    ]);
+    for i in 0..8 {
+        let (u, a) = (format!("zu{i}"), format!("za{i}"));
+        let parent = if i == 0 {
+            "c2".to_owned()
+        } else {
+            format!("za{}", i - 1)
+        };
+        lines.push(user(&u, Some(&parent), &format!("late question {i}")));
+        lines.push(assistant(&a, &u, &format!("late answer {i}\n\n{filler}")));
+    }
+    write(&session, &lines);
+    let (_browser, mut page) = Browser::launch(&dir.path().join("profile"), 1200, 800).await;
+    for (name, wrapper) in pis() {
+        let html = export(&wrapper, dir.path(), &session, &name.replace(' ', "-"));
+        open(&mut page, &html, &shown("late answer 7")).await;
+        // The newest branch (B) is shown; A is not.
+        assert_eq!(
+            page.eval(&shown("reply on branch B")).await,
+            json!(true),
+            "{name}"
+        );
+        assert_eq!(
+            page.eval(&shown("reply on branch A")).await,
+            json!(false),
+            "{name}"
+        );
+        assert_eq!(
+            page.eval(&in_view("tool-call-call_notes")).await,
+            json!(false),
+            "{name}"
+        );
+
+        // The tool result's node scrolls to the rendered tool call.
+        assert_eq!(
+            page.eval(&pick_node("[read: notes.txt]")).await,
+            json!(true),
+            "{name}"
+        );
+        page.click("[data-pick]").await;
+        page.wait_for("the tool call in view", &in_view("tool-call-call_notes"))
+            .await;
+
+        // A node on the other branch shows that branch.
+        assert_eq!(
+            page.eval(&pick_node("follow up on branch A")).await,
+            json!(true),
+            "{name}"
+        );
+        page.click("[data-pick]").await;
+        page.wait_for("branch A", &shown("reply on branch A")).await;
+        assert_eq!(
+            page.eval(&shown("reply on branch B")).await,
+            json!(false),
+            "{name}"
+        );
+        assert_eq!(page.eval(&in_view("entry-b1")).await, json!(true), "{name}");
+
+        // A hidden custom message's node reveals hidden messages.
+        assert_eq!(
+            page.eval(&shown("hidden sidebar memo")).await,
+            json!(false),
+            "{name}"
+        );
+        assert_eq!(
+            page.eval(&pick_node("hidden sidebar memo")).await,
+            json!(true),
+            "{name}"
+        );
+        page.click("[data-pick]").await;
+        page.wait_for("the hidden memo", &shown("hidden sidebar memo"))
+            .await;
+        assert_eq!(page.eval(&in_view("entry-h1")).await, json!(true), "{name}");
     }
 }

@@ -11,6 +11,7 @@ mod entries;
 mod format;
 mod markdown;
 mod page;
+mod sidebar;
 mod stats;
 mod tools;
 

@@ -10,6 +10,7 @@ use pi_ai::{Message, ToolResultMessage};
 
 use super::assets::{CSS, SCRIPT};
 use super::format::{count, esc, group_digits, time};
+use super::sidebar::{sidebar, tree_order};
 use super::stats::{Totals, models};
 use crate::session::{SessionEntry, SessionManager};
 
@@ -27,7 +28,7 @@ impl<'a> Page<'a> {
     pub(super) fn new(session: &'a SessionManager, branch: &'a [&'a SessionEntry]) -> Self {
         let mut results = HashMap::new();
         let mut calls = HashSet::new();
-        for entry in branch {
+        for entry in session.entries() {
             match entry.message() {
                 Some(AgentMessage::Llm(Message::ToolResult(r))) => {
                     results.insert(r.tool_call_id.as_str(), &**r);
@@ -64,15 +65,34 @@ impl<'a> Page<'a> {
         self.out
             .push_str(&format!("<title>{}</title>\n<style>\n", esc(&title)));
         self.out.push_str(CSS);
-        self.out.push_str("</style>\n</head>\n<body>\n<main>\n");
+        self.out.push_str("</style>\n</head>\n<body>\n");
+        // Every branch is in the page; entries off the shown branch are hidden until the
+        // sidebar switches to their branch.
+        let tree = tree_order(self.session.entries());
+        let on_path: HashSet<&str> = self.branch.iter().map(|e| e.id.as_str()).collect();
+        self.out.push_str(&sidebar(&tree, &on_path));
+        self.out.push_str("<main>\n");
         self.header();
         self.out
             .push_str("<section class=\"messages\" id=\"messages\">\n");
-        let before = self.out.len();
-        for entry in self.branch {
+        let mut shown = false;
+        for node in &tree {
+            let entry = node.entry;
+            let on = on_path.contains(entry.id.as_str());
+            self.out.push_str(&format!(
+                "<div class=\"entry\" data-id=\"{}\" data-parent=\"{}\"{}>\n",
+                esc(&entry.id),
+                esc(entry.parent_id.as_deref().unwrap_or("")),
+                if on { "" } else { " hidden" }
+            ));
+            let body = self.out.len();
             self.entry(entry);
+            // Entries that render nothing keep their (empty) element: the script walks
+            // the tree through `data-parent`.
+            shown |= on && self.out.len() > body;
+            self.out.push_str("</div>\n");
         }
-        if self.out.len() == before {
+        if !shown {
             self.out
                 .push_str("<p class=\"muted empty\">No messages in this session yet.</p>\n");
         }

@@ -86,7 +86,7 @@ fn everything_user_provided_is_escaped() {
     assert!(!html.contains("<img src=x"));
     assert!(!html.contains("<tool>"));
     assert!(html.contains("&lt;b&gt;name&lt;/b&gt;"));
-    assert!(html.contains("id=\"tool-c&quot;1\""));
+    assert!(html.contains("id=\"tool-call-c&quot;1\""));
 }
 
 #[test]
@@ -247,15 +247,15 @@ fn tool_calls_render_with_their_results() {
     assert!(html.contains("<span class=\"tool-path\">src/a.rs</span>"));
     assert!(html.contains("<pre class=\"code\"># Notes</pre>"));
     assert!(html.contains("&quot;pattern&quot;: &quot;foo&quot;"));
-    assert!(html.contains("<div class=\"tool error\" id=\"tool-c2\">"));
+    assert!(html.contains("<div class=\"tool error\" id=\"tool-call-c2\">"));
     assert!(html.contains("<div class=\"result-label\">Error</div>"));
     assert!(html.contains("(no result recorded)"));
     // Results render once, inside their call.
     assert_eq!(html.matches("total 0").count(), 1);
     assert!(!html.contains("Tool result ·"));
-    let call_at = html.find("id=\"tool-c1\"").unwrap();
+    let call_at = html.find("id=\"tool-call-c1\"").unwrap();
     let result_at = html.find("total 0").unwrap();
-    let next_call = html.find("id=\"tool-c2\"").unwrap();
+    let next_call = html.find("id=\"tool-call-c2\"").unwrap();
     assert!(call_at < result_at && result_at < next_call);
 }
 
@@ -345,8 +345,19 @@ fn bash_executions_summaries_and_custom_messages() {
     assert!(html.contains("class=\"msg bash error\""));
     assert!(html.contains("(exit 2)"));
     assert!(html.contains("full output in /tmp/out.log"));
-    // The compaction and custom messages are off the current branch now.
-    assert!(!html.contains("Summary of"));
+    // The compaction and custom messages are off the current branch now: in the page
+    // (the sidebar can switch to their branch) but hidden.
+    let off = html
+        .find("Summary of")
+        .expect("off-branch compaction in the page");
+    let holder = html[..off].rfind("<div class=\"entry\"").unwrap();
+    assert!(html[holder..off].starts_with(&format!(
+        "<div class=\"entry\" data-id=\"{}\" data-parent=\"{first}\" hidden>",
+        s.entries()[1].id
+    )));
+    let on = html.find("We tried <code>x</code>").unwrap();
+    let holder = html[..on].rfind("<div class=\"entry\"").unwrap();
+    assert!(!html[holder..on].contains(" hidden>"));
     assert!(html.contains("Branch summary"));
     assert!(html.contains("We tried <code>x</code>"));
     assert!(html.contains("Totals cover every branch"));
@@ -373,9 +384,15 @@ fn bash_executions_summaries_and_custom_messages() {
     assert!(html.contains("shown text"));
     // The message the terminal hides is in the page, marked hidden (CSS hides it until
     // the viewer reveals hidden messages); the shown one is not marked.
-    let hidden = html
-        .find("secret stuff")
-        .expect("hidden message in the page");
+    let messages = html.find("id=\"messages\"").unwrap();
+    let hidden = messages
+        + html[messages..]
+            .find("secret stuff")
+            .expect("hidden message in the page");
+    assert!(
+        html[..messages].contains("[hidden]: secret stuff"),
+        "in the sidebar"
+    );
     let open = html[..hidden].rfind("<article").unwrap();
     assert!(html[open..hidden].contains("class=\"msg custom hidden-message\""));
     assert!(html[open..hidden].contains("[hidden] · Hidden in terminal"));

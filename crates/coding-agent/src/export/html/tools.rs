@@ -67,7 +67,7 @@ pub(super) fn tool_call(call: &ToolCall, result: Option<&ToolResultMessage>) -> 
         None => "<div class=\"muted\">(no result recorded)</div>\n".to_owned(),
     };
     format!(
-        "<div class=\"tool{}\" id=\"tool-{}\">\n<div class=\"tool-head\"><span class=\"tool-name\">{}</span>{subtitle}</div>\n{body}{result}</div>\n",
+        "<div class=\"tool{}\" id=\"tool-call-{}\">\n<div class=\"tool-head\"><span class=\"tool-name\">{}</span>{subtitle}</div>\n{body}{result}</div>\n",
         if failed { " error" } else { "" },
         esc(&call.id),
         esc(&call.name)
