@@ -12,6 +12,8 @@ use super::assets::{CSS, SCRIPT};
 use super::format::{count, esc, group_digits, time};
 use super::sidebar::{sidebar, tree_order};
 use super::stats::{Totals, models};
+use super::theme_css::theme_style;
+use crate::modes::interactive::theme::Theme;
 use crate::session::{SessionEntry, SessionManager};
 
 pub(super) struct Page<'a> {
@@ -48,7 +50,7 @@ impl<'a> Page<'a> {
         }
     }
 
-    pub(super) fn render(mut self) -> String {
+    pub(super) fn render(mut self, theme: Option<&Theme>) -> String {
         let header = self.session.header();
         let title = match self.session.name() {
             Some(name) => format!("{name} · pi session"),
@@ -56,16 +58,25 @@ impl<'a> Page<'a> {
         };
         self.out
             .push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-        self.out.push_str(
+        let scheme = match theme {
+            Some(theme) if theme.is_light() => "light",
+            Some(_) => "dark",
+            None => "dark light",
+        };
+        self.out.push_str(&format!(
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <meta name=\"color-scheme\" content=\"dark light\">\n\
+             <meta name=\"color-scheme\" content=\"{scheme}\">\n\
              <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
              img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n",
-        );
+        ));
         self.out
             .push_str(&format!("<title>{}</title>\n<style>\n", esc(&title)));
         self.out.push_str(CSS);
-        self.out.push_str("</style>\n</head>\n<body>\n");
+        self.out.push_str("</style>\n");
+        if let Some(theme) = theme {
+            self.out.push_str(&theme_style(theme));
+        }
+        self.out.push_str("</head>\n<body>\n");
         // Every branch is in the page; entries off the shown branch are hidden until the
         // sidebar switches to their branch.
         let tree = tree_order(self.session.entries());

@@ -534,3 +534,28 @@ fn emphasis_next_to_cjk_punctuation() {
         "<p>\u{2E18}**「x」**で</p>\n"
     );
 }
+
+#[test]
+fn theme_colours_and_derived_export_backgrounds() {
+    use crate::modes::interactive::theme::{DARK_JSON, Theme};
+    use pi_tui::style::ColorMode;
+    let mut json: Value = serde_json::from_str(DARK_JSON).unwrap();
+    json["name"] = json!("plain-export");
+    json.as_object_mut().unwrap().remove("export");
+    json["colors"]["userMessageBg"] = json!("#262a31");
+    let theme = Theme::parse("plain-export", &json.to_string(), ColorMode::TrueColor).unwrap();
+    let mut s = session();
+    s.append_message(UserMessage::text("hi").into()).unwrap();
+    let html = render_session_html_themed(&s, Some(&theme));
+    // Without an `export` section the backgrounds come from userMessageBg, as pi derives
+    // them for a dark theme (page 70 %, cards 85 %, info warmer).
+    assert!(html.contains("--exportPageBg: rgb(27, 29, 34);"));
+    assert!(html.contains("--exportCardBg: rgb(32, 36, 42);"));
+    assert!(html.contains("--exportInfoBg: rgb(58, 57, 49);"));
+    assert!(html.contains("--userMessageBg: #262a31;"));
+    assert!(html.contains("<meta name=\"color-scheme\" content=\"dark\">"));
+    // Without a theme the page keeps its own light and dark palettes.
+    let plain = render_session_html(&s);
+    assert!(!plain.contains("--exportPageBg"));
+    assert!(plain.contains("content=\"dark light\""));
+}
