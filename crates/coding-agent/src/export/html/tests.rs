@@ -559,3 +559,29 @@ fn theme_colours_and_derived_export_backgrounds() {
     assert!(!plain.contains("--exportPageBg"));
     assert!(plain.contains("content=\"dark light\""));
 }
+
+#[test]
+fn sidebar_lists_every_branch_in_tree_order() {
+    let mut s = session();
+    s.append_message(UserMessage::text("root question").into())
+        .unwrap();
+    let root = s.leaf_id().unwrap().to_owned();
+    s.append_message(UserMessage::text("branch one").into())
+        .unwrap();
+    s.branch(&root).unwrap();
+    s.append_message(UserMessage::text("branch two").into())
+        .unwrap();
+    let html = render_session_html(&s);
+    let messages = html.find("id=\"messages\"").unwrap();
+    let sidebar = &html[..messages];
+    // Parents before children, siblings oldest first; the branch point indents its children.
+    let root_at = sidebar.find("user: root question").unwrap();
+    let one = sidebar.find("user: branch one").unwrap();
+    let two = sidebar.find("user: branch two").unwrap();
+    assert!(root_at < one && one < two);
+    let node = |at: usize| &sidebar[sidebar[..at].rfind("<a ").unwrap()..at];
+    assert!(node(root_at).contains("padding-left:8px"));
+    assert!(node(one).contains("padding-left:22px") && !node(one).contains("in-path"));
+    assert!(node(two).contains("padding-left:22px") && node(two).contains("in-path"));
+    assert!(sidebar.contains("3 / 3 entries"));
+}
