@@ -68,7 +68,9 @@ fn exported_answers_are_rendered_markdown() {
     assert!(html.contains("<h2>Summary</h2>"));
     assert!(html.contains("<li>Fixed <strong>both</strong> typos in <code>src/main.rs</code>"));
     assert!(html.contains("<pre class=\"code\" data-lang=\"rust\"><code>fn main() {"));
-    assert!(!html.contains("## Summary"));
+    // Rendered in the conversation (the sidebar lists the raw text, as pi's tree does).
+    let messages = &html[html.find("id=\"messages\"").expect("messages section")..];
+    assert!(!messages.contains("## Summary"));
     // Totals: three tool results, one user message.
     assert!(html.contains("1 user · 4 assistant · 3 tool results"));
 }

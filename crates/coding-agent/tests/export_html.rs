@@ -29,7 +29,9 @@ fn exports_the_reference_session() {
     assert!(html.contains("&lt;ROOT&gt;/work"));
     assert!(html.contains("mock/mock-model"));
     // The user prompt, the tool call with its arguments, its result and the final answer,
-    // in that order.
+    // in that order in the conversation (after the sidebar listing them).
+    let html_all = html.clone();
+    let html = &html[html.find("id=\"messages\"").expect("messages section")..];
     let prompt = html.find("read hello.txt").expect("user prompt");
     let call = html
         .find("<span class=\"tool-name\">read</span>")
@@ -44,6 +46,7 @@ fn exports_the_reference_session() {
         .find("done: Hello from the ancho")
         .expect("final answer");
     assert!(prompt < call && call < args && args < result && result < answer);
+    let html = html_all;
     // Totals over both assistant messages.
     assert!(html.contains("1 user · 2 assistant · 1 tool result<"));
     assert!(!html.contains("1 tool results"));
@@ -149,9 +152,13 @@ fn markdown_never_passes_html_or_script_links_through() {
     ));
     // Only the page's own two scripts, no injected element or handler.
     assert_eq!(html.matches("<script").count(), 2);
+    // The sidebar's own links aside, no link at all.
+    let messages = &html[html.find("id=\"messages\"").expect("messages section")..];
     for bad in ["<img src=x", "<iframe", "<a ", "href="] {
-        assert!(!html.contains(bad), "found {bad}");
+        assert!(!messages.contains(bad), "found {bad}");
     }
+    assert!(!html.contains("<img src=x") && !html.contains("<iframe"));
+    assert!(!html.contains("href=\"javascript") && !html.contains("href=\"JAVASCRIPT"));
     assert!(
         html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;")
     );

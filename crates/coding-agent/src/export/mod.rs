@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 pub use html::render_session_html;
 
+use crate::modes::interactive::theme::Theme;
 use crate::session::{SessionError, SessionManager};
 
 /// Why a session could not be exported.
@@ -45,6 +46,16 @@ pub fn export_session_html(
     output: Option<&Path>,
     cwd: &Path,
 ) -> Result<PathBuf, ExportError> {
+    export_session_html_themed(session, output, cwd, None)
+}
+
+/// [`export_session_html`] in `theme`'s colours (the active theme), as `/export` does.
+pub fn export_session_html_themed(
+    session: &SessionManager,
+    output: Option<&Path>,
+    cwd: &Path,
+    theme: Option<&Theme>,
+) -> Result<PathBuf, ExportError> {
     let Some(file) = session.session_file() else {
         return Err(ExportError::InMemory);
     };
@@ -52,7 +63,7 @@ pub fn export_session_html(
         return Err(ExportError::NothingToExport);
     }
     let path = output_path(file, output, cwd);
-    write_html(&path, &render_session_html(session))?;
+    write_html(&path, &html::render_session_html_themed(session, theme))?;
     Ok(path)
 }
 

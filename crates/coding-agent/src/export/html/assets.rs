@@ -156,9 +156,45 @@ details.thinking { margin: 8px 0; }
 .usage { display: flex; gap: 12px; color: var(--muted); font-size: 12px; margin-top: 8px; }
 .usage .model { margin-left: auto; }
 .empty { text-align: center; }
+body:not(.show-hidden-messages) .hidden-message { display: none; }
+.msg.hidden-message { border-style: dashed; }
+.help-hint { font-size: 12px; margin: 8px 0 0; }
+pre.ansi a { color: var(--accent); }
+#sidebar {
+  position: fixed;
+  top: 0;
+  left: 0;
+  bottom: 0;
+  width: 300px;
+  display: flex;
+  flex-direction: column;
+  background: var(--bg);
+  border-right: 1px solid var(--border);
+  font-size: 12px;
+}
+.tree-container { flex: 1; overflow-y: auto; padding: 8px 0; }
+.tree-node {
+  display: block;
+  padding: 2px 8px;
+  color: var(--muted);
+  text-decoration: none;
+  white-space: nowrap;
+  overflow: hidden;
+  text-overflow: ellipsis;
+}
+.tree-node:hover, .tree-node.active { background: var(--card-alt); }
+.tree-node.in-path { color: var(--text); }
+.tree-role-user { font-weight: 600; }
+.tree-status { padding: 6px 10px; border-top: 1px solid var(--border); color: var(--muted); }
+body { padding-left: 300px; }
+.highlight { outline: 2px solid var(--accent); outline-offset: 2px; }
+@media (max-width: 900px) {
+  #sidebar { display: none; }
+  body { padding-left: 0; }
+}
 "#;
 
-pub(super) const SCRIPT: &str = r#"(function () {
+pub(super) const SCRIPT: &str = r##"(function () {
   "use strict";
   function download(button) {
     var node = document.getElementById("pi-session-data");
@@ -177,6 +213,66 @@ pub(super) const SCRIPT: &str = r#"(function () {
   function setAll(open) {
     document.querySelectorAll("details").forEach(function (d) { d.open = open; });
   }
+  var showHidden = false;
+  function setHidden(visible) {
+    showHidden = visible;
+    document.body.classList.toggle("show-hidden-messages", visible);
+    var button = document.querySelector('[data-action="toggle-hidden-messages"]');
+    if (button) {
+      button.setAttribute("aria-pressed", String(visible));
+      button.textContent = visible ? "Hide hidden messages" : "Show hidden messages";
+    }
+  }
+  // Going to a hidden message (link, sidebar) reveals hidden messages first.
+  function reveal(id) {
+    var target = id ? document.getElementById(id) : null;
+    if (target && target.closest(".hidden-message") && !showHidden) setHidden(true);
+    return target;
+  }
+  // The session tree: each entry's element knows its parent; siblings are in file order.
+  var entries = {};
+  var children = {};
+  document.querySelectorAll("#messages > .entry").forEach(function (el) {
+    entries[el.getAttribute("data-id")] = el;
+    var parent = el.getAttribute("data-parent");
+    (children[parent] = children[parent] || []).push(el.getAttribute("data-id"));
+  });
+  // Shows the branch through `id`, down to its newest leaf; hides every other entry.
+  function showBranch(id) {
+    var leaf = id;
+    while (children[leaf] && children[leaf].length) leaf = children[leaf][children[leaf].length - 1];
+    var path = {};
+    for (var at = leaf; at && entries[at]; at = entries[at].getAttribute("data-parent")) path[at] = true;
+    Object.keys(entries).forEach(function (key) { entries[key].hidden = !path[key]; });
+    document.querySelectorAll("#tree-container .tree-node").forEach(function (node) {
+      node.classList.toggle("in-path", Boolean(path[node.getAttribute("data-id")]));
+    });
+  }
+  function goTo(id) {
+    var target = id ? document.getElementById(id) : null;
+    if (!target) return;
+    var holder = target.closest(".entry");
+    if (holder && holder.hidden) showBranch(holder.getAttribute("data-id"));
+    reveal(id);
+    target.scrollIntoView({ block: "center" });
+    target.classList.add("highlight");
+    setTimeout(function () { target.classList.remove("highlight"); }, 2000);
+  }
+  function fromHash() {
+    goTo(decodeURIComponent(location.hash.slice(1)));
+  }
+  document.querySelectorAll("#tree-container .tree-node").forEach(function (node) {
+    node.addEventListener("click", function (event) {
+      if (window.getSelection && String(window.getSelection())) return;
+      event.preventDefault();
+      document.querySelectorAll("#tree-container .tree-node.active").forEach(function (n) { n.classList.remove("active"); });
+      node.classList.add("active");
+      showBranch(node.getAttribute("data-id"));
+      var target = node.getAttribute("data-target");
+      if (history.replaceState) history.replaceState(null, "", "#" + encodeURIComponent(target));
+      goTo(target);
+    });
+  });
   document.addEventListener("click", function (event) {
     var button = event.target.closest ? event.target.closest("button[data-action]") : null;
     if (!button) return;
@@ -184,7 +280,22 @@ pub(super) const SCRIPT: &str = r#"(function () {
     if (action === "download") download(button);
     else if (action === "expand") setAll(true);
     else if (action === "collapse") setAll(false);
+    else if (action === "toggle-hidden-messages") setHidden(!showHidden);
   });
+  function editable(node) {
+    if (!node) return false;
+    if (/^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(node.tagName)) return true;
+    return node.isContentEditable || Boolean(node.closest && node.closest('[contenteditable="true"]'));
+  }
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || editable(document.activeElement)) return;
+    if (event.key.toLowerCase() === "h") {
+      event.preventDefault();
+      setHidden(!showHidden);
+    }
+  });
+  window.addEventListener("hashchange", fromHash);
+  if (location.hash.length > 1) fromHash();
   document.querySelectorAll("time[datetime]").forEach(function (node) {
     var date = new Date(node.getAttribute("datetime"));
     if (!isNaN(date.getTime())) {
@@ -193,4 +304,4 @@ pub(super) const SCRIPT: &str = r#"(function () {
     }
   });
 })();
-"#;
+"##;

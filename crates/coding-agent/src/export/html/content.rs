@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use pi_ai::InputBlock;
 
+use super::ansi::{ansi_to_html, has_escapes};
 use super::format::{count, esc};
 use super::markdown::markdown_div;
 
@@ -64,10 +65,24 @@ pub(super) fn image_tag(mime_type: &str, data: &str) -> String {
 
 /// Preformatted text; long text shows a preview and folds the rest behind `<details>`.
 pub(super) fn fold(text: &str, class: &str) -> String {
+    fold_with(text, class, esc)
+}
+
+/// Terminal output folded as [`fold`] does, escape sequences rendered (colours, links).
+pub(super) fn fold_terminal(text: &str, class: &str) -> String {
+    if has_escapes(text) {
+        fold_with(text, &format!("{class} ansi"), ansi_to_html)
+    } else {
+        fold(text, class)
+    }
+}
+
+/// [`fold`] with `render` turning the text (and the preview) into HTML.
+fn fold_with(text: &str, class: &str, render: fn(&str) -> String) -> String {
     let text = text.trim_end_matches('\n');
     let lines = text.lines().count();
     if lines <= FOLD_LINES && text.len() <= FOLD_BYTES {
-        return format!("<pre class=\"{class}\">{}</pre>\n", esc(text));
+        return format!("<pre class=\"{class}\">{}</pre>\n", render(text));
     }
     let mut preview = text
         .lines()
@@ -84,7 +99,7 @@ pub(super) fn fold(text: &str, class: &str) -> String {
     };
     format!(
         "<div class=\"fold\"><details><summary>Show all {what}</summary><pre class=\"{class}\">{}</pre></details><pre class=\"{class} preview\">{}\n…</pre></div>\n",
-        esc(text),
-        esc(&preview)
+        render(text),
+        render(&preview)
     )
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use pi_agent_core::{AgentMessage, CustomMessage};
 use pi_ai::{AssistantBlock, AssistantMessage, Message, StopReason, UserContent, UserMessage};
 
-use super::content::{custom_content, fold, input_blocks};
+use super::content::{custom_content, fold, fold_terminal, input_blocks};
 use super::format::{count, esc, time};
 use super::markdown::markdown_div;
 use super::page::Page;
@@ -51,13 +51,7 @@ impl Page<'_> {
                 content,
                 display,
                 ..
-            } => {
-                if *display {
-                    self.open(entry, "custom", &format!("[{custom_type}]"));
-                    self.out.push_str(&custom_content(content));
-                    self.close();
-                }
-            }
+            } => self.custom_message(entry, custom_type, content, *display),
             EntryKind::Custom { .. }
             | EntryKind::Label { .. }
             | EntryKind::SessionInfo { .. }
@@ -155,12 +149,9 @@ impl Page<'_> {
             "branchSummary" => self.branch_summary(entry, text("summary"), text("fromId")),
             "system" => self.system(entry, custom),
             "custom" => {
-                if custom.get("display").and_then(Value::as_bool) != Some(false) {
-                    self.open(entry, "custom", &format!("[{}]", text("customType")));
-                    let content = custom.get("content").cloned().unwrap_or(Value::Null);
-                    self.out.push_str(&custom_content(&content));
-                    self.close();
-                }
+                let display = custom.get("display").and_then(Value::as_bool) != Some(false);
+                let content = custom.get("content").cloned().unwrap_or(Value::Null);
+                self.custom_message(entry, text("customType"), &content, display);
             }
             role => {
                 self.open(entry, "custom", role);
@@ -169,6 +160,28 @@ impl Page<'_> {
                 self.close();
             }
         }
+    }
+
+    /// An extension's custom message. One the terminal does not show (`display: false`)
+    /// is in the page too, hidden until the viewer reveals hidden messages (`H`).
+    fn custom_message(
+        &mut self,
+        entry: &SessionEntry,
+        custom_type: &str,
+        content: &Value,
+        display: bool,
+    ) {
+        if display {
+            self.open(entry, "custom", &format!("[{custom_type}]"));
+        } else {
+            self.open(
+                entry,
+                "custom hidden-message",
+                &format!("[{custom_type}] · Hidden in terminal"),
+            );
+        }
+        self.out.push_str(&custom_content(content));
+        self.close();
     }
 
     /// pi 1.5's system record: the sections it sets (joined as the prompt is) and the
@@ -231,7 +244,7 @@ impl Page<'_> {
         ));
         let output = text("output");
         if !output.is_empty() {
-            self.out.push_str(&fold(output, "output"));
+            self.out.push_str(&fold_terminal(output, "output"));
         }
         if cancelled {
             self.out

@@ -26,7 +26,8 @@ pub(super) fn markdown(text: &str) -> String {
     let mut html_block: Option<String> = None;
     // For each open link and image: whether it renders as a link.
     let mut links: Vec<bool> = Vec::new();
-    for event in Parser::new_ext(text, MARKDOWN_OPTIONS) {
+    let prepared = cjk_friendly(text);
+    for event in Parser::new_ext(&prepared, MARKDOWN_OPTIONS) {
         if let Some((lang, body)) = &mut code {
             match event {
                 Event::Text(t) => body.push_str(&t),
@@ -120,7 +121,71 @@ pub(super) fn markdown(text: &str) -> String {
     }
     let mut html = String::with_capacity(text.len() * 3 / 2);
     pulldown_cmark::html::push_html(&mut html, events.into_iter());
+    if prepared.len() != text.len() {
+        html.retain(|c| c != CJK_MARK);
+    }
     html
+}
+
+/// A punctuation character put next to a `*` run so that CommonMark sees the run as both
+/// opening and closing; removed from the HTML again.
+const CJK_MARK: char = '\u{2E18}';
+
+/// Emphasis next to CJK punctuation, as pi's page parses it (marked with the CJK-friendly
+/// extension): `**「重要」**です` and `これは*（注）*` are emphasis. CommonMark refuses a `*`
+/// run with punctuation on one side and a letter on the other; when either neighbour is
+/// CJK, a punctuation mark is put on the letter's side, which makes the run both opening
+/// and closing as the CJK-friendly rules do.
+fn cjk_friendly(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(CJK_MARK) || !text.contains('*') || !text.chars().any(is_cjk) {
+        return text.into();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '*' {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let end = i + chars[i..].iter().take_while(|c| **c == '*').count();
+        let before = i.checked_sub(1).map(|k| chars[k]);
+        let after = chars.get(end).copied();
+        let run: String = chars[i..end].iter().collect();
+        match (before, after) {
+            (Some(b), Some(a)) if b.is_whitespace() || a.is_whitespace() => out.push_str(&run),
+            (Some(b), Some(a)) if (is_cjk(b) || is_cjk(a)) && is_punct(b) && !is_punct(a) => {
+                out.push_str(&run);
+                out.push(CJK_MARK);
+            }
+            (Some(b), Some(a)) if (is_cjk(b) || is_cjk(a)) && !is_punct(b) && is_punct(a) => {
+                out.push(CJK_MARK);
+                out.push_str(&run);
+            }
+            _ => out.push_str(&run),
+        }
+        i = end;
+    }
+    out.into()
+}
+
+/// CJK characters: wide and fullwidth ideographs, kana, Hangul, CJK punctuation.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF | 0xA960..=0xA97F | 0xAC00..=0xD7FF | 0xF900..=0xFAFF
+        | 0xFE30..=0xFE4F | 0xFF01..=0xFF60 | 0xFFE0..=0xFFE6 | 0x20000..=0x3FFFD)
+}
+
+/// Punctuation as CommonMark counts it (Unicode P and S), for the characters this module
+/// needs to tell apart: ASCII, general and CJK punctuation, fullwidth forms.
+fn is_punct(c: char) -> bool {
+    c.is_ascii_punctuation()
+        || matches!(c as u32,
+            0x2010..=0x2027 | 0x2030..=0x205E | 0x3001..=0x3004 | 0x3008..=0x3020 | 0x3030
+            | 0x303D | 0x30FB | 0xFE30..=0xFE4F | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20
+            | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
 }
 
 /// Whether a link URL is safe to keep: http(s), mailto or relative (no other scheme).

@@ -10,7 +10,10 @@ use pi_ai::{Message, ToolResultMessage};
 
 use super::assets::{CSS, SCRIPT};
 use super::format::{count, esc, group_digits, time};
+use super::sidebar::{sidebar, tree_order};
 use super::stats::{Totals, models};
+use super::theme_css::theme_style;
+use crate::modes::interactive::theme::Theme;
 use crate::session::{SessionEntry, SessionManager};
 
 pub(super) struct Page<'a> {
@@ -27,7 +30,7 @@ impl<'a> Page<'a> {
     pub(super) fn new(session: &'a SessionManager, branch: &'a [&'a SessionEntry]) -> Self {
         let mut results = HashMap::new();
         let mut calls = HashSet::new();
-        for entry in branch {
+        for entry in session.entries() {
             match entry.message() {
                 Some(AgentMessage::Llm(Message::ToolResult(r))) => {
                     results.insert(r.tool_call_id.as_str(), &**r);
@@ -47,7 +50,7 @@ impl<'a> Page<'a> {
         }
     }
 
-    pub(super) fn render(mut self) -> String {
+    pub(super) fn render(mut self, theme: Option<&Theme>) -> String {
         let header = self.session.header();
         let title = match self.session.name() {
             Some(name) => format!("{name} · pi session"),
@@ -55,23 +58,52 @@ impl<'a> Page<'a> {
         };
         self.out
             .push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-        self.out.push_str(
+        let scheme = match theme {
+            Some(theme) if theme.is_light() => "light",
+            Some(_) => "dark",
+            None => "dark light",
+        };
+        self.out.push_str(&format!(
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <meta name=\"color-scheme\" content=\"dark light\">\n\
+             <meta name=\"color-scheme\" content=\"{scheme}\">\n\
              <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
              img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n",
-        );
+        ));
         self.out
             .push_str(&format!("<title>{}</title>\n<style>\n", esc(&title)));
         self.out.push_str(CSS);
-        self.out.push_str("</style>\n</head>\n<body>\n<main>\n");
-        self.header();
-        self.out.push_str("<section class=\"messages\">\n");
-        let before = self.out.len();
-        for entry in self.branch {
-            self.entry(entry);
+        self.out.push_str("</style>\n");
+        if let Some(theme) = theme {
+            self.out.push_str(&theme_style(theme));
         }
-        if self.out.len() == before {
+        self.out.push_str("</head>\n<body>\n");
+        // Every branch is in the page; entries off the shown branch are hidden until the
+        // sidebar switches to their branch.
+        let tree = tree_order(self.session.entries());
+        let on_path: HashSet<&str> = self.branch.iter().map(|e| e.id.as_str()).collect();
+        self.out.push_str(&sidebar(&tree, &on_path));
+        self.out.push_str("<main>\n");
+        self.header();
+        self.out
+            .push_str("<section class=\"messages\" id=\"messages\">\n");
+        let mut shown = false;
+        for node in &tree {
+            let entry = node.entry;
+            let on = on_path.contains(entry.id.as_str());
+            self.out.push_str(&format!(
+                "<div class=\"entry\" data-id=\"{}\" data-parent=\"{}\"{}>\n",
+                esc(&entry.id),
+                esc(entry.parent_id.as_deref().unwrap_or("")),
+                if on { "" } else { " hidden" }
+            ));
+            let body = self.out.len();
+            self.entry(entry);
+            // Entries that render nothing keep their (empty) element: the script walks
+            // the tree through `data-parent`.
+            shown |= on && self.out.len() > body;
+            self.out.push_str("</div>\n");
+        }
+        if !shown {
             self.out
                 .push_str("<p class=\"muted empty\">No messages in this session yet.</p>\n");
         }
@@ -128,8 +160,10 @@ impl<'a> Page<'a> {
             "<div class=\"toolbar\">\
              <button type=\"button\" data-action=\"expand\">Expand all</button>\
              <button type=\"button\" data-action=\"collapse\">Collapse all</button>\
+             <button type=\"button\" data-action=\"toggle-hidden-messages\" aria-pressed=\"false\" \
+             title=\"Show custom messages marked as hidden in the terminal (H)\">Show hidden messages</button>\
              <button type=\"button\" data-action=\"download\" data-filename=\"{}\">Download JSONL</button>\
-             </div>\n</header>\n",
+             </div>\n<p class=\"muted help-hint\">H toggles hidden messages</p>\n</header>\n",
             esc(&file_name)
         ));
         self.out.push_str(&html);

@@ -86,7 +86,7 @@ fn everything_user_provided_is_escaped() {
     assert!(!html.contains("<img src=x"));
     assert!(!html.contains("<tool>"));
     assert!(html.contains("&lt;b&gt;name&lt;/b&gt;"));
-    assert!(html.contains("id=\"tool-c&quot;1\""));
+    assert!(html.contains("id=\"tool-call-c&quot;1\""));
 }
 
 #[test]
@@ -247,15 +247,15 @@ fn tool_calls_render_with_their_results() {
     assert!(html.contains("<span class=\"tool-path\">src/a.rs</span>"));
     assert!(html.contains("<pre class=\"code\"># Notes</pre>"));
     assert!(html.contains("&quot;pattern&quot;: &quot;foo&quot;"));
-    assert!(html.contains("<div class=\"tool error\" id=\"tool-c2\">"));
+    assert!(html.contains("<div class=\"tool error\" id=\"tool-call-c2\">"));
     assert!(html.contains("<div class=\"result-label\">Error</div>"));
     assert!(html.contains("(no result recorded)"));
     // Results render once, inside their call.
     assert_eq!(html.matches("total 0").count(), 1);
     assert!(!html.contains("Tool result ·"));
-    let call_at = html.find("id=\"tool-c1\"").unwrap();
+    let call_at = html.find("id=\"tool-call-c1\"").unwrap();
     let result_at = html.find("total 0").unwrap();
-    let next_call = html.find("id=\"tool-c2\"").unwrap();
+    let next_call = html.find("id=\"tool-call-c2\"").unwrap();
     assert!(call_at < result_at && result_at < next_call);
 }
 
@@ -345,8 +345,19 @@ fn bash_executions_summaries_and_custom_messages() {
     assert!(html.contains("class=\"msg bash error\""));
     assert!(html.contains("(exit 2)"));
     assert!(html.contains("full output in /tmp/out.log"));
-    // The compaction and custom messages are off the current branch now.
-    assert!(!html.contains("Summary of"));
+    // The compaction and custom messages are off the current branch now: in the page
+    // (the sidebar can switch to their branch) but hidden.
+    let off = html
+        .find("Summary of")
+        .expect("off-branch compaction in the page");
+    let holder = html[..off].rfind("<div class=\"entry\"").unwrap();
+    assert!(html[holder..off].starts_with(&format!(
+        "<div class=\"entry\" data-id=\"{}\" data-parent=\"{first}\" hidden>",
+        s.entries()[1].id
+    )));
+    let on = html.find("We tried <code>x</code>").unwrap();
+    let holder = html[..on].rfind("<div class=\"entry\"").unwrap();
+    assert!(!html[holder..on].contains(" hidden>"));
     assert!(html.contains("Branch summary"));
     assert!(html.contains("We tried <code>x</code>"));
     assert!(html.contains("Totals cover every branch"));
@@ -371,7 +382,51 @@ fn bash_executions_summaries_and_custom_messages() {
     assert!(html.contains("Summary of &lt;old&gt; work"));
     assert!(html.contains("[note]"));
     assert!(html.contains("shown text"));
-    assert!(!html.contains("secret stuff"));
+    // The message the terminal hides is in the page, marked hidden (CSS hides it until
+    // the viewer reveals hidden messages); the shown one is not marked.
+    let messages = html.find("id=\"messages\"").unwrap();
+    let hidden = messages
+        + html[messages..]
+            .find("secret stuff")
+            .expect("hidden message in the page");
+    assert!(
+        html[..messages].contains("[hidden]: secret stuff"),
+        "in the sidebar"
+    );
+    let open = html[..hidden].rfind("<article").unwrap();
+    assert!(html[open..hidden].contains("class=\"msg custom hidden-message\""));
+    assert!(html[open..hidden].contains("[hidden] · Hidden in terminal"));
+    assert_eq!(
+        html.matches("class=\"msg custom hidden-message\"").count(),
+        1
+    );
+    assert!(html.contains("data-action=\"toggle-hidden-messages\""));
+}
+
+#[test]
+fn terminal_hyperlinks_and_colours_in_tool_output() {
+    use super::ansi::ansi_to_html;
+    // OSC 8 with ST and with BEL terminators; colours reset by SGR 0.
+    let text = "see \u{1b}]8;;https://example.com/a?b=1&c=2\u{1b}\\docs\u{1b}]8;;\u{1b}\\ and \
+                \u{1b}]8;id=x;mailto:me@example.com\u{7}mail\u{1b}]8;;\u{7} \u{1b}[1;31mred\u{1b}[0m \
+                \u{1b}[38;5;196mx\u{1b}[48;2;1;2;3my\u{1b}[m\u{1b}[2K\u{1b}_apc\u{1b}\\ stray\u{1b}!";
+    assert_eq!(
+        ansi_to_html(text),
+        "see <a href=\"https://example.com/a?b=1&amp;c=2\">docs</a> and \
+         <a href=\"mailto:me@example.com\">mail</a> \
+         <span style=\"color:#800000;font-weight:bold\">red</span> \
+         <span style=\"color:#ff0000\">x</span><span style=\"color:#ff0000;background-color:rgb(1,2,3)\">y</span> stray!"
+    );
+    // Unsafe schemes lose the link but keep the text; a link wraps the styled span.
+    assert_eq!(
+        ansi_to_html("\u{1b}]8;;javascript:alert(1)\u{7}x\u{1b}]8;;\u{7}"),
+        "x"
+    );
+    assert_eq!(
+        ansi_to_html("\u{1b}[32m\u{1b}]8;;http://h/\u{1b}\\g\u{1b}]8;;\u{1b}\\\u{1b}[0m"),
+        "<span style=\"color:#008000\"></span><a href=\"http://h/\"><span style=\"color:#008000\">g</span></a>\
+         <span style=\"color:#008000\"></span>"
+    );
 }
 
 #[test]
@@ -449,4 +504,84 @@ fn the_15_system_message_shows_as_the_system_prompt() {
     );
     assert!(html.contains("(cwd removed)\n\nTools removed: read"));
     assert!(!html.contains("&quot;role&quot;"), "not dumped as JSON");
+}
+
+#[test]
+fn emphasis_next_to_cjk_punctuation() {
+    assert_eq!(
+        markdown("これは**「重要」**です"),
+        "<p>これは<strong>「重要」</strong>です</p>\n"
+    );
+    assert_eq!(
+        markdown("注意*（注）*です"),
+        "<p>注意<em>（注）</em>です</p>\n"
+    );
+    assert_eq!(
+        markdown("**テスト。**テスト"),
+        "<p><strong>テスト。</strong>テスト</p>\n"
+    );
+    // Latin text keeps CommonMark's rules; lists, rules and spaced stars are untouched.
+    assert_eq!(markdown("a**\"b\"**c"), "<p>a**\"b\"**c</p>\n");
+    assert_eq!(
+        markdown("* 項目\n\n***"),
+        "<ul>\n<li>項目</li>\n</ul>\n<hr />\n"
+    );
+    assert_eq!(markdown("「a」 * 「b」"), "<p>「a」 * 「b」</p>\n");
+    // The mark it inserts never shows, and text holding it is left alone.
+    assert!(!markdown("**「重要」**です").contains('\u{2E18}'));
+    assert_eq!(
+        markdown("\u{2E18}**「x」**で"),
+        "<p>\u{2E18}**「x」**で</p>\n"
+    );
+}
+
+#[test]
+fn theme_colours_and_derived_export_backgrounds() {
+    use crate::modes::interactive::theme::{DARK_JSON, Theme};
+    use pi_tui::style::ColorMode;
+    let mut json: Value = serde_json::from_str(DARK_JSON).unwrap();
+    json["name"] = json!("plain-export");
+    json.as_object_mut().unwrap().remove("export");
+    json["colors"]["userMessageBg"] = json!("#262a31");
+    let theme = Theme::parse("plain-export", &json.to_string(), ColorMode::TrueColor).unwrap();
+    let mut s = session();
+    s.append_message(UserMessage::text("hi").into()).unwrap();
+    let html = render_session_html_themed(&s, Some(&theme));
+    // Without an `export` section the backgrounds come from userMessageBg, as pi derives
+    // them for a dark theme (page 70 %, cards 85 %, info warmer).
+    assert!(html.contains("--exportPageBg: rgb(27, 29, 34);"));
+    assert!(html.contains("--exportCardBg: rgb(32, 36, 42);"));
+    assert!(html.contains("--exportInfoBg: rgb(58, 57, 49);"));
+    assert!(html.contains("--userMessageBg: #262a31;"));
+    assert!(html.contains("<meta name=\"color-scheme\" content=\"dark\">"));
+    // Without a theme the page keeps its own light and dark palettes.
+    let plain = render_session_html(&s);
+    assert!(!plain.contains("--exportPageBg"));
+    assert!(plain.contains("content=\"dark light\""));
+}
+
+#[test]
+fn sidebar_lists_every_branch_in_tree_order() {
+    let mut s = session();
+    s.append_message(UserMessage::text("root question").into())
+        .unwrap();
+    let root = s.leaf_id().unwrap().to_owned();
+    s.append_message(UserMessage::text("branch one").into())
+        .unwrap();
+    s.branch(&root).unwrap();
+    s.append_message(UserMessage::text("branch two").into())
+        .unwrap();
+    let html = render_session_html(&s);
+    let messages = html.find("id=\"messages\"").unwrap();
+    let sidebar = &html[..messages];
+    // Parents before children, siblings oldest first; the branch point indents its children.
+    let root_at = sidebar.find("user: root question").unwrap();
+    let one = sidebar.find("user: branch one").unwrap();
+    let two = sidebar.find("user: branch two").unwrap();
+    assert!(root_at < one && one < two);
+    let node = |at: usize| &sidebar[sidebar[..at].rfind("<a ").unwrap()..at];
+    assert!(node(root_at).contains("padding-left:8px"));
+    assert!(node(one).contains("padding-left:22px") && !node(one).contains("in-path"));
+    assert!(node(two).contains("padding-left:22px") && node(two).contains("in-path"));
+    assert!(sidebar.contains("3 / 3 entries"));
 }

@@ -5,7 +5,7 @@ use similar::{ChangeTag, TextDiff};
 
 use pi_ai::{InputBlock, ToolCall, ToolResultMessage};
 
-use super::content::{fold, image_tag};
+use super::content::{fold, fold_terminal, image_tag};
 use super::format::esc;
 
 /// A tool call with its arguments and (when recorded) its result.
@@ -67,7 +67,7 @@ pub(super) fn tool_call(call: &ToolCall, result: Option<&ToolResultMessage>) -> 
         None => "<div class=\"muted\">(no result recorded)</div>\n".to_owned(),
     };
     format!(
-        "<div class=\"tool{}\" id=\"tool-{}\">\n<div class=\"tool-head\"><span class=\"tool-name\">{}</span>{subtitle}</div>\n{body}{result}</div>\n",
+        "<div class=\"tool{}\" id=\"tool-call-{}\">\n<div class=\"tool-head\"><span class=\"tool-name\">{}</span>{subtitle}</div>\n{body}{result}</div>\n",
         if failed { " error" } else { "" },
         esc(&call.id),
         esc(&call.name)
@@ -139,7 +139,7 @@ pub(super) fn tool_result(result: &ToolResultMessage) -> String {
         .collect();
     let text = text.join("\n");
     if !text.is_empty() {
-        html.push_str(&fold(&text, "output"));
+        html.push_str(&fold_terminal(&text, "output"));
     }
     let mut images = 0;
     for block in &result.content {

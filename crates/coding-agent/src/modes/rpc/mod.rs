@@ -422,11 +422,25 @@ async fn execute(
         }
         RpcCommand::GetSessionStats => to_value(session.session_stats()),
         RpcCommand::ExportHtml { output_path } => {
+            // The settings' theme, as the interactive mode would load it (dark when it
+            // no longer exists).
+            let settings = session.settings().get();
+            let sources = crate::modes::interactive::theme::ThemeSources {
+                settings: settings.themes.clone().unwrap_or_default(),
+                ..Default::default()
+            };
+            let (theme, _) = crate::modes::interactive::theme::load_theme(
+                settings.theme.as_deref(),
+                &crate::config::paths::agent_dir(),
+                session.cwd(),
+                &sources,
+            );
             let path = session.with_session(|manager| {
-                crate::export::export_session_html(
+                crate::export::export_session_html_themed(
                     manager,
                     output_path.as_deref().map(std::path::Path::new),
                     session.cwd(),
+                    Some(&theme),
                 )
             });
             let path = path.map_err(|e| SessionOpError(e.to_string()))?;

@@ -196,10 +196,11 @@ impl App {
 
     fn export(&mut self, path: Option<String>) {
         let result = self.session.with_session(|s| {
-            crate::export::export_session_html(
+            crate::export::export_session_html_themed(
                 s,
                 path.as_deref().map(std::path::Path::new),
                 self.session.cwd(),
+                Some(&self.theme),
             )
         });
         match result {
