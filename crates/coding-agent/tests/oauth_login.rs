@@ -351,6 +351,67 @@ fn anthropic_browser_login_saves_the_issued_token() {
     assert_eq!(status["liveRefreshTokens"], 1, "{status}");
 }
 
+/// Port 53692 taken (pi 1.1.0: Hyper-V/WSL port exclusions): the callback listens on a free
+/// port instead, the authorize URL names it, and the sign-in completes, as pi 1.6.0 does
+/// (its `startCallbackServer(53692)`, else port 0).
+#[test]
+fn anthropic_browser_login_with_its_port_taken_listens_elsewhere() {
+    let python = require_tools!();
+    let _serial = serial();
+    // Held for the whole sign-in (or already held by someone else: taken either way).
+    let _taken = std::net::TcpListener::bind("127.0.0.1:53692");
+    let mock = Mock::start();
+    let env = agent_env(&mock, &python);
+    let run = login(&env, &mock, &["anthropic"], &browser_of(&env), |_| {});
+    run.assert_logged_in(&env, "Anthropic");
+    let shown = run.shown.replace("\n", "");
+    assert!(
+        shown.contains("redirect_uri=http%3A%2F%2Flocalhost%3A") && !shown.contains("53692"),
+        "the authorize URL names another port:\n{}",
+        run.shown
+    );
+    assert_eq!(mock.status()["logins"], 1);
+}
+
+/// The provider sends the browser back with an authorization error (the user declined):
+/// the sign-in ends at once with the provider's description instead of waiting (pi 0.99.0).
+#[test]
+fn anthropic_browser_login_ends_on_an_authorization_error() {
+    let python = require_tools!();
+    let _serial = serial();
+    let mock = Mock::start();
+    let env = agent_env(&mock, &python);
+    // A "browser" that declines: it calls the callback with `error` and the request's state.
+    let declining = env.dir.path().join("decline.sh");
+    let script = "import sys, urllib.parse as p, urllib.request as r\n\
+        q = dict(p.parse_qsl(p.urlsplit(sys.argv[1]).query))\n\
+        back = q['redirect_uri'] + '?' + p.urlencode({'error': 'access_denied', \
+        'error_description': 'The user declined', 'state': q['state']})\n\
+        try:\n    r.urlopen(back).read()\nexcept Exception:\n    pass\n";
+    std::fs::write(
+        &declining,
+        format!("#!/bin/sh\nexec '{python}' -c \"{script}\" \"$1\"\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&declining, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = login(
+        &env,
+        &mock,
+        &["anthropic"],
+        &declining.display().to_string(),
+        |_| {},
+    );
+    assert_eq!(run.code, 1, "{}", run.shown);
+    assert!(
+        run.shown
+            .contains("Anthropic authorization failed: The user declined"),
+        "{}",
+        run.shown
+    );
+    assert!(!env.agent.join("auth.json").exists() || auth_file(&env).get("anthropic").is_none());
+    assert_eq!(mock.status()["logins"], 0);
+}
+
 #[test]
 fn anthropic_no_browser_login_takes_the_pasted_code() {
     let python = require_tools!();
