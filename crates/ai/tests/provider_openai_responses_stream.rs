@@ -344,7 +344,9 @@ async fn service_tiers_reprice_except_on_azure() {
     for (which, tier, factor) in [
         (Api::OpenAi, "flex", 0.5),
         (Api::OpenAi, "priority", 2.0),
+        (Api::OpenAi, "fast", 2.0),
         (Api::Codex, "priority", 2.0),
+        (Api::Codex, "fast", 1.0),
         (Api::Azure, "flex", 1.0),
     ] {
         let mut opts = options(which);

@@ -489,7 +489,10 @@ impl Decoder {
         let requested = self.service_tier.as_deref();
         let tier = match self.flavor {
             Flavor::Azure => None,
-            Flavor::OpenAi => response_tier.or(requested),
+            // OpenAI's Fast mode (`fast`) is billed as `priority` (pi-ai 1.6); Codex has none.
+            Flavor::OpenAi => response_tier
+                .or(requested)
+                .map(|tier| if tier == "fast" { "priority" } else { tier }),
             Flavor::Codex => match (response_tier, requested) {
                 (Some("default"), Some(r @ ("flex" | "priority"))) => Some(r),
                 (response, requested) => response.or(requested),
