@@ -1,12 +1,12 @@
 //! A branch summary with a provider that authenticates from its environment instead of an
-//! API key (pi 0.80.7): Amazon Bedrock with AWS access keys (SigV4), on mock-llm. An
-//! extension command navigates the session tree with a summary over RPC; ours and pi 1.6.0
+//! API key (pi 0.80.7): Amazon Bedrock with AWS access keys (SigV4), on mock-llm. The
+//! `/nav` extension command navigates the session tree with a summary over RPC; ours and pi 1.6.0
 //! (`PI_TS16`) must both summarize with the same signed request and record the summary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
@@ -14,44 +14,7 @@ use mock_llm::{MockServer, Script};
 use support::rpc::{Env, Rpc, read_jsonl};
 use support::ts16::{pis, program_with_host};
 
-/// `/nav <id>` navigates there with a summary and writes how it ended to `NAV_LOG`.
-const NAVIGATOR: &str = r#"
-import { writeFileSync } from "node:fs";
-export default function (pi) {
-  pi.registerCommand("nav", {
-    description: "Navigate with a summary",
-    handler: async (args, ctx) => {
-      let outcome;
-      try {
-        const result = await ctx.navigateTree(args.trim(), { summarize: true });
-        outcome = result?.cancelled ? "cancelled" : "done";
-      } catch (error) {
-        outcome = String(error?.message ?? error);
-      }
-      writeFileSync(process.env.NAV_LOG, outcome);
-    },
-  });
-}
-"#;
-
 const MODEL: &str = "amazon-bedrock/amazon.nova-pro-v1:0";
-
-/// The navigation's outcome once the command wrote it.
-fn outcome(log: &Path) -> String {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(log)
-            && !text.is_empty()
-        {
-            return text;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no navigation outcome"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
 
 fn summary_run(wrapper: &Option<PathBuf>) -> Value {
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -67,12 +30,9 @@ fn summary_run(wrapper: &Option<PathBuf>) -> Value {
         json!({"providers": {"amazon-bedrock": {"baseUrl": server.url()}}}).to_string(),
     )
     .unwrap();
-    let ext = env.dir.path().join("navigator.ts");
-    std::fs::write(&ext, NAVIGATOR).unwrap();
-    let log = env.dir.path().join("nav.txt");
+    let extension = support::nav::install(&env.work, true);
     let mut command = program_with_host(wrapper);
     command
-        .env("NAV_LOG", &log)
         .env("AWS_ACCESS_KEY_ID", "AKIDAMBIENTEXAMPLE")
         .env("AWS_SECRET_ACCESS_KEY", "ambient-secret-example")
         .env("AWS_REGION", "us-east-1")
@@ -80,29 +40,11 @@ fn summary_run(wrapper: &Option<PathBuf>) -> Value {
         .env_remove("AWS_PROFILE")
         .env_remove("AWS_SESSION_TOKEN")
         .env_remove("AWS_BEARER_TOKEN_BEDROCK");
-    let mut rpc = Rpc::start_program(
-        &env,
-        command,
-        &["-e", ext.to_str().unwrap(), "--model", MODEL],
-    );
-    for (id, text) in [("p1", "First question."), ("p2", "Second question.")] {
-        rpc.call(id, json!({"type": "prompt", "message": text}));
-        rpc.until("the run settled", |l| l["type"] == "agent_settled");
-    }
-    let file = rpc.call("s", json!({"type": "get_state"}))["data"]["sessionFile"]
-        .as_str()
-        .map(PathBuf::from)
-        .unwrap();
-    let first_reply = read_jsonl(&file)
-        .into_iter()
-        .find(|e| e["message"]["role"] == "assistant")
-        .unwrap();
-    let target = first_reply["id"].as_str().unwrap().to_owned();
-    rpc.call(
-        "nav",
-        json!({"type": "prompt", "message": format!("/nav {target}")}),
-    );
-    let navigated = outcome(&log);
+    let mut rpc = Rpc::start_program(&env, command, &["-e", &extension, "--model", MODEL]);
+    let (file, target) =
+        support::nav::exchanges(&mut rpc, &["First question.", "Second question."]);
+    // The prompt's answer comes once the command (and its summary) finished.
+    let navigated = support::nav::go(&mut rpc, "nav", &target)["success"].clone();
     rpc.finish();
     let summaries: Vec<Value> = read_jsonl(&file)
         .into_iter()
@@ -137,7 +79,7 @@ fn a_branch_summary_works_with_ambient_bedrock_credentials_as_16() {
         .map(|(name, wrapper)| (name, summary_run(&wrapper)))
         .collect();
     let ours = &runs[0].1;
-    assert_eq!(ours["navigated"], "done", "{ours:#}");
+    assert_eq!(ours["navigated"], true, "{ours:#}");
     assert_eq!(ours["signed"], json!([true, true, true]), "{ours:#}");
     assert_eq!(
         ours["summaries"],

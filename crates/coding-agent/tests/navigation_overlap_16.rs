@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use mock_llm::{Fault, MockServer, Script};
 use serde_json::{Value, json};
-use support::rpc::{Env, Rpc, read_jsonl};
+use support::rpc::{Env, Rpc};
 use support::ts16::{pis, program_with_host};
 
 /// `/nav <id>` navigates there with a summary and logs how it ended.
@@ -99,19 +99,9 @@ async fn overlap(wrapper: &Option<PathBuf>, during_summary: bool) -> Vec<Value> 
     command.env("NAV_LOG", &log);
     tokio::task::block_in_place(|| {
         let mut rpc = Rpc::start_program(&env, command, &["-e", ext.to_str().unwrap()]);
-        for (id, text) in [("p1", "First question."), ("p2", "Second question.")] {
-            rpc.call(id, json!({"type": "prompt", "message": text}));
-            rpc.until("the run settled", |l| l["type"] == "agent_settled");
-        }
-        let file = rpc.call("s", json!({"type": "get_state"}))["data"]["sessionFile"]
-            .as_str()
-            .map(PathBuf::from)
-            .unwrap();
-        let first_reply = read_jsonl(&file)
-            .into_iter()
-            .find(|e| e["message"]["role"] == "assistant")
-            .unwrap();
-        let nav = format!("/nav {}", first_reply["id"].as_str().unwrap());
+        let (_, first_reply) =
+            support::nav::exchanges(&mut rpc, &["First question.", "Second question."]);
+        let nav = format!("/nav {first_reply}");
         if during_summary {
             let twice = nav.replace("/nav", "/twice");
             rpc.call("n1", json!({"type": "prompt", "message": twice}));

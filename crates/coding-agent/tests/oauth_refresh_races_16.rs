@@ -87,6 +87,21 @@ fn outcome(server: &MockServer, agent: &Path) -> Value {
     })
 }
 
+/// Runs `case` with each pi (ours, then pi 1.6.0 when there).
+fn each_pi(case: fn(&Option<PathBuf>) -> Value) -> Vec<(&'static str, Value)> {
+    pis()
+        .into_iter()
+        .map(|(name, wrapper)| (name, case(&wrapper)))
+        .collect()
+}
+
+/// The one outcome every refresh below must leave: one refresh, nothing refused, and the
+/// saved login the one the server issued last.
+fn refreshed_once() -> Value {
+    json!({"refreshes": 1, "refused": 0, "storedRefreshIsLive": true,
+           "storedAccessWasIssued": true})
+}
+
 fn symlinked_run(wrapper: &Option<PathBuf>) -> Value {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = start_mock(&runtime);
@@ -121,18 +136,14 @@ fn symlinked_run(wrapper: &Option<PathBuf>) -> Value {
 
 #[test]
 fn two_processes_reaching_auth_json_through_a_symlink_refresh_once_as_16_does() {
-    let runs: Vec<(&str, Value)> = pis()
-        .into_iter()
-        .map(|(name, wrapper)| (name, symlinked_run(&wrapper)))
-        .collect();
+    let runs = each_pi(symlinked_run);
     for (name, run) in &runs {
         assert_eq!(
             *run,
             json!({
                 "runs": [[0, ""], [0, ""]],
                 "bothUsedTheSavedLogin": true,
-                "outcome": {"refreshes": 1, "refused": 0, "storedRefreshIsLive": true,
-                            "storedAccessWasIssued": true},
+                "outcome": refreshed_once(),
                 "stillALink": true,
             }),
             "{name}"
@@ -209,10 +220,7 @@ fn aborted_run(wrapper: &Option<PathBuf>) -> Value {
 
 #[test]
 fn a_prompt_aborted_during_its_token_refresh_keeps_the_refreshed_login_as_16_does() {
-    let runs: Vec<(&str, Value)> = pis()
-        .into_iter()
-        .map(|(name, wrapper)| (name, aborted_run(&wrapper)))
-        .collect();
+    let runs = each_pi(aborted_run);
     let ours = &runs[0].1;
     // Cancelled while authenticating: an abort, not an error (pi 1.5.1).
     assert_eq!(
@@ -220,12 +228,7 @@ fn a_prompt_aborted_during_its_token_refresh_keeps_the_refreshed_login_as_16_doe
         json!([["system", null], ["user", null], ["assistant", "aborted"]]),
         "{ours:#}"
     );
-    assert_eq!(
-        ours["outcome"],
-        json!({"refreshes": 1, "refused": 0, "storedRefreshIsLive": true,
-               "storedAccessWasIssued": true}),
-        "{ours:#}"
-    );
+    assert_eq!(ours["outcome"], refreshed_once(), "{ours:#}");
     assert_eq!(ours["secondBearerIsTheSavedLogin"], true, "{ours:#}");
     assert_eq!(
         ours["second"],
@@ -254,16 +257,12 @@ fn stopped_run(wrapper: &Option<PathBuf>) -> Value {
 
 #[test]
 fn pi_stopped_during_a_token_refresh_saves_the_new_login_first_as_16_does() {
-    let runs: Vec<(&str, Value)> = pis()
-        .into_iter()
-        .map(|(name, wrapper)| (name, stopped_run(&wrapper)))
-        .collect();
+    let runs = each_pi(stopped_run);
     for (name, run) in &runs {
         assert_eq!(
             *run,
             json!({
-                "outcome": {"refreshes": 1, "refused": 0, "storedRefreshIsLive": true,
-                            "storedAccessWasIssued": true},
+                "outcome": refreshed_once(),
                 "lockLeft": false,
             }),
             "{name}"

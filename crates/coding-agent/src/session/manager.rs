@@ -232,19 +232,11 @@ impl SessionManager {
         }
         let mut maps: Vec<Map<String, Value>> = objects.iter().map(|(_, o)| o.clone()).collect();
         let migrated = migrate(&mut maps);
-        let mut header: Option<SessionHeader> = None;
-        let mut entries = Vec::with_capacity(maps.len());
-        for ((line, _), object) in objects.iter().zip(maps.iter().cloned()) {
-            match parse_object(object, *line) {
-                Ok((Some(FileLine::Header(h)), _)) => header = header.or(Some(h)),
-                Ok((Some(FileLine::Entry(entry)), warning)) => {
-                    warnings.extend(warning);
-                    entries.push(entry);
-                }
-                Ok((None, _)) => {}
-                Err(e) => warnings.push(e),
-            }
-        }
+        let lines = objects
+            .iter()
+            .map(|(line, _)| *line)
+            .zip(maps.iter().cloned());
+        let (header, entries) = parse_lines(lines, &mut warnings);
         let Some(header) = header else {
             return Err(SessionError::Read {
                 path: path.to_path_buf(),
@@ -726,4 +718,26 @@ fn ends_with_newline(file: &mut File) -> bool {
         Ok(_) => file.read_exact(&mut last).is_err() || last[0] == b'\n',
         Err(_) => true,
     }
+}
+
+/// The header (the first one) and the entries of a session's JSON objects, each with its
+/// line number; lines that are no entries are added to `warnings`.
+fn parse_lines(
+    lines: impl Iterator<Item = (usize, Map<String, Value>)>,
+    warnings: &mut Vec<LineError>,
+) -> (Option<SessionHeader>, Vec<SessionEntry>) {
+    let mut header: Option<SessionHeader> = None;
+    let mut entries = Vec::new();
+    for (line, object) in lines {
+        match parse_object(object, line) {
+            Ok((Some(FileLine::Header(h)), _)) => header = header.or(Some(h)),
+            Ok((Some(FileLine::Entry(entry)), warning)) => {
+                warnings.extend(warning);
+                entries.push(entry);
+            }
+            Ok((None, _)) => {}
+            Err(e) => warnings.push(e),
+        }
+    }
+    (header, entries)
 }

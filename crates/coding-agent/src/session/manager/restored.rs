@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::super::entry::{FileLine, LineError, SessionHeader, parse_object};
+use super::super::entry::LineError;
 use super::super::linear::LinearPrefix;
 use super::super::migrate::migrate;
 use super::SessionManager;
@@ -40,19 +40,7 @@ impl SessionManager {
                 *slot = migrated;
             }
         }
-        let mut header: Option<SessionHeader> = None;
-        let mut entries = Vec::with_capacity(objects.len());
-        for (line, object) in objects {
-            match parse_object(object, line) {
-                Ok((Some(FileLine::Header(h)), _)) => header = header.or(Some(h)),
-                Ok((Some(FileLine::Entry(entry)), warning)) => {
-                    warnings.extend(warning);
-                    entries.push(entry);
-                }
-                Ok((None, _)) => {}
-                Err(e) => warnings.push(e),
-            }
-        }
+        let (header, entries) = super::parse_lines(objects.into_iter(), &mut warnings);
         let mut session = Self::in_memory(cwd);
         if let Some(header) = header {
             session.header = header;
