@@ -41,7 +41,7 @@ aws_secret_access_key = default-secret\n\n[scoped]\naws_access_key_id = AKIDSCOP
 aws_secret_access_key = scoped-secret\n";
 
 /// One case: the providers of `models.json` and the agent's `auth.json` (in both, `{url}`
-/// stands for the mock's root), the environment, the `provider/id` prompted, the arguments after
+/// stands for the mock's root and `{port}` for its port), the environment, the `provider/id` prompted, the arguments after
 /// `--model` and the mock's answers.
 pub struct Case {
     pub providers: Value,
@@ -106,7 +106,12 @@ pub async fn prompt_run(mut program: Command, case: &Case) -> Run {
     let server = MockServer::start().await.unwrap();
     server.push_all(case.scripts.clone());
     let env = Env::new(&server, 128_000, json!({}));
-    let providers = case.providers.to_string().replace("{url}", &server.url());
+    let port = server.addr().port().to_string();
+    let providers = case
+        .providers
+        .to_string()
+        .replace("{url}", &server.url())
+        .replace("{port}", &port);
     let providers: Value = serde_json::from_str(&providers).unwrap();
     std::fs::write(
         env.agent.join("models.json"),
@@ -114,7 +119,11 @@ pub async fn prompt_run(mut program: Command, case: &Case) -> Run {
     )
     .unwrap();
     std::fs::write(env.agent.join("settings.json"), "{}").unwrap();
-    let auth = case.auth.to_string().replace("{url}", &server.url());
+    let auth = case
+        .auth
+        .to_string()
+        .replace("{url}", &server.url())
+        .replace("{port}", &port);
     std::fs::write(env.agent.join("auth.json"), auth).unwrap();
     for (name, content) in &case.files {
         std::fs::write(env.work.join(name), content).unwrap();
