@@ -15,6 +15,7 @@ pub mod llama_router;
 pub mod oauth;
 mod oauth_chatgpt;
 mod oauth_device;
+mod oauth_federation;
 mod oauth_keys;
 mod recording;
 mod render;

@@ -55,6 +55,8 @@ pub struct Case {
     /// Work-dir files read back after the run (an extension's record; `PI_CASE_WORK` names
     /// the work dir to the pi).
     pub read_back: Vec<&'static str>,
+    /// Settings of the mock's sign-in stand-in (`POST /_mock/oauth`), e.g. token lifetimes.
+    pub mock_oauth: Option<Value>,
 }
 
 /// What one run left.
@@ -77,6 +79,7 @@ impl Case {
             scripts: vec![Script::text("Configured.")],
             files: vec![],
             read_back: vec![],
+            mock_oauth: None,
         }
     }
 }
@@ -105,6 +108,9 @@ pub async fn prompt(program: Command, case: &Case) -> (Output, Vec<RecordedReque
 pub async fn prompt_run(mut program: Command, case: &Case) -> Run {
     let server = MockServer::start().await.unwrap();
     server.push_all(case.scripts.clone());
+    if let Some(settings) = &case.mock_oauth {
+        super::logins::configure(&server, settings.clone());
+    }
     let env = Env::new(&server, 128_000, json!({}));
     let port = server.addr().port().to_string();
     let providers = case
