@@ -14,6 +14,7 @@ mod faults;
 pub mod llama_router;
 pub mod oauth;
 mod oauth_chatgpt;
+mod oauth_copilot;
 mod oauth_device;
 mod oauth_federation;
 mod oauth_keys;

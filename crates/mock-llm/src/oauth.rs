@@ -273,6 +273,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(crate::oauth_device::routes())
         .merge(crate::oauth_keys::routes())
         .merge(crate::oauth_federation::routes())
+        .merge(crate::oauth_copilot::routes())
         .merge(crate::oauth_chatgpt::routes())
 }
 
