@@ -235,15 +235,15 @@ mod tests {
         ]});
         let parsed = parse_account_models(&raw, true).unwrap();
         assert_eq!(parsed.available, [a.clone(), "not-in-catalog".into()]);
-        assert_eq!(parsed.needing_policy, [a.clone()]);
+        assert_eq!(parsed.needing_policy, std::slice::from_ref(&a));
         // None picked on the individual endpoint: the enabled ones, and every unconfigured one.
         let raw = json!({"data": [
             {"id": a, "policy": {"state": "unconfigured"}},
             {"id": b, "policy": {"state": "enabled"}},
         ]});
         let parsed = parse_account_models(&raw, true).unwrap();
-        assert_eq!(parsed.available, [b.clone()]);
-        assert_eq!(parsed.needing_policy, [a.clone()]);
+        assert_eq!(parsed.available, std::slice::from_ref(&b));
+        assert_eq!(parsed.needing_policy, std::slice::from_ref(&a));
         assert_eq!(
             parse_account_models(&raw, false).unwrap(),
             AccountModels::default()
