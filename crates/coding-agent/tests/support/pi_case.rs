@@ -57,6 +57,8 @@ pub struct Case {
     pub read_back: Vec<&'static str>,
     /// Settings of the mock's sign-in stand-in (`POST /_mock/oauth`), e.g. token lifetimes.
     pub mock_oauth: Option<Value>,
+    /// The agent's `settings.json`.
+    pub settings: Value,
 }
 
 /// What one run left.
@@ -80,6 +82,7 @@ impl Case {
             files: vec![],
             read_back: vec![],
             mock_oauth: None,
+            settings: json!({}),
         }
     }
 }
@@ -124,7 +127,7 @@ pub async fn prompt_run(mut program: Command, case: &Case) -> Run {
         json!({ "providers": providers }).to_string(),
     )
     .unwrap();
-    std::fs::write(env.agent.join("settings.json"), "{}").unwrap();
+    std::fs::write(env.agent.join("settings.json"), case.settings.to_string()).unwrap();
     let auth = case
         .auth
         .to_string()
