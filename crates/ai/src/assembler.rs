@@ -32,12 +32,11 @@ pub struct Assembler {
 impl Assembler {
     /// An empty message for `model`, stamped now.
     pub fn new(model: &Model) -> Self {
+        let mut message = AssistantMessage::empty(&model.api, &model.provider, &model.id);
+        // Partial messages say they are still streaming until the end sets the reason.
+        message.stop_reason = StopReason::Pending;
         Self {
-            message: Arc::new(AssistantMessage::empty(
-                &model.api,
-                &model.provider,
-                &model.id,
-            )),
+            message: Arc::new(message),
             blocks: Vec::new(),
             events: VecDeque::new(),
         }
@@ -257,6 +256,10 @@ impl Assembler {
 
     /// The final event: `done` for stop/length/toolUse, else `error`.
     pub fn finish(&mut self) -> Event {
+        // A stream whose provider named no reason ended normally.
+        if self.message.stop_reason == StopReason::Pending {
+            self.message_mut().stop_reason = StopReason::Stop;
+        }
         let reason = self.message.stop_reason;
         if reason.is_failure() {
             let message = self

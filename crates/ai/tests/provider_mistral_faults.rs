@@ -201,6 +201,33 @@ async fn stall_longer_than_the_idle_timeout() {
 }
 
 #[tokio::test]
+async fn headers_slower_than_the_timeout_fail_as_in_16() {
+    let script = Script::text("late").with_fault(Fault::DelayHeaders { ms: 2_000 });
+    let mut opts = options();
+    opts.timeout_ms = Some(200);
+    let (message, _) = run(script, opts).await;
+    assert_eq!(
+        error_text(&message),
+        "Mistral response headers timed out after 200ms"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_outliving_the_timeout_completes_as_in_16() {
+    // The timeout covers the wait for the headers only: a pause mid-stream longer than it
+    // (but within the idle timeout) does not end the reply.
+    let script = Script::text("slow but steady")
+        .with_chunk_size(2)
+        .with_fault(Fault::stall(3, 800));
+    let mut opts = options();
+    opts.timeout_ms = Some(200);
+    opts.idle_timeout_ms = Some(5_000);
+    let (message, _) = run(script, opts).await;
+    assert_eq!(message.stop_reason, StopReason::Stop, "{message:?}");
+    assert_eq!(message.text(), "slow but steady");
+}
+
+#[tokio::test]
 async fn stall_then_cancel_ends_aborted() {
     let server = server().await;
     server.push(

@@ -1,5 +1,6 @@
 //! Built-in and custom models, and the key and headers to call each one with.
 
+use pi_ai::providers::anthropic_messages::federation::Federation;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -115,6 +116,9 @@ pub struct RequestAuth {
     /// rather than a key. Headers configured in `models.json` do not count: pi 1.6 still asks
     /// those providers for a key.
     pub header_auth: bool,
+    /// Anthropic authenticates by workload identity federation (`ANTHROPIC_FEDERATION_RULE_ID`
+    /// and company): the provider exchanges the identity token itself, no key is needed.
+    pub federation: bool,
     /// The provider-scoped environment (`auth.json` `env`) the request's configuration reads
     /// before the process environment.
     pub env: Option<std::sync::Arc<BTreeMap<String, String>>>,
@@ -372,6 +376,7 @@ impl ModelRegistry {
             || self.auth.has_bedrock_profile(provider)
             || pi_ai::get_env_api_key(provider).is_some()
             || pi_ai::env_keys::env_auth_header(provider).is_some()
+            || (provider == "anthropic" && Federation::from_env(None).is_some())
             || self
                 .resolved
                 .request_configs
@@ -486,6 +491,10 @@ impl ModelRegistry {
             ));
         }
         let header_auth = bearer.is_some();
+        let federation = api_key.is_none()
+            && !header_auth
+            && model.provider == "anthropic"
+            && Federation::from_env(env.as_deref()).is_some();
         let mut headers: BTreeMap<String, String> = bearer.into_iter().collect();
         let sources = [
             model.headers.as_ref(),
@@ -513,6 +522,7 @@ impl ModelRegistry {
             api_key,
             headers,
             header_auth,
+            federation,
             env,
         })
     }

@@ -13,7 +13,7 @@ use std::process::Output;
 
 use serde_json::{Map, Value, json};
 
-use mock_llm::{Item, RecordedRequest, Script, ScriptUsage};
+use mock_llm::{Fault, Item, RecordedRequest, Script, ScriptUsage};
 use support::errors::BEDROCK_SIGV4;
 use support::pi_case::{Case, assistant_messages, bedrock_case, compare, compare_runs};
 use support::shapes::{self, Session};
@@ -134,6 +134,53 @@ async fn a_failed_bedrock_request_leaves_its_status_error_code_and_request_id_as
             "errorMessage": "Validation error: Malformed input request, please reformat your input and try again.",
             "diagnostics": [{"type": "bedrock_response_failure", "details":
                 {"status": 400, "errorCode": "ValidationException", "requestId": "mock-request-id"}}]}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_data_retention_mode_links_the_aws_documentation_as_in_16() {
+    // The refusal as an HTTP error, and (in other words and case) as an in-stream exception.
+    let refused = Script::new(vec![]).with_fault(Fault::HttpError {
+        status: 400,
+        retry_after: None,
+        retry_after_ms: None,
+        body: Some(
+            json!({"__type": "ValidationException",
+                   "message": "The requested data retention mode is not supported for this model."})
+            .to_string(),
+        ),
+    });
+    let in_stream = Script::text("partial").with_fault(Fault::StreamError {
+        after_events: 2,
+        message: Some("Data Retention Mode 'none' is unavailable in this Region.".into()),
+    });
+    let mut seen = Vec::new();
+    for script in [refused, in_stream] {
+        let mut case = signed(
+            "anthropic.claude-parity",
+            json!({"reasoning": false}),
+            vec!["--mode", "json", "-p", "Hello."],
+        );
+        case.scripts = vec![script];
+        let messages = compare(&case, |output, _| {
+            assistant_messages(output)
+                .iter()
+                .map(|m| json!({"stopReason": m["stopReason"], "errorMessage": m["errorMessage"]}))
+                .collect()
+        })
+        .await;
+        seen.push(messages);
+    }
+    let docs = "See https://docs.aws.amazon.com/bedrock/latest/userguide/data-retention.html \
+for supported data retention modes.";
+    assert_eq!(
+        seen,
+        [
+            json!([{"stopReason": "error", "errorMessage": format!(
+                "Validation error: The requested data retention mode is not supported for this model. {docs}")}]),
+            json!([{"stopReason": "error", "errorMessage": format!(
+                "Throttling error: Data Retention Mode 'none' is unavailable in this Region. {docs}")}]),
+        ]
     );
 }
 

@@ -192,6 +192,11 @@ impl OAuthState {
     }
 
     /// A fresh number for codes and tokens.
+    /// The lifetime of issued access tokens, in seconds.
+    pub(crate) fn access_ttl_secs(&self) -> i64 {
+        self.lock().settings.access_ttl_secs
+    }
+
     pub(crate) fn next_seq(&self) -> u64 {
         let mut inner = self.lock();
         inner.seq += 1;
@@ -276,6 +281,8 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/_mock/oauth", get(status).post(configure))
         .merge(crate::oauth_device::routes())
         .merge(crate::oauth_keys::routes())
+        .merge(crate::oauth_federation::routes())
+        .merge(crate::oauth_copilot::routes())
         .merge(crate::oauth_chatgpt::routes())
 }
 

@@ -17,6 +17,8 @@ pub(crate) struct Shared {
     pub tool_seq: AtomicU64,
     /// The stand-in sign-in servers.
     pub oauth: crate::oauth::OAuthState,
+    /// The stand-in GitHub Copilot API (model list and policies).
+    pub copilot: crate::oauth_copilot::CopilotState,
     /// The stand-in llama.cpp router.
     pub llama: crate::llama_router::LlamaState,
     /// The Codex Responses WebSocket endpoint's settings.

@@ -1,9 +1,11 @@
 //! GitHub Copilot: GitHub's device flow (github.com or an Enterprise domain), then the
-//! Copilot token, which is what "refresh" fetches again; models needing a policy are enabled.
+//! Copilot token, which is what "refresh" fetches again; the account's model list is read
+//! and the models needing a policy are enabled (`github_copilot_models`).
 
 use serde_json::{Value, json};
 
 use super::device::{Poll, PollPlan, poll_until};
+use super::github_copilot_models::{enable_policies, fetch_account_models};
 use super::http::{Body, request};
 use super::interaction::{LoginInteraction, LoginNotice, LoginPrompt};
 use super::{OAuthCredentials, OAuthError};
@@ -154,9 +156,32 @@ pub(crate) async fn login(ui: &dyn LoginInteraction) -> Result<OAuthCredentials,
         seed.extra
             .insert("enterpriseUrl".into(), domain.clone().into());
     }
-    let credentials = refresh(&seed).await?;
-    ui.notify(LoginNotice::Progress("Enabling models...".into()));
-    enable_models(&credentials, enterprise.as_deref()).await;
+    let mut credentials = refresh(&seed).await?;
+    // The account's models, then the policies it still has to accept, one at a time.
+    let base = copilot_base_url(&credentials.access, enterprise.as_deref());
+    let models =
+        fetch_account_models(&credentials.access, &base, &COPILOT_HEADERS, &cancel).await?;
+    let mut enabled = Vec::new();
+    if !models.needing_policy.is_empty() {
+        ui.notify(LoginNotice::Progress("Enabling models...".into()));
+        enabled = enable_policies(
+            &credentials.access,
+            &base,
+            &models.needing_policy,
+            &COPILOT_HEADERS,
+            &cancel,
+        )
+        .await?;
+    }
+    let mut available = models.available;
+    for id in enabled {
+        if !available.contains(&id) {
+            available.push(id);
+        }
+    }
+    credentials
+        .extra
+        .insert("availableModelIds".into(), json!(available));
     Ok(credentials)
 }
 
@@ -197,31 +222,6 @@ pub(crate) async fn refresh(
         expires: (expires_at * 1000.0) as i64 - 5 * 60 * 1000,
         extra,
     })
-}
-
-/// Accepts the policy of each Copilot model the catalog knows (some, like Claude, need it);
-/// failures only mean the user enables them on GitHub.
-async fn enable_models(credentials: &OAuthCredentials, enterprise: Option<&str>) {
-    let base = copilot_base_url(&credentials.access, enterprise);
-    let auth = format!("Bearer {}", credentials.access);
-    let body = json!({ "state": "enabled" });
-    let calls = crate::models::get_models("github-copilot")
-        .into_iter()
-        .map(|model| {
-            let url = format!("{base}/models/{}/policy", model.id);
-            let auth = auth.clone();
-            let body = body.clone();
-            async move {
-                let mut headers = vec![
-                    ("Authorization", auth.as_str()),
-                    ("openai-intent", "chat-policy"),
-                    ("x-interaction-type", "chat-policy"),
-                ];
-                headers.extend(COPILOT_HEADERS);
-                let _ = request(reqwest::Method::POST, &url, &headers, Body::Json(&body)).await;
-            }
-        });
-    futures_util::future::join_all(calls).await;
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod device;
 mod endpoints;
 mod file_lock;
 mod github_copilot;
+pub mod github_copilot_models;
 mod google;
 mod http;
 mod interaction;

@@ -31,6 +31,9 @@ pub enum StopReason {
     ToolUse,
     Error,
     Aborted,
+    /// A message still streaming (pi-ai 0.83's partial messages): replaced by the real reason
+    /// when the stream ends.
+    Pending,
 }
 
 impl StopReason {

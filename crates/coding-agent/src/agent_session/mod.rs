@@ -423,8 +423,9 @@ impl Inner {
             .filter(|(provider, _)| *provider == model.provider)
             .map(|(_, key)| key.as_str());
         match self.registry.current().request_auth(model, cli_key) {
-            // A key, or the provider's auth resolved to a header (`ANTHROPIC_AUTH_TOKEN`).
-            Ok(auth) if auth.api_key.is_some() || auth.header_auth => Ok(auth),
+            // A key, the provider's auth resolved to a header (`ANTHROPIC_AUTH_TOKEN`), or
+            // Anthropic's workload identity federation.
+            Ok(auth) if auth.api_key.is_some() || auth.header_auth || auth.federation => Ok(auth),
             Ok(_) => Err(SessionOpError::new(crate::auth_guidance::no_api_key_found(
                 &model.provider,
             ))),

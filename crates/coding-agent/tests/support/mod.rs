@@ -9,6 +9,7 @@ pub mod errors;
 pub mod ext_host;
 pub mod ext_tool;
 pub mod git;
+pub mod host_relay;
 pub mod images;
 pub mod logins;
 pub mod mcp;

@@ -41,7 +41,7 @@ aws_secret_access_key = default-secret\n\n[scoped]\naws_access_key_id = AKIDSCOP
 aws_secret_access_key = scoped-secret\n";
 
 /// One case: the providers of `models.json` and the agent's `auth.json` (in both, `{url}`
-/// stands for the mock's root), the environment, the `provider/id` prompted, the arguments after
+/// stands for the mock's root and `{port}` for its port), the environment, the `provider/id` prompted, the arguments after
 /// `--model` and the mock's answers.
 pub struct Case {
     pub providers: Value,
@@ -55,6 +55,10 @@ pub struct Case {
     /// Work-dir files read back after the run (an extension's record; `PI_CASE_WORK` names
     /// the work dir to the pi).
     pub read_back: Vec<&'static str>,
+    /// Settings of the mock's sign-in stand-in (`POST /_mock/oauth`), e.g. token lifetimes.
+    pub mock_oauth: Option<Value>,
+    /// The agent's `settings.json`.
+    pub settings: Value,
 }
 
 /// What one run left.
@@ -77,6 +81,8 @@ impl Case {
             scripts: vec![Script::text("Configured.")],
             files: vec![],
             read_back: vec![],
+            mock_oauth: None,
+            settings: json!({}),
         }
     }
 }
@@ -105,16 +111,28 @@ pub async fn prompt(program: Command, case: &Case) -> (Output, Vec<RecordedReque
 pub async fn prompt_run(mut program: Command, case: &Case) -> Run {
     let server = MockServer::start().await.unwrap();
     server.push_all(case.scripts.clone());
+    if let Some(settings) = &case.mock_oauth {
+        super::logins::configure(&server, settings.clone());
+    }
     let env = Env::new(&server, 128_000, json!({}));
-    let providers = case.providers.to_string().replace("{url}", &server.url());
+    let port = server.addr().port().to_string();
+    let providers = case
+        .providers
+        .to_string()
+        .replace("{url}", &server.url())
+        .replace("{port}", &port);
     let providers: Value = serde_json::from_str(&providers).unwrap();
     std::fs::write(
         env.agent.join("models.json"),
         json!({ "providers": providers }).to_string(),
     )
     .unwrap();
-    std::fs::write(env.agent.join("settings.json"), "{}").unwrap();
-    let auth = case.auth.to_string().replace("{url}", &server.url());
+    std::fs::write(env.agent.join("settings.json"), case.settings.to_string()).unwrap();
+    let auth = case
+        .auth
+        .to_string()
+        .replace("{url}", &server.url())
+        .replace("{port}", &port);
     std::fs::write(env.agent.join("auth.json"), auth).unwrap();
     for (name, content) in &case.files {
         std::fs::write(env.work.join(name), content).unwrap();

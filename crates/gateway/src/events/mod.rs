@@ -77,7 +77,8 @@ pub enum MessageStopReason {
 impl From<StopReason> for MessageStopReason {
     fn from(reason: StopReason) -> Self {
         match reason {
-            StopReason::Stop => Self::EndTurn,
+            // A finished message is never `pending`; were one, it ended normally.
+            StopReason::Stop | StopReason::Pending => Self::EndTurn,
             StopReason::ToolUse => Self::ToolUse,
             StopReason::Length => Self::MaxTokens,
             StopReason::Aborted => Self::Aborted,

@@ -1,6 +1,7 @@
 //! `anthropic-messages`: Anthropic's Messages API (and compatible endpoints).
 
 mod decode;
+pub mod federation;
 pub mod request;
 mod strict_retry;
 mod thread_stream;
@@ -55,6 +56,9 @@ impl ApiProvider for AnthropicMessages {
         context: &Context,
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
+        if let Some(federation) = federated(model, &options) {
+            return federated_stream(self, model, context, options, federation);
+        }
         // Without a key, credentials in the headers (`ANTHROPIC_AUTH_TOKEN`'s bearer token)
         // authenticate alone, as in pi-ai 1.6: no key from the environment is added.
         let keyless = options.api_key.as_deref().is_none_or(str::is_empty)
@@ -124,6 +128,51 @@ impl ApiProvider for AnthropicMessages {
         ));
         self.stream(model, context, base)
     }
+}
+
+/// The workload identity federation that authenticates a request to Anthropic itself
+/// when it has no key or credential header (pi-ai 1.6's `getAnthropicFederation`).
+fn federated(model: &Model, options: &StreamOptions) -> Option<federation::Federation> {
+    let has_auth = crate::env_keys::has_request_auth(options.api_key.as_deref(), &options.headers);
+    (model.provider == "anthropic" && !has_auth)
+        .then(|| federation::Federation::from_env(options.env.as_deref()))
+        .flatten()
+}
+
+/// Exchanges the identity token (or takes the kept access token), then streams with it as
+/// the bearer credential; a 401 makes the next request exchange again.
+fn federated_stream(
+    provider: &AnthropicMessages,
+    model: &Model,
+    context: &Context,
+    mut options: StreamOptions,
+    federation: federation::Federation,
+) -> AssistantMessageEventStream {
+    let (provider, model, context) = (*provider, model.clone(), context.clone());
+    AssistantMessageEventStream::new(async_stream::stream! {
+        let token = match federation::bearer_token(&federation, &model.base_url).await {
+            Ok(token) => token,
+            Err(message) => {
+                yield crate::assembler::Assembler::new(&model).fail(false, message);
+                return;
+            }
+        };
+        options
+            .headers
+            .insert("Authorization".into(), format!("Bearer {token}"));
+        let mut events = provider.stream(&model, &context, options);
+        while let Some(event) = futures_util::StreamExt::next(&mut events).await {
+            if let crate::types::AssistantMessageEvent::Error { error, .. } = &event
+                && error
+                    .error_message
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("401"))
+            {
+                federation::invalidate(&federation, &model.base_url);
+            }
+            yield event;
+        }
+    })
 }
 
 /// Maps a reasoning level to Anthropic thinking: adaptive effort for Opus/Sonnet 4.6+, else

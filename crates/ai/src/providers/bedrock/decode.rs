@@ -157,6 +157,30 @@ pub fn exception_message(body: &[u8]) -> String {
         .unwrap_or_else(|| "UnknownError".to_owned())
 }
 
+/// The AWS page pi-ai 1.6 names when Bedrock refuses a data retention mode.
+pub const DATA_RETENTION_DOCS_URL: &str =
+    "https://docs.aws.amazon.com/bedrock/latest/userguide/data-retention.html";
+
+/// Adds pi-ai 1.6's pointer to the AWS data retention documentation to a failed message
+/// whose error mentions a "data retention mode" (any case), as its Bedrock errors do.
+pub fn add_data_retention_hint(event: &mut crate::types::AssistantMessageEvent) {
+    let crate::types::AssistantMessageEvent::Error { error, .. } = event else {
+        return;
+    };
+    let mentions = error
+        .error_message
+        .as_deref()
+        .is_some_and(|m| m.to_lowercase().contains("data retention mode"));
+    if mentions {
+        let message = std::sync::Arc::make_mut(error);
+        if let Some(text) = message.error_message.as_mut() {
+            text.push_str(&format!(
+                " See {DATA_RETENTION_DOCS_URL} for supported data retention modes."
+            ));
+        }
+    }
+}
+
 /// The error text of an in-stream exception message, as the TypeScript pi words it.
 fn exception_text(kind: &str, payload: &[u8]) -> String {
     let modeled = match kind {

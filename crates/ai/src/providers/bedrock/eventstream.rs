@@ -358,7 +358,7 @@ pub(crate) fn run(
     control: StreamControl,
     decoder: Decoder,
 ) -> AssistantMessageEventStream {
-    AssistantMessageEventStream::new(async_stream::stream! {
+    let events = async_stream::stream! {
         let request = match request {
             Ok(request) => request,
             Err(message) => {
@@ -405,7 +405,11 @@ pub(crate) fn run(
             strict_limits::attach_note(&mut event, note.as_ref());
             yield event;
         }
-    })
+    };
+    AssistantMessageEventStream::new(events.map(|mut event| {
+        super::decode::add_data_retention_hint(&mut event);
+        event
+    }))
 }
 
 /// pi-ai 1.6's `bedrock_response_failure` diagnostic of a failed request: the HTTP status,

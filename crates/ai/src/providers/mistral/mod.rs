@@ -19,8 +19,9 @@ use crate::types::{Context, Model, SimpleStreamOptions, StreamOptions, ThinkingL
 
 pub use decode::Decoder;
 
-/// The SDK's request timeout when none is given (5 minutes).
-const SDK_TIMEOUT_MS: u64 = 300_000;
+/// How long pi-ai 1.6's Mistral provider waits for the response headers when no timeout is
+/// given (60 s); the stream after them is not timed.
+const SDK_TIMEOUT_MS: u64 = 60_000;
 
 /// `mistral-conversations`: Mistral's chat API.
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,14 +42,20 @@ impl ApiProvider for MistralConversations {
             return missing_key(model);
         };
         let request = build_request(model, context, &options, &api_key);
-        sse::run(
+        let policy = retry_policy(&options);
+        let waited = policy.timeout_ms;
+        let events = sse::run(
             model.clone(),
             request,
-            retry_policy(&options),
+            policy,
             StreamControl::from_options(&options),
             ErrorStyle::Mistral,
             Decoder::new(model.clone()),
-        )
+        );
+        AssistantMessageEventStream::new(futures_util::StreamExt::map(events, move |mut event| {
+            name_header_timeout(&mut event, waited);
+            event
+        }))
     }
 
     fn stream_simple(
@@ -66,7 +73,19 @@ impl ApiProvider for MistralConversations {
     }
 }
 
-/// pi runs the Mistral SDK with retries off (the common default) and its 5-minute timeout;
+/// A request whose headers did not come in time fails as pi-ai 1.6 words it:
+/// `Mistral response headers timed out after <ms>ms`.
+fn name_header_timeout(event: &mut crate::types::AssistantMessageEvent, waited_ms: u64) {
+    if let crate::types::AssistantMessageEvent::Error { error, .. } = event
+        && error.error_message.as_deref() == Some(crate::http::TIMED_OUT)
+    {
+        std::sync::Arc::make_mut(error).error_message = Some(format!(
+            "Mistral response headers timed out after {waited_ms}ms"
+        ));
+    }
+}
+
+/// pi runs the Mistral SDK with retries off (the common default) and its 60-second timeout;
 /// explicit `max_retries` / `timeout_ms` options still apply.
 fn retry_policy(options: &StreamOptions) -> RetryPolicy {
     let mut policy = RetryPolicy::from_options(options);

@@ -128,7 +128,9 @@ fn split_url(url: &str) -> Option<(&str, &str, &str)> {
     Some((scheme, authority, tail))
 }
 
-/// An Azure host's bare or `/openai` URL gets the `/openai/v1` path; trailing slashes go.
+/// An Azure host's (`*.openai.azure.com`, `*.cognitiveservices.azure.com`, Microsoft
+/// Foundry's `*.ai.azure.com`) bare, `/openai` or `/openai/v1/responses` URL becomes its
+/// `/openai/v1` endpoint without a query, as pi-ai 1.6 does; trailing slashes go.
 pub fn normalize_base_url(base_url: &str) -> Result<String, String> {
     let trimmed = base_url.trim().trim_end_matches('/');
     let Some((scheme, authority, tail)) = split_url(trimmed) else {
@@ -142,8 +144,13 @@ pub fn normalize_base_url(base_url: &str) -> Result<String, String> {
     .to_ascii_lowercase();
     let path = tail.split(['?', '#']).next().unwrap_or("");
     let azure_host = hostname.ends_with(".openai.azure.com")
-        || hostname.ends_with(".cognitiveservices.azure.com");
-    if azure_host && matches!(path.trim_end_matches('/'), "" | "/openai") {
+        || hostname.ends_with(".cognitiveservices.azure.com")
+        || hostname.ends_with(".ai.azure.com");
+    let endpoint_path = matches!(
+        path.trim_end_matches('/'),
+        "" | "/openai" | "/openai/v1/responses"
+    );
+    if azure_host && endpoint_path {
         return Ok(format!("{scheme}://{authority}/openai/v1"));
     }
     Ok(trimmed.to_owned())
@@ -331,6 +338,36 @@ mod tests {
             normalize_base_url("not a url"),
             Err("Invalid Azure OpenAI base URL: not a url".into())
         );
+    }
+
+    #[test]
+    fn foundry_endpoints_are_normalized_as_in_16() {
+        for (url, normalized) in [
+            (
+                "https://res.services.ai.azure.com",
+                "https://res.services.ai.azure.com/openai/v1",
+            ),
+            (
+                "https://res.services.ai.azure.com/openai/v1/responses?api-version=preview",
+                "https://res.services.ai.azure.com/openai/v1",
+            ),
+            (
+                "https://res.openai.azure.com/openai/v1/responses/",
+                "https://res.openai.azure.com/openai/v1",
+            ),
+            // A project endpoint is used as given (pi-ai 1.6 appends `/responses` to it).
+            (
+                "https://res.services.ai.azure.com/api/projects/proj/",
+                "https://res.services.ai.azure.com/api/projects/proj",
+            ),
+            // Not an Azure host: the path stays.
+            (
+                "https://proxy.example/openai/v1/responses",
+                "https://proxy.example/openai/v1/responses",
+            ),
+        ] {
+            assert_eq!(normalize_base_url(url).unwrap(), normalized, "{url}");
+        }
     }
 
     #[test]
