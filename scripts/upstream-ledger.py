@@ -172,6 +172,8 @@ def check(releases):
                 problems.append(f"{version} {ident}: status `{status}` is not one of {', '.join(STATUSES)}")
             elif not evidence:
                 problems.append(f"{version} {ident}: `{status}` needs evidence")
+            elif re.match(r"^(✓|n/a|open) \|", evidence):
+                problems.append(f"{version} {ident}: a second status column (`{status} | {evidence[:12]}…`)")
             elif status == "✓":
                 tests = re.findall(r"`([^`]+?\.(?:rs|mjs|js)::[^`]+)`", evidence)
                 if not tests:
