@@ -35,6 +35,7 @@ async fn foreign_thinking_is_left_out() {
             vec![
                 AssistantBlock::Thinking(thinking),
                 AssistantBlock::Text(TextContent::new("Claude said.")),
+                AssistantBlock::Text(TextContent::new("And more.")),
             ],
         ));
         ctx.messages.push(Message::User(UserMessage::text("next")));
@@ -42,9 +43,11 @@ async fn foreign_thinking_is_left_out() {
         let items = input(&body);
         assert!(!items.iter().any(|i| i["type"] == "reasoning"), "{body}");
         let texts: Vec<&Value> = items.iter().filter(|i| i["type"] == "message").collect();
-        assert_eq!(texts.len(), 1, "{body}");
+        assert_eq!(texts.len(), 2, "{body}");
         assert_eq!(texts[0]["content"][0]["text"], "Claude said.");
-        assert_eq!(texts[0]["id"], "msg_1");
+        // Unique fallback ids for texts without their own (pi 0.77.0; pi-ai 1.6's form).
+        assert_eq!(texts[0]["id"], "msg_pi_1");
+        assert_eq!(texts[1]["id"], "msg_pi_1_1");
         assert!(!body.to_string().contains("Claude thought."), "{body}");
     }
 }

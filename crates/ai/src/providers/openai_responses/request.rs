@@ -330,6 +330,7 @@ fn convert_assistant<'a>(
     let different_model = assistant.model != model.id
         && assistant.provider == model.provider
         && assistant.api == model.api;
+    let mut text_blocks = 0usize;
     for block in &assistant.content {
         match block {
             AssistantBlock::Thinking(thinking) => {
@@ -346,10 +347,18 @@ fn convert_assistant<'a>(
             }
             AssistantBlock::Text(text) => {
                 let parsed = parse_text_signature(text.text_signature.as_deref());
+                // A text without its own item id (another provider's, say) gets one unique
+                // within the request: `msg_pi_<message>`, then `msg_pi_<message>_<block>` for
+                // later texts of the same message (pi-ai 1.6).
+                let fallback = match text_blocks {
+                    0 => format!("msg_pi_{msg_index}"),
+                    n => format!("msg_pi_{msg_index}_{n}"),
+                };
+                text_blocks += 1;
                 let (id, phase) = match parsed {
                     Some((id, phase)) if !id.is_empty() => (id, phase),
-                    Some((_, phase)) => (format!("msg_{msg_index}"), phase),
-                    None => (format!("msg_{msg_index}"), None),
+                    Some((_, phase)) => (fallback, phase),
+                    None => (fallback, None),
                 };
                 let id = if id.encode_utf16().count() > MAX_ID_LENGTH {
                     format!("msg_{}", short_hash(&id))
