@@ -109,7 +109,8 @@ async fn thinking_levels_map_per_model() {
             which: Api::Gemini,
             id: "gemini-3-pro-preview",
             level: Some(ThinkingLevel::Medium),
-            expected: json!({"includeThoughts": true, "thinkingLevel": "HIGH"}),
+            // No `thinkingLevelMap`: the level itself, as pi-ai 1.6 (the catalog's entries map).
+            expected: json!({"includeThoughts": true, "thinkingLevel": "MEDIUM"}),
         },
         Case {
             which: Api::Vertex,
@@ -121,31 +122,32 @@ async fn thinking_levels_map_per_model() {
             which: Api::Gemini,
             id: "gemma-4-31b-it",
             level: Some(ThinkingLevel::Low),
-            expected: json!({"includeThoughts": true, "thinkingLevel": "MINIMAL"}),
+            expected: json!({"includeThoughts": true, "thinkingLevel": "LOW"}),
         },
         Case {
             which: Api::Vertex,
             id: "gemma-4-31b-it",
             level: Some(ThinkingLevel::Low),
-            expected: json!({"includeThoughts": true, "thinkingBudget": -1}),
+            expected: json!({"includeThoughts": true, "thinkingLevel": "LOW"}),
         },
         Case {
             which: Api::Gemini,
             id: "gemini-3-pro-preview",
             level: None,
-            expected: json!({"thinkingLevel": "LOW"}),
+            // Off with no map: thinking can be turned off, a zero budget (pi-ai 1.6).
+            expected: json!({"thinkingBudget": 0}),
         },
         Case {
             which: Api::Vertex,
             id: "gemini-3.1-flash-lite-preview",
             level: None,
-            expected: json!({"thinkingLevel": "MINIMAL"}),
+            expected: json!({"thinkingBudget": 0}),
         },
         Case {
             which: Api::Gemini,
             id: "gemma-4-31b-it",
             level: None,
-            expected: json!({"thinkingLevel": "MINIMAL"}),
+            expected: json!({"thinkingBudget": 0}),
         },
         Case {
             which: Api::Vertex,

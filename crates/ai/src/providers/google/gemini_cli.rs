@@ -116,7 +116,6 @@ pub fn build_body<'a>(
         options.max_tokens,
         thinking,
         false,
-        false,
     );
     let system_instruction = context
         .system_prompt

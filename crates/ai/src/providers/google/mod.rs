@@ -88,7 +88,6 @@ fn build_body<'a>(
     messages: &'a [Message],
     options: &StreamOptions,
     thinking: Option<&GoogleThinking>,
-    flavor: Flavor,
 ) -> Body<'a> {
     let strict_mode = shared::supports_strict_tools(&model.id);
     let tools = shared::convert_tools(&context.tools, SchemaForm::JsonSchema, strict_mode);
@@ -116,7 +115,6 @@ fn build_body<'a>(
             options.max_tokens,
             thinking,
             true,
-            flavor == Flavor::Gemini,
         ),
     }
 }
@@ -126,7 +124,6 @@ fn encoded_body(
     context: &Context,
     options: &StreamOptions,
     thinking: Option<&GoogleThinking>,
-    flavor: Flavor,
 ) -> Result<crate::request_body::RequestBody, String> {
     let parts = (
         model.clone(),
@@ -134,18 +131,10 @@ fn encoded_body(
         shared::prepare_messages(model, &context.messages),
         options.clone(),
         thinking.copied(),
-        flavor,
     );
     written_body(model, options, parts, |parts, out| {
-        let (model, context, messages, options, thinking, flavor) = parts;
-        let body = build_body(
-            model,
-            context,
-            messages,
-            options,
-            thinking.as_ref(),
-            *flavor,
-        );
+        let (model, context, messages, options, thinking) = parts;
+        let body = build_body(model, context, messages, options, thinking.as_ref());
         serde_json::to_writer(out, &body)
     })
 }
@@ -193,7 +182,7 @@ pub fn build_gemini_request(
     thinking: Option<&GoogleThinking>,
     api_key: &str,
 ) -> Result<HttpRequest, String> {
-    let body = encoded_body(model, context, options, thinking, Flavor::Gemini)?;
+    let body = encoded_body(model, context, options, thinking)?;
     Ok(with_headers(
         model,
         options,
@@ -203,9 +192,9 @@ pub fn build_gemini_request(
     ))
 }
 
-/// Thinking for a reasoning level on the Gemini API (`gemma` true) or Vertex: the level is
-/// clamped to the model's; Gemini 3 (and Gemma 4 on the Gemini API) take a thinking level,
-/// older models a token budget.
+/// Thinking for a reasoning level on the Gemini API or Vertex: the level is clamped to the
+/// model's; models that take a thinking level (Gemini 3, Gemini 4+, Gemma 4) get the one
+/// their `thinkingLevelMap` maps, older models a token budget.
 fn simple_thinking(
     model: &Model,
     reasoning: Option<ThinkingLevel>,
@@ -220,14 +209,11 @@ fn simple_thinking(
         clamped => clamped.clamp_to_high(),
     };
     let gemini = flavor == Flavor::Gemini;
-    let uses_level = shared::is_gemini3_pro(&model.id)
-        || shared::is_gemini3_flash(&model.id)
-        || (gemini && shared::is_gemma4(&model.id));
-    if uses_level {
+    if shared::uses_thinking_level(&model.id) {
         GoogleThinking {
             enabled: true,
             budget_tokens: None,
-            level: Some(shared::thinking_level(&model.id, effort, gemini)),
+            level: Some(shared::mapped_thinking_level(model, effort)),
         }
     } else {
         GoogleThinking {
@@ -278,7 +264,7 @@ fn stream_vertex(
     thinking: Option<GoogleThinking>,
 ) -> AssistantMessageEventStream {
     let target = vertex::resolve(model, options.api_key.as_deref(), &vertex::process_env);
-    let body = encoded_body(model, context, &options, thinking.as_ref(), Flavor::Vertex);
+    let body = encoded_body(model, context, &options, thinking.as_ref());
     let prepare = {
         let model = model.clone();
         let options = options.clone();

@@ -519,25 +519,52 @@ pub fn tool_config_for(
     choice.map(tool_config)
 }
 
-/// `thinkingConfig` for thinking turned off: Gemini 3 Pro cannot disable thinking (`LOW`),
-/// Gemini 3 Flash and Gemma 4 go to `MINIMAL`, Gemini 2.x to a zero budget.
-pub fn disabled_thinking_config(model_id: &str, gemma: bool) -> ThinkingConfig {
-    let level = if is_gemini3_pro(model_id) {
-        Some("LOW")
-    } else if is_gemini3_flash(model_id) || (gemma && is_gemma4(model_id)) {
-        Some("MINIMAL")
-    } else {
-        None
+/// `thinkingConfig` for thinking turned off (pi-ai 1.6's `getDisabledGoogleThinkingConfig`):
+/// a model that takes a thinking level and cannot turn thinking off gets its lowest level
+/// (Gemini 3 Pro and Gemini 4 `LOW`, Gemini 3 Flash and Gemma 4 `MINIMAL`); others a zero
+/// budget.
+pub fn disabled_thinking_config(model: &Model) -> ThinkingConfig {
+    let lowest = crate::models::clamp_thinking_level(model, ThinkingLevel::Off);
+    if uses_thinking_level(&model.id) && lowest != ThinkingLevel::Off {
+        return ThinkingConfig {
+            thinking_level: Some(mapped_thinking_level(model, lowest)),
+            ..ThinkingConfig::default()
+        };
+    }
+    ThinkingConfig {
+        thinking_budget: Some(0),
+        ..ThinkingConfig::default()
+    }
+}
+
+static LEVEL_GEMINI: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"gemini-3(?:\.\d+)?-(?:pro|flash)|gemini-(?:[4-9]|[1-9]\d)").ok());
+
+/// Whether a model takes a thinking level rather than a token budget (pi-ai 1.6's
+/// `usesGoogleThinkingLevel`): Gemini 3 Pro and Flash, Gemini 4 and later, the Flash
+/// `-latest` aliases and Gemma 4.
+pub fn uses_thinking_level(model_id: &str) -> bool {
+    let id = model_id.to_ascii_lowercase();
+    matches(&LEVEL_GEMINI, &id)
+        || id == "gemini-flash-latest"
+        || id == "gemini-flash-lite-latest"
+        || id.contains("gemma-4")
+        || id.contains("gemma4")
+}
+
+/// Google's thinking level for a (clamped) level: the model's `thinkingLevelMap` value when
+/// it maps one, else the level itself (pi-ai 1.6's `resolveGoogleThinkingLevel`); levels
+/// above `high` are `HIGH`.
+pub fn mapped_thinking_level(model: &Model, level: ThinkingLevel) -> &'static str {
+    let name = match model.thinking_level_value(level) {
+        Some(Some(value)) => value.to_ascii_lowercase(),
+        _ => level.as_str().to_owned(),
     };
-    match level {
-        Some(level) => ThinkingConfig {
-            thinking_level: Some(level),
-            ..ThinkingConfig::default()
-        },
-        None => ThinkingConfig {
-            thinking_budget: Some(0),
-            ..ThinkingConfig::default()
-        },
+    match name.as_str() {
+        "minimal" => "MINIMAL",
+        "low" => "LOW",
+        "medium" => "MEDIUM",
+        _ => "HIGH",
     }
 }
 
@@ -617,7 +644,6 @@ pub fn generation_config(
     max_tokens: Option<u64>,
     thinking: Option<&GoogleThinking>,
     disabled_config: bool,
-    gemma: bool,
 ) -> Option<GenerationConfig> {
     let mut config = GenerationConfig {
         temperature,
@@ -628,7 +654,7 @@ pub fn generation_config(
         match thinking {
             Some(t) if t.enabled => config.thinking_config = Some(enabled_thinking_config(t)),
             Some(_) if disabled_config => {
-                config.thinking_config = Some(disabled_thinking_config(&model.id, gemma));
+                config.thinking_config = Some(disabled_thinking_config(model));
             }
             _ => {}
         }
@@ -710,13 +736,31 @@ mod tests {
             thinking_level("gemma-4-31b-it", ThinkingLevel::Low, false),
             "LOW"
         );
+        let model = |id: &str| crate::models::get_model("google", id).unwrap();
         assert_eq!(
-            disabled_thinking_config("gemini-2.5-flash", true).thinking_budget,
+            disabled_thinking_config(&model("gemini-2.5-flash")).thinking_budget,
             Some(0)
         );
+        // Off is the lowest level each model maps (pi-ai 1.6): Pro and Gemini 4 cannot go
+        // below `low`, Flash and Gemma 4 below `minimal`.
+        for (id, level) in [
+            ("gemini-3.1-pro-preview", "LOW"),
+            ("gemini-4-argon", "LOW"),
+            ("gemini-3-flash-preview", "MINIMAL"),
+            ("gemma-4-31b-it", "MINIMAL"),
+        ] {
+            assert_eq!(
+                disabled_thinking_config(&model(id)).thinking_level,
+                Some(level),
+                "{id}"
+            );
+        }
+        assert!(uses_thinking_level("gemini-4-argon"));
+        assert!(uses_thinking_level("gemini-flash-latest"));
+        assert!(!uses_thinking_level("gemini-2.5-pro"));
         assert_eq!(
-            disabled_thinking_config("gemini-3-pro-preview", true).thinking_level,
-            Some("LOW")
+            mapped_thinking_level(&model("gemini-3.1-pro-preview"), ThinkingLevel::Medium),
+            "MEDIUM"
         );
     }
 }
