@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
-use support::entries::{header, user, write};
+use support::entries::{continue_once, header, user, write};
 use support::rpc::Env;
-use support::ts16::{pis, program, run};
+use support::ts16::{pis, program};
 
 /// A session whose Anthropic reply (with thinking) holds two texts, then a second prompt's
 /// reply with one text.
@@ -64,24 +64,8 @@ async fn replayed(wrapper: &Option<PathBuf>) -> Value {
                     "maxTokens": 16384}]}}});
     std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
     let path = session(&env);
-    let path = path.to_str().unwrap();
-    let args = [
-        "--model",
-        "resp/resp-model",
-        "--session",
-        path,
-        "-p",
-        "Go on.",
-    ];
-    let output = tokio::task::block_in_place(|| run(&env, program(wrapper), &args));
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1);
-    let items: Vec<Value> = requests[0].body["input"]
+    let body = continue_once(&env, program(wrapper), &server, "resp/resp-model", &path);
+    let items: Vec<Value> = body["input"]
         .as_array()
         .cloned()
         .unwrap()

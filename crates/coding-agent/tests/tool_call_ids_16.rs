@@ -12,9 +12,9 @@ use std::path::PathBuf;
 
 use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
-use support::entries::{header, user, write};
+use support::entries::{continue_once, header, user, write};
 use support::rpc::Env;
-use support::ts16::{pis, program, run};
+use support::ts16::{pis, program};
 
 /// The Responses ids of the earlier calls: two share a call id, the third's combined id is
 /// over 40 characters (and its call id too).
@@ -68,24 +68,8 @@ async fn replayed(wrapper: &Option<PathBuf>) -> Value {
     server.push(Script::text("Three times the notes."));
     let env = Env::new(&server, 128_000, json!({"retry": {"enabled": false}}));
     let path = session(&env);
-    let path = path.to_str().unwrap();
-    let args = [
-        "--model",
-        "mock/mock-model",
-        "--session",
-        path,
-        "-p",
-        "Go on.",
-    ];
-    let output = tokio::task::block_in_place(|| run(&env, program(wrapper), &args));
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1);
-    let messages = requests[0].body["messages"].as_array().cloned().unwrap();
+    let body = continue_once(&env, program(wrapper), &server, "mock/mock-model", &path);
+    let messages = body["messages"].as_array().cloned().unwrap();
     let calls: Vec<Value> = messages
         .iter()
         .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())

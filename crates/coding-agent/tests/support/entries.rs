@@ -32,3 +32,25 @@ pub fn write(path: &std::path::Path, lines: &[Value]) {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(path, text).unwrap();
 }
+
+/// Continues the prepared session at `path` with `pi -p "Go on."` on `model` (the caller
+/// scripts the reply) and returns the body of the one request it sent.
+pub fn continue_once(
+    env: &super::rpc::Env,
+    program: std::process::Command,
+    server: &mock_llm::MockServer,
+    model: &str,
+    path: &std::path::Path,
+) -> Value {
+    let path = path.to_str().unwrap();
+    let args = ["--model", model, "--session", path, "-p", "Go on."];
+    let output = tokio::task::block_in_place(|| super::ts16::run(env, program, &args));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    requests[0].body.clone()
+}
