@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 mod coerce;
+mod convert;
 mod report;
 
 use jsonschema::Validator;
@@ -82,9 +83,10 @@ fn validate_owned(
     Err(build_error(tool_name, issues, &original()))
 }
 
-/// Applies only the coercion step (exposed for tests and callers that validate elsewhere).
+/// Applies only the conversion and coercion steps, as pi-schema does before validating
+/// (exposed for tests and callers that validate elsewhere).
 pub fn coerce_to_schema(value: Value, schema: &Value) -> Value {
-    coerce(value, schema)
+    coerce(convert::convert(value, schema), schema)
 }
 
 // ---------------------------------------------------------------------------
@@ -112,7 +114,9 @@ fn compiled_validator(schema: &Value) -> Option<Arc<Validator>> {
         return validator.clone();
     }
     // Compile outside the lock so slow compilations do not serialise other callers.
-    let compiled = jsonschema::validator_for(schema).ok().map(Arc::new);
+    let compiled = jsonschema::validator_for(&with_typebox_types(schema))
+        .ok()
+        .map(Arc::new);
     let mut cache = VALIDATORS.lock().unwrap_or_else(PoisonError::into_inner);
     if cache.len() >= MAX_CACHED_VALIDATORS {
         cache.clear();
@@ -120,6 +124,42 @@ fn compiled_validator(schema: &Value) -> Option<Arc<Validator>> {
     // One live schema per address: a different schema there replaces the stale entry.
     cache.insert(key, (schema.clone(), compiled.clone()));
     compiled
+}
+
+/// `schema` as the validator takes it: TypeBox's `bigint` (converted arguments hold it as
+/// an integer) checks as `integer`, and `undefined` (a converted property is gone) as
+/// `null`. Reports still name the written types.
+fn with_typebox_types(schema: &Value) -> std::borrow::Cow<'_, Value> {
+    fn rewrite(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map.iter_mut() {
+                    if key == "type" {
+                        let swap = |t: &mut Value| match t.as_str() {
+                            Some("bigint") => *t = Value::from("integer"),
+                            Some("undefined") => *t = Value::from("null"),
+                            _ => {}
+                        };
+                        match child {
+                            Value::Array(types) => types.iter_mut().for_each(swap),
+                            other => swap(other),
+                        }
+                    } else {
+                        rewrite(child);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(rewrite),
+            _ => {}
+        }
+    }
+    let text = schema.to_string();
+    if !text.contains("\"bigint\"") && !text.contains("\"undefined\"") {
+        return std::borrow::Cow::Borrowed(schema);
+    }
+    let mut owned = schema.clone();
+    rewrite(&mut owned);
+    std::borrow::Cow::Owned(owned)
 }
 
 #[cfg(test)]

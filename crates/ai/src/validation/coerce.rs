@@ -190,7 +190,7 @@ fn coerce_primitive(value: &Value, ty: &str) -> Option<Value> {
 }
 
 /// Parses a non-blank string with JavaScript `Number()` semantics; `None` unless finite.
-fn parse_js_number(raw: &str) -> Option<f64> {
+pub(super) fn parse_js_number(raw: &str) -> Option<f64> {
     let text = raw.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
     if text.is_empty() {
         return None;
@@ -226,7 +226,7 @@ fn parse_radix(digits: &str, radix: u32) -> Option<f64> {
 }
 
 /// Emits integral values as JSON integers (`5`, not `5.0`).
-fn number_to_json(n: f64) -> Value {
+pub(super) fn number_to_json(n: f64) -> Value {
     // 2^63: every integral f64 strictly below it in magnitude fits in an i64 exactly.
     const I64_BOUND: f64 = 9_223_372_036_854_775_808.0;
     if n.fract() == 0.0 && n.abs() < I64_BOUND {
@@ -237,7 +237,7 @@ fn number_to_json(n: f64) -> Value {
 }
 
 /// Formats a JSON number like JavaScript's `String(number)`.
-fn js_number_string(n: &serde_json::Number) -> String {
+pub(super) fn js_number_string(n: &serde_json::Number) -> String {
     if let Some(i) = n.as_i64() {
         return i.to_string();
     }

@@ -80,7 +80,9 @@ fn numeric_strings_become_numbers() {
 
 #[test]
 fn non_integral_string_for_integer_fails_with_path() {
-    let err = coerce_prop(json!("integer"), json!("5.5")).unwrap_err();
+    // A decimal string converts and is truncated (pi-schema), a word does not.
+    assert_coerces(&[(json!("integer"), json!("5.5"), json!(5))]);
+    let err = coerce_prop(json!("integer"), json!("five")).unwrap_err();
     let expected = ValidationIssue {
         path: "v".into(),
         message: "expected integer, got string".into(),
@@ -90,9 +92,12 @@ fn non_integral_string_for_integer_fails_with_path() {
 
 #[test]
 fn non_numeric_strings_are_rejected_for_number() {
-    for bad in [
-        "abc", "", "   ", "1,2", "Infinity", "inf", "NaN", "-0x10", "1e",
-    ] {
+    // JavaScript's `+""` is 0: a blank string converts.
+    assert_coerces(&[
+        (json!("number"), json!(""), json!(0)),
+        (json!("number"), json!("   "), json!(0)),
+    ]);
+    for bad in ["abc", "1,2", "Infinity", "inf", "NaN", "-0x10", "1e"] {
         let err = coerce_prop(json!("number"), json!(bad)).unwrap_err();
         assert_eq!(err.issues.len(), 1, "{bad:?}");
         assert_eq!(err.issues[0].path, "v", "{bad:?}");
@@ -140,7 +145,8 @@ fn numbers_and_booleans_become_strings_like_js() {
 #[test]
 fn null_coerces_to_type_defaults() {
     assert_coerces(&[
-        (json!("string"), Value::Null, json!("")),
+        // pi-schema converts first, as TypeBox does: `String(null)`.
+        (json!("string"), Value::Null, json!("null")),
         (json!("number"), Value::Null, json!(0)),
         (json!("integer"), Value::Null, json!(0)),
         (json!("boolean"), Value::Null, json!(false)),
@@ -364,4 +370,36 @@ fn validators_are_cached() {
     let first = compiled_validator(&schema).unwrap();
     let second = compiled_validator(&schema).unwrap();
     assert!(Arc::ptr_eq(&first, &second));
+}
+
+#[test]
+fn single_values_are_wrapped_into_arrays_and_optional_nulls_dropped() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "tags": { "type": "array", "items": { "type": "string" } },
+            "sizes": { "type": "array", "items": { "type": "number" } },
+            "note": { "type": "string" },
+            "maybe": { "type": ["string", "null"] }
+        }
+    });
+    let out = validate_tool_arguments(
+        "t",
+        &schema,
+        &json!({ "tags": 7, "sizes": "5", "note": null, "maybe": null }),
+    )
+    .unwrap();
+    assert_eq!(out, json!({ "tags": ["7"], "sizes": [5], "maybe": null }));
+}
+
+#[test]
+fn typebox_bigint_and_undefined_types_convert_and_validate() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "n": { "type": "bigint" }, "gone": { "type": "undefined" } }
+    });
+    let out = validate_tool_arguments("t", &schema, &json!({ "n": "42", "gone": null })).unwrap();
+    assert_eq!(out, json!({ "n": 42 }));
+    let err = validate_tool_arguments("t", &schema, &json!({ "n": "nope" })).unwrap_err();
+    assert_eq!(err.issues[0].message, "expected bigint, got string");
 }

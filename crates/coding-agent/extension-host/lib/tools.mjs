@@ -7,6 +7,7 @@
  * shared by its call and result renderers, and `lastComponent` = what the same renderer
  * returned last time (returning it again keeps its componentId).
  */
+import { withBigInts } from "./bigint-params.mjs";
 import { createContext } from "./context.mjs";
 import { currentTheme } from "./theme.mjs";
 
@@ -17,7 +18,8 @@ export async function executeTool(core, frame, signal) {
 	const onUpdate = (partialResult) => {
 		core.channel.notify("tool_update", { id: frame.id, partialResult });
 	};
-	const result = await found.tool.execute(frame.toolCallId, frame.params ?? {}, signal, onUpdate, ctx);
+	const params = withBigInts(found.tool.parameters, frame.params ?? {});
+	const result = await found.tool.execute(frame.toolCallId, params, signal, onUpdate, ctx);
 	return {
 		content: result?.content ?? [],
 		details: result?.details,
