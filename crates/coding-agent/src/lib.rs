@@ -29,6 +29,7 @@ pub mod sandbox;
 pub mod scope;
 pub mod session;
 pub mod session_event;
+pub mod session_resources;
 pub mod temp_files;
 pub mod text_file;
 pub mod timing;

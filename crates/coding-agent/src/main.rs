@@ -13,12 +13,8 @@ use pi_coding_agent::config::settings_store::SettingsStore;
 use pi_coding_agent::mcp::runtime::McpRuntime;
 use pi_coding_agent::model_registry::ModelRegistry;
 use pi_coding_agent::modes::run::{self, Output as RunOutput, RunPrompt};
-use pi_coding_agent::modes::system_prompt;
 use pi_coding_agent::output::Output;
 use pi_coding_agent::packages::resources::ResourceType;
-use pi_coding_agent::resources::{
-    DiscoveryOptions, ResourceSettings, load_prompt_templates, load_skills,
-};
 use pi_coding_agent::session::select::{self, SessionChoice};
 use pi_coding_agent::tool_selection::{self, ToolRequest, ToolsFlag};
 use pi_coding_agent::{PI_VERSION, extension_loader, list_models, scope};
@@ -557,106 +553,26 @@ fn run() -> Result<i32> {
         }
     }
     let tool_names: Vec<String> = active_tools.iter().map(|t| t.name().to_owned()).collect();
-    let context_files = if args.no_context_files {
-        Vec::new()
-    } else {
-        system_prompt::load_context_files(&agent_dir, &session_cwd)
+    let resource_sources = pi_coding_agent::session_resources::ResourceSources {
+        agent_dir: agent_dir.clone(),
+        cwd: session_cwd.clone(),
+        project_trusted: loaded_trusted,
+        cli_skills: args.skill.clone(),
+        cli_prompts: args.prompt_template.clone(),
+        no_skills: args.no_skills,
+        no_prompt_templates: args.no_prompt_templates,
+        no_context_files: args.no_context_files,
+        system_prompt: args.system_prompt.clone(),
+        append_system_prompt: args.append_system_prompt.clone(),
+        packages: packages.clone(),
+        resolved_packages: resolved_packages.clone(),
     };
-    let resource_settings = ResourceSettings::load(
-        &paths::settings_path(&agent_dir),
-        &paths::project_settings_path(&session_cwd),
-    );
-    let discovery = |user: &[String], project: &[String], cli: &[String], defaults: bool| {
-        let mut options = DiscoveryOptions::new(&session_cwd, &agent_dir);
-        options.user_entries = user.to_vec();
-        options.project_entries = project.to_vec();
-        options.cli_paths = cli.to_vec();
-        options.include_defaults = defaults;
-        options.skip_project = !loaded_trusted;
-        options
-    };
-    let skills = load_skills(&discovery(
-        &resource_settings.user_skills,
-        &resource_settings.project_skills,
-        &args.skill,
-        !args.no_skills,
-    ));
+    let resources = resource_sources.load();
     // Like the TypeScript pi, only interactive mode lists resource diagnostics.
-    let loaded_prompts =
-        pi_coding_agent::resources::load_prompt_templates_with_diagnostics(&discovery(
-            &resource_settings.user_prompts,
-            &resource_settings.project_prompts,
-            &args.prompt_template,
-            !args.no_prompt_templates,
-        ));
-    let startup_warnings: Vec<String> = skills
-        .diagnostics
-        .iter()
-        .chain(&loaded_prompts.diagnostics)
-        .map(|d| match &d.path {
-            Some(path) => format!("{} ({})", d.message, path.display()),
-            None => d.message.clone(),
-        })
-        .collect();
-    let mut skills = skills.skills;
-    let mut prompt_templates = loaded_prompts.templates;
-    // Prompt templates and skills of packages given as extension paths.
-    for package in &packages {
-        let info = |path: &std::path::Path| pi_coding_agent::resources::SourceInfo {
-            path: path.to_path_buf(),
-            // As the TypeScript pi reports them: a manifest's resources come from the
-            // command line, a folder layout's from the package folder.
-            source: if package.manifest {
-                "cli".to_owned()
-            } else {
-                package.root.display().to_string()
-            },
-            scope: pi_coding_agent::resources::SourceScope::Temporary,
-            origin: if package.manifest {
-                pi_coding_agent::resources::SourceOrigin::TopLevel
-            } else {
-                pi_coding_agent::resources::SourceOrigin::Package
-            },
-            base_dir: (!package.manifest).then(|| package.root.clone()),
-        };
-        let paths = |list: &[std::path::PathBuf]| -> Vec<String> {
-            list.iter().map(|p| p.display().to_string()).collect()
-        };
-        if !args.no_prompt_templates {
-            for mut template in
-                load_prompt_templates(&discovery(&[], &[], &paths(&package.prompts), false))
-            {
-                if !prompt_templates.iter().any(|t| t.name == template.name) {
-                    template.source_info = info(&template.source_info.path);
-                    prompt_templates.push(template);
-                }
-            }
-        }
-        if !args.no_skills {
-            for mut skill in
-                load_skills(&discovery(&[], &[], &paths(&package.skills), false)).skills
-            {
-                if !skills.iter().any(|s| s.name == skill.name) {
-                    skill.source_info = info(&skill.source_info.path);
-                    skills.push(skill);
-                }
-            }
-        }
-    }
-    pi_coding_agent::packages::session_resources::add_package_resources(
-        &resolved_packages,
-        &|paths: &[String]| discovery(&[], &[], paths, false),
-        !args.no_skills,
-        !args.no_prompt_templates,
-        &mut skills,
-        &mut prompt_templates,
-    );
-    let recipe = system_prompt::PromptRecipe::discover(
-        args.system_prompt.as_deref(),
-        &args.append_system_prompt,
-        (&agent_dir, &session_cwd, loaded_trusted),
-        context_files,
-    );
+    let startup_warnings = resources.warnings;
+    let skills = resources.skills;
+    let prompt_templates = resources.prompt_templates;
+    let recipe = resources.recipe;
     let (snippets, guidelines) = extensions.prompt_additions(&tool_names);
     let prompt = recipe.build(&tool_names, &skills, &snippets, &guidelines, &session_cwd);
     let agent_session = AgentSession::new(AgentSessionConfig {
@@ -677,6 +593,7 @@ fn run() -> Result<i32> {
             tool_registry,
             prompt_recipe: Some(recipe),
             restore_tools: tool_request.default_edits(),
+            resource_sources: Some(resource_sources),
         },
     });
     let weak_session = agent_session.downgrade();

@@ -427,6 +427,7 @@ fn footer_data() -> FooterData {
         thinking_level: "medium".into(),
         show_provider: true,
         sandbox: None,
+        experimental: false,
     }
 }
 

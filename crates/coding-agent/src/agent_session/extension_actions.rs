@@ -364,7 +364,10 @@ impl AgentSession {
                 let cancelled = self.switch_session_with_extensions(&session_path).await?;
                 Ok(json!({ "cancelled": cancelled }))
             }
-            ExtensionAction::Reload {} => self.reload_extensions().await.map(|()| Value::Null),
+            ExtensionAction::Reload {} => {
+                self.reload_resources();
+                self.reload_extensions().await.map(|()| Value::Null)
+            }
         }
     }
 
@@ -523,7 +526,12 @@ impl AgentSession {
                 let def = defs.iter().find(|d| d.name == t.name());
                 let source = def
                     .map(|d| json!({"path": d.extension_path, "source": "extension", "scope": "temporary", "origin": "top-level"}))
-                    .unwrap_or_else(|| json!({"path": format!("<builtin:{}>", t.name()), "source": "builtin", "scope": "temporary", "origin": "top-level"}));
+                    .unwrap_or_else(|| {
+                        // pi 1.6.0 names a core tool `builtin:<tool>` and a tool of a
+                        // built-in extension after the extension (`builtin:mcp`).
+                        let owner = if self.is_mcp_tool(t.name()) { "mcp" } else { t.name() };
+                        json!({"path": format!("builtin:{owner}"), "source": "builtin", "scope": "temporary", "origin": "top-level"})
+                    });
                 let mut info = json!({"name": t.name(), "description": t.description(), "parameters": t.parameters(), "sourceInfo": source});
                 // pi 1.6.0's ToolInfo carries an extension tool's `promptGuidelines`.
                 if let Some(def) = def.filter(|d| !d.prompt_guidelines.is_empty()) {

@@ -31,6 +31,9 @@ pub struct ExtensionSetup {
     /// Set when the tools follow the defaults: a resumed branch's recorded tools replace
     /// them, with these `+name`/`-name` edits applied.
     pub restore_tools: Option<ToolEdits>,
+    /// Where skills, prompt templates and context files come from, read again by
+    /// `/reload`; `None` keeps the ones the session started with.
+    pub resource_sources: Option<crate::session_resources::ResourceSources>,
 }
 
 impl Default for ExtensionSetup {
@@ -40,6 +43,7 @@ impl Default for ExtensionSetup {
             tool_registry: Vec::new(),
             prompt_recipe: None,
             restore_tools: None,
+            resource_sources: None,
         }
     }
 }
@@ -130,7 +134,9 @@ pub(super) enum Later {
 pub(super) struct ExtensionState {
     pub(super) runtime: Arc<ExtensionRuntime>,
     pub(super) registry: Mutex<Vec<Arc<dyn AgentTool>>>,
-    pub(super) recipe: Option<PromptRecipe>,
+    pub(super) recipe: Mutex<Option<PromptRecipe>>,
+    /// See [`ExtensionSetup::resource_sources`].
+    pub(super) resource_sources: Option<crate::session_resources::ResourceSources>,
     /// The system prompt without `before_agent_start` changes.
     pub(super) base_prompt: Mutex<String>,
     turn_index: AtomicU64,
@@ -179,7 +185,8 @@ impl ExtensionState {
         Self {
             runtime: setup.runtime,
             registry: Mutex::new(setup.tool_registry),
-            recipe: setup.prompt_recipe,
+            recipe: Mutex::new(setup.prompt_recipe),
+            resource_sources: setup.resource_sources,
             restore_tools: setup.restore_tools,
             pending_tools: Mutex::new(Vec::new()),
             base_prompt: Mutex::new(base_prompt),
@@ -627,7 +634,7 @@ impl AgentSession {
 
     /// Rebuilds the base prompt from the active tools (when the session has a recipe).
     pub(super) fn rebuild_system_prompt(&self) {
-        let Some(recipe) = &self.inner.ext.recipe else {
+        let Some(recipe) = lock(&self.inner.ext.recipe).clone() else {
             return;
         };
         let names = self.active_tool_names();

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::AgentSession;
+use super::{AgentSession, lock};
 use crate::modes::system_prompt::builtin_tool_summary;
 
 /// pi 1.6.0's `BuildSystemPromptOptions` after `normalizeBuildSystemPromptOptions`: every
@@ -81,7 +81,7 @@ impl AgentSession {
                 tool_snippets.insert(name, snippet);
             }
         }
-        let recipe = self.inner.ext.recipe.clone().unwrap_or_default();
+        let recipe = lock(&self.inner.ext.recipe).clone().unwrap_or_default();
         SystemPromptOptions {
             custom_prompt: recipe.custom.clone(),
             selected_tools: self.active_tool_names(),

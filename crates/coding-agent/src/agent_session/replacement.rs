@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{AgentSession, ForkResult, SessionOpError};
+use super::{AgentSession, ForkResult, SessionOpError, lock};
 use crate::extensions::{ExtensionErrorInfo, ExtensionEvent};
 
 impl AgentSession {
@@ -102,6 +102,31 @@ impl AgentSession {
             .fork_with_extensions(&leaf, Some("at"))
             .await?
             .cancelled)
+    }
+
+    /// `/reload`: skills, prompt templates, context files and SYSTEM.md / APPEND_SYSTEM.md
+    /// are read from disk again (settings included) and the system prompt is rebuilt from
+    /// them, as pi 1.6 reloads its resources. Extensions add theirs again when they hear
+    /// `resources_discover`. Returns the resource diagnostics.
+    pub fn reload_resources(&self) -> Vec<String> {
+        let Some(sources) = &self.inner.ext.resource_sources else {
+            return Vec::new();
+        };
+        let loaded = sources.load();
+        *lock(&self.inner.skills) = loaded.skills;
+        *lock(&self.inner.prompt_templates) = loaded.prompt_templates;
+        {
+            let mut recipe = lock(&self.inner.ext.recipe);
+            if recipe.is_some() {
+                *recipe = Some(loaded.recipe);
+            }
+        }
+        self.inner
+            .ext
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.rebuild_system_prompt();
+        loaded.warnings
     }
 
     /// `/reload`: tells the extensions (`session_shutdown` with reason `reload`), loads

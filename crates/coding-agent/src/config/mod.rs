@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod device_id;
+pub mod experimental;
 pub mod http_proxy;
 pub mod oauth_refresh;
 pub mod paths;

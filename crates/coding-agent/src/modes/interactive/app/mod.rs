@@ -422,6 +422,7 @@ impl App {
             thinking_level: self.session.thinking_level().as_str().to_owned(),
             show_provider: providers.len() > 1,
             sandbox: self.sandbox_label.clone(),
+            experimental: crate::config::experimental::experimental_features_enabled(),
         }
     }
 

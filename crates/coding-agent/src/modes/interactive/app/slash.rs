@@ -7,6 +7,10 @@ use crate::modes::interactive::clipboard;
 use crate::modes::interactive::commands::Command;
 use crate::modes::interactive::theme::ThemeColor;
 
+/// What `/reload` reports, in pi 1.6.0's words.
+const RELOADED: &str =
+    "Reloaded keybindings, extensions, skills, prompts, themes, and context files";
+
 impl App {
     pub(super) async fn run_slash(&mut self, command: Command) {
         match command {
@@ -69,6 +73,10 @@ impl App {
             Command::Reload => {
                 // Settings are read again; tools newly added to `defaultTools` turn on.
                 self.session.reload_settings();
+                // Skills, prompt templates and context files come from disk again.
+                for warning in self.session.reload_resources() {
+                    self.notice(NoticeKind::Warning, &warning);
+                }
                 self.keys =
                     std::sync::Arc::new(crate::modes::interactive::keymap::load(&self.agent_dir));
                 let settings = self.session.settings().get();
@@ -92,15 +100,10 @@ impl App {
                 self.reload_history();
                 // mcp.json is read again: changed servers reconnect, removed ones stop.
                 self.session.reload_mcp().await;
-                if self.session.extension_runtime().is_empty() {
-                    self.notice(NoticeKind::Info, "Reloaded keybindings and theme");
-                } else {
+                self.notice(NoticeKind::Info, RELOADED);
+                if !self.session.extension_runtime().is_empty() {
                     // Extensions load again in a new host (a dead one comes back); load
                     // failures arrive as extension errors.
-                    self.notice(
-                        NoticeKind::Info,
-                        "Reloaded keybindings and theme; reloading extensions",
-                    );
                     let session = self.session.clone();
                     let tx = self.tx.clone();
                     tokio::spawn(async move {

@@ -45,6 +45,8 @@ pub struct FooterData {
     /// The sandbox label (`sandbox`, `sandbox, no network`), shown after the directory
     /// when the tools are confined.
     pub sandbox: Option<String>,
+    /// Early features are on (`PI_EXPERIMENTAL=1`): ` • xp` ends the token stats.
+    pub experimental: bool,
 }
 
 /// `value` with `digits` decimals, halves rounded up like JavaScript's `toFixed`.
@@ -172,6 +174,13 @@ impl Footer {
             context
         };
         parts.push(context);
+        if d.experimental {
+            parts.push(format!(
+                "{} {}",
+                theme.fg(ThemeColor::Dim).paint("•"),
+                theme.fg(ThemeColor::Warning).bold().paint("xp")
+            ));
+        }
 
         let mut left = parts.join(" ");
         let mut left_width = visible_width(&left);
