@@ -62,10 +62,8 @@ fn reload_reads_prompts_skills_and_context_files_again_as_pi_16() {
             .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
                 w.display().to_string()
             });
-        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &[], 120, 40);
-        tmux.wait_for("mock-model");
-        tmux.type_text("Before.");
-        tmux.keys(&["Enter"]);
+        // The first prompt comes from the command line: it starts once pi is ready.
+        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Before."], 120, 40);
         tmux.wait_for("First.");
 
         // Written while pi runs: nothing of them is known until `/reload`.

@@ -197,9 +197,14 @@ pub enum UiNotice {
     /// Whether keys go to the host first (`terminal_input`).
     #[serde(rename = "setTerminalInputListening")]
     SetTerminalInputListening { active: bool },
-    /// Extensions stacked autocomplete providers: completion asks the host first.
+    /// Extensions stacked autocomplete providers: completion asks the host first, and
+    /// the characters they declared (`triggerCharacters`) open it at a token's start.
     #[serde(rename = "setAutocomplete")]
-    SetAutocomplete { active: bool },
+    SetAutocomplete {
+        active: bool,
+        #[serde(default, rename = "triggerCharacters")]
+        trigger_characters: Vec<String>,
+    },
 }
 
 /// The UI of a mode, as extensions see it.

@@ -195,8 +195,14 @@ export function createInteractiveUI({ channel, state, components, terminalInput,
 		addAutocompleteProvider(factory) {
 			if (typeof factory !== "function") return;
 			autocomplete.factories.push(factory);
-			autocomplete.chain = undefined;
-			send("setAutocomplete", { active: true });
+			// As pi 1.6 sets its provider up: each wrapper once, its triggerCharacters gathered.
+			const triggers = [];
+			autocomplete.chain = autocomplete.factories.reduce((current, wrap) => {
+				const provider = wrap(current) ?? current;
+				if (Array.isArray(provider.triggerCharacters)) triggers.push(...provider.triggerCharacters.map(String));
+				return provider;
+			}, PI_COMPLETION);
+			send("setAutocomplete", { active: true, triggerCharacters: [...new Set(triggers)] });
 		},
 		/** pi's `autocomplete` request: the stacked providers' suggestions, or null (pi's own). */
 		async autocomplete(frame, signal) {

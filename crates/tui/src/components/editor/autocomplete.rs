@@ -36,7 +36,9 @@ impl Editor {
             return;
         }
         let before = self.before_cursor().to_string();
-        if self.is_in_slash_command_context(&before) || in_symbol_context(&before) {
+        if self.is_in_slash_command_context(&before)
+            || in_symbol_context(&before, &self.trigger_characters)
+        {
             self.try_trigger_autocomplete();
         }
     }
@@ -155,10 +157,11 @@ fn best_match_index(items: &[Suggestion], prefix: &str) -> Option<usize> {
         .or_else(|| items.iter().position(|i| i.value.starts_with(prefix)))
 }
 
-/// After whitespace (or at the start): `@…` or `#…` up to the cursor.
-pub(super) fn in_symbol_context(before: &str) -> bool {
+/// After whitespace (or at the start): a trigger character (`@`, `#`, …) and the token
+/// up to the cursor.
+pub(super) fn in_symbol_context(before: &str, triggers: &[char]) -> bool {
     let token = before.rsplit(char::is_whitespace).next().unwrap_or("");
-    token.starts_with(['@', '#'])
+    token.starts_with(triggers)
 }
 
 #[cfg(test)]
@@ -167,8 +170,11 @@ mod tests {
 
     #[test]
     fn symbol_context_needs_a_token_start() {
-        assert!(in_symbol_context("see @src"));
-        assert!(in_symbol_context("@"));
-        assert!(!in_symbol_context("mail a@b"));
+        let triggers = ['@', '#'];
+        assert!(in_symbol_context("see @src", &triggers));
+        assert!(in_symbol_context("@", &triggers));
+        assert!(!in_symbol_context("mail a@b", &triggers));
+        assert!(!in_symbol_context("cost $5", &triggers));
+        assert!(in_symbol_context("cost $5", &['@', '#', '$']));
     }
 }

@@ -72,7 +72,9 @@ impl Editor {
         let before = self.before_cursor().to_string();
         if ch == "/" && self.is_at_start_of_message() {
             self.try_trigger_autocomplete();
-        } else if ch == "@" || ch == "#" {
+        } else if ch.chars().count() == 1
+            && ch.chars().all(|c| self.trigger_characters.contains(&c))
+        {
             let mut chars = before.chars().rev();
             chars.next();
             match chars.next() {
@@ -82,7 +84,8 @@ impl Editor {
         } else if ch
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
-            && (self.is_in_slash_command_context(&before) || in_symbol_context(&before))
+            && (self.is_in_slash_command_context(&before)
+                || in_symbol_context(&before, &self.trigger_characters))
         {
             self.try_trigger_autocomplete();
         }

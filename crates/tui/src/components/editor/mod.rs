@@ -93,6 +93,9 @@ pub struct Editor {
     provider: Option<Box<dyn AutocompleteProvider>>,
     autocomplete: Option<AutocompleteList>,
     autocomplete_max_visible: usize,
+    /// Characters that open completion at a token's start: `@`, `#` and any a provider
+    /// declared (pi 1.6's `triggerCharacters`).
+    trigger_characters: Vec<char>,
     pastes: BTreeMap<u32, String>,
     paste_counter: u32,
     history: Vec<String>,
@@ -107,6 +110,9 @@ pub struct Editor {
     just_submitted: Option<String>,
     submitted: Option<String>,
 }
+
+/// The characters that open completion without a provider's own (`@` files, `#` symbols).
+const DEFAULT_TRIGGER_CHARACTERS: [char; 2] = ['@', '#'];
 
 impl Editor {
     /// An empty, unfocused editor.
@@ -128,6 +134,7 @@ impl Editor {
             provider: None,
             autocomplete: None,
             autocomplete_max_visible: 5,
+            trigger_characters: DEFAULT_TRIGGER_CHARACTERS.to_vec(),
             pastes: BTreeMap::new(),
             paste_counter: 0,
             history: Vec::new(),
@@ -239,6 +246,24 @@ impl Editor {
     /// Most suggestions shown at once (clamped to 3..=20; default 5).
     pub fn set_autocomplete_max_visible(&mut self, max: usize) {
         self.autocomplete_max_visible = max.clamp(3, 20);
+    }
+
+    /// Adds characters that open completion at a token's start to `@` and `#`, as pi
+    /// 1.6's `setAutocompleteTriggerCharacters`: single characters other than `/` and
+    /// whitespace.
+    pub fn set_autocomplete_trigger_characters(&mut self, characters: &[String]) {
+        let mut next = DEFAULT_TRIGGER_CHARACTERS.to_vec();
+        for text in characters {
+            let mut chars = text.chars();
+            if let (Some(c), None) = (chars.next(), chars.next())
+                && c != '/'
+                && !c.is_whitespace()
+                && !next.contains(&c)
+            {
+                next.push(c);
+            }
+        }
+        self.trigger_characters = next;
     }
 
     /// Set the completion provider (closes any open list).

@@ -263,10 +263,17 @@ impl App {
             UiNotice::TuiStop {} => self.release_terminal(),
             UiNotice::TuiStart {} => self.reclaim_terminal(),
             UiNotice::SetTerminalInputListening { active } => self.ext.terminal_input = active,
-            UiNotice::SetAutocomplete { active } => self
-                .ext
-                .autocomplete
-                .store(active, std::sync::atomic::Ordering::SeqCst),
+            UiNotice::SetAutocomplete {
+                active,
+                trigger_characters,
+            } => {
+                self.ext
+                    .autocomplete
+                    .store(active, std::sync::atomic::Ordering::SeqCst);
+                self.editor
+                    .set_autocomplete_trigger_characters(&trigger_characters);
+                self.ext.trigger_characters = trigger_characters;
+            }
         }
     }
 

@@ -104,6 +104,8 @@ impl App {
             std::sync::Arc::clone(&self.ext.autocomplete),
         );
         self.editor.set_autocomplete(Box::new(provider));
+        self.editor
+            .set_autocomplete_trigger_characters(&self.ext.trigger_characters);
     }
 
     pub(super) fn open_model_picker(&mut self, search: Option<String>) {

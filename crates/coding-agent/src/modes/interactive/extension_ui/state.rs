@@ -119,6 +119,8 @@ pub(crate) struct ExtensionUiState {
     /// Extensions added autocomplete providers (`ctx.ui.addAutocompleteProvider`): the
     /// editor's completion asks the host first.
     pub autocomplete: Arc<std::sync::atomic::AtomicBool>,
+    /// The trigger characters those providers declared (kept for a new editor).
+    pub trigger_characters: Vec<String>,
     /// `ctx.shutdown()` while the agent ran: quit when it ends.
     pub shutdown_requested: bool,
     /// `session_start` went out; prompts from the command line wait for it.
@@ -152,6 +154,7 @@ impl ExtensionUiState {
             working_indicator: None,
             terminal_input: false,
             autocomplete: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            trigger_characters: Vec::new(),
             shutdown_requested: false,
             deferred_prompts: Vec::new(),
             mirrored_editor_text: None,
