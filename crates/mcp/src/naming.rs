@@ -1,6 +1,7 @@
-//! Tool and server names as pi 1.5 makes them: `mcp__<server>__<tool>` with every character
-//! other than letters, digits and `_` replaced by `_`; names over 64 characters, or taken
-//! by another tool, end in a hash of the server and tool names instead.
+//! Tool and server names as pi 1.6 makes them: `mcp__<server>__<tool>` with every character
+//! other than letters, digits and `_` replaced by `_`; names over 64 characters, taken by
+//! another tool, or shared by two tools of a server, end in a hash of the server and tool
+//! names instead.
 
 const MAX_TOOL_NAME_LENGTH: usize = 64;
 
@@ -30,6 +31,19 @@ pub fn tool_name(server: &str, tool: &str, taken: impl Fn(&str) -> bool) -> Stri
     // The name is ASCII, so byte positions are character positions.
     let keep = name.len().min(MAX_TOOL_NAME_LENGTH - hash.len() - 1);
     format!("{}_{hash}", &name[..keep])
+}
+
+/// The plain names of a server's tools, one per distinct tool name: two alike collide.
+pub fn plain_names(server: &str, tools: &[rmcp::model::Tool]) -> Vec<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for tool in tools {
+        if !seen.contains(&tool.name.as_ref()) {
+            seen.push(tool.name.as_ref());
+        }
+    }
+    seen.iter()
+        .map(|tool| tool_name(server, tool, |_| false))
+        .collect()
 }
 
 /// A server's namespace: servers whose names differ only in `-` and `_` share one.

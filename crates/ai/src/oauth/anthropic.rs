@@ -69,6 +69,7 @@ async fn login_browser(ui: &dyn LoginInteraction) -> Result<OAuthCredentials, OA
         redirect_host: "localhost",
         state: Some(&pkce.verifier),
         bind_host: None,
+        success_message: None,
     };
     let mut server = match CallbackServer::start(options(CALLBACK_PORT)).await {
         Ok(server) => Some(server),

@@ -21,6 +21,8 @@ pub struct CallbackOptions<'a> {
     pub state: Option<&'a str>,
     /// The address to listen on; `None`: `PI_OAUTH_CALLBACK_HOST` or 127.0.0.1.
     pub bind_host: Option<&'a str>,
+    /// The line of the success page; `None`: "Signed in to <provider>. …".
+    pub success_message: Option<&'a str>,
 }
 
 /// What a successful callback carried: the code, the `iss` parameter when the
@@ -79,16 +81,21 @@ impl CallbackServer {
         let path = options.path.to_owned();
         let state = options.state.map(str::to_owned);
         let provider = options.provider.to_owned();
+        let success = options.success_message.map_or_else(
+            || format!("Signed in to {provider}. You may now close this page."),
+            str::to_owned,
+        );
         let task = tokio::spawn(async move {
             while let Ok((mut stream, _)) = listener.accept().await {
                 let (path, state, provider) = (path.clone(), state.clone(), provider.clone());
+                let success = success.clone();
                 let sender = Arc::clone(&sender);
                 tokio::spawn(async move {
                     let Some(target) = read_target(&mut stream).await else {
                         return;
                     };
                     let (status, page, result) =
-                        answer(&target, &path, state.as_deref(), &provider);
+                        answer(&target, &path, state.as_deref(), &provider, &success);
                     let taken = result.and_then(|r| {
                         sender
                             .lock()
@@ -102,6 +109,7 @@ impl CallbackServer {
                             page_html(
                                 "Authentication failed",
                                 "This sign-in has already been handled.",
+                                None,
                             ),
                         ),
                         _ => (status, page),
@@ -170,12 +178,18 @@ async fn read_target(stream: &mut tokio::net::TcpStream) -> Option<String> {
 }
 
 /// The status, page and (when this request settles the sign-in) the outcome.
-fn answer(target: &str, path: &str, state: Option<&str>, provider: &str) -> (u16, String, Outcome) {
+fn answer(
+    target: &str,
+    path: &str,
+    state: Option<&str>,
+    provider: &str,
+    success: &str,
+) -> (u16, String, Outcome) {
     let (route, query) = target.split_once('?').unwrap_or((target, ""));
     if route != path {
         return (
             404,
-            page_html("Authentication failed", "Callback route not found."),
+            page_html("Authentication failed", "Callback route not found.", None),
             None,
         );
     }
@@ -191,7 +205,7 @@ fn answer(target: &str, path: &str, state: Option<&str>, provider: &str) -> (u16
     if state.is_some_and(|state| param("state").as_deref() != Some(state)) {
         return (
             400,
-            page_html("Authentication failed", "State mismatch."),
+            page_html("Authentication failed", "State mismatch.", None),
             None,
         );
     }
@@ -199,7 +213,8 @@ fn answer(target: &str, path: &str, state: Option<&str>, provider: &str) -> (u16
         let description = param("error_description").unwrap_or(error);
         let page = page_html(
             "Authentication failed",
-            &format!("{provider} authorization failed. {description}"),
+            &format!("{provider} authorization failed."),
+            Some(&description),
         );
         return (
             400,
@@ -212,10 +227,7 @@ fn answer(target: &str, path: &str, state: Option<&str>, provider: &str) -> (u16
     match param("code") {
         Some(code) if !code.is_empty() => (
             200,
-            page_html(
-                "Authentication successful",
-                &format!("Signed in to {provider}. You may now close this page."),
-            ),
+            page_html("Authentication successful", success, None),
             Some(Ok(CallbackCode {
                 code,
                 iss: param("iss"),
@@ -224,7 +236,7 @@ fn answer(target: &str, path: &str, state: Option<&str>, provider: &str) -> (u16
         ),
         _ => (
             400,
-            page_html("Authentication failed", "Missing authorization code."),
+            page_html("Authentication failed", "Missing authorization code.", None),
             None,
         ),
     }
@@ -240,20 +252,49 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-/// A minimal page in pi's look: a heading and a line, HTML-escaped.
-fn page_html(heading: &str, message: &str) -> String {
+/// pi's logo in its colours, as pi 1.6.0's sign-in pages show it.
+const LOGO_SVG: &str = concat!(
+    r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 800" aria-hidden="true">"##,
+    r##"<path fill="#F09082" d="M165.29 165.29H517.36V400H400V282.65H165.29Z"/>"##,
+    r##"<path fill="#4D9ABF" d="M165.29 282.65H282.65V400H400V517.36H282.65V634.72H165.29Z"/>"##,
+    r##"<path fill="#F1BE58" d="M517.36 400H634.72V634.72H517.36Z"/></svg>"##,
+);
+
+/// The look of the page: dark, centred, the logo above the heading.
+const PAGE_STYLE: &str = "\
+:root{--text:#fafafa;--text-dim:#a1a1aa;--page-bg:#09090b;\
+--font-sans:ui-sans-serif,system-ui,-apple-system,\"Segoe UI\",Roboto,Arial,sans-serif;\
+--font-mono:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\
+*{box-sizing:border-box}html{color-scheme:dark}\
+body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;\
+padding:24px;background:var(--page-bg);color:var(--text);font-family:var(--font-sans);\
+text-align:center}\
+main{width:100%;max-width:560px;display:flex;flex-direction:column;align-items:center}\
+.logo{width:72px;height:72px;display:block;margin-bottom:24px}\
+h1{margin:0 0 10px;font-size:28px;line-height:1.15;font-weight:650}\
+p{margin:0;line-height:1.7;color:var(--text-dim);font-size:15px}\
+.details{margin-top:16px;font-family:var(--font-mono);font-size:13px;color:var(--text-dim);\
+white-space:pre-wrap;word-break:break-word}";
+
+/// A sign-in page in pi's look: the logo, a heading, a line and optional details, all
+/// text HTML-escaped.
+fn page_html(heading: &str, message: &str, details: Option<&str>) -> String {
     let escape = |s: &str| {
         s.replace('&', "&amp;")
             .replace('<', "&lt;")
             .replace('>', "&gt;")
             .replace('"', "&quot;")
+            .replace('\'', "&#39;")
     };
+    let details = details.map_or_else(String::new, |d| {
+        format!("<div class=\"details\">{}</div>", escape(d))
+    });
     format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{h}</title>\
-         <style>body{{background:#09090b;color:#fafafa;font-family:system-ui,sans-serif;\
-         display:flex;align-items:center;justify-content:center;min-height:100vh;margin:0;\
-         text-align:center}}p{{color:#a1a1aa}}</style></head><body><main><h1>{h}</h1>\
-         <p>{m}</p></main></body></html>",
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n\
+         <title>{h}</title>\n<style>{PAGE_STYLE}</style>\n</head>\n<body>\n<main>\n\
+         <div class=\"logo\">{LOGO_SVG}</div>\n<h1>{h}</h1>\n<p>{m}</p>\n{details}\n\
+         </main>\n</body>\n</html>",
         h = escape(heading),
         m = escape(message)
     )
@@ -265,8 +306,13 @@ mod tests {
 
     #[test]
     fn code_with_matching_state_settles() {
-        let (status, _, outcome) =
-            answer("/callback?code=abc&state=s1", "/callback", Some("s1"), "X");
+        let (status, _, outcome) = answer(
+            "/callback?code=abc&state=s1",
+            "/callback",
+            Some("s1"),
+            "X",
+            "ok",
+        );
         assert_eq!(status, 200);
         assert_eq!(
             outcome,
@@ -281,6 +327,7 @@ mod tests {
             "/callback",
             Some("s1"),
             "X",
+            "ok",
         );
         assert_eq!(
             outcome.and_then(Result::ok).and_then(|c| c.iss).as_deref(),
@@ -291,23 +338,53 @@ mod tests {
     #[test]
     fn wrong_state_or_path_is_refused_without_settling() {
         assert_eq!(
-            answer("/callback?code=a&state=bad", "/callback", Some("s1"), "X").2,
+            answer(
+                "/callback?code=a&state=bad",
+                "/callback",
+                Some("s1"),
+                "X",
+                "ok"
+            )
+            .2,
             None
         );
         assert_eq!(
-            answer("/other?code=a&state=s1", "/callback", Some("s1"), "X").0,
+            answer("/other?code=a&state=s1", "/callback", Some("s1"), "X", "ok").0,
             404
         );
     }
 
     #[test]
     fn without_a_state_any_code_on_the_path_settles() {
-        let (status, _, outcome) = answer("/cb/1?code=abc", "/cb/1", None, "OpenRouter");
+        let (status, _, outcome) = answer("/cb/1?code=abc", "/cb/1", None, "OpenRouter", "ok");
         assert_eq!(status, 200);
         assert_eq!(
             outcome.and_then(Result::ok).map(|c| c.code).as_deref(),
             Some("abc")
         );
+    }
+
+    #[test]
+    fn pages_show_the_logo_and_escape_their_text() {
+        let (_, page, _) = answer(
+            "/callback?code=a&state=s1",
+            "/callback",
+            Some("s1"),
+            "X",
+            "Done <now>",
+        );
+        assert!(page.contains(LOGO_SVG));
+        assert!(page.contains("<h1>Authentication successful</h1>"));
+        assert!(page.contains("<p>Done &lt;now&gt;</p>"));
+        let (_, page, _) = answer(
+            "/callback?state=s1&error=e&error_description=It%27s%20off",
+            "/callback",
+            Some("s1"),
+            "X",
+            "ok",
+        );
+        assert!(page.contains("<p>X authorization failed.</p>"));
+        assert!(page.contains("<div class=\"details\">It&#39;s off</div>"));
     }
 
     #[test]
@@ -317,6 +394,7 @@ mod tests {
             "/callback",
             Some("s1"),
             "X",
+            "ok",
         );
         assert_eq!(
             outcome,

@@ -82,6 +82,7 @@ pub(crate) async fn login(
         redirect_host: "localhost",
         state: Some(&pkce.verifier),
         bind_host: None,
+        success_message: None,
     })
     .await?;
     let scope = flavor.scopes.join(" ");

@@ -165,6 +165,7 @@ pub(crate) async fn login(ui: &dyn LoginInteraction) -> Result<OAuthCredentials,
         redirect_host: "127.0.0.1",
         state: Some(&state),
         bind_host: None,
+        success_message: None,
     })
     .await
     .map_err(|_| {

@@ -80,6 +80,7 @@ async fn login_browser(ui: &dyn LoginInteraction) -> Result<OAuthCredentials, OA
         redirect_host: "localhost",
         state: Some(&state),
         bind_host: None,
+        success_message: None,
     })
     .await
     .ok();

@@ -83,6 +83,7 @@ pub(crate) async fn login(ui: &dyn LoginInteraction) -> Result<OAuthCredentials,
         redirect_host: &redirect_host,
         state: None,
         bind_host: Some(&host),
+        success_message: None,
     })
     .await?;
     let redirect_uri = server.redirect_uri().to_owned();

@@ -139,13 +139,16 @@ impl McpRuntime {
             if status.state != State::Connected {
                 continue;
             }
+            // Tools whose plain names collide all get the hash (as pi 1.6.0 and Codex), so
+            // which keeps the plain name never depends on the order of the list.
+            let plain = pi_mcp::naming::plain_names(connection.name(), &status.tools);
             for tool in &status.tools {
                 let exposure = connection.entry.config.tool_exposure(&tool.name);
                 if exposure == pi_mcp::exposure::Exposure::Hidden {
                     continue;
                 }
                 let name = pi_mcp::naming::tool_name(connection.name(), &tool.name, |n| {
-                    names.iter().any(|t| t == n)
+                    names.iter().any(|t| t == n) || plain.iter().filter(|p| *p == n).count() > 1
                 });
                 names.push(name.clone());
                 let made: Arc<dyn AgentTool> =

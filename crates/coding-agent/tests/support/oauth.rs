@@ -70,9 +70,27 @@ pub fn login_by_visiting(program: &Path, env: &Env) -> (Option<i32>, String) {
 
 /// The same, with what pi wrote to stderr.
 pub fn login_by_visiting_full(program: &Path, env: &Env) -> (Option<i32>, String, String) {
+    let done = login_visiting(program, env, "secure", 60);
+    (done.code, done.said, done.errors)
+}
+
+/// How a `pi mcp login` the test played the browser for ended.
+pub struct Login {
+    pub code: Option<i32>,
+    pub said: String,
+    pub errors: String,
+    /// The page pi's callback answered the browser with.
+    pub page: String,
+}
+
+/// Runs `pi mcp login <server> --timeout <seconds>` of `program` and plays the browser:
+/// it opens the URL pi prints and follows the redirect to pi's callback.
+pub fn login_visiting(program: &Path, env: &Env, server: &str, seconds: u32) -> Login {
     use std::io::{BufRead, BufReader};
+    let page_file = env.dir.path().join("callback-page.html");
+    let _ = std::fs::remove_file(&page_file);
     let mut child = Command::new(program)
-        .args(["mcp", "login", "secure", "--timeout", "60"])
+        .args(["mcp", "login", server, "--timeout", &seconds.to_string()])
         .current_dir(&env.work)
         .env("PI_CODING_AGENT_DIR", &env.agent)
         .env("HOME", env.dir.path())
@@ -90,12 +108,17 @@ pub fn login_by_visiting_full(program: &Path, env: &Env) -> (Option<i32>, String
         said.push_str(&line);
         said.push('\n');
         if line.starts_with("http://127.0.0.1:") {
+            // An error page comes with an error status: keep its body too.
             let visited = Command::new("python3")
                 .args([
                     "-c",
-                    "import sys,urllib.request; urllib.request.urlopen(sys.argv[1]).read()",
+                    "import sys,urllib.request,urllib.error\n\
+                     try: body = urllib.request.urlopen(sys.argv[1]).read()\n\
+                     except urllib.error.HTTPError as e: body = e.read()\n\
+                     open(sys.argv[2], 'wb').write(body)",
                     &line,
                 ])
+                .arg(&page_file)
                 .status()
                 .unwrap();
             assert!(visited.success());
@@ -111,5 +134,10 @@ pub fn login_by_visiting_full(program: &Path, env: &Env) -> (Option<i32>, String
         use std::io::Read;
         let _ = stderr.read_to_string(&mut errors);
     }
-    (child.wait().unwrap().code(), said, errors)
+    Login {
+        code: child.wait().unwrap().code(),
+        said,
+        errors,
+        page: std::fs::read_to_string(&page_file).unwrap_or_default(),
+    }
 }

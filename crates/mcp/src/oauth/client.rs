@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::discovery::{Challenge, Discovered, discover};
+use super::document;
 use super::flow::{self, TokenRequest};
 use super::settings::OAuthSettings;
 use super::state::{AuthState, ClientInformation};
@@ -100,6 +101,31 @@ impl ServerAuth {
         }
     }
 
+    /// The client a refresh authenticates as: the configured or stored one, else pi's
+    /// document for the first redirect it lists (pi 1.6.0 stores no document client).
+    fn refresh_client(
+        &self,
+        state: &AuthState,
+        discovered: &Discovered,
+    ) -> Result<Option<ClientInformation>, OAuthError> {
+        if let Some(client) = self.client(state) {
+            return Ok(Some(client));
+        }
+        let fixed = self
+            .settings
+            .callback_url
+            .clone()
+            .filter(|_| self.settings.loopback().2.is_some());
+        let redirect = fixed
+            .into_iter()
+            .find(|u| document::lists_redirect(u))
+            .unwrap_or_else(|| "http://127.0.0.1/callback".to_owned());
+        Ok(
+            document::choose(&self.settings, &self.url, discovered, &redirect)?
+                .map(|doc| ClientInformation::with_id(&doc.client_id, None)),
+        )
+    }
+
     /// The access token to send: refreshed first when it is about to expire.
     pub async fn token(&self) -> Option<String> {
         let state = self.load().ok()?;
@@ -147,10 +173,10 @@ impl ServerAuth {
         let Some(refresh_token) = state.refresh_token().map(str::to_owned) else {
             return Ok(Refreshed::NeedsSignIn);
         };
-        let Some(client) = self.client(&state) else {
+        let discovered = self.discovered(&state, challenge).await?;
+        let Some(client) = self.refresh_client(&state, &discovered)? else {
             return Ok(Refreshed::NeedsSignIn);
         };
-        let discovered = self.discovered(&state, challenge).await?;
         let resource = discovered.resource(&self.url)?;
         let request = TokenRequest {
             discovered: &discovered,

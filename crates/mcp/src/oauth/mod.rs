@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod discovery;
+pub mod document;
 pub mod flow;
 pub mod settings;
 pub mod sign_in;

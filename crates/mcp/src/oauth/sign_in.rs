@@ -1,19 +1,18 @@
 //! `pi mcp login`'s sign-in: the stored refresh token when it still works, else the
 //! browser authorization code flow (PKCE) against a loopback callback.
 
-use base64::Engine;
 use pi_ai::oauth::{CallbackOptions, CallbackServer};
 
 use super::client::{Refreshed, ServerAuth};
 use super::discovery::{Challenge, Discovered};
+use super::document;
 use super::flow::{self, TokenRequest};
 use super::settings::Registration;
 use super::state::ClientInformation;
 use super::{OAuthError, now_ms};
 
-/// pi's Client ID Metadata Documents, used when the server takes metadata documents and
-/// registration by pi is not possible or not wanted.
-const CLIENT_METADATA_BASE: &str = "https://pi.dev/oauth";
+/// The page the browser shows after the sign-in, as pi 1.6.0's.
+const SUCCESS_PAGE: &str = "Signed in to the MCP server. You may now close this page.";
 
 /// How the sign-in ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,17 +21,6 @@ pub enum SignedIn {
     Refreshed,
     /// The user signed in in the browser.
     InBrowser,
-}
-
-/// The short id of a server in callback paths: 9 bytes of the SHA-256 of its URL.
-fn callback_id(server_url: &str) -> String {
-    let mut url = server_url.to_owned();
-    if let Ok(mut parsed) = url::Url::parse(server_url) {
-        parsed.set_fragment(None);
-        url = parsed.into();
-    }
-    let digest = ring::digest::digest(&ring::digest::SHA256, url.as_bytes());
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest.as_ref()[..9])
 }
 
 /// `hex` of 32 random bytes: the `state` parameter.
@@ -54,24 +42,14 @@ fn merge_scopes(scopes: &[Option<&str>]) -> Option<String> {
     (!merged.is_empty()).then(|| merged.join(" "))
 }
 
-/// Whether pi's metadata document can be the client for this server.
-fn metadata_document_usable(discovered: &Discovered) -> bool {
-    discovered.flag("client_id_metadata_document_supported")
-        && discovered
-            .list("token_endpoint_auth_methods_supported")
-            .is_some_and(|m| m.contains(&"none"))
-}
-
-/// The client the sign-in will use, before the callback listens.
-enum Plan {
+/// The client of a sign-in.
+enum Client {
+    /// Configured, or registered before for this redirect URI.
     Known(ClientInformation),
-    /// pi's metadata document at this URL; the redirect path gains a suffix when the
-    /// server cannot name itself in the response.
-    Document {
-        url: String,
-        path_suffix: Option<String>,
-    },
-    Register,
+    /// pi's metadata document; never stored, it is worked out again for refreshes.
+    Document(ClientInformation),
+    /// Registered now.
+    Registered(ClientInformation),
 }
 
 impl ServerAuth {
@@ -105,69 +83,94 @@ impl ServerAuth {
     ) -> Result<SignedIn, OAuthError> {
         let state = self.load()?;
         let discovered = self.discovered(&state, challenge).await?;
-        let (bind, named_host, port, path) = self.settings.loopback();
-        let registered = state
-            .client_information
-            .as_ref()
-            .and_then(|c| c.redirect_uris.first())
-            .and_then(|u| url::Url::parse(u).ok());
-        let plan = self.plan(&state, &discovered);
-        let path = match &plan {
-            Plan::Document {
-                path_suffix: Some(id),
-                ..
-            } => format!("{}/{id}", path.trim_end_matches('/')),
-            _ => path,
+        let (bind, named_host, port, base_path) = self.settings.loopback();
+        let configured = self.settings.client_id.is_some();
+        let stored = state.client_information.clone().filter(|_| !configured);
+        // A registered client stays while its redirect URI matches (never with "cimd").
+        let may_keep = stored.is_some() && self.settings.registration != Registration::Cimd;
+        // Without a client to keep, the callback listens where pi's document points.
+        let provisional = format!("http://{named_host}{base_path}");
+        let path = match (
+            configured || may_keep,
+            document::choose(&self.settings, &self.url, &discovered, &provisional)?,
+        ) {
+            (false, Some(doc)) => redirect_path(&doc.redirect_uri).unwrap_or(base_path.clone()),
+            _ => base_path.clone(),
         };
         let oauth_state = random_state()?;
         let provider = format!("MCP server \"{}\"", self.server);
-        let options = |port: u16| CallbackOptions {
-            provider: &provider,
-            port,
-            path: &path,
-            redirect_host: &named_host,
-            state: Some(&oauth_state),
-            bind_host: Some(&bind),
-        };
-        let wanted = port.or_else(|| registered.as_ref().and_then(url::Url::port));
-        let mut callback = match CallbackServer::start(options(wanted.unwrap_or(0))).await {
-            Ok(server) => server,
-            // The port of an earlier registration is taken: register again on another.
-            Err(_) if port.is_none() && wanted.is_some() => CallbackServer::start(options(0))
+        let listen = |path: String, port: u16| {
+            let (provider, oauth_state, named_host, bind) =
+                (&provider, &oauth_state, &named_host, &bind);
+            async move {
+                CallbackServer::start(CallbackOptions {
+                    provider,
+                    port,
+                    path: &path,
+                    redirect_host: named_host,
+                    state: Some(oauth_state),
+                    bind_host: Some(bind),
+                    success_message: Some(SUCCESS_PAGE),
+                })
                 .await
-                .map_err(|e| OAuthError::Flow(e.to_string()))?,
-            Err(e) => return Err(OAuthError::Flow(e.to_string())),
+                .map_err(|e| OAuthError::Flow(e.to_string()))
+            }
         };
-        let redirect_uri = callback.redirect_uri().to_owned();
+        let registered_port = stored
+            .as_ref()
+            .and_then(|c| c.redirect_uris.first())
+            .and_then(|u| url::Url::parse(u).ok())
+            .and_then(|u| u.port());
+        let wanted = port.or(registered_port);
+        let mut callback = match listen(path.clone(), wanted.unwrap_or(0)).await {
+            Ok(server) => server,
+            // The port of an earlier registration is taken: use another.
+            Err(_) if port.is_none() && wanted.is_some() => listen(path.clone(), 0).await?,
+            Err(e) => return Err(e),
+        };
+        let mut redirect_uri = callback.redirect_uri().to_owned();
+        let base_redirect = with_path(&redirect_uri, &base_path);
         let scope = self.scope(&discovered, challenge, step_up, &state);
-        let name = self.settings.client_name.as_deref().unwrap_or("pi");
-        let register = || {
-            flow::register(
-                &self.http,
-                &discovered,
-                name,
-                &redirect_uri,
-                scope.as_deref(),
+        let client = if let Some(client) = self.client(&state).filter(|_| configured) {
+            Client::Known(client)
+        } else if let Some(client) =
+            stored.filter(|c| may_keep && c.redirect_uris.contains(&base_redirect))
+        {
+            Client::Known(client)
+        } else if let Some(doc) =
+            document::choose(&self.settings, &self.url, &discovered, &base_redirect)?
+        {
+            if doc.redirect_uri != redirect_uri {
+                // The kept client's port was taken, and the document has its own path.
+                drop(callback);
+                callback = listen(
+                    redirect_path(&doc.redirect_uri).unwrap_or(base_path.clone()),
+                    0,
+                )
+                .await?;
+                redirect_uri = callback.redirect_uri().to_owned();
+            }
+            Client::Document(ClientInformation::with_id(&doc.client_id, None))
+        } else {
+            let name = self.settings.client_name.as_deref().unwrap_or("pi");
+            Client::Registered(
+                flow::register(
+                    &self.http,
+                    &discovered,
+                    name,
+                    &redirect_uri,
+                    scope.as_deref(),
+                )
+                .await?,
             )
         };
-        let client = match plan {
-            Plan::Known(client) => client,
-            Plan::Document { url, .. } => {
-                let mut client = ClientInformation::with_id(&url, None);
-                client.redirect_uris = vec![redirect_uri.clone()];
-                client
-            }
-            Plan::Register => register().await?,
-        };
-        // A registration for another redirect URI would be refused: register again.
-        let client = if self.settings.client_id.is_none()
-            && !client.redirect_uris.is_empty()
-            && !client.redirect_uris.contains(&redirect_uri)
-            && !client.client_id.starts_with("https://")
-        {
-            register().await?
-        } else {
-            client
+        // Credentials of a client that is not kept go with it, as pi 1.6.0 drops them.
+        let keep_credentials = matches!(client, Client::Known(_))
+            || (state.client_information.is_none()
+                && document::offered(&self.settings, &base_redirect));
+        let (client, registered) = match client {
+            Client::Known(c) | Client::Document(c) => (c, None),
+            Client::Registered(c) => (c.clone(), Some(c)),
         };
         let resource = discovered.resource(&self.url)?;
         let authorization = flow::authorization_url(
@@ -178,17 +181,16 @@ impl ServerAuth {
             scope.as_deref(),
             resource.as_deref(),
         )?;
-        let keep_client = self.settings.client_id.is_none();
         let verifier = authorization.code_verifier.clone();
-        let saved_client = client.clone();
         self.update(|s| {
             s.oauth_state = Some(oauth_state.clone());
             s.code_verifier = Some(verifier);
-            if keep_client {
-                if s.client_information.as_ref() != Some(&saved_client) {
-                    s.clear_tokens();
-                }
-                s.client_information = Some(saved_client);
+            if !configured && !keep_credentials {
+                s.client_information = None;
+                s.clear_tokens();
+            }
+            if let Some(registered) = registered {
+                s.client_information = Some(registered);
             }
         })?;
         show_url(&authorization.url);
@@ -232,42 +234,31 @@ impl ServerAuth {
     ) -> Option<String> {
         let challenged = challenge.and_then(|c| c.scope.as_deref());
         let granted = state.tokens.as_ref().and_then(|t| t.scope.as_deref());
-        let asked = if step_up {
+        // A step-up asks for what was granted and what is missing (the challenge may name
+        // only the missing scopes), so the new token keeps the access the old one had.
+        let asked = if step_up && challenged.is_some() {
             merge_scopes(&[self.settings.scope.as_deref(), granted, challenged])
         } else {
             merge_scopes(&[self.settings.scope.as_deref(), challenged])
         };
         asked.or_else(|| discovered.resource_scopes())
     }
+}
 
-    fn plan(&self, state: &super::state::AuthState, discovered: &Discovered) -> Plan {
-        if let Some(client) = self.client(state) {
-            return Plan::Known(client);
-        }
-        let document = match self.settings.registration {
-            Registration::Dcr => false,
-            Registration::Cimd => true,
-            Registration::Auto => {
-                discovered.endpoint("registration_endpoint").is_none()
-                    && discovered.metadata.is_some()
-                    && self.settings.client_name.is_none()
-            }
-        };
-        if document && metadata_document_usable(discovered) {
-            if discovered.flag("authorization_response_iss_parameter_supported") {
-                return Plan::Document {
-                    url: format!("{CLIENT_METADATA_BASE}/client.json"),
-                    path_suffix: None,
-                };
-            }
-            let id = callback_id(&self.url);
-            return Plan::Document {
-                url: format!("{CLIENT_METADATA_BASE}/{id}/client.json"),
-                path_suffix: Some(id),
-            };
-        }
-        Plan::Register
-    }
+/// The path of a redirect URI.
+fn redirect_path(redirect: &str) -> Option<String> {
+    url::Url::parse(redirect).ok().map(|u| u.path().to_owned())
+}
+
+/// A redirect URI with another path.
+fn with_path(redirect: &str, path: &str) -> String {
+    url::Url::parse(redirect).map_or_else(
+        |_| redirect.to_owned(),
+        |mut u| {
+            u.set_path(path);
+            u.into()
+        },
+    )
 }
 
 /// RFC 9207, as the MCP SDK of pi 1.6.0 checks it before the code exchange: an `iss` the
@@ -299,17 +290,6 @@ fn check_issuer(discovered: &Discovered, iss: Option<&str>) -> Result<(), OAuthE
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn callback_id_is_twelve_url_safe_chars() {
-        let id = callback_id("https://mcp.example.com/mcp");
-        assert_eq!(id.len(), 12);
-        assert_eq!(id, callback_id("https://mcp.example.com/mcp#frag"));
-        assert!(
-            id.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        );
-    }
 
     #[test]
     fn the_issuer_of_the_response_must_be_the_servers() {
