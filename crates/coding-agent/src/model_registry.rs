@@ -131,6 +131,7 @@ impl ModelRegistry {
         let mut registry = Self::load_files(agent_dir);
         registry.auth_path = Some(paths::auth_path(agent_dir));
         registry.apply_login_base_urls();
+        registry.apply_login_model_lists();
         registry.llama = llama::config::resolve(&registry.auth);
         let stored = llama::store::read_chat_models(agent_dir);
         registry.set_llama_models(stored);
@@ -233,6 +234,34 @@ impl ModelRegistry {
                 }
             }
         }
+    }
+
+    /// A GitHub Copilot login that lists the models its account may use
+    /// (`availableModelIds`, every one a string) hides the catalog's other Copilot models,
+    /// as pi 1.6.0's `filterModels`; models added in `models.json` stay.
+    fn apply_login_model_lists(&mut self) {
+        const PROVIDER: &str = "github-copilot";
+        let Some(ids) = self
+            .auth
+            .oauth(PROVIDER)
+            .and_then(|login| login.extra.get("availableModelIds"))
+            .and_then(serde_json::Value::as_array)
+        else {
+            return;
+        };
+        let Some(available) = ids
+            .iter()
+            .map(serde_json::Value::as_str)
+            .collect::<Option<std::collections::HashSet<&str>>>()
+        else {
+            return;
+        };
+        let builtin = pi_ai::get_models(PROVIDER);
+        self.resolved.models.retain(|model| {
+            model.provider != PROVIDER
+                || available.contains(model.id.as_str())
+                || !builtin.iter().any(|b| b.id == model.id)
+        });
     }
 
     fn load_files(agent_dir: &Path) -> Self {
