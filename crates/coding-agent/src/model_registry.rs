@@ -402,7 +402,7 @@ impl ModelRegistry {
             return self.llama.is_some();
         }
         let has_key = self.stored_key(provider).is_some()
-            || self.auth.has_bedrock_profile(provider)
+            || self.auth.signed_in_by_env(provider)
             || pi_ai::get_env_api_key(provider).is_some()
             || pi_ai::env_keys::env_auth_header(provider).is_some()
             || (provider == "anthropic" && Federation::from_env(None).is_some())
@@ -489,9 +489,10 @@ impl ModelRegistry {
             .then(|| self.stored_key(&model.provider))
             .flatten();
         let env = self.auth.scoped_env(&model.provider, stored.is_some());
-        // A Bedrock profile stored without a key authenticates as ambient credentials do.
+        // A Bedrock profile or Vertex project stored without a key authenticates as
+        // ambient credentials do.
         let stored = stored.or_else(|| {
-            (cli_key.is_none() && self.auth.has_bedrock_profile(&model.provider))
+            (cli_key.is_none() && self.auth.signed_in_by_env(&model.provider))
                 .then(|| "<authenticated>".to_owned())
         });
         let given = cli_key.map(str::to_owned).or(llama_key).or(stored);

@@ -240,3 +240,98 @@ async fn a_runtime_api_key_resolves_cloudflare_ids_for_itself_as_in_16() {
                 "authorization": "Bearer cf-runtime", "cf-aig-authorization": null}])
     );
 }
+
+/// The `cache_control` marks of an Anthropic request's body, in order.
+fn cache_marks(output: &Output, requests: &[RecordedRequest]) -> Value {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    fn collect(value: &Value, marks: &mut Vec<Value>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(mark) = map.get("cache_control") {
+                    marks.push(mark.clone());
+                }
+                map.values().for_each(|v| collect(v, marks));
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect(v, marks)),
+            _ => {}
+        }
+    }
+    requests
+        .iter()
+        .map(|r| {
+            let mut marks = Vec::new();
+            collect(&r.body, &mut marks);
+            Value::Array(marks)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_cache_retention_lengthens_the_providers_prompt_cache_as_in_16() {
+    let anthropic = json!({"anthropic": {"baseUrl": "{url}"}});
+    // `PI_CACHE_RETENTION=long` stored with the Anthropic key asks for the hour-long cache.
+    let mut case = Case::new(anthropic.clone(), "anthropic/claude-fable-5");
+    case.auth = json!({"anthropic": {"type": "api_key", "key": "sk-ant-stored",
+        "env": {"PI_CACHE_RETENTION": "long"}}});
+    let marks = compare(&case, cache_marks).await;
+    let long = json!({"type": "ephemeral", "ttl": "1h"});
+    let first = marks[0].as_array().unwrap();
+    assert!(
+        !first.is_empty() && first.iter().all(|m| m == &long),
+        "{marks}"
+    );
+    // Without it the default five minutes; the stored value also beats the environment's.
+    let mut case = Case::new(anthropic, "anthropic/claude-fable-5");
+    case.auth = json!({"anthropic": {"type": "api_key", "key": "sk-ant-stored",
+        "env": {"PI_CACHE_RETENTION": "short"}}});
+    case.env.push(("PI_CACHE_RETENTION", "long"));
+    let marks = compare(&case, cache_marks).await;
+    let first = marks[0].as_array().unwrap();
+    assert!(
+        !first.is_empty() && first.iter().all(|m| m == &json!({"type": "ephemeral"})),
+        "{marks}"
+    );
+}
+
+/// Google Vertex reads its project, location and credentials from the login's scoped `env`
+/// before the process environment (pi-ai 1.6's `getProviderEnvValue(name, options.env)`).
+/// Ours only: without an API key, pi 1.6.0 takes its token from Google's OAuth endpoint
+/// (Application Default Credentials), which cannot be pointed at the mock; ours takes a
+/// ready one (`GOOGLE_CLOUD_ACCESS_TOKEN`), here from the scoped env too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_vertex_project_and_location_configure_vertex_requests() {
+    let vertex = json!({"google-vertex": {"baseUrl": "{url}/v1"}});
+    let scoped = |env: Value| {
+        let mut case = Case::new(vertex.clone(), "google-vertex/gemini-2.5-flash");
+        case.auth = json!({"google-vertex": {"type": "api_key", "env": env}});
+        case
+    };
+    let stored = json!({"GOOGLE_CLOUD_PROJECT": "proj-stored",
+        "GOOGLE_CLOUD_LOCATION": "europe-west4", "GOOGLE_CLOUD_ACCESS_TOKEN": "ya29.stored"});
+    let (output, requests) = support::pi_case::prompt(support::ts16::ours(), &scoped(stored)).await;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].headers.get("authorization").map(String::as_str),
+        Some("Bearer ya29.stored")
+    );
+    // No project anywhere: Vertex is not signed in, nothing is sent.
+    let no_project = json!({"GOOGLE_CLOUD_LOCATION": "europe-west4",
+        "GOOGLE_CLOUD_ACCESS_TOKEN": "ya29.stored"});
+    let (output, requests) =
+        support::pi_case::prompt(support::ts16::ours(), &scoped(no_project)).await;
+    assert!(requests.is_empty());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("No API key found for google-vertex"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
