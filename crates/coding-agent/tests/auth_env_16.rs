@@ -335,3 +335,94 @@ async fn a_stored_vertex_project_and_location_configure_vertex_requests() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A relay standing in for an HTTP proxy: it takes CONNECT tunnels and absolute-form
+/// requests, records each target and passes the bytes on.
+async fn relay() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::{TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let targets = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&targets);
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let seen = std::sync::Arc::clone(&seen);
+            tokio::spawn(async move {
+                let mut client = BufReader::new(client);
+                let mut first = String::new();
+                if client.read_line(&mut first).await.is_err() {
+                    return;
+                }
+                let mut parts = first.split_whitespace();
+                let method = parts.next().unwrap_or_default().to_owned();
+                let target = parts.next().unwrap_or_default();
+                let authority = match method.as_str() {
+                    "CONNECT" => target.to_owned(),
+                    _ => target
+                        .trim_start_matches("http://")
+                        .split('/')
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned(),
+                };
+                seen.lock().unwrap().push(authority.clone());
+                let Ok(mut upstream) = TcpStream::connect(&authority).await else {
+                    return;
+                };
+                if method == "CONNECT" {
+                    let mut line = String::new();
+                    while client.read_line(&mut line).await.is_ok_and(|n| n > 2) {
+                        line.clear();
+                    }
+                    let _ = client
+                        .get_mut()
+                        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                        .await;
+                } else if upstream.write_all(first.as_bytes()).await.is_err() {
+                    return;
+                }
+                let buffered = client.buffer().to_vec();
+                let _ = upstream.write_all(&buffered).await;
+                let mut client = client.into_inner();
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+            });
+        }
+    });
+    (url, targets)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_proxy_carries_bedrock_requests_as_in_16() {
+    let runs = support::ts16::pis().len();
+    let (proxy, targets) = relay().await;
+    // The proxy stored with the Bedrock login carries its requests (pi-ai 1.6's Bedrock
+    // handler reads HTTP_PROXY from the scoped env); the process environment has none.
+    let auth = json!({"amazon-bedrock": {"type": "api_key",
+        "env": {"AWS_PROFILE": "scoped", "HTTP_PROXY": proxy}}});
+    let signed = compare(&bedrock(auth, &[]), signers).await;
+    assert_eq!(
+        signed,
+        json!([{"key": "AKIDSCOPEDPROFILE", "region": "us-east-1"}])
+    );
+    let seen = targets.lock().unwrap().clone();
+    assert_eq!(
+        seen.len(),
+        runs,
+        "one request through the relay per pi: {seen:?}"
+    );
+    assert!(seen.iter().all(|t| t.starts_with("127.0.0.1:")), "{seen:?}");
+    // A stored NO_PROXY naming the endpoint's host sends it directly.
+    let auth = json!({"amazon-bedrock": {"type": "api_key",
+        "env": {"AWS_PROFILE": "scoped", "HTTP_PROXY": proxy, "NO_PROXY": "localhost,127.0.0.1"}}});
+    let signed = compare(&bedrock(auth, &[]), signers).await;
+    assert_eq!(
+        signed,
+        json!([{"key": "AKIDSCOPEDPROFILE", "region": "us-east-1"}])
+    );
+    assert_eq!(
+        targets.lock().unwrap().len(),
+        runs,
+        "nothing more through the relay"
+    );
+}
