@@ -337,7 +337,8 @@ async fn a_stored_vertex_project_and_location_configure_vertex_requests() {
 }
 
 /// A relay standing in for an HTTP proxy: it takes CONNECT tunnels and absolute-form
-/// requests, records each target and passes the bytes on.
+/// requests, records each target and passes the bytes on to the mock (a target elsewhere
+/// is recorded and the connection closed).
 async fn relay() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     use tokio::net::{TcpListener, TcpStream};
@@ -367,6 +368,10 @@ async fn relay() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
                         .to_owned(),
                 };
                 seen.lock().unwrap().push(authority.clone());
+                // Only the mock on this machine is reached; other targets are only noted.
+                if !authority.starts_with("127.0.0.1:") {
+                    return;
+                }
                 let Ok(mut upstream) = TcpStream::connect(&authority).await else {
                     return;
                 };
@@ -424,5 +429,57 @@ async fn a_stored_proxy_carries_bedrock_requests_as_in_16() {
         targets.lock().unwrap().len(),
         runs,
         "nothing more through the relay"
+    );
+}
+
+/// Which Bedrock endpoint a built-in model's request goes to when the login's scoped env,
+/// or else the environment, names the AWS profile (whose region is eu-west-1), for a model
+/// on the standard endpoint and for an inference profile: the scoped proxy's relay records
+/// the tunnel each pi asks for (and goes no further), ours and pi 1.6.0 alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_or_ambient_profile_resolves_bedrock_endpoints_as_in_16() {
+    let (proxy, targets) = relay().await;
+    let mut tunnels = Vec::new();
+    let standard = "amazon-bedrock/anthropic.claude-haiku-4-5-20251001-v1:0";
+    let inference_profile = "amazon-bedrock/eu.amazon.nova-lite-v1:0";
+    for (model, ambient) in [
+        (standard, false),
+        (inference_profile, false),
+        (standard, true),
+        (inference_profile, true),
+    ] {
+        let mut case = Case::new(json!({}), model);
+        let mut env = json!({"HTTPS_PROXY": proxy});
+        if ambient {
+            case.env.push(("AWS_PROFILE", "scoped"));
+        } else {
+            env["AWS_PROFILE"] = json!("scoped");
+        }
+        case.auth = json!({"amazon-bedrock": {"type": "api_key", "env": env}});
+        case.files = vec![("aws-config", "[profile scoped]\nregion = eu-west-1\n")];
+        case.env.push(("AWS_CONFIG_FILE", "aws-config"));
+        case.settings = json!({"retry": {"enabled": false}});
+        let targets = std::sync::Arc::clone(&targets);
+        let seen = compare(&case, move |output, _| {
+            assert!(!output.status.success(), "the relay goes no further");
+            // Where, not how often: ours asks the proxy again when it closes the tunnel.
+            let mut seen: Vec<String> = targets.lock().unwrap().drain(..).collect();
+            seen.dedup();
+            json!(seen)
+        })
+        .await;
+        tunnels.push(seen);
+    }
+    // A profile stored with the login signs, but the catalog's endpoint keeps its region
+    // (the standard one's us-east-1, the EU inference profile's eu-central-1); the same
+    // profile named by the environment gives its own region (eu-west-1) to both.
+    assert_eq!(
+        tunnels,
+        [
+            json!(["bedrock-runtime.us-east-1.amazonaws.com:443"]),
+            json!(["bedrock-runtime.eu-central-1.amazonaws.com:443"]),
+            json!(["bedrock-runtime.eu-west-1.amazonaws.com:443"]),
+            json!(["bedrock-runtime.eu-west-1.amazonaws.com:443"]),
+        ]
     );
 }
