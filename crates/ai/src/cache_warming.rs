@@ -51,9 +51,13 @@ pub struct Decision {
 
 /// The cache lifetime of `model` for the retention the request asked for; none when the
 /// request turned caching off or the model declares no lifetime.
-pub fn prompt_cache_ttl(model: &Model, retention: Option<CacheRetention>) -> Option<Duration> {
+pub fn prompt_cache_ttl(
+    model: &Model,
+    retention: Option<CacheRetention>,
+    env: Option<&std::collections::BTreeMap<String, String>>,
+) -> Option<Duration> {
     let cache = model.extras.prompt_cache?;
-    let seconds = match CacheRetention::resolve(retention) {
+    let seconds = match CacheRetention::resolve(retention, env) {
         CacheRetention::None => return None,
         CacheRetention::Short => cache.short?,
         CacheRetention::Long => cache.long?,
@@ -145,10 +149,10 @@ mod tests {
         assert_eq!(delay(Duration::from_secs(10)), None);
         let m = model();
         assert_eq!(
-            prompt_cache_ttl(&m, Some(CacheRetention::Long)),
+            prompt_cache_ttl(&m, Some(CacheRetention::Long), None),
             Some(Duration::from_secs(3600))
         );
-        assert_eq!(prompt_cache_ttl(&m, Some(CacheRetention::None)), None);
+        assert_eq!(prompt_cache_ttl(&m, Some(CacheRetention::None), None), None);
     }
 
     #[test]

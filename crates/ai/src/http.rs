@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 mod connect_error;
 mod error_text;
+pub mod scoped_proxy;
 
 pub use error_text::{
     StatusText, bedrock_error_name, bedrock_error_parts, bedrock_exception_prefix,
@@ -265,6 +266,34 @@ pub async fn send(
     let client = CLIENT
         .as_ref()
         .map_err(|e| RequestFailure::error(e.clone()))?;
+    send_on(client, request, policy, cancel, style).await
+}
+
+/// [`send`] through the proxy a provider's scoped env names for the request (pi-ai 1.6's
+/// Bedrock handler), or as [`send`] when it names none.
+pub async fn send_scoped(
+    request: &HttpRequest,
+    scoped: Option<&std::collections::BTreeMap<String, String>>,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    style: ErrorStyle,
+) -> Result<reqwest::Response, RequestFailure> {
+    match scoped_proxy::proxy_for(&request.url, scoped) {
+        None => send(request, policy, cancel, style).await,
+        Some(proxy) => {
+            let client = scoped_proxy::client_for(&proxy).map_err(RequestFailure::error)?;
+            send_on(&client, request, policy, cancel, style).await
+        }
+    }
+}
+
+async fn send_on(
+    client: &reqwest::Client,
+    request: &HttpRequest,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    style: ErrorStyle,
+) -> Result<reqwest::Response, RequestFailure> {
     let mut retries_done = 0u32;
     loop {
         let mut builder = client.post(&request.url).body(request.body.to_reqwest());

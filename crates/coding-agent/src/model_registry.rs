@@ -131,6 +131,7 @@ impl ModelRegistry {
         let mut registry = Self::load_files(agent_dir);
         registry.auth_path = Some(paths::auth_path(agent_dir));
         registry.apply_login_base_urls();
+        registry.apply_login_model_lists();
         registry.llama = llama::config::resolve(&registry.auth);
         let stored = llama::store::read_chat_models(agent_dir);
         registry.set_llama_models(stored);
@@ -233,6 +234,34 @@ impl ModelRegistry {
                 }
             }
         }
+    }
+
+    /// A GitHub Copilot login that lists the models its account may use
+    /// (`availableModelIds`, every one a string) hides the catalog's other Copilot models,
+    /// as pi 1.6.0's `filterModels`; models added in `models.json` stay.
+    fn apply_login_model_lists(&mut self) {
+        const PROVIDER: &str = "github-copilot";
+        let Some(ids) = self
+            .auth
+            .oauth(PROVIDER)
+            .and_then(|login| login.extra.get("availableModelIds"))
+            .and_then(serde_json::Value::as_array)
+        else {
+            return;
+        };
+        let Some(available) = ids
+            .iter()
+            .map(serde_json::Value::as_str)
+            .collect::<Option<std::collections::HashSet<&str>>>()
+        else {
+            return;
+        };
+        let builtin = pi_ai::get_models(PROVIDER);
+        self.resolved.models.retain(|model| {
+            model.provider != PROVIDER
+                || available.contains(model.id.as_str())
+                || !builtin.iter().any(|b| b.id == model.id)
+        });
     }
 
     fn load_files(agent_dir: &Path) -> Self {
@@ -373,7 +402,7 @@ impl ModelRegistry {
             return self.llama.is_some();
         }
         let has_key = self.stored_key(provider).is_some()
-            || self.auth.has_bedrock_profile(provider)
+            || self.auth.signed_in_by_env(provider)
             || pi_ai::get_env_api_key(provider).is_some()
             || pi_ai::env_keys::env_auth_header(provider).is_some()
             || (provider == "anthropic" && Federation::from_env(None).is_some())
@@ -460,9 +489,10 @@ impl ModelRegistry {
             .then(|| self.stored_key(&model.provider))
             .flatten();
         let env = self.auth.scoped_env(&model.provider, stored.is_some());
-        // A Bedrock profile stored without a key authenticates as ambient credentials do.
+        // A Bedrock profile or Vertex project stored without a key authenticates as
+        // ambient credentials do.
         let stored = stored.or_else(|| {
-            (cli_key.is_none() && self.auth.has_bedrock_profile(&model.provider))
+            (cli_key.is_none() && self.auth.signed_in_by_env(&model.provider))
                 .then(|| "<authenticated>".to_owned())
         });
         let given = cli_key.map(str::to_owned).or(llama_key).or(stored);

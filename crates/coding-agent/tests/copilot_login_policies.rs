@@ -190,3 +190,60 @@ fn a_model_list_still_rate_limited_after_two_retries_fails_the_sign_in() {
     let failure = r#"429 Too Many Requests: {"message":"API rate limit exceeded"}"#;
     assert!(lines.iter().any(|l| l.contains(failure)), "{lines:#?}");
 }
+
+/// An account whose model list shows nothing in the picker (answers that only carry
+/// policies, pi 0.84.0's restored fallback for the individual endpoint): the models whose
+/// policy is on are available, the catalog's unconfigured ones are accepted and added, and
+/// the disabled one stays out. `--list-models` then offers exactly those (pi 1.6.0's
+/// `filterModels`, compared side by side in `copilot_models_16.rs`).
+#[test]
+fn an_account_without_picker_models_keeps_its_policy_models() {
+    let Some(SignIn {
+        code,
+        lines,
+        status,
+        env,
+    }) = sign_in(json!({"pickerOff": true}))
+    else {
+        return;
+    };
+    assert_eq!(code, 0, "{lines:#?}");
+    assert_eq!(
+        calls(&status),
+        [
+            "200 /models",
+            "200 /models/claude-sonnet-5/policy",
+            "200 /models/claude-opus-5/policy",
+            "200 /models/gemini-4-argon/policy",
+        ]
+    );
+    let mut stored: Vec<String> = serde_json::from_value(stored_models(&env)).unwrap();
+    assert_eq!(
+        stored,
+        [
+            "gpt-6.2-sol",
+            "claude-sonnet-5",
+            "claude-opus-5",
+            "gemini-4-argon"
+        ]
+    );
+    let mut command = support::ts16::ours();
+    command.env("PI_OFFLINE", "1");
+    let out = support::ts16::run(&env, command, &["--list-models", "github-copilot"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut listed: Vec<String> = text
+        .lines()
+        .filter_map(|line| {
+            let mut columns = line.split_whitespace();
+            (columns.next() == Some("github-copilot")).then(|| columns.next())?
+        })
+        .map(str::to_owned)
+        .collect();
+    listed.sort();
+    stored.sort();
+    assert_eq!(listed, stored, "{text}");
+}

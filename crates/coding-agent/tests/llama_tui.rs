@@ -299,3 +299,159 @@ async fn an_unreachable_router_offers_retry_and_close() {
     });
     assert!(!screen.contains("Error:"), "{screen}");
 }
+
+/// A llama.cpp router already configured in auth.json, as `/login llama.cpp` stores it.
+fn configured(env: &Env, server: &MockServer) {
+    let auth = json!({"llama.cpp": {"type": "api_key", "key": "k",
+        "env": {"LLAMA_BASE_URL": server.url()}}});
+    std::fs::write(env.agent.join("auth.json"), auth.to_string()).unwrap();
+}
+
+/// Opens `/llama` once pi has started: pi 1.6.0 refuses commands with "Startup is still in
+/// progress" until its startup ends, and the command is then sent again.
+fn open_panel_when_started(tmux: &Tmux) {
+    const REFUSED: &str = "Startup is still in progress";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let refused = tmux.screen().matches(REFUSED).count();
+        tmux.type_text("/llama");
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait("the panel or a refusal", Duration::from_secs(15), |s| {
+            s.contains("enter load/unload/download") || s.matches(REFUSED).count() > refused
+        });
+        if screen.contains("enter load/unload/download") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "pi never finished starting");
+        std::thread::sleep(Duration::from_millis(200));
+        // Whatever the refused command left in the editor goes.
+        tmux.keys(&["C-u"]);
+    }
+}
+
+/// `/model <id>` switches to the llama.cpp model `id` and says so. pi 1.6.0's editor may
+/// first complete the id from the same registry (when its suggestions show before the
+/// Enter): a second Enter runs it.
+fn switch_model(tmux: &Tmux, id: &str) {
+    let switched = format!("Model: {id}");
+    let completed = format!("/model llama.cpp/{id}");
+    tmux.type_text(&format!("/model {id}"));
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait(&switched, Duration::from_secs(15), |s| {
+        s.contains(&switched) || s.contains(&completed)
+    });
+    if !screen.contains(&switched) {
+        tmux.keys(&["Enter"]);
+        tmux.wait_for(&switched);
+    }
+}
+
+/// The ids of the llama.cpp entries saved in models-store.json.
+fn stored_ids(env: &Env) -> Vec<String> {
+    let text = std::fs::read_to_string(env.agent.join("models-store.json")).unwrap_or_default();
+    let store: Value = serde_json::from_str(&text).unwrap_or_default();
+    let mut ids: Vec<String> = store["llama.cpp"]["models"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["id"].as_str().map(str::to_owned))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// The startup refresh of the catalog is still waiting for the router when `/llama` starts
+/// a newer one: the older is cancelled (its request dropped) and publishes nothing, so the
+/// saved catalog and `/model` hold the newer answer only, in ours as in pi 1.6.0 (which
+/// aborts a refresh that a newer one of the same provider supersedes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_overtaken_by_llama_is_cancelled_and_publishes_nothing_as_in_16() {
+    require_tmux!();
+    let mut runs = vec![env!("CARGO_BIN_EXE_pi").to_owned()];
+    runs.extend(support::ts16::ts16().map(|w| w.display().to_string()));
+    for pi in runs {
+        let server = MockServer::start().await.unwrap();
+        server.set_llama(LlamaSettings {
+            models: vec![json!({"id": "old-model", "status": {"value": "loaded"}})],
+            // The first list (the startup refresh's) is held for a minute.
+            list_delays_ms: vec![60_000],
+            ..Default::default()
+        });
+        let env = Env::new(&server, 128_000, json!({}));
+        configured(&env, &server);
+        // Online, but nothing outside this machine is reached (pi 1.6.0 would look for
+        // updates and tools).
+        let vars = [
+            ("HTTP_PROXY", "http://127.0.0.1:9"),
+            ("HTTPS_PROXY", "http://127.0.0.1:9"),
+            ("NO_PROXY", "127.0.0.1,localhost"),
+            ("PI_SKIP_VERSION_CHECK", "1"),
+        ];
+        let tmux = Tmux::start_program(&env, &pi, &vars, &[], 110, 40);
+        wait_for_call(&server, "GET /models");
+        server.set_llama_models(vec![
+            json!({"id": "new-model", "status": {"value": "loaded"}}),
+        ]);
+        open_panel_when_started(&tmux);
+        tmux.wait_for("new-model");
+        wait_for_call(&server, "GET /models dropped");
+        assert_eq!(stored_ids(&env), ["new-model"], "{pi}");
+        tmux.keys(&["Escape"]);
+        tmux.wait("the panel to close", Duration::from_secs(10), |s| {
+            !s.contains("enter load/unload/download")
+        });
+        // The newer answer is what `/model` offers.
+        switch_model(&tmux, "new-model");
+        assert_eq!(stored_ids(&env), ["new-model"], "{pi}");
+    }
+}
+
+/// Under `PI_OFFLINE` no refresh runs at startup, but `/llama` has reached the configured
+/// router, so its refresh still asks it: the router's selectable models (sleeping ones and,
+/// when the router autoloads, unloaded presets too) are saved and stay in `/model`, in ours as in pi 1.6.0 (0.84.3 fixed them disappearing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_under_pi_offline_keeps_the_routers_models_in_model_as_in_16() {
+    require_tmux!();
+    let mut runs = vec![env!("CARGO_BIN_EXE_pi").to_owned()];
+    runs.extend(support::ts16::ts16().map(|w| w.display().to_string()));
+    for pi in runs {
+        let server = MockServer::start().await.unwrap();
+        server.set_llama(LlamaSettings {
+            models: vec![
+                json!({"id": "kept-loaded", "status": {"value": "loaded"}}),
+                json!({"id": "kept-sleeping", "status": {"value": "sleeping"}}),
+                // The router loads presets on first use: this one can be chosen, the
+                // unloaded model that is no preset cannot.
+                json!({"id": "kept-preset", "status": {"value": "unloaded"}, "source": "preset"}),
+                json!({"id": "not-kept", "status": {"value": "unloaded"}}),
+            ],
+            autoload: true,
+            ..Default::default()
+        });
+        let env = Env::new(&server, 128_000, json!({}));
+        configured(&env, &server);
+        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &[], 110, 40);
+        tmux.wait_for("mock-model");
+        assert!(
+            server.llama_calls().is_empty(),
+            "{pi}: {:?}",
+            server.llama_calls()
+        );
+        open_panel_when_started(&tmux);
+        tmux.wait_for("kept-sleeping");
+        assert_eq!(
+            stored_ids(&env),
+            ["kept-loaded", "kept-preset", "kept-sleeping"],
+            "{pi}"
+        );
+        tmux.keys(&["Escape"]);
+        tmux.wait("the panel to close", Duration::from_secs(10), |s| {
+            !s.contains("enter load/unload/download")
+        });
+        // `/model <id>` switches to each.
+        for id in ["kept-sleeping", "kept-preset", "kept-loaded"] {
+            switch_model(&tmux, id);
+        }
+    }
+}

@@ -44,6 +44,9 @@ pub struct LlamaSettings {
     pub api_key: Option<String>,
     /// Hugging Face repositories: `{"id", "downloads", "gated"?, "siblings": [{"rfilename", "size"}]}`.
     pub hub: Vec<Value>,
+    /// How long the n-th `GET /models` waits before it answers (the list as it was when the
+    /// call arrived); a caller that hangs up meanwhile is counted as `"GET /models dropped"`.
+    pub list_delays_ms: Vec<u64>,
 }
 
 /// The router's live state.
@@ -59,6 +62,8 @@ struct Live {
     /// Models loading or downloading, and since when.
     busy: HashMap<String, Instant>,
     calls: Vec<String>,
+    /// `GET /models` calls so far, for `list_delays_ms`.
+    lists: usize,
 }
 
 fn lock(state: &LlamaState) -> MutexGuard<'_, Live> {
@@ -73,6 +78,12 @@ impl LlamaState {
         live.settings = settings;
         live.busy.clear();
         live.calls.clear();
+        live.lists = 0;
+    }
+
+    /// Replaces the model list only (settings, calls and loads stay).
+    pub fn set_models(&self, models: Vec<Value>) {
+        lock(self).models = models;
     }
 
     /// The calls counted so far.
@@ -190,7 +201,37 @@ async fn list(State(shared): State<Arc<Shared>>, headers: HeaderMap, uri: Uri) -
     if let Some(refused) = refusal(&shared, &headers, call.into()) {
         return refused;
     }
-    Json(json!({"object": "list", "data": shared.llama.models()})).into_response()
+    let models = shared.llama.models();
+    let delay = {
+        let mut live = lock(&shared.llama);
+        live.lists += 1;
+        live.settings.list_delays_ms.get(live.lists - 1).copied()
+    };
+    if let Some(delay) = delay.filter(|ms| *ms > 0) {
+        let hung_up = HungUp(Some(Arc::clone(&shared)));
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+        hung_up.answered();
+    }
+    Json(json!({"object": "list", "data": models})).into_response()
+}
+
+/// Counts a delayed list whose caller hung up before the answer (its handler is dropped).
+struct HungUp(Option<Arc<Shared>>);
+
+impl HungUp {
+    fn answered(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for HungUp {
+    fn drop(&mut self) {
+        if let Some(shared) = self.0.take() {
+            lock(&shared.llama)
+                .calls
+                .push("GET /models dropped".to_owned());
+        }
+    }
 }
 
 async fn load(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {

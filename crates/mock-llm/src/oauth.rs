@@ -35,8 +35,12 @@ pub struct OAuthSettings {
     pub access_ttl_secs: i64,
     /// A delay before each token reply, to widen races between processes.
     pub token_delay_ms: u64,
-    /// Device-flow polls answered "pending" before approval.
+    /// Device-flow polls answered "pending" before approval (after the `slow_down` ones).
     pub pending_polls: u32,
+    /// Device-flow polls answered `slow_down` first, naming `slowDownInterval` seconds as
+    /// the new interval (or none when it is `null`).
+    pub slow_down_polls: u32,
+    pub slow_down_interval: Option<f64>,
     /// A delay after a refresh was granted (the old refresh token is spent) and before its
     /// reply, as when a reply is lost: pi must still save what the server issued.
     pub refresh_reply_delay_ms: u64,
@@ -48,6 +52,8 @@ impl Default for OAuthSettings {
             access_ttl_secs: 3600,
             token_delay_ms: 0,
             pending_polls: 1,
+            slow_down_polls: 0,
+            slow_down_interval: None,
             refresh_reply_delay_ms: 0,
         }
     }
@@ -78,6 +84,8 @@ struct Inner {
     /// Identity tokens (Meta's device sign-in) still valid.
     identity_tokens: Vec<String>,
     device_polls: HashMap<String, u32>,
+    /// Each device code issued and each poll of one, with its time, in order.
+    device_events: Vec<Value>,
     logins: u64,
     refreshes: u64,
     refused: u64,
@@ -94,17 +102,33 @@ impl OAuthState {
         Duration::from_millis(self.lock().settings.refresh_reply_delay_ms)
     }
 
-    /// Counts a poll of a device code: `true` once the user "approved" it (after the
-    /// configured number of pending polls).
-    pub(crate) fn device_approved(&self, device_code: &str) -> bool {
+    /// Counts a poll of a device code and answers it: `slow_down` for the first
+    /// `slowDownPolls`, then pending for `pendingPolls`, then approved.
+    pub(crate) fn device_poll(&self, device_code: &str) -> DevicePoll {
         let mut inner = self.lock();
-        let pending = inner.settings.pending_polls;
+        inner
+            .device_events
+            .push(json!({"poll": device_code, "atMs": now_ms()}));
+        let settings = inner.settings.clone();
         let polls = inner
             .device_polls
             .entry(device_code.to_owned())
             .or_default();
         *polls += 1;
-        *polls > pending
+        if *polls <= settings.slow_down_polls {
+            DevicePoll::SlowDown(settings.slow_down_interval)
+        } else if *polls <= settings.slow_down_polls + settings.pending_polls {
+            DevicePoll::Pending
+        } else {
+            DevicePoll::Approved
+        }
+    }
+
+    /// Records that a device code was issued (the start of its polling).
+    pub(crate) fn device_issued(&self, device_code: &str) {
+        self.lock()
+            .device_events
+            .push(json!({"issued": device_code, "atMs": now_ms()}));
     }
 
     /// Records an authorization for `redirect_uri` with a PKCE challenge; its code.
@@ -230,6 +254,44 @@ impl OAuthState {
             "token_type": "Bearer",
         }))
     }
+}
+
+/// How a device-code poll is answered.
+pub(crate) enum DevicePoll {
+    /// Poll less often; the new interval in seconds, when the server names one.
+    SlowDown(Option<f64>),
+    Pending,
+    Approved,
+}
+
+impl DevicePoll {
+    /// The OAuth error reply of a poll that is not approved yet (`None` once it is), with
+    /// `status` as the HTTP status.
+    pub(crate) fn refusal(&self, status: StatusCode) -> Option<Response> {
+        match self {
+            DevicePoll::SlowDown(interval) => {
+                let mut body =
+                    json!({"error": "slow_down", "error_description": "Polling too fast"});
+                if let Some(interval) = interval {
+                    body["interval"] = json!(interval);
+                }
+                Some((status, Json(body)).into_response())
+            }
+            DevicePoll::Pending => Some(oauth_error(
+                status,
+                "authorization_pending",
+                "The user has not approved the device yet",
+            )),
+            DevicePoll::Approved => None,
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default()
 }
 
 fn now_secs() -> i64 {
@@ -519,10 +581,10 @@ async fn codex_device_token(State(shared): State<Arc<Shared>>, body: Bytes) -> R
 }
 
 async fn github_device_code(State(shared): State<Arc<Shared>>) -> Response {
-    let mut inner = shared.oauth.lock();
-    inner.seq += 1;
+    let device_code = format!("device-{}", shared.oauth.next_seq());
+    shared.oauth.device_issued(&device_code);
     Json(json!({
-        "device_code": format!("device-{}", inner.seq),
+        "device_code": device_code,
         "user_code": "ABCD-1234",
         "verification_uri": "https://github.com/login/device",
         "interval": 1,
@@ -538,12 +600,11 @@ async fn github_access_token(
 ) -> Response {
     let params = params_of(&headers, &body);
     let device = params.get("device_code").cloned().unwrap_or_default();
-    let mut inner = shared.oauth.lock();
-    let polls = inner.device_polls.entry(device).or_default();
-    *polls += 1;
-    if *polls <= inner.settings.pending_polls {
-        return Json(json!({ "error": "authorization_pending" })).into_response();
+    // GitHub answers a poll that is not approved yet with 200 and an `error` field.
+    if let Some(refusal) = shared.oauth.device_poll(&device).refusal(StatusCode::OK) {
+        return refusal;
     }
+    let mut inner = shared.oauth.lock();
     inner.seq += 1;
     let token = format!("gho_mock_{}", inner.seq);
     inner.github_tokens.push(token.clone());
@@ -598,6 +659,7 @@ async fn status(State(shared): State<Arc<Shared>>) -> Json<Value> {
         "refused": inner.refused,
         "issued": inner.issued,
         "liveRefreshTokens": inner.refresh_tokens.len(),
+        "deviceEvents": inner.device_events,
         "liveRefreshTokenList": inner.refresh_tokens.keys().collect::<std::collections::BTreeSet<_>>(),
     }))
 }

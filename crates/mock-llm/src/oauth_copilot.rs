@@ -2,7 +2,8 @@
 //! (reached as `/api.individual.githubcopilot.com/...` with `PI_OAUTH_BASE_URL`): the
 //! account's model list and each model's policy. `POST /_mock/copilot` makes the next
 //! `modelsRateLimits` list requests and `policyRateLimits` policy requests answer 429 with
-//! `retry-after: <retryAfter>` (left out when `null`); `GET /_mock/copilot` tells each call
+//! `retry-after: <retryAfter>` (left out when `null`), and `pickerOff` lists every model
+//! with `model_picker_enabled: false`; `GET /_mock/copilot` tells each call
 //! (path, status, milliseconds since the epoch) and the most policy requests in flight at once.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -32,6 +33,8 @@ struct Inner {
     models_rate_limits: u32,
     policy_rate_limits: u32,
     retry_after: Option<String>,
+    /// The account's list enables no model in the picker (policy-only answers).
+    picker_off: bool,
     calls: Vec<Value>,
     in_flight: u32,
     max_in_flight: u32,
@@ -87,7 +90,8 @@ async fn models(State(shared): State<Arc<Shared>>) -> Response {
     if let Some(refused) = rate_limited(&mut inner, "/models".into(), owed) {
         return refused;
     }
-    let model = |id: &str, state: &str| json!({"id": id, "model_picker_enabled": true, "policy": {"state": state}});
+    let picker = !inner.picker_off;
+    let model = |id: &str, state: &str| json!({"id": id, "model_picker_enabled": picker, "policy": {"state": state}});
     Json(json!({"data": [
         model("claude-sonnet-5", "unconfigured"),
         model("claude-opus-5", "unconfigured"),
@@ -129,5 +133,6 @@ async fn configure(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCode
     inner.models_rate_limits = count("modelsRateLimits");
     inner.policy_rate_limits = count("policyRateLimits");
     inner.retry_after = value["retryAfter"].as_str().map(str::to_owned);
+    inner.picker_off = value["pickerOff"] == json!(true);
     StatusCode::NO_CONTENT
 }

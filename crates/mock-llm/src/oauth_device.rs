@@ -71,13 +71,15 @@ async fn device_code(
         );
     }
     let n = shared.oauth.next_seq();
+    let device_code = format!("device-{server}-{n}");
+    shared.oauth.device_issued(&device_code);
     let page = match server {
         "xai" => "https://accounts.x.ai/device",
         "meta" => "https://auth.meta.com/device",
         _ => "https://www.kimi.com/code/authorize_device",
     };
     Json(json!({
-        "device_code": format!("device-{server}-{n}"),
+        "device_code": device_code,
         "user_code": "WXYZ-5678",
         "verification_uri": page,
         "verification_uri_complete": format!("{page}?user_code=WXYZ-5678"),
@@ -109,12 +111,12 @@ async fn token(
                     "Unknown device code",
                 );
             }
-            if !shared.oauth.device_approved(device) {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "authorization_pending",
-                    "The user has not approved the device yet",
-                );
+            if let Some(refusal) = shared
+                .oauth
+                .device_poll(device)
+                .refusal(StatusCode::BAD_REQUEST)
+            {
+                return refusal;
             }
             if server == "meta" {
                 let identity = shared.oauth.issue_identity(server);

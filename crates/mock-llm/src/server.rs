@@ -123,6 +123,11 @@ impl MockServer {
         self.inner.shared.llama.set(settings);
     }
 
+    /// Replaces the llama.cpp router's model list (its settings and calls stay).
+    pub fn set_llama_models(&self, models: Vec<serde_json::Value>) {
+        self.inner.shared.llama.set_models(models);
+    }
+
     /// The llama.cpp router calls so far: `"POST /models/load <id>"`, `"GET /models"`, …
     pub fn llama_calls(&self) -> Vec<String> {
         self.inner.shared.llama.calls()

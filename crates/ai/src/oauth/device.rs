@@ -19,10 +19,8 @@ pub(crate) enum Poll<T> {
 pub(crate) struct PollPlan {
     pub interval_secs: f64,
     pub expires_in_secs: f64,
-    /// Each wait is the interval times this (GitHub's flow waits 1.2× to stay clear of
-    /// `slow_down`; 1.4× after one).
-    pub multiplier: f64,
-    pub slow_down_multiplier: f64,
+    /// Wait one interval before the first poll (a poll at once is answered `slow_down`
+    /// by servers that count it against the interval).
     pub wait_before_first: bool,
 }
 
@@ -40,14 +38,11 @@ where
 {
     let deadline = Instant::now() + Duration::from_secs_f64(plan.expires_in_secs.max(0.0));
     let mut interval = Duration::from_secs_f64(plan.interval_secs.max(1.0));
-    let mut multiplier = plan.multiplier;
     let mut slow_downs = 0u32;
     let mut first = true;
     while Instant::now() < deadline {
         if !first || plan.wait_before_first {
-            let wait = interval
-                .mul_f64(multiplier)
-                .min(deadline.saturating_duration_since(Instant::now()));
+            let wait = interval.min(deadline.saturating_duration_since(Instant::now()));
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
                 () = cancel.cancelled() => return Err(OAuthError::Cancelled),
@@ -66,7 +61,6 @@ where
                     Some(s) => Duration::from_secs_f64(s.max(1.0)),
                     None => interval + Duration::from_secs(5),
                 };
-                multiplier = plan.slow_down_multiplier;
             }
         }
     }

@@ -88,11 +88,16 @@ pub(crate) async fn login(ui: &dyn LoginInteraction) -> Result<OAuthCredentials,
         )));
     }
     let data = reply.json("GitHub device code request")?;
+    // A missing interval means GitHub's default of five seconds.
+    let interval = match &data["interval"] {
+        Value::Null => Some(5.0),
+        value => value.as_f64(),
+    };
     let (Some(device_code), Some(user_code), Some(uri), Some(interval), Some(expires_in)) = (
         data["device_code"].as_str(),
         data["user_code"].as_str(),
         data["verification_uri"].as_str(),
-        data["interval"].as_f64(),
+        interval,
         data["expires_in"].as_f64(),
     ) else {
         return Err(OAuthError::Failed(
@@ -107,8 +112,6 @@ pub(crate) async fn login(ui: &dyn LoginInteraction) -> Result<OAuthCredentials,
     let plan = PollPlan {
         interval_secs: interval,
         expires_in_secs: expires_in,
-        multiplier: 1.2,
-        slow_down_multiplier: 1.4,
         wait_before_first: true,
     };
     let github_token = poll_until(plan, &cancel, || async {

@@ -111,8 +111,6 @@ pub(crate) async fn login(ui: &dyn LoginInteraction) -> Result<OAuthCredentials,
     let plan = PollPlan {
         interval_secs: positive_or(&json["interval"], DEFAULT_INTERVAL_SECS),
         expires_in_secs: positive_or(&json["expires_in"], DEFAULT_EXPIRES_SECS),
-        multiplier: 1.0,
-        slow_down_multiplier: 1.0,
         wait_before_first: true,
     };
     let token_url = format!("{host}/api/oauth/token");

@@ -124,8 +124,6 @@ pub(crate) async fn login(ui: &dyn LoginInteraction) -> Result<OAuthCredentials,
         interval_secs: positive(&json["interval"]).unwrap_or(5.0),
         // pi polls until the code expires; without an expiry it polls until cancelled.
         expires_in_secs: positive(&json["expires_in"]).unwrap_or(f64::from(u32::MAX)),
-        multiplier: 1.0,
-        slow_down_multiplier: 1.0,
         wait_before_first: true,
     };
     let identity = poll_until(plan, &cancel, || async {

@@ -149,8 +149,6 @@ async fn login_device(ui: &dyn LoginInteraction) -> Result<OAuthCredentials, OAu
     let plan = PollPlan {
         interval_secs: interval,
         expires_in_secs: DEVICE_CODE_TIMEOUT_SECS,
-        multiplier: 1.0,
-        slow_down_multiplier: 1.0,
         wait_before_first: false,
     };
     let (code, verifier) = poll_until(plan, &ui.cancel_token(), || async {

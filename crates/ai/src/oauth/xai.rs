@@ -133,8 +133,6 @@ pub(crate) async fn login(ui: &dyn LoginInteraction) -> Result<OAuthCredentials,
     let plan = PollPlan {
         interval_secs: interval,
         expires_in_secs: expires_in,
-        multiplier: 1.0,
-        slow_down_multiplier: 1.0,
         wait_before_first: true,
     };
     poll_until(plan, &cancel, || async {

@@ -22,11 +22,17 @@ pub enum CacheRetention {
 }
 
 impl CacheRetention {
-    /// The explicit choice, else `long` when `PI_CACHE_RETENTION=long`, else `short`.
-    pub fn resolve(explicit: Option<CacheRetention>) -> CacheRetention {
-        explicit.unwrap_or_else(|| match std::env::var("PI_CACHE_RETENTION") {
-            Ok(v) if v == "long" => CacheRetention::Long,
-            _ => CacheRetention::Short,
+    /// The explicit choice, else `long` when `PI_CACHE_RETENTION=long` (in the provider's
+    /// scoped `env` first, then the process environment), else `short`.
+    pub fn resolve(
+        explicit: Option<CacheRetention>,
+        env: Option<&BTreeMap<String, String>>,
+    ) -> CacheRetention {
+        explicit.unwrap_or_else(|| {
+            match crate::env_keys::provider_env("PI_CACHE_RETENTION", env).as_deref() {
+                Some("long") => CacheRetention::Long,
+                _ => CacheRetention::Short,
+            }
         })
     }
 }

@@ -122,8 +122,11 @@ impl Inner {
         {
             return;
         }
-        let Some(ttl) = cache_warming::prompt_cache_ttl(model, options.stream.cache_retention)
-        else {
+        let Some(ttl) = cache_warming::prompt_cache_ttl(
+            model,
+            options.stream.cache_retention,
+            options.stream.env.as_deref(),
+        ) else {
             return;
         };
         let Some(delay) = cache_warming::delay(ttl) else {

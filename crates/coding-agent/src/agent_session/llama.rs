@@ -9,9 +9,30 @@ use super::{AgentSession, lock};
 use crate::llama::command::CatalogHost;
 use crate::llama::{self, LlamaError};
 
+/// The llama.cpp catalog refreshes: the newest one's number and how to cancel it.
+#[derive(Default)]
+pub(super) struct LlamaRefreshes {
+    latest: u64,
+    cancel: Option<CancellationToken>,
+}
+
+impl LlamaRefreshes {
+    /// Starts a refresh: the one under way is cancelled, it cannot publish any more.
+    fn start(&mut self) -> (u64, CancellationToken) {
+        if let Some(older) = self.cancel.take() {
+            older.cancel();
+        }
+        self.latest += 1;
+        let cancel = CancellationToken::new();
+        self.cancel = Some(cancel.clone());
+        (self.latest, cancel)
+    }
+}
+
 impl AgentSession {
     /// Asks the configured router for its selectable models, saves them to the catalog file
-    /// and puts them in the registry; nothing to do when no router is configured.
+    /// and puts them in the registry; nothing to do when no router is configured. A newer
+    /// refresh cancels this one, which then publishes nothing and ends without error.
     pub async fn refresh_llama_models(&self) -> Result<(), LlamaError> {
         let registry = self.registry();
         let (Some(config), Some(agent_dir)) = (
@@ -23,12 +44,21 @@ impl AgentSession {
         ) else {
             return Ok(());
         };
-        let models =
-            llama::refresh::refresh(&agent_dir, &config, &CancellationToken::new()).await?;
-        self.inner
-            .registry
-            .update_base(|registry| registry.set_llama_models(models))
-            .map_err(LlamaError::Store)?;
+        let (generation, cancel) = lock(&self.inner.llama_refreshes).start();
+        let refreshed = llama::refresh::refresh(&agent_dir, &config, &cancel).await;
+        {
+            // Only the newest refresh publishes, and one at a time (pi 1.6.0): an older one
+            // that got this far anyway is dropped, its answer outdated.
+            let refreshes = lock(&self.inner.llama_refreshes);
+            if refreshes.latest != generation {
+                return Ok(());
+            }
+            let models = refreshed?.publish(&agent_dir)?;
+            self.inner
+                .registry
+                .update_base(|registry| registry.set_llama_models(models))
+                .map_err(LlamaError::Store)?;
+        }
         let current = self.model();
         if current.provider == llama::PROVIDER_ID
             && let Some(found) = self

@@ -210,6 +210,7 @@ pub(crate) struct Inner {
     cache_warmer: cache_warming::CacheWarmer,
     ext: extensions::ExtensionState,
     mcp: Mutex<Option<Arc<mcp::McpState>>>,
+    llama_refreshes: Mutex<llama::LlamaRefreshes>,
 }
 
 /// An [`AgentSession`] that may have ended.

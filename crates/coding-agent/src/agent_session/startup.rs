@@ -110,6 +110,7 @@ impl AgentSession {
                 cache_warmer: Default::default(),
                 ext,
                 mcp: Mutex::new(None),
+                llama_refreshes: Mutex::default(),
             }
         });
         let session = Self { inner };

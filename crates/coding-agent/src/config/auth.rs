@@ -16,9 +16,35 @@ use super::values::resolve_config_value_with;
 const BEDROCK: &str = "amazon-bedrock";
 const AWS_PROFILE: &str = "AWS_PROFILE";
 const BEDROCK_BEARER: &str = "AWS_BEARER_TOKEN_BEDROCK";
+const VERTEX: &str = "google-vertex";
 
 fn ambient(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Whether Google Vertex is signed in by a stored `env` (the environment filling its gaps),
+/// as pi-ai 1.6's Vertex resolver decides: credentials (an Application Default Credentials
+/// file, or pi-rs's ready `GOOGLE_CLOUD_ACCESS_TOKEN`), a project and a location.
+fn vertex_signed_in(env: &HashMap<String, String>) -> bool {
+    let get = |name: &str| {
+        env.get(name)
+            .filter(|v| !v.is_empty())
+            .cloned()
+            .or_else(|| ambient(name))
+    };
+    let adc = match get("GOOGLE_APPLICATION_CREDENTIALS") {
+        Some(path) => std::path::Path::new(&path).exists(),
+        None => ambient("HOME").is_some_and(|home| {
+            std::path::Path::new(&home)
+                .join(".config/gcloud/application_default_credentials.json")
+                .exists()
+        }),
+    };
+    (adc || get("GOOGLE_CLOUD_ACCESS_TOKEN").is_some())
+        && get("GOOGLE_CLOUD_PROJECT")
+            .or_else(|| get("GCLOUD_PROJECT"))
+            .is_some()
+        && get("GOOGLE_CLOUD_LOCATION").is_some()
 }
 
 /// One stored credential.
@@ -128,18 +154,23 @@ impl AuthStorage {
             || (provider == BEDROCK
                 && ambient(BEDROCK_BEARER).is_none()
                 && (env.get(AWS_PROFILE).is_some_and(|v| !v.is_empty())
-                    || ambient(AWS_PROFILE).is_some()));
+                    || ambient(AWS_PROFILE).is_some()))
+            || (provider == VERTEX && vertex_signed_in(env));
         applies.then(|| Arc::new(env.iter().map(|(k, v)| (k.clone(), v.clone())).collect()))
     }
 
-    /// Whether Amazon Bedrock is signed in by a stored profile alone (`/login` with an AWS
-    /// profile stores `{"type": "api_key", "env": {"AWS_PROFILE": …}}`).
-    pub fn has_bedrock_profile(&self, provider: &str) -> bool {
-        provider == BEDROCK
-            && self
-                .env(provider)
-                .and_then(|env| env.get(AWS_PROFILE))
-                .is_some_and(|v| !v.is_empty())
+    /// Whether a provider is signed in by its stored `env` alone: Amazon Bedrock by a
+    /// profile (`/login` with an AWS profile stores `{"type": "api_key", "env":
+    /// {"AWS_PROFILE": …}}`), Google Vertex by credentials, project and location.
+    pub fn signed_in_by_env(&self, provider: &str) -> bool {
+        let Some(env) = self.env(provider) else {
+            return false;
+        };
+        match provider {
+            BEDROCK => env.get(AWS_PROFILE).is_some_and(|v| !v.is_empty()),
+            VERTEX => vertex_signed_in(env),
+            _ => false,
+        }
     }
 
     /// The stored OAuth credentials of a provider.

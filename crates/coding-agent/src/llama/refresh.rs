@@ -32,14 +32,29 @@ async fn router_autoload(
     )
 }
 
-/// Lists the router's models, keeps the selectable ones (reading each loaded chat model's
-/// template to know whether it thinks), saves them to `models-store.json` and returns the
-/// chat models.
+/// What a refresh found: the entries to save to `models-store.json` (chat models and
+/// classifiers) and the chat models for the registry.
+pub struct Refreshed {
+    pub persisted: Vec<Value>,
+    pub chat: Vec<pi_ai::Model>,
+}
+
+impl Refreshed {
+    /// Saves the entries to `models-store.json` and gives the chat models.
+    pub fn publish(self, agent_dir: &Path) -> Result<Vec<pi_ai::Model>, LlamaError> {
+        store::write_entries(agent_dir, self.persisted)?;
+        Ok(self.chat)
+    }
+}
+
+/// Lists the router's models and keeps the selectable ones (reading each loaded chat
+/// model's template to know whether it thinks); nothing is saved yet, so that a refresh
+/// overtaken by a newer one can be dropped.
 pub async fn refresh(
     agent_dir: &Path,
     config: &ServerConfig,
     cancel: &CancellationToken,
-) -> Result<Vec<pi_ai::Model>, LlamaError> {
+) -> Result<Refreshed, LlamaError> {
     let client = LlamaClient::new(&config.server_url, Some(config.api_key.clone()))?;
     let cached = cached_context_windows(&store::read_entries(agent_dir));
     let catalog = client.list(false, cancel).await?;
@@ -71,9 +86,9 @@ pub async fn refresh(
         .map(|m| classifier_entry(m, &server_url, &base_url, cached.get(&m.id).copied()));
     let mut persisted = chat.clone();
     persisted.extend(classifiers);
-    store::write_entries(agent_dir, persisted)?;
-    Ok(chat
+    let chat = chat
         .into_iter()
         .filter_map(|entry| serde_json::from_value(entry).ok())
-        .collect())
+        .collect();
+    Ok(Refreshed { persisted, chat })
 }

@@ -110,8 +110,12 @@ struct Options {
     json: bool,
     credentials: bool,
     no_refresh: bool,
-    min_expiry_ms: i64,
+    /// `--min-expiry`: the lifetime a printed bearer token must have left.
+    min_expiry_ms: Option<i64>,
 }
+
+/// The lifetime print-bearer-token asks of a token when `--min-expiry` is not given.
+const DEFAULT_BEARER_MIN_EXPIRY_MS: i64 = 30 * 60_000;
 
 /// Why the options were refused: an unknown option has its own two-line message.
 enum OptionsError {
@@ -148,7 +152,7 @@ fn parse_options(args: &[String], kind: Kind) -> Result<Options, OptionsError> {
                         "--min-expiry must use a duration such as 30m or 1h".into(),
                     ));
                 };
-                options.min_expiry_ms = i64::try_from(ms).unwrap_or(i64::MAX);
+                options.min_expiry_ms = Some(i64::try_from(ms).unwrap_or(i64::MAX));
             }
             "--json" | "--credentials" | "--no-refresh" => {
                 if kind != Kind::Check {
@@ -318,6 +322,31 @@ fn oauth_credential(
     }
 }
 
+/// The OAuth bearer token of `provider` with at least `min_validity_ms` (and five minutes)
+/// left, refreshed and saved first when it has less. A refresh that fails, or one whose
+/// token still expires too soon, is pi 1.6.0's "Failed to resolve credential".
+fn bearer_for_print(
+    agent_dir: &Path,
+    provider: &str,
+    min_validity_ms: i64,
+) -> Result<Option<String>, String> {
+    const FAILED: &str = "Failed to resolve credential";
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|_| FAILED.to_owned())?;
+    let path = paths::auth_path(agent_dir);
+    let wanted = min_validity_ms.max(crate::config::oauth_refresh::MIN_VALIDITY_MS);
+    let found = runtime.block_on(crate::config::oauth_refresh::fresh_credentials(
+        &path, provider, wanted, true,
+    ));
+    match found {
+        Ok(Some(credentials)) if credentials.expires_within(wanted) => Err(FAILED.to_owned()),
+        Ok(credentials) => Ok(credentials.map(|c| c.access)),
+        Err(_) => Err(FAILED.to_owned()),
+    }
+}
+
 /// Prints a check result (plain status, the credential, or JSON) and returns `code`.
 fn report(options: &Options, mut result: Value, credential: Option<String>, code: i32) -> i32 {
     if options.json {
@@ -395,7 +424,10 @@ fn resolve_for_print(
             Kind::ApiKey if oauth => None,
             Kind::BearerToken if !oauth => None,
             Kind::BearerToken => {
-                oauth_credential(agent_dir, provider, options.min_expiry_ms, true, true)
+                let min_validity = options
+                    .min_expiry_ms
+                    .unwrap_or(DEFAULT_BEARER_MIN_EXPIRY_MS);
+                bearer_for_print(agent_dir, provider, min_validity)?
             }
             _ => registry.provider_key(provider),
         };

@@ -241,7 +241,8 @@ pub fn adjust_max_tokens_for_thinking(
 fn thread_session(model: &Model, options: &StreamOptions) -> Option<String> {
     let session = options.session_id.as_deref().filter(|s| !s.is_empty())?;
     (threads::supported(model)
-        && CacheRetention::resolve(options.cache_retention) != CacheRetention::None)
+        && CacheRetention::resolve(options.cache_retention, options.env.as_deref())
+            != CacheRetention::None)
         .then(|| session.to_owned())
 }
 
@@ -467,7 +468,9 @@ fn session_affinity<'a>(
     options: &'a StreamOptions,
 ) -> Option<(&'static str, &'a str)> {
     let session = options.session_id.as_deref().filter(|s| !s.is_empty())?;
-    if CacheRetention::resolve(options.cache_retention) == CacheRetention::None {
+    if CacheRetention::resolve(options.cache_retention, options.env.as_deref())
+        == CacheRetention::None
+    {
         return None;
     }
     let is_openrouter = model.provider == "openrouter" || model.base_url.contains("openrouter.ai");

@@ -568,7 +568,7 @@ pub fn build_body<'a>(
     oauth: bool,
     disable_preferred_strict: bool,
 ) -> Body<'a> {
-    let retention = CacheRetention::resolve(options.cache_retention);
+    let retention = CacheRetention::resolve(options.cache_retention, options.env.as_deref());
     let cache = cache_control(model, retention);
     // pi 1.6: `compat.supportsCacheControlOnTools: false` keeps the marker off the tools.
     let tool_cache = cache.clone().filter(|_| {

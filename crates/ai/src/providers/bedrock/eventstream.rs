@@ -357,6 +357,7 @@ pub(crate) fn run(
     policy: RetryPolicy,
     control: StreamControl,
     decoder: Decoder,
+    scoped: Option<std::sync::Arc<std::collections::BTreeMap<String, String>>>,
 ) -> AssistantMessageEventStream {
     let events = async_stream::stream! {
         let request = match request {
@@ -367,7 +368,8 @@ pub(crate) fn run(
             }
         };
         let style = ErrorStyle::Bedrock;
-        let mut sent = http::send(&request, policy, &control.cancel, style).await;
+        let scoped = scoped.as_deref();
+        let mut sent = http::send_scoped(&request, scoped, policy, &control.cancel, style).await;
         // Claude's refusal of a strict tool set over its limits: once more, plain.
         let mut note = None;
         if let (Err(failure), Some(retry)) = (&sent, retry)
@@ -375,7 +377,9 @@ pub(crate) fn run(
         {
             note = Some(diagnostic);
             match rebuilt {
-                Ok(request) => sent = http::send(&request, policy, &control.cancel, style).await,
+                Ok(request) => {
+                    sent = http::send_scoped(&request, scoped, policy, &control.cancel, style).await
+                }
                 Err(message) => {
                     let mut event = Assembler::new(&model).fail(false, message);
                     strict_limits::attach_note(&mut event, note.as_ref());

@@ -168,6 +168,7 @@ pub fn stream_bedrock(
         retry_policy(&options),
         StreamControl::from_options(&options),
         Decoder::new(model.clone()),
+        options.env.clone(),
     )
 }
 

@@ -719,7 +719,7 @@ pub fn build_body(
     bedrock: &BedrockOptions,
     configured_region: Option<&str>,
 ) -> Result<ConverseStreamRequest, String> {
-    let retention = CacheRetention::resolve(options.cache_retention);
+    let retention = CacheRetention::resolve(options.cache_retention, options.env.as_deref());
     Ok(ConverseStreamRequest {
         messages: convert_messages(model, &context.messages, retention)?,
         system: system_blocks(model, context.system_prompt.as_deref(), retention),

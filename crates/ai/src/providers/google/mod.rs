@@ -263,7 +263,17 @@ fn stream_vertex(
     options: StreamOptions,
     thinking: Option<GoogleThinking>,
 ) -> AssistantMessageEventStream {
-    let target = vertex::resolve(model, options.api_key.as_deref(), &vertex::process_env);
+    // The provider's scoped environment (auth.json `env`) first, as pi-ai 1.6 reads it.
+    let scoped = options.env.clone();
+    let env = move |name: &str| {
+        scoped
+            .as_deref()
+            .and_then(|env| env.get(name))
+            .filter(|v| !v.trim().is_empty())
+            .cloned()
+            .or_else(|| vertex::process_env(name))
+    };
+    let target = vertex::resolve(model, options.api_key.as_deref(), &env);
     let body = encoded_body(model, context, &options, thinking.as_ref());
     let prepare = {
         let model = model.clone();

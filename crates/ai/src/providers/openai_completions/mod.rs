@@ -106,7 +106,7 @@ pub fn build_request(
     api_key: &str,
 ) -> Result<HttpRequest, String> {
     let compat = compat::resolve(model);
-    let retention = CacheRetention::resolve(options.cache_retention);
+    let retention = CacheRetention::resolve(options.cache_retention, options.env.as_deref());
     let (base_url, body_model) = endpoint(model, options)?;
     let parts = (
         body_model,

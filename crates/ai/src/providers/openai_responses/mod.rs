@@ -170,7 +170,7 @@ fn build_body<'a>(
     options: &'a StreamOptions,
     chatgpt: bool,
 ) -> request::Body<'a> {
-    let retention = CacheRetention::resolve(options.cache_retention);
+    let retention = CacheRetention::resolve(options.cache_retention, options.env.as_deref());
     let long_retention = model
         .compat
         .as_ref()
@@ -244,7 +244,7 @@ pub fn build_request(
     options: &StreamOptions,
     api_key: &str,
 ) -> Result<HttpRequest, String> {
-    let retention = CacheRetention::resolve(options.cache_retention);
+    let retention = CacheRetention::resolve(options.cache_retention, options.env.as_deref());
     // pi 1.6's `compat.sessionAffinityFormat` (its `sendSessionIdHeader` is gone):
     // `openrouter` by default for OpenRouter, else `openai`.
     let is_openrouter = model.provider == "openrouter" || model.base_url.contains("openrouter.ai");
