@@ -93,6 +93,13 @@ pub trait AgentHooks: Send + Sync {
         Box::pin(async { None })
     }
 
+    /// The system messages of the transformed transcript, placed among the messages
+    /// [`convert_to_llm`](Self::convert_to_llm) makes of it, for models that take them
+    /// mid-conversation. The default: none.
+    fn system_messages(&self, _messages: &[AgentMessage]) -> Vec<pi_ai::SystemMessage> {
+        Vec::new()
+    }
+
     /// Rewrites the request built from the transformed transcript (`messages`): its system
     /// prompt, messages and tool declarations, once per LLM call. `None` (the default) keeps
     /// it.

@@ -76,7 +76,13 @@ pub(crate) async fn stream_assistant_response(
         system_prompt: Some(context.system_prompt.clone()).filter(|s| !s.is_empty()),
         messages: llm_messages,
         tools: context.tools.iter().map(|t| t.definition()).collect(),
+        system_messages: config.hooks.system_messages(messages),
     };
+    // A transcript with system messages gives the prompt they add up to (pi-ai 1.6 folds
+    // them for a model that takes none mid-conversation; the others start from the first).
+    if let Some(prompt) = pi_ai::transcript::folded_prompt(&llm_context.system_messages) {
+        llm_context.system_prompt = Some(prompt).filter(|p| !p.is_empty());
+    }
     if let Some(rewritten) = config
         .hooks
         .transform_request(messages, &llm_context, cancel)

@@ -240,6 +240,7 @@ async fn proxy_rebuilds_the_message_from_delta_events() {
         system_prompt: Some("sys".into()),
         messages: vec![pi_ai::UserMessage::text("hi").into()],
         tools: vec![],
+        ..Default::default()
     };
     let proxy = ProxyStreamOptions {
         proxy_url: url,
@@ -309,6 +310,7 @@ async fn proxy_rejects_a_bad_token_and_reports_provider_errors() {
         system_prompt: None,
         messages: vec![pi_ai::UserMessage::text("hi").into()],
         tools: vec![],
+        ..Default::default()
     };
     let bad = ProxyStreamOptions {
         proxy_url: url.clone(),

@@ -62,6 +62,7 @@ async fn run(api: &str, base_url: &str, runs: usize) {
         system_prompt: Some("bench".into()),
         messages: vec![Message::User(UserMessage::text("go"))],
         tools: Vec::new(),
+        ..Default::default()
     };
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {

@@ -24,6 +24,7 @@ pub mod schema;
 pub mod sse;
 pub mod stream;
 pub mod tool_arguments;
+pub mod transcript;
 pub mod transform;
 pub mod types;
 pub mod validation;

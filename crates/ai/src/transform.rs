@@ -55,6 +55,22 @@ pub fn transform_messages(
     model: &Model,
     normalize_id: Option<&dyn Fn(&str) -> String>,
 ) -> Vec<Message> {
+    transform_messages_placing(messages, model, normalize_id, &[]).0
+}
+
+/// [`transform_messages`], also giving where each mark (an index of `messages`, in order:
+/// a system message standing before that message) lands in the result. As pi-ai 1.6
+/// holds system messages, a mark between a turn's tool calls and the next user or
+/// assistant message lands after the turn's results, the made-up ones included.
+pub fn transform_messages_placing(
+    messages: &[Message],
+    model: &Model,
+    normalize_id: Option<&dyn Fn(&str) -> String>,
+    marks: &[usize],
+) -> (Vec<Message>, Vec<usize>) {
+    let mut placed: Vec<usize> = Vec::with_capacity(marks.len());
+    // Marks waiting for the open turn's results to close.
+    let mut held = 0usize;
     let text_only = !model.supports_images();
     let mut id_map: HashMap<String, String> = HashMap::new();
     let mut out: Vec<Message> = Vec::with_capacity(messages.len());
@@ -82,7 +98,21 @@ pub fn transform_messages(
         answered.clear();
     };
 
-    for message in messages {
+    for (index, message) in messages.iter().enumerate() {
+        while let Some(&mark) = marks.get(placed.len() + held)
+            && mark <= index
+        {
+            if pending.is_empty() {
+                placed.push(out.len());
+            } else {
+                held += 1;
+            }
+        }
+        if matches!(message, Message::User(_) | Message::Assistant(_)) {
+            flush(&mut out, &mut pending, &mut answered);
+            placed.extend(std::iter::repeat_n(out.len(), held));
+            held = 0;
+        }
         match message {
             Message::User(user) => {
                 flush(&mut out, &mut pending, &mut answered);
@@ -148,7 +178,8 @@ pub fn transform_messages(
         }
     }
     flush(&mut out, &mut pending, &mut answered);
-    out
+    placed.extend(std::iter::repeat_n(out.len(), marks.len() - placed.len()));
+    (out, placed)
 }
 
 /// An assistant message's blocks as another model (or the same one) should get them:
@@ -247,6 +278,21 @@ mod tests {
         assert_eq!(r.tool_call_id, "call_weird_id");
         assert!(r.is_error);
         assert_eq!(r.content[0].as_text(), Some("No result provided"));
+    }
+
+    #[test]
+    fn marks_land_after_the_turns_results_as_pi_ai_holds_them() {
+        let call = ToolCall::new("c1", "read", Default::default());
+        let msgs = vec![
+            Message::User(UserMessage::text("first")),
+            assistant("anthropic", vec![AssistantBlock::ToolCall(call)]),
+            Message::User(UserMessage::text("next")),
+        ];
+        // Marks before the reply, in the open turn (held past the made-up result), at the end.
+        let (out, placed) = transform_messages_placing(&msgs, &target(), None, &[0, 1, 2, 3]);
+        assert_eq!(out.len(), 4, "{out:?}");
+        assert!(matches!(out[2], Message::ToolResult(_)));
+        assert_eq!(placed, [0, 1, 3, 4]);
     }
 
     #[test]

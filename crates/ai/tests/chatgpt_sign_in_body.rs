@@ -14,6 +14,7 @@ fn body(api_key: &str, base_url: &str) -> Value {
         system_prompt: Some("Be brief.".into()),
         messages: vec![Message::User(UserMessage::text("hi"))],
         tools: Vec::new(),
+        ..Default::default()
     };
     let options = StreamOptions {
         max_tokens: Some(4096),

@@ -237,6 +237,7 @@ async fn one_conversation_across_four_providers() {
             InputBlock::Image(image),
         ]))],
         tools: tools(),
+        ..Default::default()
     };
 
     // 1. Anthropic thinks and calls read.

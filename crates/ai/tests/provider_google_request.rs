@@ -357,6 +357,7 @@ async fn images_in_user_turns_and_tool_results() {
                 InputBlock::Image(image.clone()),
             ]))],
             tools: vec![read_tool()],
+            ..Default::default()
         };
         let mut assistant = AssistantMessage::empty(api::GOOGLE_GENERATIVE_AI, "google", "x");
         assistant.content = vec![AssistantBlock::ToolCall(ToolCall::new(

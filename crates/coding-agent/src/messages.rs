@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use pi_agent_core::{AgentMessage, CustomMessage};
-use pi_ai::{InputBlock, Message, UserMessage};
+use pi_ai::{InputBlock, Message, SystemMessage, Tool, UserMessage};
 
 /// Introduces a compaction summary to the model.
 pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
@@ -63,6 +63,7 @@ fn user_text(text: String, timestamp: i64) -> Message {
 pub fn convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
     messages
         .iter()
+        .filter(|message| reaches_model(message))
         .filter_map(|message| match message {
             AgentMessage::Llm(m) => Some(m.clone()),
             AgentMessage::Custom(c) => {
@@ -106,6 +107,82 @@ pub fn convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
             }
         })
         .collect()
+}
+
+/// Whether [`convert_to_llm`] gives `message` to the model.
+fn reaches_model(message: &AgentMessage) -> bool {
+    match message {
+        AgentMessage::Llm(_) => true,
+        AgentMessage::Custom(c) => match c.role.as_str() {
+            "bashExecution" => !c
+                .get("excludeFromContext")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            "custom" | "branchSummary" | "compactionSummary" => true,
+            _ => false,
+        },
+    }
+}
+
+/// The transcript's system messages (pi 1.6's `system` role), each placed before the
+/// converted message it precedes, for models that take them mid-conversation.
+pub fn system_messages(messages: &[AgentMessage]) -> Vec<SystemMessage> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for message in messages {
+        match message {
+            AgentMessage::Custom(c) if c.role == "system" => out.push(system_message(c, at)),
+            message if reaches_model(message) => at += 1,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One recorded system message (`content`, `sections`, `toolsAdded`, `toolsRemoved`);
+/// what does not read is left out.
+fn system_message(message: &CustomMessage, at: usize) -> SystemMessage {
+    let content = match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let sections = match message.get("sections") {
+        Some(Value::Object(sections)) => sections
+            .iter()
+            .map(|(name, text)| (name.clone(), text.as_str().map(str::to_owned)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let list = |key: &str| -> &[Value] {
+        message
+            .get(key)
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    };
+    let tools_added = list("toolsAdded")
+        .iter()
+        .filter_map(|tool| serde_json::from_value::<Tool>(tool.clone()).ok())
+        .collect();
+    // pi 1.6 writes `{name}`; a bare name is read too.
+    let tools_removed = list("toolsRemoved")
+        .iter()
+        .filter_map(|tool| tool.get("name").and_then(Value::as_str).or(tool.as_str()))
+        .map(str::to_owned)
+        .collect();
+    SystemMessage {
+        at,
+        content,
+        sections,
+        tools_added,
+        tools_removed,
+    }
 }
 
 #[cfg(test)]

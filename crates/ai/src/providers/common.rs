@@ -97,6 +97,7 @@ pub fn frame_of(context: &Context) -> Context {
         system_prompt: context.system_prompt.clone(),
         messages: Vec::new(),
         tools: context.tools.clone(),
+        system_messages: context.system_messages.clone(),
     }
 }
 

@@ -176,6 +176,7 @@ mod tests {
             system_prompt: Some("ignored once a reply reported usage".into()),
             messages: vec![Message::Assistant(Arc::new(reply)), Message::User(next)],
             tools: Vec::new(),
+            ..Default::default()
         };
         // 6010 + ceil(20 / 3.5) = 6016; 24000 - 6016 - 4096 = 13888.
         assert_eq!(estimate_context_tokens(&context), 6_016);
@@ -196,6 +197,7 @@ mod tests {
             system_prompt: Some("x".repeat(350_000)),
             messages: Vec::new(),
             tools: Vec::new(),
+            ..Default::default()
         };
         // 100000 tokens in, a margin of 15000: 200000 - 115000 = 85000.
         assert_eq!(estimate_context_tokens(&context), 100_000);

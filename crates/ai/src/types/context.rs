@@ -48,4 +48,26 @@ pub struct Context {
     pub messages: Vec<Message>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Tool>,
+    /// The transcript's system messages (pi-ai 1.6), for models that take system messages
+    /// mid-conversation (`compat.supportsMidConvoSystemMessages`); empty when the request
+    /// has none. `system_prompt` and `tools` stay the current state, which every other
+    /// model gets.
+    #[serde(skip)]
+    pub system_messages: Vec<SystemMessage>,
+}
+
+/// A system message of the transcript: the first one holds the system prompt and tools,
+/// a later one what changed (prompt sections set or removed, tools added or removed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SystemMessage {
+    /// Where it stands: before `messages[at]` of the context (`messages.len()`: last).
+    pub at: usize,
+    /// Its plain text.
+    pub content: String,
+    /// Named prompt sections, in order: set to a text, or removed (`None`).
+    pub sections: Vec<(String, Option<String>)>,
+    /// Tools declared (added, or redefined under the same name).
+    pub tools_added: Vec<Tool>,
+    /// Names of tools withdrawn.
+    pub tools_removed: Vec<String>,
 }

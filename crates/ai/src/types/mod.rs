@@ -17,7 +17,7 @@ pub mod usage;
 pub use content::{
     AssistantBlock, ImageContent, InputBlock, TextContent, ThinkingContent, ToolCall,
 };
-pub use context::{ConstrainedSampling, Context, Strictness, Tool};
+pub use context::{ConstrainedSampling, Context, Strictness, SystemMessage, Tool};
 pub use event::AssistantMessageEvent;
 pub use message::{
     AssistantMessage, Message, StopReason, ToolResultMessage, UserContent, UserMessage, now_ms,

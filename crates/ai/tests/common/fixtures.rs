@@ -69,6 +69,7 @@ pub fn context_with(prompt: &str, tool: Tool) -> Context {
         system_prompt: Some("You are a test.".into()),
         messages: vec![Message::User(UserMessage::text(prompt))],
         tools: vec![tool],
+        ..Default::default()
     }
 }
 

@@ -81,6 +81,7 @@ pub(super) async fn run_context_with_system(
         system_prompt,
         messages: crate::messages::convert_to_llm(&returned),
         tools,
+        system_messages: crate::messages::system_messages(&returned),
     })
 }
 

@@ -152,6 +152,10 @@ impl AgentHooks for SessionHooks {
         converted
     }
 
+    fn system_messages(&self, messages: &[AgentMessage]) -> Vec<pi_ai::SystemMessage> {
+        crate::messages::system_messages(messages)
+    }
+
     fn transform_context<'a>(
         &'a self,
         messages: &'a [AgentMessage],

@@ -286,6 +286,7 @@ pub(crate) async fn summary_call(
         system_prompt: Some(SUMMARIZATION_SYSTEM_PROMPT.to_owned()),
         messages: vec![Message::User(UserMessage::text(request_text))],
         tools: Vec::new(),
+        ..Default::default()
     };
     // As pi 1.6.0's summarization requests: no output cap of their own (the model's, fitted
     // to the context left) and no prompt caching.

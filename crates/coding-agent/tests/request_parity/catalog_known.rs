@@ -20,11 +20,9 @@ const FITTED_MAX_TOKENS: &str = "pi 1.6.0 fits the output cap into the context l
     wording, so a cap fitted near the window differs by that much; which field carries \
     the cap is compared (the request-parity scenarios compare the cap where it is not fitted)";
 
-const CLAUDE_5_CONTROLS: &str = "open: pi 1.6.0 defines the tools of Claude models with \
-    mid-conversation tool changes inline (the `inline-tools-2026-09-15` beta and a deferred \
-    placeholder tool), and sends Bedrock's Fable 5 its fallbacks in \
-    `additionalModelRequestFields`; ours sends the plain tool list and no Bedrock fallbacks \
-    (per-message effort, thinking binding and Anthropic `fallbacks` are compared)";
+const CLAUDE_5_CONTROLS: &str = "open: pi 1.6.0 sends Bedrock's Fable 5 its fallbacks in \
+    `additionalModelRequestFields`; ours sends none (per-message effort, thinking binding, \
+    inline tool changes with their beta and Anthropic `fallbacks` are compared)";
 
 const TOOL_SEARCH: &str = "open (issue 39, tool search): pi 1.6.0 gives models with native \
     tool search their tools as an `additional_tools` input item with deferred loading; ours \
@@ -47,21 +45,7 @@ pub const CATALOG_KNOWN: &[Known] = &[
     ),
     entry(
         "*claude-fable-5*",
-        Part::Fields(&[
-            "/headers/anthropic-beta",
-            "/body/tools",
-            "/body/additionalModelRequestFields",
-        ]),
-        CLAUDE_5_CONTROLS,
-    ),
-    entry(
-        "*claude-haiku-5*",
-        Part::Fields(&["/headers/anthropic-beta", "/body/tools"]),
-        CLAUDE_5_CONTROLS,
-    ),
-    entry(
-        "anthropic/claude-opus-4-8",
-        Part::Fields(&["/headers/anthropic-beta", "/body/tools"]),
+        Part::Fields(&["/body/additionalModelRequestFields"]),
         CLAUDE_5_CONTROLS,
     ),
     entry(

@@ -8,6 +8,7 @@ pub mod apis;
 pub mod catalog;
 pub mod catalog_known;
 pub mod known;
+pub mod midconvo;
 pub mod normalize;
 pub mod provider_rows;
 pub mod rows;

@@ -32,6 +32,8 @@ const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
 const SERVER_SIDE_FALLBACK_BETA: &str = "server-side-fallback-2026-07-01";
 const MID_CONVERSATION_OUTPUT_CONFIG_BETA: &str = "mid-conversation-output-config-2026-07-01";
 const THINKING_BINDING_CONTROLS_BETA: &str = "thinking-binding-controls-2026-08-01";
+/// Tools declared inline in the conversation (`compat.supportsMidConvoToolChanges`).
+const INLINE_TOOLS_BETA: &str = "inline-tools-2026-09-15";
 /// The Claude Code version OAuth requests name in their user agent (pi-ai 1.6's
 /// `claudeCodeVersion`): subscription tokens are only served to current Claude Code clients.
 const CLAUDE_CODE_VERSION: &str = "2.1.322";
@@ -259,10 +261,12 @@ struct Parts {
 
 impl Parts {
     fn new(model: &Model, context: &Context, options: StreamOptions, api_key: String) -> Self {
+        let mut frame = frame_of(context);
+        let messages = request::prepare_placing(model, context, &mut frame);
         Self {
             model: model.clone(),
-            frame: frame_of(context),
-            messages: std::sync::Arc::new(request::prepare_messages(model, &context.messages)),
+            frame,
+            messages: std::sync::Arc::new(messages),
             options,
             api_key,
         }
@@ -398,6 +402,9 @@ fn finish_request(
     if request::supports_mid_convo_effort(model) {
         betas.push(MID_CONVERSATION_OUTPUT_CONFIG_BETA);
         betas.push(THINKING_BINDING_CONTROLS_BETA);
+    }
+    if request::uses_inline_tools(model, context) {
+        betas.push(INLINE_TOOLS_BETA);
     }
     if threaded {
         betas.push(threads::MESSAGE_THREADS_BETA);

@@ -6,12 +6,13 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::providers::body_text::{BodyText, joined};
+use crate::transcript::{Placed, Transcript};
 use crate::transform::{
     ERROR_TOOL_IMAGE_PLACEHOLDER, error_images_caption, replace_images, transform_messages,
 };
 use crate::types::{
     AssistantBlock, CacheRetention, Context, InputBlock, Message, Model, SharedStr, StreamOptions,
-    ToolChoice, UserContent,
+    SystemMessage, ToolChoice, UserContent,
 };
 
 /// The identity line OAuth (Claude subscription) tokens must send first.
@@ -160,6 +161,18 @@ pub enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// A tool declared mid-conversation (`inline-tools-2026-09-15`).
+    ToolAddition {
+        tool: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    /// A tool withdrawn mid-conversation.
+    ToolRemoval {
+        tool: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
 }
 
 /// An image as base64 data.
@@ -299,6 +312,64 @@ pub fn prepare_messages(model: &Model, messages: &[Message]) -> Vec<Message> {
     transform_messages(messages, model, Some(&normalize_tool_call_id))
 }
 
+/// [`prepare_messages`] for a whole context, with `frame`'s system messages placed in the
+/// result (kept only for a model with mid-conversation system messages).
+pub fn prepare_placing(model: &Model, context: &Context, frame: &mut Context) -> Vec<Message> {
+    crate::transcript::transform_placing(model, context, frame, Some(&normalize_tool_call_id))
+}
+
+/// Whether `model` takes tool changes as blocks of mid-conversation system messages
+/// (`compat.supportsMidConvoToolChanges`).
+pub fn supports_mid_convo_tool_changes(model: &Model) -> bool {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_mid_convo_tool_changes)
+        .unwrap_or(false)
+}
+
+/// Converts tool declarations to the Messages API's tool definitions.
+pub type ConvertTools<'a> = &'a dyn Fn(&[crate::types::Tool]) -> Vec<Value>;
+
+/// The mid-conversation system messages of a request, placed in its conversation.
+pub struct SystemUpdates<'a> {
+    pub placed: Placed<'a>,
+    /// Converts declared tools, when tool changes go inline; `None`: text only.
+    pub tools: Option<ConvertTools<'a>>,
+}
+
+impl SystemUpdates<'_> {
+    /// A system message's entry: its text, then (inline tools) the tools it withdraws and
+    /// declares; `None` when it has nothing to say.
+    fn message(&self, update: &SystemMessage, oauth: bool) -> Option<ApiMessage<'static>> {
+        let mut blocks = Vec::new();
+        let text = update.update_text();
+        if !text.is_empty() {
+            blocks.push(text_block(text));
+        }
+        if let Some(convert) = self.tools {
+            for name in update.withdrawn_tools() {
+                let name = if oauth {
+                    to_claude_code_name(name)
+                } else {
+                    name.to_owned()
+                };
+                blocks.push(Block::ToolRemoval {
+                    tool: serde_json::json!({"type": "tool_reference", "name": name}),
+                    cache_control: None,
+                });
+            }
+            for definition in convert(&update.tools_added) {
+                blocks.push(Block::ToolAddition {
+                    tool: serde_json::json!({"type": "tool_definition", "definition": definition}),
+                    cache_control: None,
+                });
+            }
+        }
+        (!blocks.is_empty()).then(|| ApiMessage::new("system", Content::Blocks(blocks)))
+    }
+}
+
 /// Converts the prepared conversation to Messages API messages, borrowing its text. With
 /// `allow_empty_signature` (`compat.allowEmptySignature`) unsigned thinking goes back as
 /// thinking with an empty signature instead of as text.
@@ -311,10 +382,19 @@ pub fn convert_messages<'a>(
     cache: Option<&CacheControl>,
     allow_empty_signature: bool,
     effort_provider: Option<&str>,
+    mut updates: Option<SystemUpdates<'_>>,
 ) -> Vec<ApiMessage<'a>> {
     let mut out: Vec<ApiMessage<'a>> = Vec::with_capacity(messages.len());
+    // System messages wait for the next reply that is sent (pi-ai 1.5: Claude wants a system
+    // message right before an assistant one, and skips empty replies).
+    let mut waiting: Vec<ApiMessage<'a>> = Vec::new();
     let mut index = 0;
     while index < messages.len() {
+        if let Some(updates) = updates.as_mut() {
+            for update in updates.placed.before(index) {
+                waiting.extend(updates.message(update, oauth));
+            }
+        }
         match &messages[index] {
             Message::User(user) => match &user.content {
                 UserContent::Text(text) => {
@@ -389,6 +469,7 @@ pub fn convert_messages<'a>(
                         .provider_thinking_level
                         .as_deref()
                         .filter(|effort| is_effort(effort));
+                    out.append(&mut waiting);
                     if let (Some(provider), Some(effort)) = (effort_provider, kept_effort)
                         && assistant.api == crate::types::api::ANTHROPIC_MESSAGES
                         && assistant.provider == provider
@@ -441,15 +522,21 @@ pub fn convert_messages<'a>(
         }
         index += 1;
     }
+    if let Some(updates) = updates.as_mut() {
+        for update in updates.placed.rest() {
+            waiting.extend(updates.message(update, oauth));
+        }
+    }
+    out.append(&mut waiting);
     if let (Some(cache), Some(last)) = (cache, out.last_mut()) {
         mark_last_user_block(last, cache);
     }
     out
 }
 
-/// Puts the cache marker on the last block of a trailing user message.
+/// Puts the cache marker on the last block of a trailing user or system message.
 fn mark_last_user_block(message: &mut ApiMessage<'_>, cache: &CacheControl) {
-    if message.role != "user" {
+    if message.role != "user" && message.role != "system" {
         return;
     }
     match &mut message.content {
@@ -464,7 +551,9 @@ fn mark_last_user_block(message: &mut ApiMessage<'_>, cache: &CacheControl) {
             if let Some(
                 Block::Text { cache_control, .. }
                 | Block::Image { cache_control, .. }
-                | Block::ToolResult { cache_control, .. },
+                | Block::ToolResult { cache_control, .. }
+                | Block::ToolAddition { cache_control, .. }
+                | Block::ToolRemoval { cache_control, .. },
             ) = blocks.last_mut()
             {
                 *cache_control = Some(cache.clone());
@@ -483,7 +572,7 @@ pub use crate::types::AnthropicThinking;
 pub struct SystemBlock<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
-    text: &'a str,
+    text: BodyText<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cache_control: Option<CacheControl>,
 }
@@ -556,6 +645,25 @@ fn thinking_params(model: &Model, options: &StreamOptions) -> (Option<Value>, Op
     }
 }
 
+/// The tool a request with inline tool changes declares so that its tool list never
+/// empties: never available, loaded lazily (pi-ai 1.0.1).
+fn deferred_placeholder_tool() -> Value {
+    serde_json::json!({
+        "name": "__pi_deferred_placeholder__",
+        "description": "Reserved placeholder. Never available. Never call this.",
+        "input_schema": {"type": "object", "properties": {}, "required": []},
+        "defer_loading": true,
+    })
+}
+
+/// Whether the request declares its tools inline (see [`build_body`]).
+pub fn uses_inline_tools(model: &Model, context: &Context) -> bool {
+    supports_mid_convo_tool_changes(model)
+        && Transcript::of(model, context)
+            .and_then(|t| t.leading)
+            .is_some_and(|leading| !leading.tools_added.is_empty())
+}
+
 /// Builds the request body for `messages` (the conversation from [`prepare_messages`]).
 ///
 /// `disable_preferred_strict` sends tools that only prefer strictness plain (after Claude
@@ -583,18 +691,36 @@ pub fn build_body<'a>(
         .filter(|m| *m > 0)
         .unwrap_or(model.max_tokens / 3);
 
-    let system_block = |text: &'a str| SystemBlock {
+    let system_block = |text: BodyText<'a>| SystemBlock {
         kind: "text",
         text,
         cache_control: cache.clone(),
     };
+    // With mid-conversation system messages the leading prompt is the transcript's first
+    // one; what changed since goes in the conversation (pi-ai 1.6).
+    let transcript = Transcript::of(model, context);
+    let leading_prompt: Option<BodyText<'a>> = match &transcript {
+        Some(transcript) => transcript.leading_prompt().map(BodyText::from),
+        None => context.system_prompt.as_deref().map(BodyText::from),
+    };
     let mut system = Vec::new();
     if oauth {
-        system.push(system_block(CLAUDE_CODE_IDENTITY));
+        system.push(system_block(CLAUDE_CODE_IDENTITY.into()));
     }
-    if let Some(prompt) = context.system_prompt.as_deref() {
+    if let Some(prompt) = leading_prompt {
         system.push(system_block(prompt));
     }
+    // Tool changes inline (`supportsMidConvoToolChanges`): the request declares the
+    // transcript's first tools and a deferred placeholder, later changes are blocks.
+    let inline_tools = transcript
+        .as_ref()
+        .and_then(|t| t.leading)
+        .filter(|leading| {
+            supports_mid_convo_tool_changes(model) && !leading.tools_added.is_empty()
+        });
+    let convert_inline = |tools: &[crate::types::Tool]| {
+        super::tools::convert_tool_list(model, tools, oauth, None, disable_preferred_strict)
+    };
 
     let thinking_enabled = options
         .anthropic_thinking
@@ -628,6 +754,10 @@ pub fn build_body<'a>(
             .and_then(|c| c.allow_empty_signature)
             .unwrap_or(false),
         effort.is_some().then_some(model.provider.as_str()),
+        transcript.map(|t| SystemUpdates {
+            placed: Placed::new(t.updates, t.update_positions()),
+            tools: inline_tools.is_some().then_some(&convert_inline as _),
+        }),
     );
     if let Some(effort) = &effort {
         messages.push(ApiMessage::effort(effort));
@@ -661,15 +791,28 @@ pub fn build_body<'a>(
         temperature: options.temperature.filter(|_| {
             !thinking_enabled && !supports_mid_convo_effort(model) && supports_temperature(model)
         }),
-        tools: (!context.tools.is_empty()).then(|| {
-            convert_tools(
-                model,
-                context,
-                oauth,
-                tool_cache.as_ref(),
-                disable_preferred_strict,
-            )
-        }),
+        tools: match inline_tools {
+            Some(leading) => {
+                let mut tools = super::tools::convert_tool_list(
+                    model,
+                    &leading.tools_added,
+                    oauth,
+                    tool_cache.as_ref(),
+                    disable_preferred_strict,
+                );
+                tools.push(deferred_placeholder_tool());
+                Some(tools)
+            }
+            None => (!context.tools.is_empty()).then(|| {
+                convert_tools(
+                    model,
+                    context,
+                    oauth,
+                    tool_cache.as_ref(),
+                    disable_preferred_strict,
+                )
+            }),
+        },
         thinking,
         output_config,
         metadata,

@@ -52,6 +52,7 @@ fn reply_messages(
         None,
         threaded.allow_empty_signature,
         None,
+        None,
     );
     serde_json::to_value(converted)
         .ok()

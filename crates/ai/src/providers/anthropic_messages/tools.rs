@@ -87,10 +87,20 @@ pub(super) fn convert_tools(
     cache: Option<&CacheControl>,
     disable_preferred: bool,
 ) -> Vec<Value> {
+    convert_tool_list(model, &context.tools, oauth, cache, disable_preferred)
+}
+
+/// `tools` as the Messages API declares them, the last one carrying the cache marker.
+pub(super) fn convert_tool_list(
+    model: &Model,
+    tools: &[crate::types::Tool],
+    oauth: bool,
+    cache: Option<&CacheControl>,
+    disable_preferred: bool,
+) -> Vec<Value> {
     let eager = supports_eager_tool_streaming(model);
-    let last = context.tools.len().saturating_sub(1);
-    context
-        .tools
+    let last = tools.len().saturating_sub(1);
+    tools
         .iter()
         .enumerate()
         .map(|(i, tool)| {

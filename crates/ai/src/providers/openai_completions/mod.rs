@@ -108,10 +108,12 @@ pub fn build_request(
     let compat = compat::resolve(model);
     let retention = CacheRetention::resolve(options.cache_retention, options.env.as_deref());
     let (base_url, body_model) = endpoint(model, options)?;
+    let mut frame = frame_of(context);
+    let messages = request::prepare_placing(model, context, &mut frame);
     let parts = (
         body_model,
-        frame_of(context),
-        request::prepare_messages(model, context),
+        frame,
+        messages,
         options.clone(),
         compat.clone(),
         retention,

@@ -5,10 +5,11 @@ use serde_json::{Map, Value};
 
 use super::compat::Compat;
 use crate::providers::body_text::{BodyText, data_url, joined};
+use crate::transcript::{Placed, Transcript};
 use crate::transform::transform_messages;
 use crate::types::{
     AssistantBlock, CacheRetention, Context, InputBlock, MaxTokensField, Message, Model, SharedStr,
-    StreamOptions, ThinkingLevel, ToolChoice, UserContent,
+    StreamOptions, SystemMessage, ThinkingLevel, ToolChoice, UserContent,
 };
 
 const BRIDGE_AFTER_TOOL_RESULT: &str = "I have processed the tool results.";
@@ -213,17 +214,39 @@ pub fn convert_messages<'a>(
     compat: &Compat,
 ) -> Vec<ChatMessage<'a>> {
     let mut out = Vec::with_capacity(messages.len() + 1);
-    if let Some(system) = context.system_prompt.as_deref() {
-        let content = Content::borrowed(system);
+    let instruction = |content: Content<'a>| {
         if model.reasoning && compat.supports_developer_role {
-            out.push(ChatMessage::Developer { content });
+            ChatMessage::Developer { content }
         } else {
-            out.push(ChatMessage::System { content });
+            ChatMessage::System { content }
         }
-    }
+    };
+    // With mid-conversation system messages the leading prompt is the transcript's first
+    // one, and each later one goes where it stands, as an update (pi-ai 1.6).
+    let transcript = Transcript::of(model, context);
+    let leading = match &transcript {
+        Some(transcript) => transcript.leading_prompt().map(|p| Content::Text(p.into())),
+        None => context.system_prompt.as_deref().map(Content::borrowed),
+    };
+    out.extend(leading.map(instruction));
+    let mut updates = transcript.map(|t| Placed::new(t.updates, t.update_positions()));
+    let place_updates = |out: &mut Vec<ChatMessage<'a>>, placed: &'a [SystemMessage]| {
+        for update in placed {
+            let text = update.update_text();
+            if !text.is_empty() {
+                out.push(instruction(Content::Text(text.into())));
+            }
+        }
+        !placed.is_empty()
+    };
     let mut last_was_tool_result = false;
     let mut index = 0;
     while index < messages.len() {
+        if let Some(updates) = updates.as_mut()
+            && place_updates(&mut out, updates.before(index))
+        {
+            last_was_tool_result = false;
+        }
         match &messages[index] {
             Message::User(user) => {
                 if compat.requires_assistant_after_tool_result && last_was_tool_result {
@@ -312,6 +335,9 @@ pub fn convert_messages<'a>(
             }
         }
         index += 1;
+    }
+    if let Some(updates) = updates.as_mut() {
+        place_updates(&mut out, updates.rest());
     }
     out
 }
@@ -652,4 +678,11 @@ fn apply_sampling_params(body: &mut Body<'_>, params: Map<String, Value>) {
 pub fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
     let normalize = |id: &str| normalize_tool_call_id(model, id);
     transform_messages(&context.messages, model, Some(&normalize))
+}
+
+/// [`prepare_messages`], with `frame`'s system messages placed in the result (kept only
+/// for a model with mid-conversation system messages).
+pub fn prepare_placing(model: &Model, context: &Context, frame: &mut Context) -> Vec<Message> {
+    let normalize = |id: &str| normalize_tool_call_id(model, id);
+    crate::transcript::transform_placing(model, context, frame, Some(&normalize))
 }

@@ -96,7 +96,12 @@ impl ApiProvider for OpenAiCodexResponses {
             model.clone(),
             request,
             &options,
-            Decoder::new(model.clone(), Flavor::Codex, service_tier(&options)),
+            Decoder::new(model.clone(), Flavor::Codex, service_tier(&options))
+                .with_provider_thinking_level(request::configuration_effort(
+                    model,
+                    options.reasoning_effort,
+                    true,
+                )),
             plan,
         )
     }
@@ -241,12 +246,20 @@ fn build_body<'a>(
             ),
         })
     });
+    let configuration = request::configuration_effort(model, options.reasoning_effort, true);
+    let reasoning = match (reasoning, &configuration) {
+        (Some(reasoning), Some(_)) => Some(Reasoning {
+            effort: request::CONFIGURATION_UPDATE_REQUEST_EFFORT.to_owned(),
+            ..reasoning
+        }),
+        (reasoning, _) => reasoning,
+    };
     let session = cache_session(options);
     Body {
         model: &model.id,
         store: false,
         stream: true,
-        input: request::convert_messages(model, context.system_prompt.as_deref(), messages),
+        input: request::convert_context(model, context, messages, configuration.as_deref()),
         text: TextParam {
             verbosity: extra
                 .and_then(|o| o.text_verbosity.as_deref())
@@ -299,12 +312,14 @@ pub fn build_request(
     token: &str,
 ) -> Result<HttpRequest, String> {
     let account_id = extract_account_id(token)?;
-    let parts = (
-        model.clone(),
-        frame_of(context),
-        request::prepare_messages(model, context, request::OPENAI_TOOL_CALL_PROVIDERS),
-        options.clone(),
+    let mut frame = frame_of(context);
+    let messages = request::prepare_placing(
+        model,
+        context,
+        &mut frame,
+        request::OPENAI_TOOL_CALL_PROVIDERS,
     );
+    let parts = (model.clone(), frame, messages, options.clone());
     let body = written_body(model, options, parts, |parts, out| {
         let (model, context, messages, options) = parts;
         serde_json::to_writer(out, &build_body(model, context, messages, options))

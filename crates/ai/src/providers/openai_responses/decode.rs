@@ -164,6 +164,9 @@ pub struct Decoder {
     /// with one of them left is an error (pi-ai 1.6).
     unfinished: Vec<usize>,
     completed: bool,
+    /// The effort the request asked for by configuration update, kept on the reply
+    /// (`compat.supportsMidConvoEffort`); set once, on the first event.
+    provider_thinking_level: Option<String>,
 }
 
 /// Whether a JSON value is truthy in JavaScript.
@@ -260,7 +263,14 @@ impl Decoder {
             reasoning_by_id: HashMap::new(),
             unfinished: Vec::new(),
             completed: false,
+            provider_thinking_level: None,
         }
+    }
+
+    /// Keeps `effort` on the reply as the effort it was made with.
+    pub fn with_provider_thinking_level(mut self, effort: Option<String>) -> Self {
+        self.provider_thinking_level = effort;
+        self
     }
 
     fn item_added(&mut self, at: Option<u64>, item: &Value, asm: &mut Assembler) {
@@ -552,6 +562,9 @@ fn failed_text(response: Option<&ResponseInfo>) -> String {
 
 impl SseDecoder for Decoder {
     fn on_event(&mut self, sse: &Sse, asm: &mut Assembler) -> Result<Flow, String> {
+        if let Some(level) = self.provider_thinking_level.take() {
+            asm.message_mut().provider_thinking_level = Some(level);
+        }
         let Some(data) = sse.data.as_deref() else {
             return Ok(Flow::Continue);
         };
@@ -682,6 +695,9 @@ impl SseDecoder for Decoder {
     }
 
     fn finish(&mut self, asm: &mut Assembler, ended_by_provider: bool) -> Result<(), String> {
+        if let Some(level) = self.provider_thinking_level.take() {
+            asm.message_mut().provider_thinking_level = Some(level);
+        }
         asm.end_all();
         if !self.completed && !ended_by_provider {
             return Err(INCOMPLETE_STREAM.to_owned());

@@ -50,6 +50,9 @@ impl ApiProvider for OpenAiResponses {
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
         let api_key = resolve_api_key(model, &options).or_else(|| env_var("OPENAI_API_KEY"));
+        let chatgpt = api_key
+            .as_deref()
+            .is_some_and(|key| chatgpt_sign_in(model, key));
         let request = match api_key {
             Some(key) => build_request(model, context, &options, &key),
             None => Err(MISSING_OPENAI_KEY.to_owned()),
@@ -66,7 +69,8 @@ impl ApiProvider for OpenAiResponses {
             RetryPolicy::from_options(&options),
             StreamControl::from_options(&options).with_error_prefix(format!("{named} API error")),
             ErrorStyle::OpenAi,
-            Decoder::new(model.clone(), Flavor::OpenAi, tier),
+            Decoder::new(model.clone(), Flavor::OpenAi, tier)
+                .with_provider_thinking_level(configuration_effort(model, &options, chatgpt)),
         );
         AssistantMessageEventStream::new(futures_util::StreamExt::map(events, |mut event| {
             with_usage_limit_hint(&mut event);
@@ -154,6 +158,15 @@ pub(crate) fn strict_field(model: &Model, default: bool) -> Option<Option<bool>>
 
 /// Whether the request goes to OpenAI with a Sign in with ChatGPT token (not an `sk-` key):
 /// that endpoint takes no cache retention, output cap or temperature (pi-ai 1.6).
+/// The effort this request sends as a configuration update (not with Sign in with
+/// ChatGPT, pi-ai 1.3).
+fn configuration_effort(model: &Model, options: &StreamOptions, chatgpt: bool) -> Option<String> {
+    let level = options
+        .reasoning_effort
+        .filter(|level| *level != crate::types::ThinkingLevel::Off);
+    request::configuration_effort(model, level, false).filter(|_| !chatgpt)
+}
+
 fn chatgpt_sign_in(model: &Model, api_key: &str) -> bool {
     model.provider == "openai"
         && model.base_url == "https://api.openai.com/v1"
@@ -193,15 +206,21 @@ fn build_body<'a>(
         .session_id
         .as_deref()
         .filter(|_| retention != CacheRetention::None);
-    let (reasoning, include) = request::reasoning_param(
+    let (mut reasoning, include) = request::reasoning_param(
         model,
         options.reasoning_effort,
         extra.and_then(|o| o.reasoning_summary.as_deref()),
         model.provider != "github-copilot",
     );
+    let configuration = configuration_effort(model, options, chatgpt);
+    if let (Some(_), Some(reasoning)) = (&configuration, reasoning.as_mut())
+        && options.reasoning_effort.is_some()
+    {
+        reasoning.effort = request::CONFIGURATION_UPDATE_REQUEST_EFFORT.to_owned();
+    }
     request::Body {
         model: &model.id,
-        input: request::convert_messages(model, context.system_prompt.as_deref(), messages),
+        input: request::convert_context(model, context, messages, configuration.as_deref()),
         stream: true,
         // pi-ai 1.6: `compat.promptCacheKeyMode: "disabled"` never sends the key.
         prompt_cache_key: session
@@ -261,10 +280,17 @@ pub fn build_request(
         .session_id
         .as_deref()
         .filter(|_| retention != CacheRetention::None);
+    let mut frame = common::frame_of(context);
+    let messages = request::prepare_placing(
+        model,
+        context,
+        &mut frame,
+        request::OPENAI_TOOL_CALL_PROVIDERS,
+    );
     let parts = (
         model.clone(),
-        common::frame_of(context),
-        request::prepare_messages(model, context, request::OPENAI_TOOL_CALL_PROVIDERS),
+        frame,
+        messages,
         (options.clone(), chatgpt_sign_in(model, api_key)),
     );
     let body = common::written_body(model, options, parts, |parts, out| {

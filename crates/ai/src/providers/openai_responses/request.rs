@@ -9,11 +9,41 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::providers::body_text::{BodyText, data_url, joined};
+use crate::transcript::{Placed, Transcript};
 use crate::transform::transform_messages;
 use crate::types::{
     AssistantBlock, AssistantMessage, Context, InputBlock, Message, Model, SharedStr,
-    ThinkingLevel, Tool, UserContent,
+    SystemMessage, ThinkingLevel, Tool, UserContent,
 };
+
+/// The effort a request asks for when its own comes by configuration update, so that a
+/// change of level keeps the prompt cache (pi-ai 1.3).
+pub const CONFIGURATION_UPDATE_REQUEST_EFFORT: &str = "medium";
+
+/// The effort sent as a configuration update (`compat.supportsMidConvoEffort`): the
+/// chosen level's value, or `None` when the model has none or no level is chosen. `Off`
+/// counts as a level only where it is sent (Codex: `none`, or the model's value for it).
+pub fn configuration_effort(
+    model: &Model,
+    level: Option<ThinkingLevel>,
+    off_is_sent: bool,
+) -> Option<String> {
+    let supported = model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_mid_convo_effort)
+        .unwrap_or(false);
+    match level? {
+        _ if !supported => None,
+        ThinkingLevel::Off if !off_is_sent => None,
+        ThinkingLevel::Off => match model.thinking_level_value(ThinkingLevel::Off) {
+            Some(Some(off)) => Some(off.to_owned()),
+            Some(None) => None,
+            None => Some("none".to_owned()),
+        },
+        level => Some(effort_value(model, level)),
+    }
+}
 
 /// Providers whose `call_id|item_id` tool-call ids the OpenAI and Codex APIs keep as pairs.
 pub const OPENAI_TOOL_CALL_PROVIDERS: &[&str] = &["openai", "openai-codex", "opencode"];
@@ -49,7 +79,7 @@ pub enum InputPart<'a> {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum RoleContent<'a> {
-    Text(&'a str),
+    Text(Cow<'a, str>),
     Parts(Vec<InputPart<'a>>),
 }
 
@@ -119,6 +149,9 @@ pub enum InputItem<'a> {
     Message(OutputMessage<'a>),
     /// A reasoning item exactly as the API returned it (with its `encrypted_content`).
     Reasoning(Value),
+    /// `{type: "configuration_update", reasoning: {effort}}`: the effort of what follows
+    /// (`compat.supportsMidConvoEffort`).
+    ConfigurationUpdate(Value),
     FunctionCall(FunctionCall<'a>),
     FunctionCallOutput(FunctionCallOutput<'a>),
 }
@@ -270,7 +303,12 @@ pub fn normalize_tool_call_id(id: &str, keeps_pairs: bool, foreign: bool) -> Str
 }
 
 /// The conversation as this model should receive it (ids normalized, orphans answered).
-pub fn prepare_messages(model: &Model, context: &Context, allowed: &[&str]) -> Vec<Message> {
+fn prepare(
+    model: &Model,
+    context: &Context,
+    frame: Option<&mut Context>,
+    allowed: &[&str],
+) -> Vec<Message> {
     // The normalizer sees only the id; the ids of calls from another provider or API are
     // collected first, since their item ids are hashed rather than kept.
     let foreign: HashSet<&str> = context
@@ -284,7 +322,28 @@ pub fn prepare_messages(model: &Model, context: &Context, allowed: &[&str]) -> V
         .collect();
     let keeps_pairs = allowed.contains(&model.provider.as_str());
     let normalize = |id: &str| normalize_tool_call_id(id, keeps_pairs, foreign.contains(id));
-    transform_messages(&context.messages, model, Some(&normalize))
+    match frame {
+        Some(frame) => {
+            crate::transcript::transform_placing(model, context, frame, Some(&normalize))
+        }
+        None => transform_messages(&context.messages, model, Some(&normalize)),
+    }
+}
+
+/// The conversation for this API (see [`prepare_placing`]).
+pub fn prepare_messages(model: &Model, context: &Context, allowed: &[&str]) -> Vec<Message> {
+    prepare(model, context, None, allowed)
+}
+
+/// [`prepare_messages`], with `frame`'s system messages placed in the result (kept only
+/// for a model with mid-conversation system messages).
+pub fn prepare_placing(
+    model: &Model,
+    context: &Context,
+    frame: &mut Context,
+    allowed: &[&str],
+) -> Vec<Message> {
+    prepare(model, context, Some(frame), allowed)
 }
 
 fn image_part<'a>(mime: &str, data: &SharedStr) -> InputPart<'a> {
@@ -450,6 +509,49 @@ pub fn convert_messages<'a>(
     system_prompt: Option<&'a str>,
     messages: &'a [Message],
 ) -> Vec<InputItem<'a>> {
+    convert_input(
+        model,
+        system_prompt.map(Cow::Borrowed),
+        None,
+        messages,
+        None,
+    )
+}
+
+/// The input of a request for `context`'s frame (from [`prepare_placing`]): with
+/// mid-conversation system messages the leading prompt is the transcript's first one and
+/// each later one goes where it stands; with `configuration_effort` (mid-conversation
+/// effort) each earlier reply of this model that kept its effort is preceded by a
+/// configuration update, and the input ends with one for this request's.
+pub fn convert_context<'a>(
+    model: &Model,
+    context: &'a Context,
+    messages: &'a [Message],
+    configuration_effort: Option<&str>,
+) -> Vec<InputItem<'a>> {
+    let transcript = Transcript::of(model, context);
+    let leading = match &transcript {
+        Some(transcript) => transcript.leading_prompt().map(Cow::Owned),
+        None => context.system_prompt.as_deref().map(Cow::Borrowed),
+    };
+    let updates = transcript.map(|t| Placed::new(t.updates, t.update_positions()));
+    convert_input(model, leading, updates, messages, configuration_effort)
+}
+
+fn configuration_update<'a>(effort: &str) -> InputItem<'a> {
+    InputItem::ConfigurationUpdate(serde_json::json!({
+        "type": "configuration_update",
+        "reasoning": {"effort": effort},
+    }))
+}
+
+fn convert_input<'a>(
+    model: &Model,
+    system_prompt: Option<Cow<'a, str>>,
+    mut updates: Option<Placed<'_>>,
+    messages: &'a [Message],
+    configuration_effort: Option<&str>,
+) -> Vec<InputItem<'a>> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     let developer_role = model.reasoning
         && model
@@ -457,18 +559,34 @@ pub fn convert_messages<'a>(
             .as_ref()
             .and_then(|c| c.supports_developer_role)
             != Some(false);
-    if let Some(system) = system_prompt.filter(|s| !s.is_empty()) {
-        out.push(InputItem::Role(RoleMessage {
+    let instruction = |content: Cow<'a, str>| {
+        InputItem::Role(RoleMessage {
             role: if developer_role {
                 "developer"
             } else {
                 "system"
             },
-            content: RoleContent::Text(system),
-        }));
+            content: RoleContent::Text(content),
+        })
+    };
+    if let Some(system) = system_prompt.filter(|s| !s.is_empty()) {
+        out.push(instruction(system));
     }
     let mut msg_index = 0usize;
-    for message in messages {
+    // Each later system message counts as a message for the text item ids (pi-ai 1.6).
+    let place = |out: &mut Vec<InputItem<'a>>, msg_index: &mut usize, placed: &[SystemMessage]| {
+        for update in placed {
+            let text = update.update_text();
+            if !text.is_empty() {
+                out.push(instruction(Cow::Owned(text)));
+            }
+            *msg_index += 1;
+        }
+    };
+    for (index, message) in messages.iter().enumerate() {
+        if let Some(updates) = updates.as_mut() {
+            place(&mut out, &mut msg_index, updates.before(index));
+        }
         match message {
             Message::User(user) => {
                 let parts: Vec<InputPart> = match &user.content {
@@ -489,10 +607,26 @@ pub fn convert_messages<'a>(
                 if out.len() == before {
                     continue;
                 }
+                let same_model = assistant.provider == model.provider
+                    && assistant.api == model.api
+                    && assistant.model == model.id;
+                if let (Some(_), true, Some(kept)) = (
+                    configuration_effort,
+                    same_model,
+                    assistant.provider_thinking_level.as_deref(),
+                ) {
+                    out.insert(before, configuration_update(kept));
+                }
             }
             Message::ToolResult(result) => out.push(convert_tool_result(model, result)),
         }
         msg_index += 1;
+    }
+    if let Some(updates) = updates.as_mut() {
+        place(&mut out, &mut msg_index, updates.rest());
+    }
+    if let Some(effort) = configuration_effort {
+        out.push(configuration_update(effort));
     }
     out
 }
