@@ -56,6 +56,20 @@ pub fn opened(env: &Env) -> Vec<String> {
         .collect()
 }
 
+/// The pages opened once there are `count` of them: a browser is started in the
+/// background (pi 1.6.0 does not wait for it), so its record may follow pi's exit. Gives
+/// what is there after [`WAIT`] otherwise, for the caller's assertion to report.
+pub fn opened_at_least(env: &Env, count: usize) -> Vec<String> {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let pages = opened(env);
+        if pages.len() >= count || std::time::Instant::now() > deadline {
+            return pages;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// What a `pi auth login` run showed (its lines, the agent dir as `<AGENT>`) and its exit.
 pub struct Login {
     pub code: i32,
