@@ -168,6 +168,10 @@ pub struct ModelCompat {
     pub supports_mid_convo_tool_additions: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_mid_convo_effort: Option<bool>,
+    /// `false`: the server rejects `max_output_tokens` (some Codex-protocol gateways), so
+    /// OpenAI Responses and Codex requests leave it out (pi 1.6; default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_max_output_tokens: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_strict_tools: Option<bool>,
     #[serde(

@@ -275,7 +275,7 @@ fn build_body<'a>(
         parallel_tool_calls: true,
         max_output_tokens: options
             .max_tokens
-            .filter(|m| *m > 0)
+            .filter(|m| *m > 0 && super::accepts_max_output_tokens(model))
             .map(|m| m.max(MIN_OUTPUT_TOKENS)),
         temperature: options.temperature,
         service_tier: extra.and_then(|o| o.service_tier.as_deref()),

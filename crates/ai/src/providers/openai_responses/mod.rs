@@ -241,7 +241,7 @@ fn build_body<'a>(
         store: Some(false),
         max_output_tokens: options
             .max_tokens
-            .filter(|m| *m > 0 && !chatgpt)
+            .filter(|m| *m > 0 && !chatgpt && accepts_max_output_tokens(model))
             .map(|m| m.max(request::MIN_OUTPUT_TOKENS)),
         temperature: options.temperature.filter(|_| !chatgpt),
         service_tier: extra.and_then(|o| o.service_tier.as_deref()),
@@ -357,6 +357,15 @@ where
         cancel,
         Decoder::new(model.clone(), flavor, None),
     )
+}
+
+/// Whether the model's server takes `max_output_tokens` (`compat.supportsMaxOutputTokens`).
+pub(crate) fn accepts_max_output_tokens(model: &Model) -> bool {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.supports_max_output_tokens)
+        .unwrap_or(true)
 }
 
 #[cfg(test)]
