@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use mock_llm::{Fault, Item, Script, StopReason};
 use support::errors::{
-    ANTHROPIC, BEDROCK, CHAT, GEMINI, Outcome, VERTEX, Wire, compare, compare_part, replay, sse,
+    ANTHROPIC, BEDROCK, CHAT, GEMINI, MISTRAL, Outcome, VERTEX, Wire, compare, compare_part,
+    replay, sse,
 };
 
 /// The answer queued after every failure.
@@ -470,4 +471,52 @@ async fn a_bodyless_400_is_no_overflow_but_a_bodyless_413_is_as_in_16() {
 
     let outcome = third_prompt_failing(|| http_failure(413, Some(String::new()))).await;
     compacted_for_overflow(&outcome, "bodyless 413");
+}
+
+/// A Chat Completions stream (OpenAI's and Mistral's shape) whose last chunk carries
+/// `finish_reason`.
+fn chat_finishing(finish_reason: &str) -> Script {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chunk-errors", "object": "chat.completion.chunk", "created": 1,
+               "model": "parity-model",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let body = format!(
+        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        chunk(
+            json!({"role": "assistant", "content": "partial"}),
+            Value::Null
+        ),
+        chunk(json!({}), json!(finish_reason)),
+    );
+    replay(body)
+}
+
+/// pi 1.x: a terminal reason the decoder does not know ends the reply as a provider error
+/// (kept as the raw stop reason), on every API that streams one, and is not retried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unmapped_stop_reasons_end_as_errors_on_every_api_as_in_16() {
+    for wire in [&ANTHROPIC, &BEDROCK, &GEMINI, &VERTEX] {
+        let outcome = one(wire, || {
+            Script::text("partial").with_raw_stop_reason("brand_new_reason")
+        })
+        .await;
+        assert_eq!(outcome.requests, 1, "{}: {outcome:#?}", wire.api);
+        assert_eq!(
+            outcome.last()["stopReason"],
+            "error",
+            "{}: {outcome:#?}",
+            wire.api
+        );
+    }
+    for wire in [&CHAT, &MISTRAL] {
+        let outcome = one(wire, || chat_finishing("brand_new_reason")).await;
+        assert_eq!(outcome.requests, 1, "{}: {outcome:#?}", wire.api);
+        assert_eq!(
+            outcome.last()["stopReason"],
+            "error",
+            "{}: {outcome:#?}",
+            wire.api
+        );
+    }
 }
