@@ -11,6 +11,7 @@ pub mod known;
 pub mod midconvo;
 pub mod normalize;
 pub mod provider_rows;
+pub mod row_fixture;
 pub mod rows;
 pub mod scenarios;
 pub mod streams;

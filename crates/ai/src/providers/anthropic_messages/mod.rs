@@ -4,6 +4,7 @@ mod decode;
 pub mod federation;
 pub mod request;
 mod strict_retry;
+mod thinking;
 mod thread_stream;
 pub mod threads;
 mod tools;
