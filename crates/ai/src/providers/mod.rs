@@ -14,6 +14,7 @@ mod common;
 pub mod context_fit;
 mod copilot;
 mod openrouter_cost;
+mod sampling;
 
 use std::sync::Arc;
 

@@ -303,6 +303,25 @@ pub fn cases() -> Vec<RowCase> {
             }),
             tool_round_trip("tool-round-trip"),
         ),
+        RowCase {
+            name: "responses samplingParams",
+            api: wire_api("openai-responses"),
+            model_fields: json!({
+                "samplingParams": {"temperature": 0.6, "top_p": 0.9, "store": true},
+                "samplingParamsByThinkingLevel": {"high": {"top_p": 0.95, "top_logprobs": 2}}
+            }),
+            base_path: None,
+            scenario: tool_round_trip("tool-round-trip"),
+        },
+        RowCase {
+            name: "azure samplingParams",
+            api: wire_api("azure-openai-responses"),
+            model_fields: json!({
+                "samplingParams": {"top_p": 0.8, "truncation": "auto"}
+            }),
+            base_path: None,
+            scenario: tool_round_trip("tool-round-trip"),
+        },
         case(
             "completions promptCacheKeyMode enabled",
             json!({"compat": {"promptCacheKeyMode": "enabled"}}),

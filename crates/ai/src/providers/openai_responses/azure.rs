@@ -15,9 +15,11 @@ use super::{Decoder, Flavor, env_var, simple_options};
 use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
+use crate::providers::sampling::WithSampling;
 use crate::sse::{self, StreamControl};
 use crate::types::{
-    Context, Message, Model, OpenAiResponsesOptions, SimpleStreamOptions, StreamOptions, api,
+    Context, Message, Model, OpenAiResponsesOptions, SimpleStreamOptions, StreamOptions,
+    ThinkingLevel, api,
 };
 
 const DEFAULT_API_VERSION: &str = "v1";
@@ -270,7 +272,15 @@ pub fn build_request(
     let body = written_body(model, options, parts, |parts, out| {
         let (model, context, messages, options, deployment) = parts;
         let body = build_body(model, context, messages, options, deployment);
-        serde_json::to_writer(out, &body)
+        let level = options.reasoning_effort.unwrap_or(ThinkingLevel::Off);
+        let params = model.sampling_params(level);
+        serde_json::to_writer(
+            out,
+            &WithSampling {
+                body: &body,
+                params,
+            },
+        )
     })?;
     let path = base_url.split(['?', '#']).next().unwrap_or(&base_url);
     let mut request = HttpRequest {

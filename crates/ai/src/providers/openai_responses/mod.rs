@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cloudflare;
 use super::common::{self, base_options, join_url, missing_key, resolve_api_key};
+use super::sampling::WithSampling;
 use crate::api_provider::ApiProvider;
 use crate::event_stream::AssistantMessageEventStream;
 use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
@@ -295,9 +296,16 @@ pub fn build_request(
     );
     let body = common::written_body(model, options, parts, |parts, out| {
         let (model, context, messages, (options, chatgpt)) = parts;
+        let body = build_body(model, context, messages, options, *chatgpt);
+        // pi-ai 1.6 lays the model's sampling fields over the OpenAI body (not Codex's).
+        let level = options.reasoning_effort.unwrap_or(ThinkingLevel::Off);
+        let params = model.sampling_params(level);
         serde_json::to_writer(
             out,
-            &build_body(model, context, messages, options, *chatgpt),
+            &WithSampling {
+                body: &body,
+                params,
+            },
         )
     })?;
 
