@@ -137,6 +137,12 @@ pub struct Args {
     /// Do not discover themes (`--theme` paths still load).
     #[arg(long = "no-themes")]
     pub no_themes: bool,
+    /// pi 1.6: the interactive theme of this run (`name` or `dark/light` names).
+    #[arg(long = "use-theme", value_name = "name[/name]", num_args = 0..=1, default_missing_value = "")]
+    pub use_theme: Option<String>,
+    /// pi 1.6: `fullscreen` (default) or `regular` terminal mode for this run.
+    #[arg(long = "tui-mode", value_name = "mode", num_args = 0..=1, default_missing_value = "")]
+    pub tui_mode: Option<String>,
     /// Comma-separated model patterns for model cycling.
     #[arg(long, value_name = "patterns", allow_hyphen_values = true)]
     pub models: Option<String>,
@@ -362,6 +368,7 @@ Options:
   --prompt-template <path>       Load a prompt template file or directory (repeatable)
   --no-prompt-templates, -np     Don't discover prompt templates (--prompt-template paths still load)
   --theme <path>                 Load a theme file or directory (repeatable)
+  --use-theme <name[/name]>      Set the initial interactive theme for this run
   --no-themes                    Don't discover themes (--theme paths still load)
   --thinking <level>             Set thinking level: off, minimal, low, medium, high, xhigh, max
   --export <file>                Export session file to HTML and exit
@@ -370,6 +377,7 @@ Options:
   --sandbox                      Confine bash and the file tools: writes only in the cwd,
                                  the temp dir and settings sandbox.writePaths (Landlock)
   --verbose                      Force verbose startup
+  --tui-mode <mode>              TUI mode: fullscreen (default) or regular
   --                             End option parsing; treat remaining arguments as messages/files
   --help, -h                     Show this help
   --version, -v                  Show version number

@@ -70,6 +70,24 @@ fn run() -> Result<i32> {
             return Ok(1);
         }
     };
+    // pi 1.6's layout and theme flags: a missing value (or another flag) is an error.
+    let tui_mode = match args.tui_mode.as_deref() {
+        None => None,
+        Some(value) => {
+            let value = (!value.is_empty()).then_some(value);
+            match pi_coding_agent::config::tui_settings::TuiMode::parse_flag(value) {
+                Ok(mode) => Some(mode),
+                Err(message) => {
+                    eprintln!("Error: {message}");
+                    return Ok(1);
+                }
+            }
+        }
+    };
+    if args.use_theme.as_deref() == Some("") {
+        eprintln!("Error: --use-theme requires a theme name");
+        return Ok(1);
+    }
     if args.provider.is_some()
         && args.model.is_none()
         && args.list_models.is_none()
@@ -659,6 +677,8 @@ fn run() -> Result<i32> {
             project_trusted: loaded_trusted,
             no_model,
             sandbox_label: sandbox.label(),
+            tui_mode,
+            use_theme: args.use_theme.clone(),
         };
         let closing = agent_session.clone();
         let code = runtime.block_on(pi_coding_agent::modes::interactive::run(

@@ -1,4 +1,5 @@
-//! Reading terminal events: key presses, pastes and resizes, as [`Input`] for components.
+//! Reading terminal events: key presses, pastes, resizes and mouse reports, as [`Input`]
+//! for components.
 
 use std::io;
 use std::time::Duration;
@@ -14,9 +15,12 @@ pub enum TermEvent {
     Input(Input),
     /// The terminal now has this many columns and rows.
     Resize(usize, usize),
+    /// A wheel notch, click, drag or motion (reported only while the fullscreen renderer
+    /// asked for the mouse).
+    Mouse(crossterm::event::MouseEvent),
 }
 
-/// The events that matter (key releases, focus and mouse events are skipped).
+/// The events that matter (key releases and focus reports are skipped).
 fn convert(event: Event) -> Option<TermEvent> {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => {
@@ -24,6 +28,7 @@ fn convert(event: Event) -> Option<TermEvent> {
         }
         Event::Paste(text) => Some(TermEvent::Input(Input::Paste(text))),
         Event::Resize(cols, rows) => Some(TermEvent::Resize(usize::from(cols), usize::from(rows))),
+        Event::Mouse(mouse) => Some(TermEvent::Mouse(mouse)),
         _ => None,
     }
 }

@@ -1,6 +1,8 @@
 //! Terminal input as components see it, and the key ids keybindings are written in.
 
-pub use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+pub use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 
 /// One input event for a component.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -68,8 +68,16 @@ pub const TUI_KEYBINDINGS: &[KeybindingDef] = &[
         &["ctrl+alt+]"],
         "Jump backward to character",
     ),
-    def("tui.editor.pageUp", &["pageUp"], "Page up"),
-    def("tui.editor.pageDown", &["pageDown"], "Page down"),
+    def(
+        "tui.editor.pageUp",
+        &["pageUp", "ctrl+pageUp"],
+        "Scroll up by page",
+    ),
+    def(
+        "tui.editor.pageDown",
+        &["pageDown", "ctrl+pageDown"],
+        "Scroll down by page",
+    ),
     def(
         "tui.editor.deleteCharBackward",
         &["backspace"],
@@ -109,6 +117,77 @@ pub const TUI_KEYBINDINGS: &[KeybindingDef] = &[
     def("tui.input.copy", &["ctrl+c"], "Copy selection"),
     def("tui.select.up", &["up"], "Move selection up"),
     def("tui.select.down", &["down"], "Move selection down"),
+    // Fullscreen mode: the transcript viewport (pi 1.6), ahead of the editor's keys.
+    def(
+        "tui.altScreen.pageUp",
+        &["pageUp"],
+        "Scroll the transcript up by one page",
+    ),
+    def(
+        "tui.altScreen.pageDown",
+        &["pageDown"],
+        "Scroll the transcript down by one page",
+    ),
+    def(
+        "tui.altScreen.halfPageUp",
+        &[],
+        "Scroll the transcript up by half a page",
+    ),
+    def(
+        "tui.altScreen.halfPageDown",
+        &[],
+        "Scroll the transcript down by half a page",
+    ),
+    def(
+        "tui.altScreen.lineUp",
+        &[],
+        "Scroll the transcript up by one line",
+    ),
+    def(
+        "tui.altScreen.lineDown",
+        &[],
+        "Scroll the transcript down by one line",
+    ),
+    def(
+        "tui.altScreen.previousPrompt",
+        &["ctrl+shift+up"],
+        "Jump to the previous marked message",
+    ),
+    def(
+        "tui.altScreen.nextPrompt",
+        &["ctrl+shift+down"],
+        "Jump to the next marked message",
+    ),
+    def(
+        "tui.altScreen.search",
+        &["ctrl+shift+f"],
+        "Search the rendered transcript",
+    ),
+    def(
+        "tui.altScreen.searchNext",
+        &["enter", "ctrl+g"],
+        "Select the next search match while searching",
+    ),
+    def(
+        "tui.altScreen.searchPrevious",
+        &["shift+enter", "ctrl+shift+g"],
+        "Select the previous search match while searching",
+    ),
+    def(
+        "tui.altScreen.searchClose",
+        &["escape"],
+        "Close transcript search",
+    ),
+    def(
+        "tui.altScreen.top",
+        &["ctrl+home"],
+        "Scroll to the beginning of the transcript",
+    ),
+    def(
+        "tui.altScreen.bottom",
+        &["ctrl+end"],
+        "Scroll to the transcript end and follow new output",
+    ),
     def("tui.select.pageUp", &["pageUp"], "Selection page up"),
     def("tui.select.pageDown", &["pageDown"], "Selection page down"),
     def("tui.select.confirm", &["enter"], "Confirm selection"),
@@ -254,7 +333,7 @@ mod tests {
     #[test]
     fn defaults_match_keys() {
         let kb = Keybindings::default();
-        assert_eq!(kb.definitions().len(), 31);
+        assert_eq!(kb.definitions().len(), 45);
         assert!(kb.matches(&Input::key(KeyCode::Up), "tui.select.up"));
         assert!(kb.matches(&Input::key(KeyCode::Esc), "tui.select.cancel"));
         let ctrl_c = Input::key_with(KeyCode::Char('c'), KeyModifiers::CONTROL);

@@ -13,8 +13,10 @@ pub mod highlight;
 pub mod input;
 pub mod keybindings;
 pub mod renderer;
+pub mod screen;
 pub mod style;
 pub mod terminal;
+pub mod viewport;
 pub mod width;
 
 pub use autocomplete::{

@@ -313,7 +313,7 @@ impl<T: Terminal> Renderer<T> {
 
 /// Find the cursor marker (the last one within the bottom `height` lines), strip every
 /// marker, and return the marker's `(row, column)`.
-fn extract_cursor(lines: &mut [String], height: usize) -> Option<(usize, usize)> {
+pub(crate) fn extract_cursor(lines: &mut [String], height: usize) -> Option<(usize, usize)> {
     let viewport_top = lines.len().saturating_sub(height);
     let mut found = None;
     for (row, line) in lines.iter_mut().enumerate().rev() {
@@ -333,7 +333,7 @@ fn extract_cursor(lines: &mut [String], height: usize) -> Option<(usize, usize)>
 }
 
 /// One line as written: no raw line breaks, cut to the width, styles reset at the end.
-fn push_line(out: &mut String, line: &str, width: usize) {
+pub(crate) fn push_line(out: &mut String, line: &str, width: usize) {
     let cleaned;
     let mut line = line;
     if line.contains(['\r', '\n']) {

@@ -10,4 +10,5 @@ pub mod paths;
 pub mod settings;
 pub mod settings_file;
 pub mod settings_store;
+pub mod tui_settings;
 pub mod values;

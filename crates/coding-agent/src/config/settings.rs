@@ -86,6 +86,12 @@ pub struct Settings {
     pub enable_install_telemetry: Option<bool>,
     /// How images sent to models are treated.
     pub images: Option<ImageSettings>,
+    /// pi 1.6's layout settings, kept raw and read as pi reads them (`tui_settings.rs`).
+    pub tui_mode: Option<Value>,
+    pub fullscreen_exit_output: Option<Value>,
+    pub fullscreen_scrollbar: Option<Value>,
+    pub fullscreen_copy_on_select: Option<Value>,
+    pub fullscreen_wheel_scroll_lines: Option<Value>,
 }
 
 /// `images` settings.

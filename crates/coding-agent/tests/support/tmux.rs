@@ -188,6 +188,12 @@ impl Tmux {
         })
     }
 
+    /// A pane variable (`#{alternate_on}`, `#{mouse_sgr_flag}`, …) as tmux reports it.
+    pub fn display(&self, format: &str) -> String {
+        let out = self.run(&["display-message", "-p", "-t", "pi", format]);
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
     /// Resizes the terminal.
     pub fn resize(&self, cols: u16, rows: u16) {
         self.run(&[

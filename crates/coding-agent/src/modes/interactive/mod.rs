@@ -58,6 +58,10 @@ pub struct InteractiveOptions {
     pub no_model: bool,
     /// The footer's sandbox label (`sandbox`, `sandbox, no network`) when tools are confined.
     pub sandbox_label: Option<String>,
+    /// `--tui-mode`: this run's layout, over the `tuiMode` setting.
+    pub tui_mode: Option<crate::config::tui_settings::TuiMode>,
+    /// `--use-theme`: this run's theme, over the `theme` setting (not saved).
+    pub use_theme: Option<String>,
 }
 
 /// Everything the UI task reacts to.
@@ -197,15 +201,19 @@ fn spawn_input_reader(tx: UnboundedSender<AppEvent>, paused: Arc<AtomicBool>) {
 fn spawn_signal_watch(tx: UnboundedSender<AppEvent>) {
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut terminate), Ok(mut hangup)) = (
+        // SIGINT from outside (Ctrl+C typed is a key in raw mode) also restores the
+        // terminal; pi 1.6.0 leaves the alternate screen on then.
+        let (Ok(mut terminate), Ok(mut hangup), Ok(mut interrupt)) = (
             signal(SignalKind::terminate()),
             signal(SignalKind::hangup()),
+            signal(SignalKind::interrupt()),
         ) else {
             return;
         };
         let code = tokio::select! {
             _ = terminate.recv() => 143,
             _ = hangup.recv() => 129,
+            _ = interrupt.recv() => 130,
         };
         let _ = tx.send(AppEvent::Signal(code));
     });

@@ -18,6 +18,7 @@ impl App {
     /// Takes the terminal back and redraws everything.
     pub(super) fn reclaim_terminal(&mut self) {
         let _ = self.renderer.terminal_mut().start();
+        let _ = self.renderer.resume();
         self.input_paused.store(false, Ordering::SeqCst);
         self.renderer.request_full_redraw();
     }

@@ -71,6 +71,10 @@ impl App {
 
     /// Hands a key to whoever has focus.
     pub(super) async fn route_input(&mut self, input: &Input) {
+        // Fullscreen: the transcript's keys come before the editor's (pi 1.6).
+        if self.on_viewport_key(input) {
+            return;
+        }
         match self.ext.key_target() {
             KeyTarget::Dialog => return self.on_dialog_input(input),
             KeyTarget::Component(id) => return self.ext.remote.input(id, encode_input(input)),

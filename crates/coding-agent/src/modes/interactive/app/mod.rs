@@ -1,6 +1,8 @@
 //! The interactive app: its state, what it draws, and how it reacts to events.
 
+mod display;
 mod extensions;
+mod fullscreen;
 mod handoff;
 mod keys;
 mod llama;
@@ -21,6 +23,7 @@ use pi_tui::components::loader::Loader;
 use pi_tui::events::TermEvent;
 use pi_tui::keybindings::Keybindings;
 use pi_tui::renderer::Renderer;
+use pi_tui::screen::ScreenRenderer;
 use pi_tui::terminal::{CrosstermTerminal, Terminal as _};
 use pi_tui::width::truncate_to_width;
 use tokio::sync::mpsc::UnboundedSender;
@@ -75,7 +78,13 @@ enum Status {
 pub(crate) struct App {
     session: AgentSession,
     tx: UnboundedSender<AppEvent>,
-    renderer: Renderer<CrosstermTerminal>,
+    renderer: display::Display,
+    /// Fullscreen mode's viewport and settings; `None` in regular mode.
+    fullscreen: Option<fullscreen::Fullscreen>,
+    /// `--use-theme`: the theme of this run, over the `theme` setting.
+    use_theme: Option<String>,
+    /// The quit came from SIGTERM or SIGHUP (no resume hint then, as in pi 1.6).
+    quit_by_signal: bool,
     theme: Theme,
     keys: Arc<Keybindings>,
     editor: Editor,
@@ -142,7 +151,7 @@ impl App {
             skip_project: !options.project_trusted,
         };
         let (theme, theme_warnings) = theme::load_theme(
-            settings.theme.as_deref(),
+            options.use_theme.as_deref().or(settings.theme.as_deref()),
             &options.agent_dir,
             session.cwd(),
             &theme_sources,
@@ -155,6 +164,21 @@ impl App {
         }
         let mut terminal = CrosstermTerminal::new();
         terminal.start()?;
+        let tui_mode = options.tui_mode.unwrap_or_else(|| settings.tui_mode());
+        let (renderer, fullscreen) = match tui_mode {
+            crate::config::tui_settings::TuiMode::Regular => {
+                (display::Display::Inline(Renderer::new(terminal)), None)
+            }
+            crate::config::tui_settings::TuiMode::Fullscreen => {
+                pi_tui::screen::restore_on_panic();
+                let mut screen = ScreenRenderer::new(terminal);
+                screen.enter()?;
+                (
+                    display::Display::Screen(screen),
+                    Some(fullscreen::Fullscreen::new(&settings)),
+                )
+            }
+        };
         let ext = ExtensionUiState::new(Arc::clone(session.extension_runtime()), tx.clone());
         let mut chat = Chat::new(&theme, settings.hide_thinking_block.unwrap_or(false));
         chat.set_extensions(ChatExtensions {
@@ -167,7 +191,10 @@ impl App {
             footer: Footer::new(&theme),
             session,
             tx,
-            renderer: Renderer::new(terminal),
+            renderer,
+            fullscreen,
+            use_theme: options.use_theme.clone(),
+            quit_by_signal: false,
             theme,
             keys,
             editor,
@@ -221,9 +248,13 @@ impl App {
         !matches!(self.status, Status::Idle)
             || self.chat.is_bash_running()
             || self.ext.has_countdown()
+            || self.fullscreen.as_ref().is_some_and(|f| f.is_lingering())
     }
 
     pub(crate) fn tick(&mut self) {
+        if let Some(screen) = self.fullscreen.as_mut() {
+            screen.tick(Instant::now());
+        }
         self.chat.tick();
         self.ext.expire_dialog(&self.theme, &self.keys);
         match &mut self.status {
@@ -258,13 +289,17 @@ impl App {
                 self.renderer.request_full_redraw();
                 self.mirror_terminal();
             }
+            AppEvent::Term(TermEvent::Mouse(mouse)) => self.on_mouse(mouse).await,
             AppEvent::Ext(event) => self.on_ext_event(event).await,
             AppEvent::InputClosed => self.quit = Some(0),
             AppEvent::Session(event) => self.on_session_event(*event),
             // Resolved by the run loop before it gets here.
             AppEvent::SessionUpdate(_) => {}
             AppEvent::Done(done) => self.on_completion(done),
-            AppEvent::Signal(code) => self.quit = Some(code),
+            AppEvent::Signal(code) => {
+                self.quit_by_signal = true;
+                self.quit = Some(code);
+            }
             AppEvent::Login(event) => self.on_login_event(event),
             AppEvent::Llama(request) => self.on_llama_request(request),
         }
@@ -278,7 +313,33 @@ impl App {
         if self.ext.remote.take_chat_dirty() {
             self.chat.invalidate_cache();
         }
-        let mut lines = self.chat.render(width);
+        let dock = self.dock_lines(width);
+        let lines = match self.fullscreen.as_ref() {
+            Some(screen) => {
+                let transcript = self.chat.render(screen.transcript_width(width));
+                self.compose_screen(transcript, dock, width, rows.max(1))
+            }
+            None => {
+                let mut lines = self.chat.render(width);
+                lines.extend(dock);
+                lines
+            }
+        };
+        let overlays = self.ext.placed_overlays(width, rows.max(1));
+        let lines = overlay_layout::composite(lines, &overlays, width, rows.max(1));
+        let focused = match self.ext.key_target() {
+            KeyTarget::Component(id) => Some(id),
+            KeyTarget::App if self.overlay.is_none() => self.ext.editor,
+            KeyTarget::App | KeyTarget::Dialog => None,
+        };
+        self.ext.sync_focus(focused);
+        let _ = self.renderer.render(lines);
+    }
+
+    /// Everything below the transcript: queued messages, status, extension widgets, the
+    /// editor (or what takes its place) and the footer. Fullscreen keeps it fixed.
+    fn dock_lines(&mut self, width: usize) -> Vec<String> {
+        let mut lines = Vec::new();
         if !self.steering.is_empty() || !self.follow_up.is_empty() {
             lines.push(String::new());
             let dim = self.theme.fg(theme::ThemeColor::Dim);
@@ -337,15 +398,7 @@ impl App {
                 lines.extend(status_line(&self.ext.statuses, width, &self.theme));
             }
         }
-        let overlays = self.ext.placed_overlays(width, rows.max(1));
-        let lines = overlay_layout::composite(lines, &overlays, width, rows.max(1));
-        let focused = match self.ext.key_target() {
-            KeyTarget::Component(id) => Some(id),
-            KeyTarget::App if self.overlay.is_none() => self.ext.editor,
-            KeyTarget::App | KeyTarget::Dialog => None,
-        };
-        self.ext.sync_focus(focused);
-        let _ = self.renderer.render(lines);
+        lines
     }
 
     /// What takes the editor's place: an extension dialog, an extension component, a
@@ -377,8 +430,18 @@ impl App {
         if self.session.is_streaming() {
             self.session.abort().await;
         }
+        let transcript = self
+            .fullscreen
+            .as_ref()
+            .is_some_and(|f| f.exit_output == crate::config::tui_settings::ExitOutput::Transcript);
         let _ = self.renderer.stop();
+        if transcript {
+            self.print_document();
+        }
         let _ = self.renderer.terminal_mut().stop();
+        if !self.quit_by_signal {
+            self.print_resume_hint();
+        }
         self.quit.unwrap_or(0)
     }
 

@@ -81,7 +81,7 @@ impl App {
                     std::sync::Arc::new(crate::modes::interactive::keymap::load(&self.agent_dir));
                 let settings = self.session.settings().get();
                 let (theme, warnings) = crate::modes::interactive::theme::load_theme(
-                    settings.theme.as_deref(),
+                    self.use_theme.as_deref().or(settings.theme.as_deref()),
                     &self.agent_dir,
                     self.session.cwd(),
                     &self.theme_sources(),

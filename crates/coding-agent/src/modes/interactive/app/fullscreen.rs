@@ -1,0 +1,351 @@
+//! Fullscreen mode (pi 1.6's default): the transcript scrolls in a viewport above a fixed
+//! dock (queued messages, status, widgets, editor, footer), with the wheel, page keys, a
+//! scrollbar and a label that jumps back to the latest message.
+
+use std::time::{Duration, Instant};
+
+use pi_tui::input::{Input, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use pi_tui::viewport::{Viewport, WheelAccelerator};
+use pi_tui::width::{truncate_to_width, visible_width};
+
+use super::App;
+use crate::config::tui_settings::{ExitOutput, ScrollbarMode, WheelLines};
+use crate::modes::interactive::extension_ui::overlay_layout::composite_line;
+use crate::modes::interactive::theme::{ThemeBg, ThemeColor};
+
+/// How long the `auto` scrollbar stays after the last scroll (pi-tui's default).
+const SCROLLBAR_LINGER: Duration = Duration::from_millis(1000);
+/// Alt+wheel moves this many times as far (pi-tui's `ALT_WHEEL_SCROLL_MULTIPLIER`).
+const ALT_WHEEL_MULTIPLIER: usize = 5;
+
+/// The viewport's state and the fullscreen settings in force.
+pub(crate) struct Fullscreen {
+    pub(super) viewport: Viewport,
+    wheel: WheelAccelerator,
+    pub(super) scrollbar: ScrollbarMode,
+    pub(super) wheel_lines: WheelLines,
+    pub(super) exit_output: ExitOutput,
+    /// The `auto` scrollbar shows until then.
+    scrollbar_until: Option<Instant>,
+    /// Where the jump label was drawn: `(screen row, first column, width)`.
+    jump_label: Option<(usize, usize, usize)>,
+}
+
+impl Fullscreen {
+    pub(crate) fn new(settings: &crate::config::settings::Settings) -> Self {
+        Fullscreen {
+            viewport: Viewport::default(),
+            wheel: WheelAccelerator::default(),
+            scrollbar: settings.fullscreen_scrollbar(),
+            wheel_lines: settings.fullscreen_wheel_scroll_lines(),
+            exit_output: settings.fullscreen_exit_output(),
+            scrollbar_until: None,
+            jump_label: None,
+        }
+    }
+
+    /// The transcript's drawing width: `always` keeps the last column for the bar.
+    pub(super) fn transcript_width(&self, width: usize) -> usize {
+        if self.scrollbar == ScrollbarMode::Always {
+            width.saturating_sub(1).max(1)
+        } else {
+            width
+        }
+    }
+
+    /// Whether the `auto` scrollbar is still showing (the frame loop ticks until it hides).
+    pub(super) fn is_lingering(&self) -> bool {
+        self.scrollbar_until.is_some()
+    }
+
+    /// Hides the `auto` scrollbar once its time is up; true when that changed the view.
+    pub(super) fn tick(&mut self, now: Instant) -> bool {
+        match self.scrollbar_until {
+            Some(until) if now >= until => {
+                self.scrollbar_until = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn moved(&mut self) {
+        if self.scrollbar == ScrollbarMode::Auto {
+            self.scrollbar_until = Some(Instant::now() + SCROLLBAR_LINGER);
+        }
+    }
+
+    fn scroll_by(&mut self, delta: isize) {
+        if self.viewport.scroll_by(delta) {
+            self.moved();
+        }
+    }
+
+    fn scrollbar_visible(&self) -> bool {
+        match self.scrollbar {
+            ScrollbarMode::Hidden => false,
+            ScrollbarMode::Always => true,
+            ScrollbarMode::Auto => self.scrollbar_until.is_some(),
+        }
+    }
+
+    /// Rows one wheel notch moves.
+    fn wheel_step(&mut self, direction: i8, alt: bool) -> usize {
+        let rows = match self.wheel_lines {
+            WheelLines::Fixed(n) => usize::from(n),
+            WheelLines::Auto if local_macos() => 1,
+            WheelLines::Auto => self.wheel.next(direction, Instant::now()),
+        };
+        if alt {
+            rows * ALT_WHEEL_MULTIPLIER
+        } else {
+            rows
+        }
+    }
+}
+
+/// pi 1.6 trusts a local macOS terminal to accelerate the wheel itself.
+fn local_macos() -> bool {
+    cfg!(target_os = "macos")
+        && ["SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY"]
+            .iter()
+            .all(|name| std::env::var_os(name).is_none())
+}
+
+/// A key as pi shows it in hints: `ctrl+end` is `Ctrl+End`.
+fn key_display(key: &str) -> String {
+    key.split('+')
+        .map(|part| {
+            let mut chars = part.chars();
+            match chars.next() {
+                Some(first) => first.to_uppercase().chain(chars).collect(),
+                None => String::new(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+impl App {
+    /// One screen: the visible slice of `transcript` above `dock`, with the scrollbar and
+    /// the jump label drawn over the transcript.
+    pub(super) fn compose_screen(
+        &mut self,
+        transcript: Vec<String>,
+        mut dock: Vec<String>,
+        width: usize,
+        rows: usize,
+    ) -> Vec<String> {
+        // The dock keeps its bottom rows when the screen is too short; one row stays
+        // for the transcript.
+        let dock_rows = dock.len().min(rows.saturating_sub(1));
+        dock.drain(..dock.len() - dock_rows);
+        let height = rows - dock_rows;
+        let label = self.jump_label_text();
+        let Some(screen) = self.fullscreen.as_mut() else {
+            return transcript.into_iter().chain(dock).collect();
+        };
+        screen.viewport.update(transcript.len(), height);
+        let top = screen.viewport.top();
+        let mut frame: Vec<String> = transcript.into_iter().skip(top).take(height).collect();
+        frame.resize(height, String::new());
+        if screen.scrollbar_visible() {
+            let thumb = screen.viewport.thumb();
+            let (track, bar) = (
+                self.theme.fg(ThemeColor::Muted),
+                self.theme.fg(ThemeColor::Text),
+            );
+            for (row, line) in frame.iter_mut().enumerate() {
+                let in_thumb = match thumb {
+                    Some((start, size)) => row >= start && row < start + size,
+                    // Content that fits: the thumb fills the track (`always` only).
+                    None => true,
+                };
+                let glyph = if in_thumb {
+                    bar.paint("┃")
+                } else {
+                    track.paint("│")
+                };
+                *line = composite_line(line, &glyph, width - 1, 1, width);
+            }
+        }
+        screen.jump_label = None;
+        if !screen.viewport.is_following() && height > 0 {
+            let label_width = visible_width(&label).min(width);
+            let column = (width - label_width) / 2;
+            let row = height - 1;
+            let label = truncate_to_width(&label, label_width, "", false);
+            frame[row] = composite_line(&frame[row], &label, column, label_width, width);
+            screen.jump_label = Some((row, column, label_width));
+        }
+        frame.extend(dock);
+        frame
+    }
+
+    /// ` ↓ Jump to latest message · Ctrl+End ` in the selected-row colours.
+    fn jump_label_text(&self) -> String {
+        let keys = self.keys.keys("tui.altScreen.bottom");
+        let text = match keys.first() {
+            Some(key) => format!(" ↓ Jump to latest message · {} ", key_display(key)),
+            None => " ↓ Jump to latest message ".to_owned(),
+        };
+        self.theme
+            .fg(ThemeColor::Text)
+            .with_bg(self.theme.bg_color(ThemeBg::SelectedBg))
+            .paint(&text)
+    }
+
+    /// Whether a list, picker or dialog has the keys (then page keys and the wheel are
+    /// theirs, as in pi 1.6).
+    fn viewport_input_deferred(&self) -> bool {
+        self.overlay.is_some()
+            || !matches!(
+                self.ext.key_target(),
+                crate::modes::interactive::extension_ui::KeyTarget::App
+            )
+            || self.editor.is_showing_autocomplete()
+    }
+
+    /// The transcript's keys in fullscreen; true when `input` was one of them.
+    pub(super) fn on_viewport_key(&mut self, input: &Input) -> bool {
+        if self.fullscreen.is_none() || self.viewport_input_deferred() {
+            return false;
+        }
+        let keys = std::sync::Arc::clone(&self.keys);
+        let Some(screen) = self.fullscreen.as_mut() else {
+            return false;
+        };
+        let height = screen.viewport.height();
+        let half = (height / 2).max(1) as isize;
+        if keys.matches(input, "tui.altScreen.pageUp") {
+            if screen.viewport.page(-1) {
+                screen.moved();
+            }
+        } else if keys.matches(input, "tui.altScreen.pageDown") {
+            if screen.viewport.page(1) {
+                screen.moved();
+            }
+        } else if keys.matches(input, "tui.altScreen.halfPageUp") {
+            screen.scroll_by(-half);
+        } else if keys.matches(input, "tui.altScreen.halfPageDown") {
+            screen.scroll_by(half);
+        } else if keys.matches(input, "tui.altScreen.lineUp") {
+            screen.scroll_by(-1);
+        } else if keys.matches(input, "tui.altScreen.lineDown") {
+            screen.scroll_by(1);
+        } else if keys.matches(input, "tui.altScreen.top") {
+            if screen.viewport.to_start() {
+                screen.moved();
+            }
+        } else if keys.matches(input, "tui.altScreen.bottom") {
+            if screen.viewport.to_end() {
+                screen.moved();
+            }
+        } else {
+            return false;
+        }
+        true
+    }
+
+    /// A mouse report: the wheel scrolls the transcript (or moves an open list), a click
+    /// on the jump label returns to the latest message.
+    pub(super) async fn on_mouse(&mut self, mouse: MouseEvent) {
+        if self.fullscreen.is_none() {
+            return;
+        }
+        let direction: i8 = match mouse.kind {
+            MouseEventKind::ScrollUp => -1,
+            MouseEventKind::ScrollDown => 1,
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.click(usize::from(mouse.row), usize::from(mouse.column));
+                return;
+            }
+            _ => return,
+        };
+        if self.viewport_input_deferred() {
+            // An open list moves its selection one row per notch.
+            let key = if direction < 0 {
+                pi_tui::KeyCode::Up
+            } else {
+                pi_tui::KeyCode::Down
+            };
+            self.route_input(&Input::key(key)).await;
+            return;
+        }
+        let alt = mouse.modifiers.contains(KeyModifiers::ALT);
+        if let Some(screen) = self.fullscreen.as_mut() {
+            let rows = screen.wheel_step(direction, alt) as isize;
+            screen.scroll_by(rows * isize::from(direction));
+        }
+    }
+
+    fn click(&mut self, row: usize, column: usize) {
+        let Some(screen) = self.fullscreen.as_mut() else {
+            return;
+        };
+        if let Some((label_row, start, width)) = screen.jump_label
+            && row == label_row
+            && column >= start
+            && column < start + width
+            && screen.viewport.to_end()
+        {
+            screen.moved();
+        }
+    }
+}
+
+impl App {
+    /// After fullscreen: the whole session as regular mode lays it out, on the main screen
+    /// (`fullscreenExitOutput: "transcript"`).
+    pub(super) fn print_document(&mut self) {
+        self.overlay = None;
+        let (width, _) = pi_tui::terminal::Terminal::size(self.renderer.terminal());
+        let width = width.max(1);
+        let mut lines = self.chat.render(width);
+        lines.extend(self.dock_lines(width));
+        let mut inline =
+            pi_tui::renderer::Renderer::new(pi_tui::terminal::CrosstermTerminal::new());
+        let _ = inline.render(lines);
+        let _ = inline.stop();
+    }
+
+    /// `To resume this session:` and the command, when the session is saved on disk (pi
+    /// 1.6 prints it on every quit but a signal's).
+    pub(super) fn print_resume_hint(&self) {
+        use std::io::{IsTerminal as _, Write as _};
+        let mut stdout = std::io::stdout();
+        if !stdout.is_terminal() {
+            return;
+        }
+        let Some(file) = self.session.session_file().filter(|f| f.exists()) else {
+            return;
+        };
+        let mut command = vec!["pi".to_owned()];
+        let default_dir =
+            crate::session::manager::default_session_dir(&self.agent_dir, self.session.cwd());
+        if let Some(dir) = file.parent()
+            && dir != default_dir
+        {
+            command.push("--session-dir".into());
+            command.push(quote_if_needed(&dir.to_string_lossy()));
+        }
+        command.push("--session".into());
+        command.push(self.session.session_id());
+        let _ = write!(
+            stdout,
+            "\x1b[2mTo resume this session:\x1b[22m\n{}\n",
+            command.join(" ")
+        );
+        let _ = stdout.flush();
+    }
+}
+
+/// A shell word as pi quotes it: plain when safe, else in single quotes.
+fn quote_if_needed(value: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./~:@".contains(c);
+    if !value.is_empty() && value.chars().all(safe) {
+        value.to_owned()
+    } else {
+        format!("'{}'", value.replace('\'', "'\\''"))
+    }
+}

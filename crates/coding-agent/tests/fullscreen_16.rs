@@ -1,0 +1,242 @@
+//! Fullscreen mode, pi 1.6's default (`tuiMode`, `--tui-mode`): the alternate screen with
+//! the mouse reported, the transcript scrolling by wheel and page keys under a fixed dock
+//! (editor and footer), the jump-to-latest label, and on exit the main screen back with
+//! the transcript and the resume hint printed. Ours and pi 1.6.0 (`PI_TS16`) side by side
+//! in tmux.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use mock_llm::{MockServer, Script};
+use serde_json::json;
+use support::rpc::Env;
+use support::tmux::{self, Tmux};
+use support::ts16::pis;
+
+const ROWS: u16 = 30;
+/// The dock at 100x30 with an empty editor: spacer, editor border, editor line, border,
+/// two footer lines.
+const DOCK_ROWS: usize = 6;
+const JUMP_LABEL: &str = "↓ Jump to latest message · Ctrl+End";
+
+/// Sixty numbered lines, far more than the viewport holds.
+fn long_answer() -> String {
+    (1..=60)
+        .map(|n| format!("Line {n} of the long answer."))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The screen's rows without the scrollbar's column (it comes and goes with scrolling).
+fn rows(screen: &str) -> Vec<String> {
+    let mut rows: Vec<String> = screen
+        .lines()
+        .map(|row| row.trim_end_matches(['│', '┃', '█']).trim_end().to_owned())
+        .collect();
+    rows.resize(usize::from(ROWS), String::new());
+    rows
+}
+
+fn dock(screen: &str) -> Vec<String> {
+    rows(screen)[usize::from(ROWS) - DOCK_ROWS..].to_vec()
+}
+
+/// An SGR wheel report at column 10, row 10 (`up`: button 64, else 65).
+fn wheel(tmux: &Tmux, up: bool) {
+    let button = if up { 64 } else { 65 };
+    tmux.type_text(&format!("\x1b[<{button};10;10M"));
+}
+
+#[test]
+fn fullscreen_scrolls_the_transcript_under_a_fixed_dock_as_16() {
+    if !tmux::available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    for (name, wrapper) in pis() {
+        server.push(Script::text(long_answer()));
+        // A fixed wheel step, so that a notch moves the same in both.
+        let env = Env::new(&server, 128_000, json!({"fullscreenWheelScrollLines": 3}));
+        let pi = wrapper
+            .as_ref()
+            .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
+                w.display().to_string()
+            });
+        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
+        let end = tmux.wait_for("Line 60 of the long answer.");
+        assert_eq!(tmux.display("#{alternate_on}"), "1", "{name}: {end}");
+        assert_eq!(tmux.display("#{mouse_sgr_flag}"), "1", "{name}");
+        assert!(!end.contains(JUMP_LABEL), "{name}: {end}");
+        let fixed = dock(&end);
+
+        // Five notches up: fifteen rows; the newest line leaves, the label shows, the
+        // dock does not move.
+        for _ in 0..5 {
+            wheel(&tmux, true);
+        }
+        let up = tmux.wait(
+            &format!("{name}: five notches up"),
+            Duration::from_secs(10),
+            |s| s.contains(JUMP_LABEL) && rows(s)[16] == rows(&end)[1],
+        );
+        assert_eq!(dock(&up), fixed, "{name}: the dock moved:\n{up}");
+        let viewport = usize::from(ROWS) - DOCK_ROWS;
+        // Three rows a notch: what was the second row is fifteen rows down (the second row holds
+        // text; blank rows would match anywhere).
+        assert_eq!(rows(&up)[16], rows(&end)[1], "{name}:\n{end}\n---\n{up}");
+        let label_row = rows(&up)
+            .iter()
+            .position(|r| r.contains(JUMP_LABEL))
+            .unwrap();
+        assert_eq!(label_row, viewport - 1, "{name}: {up}");
+        // Two notches back down: six rows, still away from the end.
+        let second_after_down = rows(&up)[7].clone();
+        wheel(&tmux, false);
+        wheel(&tmux, false);
+        let down = tmux.wait(
+            &format!("{name}: wheel down"),
+            Duration::from_secs(10),
+            |s| rows(s)[1] == second_after_down && s.contains(JUMP_LABEL),
+        );
+        assert_eq!(
+            rows(&down)[..viewport - 7],
+            rows(&up)[6..viewport - 1],
+            "{name}"
+        );
+        assert_eq!(dock(&down), fixed, "{name}:\n{down}");
+
+        // Ctrl+End follows the end again; PageUp leaves it by a page.
+        tmux.keys(&["C-End"]);
+        let back = tmux.wait(
+            &format!("{name}: back at the end"),
+            Duration::from_secs(10),
+            |s| s.contains("Line 60 of") && !s.contains(JUMP_LABEL),
+        );
+        assert_eq!(rows(&back), rows(&end), "{name}");
+        // A page is the viewport less four rows.
+        tmux.keys(&["PageUp"]);
+        let paged = tmux.wait(
+            &format!("{name}: a page up"),
+            Duration::from_secs(10),
+            |s| s.contains(JUMP_LABEL) && rows(s)[viewport - 3] == rows(&end)[1],
+        );
+        assert_eq!(dock(&paged), fixed, "{name}:\n{paged}");
+        tmux.keys(&["PageDown"]);
+        tmux.wait(
+            &format!("{name}: a page down"),
+            Duration::from_secs(10),
+            |s| s.contains("Line 60 of") && !s.contains(JUMP_LABEL),
+        );
+
+        // Ctrl+D: the main screen is back, with the transcript and the resume hint.
+        tmux.keys(&["C-d"]);
+        assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
+        assert_eq!(tmux.display("#{alternate_on}"), "0", "{name}");
+        assert_eq!(tmux.display("#{mouse_any_flag}"), "0", "{name}");
+        let after = tmux.history();
+        assert!(
+            after.contains("Line 1 of the long answer."),
+            "{name}: {after}"
+        );
+        assert!(
+            after.contains("Line 60 of the long answer."),
+            "{name}: {after}"
+        );
+        assert!(after.contains("To resume this session:"), "{name}: {after}");
+        assert!(after.contains("pi --session "), "{name}: {after}");
+    }
+}
+
+#[test]
+fn regular_mode_and_the_resume_hint_setting_as_16() {
+    if !tmux::available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    for (name, wrapper) in pis() {
+        let pi = wrapper
+            .as_ref()
+            .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
+                w.display().to_string()
+            });
+        // `--tui-mode regular` keeps the main screen and its scrollback.
+        server.push(Script::text("Regular answer."));
+        let env = Env::new(&server, 128_000, json!({}));
+        let tmux = Tmux::start_program(
+            &env,
+            &pi,
+            &[("PI_OFFLINE", "1")],
+            &["--tui-mode", "regular", "Hello."],
+            100,
+            ROWS,
+        );
+        tmux.wait_for("Regular answer.");
+        assert_eq!(tmux.display("#{alternate_on}"), "0", "{name}");
+        assert_eq!(tmux.display("#{mouse_any_flag}"), "0", "{name}");
+        tmux.keys(&["C-d"]);
+        assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
+        assert!(tmux.history().contains("To resume this session:"), "{name}");
+
+        // `fullscreenExitOutput: "resume-hint"`: only the hint is left behind.
+        server.push(Script::text("Hinted answer."));
+        let env = Env::new(
+            &server,
+            128_000,
+            json!({"fullscreenExitOutput": "resume-hint"}),
+        );
+        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Hello."], 100, ROWS);
+        tmux.wait_for("Hinted answer.");
+        assert_eq!(tmux.display("#{alternate_on}"), "1", "{name}");
+        tmux.keys(&["C-d"]);
+        assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
+        let after = tmux.history();
+        assert!(!after.contains("Hinted answer."), "{name}: {after}");
+        assert!(after.contains("To resume this session:"), "{name}: {after}");
+    }
+}
+
+#[test]
+fn bad_tui_mode_flags_are_refused_as_16() {
+    for (name, wrapper) in pis() {
+        let run = |args: &[&str]| {
+            let mut command = match &wrapper {
+                Some(w) => std::process::Command::new(w),
+                None => std::process::Command::new(env!("CARGO_BIN_EXE_pi")),
+            };
+            let out = command
+                .args(args)
+                .env("PI_OFFLINE", "1")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        let (code, err) = run(&["--tui-mode", "bogus", "-p", "hi"]);
+        assert_eq!(code, Some(1), "{name}");
+        assert!(
+            err.contains("Error: Invalid TUI mode \"bogus\". Valid values: regular, fullscreen"),
+            "{name}: {err}"
+        );
+        let (code, err) = run(&["--tui-mode", "-p", "hi"]);
+        assert_eq!(code, Some(1), "{name}");
+        assert!(
+            err.contains("Error: --tui-mode requires regular or fullscreen"),
+            "{name}: {err}"
+        );
+        let (code, err) = run(&["-p", "hi", "--use-theme"]);
+        assert_eq!(code, Some(1), "{name}");
+        assert!(
+            err.contains("Error: --use-theme requires a theme name"),
+            "{name}: {err}"
+        );
+    }
+}
