@@ -240,3 +240,70 @@ fn bad_tui_mode_flags_are_refused_as_16() {
         );
     }
 }
+
+/// Ctrl+Shift+F and Shift+Enter as a terminal with the kitty keyboard protocol sends them.
+const SEARCH_KEY: &str = "\x1b[102;6u";
+const SHIFT_ENTER: &str = "\x1b[13;2u";
+
+#[test]
+fn transcript_search_finds_counts_and_jumps_as_16() {
+    if !tmux::available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    for (name, wrapper) in pis() {
+        server.push(Script::text(long_answer()));
+        let env = Env::new(&server, 128_000, json!({}));
+        let pi = wrapper
+            .as_ref()
+            .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
+                w.display().to_string()
+            });
+        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
+        let end = tmux.wait_for("Line 60 of the long answer.");
+        tmux.type_text(SEARCH_KEY);
+        tmux.wait_for("Find in transcript");
+        // "line 5" is Line 5 and Line 50 to 59: the first at or below the top row is
+        // Line 50, the second of eleven.
+        tmux.type_text("line 5");
+        let found = tmux.wait_for("2/11");
+        // In view already: nothing moves (the box covers rows 1 to 3), but the view stops
+        // following the end.
+        let viewport = usize::from(ROWS) - DOCK_ROWS;
+        assert_eq!(
+            rows(&found)[4..viewport - 1],
+            rows(&end)[4..viewport - 1],
+            "{name}: moved while in view"
+        );
+        assert!(found.contains(JUMP_LABEL), "{name}:\n{found}");
+        // Back to Line 5: it comes into view a third of the way down, away from the end.
+        tmux.type_text(SHIFT_ENTER);
+        let first = tmux.wait_for("1/11");
+        let row = rows(&first)
+            .iter()
+            .position(|r| r.starts_with(" Line 5 of"))
+            .unwrap_or_else(|| panic!("{name}: Line 5 not shown:\n{first}"));
+        assert_eq!(row, viewport / 3, "{name}:\n{first}");
+        assert!(first.contains(JUMP_LABEL), "{name}:\n{first}");
+        // Forward wraps around.
+        for k in 2..=11 {
+            tmux.keys(&["Enter"]);
+            tmux.wait_for(&format!("{k}/11"));
+        }
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("1/11");
+        // A query with no match says so; Esc closes the box and leaves the view.
+        tmux.type_text("zz");
+        tmux.wait_for("No matches");
+        let before = tmux.screen();
+        tmux.keys(&["Escape"]);
+        let closed = tmux.wait(&format!("{name}: closed"), Duration::from_secs(10), |s| {
+            !s.contains("No matches")
+        });
+        assert_eq!(rows(&closed)[5..], rows(&before)[5..], "{name}");
+        tmux.keys(&["C-d"]);
+        assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
+    }
+}

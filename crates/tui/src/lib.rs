@@ -14,6 +14,7 @@ pub mod input;
 pub mod keybindings;
 pub mod renderer;
 pub mod screen;
+pub mod search;
 pub mod style;
 pub mod terminal;
 pub mod viewport;

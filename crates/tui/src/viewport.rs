@@ -90,13 +90,14 @@ impl Viewport {
         moved
     }
 
-    /// Shows `row` near the upper third of the window (a search match), leaving the end.
+    /// Shows `row` (a search match), a third of the way down unless it is in view
+    /// already; either way the view stops following the end, as pi 1.6's does.
     pub fn reveal(&mut self, row: usize) {
+        self.following = false;
         if row >= self.top && row < self.top + self.height {
             return;
         }
         self.top = row.saturating_sub(self.height / 3).min(self.max_top());
-        self.following = false;
     }
 
     /// The scrollbar's thumb as `(first row, rows)` within the window, when content

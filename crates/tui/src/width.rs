@@ -429,6 +429,17 @@ fn seg_str<'a>(s: &Segment<'a>) -> &'a str {
     }
 }
 
+/// `s` without its escape sequences (styles, hyperlinks, markers).
+pub fn strip_escapes(s: &str) -> String {
+    segments(s)
+        .into_iter()
+        .filter_map(|seg| match seg {
+            Segment::Grapheme(g, _) => Some(g),
+            Segment::Escape(_) => None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

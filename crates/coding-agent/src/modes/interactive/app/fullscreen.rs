@@ -29,6 +29,8 @@ pub(crate) struct Fullscreen {
     scrollbar_until: Option<Instant>,
     /// Where the jump label was drawn: `(screen row, first column, width)`.
     jump_label: Option<(usize, usize, usize)>,
+    /// The open transcript search.
+    pub(super) search: Option<super::transcript_search::TranscriptSearch>,
 }
 
 impl Fullscreen {
@@ -41,6 +43,7 @@ impl Fullscreen {
             exit_output: settings.fullscreen_exit_output(),
             scrollbar_until: None,
             jump_label: None,
+            search: None,
         }
     }
 
@@ -146,9 +149,18 @@ impl App {
             return transcript.into_iter().chain(dock).collect();
         };
         screen.viewport.update(transcript.len(), height);
+        if let Some(search) = screen.search.as_mut() {
+            search.refresh(&transcript);
+            if let Some(row) = search.take_reveal() {
+                screen.viewport.reveal(row);
+            }
+        }
         let top = screen.viewport.top();
         let mut frame: Vec<String> = transcript.into_iter().skip(top).take(height).collect();
         frame.resize(height, String::new());
+        if let Some(search) = screen.search.as_ref() {
+            search.paint(&mut frame, top, &self.theme);
+        }
         if screen.scrollbar_visible() {
             let thumb = screen.viewport.thumb();
             let (track, bar) = (
@@ -178,6 +190,7 @@ impl App {
             frame[row] = composite_line(&frame[row], &label, column, label_width, width);
             screen.jump_label = Some((row, column, label_width));
         }
+        self.draw_search_box(&mut frame, width);
         frame.extend(dock);
         frame
     }

@@ -72,7 +72,7 @@ impl App {
     /// Hands a key to whoever has focus.
     pub(super) async fn route_input(&mut self, input: &Input) {
         // Fullscreen: the transcript's keys come before the editor's (pi 1.6).
-        if self.on_viewport_key(input) {
+        if self.on_search_key(input) || self.on_viewport_key(input) {
             return;
         }
         match self.ext.key_target() {

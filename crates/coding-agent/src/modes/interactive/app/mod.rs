@@ -12,6 +12,7 @@ mod mcp;
 mod overlay;
 mod session_events;
 mod slash;
+mod transcript_search;
 
 use std::path::PathBuf;
 use std::sync::Arc;
