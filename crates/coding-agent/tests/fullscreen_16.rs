@@ -72,6 +72,8 @@ fn fullscreen_scrolls_the_transcript_under_a_fixed_dock_as_16() {
         assert_eq!(tmux.display("#{mouse_sgr_flag}"), "1", "{name}");
         assert!(!end.contains(JUMP_LABEL), "{name}: {end}");
         let fixed = dock(&end);
+        // The first row holding text (blank rows would match anywhere).
+        let first = rows(&end).iter().position(|r| !r.is_empty()).unwrap();
 
         // Five notches up: fifteen rows; the newest line leaves, the label shows, the
         // dock does not move.
@@ -81,26 +83,34 @@ fn fullscreen_scrolls_the_transcript_under_a_fixed_dock_as_16() {
         let up = tmux.wait(
             &format!("{name}: five notches up"),
             Duration::from_secs(10),
-            |s| s.contains(JUMP_LABEL) && rows(s)[16] == rows(&end)[1],
+            |s| s.contains(JUMP_LABEL) && rows(s)[first + 15] == rows(&end)[first],
         );
         assert_eq!(dock(&up), fixed, "{name}: the dock moved:\n{up}");
         let viewport = usize::from(ROWS) - DOCK_ROWS;
-        // Three rows a notch: what was the second row is fifteen rows down (the second row holds
-        // text; blank rows would match anywhere).
-        assert_eq!(rows(&up)[16], rows(&end)[1], "{name}:\n{end}\n---\n{up}");
+        // Three rows a notch: the first text row is fifteen rows down.
+        assert_eq!(
+            rows(&up)[first + 15],
+            rows(&end)[first],
+            "{name}:\n{end}\n---\n{up}"
+        );
         let label_row = rows(&up)
             .iter()
             .position(|r| r.contains(JUMP_LABEL))
             .unwrap();
         assert_eq!(label_row, viewport - 1, "{name}: {up}");
         // Two notches back down: six rows, still away from the end.
-        let second_after_down = rows(&up)[7].clone();
+        // The first text row six rows down or more must reach the row six above it (blank
+        // rows would match anywhere).
+        let text_row = (6..viewport - 1)
+            .find(|&i| !rows(&up)[i].is_empty())
+            .unwrap();
+        let text = rows(&up)[text_row].clone();
         wheel(&tmux, false);
         wheel(&tmux, false);
         let down = tmux.wait(
             &format!("{name}: wheel down"),
             Duration::from_secs(10),
-            |s| rows(s)[1] == second_after_down && s.contains(JUMP_LABEL),
+            |s| rows(s)[text_row - 6] == text && s.contains(JUMP_LABEL),
         );
         assert_eq!(
             rows(&down)[..viewport - 7],
@@ -122,7 +132,7 @@ fn fullscreen_scrolls_the_transcript_under_a_fixed_dock_as_16() {
         let paged = tmux.wait(
             &format!("{name}: a page up"),
             Duration::from_secs(10),
-            |s| s.contains(JUMP_LABEL) && rows(s)[viewport - 3] == rows(&end)[1],
+            |s| s.contains(JUMP_LABEL) && rows(s)[first + viewport - 4] == rows(&end)[first],
         );
         assert_eq!(dock(&paged), fixed, "{name}:\n{paged}");
         tmux.keys(&["PageDown"]);
@@ -303,6 +313,78 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
             !s.contains("No matches")
         });
         assert_eq!(rows(&closed)[5..], rows(&before)[5..], "{name}");
+        tmux.keys(&["C-d"]);
+        assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
+    }
+}
+
+/// SGR reports of a left press and release at 1-based column `x`, row `y`.
+fn click(x: usize, y: usize) -> String {
+    format!("\x1b[<0;{x};{y}M\x1b[<0;{x};{y}m")
+}
+
+#[test]
+fn mouse_selections_are_copied_with_osc_52_as_16() {
+    if !tmux::available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    for (name, wrapper) in pis() {
+        server.push(Script::text(long_answer()));
+        let env = Env::new(&server, 128_000, json!({}));
+        let pi = wrapper
+            .as_ref()
+            .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
+                w.display().to_string()
+            });
+        // No display: both copy through the terminal (OSC 52), which tmux keeps.
+        let vars = [
+            ("PI_OFFLINE", "1"),
+            ("DISPLAY", ""),
+            ("WAYLAND_DISPLAY", ""),
+            ("PI_CLIPBOARD_OSC52", "1"),
+        ];
+        let tmux = Tmux::start_program(&env, &pi, &vars, &["Count."], 100, ROWS);
+        tmux.accept_clipboard();
+        let end = tmux.wait_for("Line 60 of the long answer.");
+        let row_of = |text: &str| {
+            rows(&end)
+                .iter()
+                .position(|r| r.starts_with(text))
+                .unwrap_or_else(|| panic!("{name}: {text} not shown:\n{end}"))
+                + 1
+        };
+        // A triple click copies the whole row, its leading pad included.
+        let y55 = row_of(" Line 55 of");
+        tmux.type_text(&click(5, y55).repeat(3));
+        let copied = tmux.wait(&format!("{name}: Copied!"), Duration::from_secs(10), |s| {
+            s.contains("Copied!")
+        });
+        assert!(rows(&copied)[0].ends_with("Copied!"), "{name}:\n{copied}");
+        let wait_clipboard = |want: &str| {
+            let start = std::time::Instant::now();
+            loop {
+                let got = tmux.clipboard();
+                if got.as_deref() == Some(want) {
+                    return;
+                }
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "{name}: clipboard {got:?}, expected {want:?}"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        };
+        wait_clipboard(" Line 55 of the long answer.");
+        // A drag from Line 55's text to the eighth column of Line 57's row.
+        let y57 = row_of(" Line 57 of");
+        tmux.type_text(&format!(
+            "\x1b[<0;2;{y55}M\x1b[<32;5;{}M\x1b[<32;8;{y57}M\x1b[<0;8;{y57}m",
+            y55 + 1
+        ));
+        wait_clipboard("Line 55 of the long answer.\n\n Line 56 of the long answer.\n\n Line 57");
         tmux.keys(&["C-d"]);
         assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
     }

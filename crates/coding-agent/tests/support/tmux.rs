@@ -194,6 +194,19 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
+    /// Lets the program set tmux's paste buffer with OSC 52 (`set-clipboard on`).
+    pub fn accept_clipboard(&self) {
+        self.run(&["set-option", "-s", "set-clipboard", "on"]);
+    }
+
+    /// tmux's newest paste buffer (what OSC 52 set), or `None` when there is none.
+    pub fn clipboard(&self) -> Option<String> {
+        let out = self.run(&["show-buffer"]);
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// Resizes the terminal.
     pub fn resize(&self, cols: u16, rows: u16) {
         self.run(&[

@@ -51,6 +51,11 @@ pub const APP_KEYBINDINGS: &[KeybindingDef] = &[
         "Restore queued messages",
     ),
     def(
+        "app.message.copy",
+        &["ctrl+x"],
+        "Copy the selection or the last assistant message",
+    ),
+    def(
         "app.clipboard.pasteImage",
         &["ctrl+v"],
         "Paste image from clipboard",

@@ -15,6 +15,8 @@ use crate::modes::interactive::theme::{ThemeBg, ThemeColor};
 
 /// How long the `auto` scrollbar stays after the last scroll (pi-tui's default).
 const SCROLLBAR_LINGER: Duration = Duration::from_millis(1000);
+/// How long a flash message stays (pi-tui's default).
+const FLASH: Duration = Duration::from_millis(1000);
 /// Alt+wheel moves this many times as far (pi-tui's `ALT_WHEEL_SCROLL_MULTIPLIER`).
 const ALT_WHEEL_MULTIPLIER: usize = 5;
 
@@ -31,6 +33,13 @@ pub(crate) struct Fullscreen {
     jump_label: Option<(usize, usize, usize)>,
     /// The open transcript search.
     pub(super) search: Option<super::transcript_search::TranscriptSearch>,
+    pub(super) selection: super::selection::Selection,
+    /// `fullscreenCopyOnSelect`: a selection is copied when the button comes up.
+    copy_on_select: bool,
+    /// The last frame's transcript rows (what a selection is taken from).
+    transcript: Vec<String>,
+    /// A short message at the top right (`Copied!`) and when it goes.
+    flash: Option<(String, Instant)>,
 }
 
 impl Fullscreen {
@@ -44,6 +53,10 @@ impl Fullscreen {
             scrollbar_until: None,
             jump_label: None,
             search: None,
+            selection: super::selection::Selection::default(),
+            copy_on_select: settings.fullscreen_copy_on_select(),
+            transcript: Vec::new(),
+            flash: None,
         }
     }
 
@@ -58,11 +71,14 @@ impl Fullscreen {
 
     /// Whether the `auto` scrollbar is still showing (the frame loop ticks until it hides).
     pub(super) fn is_lingering(&self) -> bool {
-        self.scrollbar_until.is_some()
+        self.scrollbar_until.is_some() || self.flash.is_some()
     }
 
     /// Hides the `auto` scrollbar once its time is up; true when that changed the view.
     pub(super) fn tick(&mut self, now: Instant) -> bool {
+        if self.flash.as_ref().is_some_and(|(_, until)| now >= *until) {
+            self.flash = None;
+        }
         match self.scrollbar_until {
             Some(until) if now >= until => {
                 self.scrollbar_until = None;
@@ -156,11 +172,14 @@ impl App {
             }
         }
         let top = screen.viewport.top();
-        let mut frame: Vec<String> = transcript.into_iter().skip(top).take(height).collect();
+        let end = (top + height).min(transcript.len());
+        let mut frame: Vec<String> = transcript.get(top..end).unwrap_or_default().to_vec();
         frame.resize(height, String::new());
         if let Some(search) = screen.search.as_ref() {
             search.paint(&mut frame, top, &self.theme);
         }
+        screen.selection.paint(&mut frame, top);
+        screen.transcript = transcript;
         if screen.scrollbar_visible() {
             let thumb = screen.viewport.thumb();
             let (track, bar) = (
@@ -191,6 +210,13 @@ impl App {
             screen.jump_label = Some((row, column, label_width));
         }
         self.draw_search_box(&mut frame, width);
+        if let Some((message, _)) = self.fullscreen.as_ref().and_then(|f| f.flash.as_ref())
+            && let Some(first) = frame.first_mut()
+        {
+            let text = format!("\x1b[7m {message} \x1b[27m");
+            let text_width = visible_width(&text).min(width);
+            *first = composite_line(first, &text, width - text_width, text_width, width);
+        }
         frame.extend(dock);
         frame
     }
@@ -270,7 +296,15 @@ impl App {
             MouseEventKind::ScrollUp => -1,
             MouseEventKind::ScrollDown => 1,
             MouseEventKind::Down(MouseButton::Left) => {
-                self.click(usize::from(mouse.row), usize::from(mouse.column));
+                self.press(usize::from(mouse.row), usize::from(mouse.column));
+                return;
+            }
+            MouseEventKind::Drag(MouseButton::Left) => {
+                self.drag(usize::from(mouse.row), usize::from(mouse.column));
+                return;
+            }
+            MouseEventKind::Up(MouseButton::Left) => {
+                self.release();
                 return;
             }
             _ => return,
@@ -292,7 +326,9 @@ impl App {
         }
     }
 
-    fn click(&mut self, row: usize, column: usize) {
+    /// A left press: on the jump label it returns to the latest message; on the
+    /// transcript it starts a selection (a word on a double click, a row on a triple).
+    fn press(&mut self, row: usize, column: usize) {
         let Some(screen) = self.fullscreen.as_mut() else {
             return;
         };
@@ -300,9 +336,65 @@ impl App {
             && row == label_row
             && column >= start
             && column < start + width
-            && screen.viewport.to_end()
         {
-            screen.moved();
+            if screen.viewport.to_end() {
+                screen.moved();
+            }
+            return;
+        }
+        if row >= screen.viewport.height() {
+            screen.selection.clear();
+            return;
+        }
+        let point = (screen.viewport.top() + row, column);
+        screen
+            .selection
+            .press(point, &screen.transcript, Instant::now());
+    }
+
+    fn drag(&mut self, row: usize, column: usize) {
+        let Some(screen) = self.fullscreen.as_mut() else {
+            return;
+        };
+        let row = row.min(screen.viewport.height().saturating_sub(1));
+        let point = (screen.viewport.top() + row, column);
+        screen.selection.drag(point, &screen.transcript);
+    }
+
+    fn release(&mut self) {
+        let Some(screen) = self.fullscreen.as_mut() else {
+            return;
+        };
+        let was_dragging = screen.selection.dragging;
+        screen.selection.release();
+        if was_dragging && screen.copy_on_select && screen.selection.is_active() {
+            self.copy_selection();
+        }
+    }
+
+    /// Copies the selection (the system clipboard and OSC 52) and flashes `Copied!`;
+    /// false when nothing is selected.
+    pub(super) fn copy_selection(&mut self) -> bool {
+        let Some(text) = self
+            .fullscreen
+            .as_ref()
+            .and_then(|f| f.selection.text(&f.transcript))
+        else {
+            return false;
+        };
+        self.copy_text_with_flash(&text);
+        true
+    }
+
+    /// Copies `text` and says so with a flash at the top right (fullscreen's way).
+    pub(super) fn copy_text_with_flash(&mut self, text: &str) {
+        use crate::modes::interactive::clipboard;
+        clipboard::copy_with_program(text);
+        let terminal = self.renderer.terminal_mut();
+        let _ = pi_tui::terminal::Terminal::write(terminal, &clipboard::osc52(text));
+        let _ = pi_tui::terminal::Terminal::flush(terminal);
+        if let Some(screen) = self.fullscreen.as_mut() {
+            screen.flash = Some(("Copied!".to_owned(), Instant::now() + FLASH));
         }
     }
 }

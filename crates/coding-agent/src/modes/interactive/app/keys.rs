@@ -29,6 +29,7 @@ const APP_ACTIONS: &[&str] = &[
     "app.thinking.toggle",
     "app.message.followUp",
     "app.message.dequeue",
+    "app.message.copy",
     "app.editor.external",
     "app.suspend",
     "app.clipboard.pasteImage",
@@ -240,6 +241,8 @@ impl App {
             }
         } else if is("app.message.dequeue") {
             self.restore_queued_to_editor(false);
+        } else if is("app.message.copy") {
+            self.copy_on_key();
         } else if is("app.editor.external") {
             self.open_external_editor();
         } else if is("app.suspend") {

@@ -10,6 +10,7 @@ mod local_llm;
 mod login;
 mod mcp;
 mod overlay;
+mod selection;
 mod session_events;
 mod slash;
 mod transcript_search;

@@ -215,6 +215,21 @@ impl App {
         }
     }
 
+    /// Ctrl+X (`app.message.copy`): in fullscreen the active selection, or the last
+    /// answer with a flash; in regular mode the last answer with a notice.
+    pub(super) fn copy_on_key(&mut self) {
+        if self.fullscreen.is_none() {
+            return self.copy_last();
+        }
+        if self.copy_selection() {
+            return;
+        }
+        match self.session.last_assistant_text() {
+            Some(text) => self.copy_text_with_flash(&text),
+            None => self.notice(NoticeKind::Error, "No agent messages to copy yet."),
+        }
+    }
+
     fn copy_last(&mut self) {
         let Some(text) = self.session.last_assistant_text() else {
             self.notice(NoticeKind::Error, "No agent messages to copy yet.");
