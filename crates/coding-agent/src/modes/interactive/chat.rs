@@ -564,6 +564,11 @@ impl Chat {
     }
 
     pub(crate) fn render(&mut self, width: usize) -> Vec<String> {
+        self.rows(width).to_vec()
+    }
+
+    /// The rows at `width`, the settled ones borrowed from the cache.
+    pub(crate) fn rows(&mut self, width: usize) -> super::chat_rows::ChatRows<'_> {
         let live = self.first_live();
         let reuse = self
             .settled
@@ -582,15 +587,14 @@ impl Chat {
             }
             settled.items = live;
         }
-        let mut lines = self
-            .settled
-            .as_ref()
-            .map(|s| s.lines.clone())
-            .unwrap_or_default();
+        let mut fresh = Vec::new();
         for item in &mut self.items[live..] {
-            lines.extend(item.render(width));
+            fresh.extend(item.render(width));
         }
-        lines
+        super::chat_rows::ChatRows {
+            settled: self.settled.as_ref().map_or(&[][..], |s| &s.lines),
+            live: fresh,
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod app;
 mod chat;
+mod chat_rows;
 pub mod clipboard;
 pub mod commands;
 pub mod components;

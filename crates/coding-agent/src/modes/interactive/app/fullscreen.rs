@@ -36,8 +36,6 @@ pub(crate) struct Fullscreen {
     pub(super) selection: super::selection::Selection,
     /// `fullscreenCopyOnSelect`: a selection is copied when the button comes up.
     copy_on_select: bool,
-    /// The last frame's transcript rows (what a selection is taken from).
-    transcript: Vec<String>,
     /// A short message at the top right (`Copied!`) and when it goes.
     flash: Option<(String, Instant)>,
 }
@@ -55,7 +53,6 @@ impl Fullscreen {
             search: None,
             selection: super::selection::Selection::default(),
             copy_on_select: settings.fullscreen_copy_on_select(),
-            transcript: Vec::new(),
             flash: None,
         }
     }
@@ -146,11 +143,11 @@ fn key_display(key: &str) -> String {
 }
 
 impl App {
-    /// One screen: the visible slice of `transcript` above `dock`, with the scrollbar and
-    /// the jump label drawn over the transcript.
+    /// One screen: the visible rows of the transcript above `dock`, with the search
+    /// highlights, the selection, the scrollbar, the jump label, the search box and a flash
+    /// drawn over them. Only the visible rows are copied out of the chat's cache.
     pub(super) fn compose_screen(
         &mut self,
-        transcript: Vec<String>,
         mut dock: Vec<String>,
         width: usize,
         rows: usize,
@@ -162,8 +159,9 @@ impl App {
         let height = rows - dock_rows;
         let label = self.jump_label_text();
         let Some(screen) = self.fullscreen.as_mut() else {
-            return transcript.into_iter().chain(dock).collect();
+            return dock;
         };
+        let transcript = self.chat.rows(screen.transcript_width(width));
         screen.viewport.update(transcript.len(), height);
         if let Some(search) = screen.search.as_mut() {
             search.refresh(&transcript);
@@ -172,14 +170,12 @@ impl App {
             }
         }
         let top = screen.viewport.top();
-        let end = (top + height).min(transcript.len());
-        let mut frame: Vec<String> = transcript.get(top..end).unwrap_or_default().to_vec();
+        let mut frame = transcript.slice(top, top + height);
         frame.resize(height, String::new());
         if let Some(search) = screen.search.as_ref() {
             search.paint(&mut frame, top, &self.theme);
         }
         screen.selection.paint(&mut frame, top);
-        screen.transcript = transcript;
         if screen.scrollbar_visible() {
             let thumb = screen.viewport.thumb();
             let (track, bar) = (
@@ -219,6 +215,13 @@ impl App {
         }
         frame.extend(dock);
         frame
+    }
+
+    /// The terminal's width in columns.
+    fn width(&self) -> usize {
+        pi_tui::terminal::Terminal::size(self.renderer.terminal())
+            .0
+            .max(1)
     }
 
     /// ` ↓ Jump to latest message · Ctrl+End ` in the selected-row colours.
@@ -329,6 +332,7 @@ impl App {
     /// A left press: on the jump label it returns to the latest message; on the
     /// transcript it starts a selection (a word on a double click, a row on a triple).
     fn press(&mut self, row: usize, column: usize) {
+        let width = self.width();
         let Some(screen) = self.fullscreen.as_mut() else {
             return;
         };
@@ -347,18 +351,21 @@ impl App {
             return;
         }
         let point = (screen.viewport.top() + row, column);
-        screen
-            .selection
-            .press(point, &screen.transcript, Instant::now());
+        let rows = self.chat.rows(screen.transcript_width(width));
+        let line = rows.get(point.0).unwrap_or_default();
+        screen.selection.press(point, line, Instant::now());
     }
 
     fn drag(&mut self, row: usize, column: usize) {
+        let width = self.width();
         let Some(screen) = self.fullscreen.as_mut() else {
             return;
         };
         let row = row.min(screen.viewport.height().saturating_sub(1));
         let point = (screen.viewport.top() + row, column);
-        screen.selection.drag(point, &screen.transcript);
+        let rows = self.chat.rows(screen.transcript_width(width));
+        let line = rows.get(point.0).unwrap_or_default();
+        screen.selection.drag(point, line);
     }
 
     fn release(&mut self) {
@@ -375,11 +382,18 @@ impl App {
     /// Copies the selection (the system clipboard and OSC 52) and flashes `Copied!`;
     /// false when nothing is selected.
     pub(super) fn copy_selection(&mut self) -> bool {
-        let Some(text) = self
-            .fullscreen
-            .as_ref()
-            .and_then(|f| f.selection.text(&f.transcript))
-        else {
+        let width = self.width();
+        let Some(screen) = self.fullscreen.as_ref() else {
+            return false;
+        };
+        let Some((first, last)) = screen.selection.row_range() else {
+            return false;
+        };
+        let rows = self
+            .chat
+            .rows(screen.transcript_width(width))
+            .slice(first, last + 1);
+        let Some(text) = screen.selection.text(&rows, first) else {
             return false;
         };
         self.copy_text_with_flash(&text);

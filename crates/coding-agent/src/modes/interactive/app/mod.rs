@@ -317,10 +317,7 @@ impl App {
         }
         let dock = self.dock_lines(width);
         let lines = match self.fullscreen.as_ref() {
-            Some(screen) => {
-                let transcript = self.chat.render(screen.transcript_width(width));
-                self.compose_screen(transcript, dock, width, rows.max(1))
-            }
+            Some(_) => self.compose_screen(dock, width, rows.max(1)),
             None => {
                 let mut lines = self.chat.render(width);
                 lines.extend(dock);

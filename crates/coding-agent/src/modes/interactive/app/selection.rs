@@ -72,15 +72,14 @@ fn word_at(line: &str, col: usize) -> (usize, usize) {
 }
 
 impl Selection {
-    /// A left press at content `point`; `rows` is the transcript.
-    pub(super) fn press(&mut self, point: Point, rows: &[String], now: Instant) {
+    /// A left press at content `point`, `line` being that row.
+    pub(super) fn press(&mut self, point: Point, line: &str, now: Instant) {
         let count = match self.last_click {
             Some((at, p, n)) if p == point && now.duration_since(at) <= MULTI_CLICK => n % 3 + 1,
             _ => 1,
         };
         self.last_click = Some((now, point, count));
         self.dragging = true;
-        let line = rows.get(point.0).map(String::as_str).unwrap_or_default();
         let (unit, start, end) = match count {
             2 => {
                 let (s, e) = word_at(line, point.1);
@@ -93,15 +92,15 @@ impl Selection {
         self.range = Some((start, end, unit));
     }
 
-    /// A drag to content `point`: the selection grows from where it started.
-    pub(super) fn drag(&mut self, point: Point, rows: &[String]) {
+    /// A drag to content `point` (`line` being that row): the selection grows from where
+    /// it started.
+    pub(super) fn drag(&mut self, point: Point, line: &str) {
         let (Some((start, end)), Some((_, _, unit))) = (self.origin, self.range) else {
             return;
         };
         if !self.dragging {
             return;
         }
-        let line = rows.get(point.0).map(String::as_str).unwrap_or_default();
         let (low, high) = match unit {
             Unit::Cell => (point, (point.0, point.1 + 1)),
             Unit::Word => {
@@ -146,12 +145,21 @@ impl Selection {
         self.bounds().is_some()
     }
 
-    /// The selected text: each row's part without styles, trailing blanks trimmed.
-    pub(super) fn text(&self, rows: &[String]) -> Option<String> {
+    /// The first and last content rows the selection covers.
+    pub(super) fn row_range(&self) -> Option<(usize, usize)> {
+        self.bounds().map(|((first, _), (last, _))| (first, last))
+    }
+
+    /// The selected text: each row's part without styles, trailing blanks trimmed. `rows`
+    /// are the transcript's rows from content row `offset` on.
+    pub(super) fn text(&self, rows: &[String], offset: usize) -> Option<String> {
         let ((first_row, first_col), (last_row, end_col)) = self.bounds()?;
         let mut out = Vec::new();
         for row in first_row..=last_row {
-            let line = rows.get(row).map(String::as_str).unwrap_or_default();
+            let line = rows
+                .get(row.wrapping_sub(offset))
+                .map(String::as_str)
+                .unwrap_or_default();
             let from = if row == first_row { first_col } else { 0 };
             let to = if row == last_row {
                 end_col
@@ -218,15 +226,15 @@ mod tests {
         let rows = rows(&[" first \x1b[1mrow\x1b[0m   ", " second row", " third row"]);
         let mut selection = Selection::default();
         let now = Instant::now();
-        selection.press((0, 7), &rows, now);
-        selection.drag((2, 3), &rows);
+        selection.press((0, 7), &rows[0], now);
+        selection.drag((2, 3), &rows[2]);
         selection.release();
-        assert_eq!(selection.text(&rows).unwrap(), "row\n second row\n thi");
+        assert_eq!(selection.text(&rows, 0).unwrap(), "row\n second row\n thi");
         let mut shown = rows.clone();
         selection.paint(&mut shown, 0);
         assert!(shown[1].starts_with("\x1b[7m second row"), "{:?}", shown[1]);
         // A click without a drag selects nothing.
-        selection.press((1, 1), &rows, now + Duration::from_secs(2));
+        selection.press((1, 1), &rows[1], now + Duration::from_secs(2));
         selection.release();
         assert!(!selection.is_active());
     }
@@ -236,10 +244,10 @@ mod tests {
         let rows = rows(&[" see src/main.rs now"]);
         let mut selection = Selection::default();
         let now = Instant::now();
-        selection.press((0, 8), &rows, now);
-        selection.press((0, 8), &rows, now + Duration::from_millis(100));
-        assert_eq!(selection.text(&rows).unwrap(), "src/main.rs");
-        selection.press((0, 8), &rows, now + Duration::from_millis(200));
-        assert_eq!(selection.text(&rows).unwrap(), " see src/main.rs now");
+        selection.press((0, 8), &rows[0], now);
+        selection.press((0, 8), &rows[0], now + Duration::from_millis(100));
+        assert_eq!(selection.text(&rows, 0).unwrap(), "src/main.rs");
+        selection.press((0, 8), &rows[0], now + Duration::from_millis(200));
+        assert_eq!(selection.text(&rows, 0).unwrap(), " see src/main.rs now");
     }
 }

@@ -8,6 +8,7 @@ use pi_tui::search::{Match, Span, find, highlight};
 use pi_tui::width::{truncate_to_width, visible_width};
 
 use super::App;
+use crate::modes::interactive::chat_rows::ChatRows;
 use crate::modes::interactive::extension_ui::overlay_layout::composite_line;
 use crate::modes::interactive::theme::{Theme, ThemeBg, ThemeColor};
 
@@ -35,11 +36,11 @@ impl TranscriptSearch {
 
     /// Finds the matches again when the query or the transcript changed; the current one
     /// becomes the first at or after the anchor row.
-    pub(super) fn refresh(&mut self, transcript: &[String]) {
+    pub(super) fn refresh(&mut self, transcript: &ChatRows<'_>) {
         let key = (
             self.query.clone(),
             transcript.len(),
-            transcript.last().cloned().unwrap_or_default(),
+            transcript.last().unwrap_or_default().to_owned(),
         );
         if self.searched.as_ref() == Some(&key) {
             return;
@@ -49,7 +50,7 @@ impl TranscriptSearch {
             .as_ref()
             .is_none_or(|(q, _, _)| *q != self.query);
         self.searched = Some(key);
-        self.matches = find(transcript, &self.query);
+        self.matches = find(&transcript.to_vec(), &self.query);
         if query_changed || self.current.is_none_or(|c| c >= self.matches.len()) {
             self.current = self
                 .matches
