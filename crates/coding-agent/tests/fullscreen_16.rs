@@ -70,6 +70,9 @@ fn fullscreen_scrolls_the_transcript_under_a_fixed_dock_as_16() {
         let end = tmux.wait_for("Line 60 of the long answer.");
         assert_eq!(tmux.display("#{alternate_on}"), "1", "{name}: {end}");
         assert_eq!(tmux.display("#{mouse_sgr_flag}"), "1", "{name}");
+        // Under tmux: button-motion tracking, not every pointer motion.
+        assert_eq!(tmux.display("#{mouse_button_flag}"), "1", "{name}");
+        assert_eq!(tmux.display("#{mouse_all_flag}"), "0", "{name}");
         assert!(!end.contains(JUMP_LABEL), "{name}: {end}");
         let fixed = dock(&end);
         // The first row holding text (blank rows would match anywhere).
@@ -118,6 +121,28 @@ fn fullscreen_scrolls_the_transcript_under_a_fixed_dock_as_16() {
             "{name}"
         );
         assert_eq!(dock(&down), fixed, "{name}:\n{down}");
+        // Alt+wheel moves five times as far: fifteen rows up again.
+        let text_row = (0..viewport - 16)
+            .find(|&i| !rows(&down)[i].is_empty())
+            .unwrap();
+        let text = rows(&down)[text_row].clone();
+        tmux.type_text("\x1b[<72;10;10M");
+        let fast = tmux.wait(
+            &format!("{name}: alt+wheel"),
+            Duration::from_secs(10),
+            |s| rows(s)[text_row + 15] == text,
+        );
+        assert_eq!(dock(&fast), fixed, "{name}:\n{fast}");
+        // A click on the label goes back to the latest message.
+        tmux.type_text(&click(50, viewport));
+        let clicked = tmux.wait(
+            &format!("{name}: label clicked"),
+            Duration::from_secs(10),
+            |s| !s.contains(JUMP_LABEL) && s.contains("Line 60 of"),
+        );
+        assert_eq!(rows(&clicked), rows(&end), "{name}");
+        wheel(&tmux, true);
+        tmux.wait_for(JUMP_LABEL);
 
         // Ctrl+End follows the end again; PageUp leaves it by a page.
         tmux.keys(&["C-End"]);
@@ -385,6 +410,45 @@ fn mouse_selections_are_copied_with_osc_52_as_16() {
             y55 + 1
         ));
         wait_clipboard("Line 55 of the long answer.\n\n Line 56 of the long answer.\n\n Line 57");
+        tmux.keys(&["C-d"]);
+        assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
+
+        // `fullscreenCopyOnSelect: false`: a release copies nothing, Ctrl+X copies the
+        // selection, and with none the last answer.
+        server.push(Script::text(long_answer()));
+        let env = Env::new(&server, 128_000, json!({"fullscreenCopyOnSelect": false}));
+        let tmux = Tmux::start_program(&env, &pi, &vars, &["Count."], 100, ROWS);
+        tmux.accept_clipboard();
+        let end = tmux.wait_for("Line 60 of the long answer.");
+        let y55 = rows(&end)
+            .iter()
+            .position(|r| r.starts_with(" Line 55 of"))
+            .unwrap()
+            + 1;
+        tmux.type_text(&format!(
+            "\x1b[<0;2;{y55}M\x1b[<32;9;{y55}M\x1b[<0;9;{y55}m"
+        ));
+        tmux.keys(&["C-x"]);
+        let wait_buffers = |count: usize, want: &str| {
+            let start = std::time::Instant::now();
+            while tmux.buffer_count() < count || tmux.clipboard().as_deref() != Some(want) {
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "{name}: clipboard {:?} in {} buffers, expected {want:?}",
+                    tmux.clipboard(),
+                    tmux.buffer_count()
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            // Only the Ctrl+X copies reached the terminal.
+            assert_eq!(tmux.buffer_count(), count, "{name}");
+        };
+        wait_buffers(1, "Line 55");
+        tmux.wait_for("Copied!");
+        // A click clears the selection: Ctrl+X copies the last answer.
+        tmux.type_text(&click(5, 3));
+        tmux.keys(&["C-x"]);
+        wait_buffers(2, &long_answer());
         tmux.keys(&["C-d"]);
         assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
     }

@@ -207,6 +207,12 @@ impl Tmux {
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
+    /// How many paste buffers tmux holds (one per OSC 52 copy).
+    pub fn buffer_count(&self) -> usize {
+        let out = self.run(&["list-buffers"]);
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    }
+
     /// Resizes the terminal.
     pub fn resize(&self, cols: u16, rows: u16) {
         self.run(&[
