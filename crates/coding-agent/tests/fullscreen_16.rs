@@ -43,6 +43,25 @@ fn dock(screen: &str) -> Vec<String> {
     rows(screen)[usize::from(ROWS) - DOCK_ROWS..].to_vec()
 }
 
+/// Waits until the long answer has ended: its last line shown, the footer showing the
+/// reply's usage, no working indicator (ours draws it above the editor, pi 1.6.0 in the
+/// editor's top border) and the dock back to its idle rows.
+fn wait_settled(tmux: &Tmux, name: &str) -> String {
+    let border = "─".repeat(100);
+    tmux.wait(
+        &format!("{name}: the answer settled"),
+        Duration::from_secs(15),
+        |s| {
+            let rows = rows(s);
+            s.contains("Line 60 of the long answer.")
+                && !s.contains("Working")
+                && rows[usize::from(ROWS) - 6].is_empty()
+                && rows[usize::from(ROWS) - 5] == border
+                && rows[usize::from(ROWS) - 1].starts_with('↑')
+        },
+    )
+}
+
 /// An SGR wheel report at column 10, row 10 (`up`: button 64, else 65).
 fn wheel(tmux: &Tmux, up: bool) {
     let button = if up { 64 } else { 65 };
@@ -67,7 +86,7 @@ fn fullscreen_scrolls_the_transcript_under_a_fixed_dock_as_16() {
                 w.display().to_string()
             });
         let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
-        let end = tmux.wait_for("Line 60 of the long answer.");
+        let end = wait_settled(&tmux, name);
         assert_eq!(tmux.display("#{alternate_on}"), "1", "{name}: {end}");
         assert_eq!(tmux.display("#{mouse_sgr_flag}"), "1", "{name}");
         // Under tmux: button-motion tracking, not every pointer motion.
@@ -75,104 +94,61 @@ fn fullscreen_scrolls_the_transcript_under_a_fixed_dock_as_16() {
         assert_eq!(tmux.display("#{mouse_all_flag}"), "0", "{name}");
         assert!(!end.contains(JUMP_LABEL), "{name}: {end}");
         let fixed = dock(&end);
-        // The first row holding text (blank rows would match anywhere).
-        let first = rows(&end).iter().position(|r| !r.is_empty()).unwrap();
+        let viewport = usize::from(ROWS) - DOCK_ROWS;
+        // Each step waits for the whole expected screen (a capture may catch a frame half
+        // drawn): the transcript moved by exactly so many rows, the dock where it was.
+        let until = |what: &str, check: &dyn Fn(&[String]) -> bool| -> Vec<String> {
+            let screen = tmux.wait(&format!("{name}: {what}"), Duration::from_secs(10), |s| {
+                let rows = rows(s);
+                rows[viewport..] == fixed[..] && check(&rows)
+            });
+            rows(&screen)
+        };
+        // `shifted(screen, by)`: the end screen moved down `by` rows (the label covers the
+        // last transcript row).
+        let end_rows = rows(&end);
+        let shifted = |screen: &[String], by: usize| {
+            screen[by..viewport - 1] == end_rows[..viewport - 1 - by]
+                && screen[viewport - 1].contains(JUMP_LABEL)
+        };
 
-        // Five notches up: fifteen rows; the newest line leaves, the label shows, the
-        // dock does not move.
+        // Alt+wheel moves five times the step: fifteen rows; Ctrl+End goes back.
+        tmux.type_text("\x1b[<72;10;10M");
+        until("alt+wheel", &|r| shifted(r, 15));
+        tmux.keys(&["C-End"]);
+        until("back at the end", &|r| {
+            r[..viewport] == end_rows[..viewport]
+        });
+        // Five notches up at three rows a notch: fifteen rows.
         for _ in 0..5 {
             wheel(&tmux, true);
         }
-        let up = tmux.wait(
-            &format!("{name}: five notches up"),
-            Duration::from_secs(10),
-            |s| s.contains(JUMP_LABEL) && rows(s)[first + 15] == rows(&end)[first],
-        );
-        assert_eq!(dock(&up), fixed, "{name}: the dock moved:\n{up}");
-        let viewport = usize::from(ROWS) - DOCK_ROWS;
-        // Three rows a notch: the first text row is fifteen rows down.
-        assert_eq!(
-            rows(&up)[first + 15],
-            rows(&end)[first],
-            "{name}:\n{end}\n---\n{up}"
-        );
-        let label_row = rows(&up)
-            .iter()
-            .position(|r| r.contains(JUMP_LABEL))
-            .unwrap();
-        assert_eq!(label_row, viewport - 1, "{name}: {up}");
-        // Two notches back down: six rows, still away from the end.
-        // The first text row six rows down or more must reach the row six above it (blank
-        // rows would match anywhere).
-        let text_row = (6..viewport - 1)
-            .find(|&i| !rows(&up)[i].is_empty())
-            .unwrap();
-        let text = rows(&up)[text_row].clone();
+        until("five notches up", &|r| shifted(r, 15));
+        // Two notches back down: nine rows.
         wheel(&tmux, false);
         wheel(&tmux, false);
-        let down = tmux.wait(
-            &format!("{name}: wheel down"),
-            Duration::from_secs(10),
-            |s| rows(s)[text_row - 6] == text && s.contains(JUMP_LABEL),
-        );
-        assert_eq!(
-            rows(&down)[..viewport - 7],
-            rows(&up)[6..viewport - 1],
-            "{name}"
-        );
-        assert_eq!(dock(&down), fixed, "{name}:\n{down}");
-        // Alt+wheel moves five times as far: fifteen rows up again.
-        let text_row = (0..viewport - 16)
-            .find(|&i| !rows(&down)[i].is_empty())
-            .unwrap();
-        let text = rows(&down)[text_row].clone();
-        tmux.type_text("\x1b[<72;10;10M");
-        let fast = tmux.wait(
-            &format!("{name}: alt+wheel"),
-            Duration::from_secs(10),
-            |s| rows(s)[text_row + 15] == text,
-        );
-        assert_eq!(dock(&fast), fixed, "{name}:\n{fast}");
+        until("two notches down", &|r| shifted(r, 9));
         // A click on the label goes back to the latest message.
         tmux.type_text(&click(50, viewport));
-        let clicked = tmux.wait(
-            &format!("{name}: label clicked"),
-            Duration::from_secs(10),
-            |s| !s.contains(JUMP_LABEL) && s.contains("Line 60 of"),
-        );
-        assert_eq!(rows(&clicked), rows(&end), "{name}");
+        until("label clicked", &|r| r[..viewport] == end_rows[..viewport]);
         wheel(&tmux, true);
-        tmux.wait_for(JUMP_LABEL);
-
-        // Ctrl+End follows the end again; PageUp leaves it by a page.
+        until("one notch up", &|r| shifted(r, 3));
+        // Ctrl+End follows the end again; a page is the viewport less four rows.
         tmux.keys(&["C-End"]);
-        let back = tmux.wait(
-            &format!("{name}: back at the end"),
-            Duration::from_secs(10),
-            |s| s.contains("Line 60 of") && !s.contains(JUMP_LABEL),
-        );
-        assert_eq!(rows(&back), rows(&end), "{name}");
-        // A page is the viewport less four rows.
+        until("back at the end", &|r| {
+            r[..viewport] == end_rows[..viewport]
+        });
         tmux.keys(&["PageUp"]);
-        let paged = tmux.wait(
-            &format!("{name}: a page up"),
-            Duration::from_secs(10),
-            |s| s.contains(JUMP_LABEL) && rows(s)[first + viewport - 4] == rows(&end)[first],
-        );
-        assert_eq!(dock(&paged), fixed, "{name}:\n{paged}");
+        until("a page up", &|r| shifted(r, viewport - 4));
         tmux.keys(&["PageDown"]);
-        tmux.wait(
-            &format!("{name}: a page down"),
-            Duration::from_secs(10),
-            |s| s.contains("Line 60 of") && !s.contains(JUMP_LABEL),
-        );
+        until("a page down", &|r| r[..viewport] == end_rows[..viewport]);
 
         // Ctrl+D: the main screen is back, with the transcript and the resume hint.
         tmux.keys(&["C-d"]);
         assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
         assert_eq!(tmux.display("#{alternate_on}"), "0", "{name}");
         assert_eq!(tmux.display("#{mouse_any_flag}"), "0", "{name}");
-        let after = tmux.history();
+        let after = tmux.wait_history("To resume this session:");
         assert!(
             after.contains("Line 1 of the long answer."),
             "{name}: {after}"
@@ -216,7 +192,7 @@ fn regular_mode_and_the_resume_hint_setting_as_16() {
         assert_eq!(tmux.display("#{mouse_any_flag}"), "0", "{name}");
         tmux.keys(&["C-d"]);
         assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
-        assert!(tmux.history().contains("To resume this session:"), "{name}");
+        tmux.wait_history("To resume this session:");
 
         // `fullscreenExitOutput: "resume-hint"`: only the hint is left behind.
         server.push(Script::text("Hinted answer."));
@@ -230,7 +206,7 @@ fn regular_mode_and_the_resume_hint_setting_as_16() {
         assert_eq!(tmux.display("#{alternate_on}"), "1", "{name}");
         tmux.keys(&["C-d"]);
         assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
-        let after = tmux.history();
+        let after = tmux.wait_history("To resume this session:");
         assert!(!after.contains("Hinted answer."), "{name}: {after}");
         assert!(after.contains("To resume this session:"), "{name}: {after}");
     }
@@ -297,31 +273,38 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
                 w.display().to_string()
             });
         let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
-        let end = tmux.wait_for("Line 60 of the long answer.");
+        let end = wait_settled(&tmux, name);
         tmux.type_text(SEARCH_KEY);
         tmux.wait_for("Find in transcript");
         // "line 5" is Line 5 and Line 50 to 59: the first at or below the top row is
         // Line 50, the second of eleven.
         tmux.type_text("line 5");
-        let found = tmux.wait_for("2/11");
         // In view already: nothing moves (the box covers rows 1 to 3), but the view stops
         // following the end.
         let viewport = usize::from(ROWS) - DOCK_ROWS;
-        assert_eq!(
-            rows(&found)[4..viewport - 1],
-            rows(&end)[4..viewport - 1],
-            "{name}: moved while in view"
+        let end_rows = rows(&end);
+        tmux.wait(
+            &format!("{name}: 2/11 in place"),
+            Duration::from_secs(10),
+            |s| {
+                let r = rows(s);
+                s.contains("2/11")
+                    && r[4..viewport - 1] == end_rows[4..viewport - 1]
+                    && r[viewport - 1].contains(JUMP_LABEL)
+            },
         );
-        assert!(found.contains(JUMP_LABEL), "{name}:\n{found}");
         // Back to Line 5: it comes into view a third of the way down, away from the end.
         tmux.type_text(SHIFT_ENTER);
-        let first = tmux.wait_for("1/11");
-        let row = rows(&first)
-            .iter()
-            .position(|r| r.starts_with(" Line 5 of"))
-            .unwrap_or_else(|| panic!("{name}: Line 5 not shown:\n{first}"));
-        assert_eq!(row, viewport / 3, "{name}:\n{first}");
-        assert!(first.contains(JUMP_LABEL), "{name}:\n{first}");
+        tmux.wait(
+            &format!("{name}: Line 5 shown"),
+            Duration::from_secs(10),
+            |s| {
+                let r = rows(s);
+                s.contains("1/11")
+                    && r[viewport / 3].starts_with(" Line 5 of")
+                    && r[viewport - 1].contains(JUMP_LABEL)
+            },
+        );
         // Forward wraps around.
         for k in 2..=11 {
             tmux.keys(&["Enter"]);
@@ -332,12 +315,13 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
         // A query with no match says so; Esc closes the box and leaves the view.
         tmux.type_text("zz");
         tmux.wait_for("No matches");
-        let before = tmux.screen();
+        let before = rows(&tmux.screen());
         tmux.keys(&["Escape"]);
-        let closed = tmux.wait(&format!("{name}: closed"), Duration::from_secs(10), |s| {
-            !s.contains("No matches")
-        });
-        assert_eq!(rows(&closed)[5..], rows(&before)[5..], "{name}");
+        tmux.wait(
+            &format!("{name}: closed in place"),
+            Duration::from_secs(10),
+            |s| !s.contains("No matches") && rows(s)[5..] == before[5..],
+        );
         tmux.keys(&["C-d"]);
         assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
     }
@@ -373,7 +357,7 @@ fn mouse_selections_are_copied_with_osc_52_as_16() {
         ];
         let tmux = Tmux::start_program(&env, &pi, &vars, &["Count."], 100, ROWS);
         tmux.accept_clipboard();
-        let end = tmux.wait_for("Line 60 of the long answer.");
+        let end = wait_settled(&tmux, name);
         let row_of = |text: &str| {
             rows(&end)
                 .iter()
@@ -419,7 +403,7 @@ fn mouse_selections_are_copied_with_osc_52_as_16() {
         let env = Env::new(&server, 128_000, json!({"fullscreenCopyOnSelect": false}));
         let tmux = Tmux::start_program(&env, &pi, &vars, &["Count."], 100, ROWS);
         tmux.accept_clipboard();
-        let end = tmux.wait_for("Line 60 of the long answer.");
+        let end = wait_settled(&tmux, name);
         let y55 = rows(&end)
             .iter()
             .position(|r| r.starts_with(" Line 55 of"))

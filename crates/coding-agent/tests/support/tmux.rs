@@ -181,6 +181,22 @@ impl Tmux {
         }
     }
 
+    /// Waits until scrollback and screen contain `needle` (what a program printed as it
+    /// exited reaches tmux a little after the exit); returns them.
+    pub fn wait_history(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let history = self.history();
+            if history.contains(needle) {
+                return history;
+            }
+            if start.elapsed() > Duration::from_secs(15) {
+                panic!("timed out waiting for {needle:?} in the history:\n{history}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits until the screen contains `needle`.
     pub fn wait_for(&self, needle: &str) -> String {
         self.wait(&format!("{needle:?}"), Duration::from_secs(15), |s| {
