@@ -24,8 +24,11 @@ usage: bench/tui_compare.py [runs=5]   (needs node >= 20, npm, cargo, tmux; inst
 into target/bench-pi like bench/pi_compare.sh; writes target/bench-pi/tui_compare.md)
 
 Environment: PI_BENCH_TS=1.5 compares with the TypeScript pi 1.5.2 (scripts/install-ts-pi-15.sh
-or $PI_TS15) instead of 0.73.1; PI_BENCH_TUI_WORDS=20000 makes the reply longer (default
-2000); PI_BENCH_TUI_SESSION=FILE resumes a copy of FILE before the prompt (e.g. the 52 MB
+or $PI_TS15) instead of 0.73.1, PI_BENCH_TS=1.6 with pi 1.6.0 (scripts/install-ts-pi-16.sh or
+$PI_TS16); PI_BENCH_TUI_LAYOUT=fullscreen runs both in pi 1.6's fullscreen mode (`tuiMode`,
+1.6 only) and, after the reply, sends PI_BENCH_WHEEL_EVENTS (default 200) wheel-up events one
+every 10 ms, measuring CPU per wheel event (regular, the default, sets `tuiMode: "regular"`);
+PI_BENCH_TUI_WORDS=20000 makes the reply longer (default 2000); PI_BENCH_TUI_SESSION=FILE resumes a copy of FILE before the prompt (e.g. the 52 MB
 session of bench/big_session.sh: target/bench-big/sessions/resume52.jsonl).
 """
 
@@ -54,6 +57,9 @@ TS_VERSION = os.environ.get("PI_BENCH_TS", "0.73")
 # Reply length in words (about), and a session file to resume before the prompt (copied per run).
 REPLY_WORDS = int(os.environ.get("PI_BENCH_TUI_WORDS", "2000"))
 SESSION = os.environ.get("PI_BENCH_TUI_SESSION", "")
+# pi 1.6's layouts: "regular" (the terminal's scrollback) or "fullscreen" (the alternate screen).
+LAYOUT = os.environ.get("PI_BENCH_TUI_LAYOUT", "regular")
+WHEEL_EVENTS = int(os.environ.get("PI_BENCH_WHEEL_EVENTS", "200"))
 COLS, ROWS = 120, 40
 CHUNK = 8
 END_MARKER = "QUOKKAEND"
@@ -67,9 +73,10 @@ def setup():
     subprocess.run(["cargo", "build", "-q", "--release", "-p", "pi-coding-agent", "-p", "mock-llm"],
                    cwd=ROOT, check=True)
     ours = os.path.join(ROOT, "target", "release", "pi")
-    if TS_VERSION == "1.5":
-        ts_bin = os.environ.get("PI_TS15") or subprocess.run(
-            [os.path.join(ROOT, "scripts", "install-ts-pi-15.sh")], capture_output=True,
+    if TS_VERSION in ("1.5", "1.6"):
+        short = TS_VERSION.replace(".", "")
+        ts_bin = os.environ.get(f"PI_TS{short}") or subprocess.run(
+            [os.path.join(ROOT, "scripts", f"install-ts-pi-{short}.sh")], capture_output=True,
             text=True, check=True).stdout.strip()
         return ts_bin, ours
     ts_bin = os.path.join(WORK, "node_modules", ".bin", "pi")
@@ -158,7 +165,7 @@ def reply_text():
 
 
 REPLY = reply_text()
-TS_LABEL = "1.5.2" if TS_VERSION == "1.5" else "0.73.1"
+TS_LABEL = {"1.5": "1.5.2", "1.6": "1.6.0"}.get(TS_VERSION, "0.73.1")
 DELTAS = -(-len(REPLY) // CHUNK)  # mock-llm splits text into CHUNK-character pieces
 SCRIPT = {"items": [{"type": "text", "text": REPLY}], "chunkSize": CHUNK,
           "usage": {"input": 1200, "output": 2600}}
@@ -366,7 +373,8 @@ def fresh_dirs(port):
     with open(os.path.join(agent, "models.json"), "w") as f:
         json.dump(models, f)
     with open(os.path.join(agent, "settings.json"), "w") as f:
-        settings = {"defaultProvider": "mock", "defaultModel": "mock-model", "quietStartup": True}
+        settings = {"defaultProvider": "mock", "defaultModel": "mock-model", "quietStartup": True,
+                    "tuiMode": LAYOUT, "fullscreenWheelScrollLines": 3}
         if SESSION:
             # The big session is far over the mock's window: no compaction, as in big_session.sh.
             settings["compaction"] = {"enabled": False}
@@ -404,6 +412,7 @@ def run_once(name, command, mode, panes):
         written = pane.size() - bytes0
         with open(pane.out_file, "rb") as f:
             frames = f.read().count(SYNC_BEGIN) - frames0
+        wheel_us = wheel_cost(pane) if LAYOUT == "fullscreen" else float("nan")
         tree_s, tree_keys_s = open_tree(pane)
         requests = mock_call("GET", "/_mock/requests")
         if len(requests) != 1:
@@ -414,7 +423,23 @@ def run_once(name, command, mode, panes):
     cpu_ms = cpu * 1000 / CLK_TCK
     return {"open_s": open_s, "bytes": written, "frames": frames, "cpu_ms": cpu_ms, "wall_s": end - start,
             "bytes_per_delta": written / DELTAS, "cpu_us_per_delta": cpu_ms * 1000 / DELTAS,
-            "rss": rss, "tree_s": tree_s, "tree_keys_s": tree_keys_s}
+            "rss": rss, "tree_s": tree_s, "tree_keys_s": tree_keys_s, "wheel_us": wheel_us}
+
+
+def wheel_cost(pane):
+    """Fullscreen: WHEEL_EVENTS wheel-up events (SGR reports over the transcript), one every
+    10 ms, then Ctrl+End; CPU of pi's process tree per event, in µs, until the screen is
+    quiet again."""
+    wait_quiet(pane, 0.5, 30)
+    cpu0 = tree_cpu_ticks(pane.pid)
+    for _ in range(WHEEL_EVENTS):
+        pane.tmux("send-keys", "-t", "pi", "-l", "\x1b[<64;20;10M")
+        time.sleep(0.01)
+    wait_quiet(pane, 0.5, 60)
+    cpu = tree_cpu_ticks(pane.pid) - cpu0
+    pane.tmux("send-keys", "-t", "pi", "C-End")
+    wait_quiet(pane, 0.5, 30)
+    return cpu * 1000 / CLK_TCK * 1000 / WHEEL_EVENTS
 
 
 def open_tree(pane):
@@ -441,6 +466,7 @@ ROWS_SPEC = [("open_s", "opening (start → screen settled)", "s", "{:.2f}"),
              ("cpu_ms", "CPU time (user+sys)", "ms", "{:,.0f}"),
              ("cpu_us_per_delta", "CPU per delta", "µs", "{:,.0f}"),
              ("rss", "peak RSS (VmHWM)", "MiB", "{:.1f}"),
+             ("wheel_us", "CPU per wheel event (fullscreen)", "µs", "{:,.0f}"),
              ("tree_s", "/tree (Enter → tree settled)", "s", "{:.2f}"),
              ("tree_keys_s", "20 Up keys in /tree (→ settled)", "s", "{:.2f}")]
 
