@@ -31,7 +31,6 @@ fn copilot_login(available: Value) -> Value {
 fn listed(wrapper: &Option<std::path::PathBuf>) -> Value {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(MockServer::start()).unwrap();
-    let env = Env::new(&server, 128_000, json!({}));
     let logins = [
         json!(["claude-sonnet-5", "gpt-5.6-sol", "no-such-model"]),
         json!(null),
@@ -40,6 +39,10 @@ fn listed(wrapper: &Option<std::path::PathBuf>) -> Value {
     ];
     let mut runs = Vec::new();
     for login in logins {
+        // A fresh agent dir per login: pi 1.6.0 may still be saving what one run learned
+        // (models-store.json) when the next starts, which made its answer to the next
+        // login depend on timing.
+        let env = Env::new(&server, 128_000, json!({}));
         std::fs::write(
             env.agent.join("auth.json"),
             copilot_login(login).to_string(),

@@ -11,6 +11,7 @@ use pi_tui::width::{truncate_to_width, visible_width};
 use super::App;
 use crate::config::tui_settings::{ExitOutput, ScrollbarMode, WheelLines};
 use crate::modes::interactive::extension_ui::overlay_layout::composite_line;
+use crate::modes::interactive::selectors::hotkeys::key_display;
 use crate::modes::interactive::theme::{ThemeBg, ThemeColor};
 
 /// How long the `auto` scrollbar stays after the last scroll (pi-tui's default).
@@ -128,20 +129,6 @@ fn local_macos() -> bool {
             .all(|name| std::env::var_os(name).is_none())
 }
 
-/// A key as pi shows it in hints: `ctrl+end` is `Ctrl+End`.
-fn key_display(key: &str) -> String {
-    key.split('+')
-        .map(|part| {
-            let mut chars = part.chars();
-            match chars.next() {
-                Some(first) => first.to_uppercase().chain(chars).collect(),
-                None => String::new(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("+")
-}
-
 impl App {
     /// One screen: the visible rows of the transcript above `dock`, with the search
     /// highlights, the selection, the scrollbar, the jump label, the search box and a flash
@@ -228,7 +215,7 @@ impl App {
     fn jump_label_text(&self) -> String {
         let keys = self.keys.keys("tui.altScreen.bottom");
         let text = match keys.first() {
-            Some(key) => format!(" ↓ Jump to latest message · {} ", key_display(key)),
+            Some(_) => format!(" ↓ Jump to latest message · {} ", key_display(&keys[..1])),
             None => " ↓ Jump to latest message ".to_owned(),
         };
         self.theme

@@ -530,6 +530,10 @@ impl App {
     fn reload_history(&mut self) {
         let messages = self.session.messages();
         self.chat.rebuild(&messages);
+        // A selection points at rows of the old transcript (pi 1.6 drops it too).
+        if let Some(screen) = self.fullscreen.as_mut() {
+            screen.selection.clear();
+        }
         self.footer_dirty = true;
         self.renderer.request_full_redraw();
     }

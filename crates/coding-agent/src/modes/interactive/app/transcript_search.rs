@@ -10,6 +10,7 @@ use pi_tui::width::{truncate_to_width, visible_width};
 use super::App;
 use crate::modes::interactive::chat_rows::ChatRows;
 use crate::modes::interactive::extension_ui::overlay_layout::composite_line;
+use crate::modes::interactive::selectors::hotkeys::key_display;
 use crate::modes::interactive::theme::{Theme, ThemeBg, ThemeColor};
 
 /// The search box's state.
@@ -182,21 +183,9 @@ impl TranscriptSearch {
     }
 }
 
-/// A key as pi's buttons show it: `shift+enter` is `Shift+Enter`.
+/// A key as pi's buttons show it: the first binding, `shift+enter` as `Shift+Enter`.
 fn button_key(keys: &[String]) -> String {
-    keys.first()
-        .map(|k| {
-            k.split('+')
-                .map(|p| {
-                    let mut c = p.chars();
-                    c.next()
-                        .map(|f| f.to_uppercase().chain(c).collect::<String>())
-                        .unwrap_or_default()
-                })
-                .collect::<Vec<_>>()
-                .join("+")
-        })
-        .unwrap_or_default()
+    key_display(&keys[..keys.len().min(1)])
 }
 
 impl App {
