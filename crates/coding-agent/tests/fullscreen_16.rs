@@ -62,6 +62,15 @@ fn wait_settled(tmux: &Tmux, name: &str) -> String {
     )
 }
 
+/// The pi to run: pi 1.6.0's wrapper, or ours.
+fn program_path(wrapper: &Option<std::path::PathBuf>) -> String {
+    wrapper
+        .as_ref()
+        .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
+            w.display().to_string()
+        })
+}
+
 /// An SGR wheel report at column 10, row 10 (`up`: button 64, else 65).
 fn wheel(tmux: &Tmux, up: bool) {
     let button = if up { 64 } else { 65 };
@@ -80,11 +89,7 @@ fn fullscreen_scrolls_the_transcript_under_a_fixed_dock_as_16() {
         server.push(Script::text(long_answer()));
         // A fixed wheel step, so that a notch moves the same in both.
         let env = Env::new(&server, 128_000, json!({"fullscreenWheelScrollLines": 3}));
-        let pi = wrapper
-            .as_ref()
-            .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
-                w.display().to_string()
-            });
+        let pi = program_path(&wrapper);
         let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
         let end = wait_settled(&tmux, name);
         assert_eq!(tmux.display("#{alternate_on}"), "1", "{name}: {end}");
@@ -171,11 +176,7 @@ fn regular_mode_and_the_resume_hint_setting_as_16() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(MockServer::start()).unwrap();
     for (name, wrapper) in pis() {
-        let pi = wrapper
-            .as_ref()
-            .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
-                w.display().to_string()
-            });
+        let pi = program_path(&wrapper);
         // `--tui-mode regular` keeps the main screen and its scrollback.
         server.push(Script::text("Regular answer."));
         let env = Env::new(&server, 128_000, json!({}));
@@ -267,11 +268,7 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
     for (name, wrapper) in pis() {
         server.push(Script::text(long_answer()));
         let env = Env::new(&server, 128_000, json!({}));
-        let pi = wrapper
-            .as_ref()
-            .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
-                w.display().to_string()
-            });
+        let pi = program_path(&wrapper);
         let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
         let end = wait_settled(&tmux, name);
         tmux.type_text(SEARCH_KEY);
@@ -343,11 +340,7 @@ fn mouse_selections_are_copied_with_osc_52_as_16() {
     for (name, wrapper) in pis() {
         server.push(Script::text(long_answer()));
         let env = Env::new(&server, 128_000, json!({}));
-        let pi = wrapper
-            .as_ref()
-            .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
-                w.display().to_string()
-            });
+        let pi = program_path(&wrapper);
         // No display: both copy through the terminal (OSC 52), which tmux keeps.
         let vars = [
             ("PI_OFFLINE", "1"),

@@ -10,6 +10,23 @@ pub struct WithSampling<'a, B> {
     pub params: Option<Map<String, Value>>,
 }
 
+impl<'a, B> WithSampling<'a, B> {
+    /// `body` with the sampling fields `model` sets for the request's thinking level.
+    pub fn new(
+        body: &'a B,
+        model: &crate::types::Model,
+        options: &crate::types::StreamOptions,
+    ) -> Self {
+        let level = options
+            .reasoning_effort
+            .unwrap_or(crate::types::ThinkingLevel::Off);
+        WithSampling {
+            body,
+            params: model.sampling_params(level),
+        }
+    }
+}
+
 impl<B: Serialize> Serialize for WithSampling<'_, B> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let Some(params) = &self.params else {

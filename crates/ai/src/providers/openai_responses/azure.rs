@@ -18,8 +18,7 @@ use crate::http::{ErrorStyle, HttpRequest, RetryPolicy};
 use crate::providers::sampling::WithSampling;
 use crate::sse::{self, StreamControl};
 use crate::types::{
-    Context, Message, Model, OpenAiResponsesOptions, SimpleStreamOptions, StreamOptions,
-    ThinkingLevel, api,
+    Context, Message, Model, OpenAiResponsesOptions, SimpleStreamOptions, StreamOptions, api,
 };
 
 const DEFAULT_API_VERSION: &str = "v1";
@@ -272,15 +271,7 @@ pub fn build_request(
     let body = written_body(model, options, parts, |parts, out| {
         let (model, context, messages, options, deployment) = parts;
         let body = build_body(model, context, messages, options, deployment);
-        let level = options.reasoning_effort.unwrap_or(ThinkingLevel::Off);
-        let params = model.sampling_params(level);
-        serde_json::to_writer(
-            out,
-            &WithSampling {
-                body: &body,
-                params,
-            },
-        )
+        serde_json::to_writer(out, &WithSampling::new(&body, model, options))
     })?;
     let path = base_url.split(['?', '#']).next().unwrap_or(&base_url);
     let mut request = HttpRequest {

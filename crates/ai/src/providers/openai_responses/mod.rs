@@ -298,15 +298,7 @@ pub fn build_request(
         let (model, context, messages, (options, chatgpt)) = parts;
         let body = build_body(model, context, messages, options, *chatgpt);
         // pi-ai 1.6 lays the model's sampling fields over the OpenAI body (not Codex's).
-        let level = options.reasoning_effort.unwrap_or(ThinkingLevel::Off);
-        let params = model.sampling_params(level);
-        serde_json::to_writer(
-            out,
-            &WithSampling {
-                body: &body,
-                params,
-            },
-        )
+        serde_json::to_writer(out, &WithSampling::new(&body, model, options))
     })?;
 
     let base_url = cloudflare::request_base_url(model, options)?;
