@@ -33,6 +33,11 @@ static ON_ALT_SCREEN: AtomicBool = AtomicBool::new(false);
 /// Makes a panic hand the terminal back before the message prints: mouse reporting off,
 /// autowrap on, the main screen, the cursor, bracketed paste off and cooked mode.
 pub fn restore_on_panic() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(install_panic_restore);
+}
+
+fn install_panic_restore() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if ON_ALT_SCREEN.swap(false, Ordering::SeqCst) {

@@ -28,6 +28,8 @@ struct State {
     global: Map<String, Value>,
     project: Map<String, Value>,
     merged: Settings,
+    /// The merged object as read, for settings the typed view does not hold.
+    merged_raw: Map<String, Value>,
     /// The global file exists but is not a JSON object: it is never overwritten.
     global_unreadable: bool,
 }
@@ -36,7 +38,8 @@ impl State {
     fn remerge(&mut self) {
         let mut merged = self.global.clone();
         merge(&mut merged, self.project.clone());
-        self.merged = super::settings::parse_settings(merged);
+        self.merged = super::settings::parse_settings(merged.clone());
+        self.merged_raw = merged;
     }
 }
 
@@ -62,6 +65,7 @@ impl SettingsStore {
                 Map::new()
             },
             merged: Settings::default(),
+            merged_raw: Map::new(),
             global_unreadable: unreadable(global),
         };
         state.remerge();
@@ -89,6 +93,17 @@ impl SettingsStore {
         self.lock().global.get(key).cloned()
     }
 
+    /// A merged key as written (`path` walks nested objects: `["terminal", "showImages"]`).
+    pub fn value(&self, path: &[&str]) -> Option<Value> {
+        let state = self.lock();
+        let (first, rest) = path.split_first()?;
+        let mut value = state.merged_raw.get(*first)?;
+        for key in rest {
+            value = value.get(*key)?;
+        }
+        Some(value.clone())
+    }
+
     /// Reads both files again (`/reload`).
     pub fn reload(&self) {
         let mut state = self.lock();
@@ -113,6 +128,18 @@ impl SettingsStore {
         if !state.global_unreadable {
             self.write(|file| {
                 file.insert(key.to_owned(), value);
+            });
+        }
+    }
+
+    /// Drops a top-level global key and writes the file without it.
+    pub fn remove(&self, key: &str) {
+        let mut state = self.lock();
+        state.global.remove(key);
+        state.remerge();
+        if !state.global_unreadable {
+            self.write(|file| {
+                file.remove(key);
             });
         }
     }

@@ -60,6 +60,36 @@ pub enum WheelLines {
     Fixed(u16),
 }
 
+impl ExitOutput {
+    /// The setting's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Transcript => "transcript",
+            Self::ResumeHint => "resume-hint",
+        }
+    }
+}
+
+impl ScrollbarMode {
+    /// The setting's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Always => "always",
+            Self::Hidden => "hidden",
+        }
+    }
+}
+
+impl std::fmt::Display for WheelLines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Auto => f.write_str("auto"),
+            Self::Fixed(n) => write!(f, "{n}"),
+        }
+    }
+}
+
 fn text(value: Option<&Value>) -> Option<&str> {
     value.and_then(Value::as_str)
 }

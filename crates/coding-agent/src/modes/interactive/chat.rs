@@ -228,8 +228,20 @@ impl Chat {
         self.header_len = self.items.len();
     }
 
+    /// Adds a notice. A status (`Info`) right after another status replaces it, as pi's
+    /// `showStatus` rewrites its last status line.
     pub(crate) fn add_notice(&mut self, kind: NoticeKind, text: &str) {
-        self.push(Item::Notice(Notice::new(kind, text, &self.theme)));
+        let notice = Notice::new(kind, text, &self.theme);
+        if kind == NoticeKind::Info
+            && let Some(Item::Notice(last)) = self.items.last_mut()
+            && last.kind() == NoticeKind::Info
+        {
+            *last = notice;
+            let index = self.items.len() - 1;
+            self.touch(index);
+            return;
+        }
+        self.push(Item::Notice(notice));
     }
 
     /// An accent-colored confirmation (`✓ New session started`).
@@ -530,6 +542,11 @@ impl Chat {
             }
         }
         self.settled = None;
+    }
+
+    /// Whether thinking blocks are collapsed.
+    pub(crate) fn thinking_hidden(&self) -> bool {
+        self.hide_thinking
     }
 
     pub(crate) fn toggle_thinking_hidden(&mut self) {

@@ -2,8 +2,10 @@
 
 /// Built-in commands with the descriptions the autocomplete list shows.
 pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
+    ("settings", "Open settings menu"),
     ("model", "Select model (opens selector UI)"),
-    ("thinking", "Set thinking level (opens selector UI)"),
+    ("tree", "Navigate session tree (switch branches)"),
+    ("thinking", "Set thinking level"),
     ("export", "Export session to HTML (optionally give a path)"),
     ("copy", "Copy last agent message to clipboard"),
     ("name", "Set session display name"),
@@ -14,27 +16,30 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
         "clone",
         "Duplicate the current session at the current position",
     ),
-    ("tree", "Navigate session tree (switch branches)"),
+    ("login", "Configure provider authentication"),
+    ("logout", "Remove provider authentication"),
     ("new", "Start a new session"),
     ("compact", "Manually compact the session context"),
-    ("resume", "Resume a different session"),
-    ("reload", "Reload keybindings, skills, prompts, and themes"),
+    ("resume", "Resume another session"),
+    (
+        "reload",
+        "Reload keybindings, extensions, skills, prompts, themes, and context files",
+    ),
+    ("quit", "Quit pi"),
     (
         "mcp",
         "Show MCP servers, their state and tools (reconnect <server>)",
     ),
-    ("login", "Configure provider authentication"),
-    ("logout", "Remove provider authentication"),
     (
         "local-llm",
         "Install and start a small local model (no API key needed)",
     ),
-    ("quit", "Quit pi"),
 ];
 
 /// A built-in command with its argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
+    Settings,
     Model(Option<String>),
     Thinking(Option<String>),
     Export(Option<String>),
@@ -68,6 +73,7 @@ pub fn parse(text: &str) -> Option<Command> {
     };
     let arg_opt = || (!arg.is_empty()).then(|| arg.to_owned());
     Some(match name {
+        "settings" if arg.is_empty() => Command::Settings,
         "model" => Command::Model(arg_opt()),
         "thinking" => Command::Thinking(arg_opt()),
         "export" => Command::Export(path_argument(arg)),

@@ -42,6 +42,14 @@ pub(crate) struct Fullscreen {
 }
 
 impl Fullscreen {
+    /// Takes the fullscreen settings again (changed in `/settings`).
+    pub(crate) fn apply_settings(&mut self, settings: &crate::config::settings::Settings) {
+        self.scrollbar = settings.fullscreen_scrollbar();
+        self.wheel_lines = settings.fullscreen_wheel_scroll_lines();
+        self.exit_output = settings.fullscreen_exit_output();
+        self.copy_on_select = settings.fullscreen_copy_on_select();
+    }
+
     pub(crate) fn new(settings: &crate::config::settings::Settings) -> Self {
         Fullscreen {
             viewport: Viewport::default(),

@@ -12,6 +12,7 @@ mod mcp;
 mod overlay;
 mod selection;
 mod session_events;
+mod settings;
 mod slash;
 mod transcript_search;
 
@@ -166,17 +167,18 @@ impl App {
         }
         let mut terminal = CrosstermTerminal::new();
         terminal.start()?;
+        // Either layout may reach the alternate screen (`/settings` switches at run time).
+        pi_tui::screen::restore_on_panic();
         let tui_mode = options.tui_mode.unwrap_or_else(|| settings.tui_mode());
         let (renderer, fullscreen) = match tui_mode {
             crate::config::tui_settings::TuiMode::Regular => {
                 (display::Display::Inline(Renderer::new(terminal)), None)
             }
             crate::config::tui_settings::TuiMode::Fullscreen => {
-                pi_tui::screen::restore_on_panic();
                 let mut screen = ScreenRenderer::new(terminal);
                 screen.enter()?;
                 (
-                    display::Display::Screen(screen),
+                    display::Display::Screen(screen, None),
                     Some(fullscreen::Fullscreen::new(&settings)),
                 )
             }
@@ -495,6 +497,11 @@ impl App {
             .first()
             .cloned()
             .unwrap_or_else(|| action.to_owned())
+    }
+
+    /// pi's `keyDisplayText`: every key of an action, capitalized (`Shift+Tab`).
+    pub(super) fn key_display(&self, action: &str) -> String {
+        crate::modes::interactive::selectors::hotkeys::key_display(&self.keys.keys(action))
     }
 
     fn header_text(&self, version: &str) -> String {

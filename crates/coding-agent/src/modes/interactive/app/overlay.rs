@@ -34,6 +34,8 @@ pub(crate) enum Overlay {
     Input(super::login::TextInput),
     /// The `/llama` panel.
     Llama(Box<crate::modes::interactive::selectors::llama::LlamaView>),
+    /// `/settings`.
+    Settings(Box<crate::modes::interactive::selectors::settings::SettingsSelector>),
 }
 
 impl Overlay {
@@ -56,6 +58,7 @@ impl Overlay {
             Overlay::Choice(c) => c.render(width),
             Overlay::Input(i) => i.render(width),
             Overlay::Llama(view) => view.render(width),
+            Overlay::Settings(menu) => menu.render(width),
         }
     }
 }
@@ -276,6 +279,10 @@ impl App {
             Overlay::Choice(_) => self.on_choice_input(input),
             Overlay::Input(_) => self.on_text_input(input),
             Overlay::Llama(_) => self.on_llama_key(input),
+            Overlay::Settings(menu) => {
+                let event = menu.handle(input, &keys);
+                self.on_settings_event(event);
+            }
             Overlay::Fork(s) => match s.handle(input, &keys) {
                 SelectorOutcome::Pending => {}
                 SelectorOutcome::Cancelled => self.overlay = None,

@@ -14,6 +14,7 @@ const RELOADED: &str =
 impl App {
     pub(super) async fn run_slash(&mut self, command: Command) {
         match command {
+            Command::Settings => self.open_settings(),
             Command::Model(search) => self.model_command(search),
             Command::Thinking(level) => match level {
                 Some(level) => self.set_thinking(&level),

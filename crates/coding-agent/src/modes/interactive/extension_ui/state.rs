@@ -405,6 +405,11 @@ impl ExtensionUiState {
     }
 
     /// The visible overlays, drawn at their layout width, bottom first.
+    /// Whether an extension overlay is open (pi 1.6 then refuses a layout switch).
+    pub(crate) fn has_overlays(&self) -> bool {
+        !self.overlays.is_empty()
+    }
+
     pub(crate) fn placed_overlays(&self, width: usize, rows: usize) -> Vec<PlacedOverlay> {
         self.overlays
             .iter()

@@ -8,6 +8,7 @@ pub mod hotkeys;
 pub mod llama;
 pub mod model;
 pub mod session;
+pub mod settings;
 pub mod thinking;
 pub mod tree;
 

@@ -33,6 +33,13 @@ pub fn theme_name_for_background(colorfgbg: Option<&str>) -> &'static str {
     }
 }
 
+/// pi 1.6's automatic theme setting `light/dark`: the theme for each terminal appearance.
+pub fn parse_auto_theme(setting: &str) -> Option<(&str, &str)> {
+    let (light, dark) = setting.split_once('/')?;
+    let (light, dark) = (light.trim(), dark.trim());
+    (!dark.contains('/') && !light.is_empty() && !dark.is_empty()).then_some((light, dark))
+}
+
 /// The theme used when settings name none: picked from the terminal background.
 pub fn default_theme_name() -> &'static str {
     theme_name_for_background(std::env::var("COLORFGBG").ok().as_deref())
@@ -155,8 +162,15 @@ pub fn load_theme_with_mode(
     sources: &ThemeSources,
     mode: ColorMode,
 ) -> (Theme, Vec<String>) {
-    let wanted: &str = match name {
-        Some(n) => n,
+    let wanted: &str = match name.map(|n| (n, parse_auto_theme(n))) {
+        Some((_, Some((light, dark)))) => {
+            if default_theme_name() == "light" {
+                light
+            } else {
+                dark
+            }
+        }
+        Some((n, None)) => n,
         None => default_theme_name(),
     };
     let mut warnings = Vec::new();

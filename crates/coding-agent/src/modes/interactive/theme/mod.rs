@@ -15,7 +15,7 @@ use pi_tui::style::{Color, ColorMode, Style};
 
 pub use loader::{
     ThemeSources, available_themes, default_theme_name, load_theme, load_theme_from_path,
-    load_theme_with_mode, theme_name_for_background,
+    load_theme_with_mode, parse_auto_theme, theme_name_for_background,
 };
 pub use schema::{
     ColorValue, ExportColorsJson, REQUIRED_COLOR_KEYS, ThemeBg, ThemeColor, ThemeColors, ThemeJson,
