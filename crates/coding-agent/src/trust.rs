@@ -100,11 +100,17 @@ impl TrustStore {
 
     /// The decision saved for `cwd` or its nearest parent.
     pub fn get(&self, cwd: &Path) -> Result<Option<bool>, TrustError> {
+        Ok(self.get_entry(cwd)?.map(|(_, decision)| decision))
+    }
+
+    /// The saved entry that decides for `cwd`: the folder it was saved for, and the
+    /// decision (`/trust` shows where an inherited decision comes from).
+    pub fn get_entry(&self, cwd: &Path) -> Result<Option<(PathBuf, bool)>, TrustError> {
         let data = self.read()?;
         let mut dir = canonical(cwd);
         loop {
             if let Some(Some(decision)) = data.get(&dir.display().to_string()) {
-                return Ok(Some(*decision));
+                return Ok(Some((dir, *decision)));
             }
             if !dir.pop() {
                 return Ok(None);

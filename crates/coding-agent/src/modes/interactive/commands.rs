@@ -16,6 +16,7 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
         "clone",
         "Duplicate the current session at the current position",
     ),
+    ("trust", "Save project trust decision for future sessions"),
     ("login", "Configure provider authentication"),
     ("logout", "Remove provider authentication"),
     ("new", "Start a new session"),
@@ -40,6 +41,7 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Settings,
+    Trust,
     Model(Option<String>),
     Thinking(Option<String>),
     Export(Option<String>),
@@ -74,6 +76,7 @@ pub fn parse(text: &str) -> Option<Command> {
     let arg_opt = || (!arg.is_empty()).then(|| arg.to_owned());
     Some(match name {
         "settings" if arg.is_empty() => Command::Settings,
+        "trust" if arg.is_empty() => Command::Trust,
         "model" => Command::Model(arg_opt()),
         "thinking" => Command::Thinking(arg_opt()),
         "export" => Command::Export(path_argument(arg)),

@@ -15,6 +15,7 @@ mod session_events;
 mod settings;
 mod slash;
 mod transcript_search;
+mod trust;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -120,6 +121,8 @@ pub(crate) struct App {
     no_model: bool,
     /// Shown in the footer when the tools are confined.
     sandbox_label: Option<String>,
+    /// This run loaded the project's own resources (the folder is trusted).
+    project_trusted: bool,
     /// `/local-llm` runs; the last tenth of its build progress shown.
     local_llm_running: bool,
     local_llm_shown_decile: u32,
@@ -218,6 +221,7 @@ impl App {
             input_paused,
             no_model: options.no_model,
             sandbox_label: options.sandbox_label.clone(),
+            project_trusted: options.project_trusted,
             local_llm_running: false,
             local_llm_shown_decile: u32::MAX,
             llama_hub: None,

@@ -34,6 +34,8 @@ pub(crate) enum Overlay {
     Input(super::login::TextInput),
     /// The `/llama` panel.
     Llama(Box<crate::modes::interactive::selectors::llama::LlamaView>),
+    /// `/trust`.
+    Trust(Box<crate::modes::interactive::selectors::trust::TrustSelector>),
     /// `/settings`.
     Settings(Box<crate::modes::interactive::selectors::settings::SettingsSelector>),
 }
@@ -59,6 +61,7 @@ impl Overlay {
             Overlay::Input(i) => i.render(width),
             Overlay::Llama(view) => view.render(width),
             Overlay::Settings(menu) => menu.render(width),
+            Overlay::Trust(selector) => selector.render(width),
         }
     }
 }
@@ -283,6 +286,14 @@ impl App {
                 let event = menu.handle(input, &keys);
                 self.on_settings_event(event);
             }
+            Overlay::Trust(selector) => match selector.handle(input, &keys) {
+                SelectorOutcome::Pending => {}
+                SelectorOutcome::Cancelled => self.overlay = None,
+                SelectorOutcome::Done(option) => {
+                    self.overlay = None;
+                    self.save_trust(&option);
+                }
+            },
             Overlay::Fork(s) => match s.handle(input, &keys) {
                 SelectorOutcome::Pending => {}
                 SelectorOutcome::Cancelled => self.overlay = None,

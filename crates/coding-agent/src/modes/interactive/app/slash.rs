@@ -15,6 +15,7 @@ impl App {
     pub(super) async fn run_slash(&mut self, command: Command) {
         match command {
             Command::Settings => self.open_settings(),
+            Command::Trust => self.open_trust(),
             Command::Model(search) => self.model_command(search),
             Command::Thinking(level) => match level {
                 Some(level) => self.set_thinking(&level),

@@ -11,6 +11,7 @@ pub mod session;
 pub mod settings;
 pub mod thinking;
 pub mod tree;
+pub mod trust;
 
 use pi_tui::keybindings::Keybindings;
 use pi_tui::width::{truncate_to_width, visible_width};
