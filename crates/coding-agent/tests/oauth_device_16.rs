@@ -321,7 +321,7 @@ fn an_interactive_device_sign_in_opens_the_browser_only_on_enter() {
         ("PI_OFFLINE", "1"),
     ];
     let tmux = Tmux::start_program(&env, env!("CARGO_BIN_EXE_pi"), &vars, &[], 120, 40);
-    tmux.wait_for("/hotkeys");
+    tmux.wait_for("ctrl+o more");
     tmux.type_text("/login kimi-coding");
     tmux.keys(&["Enter"]);
     let methods = tmux.wait_for("Select authentication method for Kimi For Coding:");

@@ -95,6 +95,8 @@ struct Settled {
 pub(crate) struct Chat {
     /// Startup header and notices; kept when the history is rebuilt.
     header_len: usize,
+    /// pi's startup header, compact and expanded.
+    header_variants: Option<(String, String)>,
     items: Vec<Item>,
     tools: HashMap<String, usize>,
     streaming: Option<usize>,
@@ -115,6 +117,7 @@ impl Chat {
     pub(crate) fn new(theme: &Theme, hide_thinking: bool) -> Self {
         Chat {
             header_len: 0,
+            header_variants: None,
             items: Vec::new(),
             tools: HashMap::new(),
             streaming: None,
@@ -221,11 +224,27 @@ impl Chat {
         tool
     }
 
-    /// The header shown above the history (startup help).
-    pub(crate) fn add_header(&mut self, text: &str) {
-        self.items
-            .push(Item::Text(Text::new(text).with_padding(1, 0)));
+    /// The header shown above the history (startup help): compact, or the full help while
+    /// tool output is expanded (Ctrl+O), as pi 1.6's header follows that state. A blank
+    /// line follows it.
+    pub(crate) fn add_header(&mut self, compact: &str, expanded: &str) {
+        self.header_variants = Some((compact.to_owned(), expanded.to_owned()));
+        if let Some(item) = self.header_item() {
+            self.items.push(item);
+        }
+        self.items.push(Item::Lines(Vec::new()));
         self.header_len = self.items.len();
+    }
+
+    /// pi's own header in the current expansion state.
+    fn header_item(&self) -> Option<Item> {
+        let (compact, expanded) = self.header_variants.as_ref()?;
+        let text = if self.tools_expanded {
+            expanded
+        } else {
+            compact
+        };
+        Some(Item::Text(Text::new(text).with_padding(1, 0)))
     }
 
     /// Adds a notice. A status (`Info`) right after another status replaces it, as pi's
@@ -532,6 +551,13 @@ impl Chat {
     pub(crate) fn toggle_tools_expanded(&mut self) {
         self.tools_expanded = !self.tools_expanded;
         let expanded = self.tools_expanded;
+        if let Some(header) = self.header_item() {
+            if self.builtin_header.is_some() {
+                self.builtin_header = Some(header);
+            } else if self.header_len > 0 {
+                self.items[0] = header;
+            }
+        }
         for item in &mut self.items {
             match item {
                 Item::Tool(t) => t.set_expanded(expanded),

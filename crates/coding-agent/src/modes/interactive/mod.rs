@@ -16,6 +16,7 @@ pub mod keymap;
 pub mod selectors;
 mod stream_updates;
 pub mod theme;
+mod tmux_keys;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -121,6 +122,14 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
             return 1;
         }
     };
+    // Inside tmux, a warning when its keyboard setup drops modified Enter keys.
+    let warn_tx = tx.clone();
+    tokio::task::spawn_blocking(move || {
+        if let Some(warning) = tmux_keys::warning() {
+            let notice = app::Completion::Notice(chat::NoticeKind::Warning, warning);
+            let _ = warn_tx.send(AppEvent::Done(notice));
+        }
+    });
     // The UI is up: extensions' session_start handlers may open dialogs.
     app.bind_extensions();
     app.render();

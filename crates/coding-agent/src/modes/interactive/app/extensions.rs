@@ -321,6 +321,8 @@ impl App {
     pub(super) fn set_tools_expanded(&mut self, expanded: bool) {
         if self.chat.tools_expanded() != expanded {
             self.chat.toggle_tools_expanded();
+            let state = if expanded { "expanded" } else { "collapsed" };
+            self.notice(NoticeKind::Info, &format!("Tool output: {state}"));
         }
         self.session
             .set_extension_ui_state("toolsExpanded", Value::Bool(expanded));

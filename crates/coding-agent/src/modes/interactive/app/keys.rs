@@ -220,6 +220,12 @@ impl App {
             self.set_tools_expanded(expanded);
         } else if is("app.thinking.toggle") {
             self.chat.toggle_thinking_hidden();
+            let hidden = self.chat.thinking_hidden();
+            self.session
+                .settings()
+                .set("hideThinkingBlock", serde_json::Value::Bool(hidden));
+            let state = if hidden { "hidden" } else { "visible" };
+            self.notice(NoticeKind::Info, &format!("Thinking blocks: {state}"));
         } else if is("app.message.followUp") {
             let text = self.current_editor_text();
             if text.trim().is_empty() {

@@ -229,8 +229,11 @@ impl App {
         };
         app.install_autocomplete();
         if !settings.quiet_startup.is_some_and(|q| q.hides_header()) {
-            let header = app.header_text(&options.version);
-            app.chat.add_header(&header);
+            let details = settings
+                .quiet_startup
+                .is_none_or(|q| q == crate::config::settings::QuietStartup::Flag(false));
+            let (compact, expanded) = app.header_variants(&options.version, details);
+            app.chat.add_header(&compact, &expanded);
         }
         // After the history: rebuilding it keeps only the header.
         app.reload_history();
@@ -508,32 +511,14 @@ impl App {
         crate::modes::interactive::selectors::hotkeys::key_display(&self.keys.keys(action))
     }
 
-    fn header_text(&self, version: &str) -> String {
-        let accent = self.theme.fg(theme::ThemeColor::Accent).bold();
-        let dim = self.theme.fg(theme::ThemeColor::Dim);
-        let muted = self.theme.fg(theme::ThemeColor::Muted);
-        let hint = |key: String, what: &str| format!("{} {}", dim.paint(&key), muted.paint(what));
-        let sep = muted.paint(" · ");
-        let compact = [
-            hint(self.key_text("app.interrupt"), "interrupt"),
-            hint(
-                format!(
-                    "{}/{}",
-                    self.key_text("app.clear"),
-                    self.key_text("app.exit")
-                ),
-                "clear/exit",
-            ),
-            hint("/".into(), "commands"),
-            hint("!".into(), "bash"),
-            hint(self.key_text("app.tools.expand"), "more"),
-        ]
-        .join(&sep);
-        format!(
-            "{}{}\n{compact}\n{}",
-            accent.paint("pi"),
-            dim.paint(&format!(" v{version}")),
-            dim.paint("Type /hotkeys for every keyboard shortcut."),
+    /// pi 1.6's startup header, compact and expanded.
+    fn header_variants(&self, version: &str, show_details: bool) -> (String, String) {
+        let key = |action: &str| self.keys.keys(action).join("/");
+        crate::modes::interactive::components::startup_header::header_variants(
+            &self.theme,
+            version,
+            &key,
+            show_details,
         )
     }
 

@@ -7,6 +7,7 @@ pub mod diff;
 pub mod footer;
 pub mod markdown_theme;
 pub mod notice;
+pub mod startup_header;
 pub mod summary_message;
 pub mod tool_execution;
 mod tool_render;
