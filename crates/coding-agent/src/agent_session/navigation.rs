@@ -416,6 +416,18 @@ impl AgentSession {
     }
 
     /// Names the session (a `session_info` entry) and announces it.
+    /// Labels an entry of the session (`/tree`'s label editor); `None` removes the label.
+    pub fn set_entry_label(
+        &self,
+        entry_id: &str,
+        label: Option<&str>,
+    ) -> Result<(), SessionOpError> {
+        lock(&self.inner.session)
+            .append_label(entry_id, label)
+            .map(|_| ())
+            .map_err(|e| SessionOpError::new(e.to_string()))
+    }
+
     pub fn set_session_name(&self, name: &str) -> Result<(), SessionOpError> {
         let name = {
             let mut session = lock(&self.inner.session);

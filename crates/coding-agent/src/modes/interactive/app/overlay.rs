@@ -16,7 +16,7 @@ use crate::modes::interactive::selectors::fork::UserMessageSelector;
 use crate::modes::interactive::selectors::model::{ModelItem, ModelSelector};
 use crate::modes::interactive::selectors::session::SessionSelector;
 use crate::modes::interactive::selectors::thinking::ThinkingSelector;
-use crate::modes::interactive::selectors::tree::TreeSelector;
+use crate::modes::interactive::selectors::tree::{FilterMode, TreeRequest, TreeSelector};
 use crate::session::list::{list_all_sessions, list_sessions};
 
 /// The picker shown instead of the editor.
@@ -168,17 +168,30 @@ impl App {
             self.notice(NoticeKind::Info, "No sessions found");
             return;
         }
-        self.overlay = Some(Overlay::Session(SessionSelector::new(
-            current,
-            all,
-            &self.theme,
-        )));
+        let mut selector = SessionSelector::new(current, all, &self.theme);
+        selector.set_keys(&self.keys);
+        if let Some(file) = self
+            .session
+            .with_session(|s| s.session_file().map(std::path::Path::to_path_buf))
+        {
+            selector.set_current_session(&file);
+        }
+        self.overlay = Some(Overlay::Session(selector));
     }
 
     pub(super) fn open_tree_picker(&mut self) {
-        let selector = self.session.with_session(|s| {
+        let mut selector = self.session.with_session(|s| {
             TreeSelector::new(s.entries(), s.leaf_id(), &self.theme, tree_rows(self))
         });
+        selector.set_keys(&self.keys);
+        let filter = self
+            .session
+            .settings()
+            .value(&["treeFilterMode"])
+            .and_then(|v| v.as_str().map(str::to_owned));
+        if let Some(filter) = filter.as_deref().and_then(FilterMode::from_setting) {
+            selector.set_filter(filter);
+        }
         if self.session.message_count() == 0 {
             self.notice(NoticeKind::Info, "No entries in session");
             return;
@@ -237,7 +250,10 @@ impl App {
                 }
             },
             Overlay::Tree(s) => match s.handle(input, &keys) {
-                SelectorOutcome::Pending => {}
+                SelectorOutcome::Pending => {
+                    let requests = s.take_requests();
+                    self.on_tree_requests(requests);
+                }
                 SelectorOutcome::Cancelled => self.overlay = None,
                 SelectorOutcome::Done(target) => {
                     let skip_prompt = self
@@ -310,6 +326,30 @@ impl App {
                     });
                 }
             },
+        }
+    }
+
+    /// Copies and labels asked for in `/tree`.
+    fn on_tree_requests(&mut self, requests: Vec<TreeRequest>) {
+        for request in requests {
+            match request {
+                TreeRequest::Copy(None) => {
+                    self.notice(NoticeKind::Error, "Selected entry has no text to copy");
+                }
+                TreeRequest::Copy(Some(text)) => {
+                    crate::modes::interactive::clipboard::copy_with_program(&text);
+                    let _ = pi_tui::terminal::Terminal::write(
+                        self.renderer.terminal_mut(),
+                        &crate::modes::interactive::clipboard::osc52(&text),
+                    );
+                    self.notice(NoticeKind::Info, "Copied selected message to clipboard");
+                }
+                TreeRequest::Label(id, label) => {
+                    if let Err(e) = self.session.set_entry_label(&id, label.as_deref()) {
+                        self.notice(NoticeKind::Error, &e.0);
+                    }
+                }
+            }
         }
     }
 

@@ -313,26 +313,76 @@ fn render_bash(view: &ToolView<'_>, width: usize) -> Vec<String> {
     lines
 }
 
+/// pi 1.6 names some reads by what they load when collapsed: a skill, or a resource file
+/// (`AGENTS.md`, `CLAUDE.md`).
+fn compact_read_label(view: &ToolView<'_>, raw_path: &str, range: &str) -> Option<String> {
+    let path = std::path::Path::new(raw_path);
+    let name = path.file_name()?.to_str()?;
+    let hint = view
+        .fg(ThemeColor::Dim)
+        .paint(&format!(" ({EXPAND_KEY} to expand)"));
+    if name == "SKILL.md" {
+        let skill = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or(name);
+        return Some(format!(
+            "{}{}{range}{hint}",
+            view.fg(ThemeColor::CustomMessageLabel)
+                .paint("\x1b[1m[skill]\x1b[22m "),
+            view.fg(ThemeColor::CustomMessageText).paint(skill)
+        ));
+    }
+    const RESOURCES: [&str; 5] = [
+        "AGENTS.override.md",
+        "AGENTS.md",
+        "AGENTS.MD",
+        "CLAUDE.md",
+        "CLAUDE.MD",
+    ];
+    RESOURCES.contains(&name).then(|| {
+        format!(
+            "{} {}{range}{hint}",
+            view.title("read resource"),
+            view.fg(ThemeColor::Accent).paint(raw_path)
+        )
+    })
+}
+
 fn render_read(view: &ToolView<'_>) -> String {
     let raw_path = path_arg(view.args);
-    let mut text = format!("{} {}", view.title("read"), view.path_display(raw_path));
     let offset = arg(view.args, "offset");
     let limit = arg(view.args, "limit");
+    let mut range = String::new();
     if offset.is_some() || limit.is_some() {
         let start = offset.and_then(Value::as_i64).unwrap_or(1);
         let end = limit
             .and_then(Value::as_i64)
             .map(|l| format!("-{}", start + l - 1))
             .unwrap_or_default();
-        text.push_str(
-            &view
-                .fg(ThemeColor::Warning)
-                .paint(&format!(":{start}{end}")),
-        );
+        range = view
+            .fg(ThemeColor::Warning)
+            .paint(&format!(":{start}{end}"));
     }
+    let text = raw_path
+        .filter(|_| !view.expanded)
+        .and_then(|p| compact_read_label(view, p, &range))
+        .unwrap_or_else(|| {
+            format!(
+                "{} {}{range}",
+                view.title("read"),
+                view.path_display(raw_path)
+            )
+        });
+    let mut text = text;
     let Some(result) = view.result else {
         return text;
     };
+    // pi 1.6 shows a successful read's content only when tool output is expanded.
+    if !view.expanded && !view.is_error {
+        return text;
+    }
     if view.is_error {
         if let Some(err) = view.error_text() {
             text.push_str("\n\n");

@@ -34,6 +34,15 @@ impl LineInput {
         Self::default()
     }
 
+    /// An input holding `text`, the cursor at its end.
+    pub fn with_value(text: &str) -> Self {
+        Self {
+            value: text.to_owned(),
+            cursor: text.len(),
+            focused: false,
+        }
+    }
+
     /// The text typed so far.
     pub fn value(&self) -> &str {
         &self.value

@@ -14,7 +14,7 @@ pub mod tree;
 pub mod trust;
 
 use pi_tui::keybindings::Keybindings;
-use pi_tui::width::{truncate_to_width, visible_width};
+use pi_tui::width::truncate_to_width;
 use pi_tui::{Input, KeyCode, KeyModifiers};
 
 use super::theme::{Theme, ThemeColor};
@@ -121,13 +121,6 @@ pub(crate) fn wrap_next(index: usize, len: usize) -> usize {
     } else {
         index + 1
     }
-}
-
-/// `left` then `right` pushed to the right edge (one space at least), cut to `width`.
-pub(crate) fn spread(left: &str, right: &str, width: usize) -> String {
-    let used = visible_width(left) + visible_width(right);
-    let gap = width.saturating_sub(used).max(1);
-    fit(&format!("{left}{}{right}", " ".repeat(gap)), width)
 }
 
 /// Whether `input` triggers action `id`; when the keybindings do not define `id`, its

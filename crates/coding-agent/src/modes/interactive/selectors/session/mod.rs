@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use pi_tui::Input;
 use pi_tui::keybindings::Keybindings;
 
-use super::{SearchBox, SelectorOutcome, action, picker_component, wrap_next, wrap_prev};
+use super::{SelectorOutcome, action, picker_component};
+use crate::modes::interactive::extension_ui::line_input::LineInput;
 use crate::modes::interactive::theme::Theme;
 use crate::session::list::SessionInfo;
 
@@ -55,9 +56,54 @@ pub struct SessionSelector {
     current_session: Option<PathBuf>,
     rows: Vec<Row>,
     selected: usize,
-    search: SearchBox,
+    search: LineInput,
     theme: Theme,
     outcome: Option<SelectorOutcome<PathBuf>>,
+    /// The key text of the actions the hints name (`app.session.delete` → `ctrl+d`).
+    hint_keys: Vec<(String, String)>,
+    /// The session asked about before deleting it.
+    confirming_delete: Option<PathBuf>,
+    /// A result line shown in place of the key hints until the next key (error or not).
+    status: Option<(bool, String)>,
+    /// Renaming a session: its file and the name typed.
+    renaming: Option<Rename>,
+}
+
+/// A session being renamed.
+struct Rename {
+    path: PathBuf,
+    input: LineInput,
+}
+
+/// Actions whose keys the header hints name.
+const HINTED: [&str; 8] = [
+    "tui.input.tab",
+    "tui.select.confirm",
+    "tui.select.cancel",
+    "app.session.toggleSort",
+    "app.session.toggleNamedFilter",
+    "app.session.delete",
+    "app.session.togglePath",
+    "app.session.rename",
+];
+
+/// Deletes a session file: through the `trash` command when there is one (pi 1.6 does
+/// the same), else for good. Says which.
+fn delete_session_file(path: &Path) -> Result<&'static str, String> {
+    let trashed = std::process::Command::new("trash")
+        .arg("--")
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if trashed || !path.exists() {
+        return Ok("Session moved to trash");
+    }
+    std::fs::remove_file(path)
+        .map(|()| "Session deleted")
+        .map_err(|e| format!("Failed to delete: {e}"))
 }
 
 impl SessionSelector {
@@ -79,12 +125,37 @@ impl SessionSelector {
             current_session: None,
             rows: Vec::new(),
             selected: 0,
-            search: SearchBox::default(),
+            search: {
+                let mut input = LineInput::new();
+                input.set_focused(true);
+                input
+            },
             theme: theme.clone(),
             outcome: None,
+            hint_keys: Vec::new(),
+            confirming_delete: None,
+            status: None,
+            renaming: None,
         };
         selector.refilter();
         selector
+    }
+
+    /// Names the keys of the user's keybindings in the hints.
+    pub fn set_keys(&mut self, keys: &Keybindings) {
+        self.hint_keys = HINTED
+            .iter()
+            .map(|id| ((*id).to_owned(), keys.keys(id).join("/")))
+            .filter(|(_, k)| !k.is_empty())
+            .collect();
+    }
+
+    /// The keys of `action` as the hints show them.
+    pub(super) fn hint_key<'a>(&'a self, action: &str, default: &'a str) -> &'a str {
+        self.hint_keys
+            .iter()
+            .find(|(id, _)| id == action)
+            .map_or(default, |(_, k)| k.as_str())
     }
 
     /// Marks the running session's file (drawn in the accent color).
@@ -135,7 +206,7 @@ impl SessionSelector {
         let candidates: Vec<usize> = (0..sessions.len())
             .filter(|i| !self.named_only || sessions[*i].name.is_some())
             .collect();
-        let query = self.search.query().trim();
+        let query = self.search.value().trim();
         let flat = |indices: Vec<usize>| -> Vec<Row> {
             indices
                 .into_iter()
@@ -185,6 +256,20 @@ impl SessionSelector {
 
     /// Handle one input with the app's keybindings.
     pub fn handle(&mut self, input: &Input, keys: &Keybindings) -> SelectorOutcome<PathBuf> {
+        self.status = None;
+        if self.renaming.is_some() {
+            self.handle_rename(input, keys);
+            return SelectorOutcome::Pending;
+        }
+        if let Some(path) = self.confirming_delete.clone() {
+            if keys.matches(input, "tui.select.confirm") {
+                self.confirming_delete = None;
+                self.delete(&path);
+            } else if keys.matches(input, "tui.select.cancel") {
+                self.confirming_delete = None;
+            }
+            return SelectorOutcome::Pending;
+        }
         let len = self.rows.len();
         if action(keys, input, "tui.input.tab", &["tab"]) {
             self.scope = match self.scope {
@@ -206,10 +291,28 @@ impl SessionSelector {
             self.refilter();
         } else if action(keys, input, "app.session.togglePath", &["ctrl+p"]) {
             self.show_path = !self.show_path;
+        } else if action(keys, input, "app.session.delete", &["ctrl+d"])
+            || (action(
+                keys,
+                input,
+                "app.session.deleteNoninvasive",
+                &["ctrl+backspace"],
+            ) && self.search.value().is_empty())
+        {
+            self.ask_delete();
+        } else if action(keys, input, "app.session.rename", &["ctrl+r"]) {
+            if let Some(session) = self.selected() {
+                let mut input = LineInput::with_value(session.name.as_deref().unwrap_or(""));
+                input.set_focused(true);
+                self.renaming = Some(Rename {
+                    path: session.path.clone(),
+                    input,
+                });
+            }
         } else if keys.matches(input, "tui.select.up") {
-            self.selected = wrap_prev(self.selected, len);
+            self.selected = self.selected.saturating_sub(1);
         } else if keys.matches(input, "tui.select.down") {
-            self.selected = wrap_next(self.selected, len);
+            self.selected = (self.selected + 1).min(len.saturating_sub(1));
         } else if keys.matches(input, "tui.select.pageUp") {
             self.selected = self.selected.saturating_sub(MAX_VISIBLE);
         } else if keys.matches(input, "tui.select.pageDown") {
@@ -220,10 +323,79 @@ impl SessionSelector {
             }
         } else if keys.matches(input, "tui.select.cancel") {
             return SelectorOutcome::Cancelled;
-        } else if self.search.edit(input, keys) {
-            self.refilter();
+        } else {
+            let before = self.search.value().to_owned();
+            self.search.handle(input);
+            if self.search.value() != before {
+                self.refilter();
+            }
         }
         SelectorOutcome::Pending
+    }
+
+    /// Ctrl+D: asks before deleting the selected session (never the running one).
+    fn ask_delete(&mut self) {
+        let Some(session) = self.selected() else {
+            return;
+        };
+        let path = session.path.clone();
+        if self
+            .current_session
+            .as_ref()
+            .is_some_and(|p| *p == canonical(&path))
+        {
+            self.status = Some((
+                true,
+                "Cannot delete the currently active session".to_owned(),
+            ));
+            return;
+        }
+        self.confirming_delete = Some(path);
+    }
+
+    fn delete(&mut self, path: &Path) {
+        match delete_session_file(path) {
+            Ok(message) => {
+                self.current.retain(|s| s.path != path);
+                self.all.retain(|s| s.path != path);
+                self.refilter();
+                self.status = Some((false, message.to_owned()));
+            }
+            Err(message) => self.status = Some((true, message)),
+        }
+    }
+
+    /// Keys while renaming: Enter saves a non-empty name into the session file, Esc leaves.
+    fn handle_rename(&mut self, input: &Input, keys: &Keybindings) {
+        let Some(rename) = self.renaming.as_mut() else {
+            return;
+        };
+        if keys.matches(input, "tui.select.cancel") {
+            self.renaming = None;
+        } else if keys.matches(input, "tui.select.confirm") {
+            let name = rename.input.value().trim().to_owned();
+            if name.is_empty() {
+                return;
+            }
+            let path = rename.path.clone();
+            self.renaming = None;
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let saved = crate::session::SessionManager::open(&path, &cwd)
+                .and_then(|mut manager| manager.append_session_info(&name));
+            match saved {
+                Ok(_) => {
+                    for session in self.current.iter_mut().chain(self.all.iter_mut()) {
+                        if session.path == path {
+                            session.name = Some(name.clone());
+                        }
+                    }
+                    self.refilter();
+                }
+                Err(e) => self.status = Some((true, e.to_string())),
+            }
+        } else {
+            rename.input.handle(input);
+        }
     }
 }
 

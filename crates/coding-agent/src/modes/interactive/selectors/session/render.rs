@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use pi_tui::width::{truncate_to_width, visible_width};
 
-use super::super::{border, fit, hint_line, one_line, scroll_start, spread};
+use super::super::{fit, one_line, scroll_start};
 use super::threads::{Row, canonical};
 use super::{MAX_VISIBLE, SessionScope, SessionSelector, SortMode};
 use crate::modes::interactive::theme::{ThemeBg, ThemeColor};
@@ -45,6 +45,21 @@ fn shorten_home(path: &str) -> String {
 }
 
 impl SessionSelector {
+    /// `key desc` as pi's `keyHint` draws it: the action's keys dim, the words muted.
+    fn key_hint(&self, action: &str, default: &str, what: &str) -> String {
+        let t = &self.theme;
+        let keys = self
+            .hint_keys
+            .iter()
+            .find(|(id, _)| id == action)
+            .map_or(default, |(_, k)| k.as_str());
+        format!(
+            "{}{}",
+            t.fg(ThemeColor::Dim).paint(keys),
+            t.fg(ThemeColor::Muted).paint(&format!(" {what}"))
+        )
+    }
+
     fn header(&self, width: usize) -> Vec<String> {
         let t = &self.theme;
         let muted = t.fg(ThemeColor::Muted);
@@ -53,7 +68,7 @@ impl SessionSelector {
             SessionScope::Current => "Resume Session (Current Folder)",
             SessionScope::All => "Resume Session (All)",
         };
-        let left = format!(" {}", t.fg(ThemeColor::Accent).bold().paint(title));
+        let left = pi_tui::Style::plain().bold().paint(title);
         let scope = match self.scope {
             SessionScope::Current => {
                 format!(
@@ -76,38 +91,70 @@ impl SessionSelector {
             SortMode::Relevance => "Fuzzy",
         };
         let name = if self.named_only { "Named" } else { "All" };
-        let right = format!(
-            "{scope}  {}{}  {}{}",
-            muted.paint("Name: "),
-            accent.paint(name),
-            muted.paint("Sort: "),
-            accent.paint(sort)
+        let right = truncate_to_width(
+            &format!(
+                "{scope}  {}{}  {}{}",
+                muted.paint("Name: "),
+                accent.paint(name),
+                muted.paint("Sort: "),
+                accent.paint(sort)
+            ),
+            width,
+            "",
+            false,
         );
-        let mut lines = if visible_width(&left) + visible_width(&right) < width {
-            vec![spread(&left, &right, width)]
+        let room = width.saturating_sub(visible_width(&right) + 1);
+        let left = truncate_to_width(&left, room, "", false);
+        let gap = width.saturating_sub(visible_width(&left) + visible_width(&right));
+        let first = format!("{left}{}{right}", " ".repeat(gap));
+        let sep = muted.paint(" · ");
+        let (hint1, hint2) = if self.confirming_delete.is_some() {
+            let text = format!(
+                "Delete session? {} · {}",
+                self.key_hint("tui.select.confirm", "enter", "confirm"),
+                self.key_hint("tui.select.cancel", "escape", "cancel")
+            );
+            (
+                t.fg(ThemeColor::Error)
+                    .paint(&truncate_to_width(&text, width, "…", false)),
+                String::new(),
+            )
+        } else if let Some((is_error, message)) = &self.status {
+            let color = if *is_error {
+                ThemeColor::Error
+            } else {
+                ThemeColor::Accent
+            };
+            (
+                t.fg(color)
+                    .paint(&truncate_to_width(message, width, "…", false)),
+                String::new(),
+            )
         } else {
-            vec![fit(&left, width), fit(&format!(" {right}"), width)]
+            let path_state = if self.show_path { "(on)" } else { "(off)" };
+            let hint1 = format!(
+                "{}{sep}{}",
+                self.key_hint("tui.input.tab", "tab", "scope"),
+                muted.paint("re:<pattern> regex · \"phrase\" exact")
+            );
+            let hint2 = [
+                self.key_hint("app.session.toggleSort", "ctrl+s", "sort"),
+                self.key_hint("app.session.toggleNamedFilter", "ctrl+n", "named"),
+                self.key_hint("app.session.delete", "ctrl+d", "delete"),
+                self.key_hint(
+                    "app.session.togglePath",
+                    "ctrl+p",
+                    &format!("path {path_state}"),
+                ),
+                self.key_hint("app.session.rename", "ctrl+r", "rename"),
+            ]
+            .join(&sep);
+            (
+                truncate_to_width(&hint1, width, "…", false),
+                truncate_to_width(&hint2, width, "…", false),
+            )
         };
-        let path_state = if self.show_path { "(on)" } else { "(off)" };
-        lines.push(hint_line(
-            t,
-            &[
-                ("tab", "scope"),
-                ("re:<pattern>", "regex"),
-                ("\"phrase\"", "exact"),
-            ],
-            width,
-        ));
-        lines.push(hint_line(
-            t,
-            &[
-                ("ctrl+s", "sort"),
-                ("ctrl+n", "named"),
-                ("ctrl+p", &format!("path {path_state}")),
-            ],
-            width,
-        ));
-        lines
+        vec![first, hint1, hint2]
     }
 
     fn row_line(&self, row: &Row, is_selected: bool, now: SystemTime, width: usize) -> String {
@@ -127,35 +174,29 @@ impl SessionSelector {
             p
         };
         let display = one_line(session.name.as_deref().unwrap_or(&session.first_message));
-        let count = session.message_count;
-        let mut right = vec![
-            format!("{count} message{}", if count == 1 { "" } else { "s" }),
-            format_age(session.modified, now),
-        ];
+        let mut right = format!(
+            "{} {}",
+            session.message_count,
+            format_age(session.modified, now)
+        );
         if self.scope == SessionScope::All && !session.cwd.is_empty() {
-            right.push(shorten_home(&session.cwd));
+            right = format!("{} {right}", shorten_home(&session.cwd));
         }
         if self.show_path {
-            right.push(shorten_home(&session.path.to_string_lossy()));
+            right = format!("{} {right}", shorten_home(&session.path.to_string_lossy()));
         }
-        let fixed = 2 + visible_width(&prefix);
-        let mut right_text = right.join(" · ");
-        while fixed + visible_width(&right_text) + 2 + 10 > width {
-            if right.len() > 2 {
-                right.pop();
-                right_text = right.join(" · ");
-            } else {
-                right_text.clear();
-                break;
-            }
-        }
-        let room = width.saturating_sub(fixed + visible_width(&right_text) + 2);
-        let text = truncate_to_width(&display, room.max(1), "…", false);
+        let room = width
+            .saturating_sub(2 + visible_width(&prefix) + visible_width(&right) + 2)
+            .max(10);
+        let text = truncate_to_width(&display, room, "…", false);
+        let deleting = self.confirming_delete.as_ref() == Some(&session.path);
         let is_current = self
             .current_session
             .as_ref()
             .is_some_and(|p| *p == canonical(&session.path));
-        let color = if is_current {
+        let color = if deleting {
+            Some(ThemeColor::Error)
+        } else if is_current {
             Some(ThemeColor::Accent)
         } else if session.name.is_some() {
             Some(ThemeColor::Warning)
@@ -167,7 +208,7 @@ impl SessionSelector {
             style = style.bold();
         }
         let cursor = if is_selected {
-            t.fg(ThemeColor::Accent).paint("→ ")
+            t.fg(ThemeColor::Accent).paint("› ")
         } else {
             "  ".to_owned()
         };
@@ -176,14 +217,22 @@ impl SessionSelector {
             t.fg(ThemeColor::Dim).paint(&prefix),
             style.paint(&text)
         );
-        let line = if right_text.is_empty() {
-            fit(&left, width)
+        let gap = width
+            .saturating_sub(visible_width(&left) + visible_width(&right))
+            .max(1);
+        let right_color = if deleting {
+            ThemeColor::Error
         } else {
-            spread(&left, &t.fg(ThemeColor::Muted).paint(&right_text), width)
+            ThemeColor::Dim
         };
+        let line = format!(
+            "{left}{}{}",
+            " ".repeat(gap),
+            t.fg(right_color).paint(&right)
+        );
+        let line = truncate_to_width(&line, width, "…", false);
         if is_selected {
-            t.bg(ThemeBg::SelectedBg)
-                .paint(&truncate_to_width(&line, width, "…", true))
+            t.bg(ThemeBg::SelectedBg).paint(&line)
         } else {
             line
         }
@@ -192,10 +241,32 @@ impl SessionSelector {
     pub(super) fn render_lines(&mut self, width: usize) -> Vec<String> {
         let t = &self.theme;
         let muted = t.fg(ThemeColor::Muted);
-        let mut lines = vec![border(t, width)];
+        let edge = t.fg(ThemeColor::Accent).paint(&"─".repeat(width));
+        let mut lines = vec![String::new(), edge.clone(), String::new()];
+        if let Some(rename) = &self.renaming {
+            lines.push(fit(
+                &format!(" {}", pi_tui::Style::plain().bold().paint("Rename Session")),
+                width,
+            ));
+            lines.push(String::new());
+            lines.extend(rename.input.render(width));
+            lines.push(String::new());
+            let confirm = self.hint_key("tui.select.confirm", "enter");
+            let cancel = self.hint_key("tui.select.cancel", "escape");
+            lines.push(fit(
+                &format!(
+                    " {}",
+                    muted.paint(&format!("{confirm} to save · {cancel} to cancel"))
+                ),
+                width,
+            ));
+            lines.push(String::new());
+            lines.push(edge);
+            return lines;
+        }
         lines.extend(self.header(width));
         lines.push(String::new());
-        lines.push(self.search.render(t, "Search:", width));
+        lines.extend(self.search.render(width));
         lines.push(String::new());
         let len = self.rows.len();
         if len == 0 {
@@ -209,7 +280,7 @@ impl SessionSelector {
                     "  No sessions in current folder. Press Tab to view all."
                 }
             };
-            lines.push(fit(&muted.paint(message), width));
+            lines.push(muted.paint(&truncate_to_width(message, width, "…", false)));
         }
         let now = SystemTime::now();
         let start = scroll_start(self.selected, len, MAX_VISIBLE);
@@ -218,18 +289,15 @@ impl SessionSelector {
             lines.push(self.row_line(&self.rows[i], i == self.selected, now, width));
         }
         if start > 0 || end < len {
-            lines.push(fit(
-                &muted.paint(&format!("  ({}/{len})", self.selected + 1)),
+            lines.push(muted.paint(&truncate_to_width(
+                &format!("  ({}/{len})", self.selected + 1),
                 width,
-            ));
+                "",
+                false,
+            )));
         }
         lines.push(String::new());
-        lines.push(hint_line(
-            t,
-            &[("↑↓", "navigate"), ("enter", "resume"), ("esc", "cancel")],
-            width,
-        ));
-        lines.push(border(t, width));
+        lines.push(edge);
         lines
     }
 }

@@ -5,6 +5,7 @@ use pi_tui::keybindings::Keybindings;
 
 use super::super::{SelectorOutcome, action};
 use super::{FILTER_CYCLE, FilterMode, TreeSelector};
+use crate::modes::interactive::extension_ui::line_input::LineInput;
 
 impl TreeSelector {
     fn set_filter_and_refresh(&mut self, filter: FilterMode) {
@@ -15,6 +16,10 @@ impl TreeSelector {
 
     /// Handle one input with the app's keybindings.
     pub fn handle(&mut self, input: &Input, keys: &Keybindings) -> SelectorOutcome<String> {
+        if self.label_edit.is_some() {
+            self.handle_label(input, keys);
+            return SelectorOutcome::Pending;
+        }
         let len = self.rows.len();
         let toggle = |current: FilterMode, mode: FilterMode| {
             if current == mode {
@@ -23,7 +28,23 @@ impl TreeSelector {
                 mode
             }
         };
-        if keys.matches(input, "tui.select.up") {
+        if keys.matches(input, "app.tree.editLabel") {
+            if let Some(row) = self.rows.get(self.selected) {
+                let node = row.node;
+                let mut input =
+                    LineInput::with_value(self.nodes[node].label.as_deref().unwrap_or(""));
+                input.set_focused(true);
+                self.label_edit = Some((node, input));
+            }
+        } else if keys.matches(input, "app.tree.toggleLabelTimestamp") {
+            self.show_label_time = !self.show_label_time;
+        } else if action(keys, input, "app.message.copy", &["ctrl+x"]) {
+            let text = self
+                .rows
+                .get(self.selected)
+                .and_then(|r| self.nodes[r.node].copy_text.clone());
+            self.requests.push(super::TreeRequest::Copy(text));
+        } else if keys.matches(input, "tui.select.up") {
             self.selected = super::super::wrap_prev(self.selected, len);
         } else if keys.matches(input, "tui.select.down") {
             self.selected = super::super::wrap_next(self.selected, len);
@@ -103,5 +124,29 @@ impl TreeSelector {
             self.apply_filter();
         }
         SelectorOutcome::Pending
+    }
+
+    /// Keys while a label is edited: Enter saves it (empty removes it), Esc leaves.
+    fn handle_label(&mut self, input: &Input, keys: &Keybindings) {
+        let Some((node, editor)) = self.label_edit.as_mut() else {
+            return;
+        };
+        if keys.matches(input, "tui.select.confirm") {
+            let node = *node;
+            let text = editor.value().trim().to_owned();
+            let label = (!text.is_empty()).then_some(text);
+            self.nodes[node].label_time = label.as_ref().map(|_| crate::session::time::iso_now());
+            self.nodes[node].label.clone_from(&label);
+            self.requests.push(super::TreeRequest::Label(
+                self.nodes[node].id.clone(),
+                label,
+            ));
+            self.label_edit = None;
+            self.apply_filter();
+        } else if keys.matches(input, "tui.select.cancel") {
+            self.label_edit = None;
+        } else {
+            editor.handle(input);
+        }
     }
 }

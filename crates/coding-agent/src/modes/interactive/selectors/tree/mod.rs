@@ -17,6 +17,7 @@ mod tests;
 use std::collections::{HashMap, HashSet};
 
 use super::{SearchBox, SelectorOutcome, picker_component};
+use crate::modes::interactive::extension_ui::line_input::LineInput;
 use crate::modes::interactive::theme::Theme;
 use crate::session::{EntryKind, SessionEntry};
 
@@ -36,6 +37,20 @@ pub enum FilterMode {
     LabeledOnly,
     /// Every entry.
     All,
+}
+
+impl FilterMode {
+    /// The `treeFilterMode` setting's value.
+    pub fn from_setting(value: &str) -> Option<Self> {
+        Some(match value {
+            "default" => Self::Default,
+            "no-tools" => Self::NoTools,
+            "user-only" => Self::UserOnly,
+            "labeled-only" => Self::LabeledOnly,
+            "all" => Self::All,
+            _ => return None,
+        })
+    }
 }
 
 const FILTER_CYCLE: [FilterMode; 5] = [
@@ -65,6 +80,25 @@ pub struct TreeSelector {
     max_rows: usize,
     theme: Theme,
     outcome: Option<SelectorOutcome<String>>,
+    /// Label times shown after labels (`app.tree.toggleLabelTimestamp`).
+    show_label_time: bool,
+    /// The label being edited: the node and the text.
+    label_edit: Option<(usize, LineInput)>,
+    /// What the app is asked to do (copy an entry, save a label).
+    requests: Vec<TreeRequest>,
+    /// The help row items, with the user's keys (set by [`TreeSelector::set_keys`]).
+    help: Vec<String>,
+    /// The keys that save and cancel a label, as its hint names them.
+    label_keys: (String, String),
+}
+
+/// Something the tree asks of the app.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeRequest {
+    /// Copy this entry's text (`None`: it has none).
+    Copy(Option<String>),
+    /// Save a label for an entry (`None` removes it).
+    Label(String, Option<String>),
 }
 
 impl TreeSelector {
@@ -81,11 +115,13 @@ impl TreeSelector {
             .enumerate()
             .map(|(i, e)| (e.id.as_str(), i))
             .collect();
-        let mut labels: HashMap<&str, String> = HashMap::new();
+        let mut labels: HashMap<&str, (String, String)> = HashMap::new();
         for entry in entries {
             if let EntryKind::Label { target_id, label } = &entry.kind {
                 match label.as_deref().map(str::trim).filter(|l| !l.is_empty()) {
-                    Some(l) => labels.insert(target_id.as_str(), l.to_owned()),
+                    Some(l) => {
+                        labels.insert(target_id.as_str(), (l.to_owned(), entry.timestamp.clone()))
+                    }
                     None => labels.remove(target_id.as_str()),
                 };
             }
@@ -100,8 +136,10 @@ impl TreeSelector {
                     .as_deref()
                     .and_then(|p| index.get(p).copied())
                     .filter(|p| *p != i);
-                let label = labels.get(entry.id.as_str()).cloned();
-                describe(entry, parent, label, &tool_calls)
+                let (label, time) = labels.get(entry.id.as_str()).cloned().unzip();
+                let mut node = describe(entry, parent, label, &tool_calls);
+                node.label_time = time;
+                node
             })
             .collect();
         let leaf = leaf.and_then(|l| index.get(l).copied());
@@ -131,9 +169,29 @@ impl TreeSelector {
             max_rows: max_rows.max(1),
             theme: theme.clone(),
             outcome: None,
+            show_label_time: false,
+            label_edit: None,
+            requests: Vec::new(),
+            help: Vec::new(),
+            label_keys: ("enter".to_owned(), "escape".to_owned()),
         };
+        selector.set_keys(&super::default_keys());
         selector.apply_filter();
         selector
+    }
+
+    /// The help rows name the user's keys, as pi 1.6's tree does.
+    pub fn set_keys(&mut self, keys: &pi_tui::keybindings::Keybindings) {
+        self.help = render::help_items(keys);
+        self.label_keys = (
+            keys.keys("tui.select.confirm").join("/"),
+            keys.keys("tui.select.cancel").join("/"),
+        );
+    }
+
+    /// What the tree asked of the app since the last call.
+    pub fn take_requests(&mut self) -> Vec<TreeRequest> {
+        std::mem::take(&mut self.requests)
     }
 
     /// The finished outcome when driven through `Component::handle_input`.

@@ -41,7 +41,11 @@ pub(super) struct Node {
     pub(super) parent: Option<usize>,
     pub(super) class: Class,
     pub(super) label: Option<String>,
+    /// When the label was set (the label entry's timestamp).
+    pub(super) label_time: Option<String>,
     pub(super) content: Vec<(Paint, String)>,
+    /// What Ctrl+X copies: the entry's whole text, when it has any.
+    pub(super) copy_text: Option<String>,
     /// Lowercased text the search matches against.
     pub(super) search: String,
 }
@@ -256,7 +260,44 @@ pub(super) fn describe(
         parent,
         class,
         label,
+        label_time: None,
         content,
+        copy_text: copy_text(entry),
         search: search.join(" ").to_lowercase(),
     }
+}
+
+/// The text pi 1.6's tree copies for an entry: a message's text (a bash run's command, a
+/// failed answer's error), a custom message's, or a summary.
+fn copy_text(entry: &SessionEntry) -> Option<String> {
+    let text = match &entry.kind {
+        EntryKind::Message { message } => match message {
+            AgentMessage::Llm(Message::User(user)) => user.text_content(),
+            AgentMessage::Llm(Message::Assistant(assistant)) => {
+                let text = assistant.text();
+                if text.is_empty() {
+                    assistant.error_message.clone().unwrap_or_default()
+                } else {
+                    text
+                }
+            }
+            AgentMessage::Llm(Message::ToolResult(result)) => {
+                result.content.iter().filter_map(|b| b.as_text()).collect()
+            }
+            AgentMessage::Custom(custom) if custom.role == "bashExecution" => custom
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            AgentMessage::Custom(custom) => {
+                custom.get("content").map(value_text).unwrap_or_default()
+            }
+        },
+        EntryKind::CustomMessage { content, .. } => value_text(content),
+        EntryKind::Compaction { summary, .. } | EntryKind::BranchSummary { summary, .. } => {
+            summary.clone()
+        }
+        _ => String::new(),
+    };
+    (!text.trim().is_empty()).then_some(text)
 }

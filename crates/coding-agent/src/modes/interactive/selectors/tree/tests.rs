@@ -97,7 +97,7 @@ fn draws_branch_connectors_with_the_active_branch_first() {
             "  • user: first question",
             "  • assistant: first answer",
             "  ├⊟ • user: branch b",
-            "→ │     • assistant: b reply",
+            "› │     • assistant: b reply",
             "  └⊟ [checkpoint] user: branch a",
             "        assistant: a reply",
         ]
@@ -116,7 +116,7 @@ fn filters_hide_and_show_entries() {
     assert_eq!(s.selected_id(), Some("u3"));
     let lines = rendered(&mut s, 60);
     assert!(
-        lines.iter().any(|l| l.starts_with("→ ├─ • user: branch b")),
+        lines.iter().any(|l| l.starts_with("› ├─ • user: branch b")),
         "{lines:?}"
     );
     assert!(lines.iter().any(|l| l.contains("[user]")));
@@ -191,7 +191,7 @@ fn folds_branches() {
     assert_eq!(s.visible_ids(), ["u1", "a1", "u3", "u2", "a2"]);
     let lines = rendered(&mut s, 60);
     assert!(
-        lines.iter().any(|l| l.starts_with("→ ├⊞ • user: branch b")),
+        lines.iter().any(|l| l.starts_with("› ├⊞ • user: branch b")),
         "{lines:?}"
     );
     s.handle(&ctrl_right, &keys);
@@ -236,13 +236,13 @@ fn tool_calls_are_condensed_and_scrolling_keeps_the_selection_visible() {
     assert_eq!(s.visible_ids().len(), 31);
     let lines = rendered(&mut s, 40);
     assert!(
-        lines.iter().any(|l| l.contains("→ • [bash: echo 29 ls]")),
+        lines.iter().any(|l| l.contains("› • [bash: echo 29 ls]")),
         "{lines:?}"
     );
     assert!(lines.iter().any(|l| l.contains("(31/31)")));
     s.handle(&key(KeyCode::Down), &keys());
     let lines = rendered(&mut s, 100);
-    assert!(lines.iter().any(|l| l.starts_with("→ • user: start")));
+    assert!(lines.iter().any(|l| l.starts_with("› • user: start")));
     s.handle(&key(KeyCode::PageDown), &keys());
     assert_eq!(s.selected_id(), Some("r7"));
     s.set_filter(FilterMode::NoTools);
@@ -288,8 +288,45 @@ fn empty_and_multiple_roots() {
     assert_eq!(s.visible_ids(), ["r2", "r1"]);
     let lines = rendered(&mut s, 40);
     assert!(
-        lines.iter().any(|l| l.starts_with("→ • user: root two")),
+        lines.iter().any(|l| l.starts_with("› • user: root two")),
         "{lines:?}"
     );
     assert!(lines.iter().any(|l| l.starts_with("  user: root one")));
+}
+
+#[test]
+fn labels_are_edited_and_entries_copied_through_requests() {
+    let keys = keys();
+    let mut s = TreeSelector::new(&branched(), Some("a3"), &theme(), 20);
+    let help = plain(&s.render(100)).join("\n");
+    assert!(
+        help.contains(
+            "  ↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label · shift+t label time"
+        ),
+        "{help}"
+    );
+    s.handle(&ctrl('x'), &keys);
+    assert_eq!(
+        s.take_requests(),
+        [TreeRequest::Copy(Some("b reply".into()))]
+    );
+    s.handle(
+        &Input::key_with(KeyCode::Char('L'), KeyModifiers::SHIFT),
+        &keys,
+    );
+    let editing = plain(&s.render(100)).join("\n");
+    assert!(editing.contains("Label (empty to remove):"), "{editing}");
+    s.handle(&Input::Paste("done".into()), &keys);
+    s.handle(&key(KeyCode::Enter), &keys);
+    assert_eq!(
+        s.take_requests(),
+        [TreeRequest::Label("a3".into(), Some("done".into()))]
+    );
+    s.handle(
+        &Input::key_with(KeyCode::Char('T'), KeyModifiers::SHIFT),
+        &keys,
+    );
+    let shown = plain(&s.render(100)).join("\n");
+    assert!(shown.contains("[done] "), "{shown}");
+    assert!(shown.contains("[+label time]"), "{shown}");
 }
