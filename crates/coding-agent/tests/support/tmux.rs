@@ -62,11 +62,14 @@ impl Tmux {
             exit_file: exit_file.clone(),
         };
         // tmux is slow to notice a dead pane at times; a wrapper shell records the status.
+        // Then it keeps the terminal open: when the last process on a pane exits right after
+        // writing a burst (pi's exit output), tmux may close the pane before it has read
+        // all of it (the pane looks drained while the kernel still holds the rest).
         let mut command = vec![
             "sh".to_owned(),
             "-c".to_owned(),
             format!(
-                "\"$@\"; echo $? > {}",
+                "\"$@\"; echo $? > {}; exec sleep 86400",
                 shell_quote(&exit_file.display().to_string())
             ),
             "sh".to_owned(),
