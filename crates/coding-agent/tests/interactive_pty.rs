@@ -68,7 +68,7 @@ async fn prompt_streams_text_then_runs_a_tool() {
     let partial = tmux.wait("the partial reply", WAIT, |s| {
         s.contains("The file") && !s.contains("from the file.")
     });
-    assert!(partial.contains("Working..."), "{partial}");
+    assert!(partial.contains("Working"), "{partial}");
     assert!(partial.contains("read hello.txt"), "tool title: {partial}");
     // pi 1.6 shows a read's content only when tool output is expanded.
     assert!(
@@ -77,7 +77,7 @@ async fn prompt_streams_text_then_runs_a_tool() {
     );
 
     let done = tmux.wait_for("It says hello from the file.");
-    tmux.wait("the loader to stop", WAIT, |s| !s.contains("Working..."));
+    tmux.wait("the loader to stop", WAIT, |s| !s.contains("Working"));
     assert!(done.contains("what does hello.txt say?"));
     // The footer shows usage and the model.
     assert!(done.contains("mock-model"));
@@ -148,11 +148,11 @@ async fn escape_aborts_a_streaming_reply() {
     );
     let tmux = start(&env, &[]);
     submit(&tmux, "tell me a long story");
-    tmux.wait_for("Working...");
+    tmux.wait_for("Working");
     tmux.wait_for("this reply");
     tmux.keys(&["Escape"]);
     let screen = tmux.wait_for("Operation aborted");
-    tmux.wait("the loader to stop", WAIT, |s| !s.contains("Working..."));
+    tmux.wait("the loader to stop", WAIT, |s| !s.contains("Working"));
     assert!(screen.contains("tell me a long story"));
     let messages = session_messages(&env);
     let last = &messages.last().unwrap()["message"];

@@ -1,6 +1,6 @@
 //! The screens of ours and pi 1.6.0 (`PI_TS16`) side by side in tmux, in fullscreen and in
-//! regular mode: startup, a streamed answer with a tool call, `/settings`, `/tree` and
-//! `/resume`. Each screen is read as regions (blank rows, borders, text) and the regions
+//! regular mode: startup, a streamed answer with a tool call, `/settings`, `/tree`,
+//! `/resume`, and an answer still streaming (the working indicator in the editor's border). Each screen is read as regions (blank rows, borders, text) and the regions
 //! must fall on the same rows; the rows both draw the same (the dock, the transcript, the
 //! menus) must read the same.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -9,7 +9,7 @@ mod support;
 
 use std::time::Duration;
 
-use mock_llm::{MockServer, Script};
+use mock_llm::{Fault, MockServer, Script};
 use serde_json::json;
 use support::rpc::Env;
 use support::tmux::{self, Tmux};
@@ -97,7 +97,7 @@ fn steady(tmux: &Tmux, what: &str, check: impl Fn(&str) -> bool) -> String {
         let first = tmux.wait(what, WAIT, &check);
         std::thread::sleep(Duration::from_millis(150));
         let second = tmux.screen();
-        if first == second && check(&second) {
+        if still(&first) == still(&second) && check(&second) {
             return second;
         }
         assert!(
@@ -105,6 +105,20 @@ fn steady(tmux: &Tmux, what: &str, check: impl Fn(&str) -> bool) -> String {
             "{what}: the screen never settled:\n{second}"
         );
     }
+}
+
+/// The screen with the spinner's frame fixed (it turns every 80 ms).
+fn still(screen: &str) -> String {
+    screen
+        .chars()
+        .map(|c| {
+            if ('\u{2800}'..='\u{28ff}').contains(&c) {
+                '⠿'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// One screen of a scene.
@@ -202,6 +216,28 @@ fn scenes(
             !s.contains(ready) && settled(s)
         });
     }
+
+    // While an answer streams, the working indicator is drawn into the editor's border.
+    server.push(
+        Script::text("Streaming, part one. Part two never comes.")
+            .with_chunk_size(8)
+            .with_fault(Fault::stall(3, 30_000)),
+    );
+    tmux.type_text("Stream something.");
+    tmux.wait(&format!("{name} {mode}: typed"), WAIT, |s| {
+        s.contains("Stream something.")
+    });
+    tmux.keys(&["Enter"]);
+    let screen = steady(&tmux, &format!("{name} {mode}: streaming"), |s| {
+        s.contains("Streaming, part") && s.contains("Working") && drawn(s)
+    });
+    shots.push((
+        "streaming",
+        Shot {
+            rows: normalized(&rows(&still(&screen)), &env),
+        },
+    ));
+    tmux.keys(&["Escape"]);
     shots
 }
 

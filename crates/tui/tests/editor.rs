@@ -546,3 +546,18 @@ fn random_editing_never_panics_and_rows_fit() {
         }
     }
 }
+
+#[test]
+fn a_status_is_drawn_into_the_top_border() {
+    let mut e = editor();
+    e.set_top_status(Some(("⠋ Working".into(), "⠋".into())));
+    let top = strip(&e.render(30)[0]);
+    assert_eq!(top, format!("── ⠋ Working {}", "─".repeat(17)));
+    // The status is cut to leave the border's ends; narrower still, the spinner alone.
+    let narrow = strip(&e.render(12)[0]);
+    assert_eq!(narrow, "── ⠋ Worki ─");
+    let tiny = strip(&e.render(6)[0]);
+    assert_eq!(tiny, "── ⠋ ─");
+    e.set_top_status(None);
+    assert_eq!(strip(&e.render(10)[0]), "─".repeat(10));
+}

@@ -80,6 +80,11 @@ impl Loader {
     }
 
     /// The spinner frame shown.
+    /// Whether the spinner frames are the caller's own (drawn as given, unstyled).
+    pub fn has_custom_frames(&self) -> bool {
+        self.frames.is_some()
+    }
+
     pub fn frame(&self) -> &str {
         match &self.frames {
             Some(frames) => frames.get(self.frame).map_or("", String::as_str),

@@ -93,6 +93,9 @@ pub struct Editor {
     provider: Option<Box<dyn AutocompleteProvider>>,
     autocomplete: Option<AutocompleteList>,
     autocomplete_max_visible: usize,
+    /// A status drawn into the top border (pi 1.6's embedded working indicator): the
+    /// whole status, and the spinner alone for when it does not fit.
+    top_status: Option<(String, String)>,
     /// Characters that open completion at a token's start: `@`, `#` and any a provider
     /// declared (pi 1.6's `triggerCharacters`).
     trigger_characters: Vec<char>,
@@ -134,6 +137,7 @@ impl Editor {
             provider: None,
             autocomplete: None,
             autocomplete_max_visible: 5,
+            top_status: None,
             trigger_characters: DEFAULT_TRIGGER_CHARACTERS.to_vec(),
             pastes: BTreeMap::new(),
             paste_counter: 0,
@@ -244,6 +248,11 @@ impl Editor {
     }
 
     /// Most suggestions shown at once (clamped to 3..=20; default 5).
+    /// Draws `status` (styled; `(whole, spinner only)`) into the top border, or nothing.
+    pub fn set_top_status(&mut self, status: Option<(String, String)>) {
+        self.top_status = status;
+    }
+
     pub fn set_autocomplete_max_visible(&mut self, max: usize) {
         self.autocomplete_max_visible = max.clamp(3, 20);
     }

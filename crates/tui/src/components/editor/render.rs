@@ -66,6 +66,57 @@ impl Editor {
         }
     }
 
+    /// The top border carrying a status (pi 1.6's `renderTopBorder` with an embedded
+    /// working indicator): `── <status> ───`, the ` ↑ N more ` label centred when the
+    /// editor scrolls and both fit, else the spinner alone.
+    fn border_with_status(&self, status: &(String, String), hidden: usize, width: usize) -> String {
+        let line = |n: usize| "─".repeat(n);
+        let mut text = truncate_to_width(&status.0, width.saturating_sub(5).max(1), "", false);
+        let mut text_width = visible_width(&text);
+        if text_width == 0 {
+            return self.border.paint(&line(width));
+        }
+        let label = (hidden > 0).then(|| format!(" ↑ {hidden} more "));
+        let label_width = label.as_deref().map_or(0, visible_width);
+        let label_start = width.saturating_sub(label_width) / 2;
+        let fits = |text_width: usize| {
+            label.is_some() && label_width + 2 <= width && label_start > 3 + text_width + 1
+        };
+        if label.is_some() && !fits(text_width) {
+            text = truncate_to_width(&status.1, width, "", false);
+            text_width = visible_width(&text);
+        }
+        if let Some(label) = label.as_deref().filter(|_| fits(text_width)) {
+            let left = 3 + text_width + 1;
+            return format!(
+                "{}{text}{}",
+                self.border.paint("── "),
+                self.border.paint(&format!(
+                    " {}{label}{}",
+                    line(label_start - left),
+                    line(width - label_start - label_width)
+                ))
+            );
+        }
+        if width >= text_width + 5 {
+            return format!(
+                "{}{text}{}",
+                self.border.paint("── "),
+                self.border
+                    .paint(&format!(" {}", line(width - text_width - 4)))
+            );
+        }
+        let spinner = truncate_to_width(&status.1, width, "", false);
+        let spinner_width = visible_width(&spinner);
+        let prefix = 3.min(width.saturating_sub(spinner_width));
+        format!(
+            "{}{spinner}{}",
+            self.border.paint(&line(prefix)),
+            self.border
+                .paint(&line(width.saturating_sub(prefix + spinner_width)))
+        )
+    }
+
     pub(super) fn render_lines(&mut self, width: usize) -> Vec<String> {
         if width == 0 {
             return Vec::new();
@@ -92,7 +143,9 @@ impl Editor {
         let visible = &layout[self.scroll_offset..visible_end];
 
         let mut out = Vec::with_capacity(visible.len() + 2);
-        if self.scroll_offset > 0 {
+        if let Some(status) = self.top_status.clone() {
+            out.push(self.border_with_status(&status, self.scroll_offset, width));
+        } else if self.scroll_offset > 0 {
             let indicator = format!("─── ↑ {} more ", self.scroll_offset);
             out.push(self.border_with_indicator(&indicator, width));
         } else {

@@ -372,14 +372,13 @@ impl App {
         }
     }
 
-    /// The working message: the extension's, or `Working... (esc to interrupt)`.
+    /// The working message: the extension's, or pi 1.6's `Working` (drawn in the editor's
+    /// top border).
     pub(super) fn working_message(&self) -> String {
-        self.ext.working_message.clone().unwrap_or_else(|| {
-            format!(
-                "Working... ({} to interrupt)",
-                self.key_text("app.interrupt")
-            )
-        })
+        self.ext
+            .working_message
+            .clone()
+            .unwrap_or_else(|| "Working".to_owned())
     }
 
     /// A dialog got a key.

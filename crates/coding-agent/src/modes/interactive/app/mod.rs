@@ -370,16 +370,41 @@ impl App {
             lines.push(pending_line(&dim.paint(&hint), width));
         }
         let working_hidden = !self.ext.working_visible;
+        // pi 1.6 draws the status into the default editor's top border; above an
+        // extension's own editor it keeps its row.
+        let embedded = self.ext.editor.is_none();
+        let mut status = None;
+        let mut loader_row = false;
         match &mut self.status {
             Status::Working(_) if working_hidden => lines.push(String::new()),
             Status::Idle => lines.push(String::new()),
+            Status::Working(l) | Status::Compacting(l) if embedded => {
+                lines.push(String::new());
+                status = Some(border_status(
+                    l,
+                    &self.theme,
+                    self.editor.border_style(),
+                    false,
+                ));
+            }
+            Status::Retrying(l) if embedded => {
+                lines.push(String::new());
+                status = Some(border_status(
+                    l,
+                    &self.theme,
+                    self.editor.border_style(),
+                    true,
+                ));
+            }
             Status::Working(l) | Status::Compacting(l) | Status::Retrying(l) => {
                 lines.push(String::new());
                 lines.extend(pi_tui::Component::render(l, width));
+                loader_row = true;
             }
         }
+        self.editor.set_top_status(status);
         if self.ext.widgets.has_above() {
-            if !matches!(self.status, Status::Idle) {
+            if loader_row {
                 lines.push(String::new());
             }
             lines.extend(
@@ -565,6 +590,38 @@ To go on, either:
   or set a provider's API key variable (for example ANTHROPIC_API_KEY) and start pi again.
 
 Then use /model to select a model.";
+
+/// A status as the editor's top border shows it: spinner and message in the border's colour
+/// (a retry's spinner in the warning colour and its message muted, as pi 1.6 does); an
+/// extension's own frames as given. Also the spinner alone, for narrow borders.
+fn border_status(
+    loader: &Loader,
+    theme: &Theme,
+    border: pi_tui::Style,
+    retry: bool,
+) -> (String, String) {
+    let (spinner_style, message_style) = if retry {
+        (
+            theme.fg(theme::ThemeColor::Warning),
+            theme.fg(theme::ThemeColor::Muted),
+        )
+    } else {
+        (border, border)
+    };
+    let frame = loader.frame();
+    let spinner = if loader.has_custom_frames() {
+        frame.to_owned()
+    } else {
+        spinner_style.paint(frame)
+    };
+    let message = message_style.paint(loader.message());
+    let whole = if frame.is_empty() {
+        message
+    } else {
+        format!("{spinner} {message}")
+    };
+    (whole, spinner)
+}
 
 fn pending_line(text: &str, width: usize) -> String {
     truncate_to_width(&format!(" {text}"), width, "...", false)
