@@ -5,6 +5,7 @@
 //! in the working directory, as the TypeScript pi names it.
 
 pub mod html;
+pub mod jsonl;
 
 use std::path::{Path, PathBuf};
 

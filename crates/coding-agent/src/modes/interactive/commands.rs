@@ -6,7 +6,14 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("model", "Select model (opens selector UI)"),
     ("tree", "Navigate session tree (switch branches)"),
     ("thinking", "Set thinking level"),
-    ("export", "Export session to HTML (optionally give a path)"),
+    (
+        "export",
+        "Export session (HTML default, or specify path: .html/.jsonl)",
+    ),
+    (
+        "import",
+        "Import a JSONL session, preserving its ID and working directory",
+    ),
     ("copy", "Copy last agent message to clipboard"),
     ("name", "Set session display name"),
     ("session", "Show session info and stats"),
@@ -42,6 +49,7 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
 pub enum Command {
     Settings,
     Trust,
+    Import(Option<String>),
     Model(Option<String>),
     Thinking(Option<String>),
     Export(Option<String>),
@@ -77,6 +85,7 @@ pub fn parse(text: &str) -> Option<Command> {
     Some(match name {
         "settings" if arg.is_empty() => Command::Settings,
         "trust" if arg.is_empty() => Command::Trust,
+        "import" => Command::Import(path_argument(arg)),
         "model" => Command::Model(arg_opt()),
         "thinking" => Command::Thinking(arg_opt()),
         "export" => Command::Export(path_argument(arg)),

@@ -4,6 +4,7 @@ mod display;
 mod extensions;
 mod fullscreen;
 mod handoff;
+mod import;
 mod keys;
 mod llama;
 mod local_llm;
@@ -60,6 +61,8 @@ pub(crate) enum Completion {
     Forked(Result<ForkResult, String>),
     /// `/new`, `/resume`, `/clone` replaced the session; the notice to show.
     Replaced(Result<Option<String>, String>),
+    /// `/import` finished: its status line, or why it did not happen.
+    Imported(Result<String, String>),
     /// Progress of `/local-llm`.
     LocalLlm(local_llm::LocalLlmEvent),
     /// Output of the running `!` command.

@@ -34,6 +34,11 @@ pub(crate) enum Overlay {
     Input(super::login::TextInput),
     /// The `/llama` panel.
     Llama(Box<crate::modes::interactive::selectors::llama::LlamaView>),
+    /// A yes/no question of pi's own (`/import`), drawn as an extension's confirm.
+    Confirm(
+        Box<crate::modes::interactive::extension_ui::dialogs::DialogView>,
+        super::import::ConfirmPurpose,
+    ),
     /// `/trust`.
     Trust(Box<crate::modes::interactive::selectors::trust::TrustSelector>),
     /// `/settings`.
@@ -62,6 +67,7 @@ impl Overlay {
             Overlay::Llama(view) => view.render(width),
             Overlay::Settings(menu) => menu.render(width),
             Overlay::Trust(selector) => selector.render(width),
+            Overlay::Confirm(view, _) => view.render(width),
         }
     }
 }
@@ -302,6 +308,7 @@ impl App {
                 let event = menu.handle(input, &keys);
                 self.on_settings_event(event);
             }
+            Overlay::Confirm(..) => self.on_confirm_input(input),
             Overlay::Trust(selector) => match selector.handle(input, &keys) {
                 SelectorOutcome::Pending => {}
                 SelectorOutcome::Cancelled => self.overlay = None,

@@ -16,6 +16,7 @@ impl App {
         match command {
             Command::Settings => self.open_settings(),
             Command::Trust => self.open_trust(),
+            Command::Import(path) => self.import_command(path),
             Command::Model(search) => self.model_command(search),
             Command::Thinking(level) => match level {
                 Some(level) => self.set_thinking(&level),
@@ -200,6 +201,26 @@ impl App {
     }
 
     fn export(&mut self, path: Option<String>) {
+        if path.as_deref().is_some_and(|p| p.ends_with(".jsonl")) {
+            let base = std::env::current_dir().unwrap_or_default();
+            let result = self.session.with_session(|s| {
+                crate::export::jsonl::export_session_jsonl(
+                    s,
+                    path.as_deref().map(std::path::Path::new),
+                    &base,
+                )
+            });
+            match result {
+                Ok(file) => self.notice(
+                    NoticeKind::Info,
+                    &format!("Session exported to: {}", file.display()),
+                ),
+                Err(e) => {
+                    self.notice(NoticeKind::Error, &format!("Failed to export session: {e}"));
+                }
+            }
+            return;
+        }
         let result = self.session.with_session(|s| {
             crate::export::export_session_html_themed(
                 s,
