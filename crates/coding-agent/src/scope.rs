@@ -33,6 +33,29 @@ pub fn resolve<'a>(
     registry: &ModelRegistry,
     patterns: impl IntoIterator<Item = &'a str>,
 ) -> Vec<ScopedModel> {
+    let resolved = resolve_quietly(registry, patterns);
+    for warning in &resolved.warnings {
+        eprintln!("Warning: {warning}");
+    }
+    resolved.models
+}
+
+/// What [`resolve_quietly`] found.
+pub struct ScopeResolution {
+    pub models: Vec<ScopedModel>,
+    /// Patterns that matched no model with a key.
+    pub unmatched: Vec<String>,
+    /// What [`resolve`] prints (without `Warning: `).
+    pub warnings: Vec<String>,
+}
+
+/// [`resolve`] without printing (the terminal UI shows its own view of the result).
+pub fn resolve_quietly<'a>(
+    registry: &ModelRegistry,
+    patterns: impl IntoIterator<Item = &'a str>,
+) -> ScopeResolution {
+    let mut warnings: Vec<String> = Vec::new();
+    let mut unmatched: Vec<String> = Vec::new();
     let mut scoped: Vec<ScopedModel> = Vec::new();
     let add = |scoped: &mut Vec<ScopedModel>, model: &pi_ai::Model, level| {
         if !scoped
@@ -45,14 +68,14 @@ pub fn resolve<'a>(
             });
         }
     };
-    let ambiguous = |pattern: &str, candidates: &[&pi_ai::Model]| {
+    let ambiguous = |warnings: &mut Vec<String>, pattern: &str, candidates: &[&pi_ai::Model]| {
         let mut providers: Vec<&str> = candidates.iter().map(|m| m.provider.as_str()).collect();
         providers.sort_unstable();
         providers.dedup();
-        eprintln!(
-            "Warning: Pattern \"{pattern}\" matches several providers: {}. Use provider/id to choose one.",
+        warnings.push(format!(
+            "Pattern \"{pattern}\" matches several providers: {}. Use provider/id to choose one.",
             providers.join(", ")
-        );
+        ));
     };
     let available = registry.available();
     for pattern in patterns
@@ -78,7 +101,7 @@ pub fn resolve<'a>(
                 match model_resolver::resolve(&exact, &available, &|_| true) {
                     Resolution::Resolved { model, .. } => (vec![model], level),
                     Resolution::Ambiguous { candidates, .. } => {
-                        ambiguous(pattern, &candidates);
+                        ambiguous(&mut warnings, pattern, &candidates);
                         (candidates, level)
                     }
                     Resolution::NotFound(_) => (glob_matches(glob, &available), level),
@@ -97,25 +120,30 @@ pub fn resolve<'a>(
                         warning,
                     } => {
                         if let Some(warning) = warning {
-                            eprintln!("Warning: {warning}");
+                            warnings.push(warning);
                         }
                         (vec![model], level)
                     }
                     Resolution::Ambiguous { candidates, .. } => {
-                        ambiguous(pattern, &candidates);
+                        ambiguous(&mut warnings, pattern, &candidates);
                         (candidates, None)
                     }
                     Resolution::NotFound(_) => (Vec::new(), None),
                 }
             };
         if matches.is_empty() {
-            eprintln!("Warning: No models match pattern \"{pattern}\"");
+            warnings.push(format!("No models match pattern \"{pattern}\""));
+            unmatched.push(pattern.to_owned());
         }
         for model in matches {
             add(&mut scoped, model, level);
         }
     }
-    scoped
+    ScopeResolution {
+        models: scoped,
+        unmatched,
+        warnings,
+    }
 }
 
 /// The models whose `provider/id` or id `glob` matches, case-insensitively.

@@ -171,7 +171,8 @@ pub(crate) struct Inner {
     registry: providers::SessionRegistry,
     cwd: PathBuf,
     api_key: Option<(String, String)>,
-    scoped_models: Vec<ScopedModel>,
+    /// The models Ctrl+P cycles through (`--models`, `enabledModels`, `/scoped-models`).
+    scoped_models: Mutex<Vec<ScopedModel>>,
     prompt_templates: Mutex<Vec<PromptTemplate>>,
     skills: Mutex<Vec<Skill>>,
     listeners: Mutex<Vec<(u64, SessionListener)>>,
@@ -366,8 +367,13 @@ impl AgentSession {
         lock(&self.inner.skills).clone()
     }
 
-    pub fn scoped_models(&self) -> &[ScopedModel] {
-        &self.inner.scoped_models
+    pub fn scoped_models(&self) -> Vec<ScopedModel> {
+        lock(&self.inner.scoped_models).clone()
+    }
+
+    /// Sets the models Ctrl+P cycles through for this session (empty: every model).
+    pub fn set_scoped_models(&self, models: Vec<ScopedModel>) {
+        *lock(&self.inner.scoped_models) = models;
     }
 
     pub fn steering_mode(&self) -> pi_agent_core::QueueMode {

@@ -64,10 +64,9 @@ impl AgentSession {
     pub fn cycle_model(&self, backward: bool) -> Option<ModelCycleResult> {
         let current = self.model();
         let same = |m: &Model| m.provider == current.provider && m.id == current.id;
-        if !self.inner.scoped_models.is_empty() {
-            let scoped: Vec<_> = self
-                .inner
-                .scoped_models
+        let scoped_models = self.scoped_models();
+        if !scoped_models.is_empty() {
+            let scoped: Vec<_> = scoped_models
                 .iter()
                 .filter(|s| self.inner.request_auth(&s.model).is_ok())
                 .collect();

@@ -83,7 +83,7 @@ impl AgentSession {
                 registry: providers::SessionRegistry::new(registry, loaded_providers),
                 cwd,
                 api_key: api_key.map(|key| (model.provider.clone(), key)),
-                scoped_models,
+                scoped_models: Mutex::new(scoped_models),
                 prompt_templates: Mutex::new(prompt_templates),
                 skills: Mutex::new(skills),
                 listeners: Mutex::new(Vec::new()),

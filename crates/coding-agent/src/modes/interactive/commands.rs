@@ -6,6 +6,7 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("model", "Select model (opens selector UI)"),
     ("tree", "Navigate session tree (switch branches)"),
     ("thinking", "Set thinking level"),
+    ("scoped-models", "Enable/disable models for Ctrl+P cycling"),
     (
         "export",
         "Export session (HTML default, or specify path: .html/.jsonl)",
@@ -48,6 +49,7 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Settings,
+    ScopedModels,
     Trust,
     Import(Option<String>),
     Model(Option<String>),
@@ -85,6 +87,7 @@ pub fn parse(text: &str) -> Option<Command> {
     Some(match name {
         "settings" if arg.is_empty() => Command::Settings,
         "trust" if arg.is_empty() => Command::Trust,
+        "scoped-models" if arg.is_empty() => Command::ScopedModels,
         "import" => Command::Import(path_argument(arg)),
         "model" => Command::Model(arg_opt()),
         "thinking" => Command::Thinking(arg_opt()),

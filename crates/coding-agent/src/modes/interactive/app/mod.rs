@@ -11,6 +11,7 @@ mod local_llm;
 mod login;
 mod mcp;
 mod overlay;
+mod scoped_models;
 mod selection;
 mod session_events;
 mod settings;

@@ -39,6 +39,8 @@ pub(crate) enum Overlay {
         Box<crate::modes::interactive::extension_ui::dialogs::DialogView>,
         super::import::ConfirmPurpose,
     ),
+    /// `/scoped-models`.
+    ScopedModels(Box<crate::modes::interactive::selectors::scoped_models::ScopedModelsSelector>),
     /// `/trust`.
     Trust(Box<crate::modes::interactive::selectors::trust::TrustSelector>),
     /// `/settings`.
@@ -68,6 +70,7 @@ impl Overlay {
             Overlay::Settings(menu) => menu.render(width),
             Overlay::Trust(selector) => selector.render(width),
             Overlay::Confirm(view, _) => view.render(width),
+            Overlay::ScopedModels(selector) => selector.render(width),
         }
     }
 }
@@ -309,6 +312,10 @@ impl App {
                 self.on_settings_event(event);
             }
             Overlay::Confirm(..) => self.on_confirm_input(input),
+            Overlay::ScopedModels(selector) => {
+                let event = selector.handle(input, &keys);
+                self.on_scoped_models_event(event);
+            }
             Overlay::Trust(selector) => match selector.handle(input, &keys) {
                 SelectorOutcome::Pending => {}
                 SelectorOutcome::Cancelled => self.overlay = None,

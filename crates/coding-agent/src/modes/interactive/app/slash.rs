@@ -16,6 +16,7 @@ impl App {
         match command {
             Command::Settings => self.open_settings(),
             Command::Trust => self.open_trust(),
+            Command::ScopedModels => self.open_scoped_models(),
             Command::Import(path) => self.import_command(path),
             Command::Model(search) => self.model_command(search),
             Command::Thinking(level) => match level {

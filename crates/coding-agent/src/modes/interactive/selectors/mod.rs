@@ -7,6 +7,7 @@ pub mod fork;
 pub mod hotkeys;
 pub mod llama;
 pub mod model;
+pub mod scoped_models;
 pub mod session;
 pub mod settings;
 pub mod thinking;

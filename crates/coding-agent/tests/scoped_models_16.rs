@@ -1,0 +1,135 @@
+//! `/scoped-models`: the models Ctrl+P cycles through, changed for the session at once and
+//! saved as `enabledModels` with Ctrl+S. Ours and pi 1.6.0 (`PI_TS16`) side by side in
+//! tmux.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use mock_llm::MockServer;
+use serde_json::{Value, json};
+use support::rpc::Env;
+use support::tmux::{self, Tmux};
+use support::ts16::pis;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn program_path(wrapper: &Option<std::path::PathBuf>) -> String {
+    wrapper
+        .as_ref()
+        .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
+            w.display().to_string()
+        })
+}
+
+/// The selector from its title to the footer's count. pi 1.6.0 also refreshes the hosted
+/// model catalogs and says so in a line of its own; ours has none to refresh.
+fn panel(screen: &str) -> Vec<String> {
+    let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let start = rows
+        .iter()
+        .position(|r| *r == "Model Configuration")
+        .unwrap();
+    let end = start
+        + rows[start..]
+            .iter()
+            .position(|r| r.contains("enabled"))
+            .unwrap();
+    rows[start..=end]
+        .iter()
+        .filter(|r| {
+            !r.contains("Model catalogs refreshed.") && !r.contains("Refreshing model catalogs")
+        })
+        .map(|r| (*r).to_owned())
+        .collect()
+}
+
+fn settings_when(env: &Env, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let text = std::fs::read_to_string(env.agent.join("settings.json")).unwrap_or_default();
+        if let Ok(value) = serde_json::from_str::<Value>(&text)
+            && check(&value)
+        {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "settings.json: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn scoped_models_change_cycling_and_save_as_16() {
+    if !tmux::available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    let mut panels = Vec::new();
+    for (name, wrapper) in pis() {
+        let env = Env::new(&server, 128_000, json!({"tuiMode": "regular"}));
+        let pi = program_path(&wrapper);
+        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &[], 150, 40);
+        tmux.wait(&format!("{name}: started"), WAIT, |s| {
+            s.contains("mock-model")
+        });
+        tmux.type_text("/scoped-models");
+        tmux.wait(&format!("{name}: typed"), WAIT, |s| {
+            s.contains("/scoped-models")
+        });
+        tmux.keys(&["Enter"]);
+        let mut seen = Vec::new();
+        let screen = tmux.wait(&format!("{name}: selector"), WAIT, |s| {
+            s.contains("Model Configuration") && s.contains("all enabled")
+        });
+        seen.push(panel(&screen));
+        // Enter turns the selected model off: the other one moves to the top.
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait(&format!("{name}: toggled"), WAIT, |s| {
+            s.contains("1/2 enabled (unsaved)")
+        });
+        seen.push(panel(&screen));
+        tmux.keys(&["C-s"]);
+        let screen = tmux.wait(&format!("{name}: saved"), WAIT, |s| {
+            s.contains("1/2 enabled") && !s.contains("(unsaved)")
+        });
+        seen.push(panel(&screen));
+        settings_when(&env, |v| v["enabledModels"] == json!(["mock/mock-thinker"]));
+        tmux.keys(&["Escape"]);
+        tmux.wait(&format!("{name}: closed"), WAIT, |s| {
+            !s.contains("Model Configuration") && s.contains("Model selection saved to settings")
+        });
+        // Ctrl+P now cycles within the scope: the one enabled model.
+        tmux.keys(&["C-p"]);
+        tmux.wait(&format!("{name}: cycled"), WAIT, |s| {
+            s.contains("mock-thinker")
+        });
+        // Back in the selector, Ctrl+A enables every model again; saved, the setting goes.
+        tmux.type_text("/scoped-models");
+        tmux.wait(&format!("{name}: typed again"), WAIT, |s| {
+            s.contains("/scoped-models")
+        });
+        tmux.keys(&["Enter"]);
+        tmux.wait(&format!("{name}: reopened"), WAIT, |s| {
+            s.contains("1/2 enabled")
+        });
+        tmux.keys(&["C-a"]);
+        tmux.wait(&format!("{name}: all"), WAIT, |s| {
+            s.contains("all enabled (unsaved)")
+        });
+        tmux.keys(&["C-s"]);
+        settings_when(&env, |v| v.get("enabledModels").is_none());
+        panels.push(seen);
+    }
+    if let [ours, theirs] = &panels[..] {
+        assert_eq!(
+            ours, theirs,
+            "the selector as drawn by ours and by pi 1.6.0"
+        );
+    }
+}
