@@ -13,7 +13,7 @@ use mock_llm::{MockServer, Script};
 use serde_json::json;
 use support::rpc::Env;
 use support::tmux::{self, Tmux};
-use support::ts16::pis;
+use support::ts16::{pis, program_path};
 
 const ROWS: u16 = 30;
 /// The dock at 100x30 with an empty editor: spacer, editor border, editor line, border,
@@ -60,15 +60,6 @@ fn wait_settled(tmux: &Tmux, name: &str) -> String {
                 && rows[usize::from(ROWS) - 1].starts_with('↑')
         },
     )
-}
-
-/// The pi to run: pi 1.6.0's wrapper, or ours.
-fn program_path(wrapper: &Option<std::path::PathBuf>) -> String {
-    wrapper
-        .as_ref()
-        .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
-            w.display().to_string()
-        })
 }
 
 /// An SGR wheel report at column 10, row 10 (`up`: button 64, else 65).

@@ -11,17 +11,9 @@ use mock_llm::{MockServer, Script};
 use serde_json::{Value, json};
 use support::rpc::{Env, read_jsonl};
 use support::tmux::{self, Tmux};
-use support::ts16::pis;
+use support::ts16::{pis, program_path};
 
 const WAIT: Duration = Duration::from_secs(20);
-
-fn program_path(wrapper: &Option<std::path::PathBuf>) -> String {
-    wrapper
-        .as_ref()
-        .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
-            w.display().to_string()
-        })
-}
 
 fn command(tmux: &Tmux, name: &str, text: &str) {
     tmux.type_text(text);

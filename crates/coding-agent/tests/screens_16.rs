@@ -13,19 +13,11 @@ use mock_llm::{Fault, MockServer, Script};
 use serde_json::json;
 use support::rpc::Env;
 use support::tmux::{self, Tmux};
-use support::ts16::pis;
+use support::ts16::{pis, program_path};
 
 const WAIT: Duration = Duration::from_secs(20);
 const COLS: u16 = 100;
 const ROWS: u16 = 30;
-
-fn program_path(wrapper: &Option<std::path::PathBuf>) -> String {
-    wrapper
-        .as_ref()
-        .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
-            w.display().to_string()
-        })
-}
 
 /// The screen's rows, right-trimmed, without the fullscreen scrollbar, `ROWS` of them.
 fn rows(screen: &str) -> Vec<String> {

@@ -12,17 +12,9 @@ use mock_llm::MockServer;
 use serde_json::{Value, json};
 use support::rpc::Env;
 use support::tmux::{self, Tmux};
-use support::ts16::pis;
+use support::ts16::{pis, program_path};
 
 const WAIT: Duration = Duration::from_secs(15);
-
-fn program_path(wrapper: &Option<std::path::PathBuf>) -> String {
-    wrapper
-        .as_ref()
-        .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
-            w.display().to_string()
-        })
-}
 
 /// The menu: from the border above the search line to the border below the key hint.
 fn panel(screen: &str) -> Option<Vec<String>> {

@@ -81,6 +81,15 @@ pub fn pis() -> Vec<(&'static str, Option<PathBuf>)> {
     all
 }
 
+/// The path of the pi to run in a terminal: pi 1.6.0's wrapper, or ours.
+pub fn program_path(wrapper: &Option<PathBuf>) -> String {
+    wrapper
+        .as_ref()
+        .map_or(env!("CARGO_BIN_EXE_pi").to_owned(), |w| {
+            w.display().to_string()
+        })
+}
+
 /// [`program`], with ours running the test extension host (installed once for all tests)
 /// rather than installing one into the scratch agent dir.
 pub fn program_with_host(wrapper: &Option<PathBuf>) -> Command {
