@@ -4,6 +4,7 @@
 pub mod agent_session;
 pub mod auth_guidance;
 pub mod builtins;
+pub mod changelog;
 pub mod cli;
 pub mod client_identity;
 pub mod compaction;

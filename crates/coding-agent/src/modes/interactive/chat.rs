@@ -15,7 +15,8 @@ use pi_tui::width::truncate_to_width;
 use serde_json::Value;
 
 use super::components::{
-    AssistantMessage, BashExecution, Notice, SummaryMessage, ToolExecution, UserMessage,
+    AssistantMessage, BashExecution, ChangelogLayout, ChangelogView, Notice, SummaryMessage,
+    ToolExecution, UserMessage,
 };
 use super::extension_ui::custom_message::CustomMessageView;
 use super::extension_ui::tool_renderer::{ChatExtensions, ExtToolRender};
@@ -36,6 +37,8 @@ enum Item {
     Bash(BashExecution),
     Summary(SummaryMessage),
     Notice(Notice),
+    /// Release notes (`/changelog`, the startup "What's New").
+    Changelog(ChangelogView),
     /// A custom message (`pi.sendMessage`), drawn by its extension renderer if any.
     Custom(CustomMessageView),
     /// A host component (an extension's header, `ctx.ui.setHeader`).
@@ -61,6 +64,7 @@ impl Item {
             Item::Bash(c) => c.render(width),
             Item::Summary(c) => c.render(width),
             Item::Notice(c) => c.render(width),
+            Item::Changelog(c) => c.render(width),
             Item::Custom(c) => c.render(width),
             Item::Remote(ext, id) => {
                 let mut out = vec![String::new()];
@@ -80,6 +84,7 @@ impl Item {
             Item::Bash(c) => c.set_theme(theme),
             Item::Summary(c) => c.set_theme(theme),
             Item::Notice(c) => c.set_theme(theme),
+            Item::Changelog(c) => c.set_theme(theme),
         }
     }
 }
@@ -269,8 +274,22 @@ impl Chat {
         self.push(Item::Text(Text::new(&painted).with_padding(1, 0)));
     }
 
+    /// Text with a blank line above and below it (pi's `Text(…, 1, 1)`).
+    pub(crate) fn add_padded_text(&mut self, text: &str) {
+        self.push(Item::Text(Text::new(text).with_padding(1, 1)));
+    }
+
     pub(crate) fn add_text_block(&mut self, text: &str) {
         self.push(Item::Text(Text::new(text).with_padding(1, 0)));
+    }
+
+    /// Release notes between borders, in one of pi's layouts.
+    pub(crate) fn add_changelog(&mut self, markdown: &str, layout: ChangelogLayout) {
+        self.push(Item::Changelog(ChangelogView::new(
+            markdown,
+            layout,
+            &self.theme,
+        )));
     }
 
     pub(crate) fn add_lines(&mut self, lines: Vec<String>) {

@@ -18,6 +18,7 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("copy", "Copy last agent message to clipboard"),
     ("name", "Set session display name"),
     ("session", "Show session info and stats"),
+    ("changelog", "Show changelog entries"),
     ("hotkeys", "Show all keyboard shortcuts"),
     ("fork", "Create a new fork from a previous user message"),
     (
@@ -58,6 +59,9 @@ pub enum Command {
     Copy,
     Name(String),
     Session,
+    Changelog,
+    /// `/debug` (hidden): writes the rendered screen and the messages to `pi-debug.log`.
+    Debug,
     Hotkeys,
     Fork,
     Clone,
@@ -95,6 +99,8 @@ pub fn parse(text: &str) -> Option<Command> {
         "copy" if arg.is_empty() => Command::Copy,
         "name" => Command::Name(arg.to_owned()),
         "session" if arg.is_empty() => Command::Session,
+        "changelog" if arg.is_empty() => Command::Changelog,
+        "debug" if arg.is_empty() => Command::Debug,
         "hotkeys" if arg.is_empty() => Command::Hotkeys,
         "fork" if arg.is_empty() => Command::Fork,
         "clone" if arg.is_empty() => Command::Clone,

@@ -1,5 +1,7 @@
 //! The interactive app: its state, what it draws, and how it reacts to events.
 
+mod changelog;
+mod debug;
 mod display;
 mod extensions;
 mod fullscreen;
@@ -241,6 +243,7 @@ impl App {
         }
         // After the history: rebuilding it keeps only the header.
         app.reload_history();
+        app.show_startup_changelog();
         for warning in options.warnings.iter().chain(&theme_warnings) {
             app.chat.add_notice(NoticeKind::Warning, warning);
         }

@@ -27,6 +27,8 @@ impl App {
             Command::Copy => self.copy_last(),
             Command::Name(name) => self.name_command(&name),
             Command::Session => self.session_info(),
+            Command::Changelog => self.show_changelog(),
+            Command::Debug => self.write_debug_log(),
             Command::Mcp(args) => self.mcp_command(args).await,
             Command::Llama => self.llama_command(),
             Command::Hotkeys => {

@@ -3,6 +3,7 @@
 
 pub mod assistant_message;
 pub mod bash_execution;
+pub mod changelog;
 pub mod diff;
 pub mod footer;
 pub mod markdown_theme;
@@ -15,6 +16,7 @@ pub mod user_message;
 
 pub use assistant_message::AssistantMessage;
 pub use bash_execution::BashExecution;
+pub use changelog::{ChangelogLayout, ChangelogView};
 pub use diff::render_diff;
 pub use footer::{Footer, FooterData, format_tokens};
 pub use markdown_theme::{markdown_theme, syntax_theme};
