@@ -32,21 +32,7 @@ fn panel(screen: &str) -> Option<Vec<String>> {
         + rows[start + 1..]
             .iter()
             .position(|r| r.starts_with("────"))?;
-    Some(rows[start..=end].iter().map(|r| mask_theme(r)).collect())
-}
-
-/// The Theme row without its value: pi 1.6.0's default is its `system` theme (made from the
-/// terminal's palette), which ours does not have yet; ours shows `dark`.
-fn mask_theme(row: &str) -> String {
-    for prefix in ["→ ", "  "] {
-        if row
-            .strip_prefix(prefix)
-            .is_some_and(|r| r.starts_with("Theme "))
-        {
-            return format!("{prefix}Theme <theme>");
-        }
-    }
-    row.to_owned()
+    Some(rows[start..=end].iter().map(|r| (*r).to_owned()).collect())
 }
 
 /// The global settings file once `check` holds for it, without the key only pi 1.6.0
@@ -58,7 +44,7 @@ fn settings_when(env: &Env, what: &str, check: impl Fn(&Value) -> bool) -> Value
         let text = std::fs::read_to_string(env.agent.join("settings.json")).unwrap_or_default();
         if let Ok(mut value) = serde_json::from_str::<Value>(&text) {
             if let Some(map) = value.as_object_mut() {
-                map.remove("lastChangelogVersion");
+                map.shift_remove("lastChangelogVersion");
             }
             if check(&value) {
                 return value;

@@ -5,6 +5,7 @@
 //! not agents.
 
 pub mod autocomplete;
+pub mod color_space;
 pub mod component;
 pub mod components;
 pub mod events;
@@ -17,6 +18,7 @@ pub mod screen;
 pub mod search;
 pub mod style;
 pub mod terminal;
+pub mod terminal_colors;
 pub mod viewport;
 pub mod width;
 

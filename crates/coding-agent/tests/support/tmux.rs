@@ -149,6 +149,12 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The visible screen with its colors and attributes as escape sequences.
+    pub fn colored_screen(&self) -> String {
+        let out = self.run(&["capture-pane", "-p", "-e", "-t", "pi"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Scrollback and screen together.
     pub fn history(&self) -> String {
         let out = self.run(&["capture-pane", "-p", "-t", "pi", "-S", "-", "-E", "-"]);

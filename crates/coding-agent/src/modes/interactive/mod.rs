@@ -91,6 +91,7 @@ pub(crate) enum AppEvent {
 pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
     let (tx, mut rx) = unbounded_channel::<AppEvent>();
     let input_paused = Arc::new(AtomicBool::new(false));
+    ask_terminal_colors();
     spawn_input_reader(tx.clone(), Arc::clone(&input_paused));
     spawn_signal_watch(tx.clone());
     let pending_update = PendingUpdate::new();
@@ -177,6 +178,20 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
     // session_shutdown; a handler that hangs does not keep pi from exiting.
     let _ = tokio::time::timeout(Duration::from_secs(3), session.shutdown_extensions()).await;
     code
+}
+
+/// How long a terminal may take to answer the color query (pi 1.6 waits as long before it
+/// falls back to palette indices; terminals answer the trailing DA1 request at once).
+const TERMINAL_QUERY_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// Asks the terminal for its colors (for the `system` theme) before the input reader owns
+/// stdin, so the replies do not arrive as keys.
+fn ask_terminal_colors() {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        let colors = pi_tui::terminal_colors::query(TERMINAL_QUERY_TIMEOUT);
+        theme::system::set_terminal_colors(colors);
+    }
 }
 
 /// Terminal input comes from a reader thread; it stops reading while `paused` is set

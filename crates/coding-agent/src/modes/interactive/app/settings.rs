@@ -82,7 +82,7 @@ impl App {
                 &self.theme_sources(),
             ),
             theme_setting,
-            light_terminal: crate::modes::interactive::theme::default_theme_name() == "light",
+            light_terminal: crate::modes::interactive::theme::terminal_theme_name() == "light",
         };
         self.overlay = Some(Overlay::Settings(Box::new(SettingsSelector::new(
             rows,

@@ -7,8 +7,8 @@ use pi_tui::style::ColorMode;
 use super::{Theme, ThemeError, parse_theme_json};
 use crate::config::paths::expand_tilde;
 
-/// The built-in theme names.
-const BUILTINS: [&str; 2] = ["dark", "light"];
+/// The built-in theme names (the generated `system` theme first, as pi 1.6 lists it).
+const BUILTINS: [&str; 3] = [super::system::SYSTEM_THEME_NAME, "dark", "light"];
 
 /// Read, parse and resolve one theme file.
 pub fn load_theme_from_path(path: &Path, mode: ColorMode) -> Result<Theme, ThemeError> {
@@ -21,15 +21,21 @@ pub fn load_theme_from_path(path: &Path, mode: ColorMode) -> Result<Theme, Theme
     Theme::from_json(&json, &label, mode, Some(path.to_path_buf()))
 }
 
-/// `dark` or `light` from a `COLORFGBG` value (`fg;bg`, bg < 8 means dark), as the TS pi does.
+/// `dark` or `light` from a `COLORFGBG` value (its last field the background), as pi 1.6
+/// reads it; `dark` when it says nothing.
 pub fn theme_name_for_background(colorfgbg: Option<&str>) -> &'static str {
-    let Some(value) = colorfgbg else {
-        return "dark";
-    };
-    let parts: Vec<&str> = value.split(';').collect();
-    match parts.get(1).and_then(|bg| bg.trim().parse::<i64>().ok()) {
-        Some(bg) if bg >= 8 => "light",
+    match super::system::colorfgbg_appearance(colorfgbg) {
+        Some(super::system::Appearance::Light) => "light",
         _ => "dark",
+    }
+}
+
+/// `light` or `dark`: the terminal's appearance (its reported background, else
+/// `COLORFGBG`), which picks the half of an automatic `light/dark` theme setting.
+pub fn terminal_theme_name() -> &'static str {
+    match super::system::terminal_appearance_now() {
+        super::system::Appearance::Light => "light",
+        super::system::Appearance::Dark => "dark",
     }
 }
 
@@ -40,9 +46,10 @@ pub fn parse_auto_theme(setting: &str) -> Option<(&str, &str)> {
     (!dark.contains('/') && !light.is_empty() && !dark.is_empty()).then_some((light, dark))
 }
 
-/// The theme used when settings name none: picked from the terminal background.
+/// The theme used when settings name none: pi 1.6's `system` theme, made from the
+/// terminal's own colors.
 pub fn default_theme_name() -> &'static str {
-    theme_name_for_background(std::env::var("COLORFGBG").ok().as_deref())
+    super::system::SYSTEM_THEME_NAME
 }
 
 /// The `.json` files of a directory, sorted; a missing directory has none.
@@ -164,7 +171,7 @@ pub fn load_theme_with_mode(
 ) -> (Theme, Vec<String>) {
     let wanted: &str = match name.map(|n| (n, parse_auto_theme(n))) {
         Some((_, Some((light, dark)))) => {
-            if default_theme_name() == "light" {
+            if terminal_theme_name() == "light" {
                 light
             } else {
                 dark
@@ -181,7 +188,11 @@ pub fn load_theme_with_mode(
         }
     }
 
-    // A custom theme's `name` wins (as in the TS pi), then the built-ins, then a file stem.
+    // The system theme's name is reserved; otherwise a custom theme's `name` wins (as in
+    // the TS pi), then the built-ins, then a file stem.
+    if wanted == super::system::SYSTEM_THEME_NAME {
+        return (Theme::system(mode), warnings);
+    }
     let by_name = custom
         .iter()
         .find_map(|(_, r)| r.as_ref().ok().filter(|t| t.name() == wanted));
@@ -205,7 +216,8 @@ pub fn load_theme_with_mode(
     (Theme::dark(mode), warnings)
 }
 
-/// The names of the built-in themes and every loadable custom theme, sorted.
+/// The names of the built-in themes and every loadable custom theme, sorted, with the
+/// `system` theme first (it is the default and adapts to every terminal).
 pub fn available_themes(agent_dir: &Path, cwd: &Path, sources: &ThemeSources) -> Vec<String> {
     let mut warnings = Vec::new();
     let mut names: Vec<String> = BUILTINS.iter().map(|s| (*s).to_string()).collect();
@@ -216,5 +228,6 @@ pub fn available_themes(agent_dir: &Path, cwd: &Path, sources: &ThemeSources) ->
     }
     names.sort();
     names.dedup();
+    names.sort_by_key(|n| n != super::system::SYSTEM_THEME_NAME);
     names
 }

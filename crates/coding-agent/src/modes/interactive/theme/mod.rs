@@ -5,6 +5,7 @@
 
 mod loader;
 mod schema;
+pub mod system;
 #[cfg(test)]
 mod tests;
 
@@ -15,7 +16,7 @@ use pi_tui::style::{Color, ColorMode, Style};
 
 pub use loader::{
     ThemeSources, available_themes, default_theme_name, load_theme, load_theme_from_path,
-    load_theme_with_mode, parse_auto_theme, theme_name_for_background,
+    load_theme_with_mode, parse_auto_theme, terminal_theme_name, theme_name_for_background,
 };
 pub use schema::{
     ColorValue, ExportColorsJson, REQUIRED_COLOR_KEYS, ThemeBg, ThemeColor, ThemeColors, ThemeJson,
@@ -155,6 +156,11 @@ pub struct Theme {
     mode: ColorMode,
     fg: Vec<Color>,
     bg: Vec<Color>,
+    /// Foreground keys drawn faint (SGR 2) on top of their color (the system theme's
+    /// neutrals when the terminal reported no colors).
+    dim: Vec<bool>,
+    /// The background the theme is made for, when it says (the system theme does).
+    light: Option<bool>,
     export: ExportColors,
 }
 
@@ -209,6 +215,8 @@ impl Theme {
             mode,
             fg,
             bg,
+            dim: vec![false; ThemeColor::ALL.len()],
+            light: None,
             export,
         })
     }
@@ -218,9 +226,10 @@ impl Theme {
         Theme::from_json(&parse_theme_json(label, text)?, label, mode, None)
     }
 
-    /// A built-in theme (`dark` or `light`).
+    /// A built-in theme (`system`, `dark` or `light`).
     pub fn builtin(name: &str, mode: ColorMode) -> Option<Theme> {
         let text = match name {
+            system::SYSTEM_THEME_NAME => return Some(Theme::system(mode)),
             "dark" => DARK_JSON,
             "light" => LIGHT_JSON,
             _ => return None,
@@ -241,6 +250,35 @@ impl Theme {
             mode,
             fg: vec![Color::Default; ThemeColor::ALL.len()],
             bg: vec![Color::Default; ThemeBg::ALL.len()],
+            dim: vec![false; ThemeColor::ALL.len()],
+            light: None,
+            export: ExportColors::default(),
+        }
+    }
+
+    /// pi 1.6's `system` theme, generated from the terminal's reported colors.
+    pub fn system(mode: ColorMode) -> Theme {
+        Theme::from_system(&system::generate_for_terminal(), mode)
+    }
+
+    /// A theme of generated system colors.
+    pub fn from_system(generated: &system::SystemTheme, mode: ColorMode) -> Theme {
+        let color = |key: &str| match generated.colors.get(key) {
+            Some(system::SystemColor::Index(i)) => Color::Ansi256(*i),
+            Some(system::SystemColor::Rgb(c)) => Color::Rgb(c.r, c.g, c.b),
+            Some(system::SystemColor::Default) | None => Color::Default,
+        };
+        Theme {
+            name: system::SYSTEM_THEME_NAME.to_string(),
+            source: None,
+            mode,
+            fg: ThemeColor::ALL.iter().map(|k| color(k.key())).collect(),
+            bg: ThemeBg::ALL.iter().map(|k| color(k.key())).collect(),
+            dim: ThemeColor::ALL
+                .iter()
+                .map(|k| generated.dim.contains(&k.key()))
+                .collect(),
+            light: generated.appearance.map(|a| a == system::Appearance::Light),
             export: ExportColors::default(),
         }
     }
@@ -276,9 +314,14 @@ impl Theme {
         self.bg.get(key as usize).copied().unwrap_or(Color::Default)
     }
 
-    /// A style with the key's foreground color.
+    /// A style with the key's foreground color (faint where the theme says so).
     pub fn fg(&self, key: ThemeColor) -> Style {
-        Style::fg(self.color(key)).with_mode(self.mode)
+        let style = Style::fg(self.color(key)).with_mode(self.mode);
+        if self.dim.get(key as usize).copied().unwrap_or(false) {
+            style.dim()
+        } else {
+            style
+        }
     }
 
     /// A style with the key's background color.
@@ -300,6 +343,9 @@ impl Theme {
     ///
     /// Judged by the luminance of the export page background, else the user message background.
     pub fn is_light(&self) -> bool {
+        if let Some(light) = self.light {
+            return light;
+        }
         let probe = self
             .export
             .page_bg

@@ -222,7 +222,7 @@ fn loads_custom_themes_and_falls_back_on_errors() {
         ..ThemeSources::default()
     };
     let names = available_themes(&agent, &cwd, &extra);
-    assert_eq!(names, ["dark", "light", "ocean", "paper", "sand"]);
+    assert_eq!(names, ["system", "dark", "light", "ocean", "paper", "sand"]);
 
     let (theme, warnings) = load_theme_with_mode(Some("ocean"), &agent, &cwd, &extra, mode);
     assert!(warnings.is_empty(), "{warnings:?}");
@@ -301,7 +301,7 @@ fn no_themes_skips_discovery_but_loads_theme_paths() {
     };
     assert_eq!(
         available_themes(&agent, &cwd, &sources),
-        ["dark", "light", "sand"]
+        ["system", "dark", "light", "sand"]
     );
     let with_discovery = ThemeSources {
         no_discovery: false,
@@ -309,7 +309,7 @@ fn no_themes_skips_discovery_but_loads_theme_paths() {
     };
     assert_eq!(
         available_themes(&agent, &cwd, &with_discovery),
-        ["dark", "light", "ocean", "reef", "sand"]
+        ["system", "dark", "light", "ocean", "reef", "sand"]
     );
 }
 
@@ -318,7 +318,11 @@ fn default_theme_follows_colorfgbg() {
     assert_eq!(theme_name_for_background(None), "dark");
     assert_eq!(theme_name_for_background(Some("15;0")), "dark");
     assert_eq!(theme_name_for_background(Some("0;15")), "light");
-    assert_eq!(theme_name_for_background(Some("0;default;15")), "dark");
+    // pi 1.6 reads the last field.
+    assert_eq!(theme_name_for_background(Some("0;default;15")), "light");
+    assert_eq!(theme_name_for_background(Some("15;8")), "dark");
+    assert_eq!(theme_name_for_background(Some("15;7")), "light");
+    assert_eq!(theme_name_for_background(Some("0;99")), "dark");
 }
 
 #[test]
