@@ -5,6 +5,7 @@
 //! not agents.
 
 pub mod autocomplete;
+pub mod capabilities;
 pub mod color_space;
 pub mod component;
 pub mod components;

@@ -346,7 +346,14 @@ pub(crate) fn push_line(out: &mut String, line: &str, width: usize) {
         out.push_str(line);
     }
     out.push_str(LINE_RESET);
+    // A hyperlink never runs on into the next row (a wrapped link re-opens there).
+    if line.contains("\x1b]8;") {
+        out.push_str(LINK_RESET);
+    }
 }
+
+/// Ends an OSC 8 hyperlink a line may have left open.
+const LINK_RESET: &str = "\x1b]8;;\x07";
 
 #[cfg(test)]
 mod tests {

@@ -16,26 +16,14 @@ pub enum ColorMode {
 }
 
 impl ColorMode {
-    /// Detect from the environment the way the TypeScript pi does.
+    /// 24-bit color where the terminal was detected to show it (`COLORTERM=truecolor`,
+    /// known terminals, `PI_TRUE_COLOR`, `terminal.trueColor`), else the 256-color palette.
     pub fn detect() -> Self {
-        let colorterm = std::env::var("COLORTERM")
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        if colorterm == "truecolor" || colorterm == "24bit" {
-            return ColorMode::TrueColor;
+        if crate::capabilities::get().true_color {
+            ColorMode::TrueColor
+        } else {
+            ColorMode::Ansi256
         }
-        let term = std::env::var("TERM").unwrap_or_default();
-        let program = std::env::var("TERM_PROGRAM").unwrap_or_default();
-        if term.contains("kitty")
-            || term.contains("ghostty")
-            || term.contains("wezterm")
-            || program == "iTerm.app"
-            || program == "vscode"
-            || program == "WezTerm"
-        {
-            return ColorMode::TrueColor;
-        }
-        ColorMode::Ansi256
     }
 }
 

@@ -121,11 +121,22 @@ pub struct SgrState {
     underline: bool,
     inverse: bool,
     strike: bool,
+    /// The open OSC 8 hyperlink (its opening sequence), re-opened on the next line.
+    link: Option<String>,
 }
 
 impl SgrState {
-    /// Feed one escape sequence; non-SGR sequences are ignored.
+    /// Feed one escape sequence; other than SGR and OSC 8 ones are ignored.
     pub fn apply(&mut self, esc: &str) {
+        if let Some(body) = esc.strip_prefix("\x1b]8;") {
+            let body = body
+                .strip_suffix('\x07')
+                .or_else(|| body.strip_suffix("\x1b\\"))
+                .unwrap_or(body);
+            let url = body.split_once(';').map_or("", |(_, url)| url);
+            self.link = (!url.is_empty()).then(|| esc.to_owned());
+            return;
+        }
         let Some(params) = esc.strip_prefix("\x1b[").and_then(|p| p.strip_suffix('m')) else {
             return;
         };
@@ -138,7 +149,13 @@ impl SgrState {
         while i < nums.len() {
             let n: u32 = nums[i].parse().unwrap_or(0);
             match n {
-                0 => *self = SgrState::default(),
+                0 => {
+                    let link = self.link.take();
+                    *self = SgrState {
+                        link,
+                        ..SgrState::default()
+                    };
+                }
                 1 => self.bold = true,
                 2 => self.dim = true,
                 3 => self.italic = true,
@@ -199,6 +216,9 @@ impl SgrState {
             if on {
                 out.push_str(code);
             }
+        }
+        if let Some(link) = &self.link {
+            out.push_str(link);
         }
         out
     }
@@ -452,6 +472,7 @@ mod tests {
         assert_eq!(visible_width("e\u{301}"), 1);
         assert_eq!(visible_width("👍🏽"), 2);
         assert_eq!(visible_width("\x1b]8;;http://x\x07link\x1b]8;;\x07"), 4);
+        assert_eq!(visible_width("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"), 4);
         assert_eq!(visible_width("a\tb"), 5);
     }
 
@@ -485,5 +506,20 @@ mod tests {
             5
         );
         assert_eq!(slice_columns("\x1b[1mabcdef", 2, 3), "\x1b[1mcde");
+    }
+
+    #[test]
+    fn a_wrapped_hyperlink_reopens_on_the_next_line() {
+        let text = "see \x1b]8;;http://x\x1b\\two words\x1b]8;;\x1b\\ end";
+        let lines = wrap_text_with_ansi(text, 8);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(lines[2], "end");
+        assert!(lines[1].starts_with("\x1b]8;;http://x\x1b\\"), "{lines:?}");
+        let mut state = SgrState::default();
+        state.apply("\x1b]8;;http://x\x07");
+        state.apply("\x1b[0m");
+        assert!(state.is_active());
+        state.apply("\x1b]8;;\x07");
+        assert!(!state.is_active());
     }
 }

@@ -74,7 +74,10 @@ fn strip(s: &str) -> String {
 }
 
 fn render(text: &str, width: usize) -> Vec<String> {
-    let lines = Markdown::new(text, 1, 0, theme()).render(width);
+    // Links as `text (url)`: the snapshots do not depend on the terminal the tests run in.
+    let lines = Markdown::new(text, 1, 0, theme())
+        .with_hyperlinks(false)
+        .render(width);
     for line in &lines {
         assert!(visible_width(line) <= width, "{line:?} wider than {width}");
     }
@@ -151,6 +154,30 @@ fn block_quote() {
 #[test]
 fn links() {
     snap_both("links", LINKS);
+}
+
+#[test]
+fn links_are_hyperlinks_where_the_terminal_shows_them() {
+    let lines = Markdown::new(
+        "See [the docs](https://example.com/docs) now.",
+        0,
+        0,
+        theme(),
+    )
+    .with_hyperlinks(true)
+    .render(80);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("\x1b]8;;https://example.com/docs\x1b\\"),
+        "{lines:?}"
+    );
+    assert!(!lines[0].contains("(https://"), "{lines:?}");
+    let link = lines[0]
+        .split("\x1b]8;;https://example.com/docs\x1b\\")
+        .nth(1)
+        .unwrap();
+    let text = link.split("\x1b]8;;\x1b\\").next().unwrap();
+    assert_eq!(visible_width(text), "the docs".len(), "{lines:?}");
 }
 
 #[test]

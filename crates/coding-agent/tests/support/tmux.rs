@@ -149,6 +149,13 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Appends every byte the program writes from now on to `file` (what tmux receives,
+    /// before it parses it: hyperlinks and other sequences tmux would not keep).
+    pub fn record_output(&self, file: &std::path::Path) {
+        let command = format!("cat >> {}", shell_quote(&file.display().to_string()));
+        self.run(&["pipe-pane", "-o", "-t", "pi", &command]);
+    }
+
     /// The visible screen with its colors and attributes as escape sequences.
     pub fn colored_screen(&self) -> String {
         let out = self.run(&["capture-pane", "-p", "-e", "-t", "pi"]);

@@ -91,6 +91,7 @@ pub(crate) enum AppEvent {
 pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
     let (tx, mut rx) = unbounded_channel::<AppEvent>();
     let input_paused = Arc::new(AtomicBool::new(false));
+    apply_capability_settings(&session);
     ask_terminal_colors();
     spawn_input_reader(tx.clone(), Arc::clone(&input_paused));
     spawn_signal_watch(tx.clone());
@@ -183,6 +184,33 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
 /// How long a terminal may take to answer the color query (pi 1.6 waits as long before it
 /// falls back to palette indices; terminals answer the trailing DA1 request at once).
 const TERMINAL_QUERY_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// The detected terminal capabilities with the `terminal.hyperlinks`, `terminal.images` and
+/// `terminal.trueColor` settings applied (settings win over `PI_*` variables; `"auto"`
+/// keeps what was detected).
+fn apply_capability_settings(session: &AgentSession) {
+    use pi_tui::capabilities::{self, ImageProtocol};
+    let settings = session.settings();
+    let mut caps = capabilities::get();
+    let value = |key: &str| settings.value(&["terminal", key]);
+    if let Some(serde_json::Value::Bool(on)) = value("hyperlinks") {
+        caps.hyperlinks = on;
+    }
+    if let Some(serde_json::Value::Bool(on)) = value("trueColor") {
+        caps.true_color = on;
+    }
+    match value("images") {
+        Some(serde_json::Value::Bool(false)) => caps.images = None,
+        Some(serde_json::Value::String(p)) if p == "kitty" => {
+            caps.images = Some(ImageProtocol::Kitty)
+        }
+        Some(serde_json::Value::String(p)) if p == "iterm2" => {
+            caps.images = Some(ImageProtocol::Iterm2)
+        }
+        _ => {}
+    }
+    capabilities::set(caps);
+}
 
 /// Asks the terminal for its colors (for the `system` theme) before the input reader owns
 /// stdin, so the replies do not arrive as keys.

@@ -47,6 +47,8 @@ pub struct Markdown {
     default_style: Option<Style>,
     cache: Option<(usize, Vec<String>)>,
     code_cache: HashMap<(String, String), Vec<String>>,
+    /// Links as OSC 8 hyperlinks (the terminal shows them) instead of `text (url)`.
+    hyperlinks: bool,
 }
 
 impl Markdown {
@@ -65,7 +67,16 @@ impl Markdown {
             default_style: None,
             cache: None,
             code_cache: HashMap::new(),
+            hyperlinks: crate::capabilities::get().hyperlinks,
         }
+    }
+
+    /// Links as OSC 8 hyperlinks or as `text (url)`, whatever the terminal was detected to
+    /// show.
+    pub fn with_hyperlinks(mut self, hyperlinks: bool) -> Self {
+        self.hyperlinks = hyperlinks;
+        self.cache = None;
+        self
     }
 
     /// Style plain text with `style` (e.g. italic + muted for thinking); its background
@@ -118,6 +129,7 @@ impl Markdown {
             source: &source,
             old_code: std::mem::take(&mut self.code_cache),
             new_code: HashMap::new(),
+            hyperlinks: self.hyperlinks,
         };
         let lines = renderer.nodes(&nodes, content_width, &ctx, false);
         self.code_cache = renderer.new_code;

@@ -35,6 +35,7 @@ pub(super) struct Renderer<'a> {
     pub(super) source: &'a str,
     pub(super) old_code: HashMap<(String, String), Vec<String>>,
     pub(super) new_code: HashMap<(String, String), Vec<String>>,
+    pub(super) hyperlinks: bool,
 }
 
 fn wrap(text: &str, width: usize) -> Vec<String> {
@@ -167,6 +168,12 @@ impl Renderer<'_> {
                 Inline::Link { url, children } => {
                     let style = merge(theme.underline, theme.link);
                     let inner = self.inlines(children, &ctx.inside(&style));
+                    if self.hyperlinks {
+                        // The terminal links the text itself: no URL after it.
+                        out.push_str(&crate::capabilities::hyperlink(&style.paint(&inner), url));
+                        out.push_str(&ctx.prefix);
+                        continue;
+                    }
                     out.push_str(&style.paint(&inner));
                     let text = plain_text(children);
                     let bare = url.strip_prefix("mailto:").unwrap_or(url);

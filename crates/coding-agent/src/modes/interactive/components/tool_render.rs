@@ -70,7 +70,16 @@ impl ToolView<'_> {
         match path {
             None => self.invalid_arg(),
             Some("") => self.fg(ThemeColor::ToolOutput).paint("..."),
-            Some(p) => self.fg(ThemeColor::Accent).paint(&shorten_path(p)),
+            Some(p) => {
+                let shown = self.fg(ThemeColor::Accent).paint(&shorten_path(p));
+                if !pi_tui::capabilities::get().hyperlinks {
+                    return shown;
+                }
+                // A `file://` link to the file, where the terminal shows hyperlinks.
+                let path = crate::config::paths::expand_tilde(p);
+                let absolute = std::env::current_dir().unwrap_or_default().join(path);
+                pi_tui::capabilities::hyperlink(&shown, &pi_tui::capabilities::file_url(&absolute))
+            }
         }
     }
 
