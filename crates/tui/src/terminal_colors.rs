@@ -1,6 +1,7 @@
-//! The terminal's own colors: its default foreground and background and its 16-color
-//! palette, asked with OSC 10/11/4 queries and a trailing DA1 request that every terminal
-//! answers (so one that reports no colors is known at once, not after a timeout).
+//! What pi asks the terminal at startup: its own colors (default foreground and
+//! background, 16-color palette; OSC 10/11/4) and whether it takes program status reports
+//! (OSC 7501), with a trailing DA1 request that every terminal answers (so one that
+//! reports nothing is known at once, not after a timeout).
 
 use std::io::Write;
 use std::os::fd::AsFd;
@@ -17,11 +18,26 @@ pub struct TerminalColors {
     pub palette: Option<Vec<Rgb>>,
 }
 
-/// The query pi 1.6 sends: foreground, background, palette 0-15, then DA1.
-pub fn query_text() -> String {
+/// What the terminal answered.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TerminalReport {
+    pub colors: TerminalColors,
+    /// It answered the OSC 7501 support query.
+    pub program_status: bool,
+}
+
+/// The OSC 7501 (program status) support query.
+pub const PROGRAM_STATUS_QUERY: &str = "\x1b]7501;?\x1b\\";
+
+/// The queries: foreground, background, palette 0-15 (pi 1.6's color query), the program
+/// status query when asked for, then DA1.
+pub fn query_text(program_status: bool) -> String {
     let mut text = String::from("\x1b]10;?\x07\x1b]11;?\x07");
     for index in 0..16 {
         text.push_str(&format!("\x1b]4;{index};?\x07"));
+    }
+    if program_status {
+        text.push_str(PROGRAM_STATUS_QUERY);
     }
     text.push_str("\x1b[c");
     text
@@ -77,16 +93,20 @@ struct Replies {
     foreground: Option<Rgb>,
     background: Option<Rgb>,
     palette: [Option<Rgb>; 16],
+    program_status: bool,
     done: bool,
 }
 
 impl Replies {
-    fn colors(&self) -> TerminalColors {
+    fn report(&self) -> TerminalReport {
         let palette: Option<Vec<Rgb>> = self.palette.iter().copied().collect();
-        TerminalColors {
-            foreground: self.foreground,
-            background: self.background,
-            palette,
+        TerminalReport {
+            colors: TerminalColors {
+                foreground: self.foreground,
+                background: self.background,
+                palette,
+            },
+            program_status: self.program_status,
         }
     }
 
@@ -125,8 +145,11 @@ impl Replies {
             } else {
                 1
             };
-            if let Some((target, rgb)) = std::str::from_utf8(&body[..end]).ok().and_then(osc_reply)
-            {
+            let text = std::str::from_utf8(&body[..end]).unwrap_or("");
+            if text.starts_with("7501;?") {
+                self.program_status = true;
+            }
+            if let Some((target, rgb)) = osc_reply(text) {
                 match target {
                     Target::Foreground => self.foreground = Some(rgb),
                     Target::Background => self.background = Some(rgb),
@@ -167,38 +190,40 @@ fn osc_reply(body: &str) -> Option<(Target, Rgb)> {
     Some((target, parse_color_value(value)?))
 }
 
-/// Parses a whole reply stream (for tests and recorded terminals).
-pub fn parse_replies(bytes: &[u8]) -> (TerminalColors, bool) {
+/// Parses a whole reply stream (for tests and recorded terminals); `true` once DA1 came.
+pub fn parse_replies(bytes: &[u8]) -> (TerminalReport, bool) {
     let mut replies = Replies::default();
     let mut buffer = bytes.to_vec();
     replies.scan(&mut buffer);
-    (replies.colors(), replies.done)
+    (replies.report(), replies.done)
 }
 
-/// Asks the terminal on stdin/stdout for its colors, waiting at most `timeout` for the
-/// DA1 answer. Raw mode is on for the call (and left as it was). A terminal that answers
-/// nothing, or an error, gives no colors.
-pub fn query(timeout: Duration) -> TerminalColors {
+/// Asks the terminal on stdin/stdout for its colors (and, with `program_status`, whether
+/// it takes OSC 7501 reports), waiting at most `timeout` for the DA1 answer. Raw mode is
+/// on for the call (and left as it was). A terminal that answers nothing, or an error,
+/// reports nothing.
+pub fn query(timeout: Duration, program_status: bool) -> TerminalReport {
     let was_raw = crossterm::terminal::is_raw_mode_enabled().unwrap_or(false);
     if !was_raw && crossterm::terminal::enable_raw_mode().is_err() {
-        return TerminalColors::default();
+        return TerminalReport::default();
     }
-    let colors = ask(timeout);
+    let report = ask(timeout, program_status);
     if !was_raw {
         let _ = crossterm::terminal::disable_raw_mode();
     }
-    colors
+    report
 }
 
-fn ask(timeout: Duration) -> TerminalColors {
+fn ask(timeout: Duration, program_status: bool) -> TerminalReport {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     let mut out = std::io::stdout();
+    let text = query_text(program_status);
     if out
-        .write_all(query_text().as_bytes())
+        .write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .is_err()
     {
-        return TerminalColors::default();
+        return TerminalReport::default();
     }
     let stdin = std::io::stdin();
     let deadline = Instant::now() + timeout;
@@ -225,7 +250,7 @@ fn ask(timeout: Duration) -> TerminalColors {
         }
         replies.scan(&mut buffer);
     }
-    replies.colors()
+    replies.report()
 }
 
 #[cfg(test)]
@@ -241,8 +266,9 @@ mod tests {
             );
         }
         stream.extend_from_slice(b"\x1b[?64;1;2c");
-        let (colors, done) = parse_replies(&stream);
-        assert!(done);
+        let (report, done) = parse_replies(&stream);
+        let colors = report.colors;
+        assert!(done && !report.program_status);
         assert_eq!(colors.foreground, Some(Rgb::new(0xe5, 0xe5, 0xe7)));
         assert_eq!(colors.background, Some(Rgb::new(0, 0, 0)));
         let palette = colors.palette.unwrap();
@@ -251,14 +277,17 @@ mod tests {
 
     #[test]
     fn a_terminal_without_colors_answers_only_da1() {
-        let (colors, done) = parse_replies(b"\x1b[?1;2c");
+        let (report, done) = parse_replies(b"\x1b[?1;2c");
         assert!(done);
-        assert_eq!(colors, TerminalColors::default());
+        assert_eq!(report, TerminalReport::default());
+        let (report, _) = parse_replies(b"\x1b]7501;?state=idle\x1b\\\x1b[?1;2c");
+        assert!(report.program_status);
     }
 
     #[test]
     fn a_partial_palette_is_dropped_and_values_scale() {
-        let (colors, done) = parse_replies(b"\x1b]4;1;rgb:f/0/0\x07\x1b]11;#ffffff\x07");
+        let (report, done) = parse_replies(b"\x1b]4;1;rgb:f/0/0\x07\x1b]11;#ffffff\x07");
+        let colors = report.colors;
         assert!(!done);
         assert_eq!(colors.palette, None);
         assert_eq!(colors.background, Some(Rgb::new(255, 255, 255)));

@@ -13,6 +13,7 @@ pub mod commands;
 pub mod components;
 mod extension_ui;
 pub mod keymap;
+pub mod program_status;
 pub mod selectors;
 mod stream_updates;
 pub mod theme;
@@ -92,7 +93,13 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
     let (tx, mut rx) = unbounded_channel::<AppEvent>();
     let input_paused = Arc::new(AtomicBool::new(false));
     apply_capability_settings(&session);
-    ask_terminal_colors();
+    let status_override = std::env::var("PI_PROGRAM_STATUS").ok();
+    let answered = ask_terminal(
+        status_override
+            .as_deref()
+            .is_none_or(|v| v != "1" && v != "0"),
+    );
+    let program_status = program_status::enabled(status_override.as_deref(), answered);
     spawn_input_reader(tx.clone(), Arc::clone(&input_paused));
     spawn_signal_watch(tx.clone());
     let pending_update = PendingUpdate::new();
@@ -132,6 +139,7 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
             let _ = warn_tx.send(AppEvent::Done(notice));
         }
     });
+    app.start_program_status(program_status);
     // The UI is up: extensions' session_start handlers may open dialogs.
     app.bind_extensions();
     app.render();
@@ -212,14 +220,17 @@ fn apply_capability_settings(session: &AgentSession) {
     capabilities::set(caps);
 }
 
-/// Asks the terminal for its colors (for the `system` theme) before the input reader owns
-/// stdin, so the replies do not arrive as keys.
-fn ask_terminal_colors() {
+/// Asks the terminal for its colors (for the `system` theme) and, with
+/// `program_status`, whether it takes OSC 7501 reports, before the input reader owns stdin
+/// (so the replies do not arrive as keys). Returns whether it took them.
+fn ask_terminal(program_status: bool) -> bool {
     use std::io::IsTerminal;
-    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-        let colors = pi_tui::terminal_colors::query(TERMINAL_QUERY_TIMEOUT);
-        theme::system::set_terminal_colors(colors);
+    if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        return false;
     }
+    let report = pi_tui::terminal_colors::query(TERMINAL_QUERY_TIMEOUT, program_status);
+    theme::system::set_terminal_colors(report.colors);
+    report.program_status
 }
 
 /// Terminal input comes from a reader thread; it stops reading while `paused` is set

@@ -328,6 +328,7 @@ impl App {
             NoticeKind::Info,
             &format!("Signing in to {}...", login.name()),
         );
+        self.signing_in = Some(login.name().to_owned());
         let tx = self.tx.clone();
         let auth_path = paths::auth_path(&self.agent_dir);
         let settings_path = paths::settings_path(&self.agent_dir);
@@ -424,6 +425,7 @@ impl App {
             },
             LoginEvent::Finished { provider, result } => {
                 self.device_code = None;
+                self.signing_in = None;
                 if matches!(self.overlay, Some(Overlay::Choice(_) | Overlay::Input(_))) {
                     self.overlay = None;
                 }

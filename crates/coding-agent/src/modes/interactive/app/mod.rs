@@ -13,6 +13,7 @@ mod local_llm;
 mod login;
 mod mcp;
 mod overlay;
+mod program_status;
 mod scoped_models;
 mod selection;
 mod session_events;
@@ -136,6 +137,10 @@ pub(crate) struct App {
     llama_hub: Option<crate::llama::huggingface::HuggingFace>,
     /// The search the `/llama` download panel waits for (a newer one cancels it).
     llama_search: Option<tokio_util::sync::CancellationToken>,
+    /// OSC 7501 reports of what pi is doing.
+    program_status: crate::modes::interactive::program_status::Reporter,
+    /// The provider an account sign-in runs for (its name), until it ends.
+    signing_in: Option<String>,
 }
 
 impl App {
@@ -232,6 +237,8 @@ impl App {
             local_llm_shown_decile: u32::MAX,
             llama_hub: None,
             llama_search: None,
+            program_status: crate::modes::interactive::program_status::Reporter::new(false),
+            signing_in: None,
         };
         app.install_autocomplete();
         if !settings.quiet_startup.is_some_and(|q| q.hides_header()) {
@@ -340,6 +347,7 @@ impl App {
                 lines
             }
         };
+        self.sync_blocked_status();
         let overlays = self.ext.placed_overlays(width, rows.max(1));
         let lines = overlay_layout::composite(lines, &overlays, width, rows.max(1));
         let focused = match self.ext.key_target() {
@@ -475,6 +483,7 @@ impl App {
             .as_ref()
             .is_some_and(|f| f.exit_output == crate::config::tui_settings::ExitOutput::Transcript);
         let _ = self.renderer.stop();
+        self.clear_program_status();
         if transcript {
             self.print_document();
         }

@@ -18,6 +18,7 @@ impl App {
     }
 
     pub(super) fn on_session_event(&mut self, event: AgentSessionEvent) {
+        self.report_program_status(&event);
         match event {
             AgentSessionEvent::Agent(event) => self.on_agent_event(event),
             AgentSessionEvent::Session(event) => self.on_session_only(event),
@@ -224,6 +225,7 @@ impl App {
             Completion::Replaced(Ok(notice)) => {
                 self.steering.clear();
                 self.follow_up.clear();
+                self.reset_program_status();
                 self.reload_history();
                 if let Some(notice) = notice {
                     self.chat.add_success(&notice);

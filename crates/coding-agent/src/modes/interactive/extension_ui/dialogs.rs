@@ -65,6 +65,8 @@ enum Body {
 /// An open dialog.
 pub struct DialogView {
     title: String,
+    /// The dialog's own title (a confirm draws its message under it).
+    status_title: String,
     /// Selector titles are bold; input and editor titles are not.
     bold_title: bool,
     body: Body,
@@ -74,6 +76,16 @@ pub struct DialogView {
 }
 
 impl DialogView {
+    /// What a program status report says of this dialog: `permission` for a confirm,
+    /// `question` otherwise, with the title (pi 1.6's blocked statuses).
+    pub fn blocked_status(&self) -> (&'static str, &str) {
+        let kind = match self.body {
+            Body::Select { confirm: true, .. } => "permission",
+            _ => "question",
+        };
+        (kind, &self.status_title)
+    }
+
     /// The view of a dialog request; `None` for `custom` (not drawn by pi).
     pub fn new(dialog: &UiDialog, theme: &Theme, keys: &Arc<Keybindings>) -> Option<Self> {
         let (title, bold_title, body) = match dialog {
@@ -113,8 +125,16 @@ impl DialogView {
             }
             UiDialog::Custom { .. } => return None,
         };
+        let status_title = match dialog {
+            UiDialog::Select { title, .. }
+            | UiDialog::Confirm { title, .. }
+            | UiDialog::Input { title, .. }
+            | UiDialog::Editor { title, .. } => title.clone(),
+            _ => String::new(),
+        };
         Some(DialogView {
             title,
+            status_title,
             bold_title,
             body,
             countdown: dialog.timeout_ms().filter(|ms| *ms > 0).map(Countdown::new),
