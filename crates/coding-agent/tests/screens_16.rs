@@ -128,16 +128,7 @@ fn scenes(
     let env = Env::new(server, 128_000, json!({"tuiMode": mode}));
     std::fs::write(env.work.join("notes.txt"), "first line\nsecond line\n").unwrap();
     if wrapper.is_some() {
-        // pi 1.6.0 looks for fd and rg at startup and warns when offline without them; ours
-        // needs neither. Files in its tool folder stand in for them.
-        let bin = env.agent.join("bin");
-        std::fs::create_dir_all(&bin).unwrap();
-        for tool in ["fd", "rg"] {
-            std::fs::write(bin.join(tool), "#!/bin/sh\nexit 0\n").unwrap();
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(bin.join(tool), std::fs::Permissions::from_mode(0o755))
-                .unwrap();
-        }
+        support::ts16::stub_search_tools(&env.agent);
     }
     let pi = program_path(wrapper);
     let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &[], COLS, ROWS);

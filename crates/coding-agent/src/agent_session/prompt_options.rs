@@ -61,6 +61,14 @@ pub struct PromptSkill {
 }
 
 impl AgentSession {
+    /// The context files (`AGENTS.md`, `CLAUDE.md`) the system prompt was built with.
+    pub fn context_file_paths(&self) -> Vec<std::path::PathBuf> {
+        lock(&self.inner.ext.recipe)
+            .as_ref()
+            .map(|r| r.context_files.iter().map(|f| f.path.clone()).collect())
+            .unwrap_or_default()
+    }
+
     /// The base system prompt inputs now (not `before_agent_start`'s per-turn changes).
     pub(super) fn prompt_options(&self) -> SystemPromptOptions {
         let defs = self.inner.ext.runtime.tool_defs();

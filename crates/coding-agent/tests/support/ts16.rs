@@ -109,3 +109,15 @@ pub fn program(wrapper: &Option<PathBuf>) -> Command {
         None => ours(),
     }
 }
+
+/// pi 1.6.0 looks for fd and rg at startup and warns when offline without them; ours needs
+/// neither. Scripts in its tool folder (`<agent>/bin`) stand in for them.
+pub fn stub_search_tools(agent: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = agent.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["fd", "rg"] {
+        std::fs::write(bin.join(tool), "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(bin.join(tool), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}

@@ -39,6 +39,9 @@ enum Item {
     Notice(Notice),
     /// Release notes (`/changelog`, the startup "What's New").
     Changelog(ChangelogView),
+    /// The loaded-resources listing: compact lines, the expanded ones (Ctrl+O), and which
+    /// is shown.
+    Resources(Vec<String>, Vec<String>, bool),
     /// A custom message (`pi.sendMessage`), drawn by its extension renderer if any.
     Custom(CustomMessageView),
     /// A host component (an extension's header, `ctx.ui.setHeader`).
@@ -65,6 +68,13 @@ impl Item {
             Item::Summary(c) => c.render(width),
             Item::Notice(c) => c.render(width),
             Item::Changelog(c) => c.render(width),
+            Item::Resources(compact, expanded, shown) => {
+                let lines = if *shown { expanded } else { compact };
+                lines
+                    .iter()
+                    .map(|l| truncate_to_width(l, width, "", false))
+                    .collect()
+            }
             Item::Custom(c) => c.render(width),
             Item::Remote(ext, id) => {
                 let mut out = vec![String::new()];
@@ -76,7 +86,7 @@ impl Item {
 
     fn set_theme(&mut self, theme: &Theme) {
         match self {
-            Item::Lines(_) | Item::Text(_) | Item::Remote(..) => {}
+            Item::Lines(_) | Item::Text(_) | Item::Remote(..) | Item::Resources(..) => {}
             Item::Custom(c) => c.set_theme(theme),
             Item::User(c) => c.set_theme(theme),
             Item::Assistant(c) => c.set_theme(theme),
@@ -281,6 +291,13 @@ impl Chat {
 
     pub(crate) fn add_text_block(&mut self, text: &str) {
         self.push(Item::Text(Text::new(text).with_padding(1, 0)));
+    }
+
+    /// The loaded-resources listing under the header (kept when the history is rebuilt).
+    pub(crate) fn add_resources(&mut self, compact: Vec<String>, expanded: Vec<String>) {
+        let shown = self.tools_expanded;
+        self.items.push(Item::Resources(compact, expanded, shown));
+        self.header_len = self.items.len();
     }
 
     /// Release notes between borders, in one of pi's layouts.
@@ -583,6 +600,7 @@ impl Chat {
                 Item::Bash(b) => b.set_expanded(expanded),
                 Item::Summary(s) => s.set_expanded(expanded),
                 Item::Custom(c) => c.set_expanded(expanded),
+                Item::Resources(_, _, shown) => *shown = expanded,
                 _ => {}
             }
         }

@@ -9,6 +9,7 @@ mod handoff;
 mod import;
 mod keys;
 mod llama;
+mod loaded_resources;
 mod local_llm;
 mod login;
 mod mcp;
@@ -248,6 +249,11 @@ impl App {
             let (compact, expanded) = app.header_variants(&options.version, details);
             app.chat.add_header(&compact, &expanded);
         }
+        app.show_loaded_resources(
+            settings
+                .quiet_startup
+                .is_none_or(|q| q == crate::config::settings::QuietStartup::Flag(false)),
+        );
         // After the history: rebuilding it keeps only the header.
         app.reload_history();
         app.show_startup_changelog();
