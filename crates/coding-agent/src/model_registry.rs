@@ -419,7 +419,8 @@ impl ModelRegistry {
     pub fn auth_status(&self, provider: &str) -> serde_json::Value {
         let source = if self.stored_key(provider).is_some() || self.auth.oauth(provider).is_some() {
             Some("stored")
-        } else if pi_ai::get_env_api_key(provider).is_some() || self.auth.signed_in_by_env(provider) {
+        } else if pi_ai::get_env_api_key(provider).is_some() || self.auth.signed_in_by_env(provider)
+        {
             Some("environment")
         } else if self
             .resolved

@@ -60,8 +60,11 @@ impl AgentSession {
             name: model.provider.clone(),
             base_url: Some(model.base_url.clone()).filter(|u| !u.is_empty()),
             header_names: {
-                let mut names: Vec<String> =
-                    model.headers.iter().flat_map(|h| h.keys().cloned()).collect();
+                let mut names: Vec<String> = model
+                    .headers
+                    .iter()
+                    .flat_map(|h| h.keys().cloned())
+                    .collect();
                 names.sort();
                 names
             },

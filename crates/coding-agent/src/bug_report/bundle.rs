@@ -76,12 +76,20 @@ fn environment() -> Value {
             .unwrap_or_default()
     };
     let (os_release, os_version) = (kernel("osrelease"), kernel("version"));
-    let version = env!("CARGO_PKG_VERSION");
+    let version = crate::PI_VERSION;
     let mut names: Vec<String> = std::env::vars_os()
         .filter_map(|(name, _)| name.into_string().ok())
+        // pi 1.6 sets its child variables (`PI_CODING_AGENT`) in its own environment; ours
+        // gives them to children only, so they are named here as pi 1.6 would list them.
+        .chain(
+            crate::tools::bash_env::CHILD_ENV
+                .iter()
+                .map(|(name, _)| (*name).to_owned()),
+        )
         .filter(|name| name.starts_with("PI_"))
         .collect();
     names.sort();
+    names.dedup();
     json!({
         "version": version,
         "userAgent": format!("pi/{version} ({}; rust; {})", platform(), arch()),
@@ -205,7 +213,9 @@ pub fn collect_diagnostics(session: &SessionManager, crashes: &[Value]) -> Value
     let mut assistant = Vec::new();
     let mut assistant_count = 0;
     for entry in entries {
-        let Ok(line) = entry.to_json() else { continue };
+        let Ok(line) = entry.to_json().map(Value::Object) else {
+            continue;
+        };
         let message = &line["message"];
         if line["type"] != "message" || message["role"] != "assistant" {
             continue;

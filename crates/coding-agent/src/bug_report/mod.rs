@@ -162,7 +162,12 @@ mod tests {
         let names: Vec<&str> = files.iter().map(|f| f.name).collect();
         assert_eq!(
             names,
-            ["report.json", "diagnostics.json", "session.jsonl", "summary.md"]
+            [
+                "report.json",
+                "diagnostics.json",
+                "session.jsonl",
+                "summary.md"
+            ]
         );
         assert_eq!(files[1].data, "{\n  \"schemaVersion\": 1\n}\n");
         assert_eq!(files[3].data, "# Report\n");
@@ -181,7 +186,15 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            ["id", "createdAt", "hint", "sessionIncluded", "summaryIncluded", "delivery", "path"]
+            [
+                "id",
+                "createdAt",
+                "hint",
+                "sessionIncluded",
+                "summaryIncluded",
+                "delivery",
+                "path"
+            ]
         );
     }
 }

@@ -18,9 +18,8 @@ static SENSITIVE_KEY: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 static CAMEL: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"([a-z0-9])([A-Z])").ok());
-static NESTED_URL: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?i)^([a-z][a-z0-9+.-]*:)([a-z][a-z0-9+.-]*://.*)$").ok()
-});
+static NESTED_URL: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?i)^([a-z][a-z0-9+.-]*:)([a-z][a-z0-9+.-]*://.*)$").ok());
 
 /// Whether a key names a secret (`apiKey`, `x-api-key`, `clientSecret`, `Authorization`;
 /// not `maxTokens`).
@@ -140,7 +139,10 @@ mod tests {
             "git+https://github.com/a/b"
         );
         // Unchanged URLs keep their spelling; non-URLs stay as they are.
-        assert_eq!(redact_url("http://proxy.local:8080"), "http://proxy.local:8080");
+        assert_eq!(
+            redact_url("http://proxy.local:8080"),
+            "http://proxy.local:8080"
+        );
         let command = "curl https://user:pw@x.example/p?api_key=abc";
         assert_eq!(redact_url(command), command);
         assert_eq!(redact_url("just text"), "just text");

@@ -46,7 +46,11 @@ fn select_messages(messages: &[AgentMessage], budget: u64) -> &[AgentMessage] {
 }
 
 /// The request's one user message.
-pub fn summary_prompt(messages: &[AgentMessage], hint: Option<&str>, context_window: u64) -> String {
+pub fn summary_prompt(
+    messages: &[AgentMessage],
+    hint: Option<&str>,
+    context_window: u64,
+) -> String {
     let window = if context_window > 0 {
         context_window
     } else {

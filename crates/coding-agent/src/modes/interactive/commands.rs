@@ -15,6 +15,11 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
         "import",
         "Import a JSONL session, preserving its ID and working directory",
     ),
+    (
+        "share",
+        "Share session via a Radius artifact or a GitHub gist",
+    ),
+    ("bug", "Report a bug to the Pi developers"),
     ("copy", "Copy last agent message to clipboard"),
     ("name", "Set session display name"),
     ("session", "Show session info and stats"),
@@ -52,6 +57,10 @@ pub enum Command {
     ScopedModels,
     Trust,
     Import(Option<String>),
+    /// `/share`.
+    Share,
+    /// `/bug [description]`: the rest of the line, trimmed, as the description to start with.
+    Bug(Option<String>),
     Model(Option<String>),
     Thinking(Option<String>),
     Export(Option<String>),
@@ -89,6 +98,8 @@ pub fn parse(text: &str) -> Option<Command> {
         "trust" if arg.is_empty() => Command::Trust,
         "scoped-models" if arg.is_empty() => Command::ScopedModels,
         "import" => Command::Import(path_argument(arg)),
+        "share" if arg.is_empty() => Command::Share,
+        "bug" => Command::Bug(arg_opt()),
         "model" => Command::Model(arg_opt()),
         "thinking" => Command::Thinking(arg_opt()),
         "export" => Command::Export(path_argument(arg)),
