@@ -130,3 +130,30 @@ pub async fn generate_summary(input: SummaryInput<'_>) -> Result<String, String>
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_ai::{Message, UserMessage};
+
+    fn user(text: &str) -> AgentMessage {
+        AgentMessage::Llm(Message::User(UserMessage::text(text)))
+    }
+
+    #[test]
+    fn prompts_hold_the_conversation_the_report_and_the_instructions() {
+        let messages = [user("hello"), user("it broke")];
+        let prompt = summary_prompt(&messages, Some("  the link  "), 1000);
+        assert!(prompt.starts_with("<conversation>\n[User]: hello"));
+        assert!(prompt.contains("</conversation>\n\n<user-report>\nthe link\n</user-report>\n\n"));
+        assert!(prompt.ends_with(BUG_SUMMARY_INSTRUCTIONS));
+        // Only the newest messages that fit in 60 % of the window (at least one).
+        let long = "x".repeat(4000);
+        let messages = [user(&long), user("last")];
+        let prompt = summary_prompt(&messages, None, 1000);
+        assert!(prompt.starts_with("Note: only the last 1 of 2 messages are shown.\n\n"));
+        assert!(!prompt.contains("<user-report>"));
+        let one = [user(&long)];
+        assert!(summary_prompt(&one, None, 10).contains(&long));
+    }
+}

@@ -169,4 +169,18 @@ mod tests {
         assert_eq!(parse("/new please"), None);
         assert_eq!(parse("hello"), None);
     }
+
+    #[test]
+    fn share_is_exact_and_bug_takes_the_rest_of_the_line() {
+        assert_eq!(parse("/share"), Some(Command::Share));
+        assert_eq!(parse("/share now"), None);
+        assert_eq!(parse("/bug"), Some(Command::Bug(None)));
+        assert_eq!(
+            parse("/bug   the link  was wrong "),
+            Some(Command::Bug(Some("the link  was wrong".into())))
+        );
+        let names: Vec<&str> = BUILTIN_COMMANDS.iter().map(|(n, _)| *n).collect();
+        let at = names.iter().position(|n| *n == "import").unwrap();
+        assert_eq!(&names[at..at + 3], ["import", "share", "bug"]);
+    }
 }
