@@ -28,10 +28,11 @@ fn command(tmux: &Tmux, name: &str, text: &str) {
     tmux.keys(&["Enter"]);
 }
 
-/// Presses `key` once `what` shows, then waits until it is gone.
+/// Waits for the dialog titled `title` to be drawn whole, presses `keys`, then waits until
+/// it is gone; returns its rows.
 fn answer(tmux: &Tmux, name: &str, title: &str, keys: &[&str]) -> Vec<String> {
     let shown = tmux.wait(&format!("{name}: {title}"), WAIT, |s| {
-        s.contains(title) && s.contains("cancel")
+        dialog_rows(s, title).is_some()
     });
     let rows = dialog(&shown, title);
     for key in keys {
@@ -45,20 +46,20 @@ fn answer(tmux: &Tmux, name: &str, title: &str, keys: &[&str]) -> Vec<String> {
 
 /// A dialog's rows, from the border above `title` to the border below its key hints.
 fn dialog(screen: &str, title: &str) -> Vec<String> {
+    dialog_rows(screen, title).unwrap()
+}
+
+/// [`dialog`], or `None` while it is not drawn whole.
+fn dialog_rows(screen: &str, title: &str) -> Option<Vec<String>> {
     let rows: Vec<String> = screen.lines().map(|r| r.trim_end().to_owned()).collect();
-    let at = rows.iter().position(|r| r.contains(title)).unwrap();
-    let start = rows[..at].iter().rposition(|r| r.starts_with('─')).unwrap();
+    let at = rows.iter().position(|r| r.contains(title))?;
+    let start = rows[..at].iter().rposition(|r| r.starts_with('─'))?;
     let hint = at
         + rows[at..]
             .iter()
-            .position(|r| r.contains("cancel"))
-            .unwrap();
-    let end = hint
-        + rows[hint..]
-            .iter()
-            .position(|r| r.starts_with('─'))
-            .unwrap();
-    rows[start..=end].to_vec()
+            .position(|r| r.contains("escape/ctrl+c cancel"))?;
+    let end = hint + rows[hint..].iter().position(|r| r.starts_with('─'))?;
+    Some(rows[start..=end].to_vec())
 }
 
 /// The files of a zip archive, read through its central directory.
@@ -247,7 +248,7 @@ fn bug_report_dialogs_summary_and_zip_as_16() {
         answer(&tmux, name, "Attach a summary written by", &["Enter"]);
         answer(&tmux, name, "Upload sends the report", &["Down", "Enter"]);
         let writing = tmux.wait(&format!("{name}: writing the summary"), WAIT, |s| {
-            s.contains("Writing summary with Mock Model...")
+            dialog_rows(s, "Writing summary with Mock Model...").is_some()
         });
         dialogs.push(
             dialog(&writing, "Writing summary with Mock Model...")
@@ -439,6 +440,22 @@ fn bug_report_upload_as_16() {
             "{name}"
         );
         assert_eq!(keys(&last["data"]), ["systemPrompt", "tools"], "{name}");
+        assert!(
+            last["data"]["systemPrompt"]
+                .as_str()
+                .is_some_and(|p| p.contains("pi")),
+            "{name}: the system prompt after a turn"
+        );
+        let tools: Vec<&str> = last["data"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(
+            tools.contains(&"read") && tools.contains(&"bash"),
+            "{name}: {tools:?}"
+        );
         assert!(
             transcript
                 .iter()

@@ -56,35 +56,30 @@ fn fake_gh(dir: &Path) -> String {
     )
 }
 
-/// The rows from the line above `first` to the next full-width border, trimmed, with
-/// the spinner frame replaced by `*`.
-fn block(screen: &str, first: &str) -> Vec<String> {
+/// The rows from the border above `first` to the next full-width border, trimmed, with
+/// the spinner frame replaced by `*`; `None` while they are not drawn whole.
+fn block(screen: &str, first: &str) -> Option<Vec<String>> {
     let rows: Vec<String> = screen.lines().map(|r| r.trim_end().to_owned()).collect();
-    let start = rows.iter().position(|r| r.contains(first)).unwrap();
-    let start = rows[..start]
-        .iter()
-        .rposition(|r| r.starts_with('─'))
-        .unwrap();
-    let end = start
-        + 1
-        + rows[start + 1..]
+    let at = rows.iter().position(|r| r.contains(first))?;
+    let start = rows[..at].iter().rposition(|r| r.starts_with('─'))?;
+    let hint = at + rows[at..].iter().position(|r| r.contains("cancel"))?;
+    let end = hint + rows[hint..].iter().position(|r| r.starts_with('─'))?;
+    Some(
+        rows[start..=end]
             .iter()
-            .position(|r| r.starts_with('─'))
-            .unwrap();
-    rows[start..=end]
-        .iter()
-        .map(|r| {
-            r.chars()
-                .map(|c| {
-                    if ('\u{2800}'..='\u{28ff}').contains(&c) {
-                        '*'
-                    } else {
-                        c
-                    }
-                })
-                .collect()
-        })
-        .collect()
+            .map(|r| {
+                r.chars()
+                    .map(|c| {
+                        if ('\u{2800}'..='\u{28ff}').contains(&c) {
+                            '*'
+                        } else {
+                            c
+                        }
+                    })
+                    .collect()
+            })
+            .collect(),
+    )
 }
 
 /// Waits until `done` holds (at most [`WAIT`]); panics with `what` otherwise.
@@ -141,7 +136,7 @@ fn share_as_gist_as_16() {
         // The gist is made; the viewer's link and the gist's are shown.
         command(&tmux, name, "/share");
         let shown = tmux.wait(&format!("{name}: shared"), WAIT, |s| {
-            s.contains(&format!("Gist: {GIST}"))
+            s.contains(&format!("Gist: {GIST}")) && s.contains("Share URL:")
         });
         let status: Vec<String> = shown
             .lines()
@@ -186,9 +181,9 @@ fn share_as_gist_as_16() {
         std::fs::write(gh_dir.join("hang"), "").unwrap();
         command(&tmux, name, "/share");
         let loader = tmux.wait(&format!("{name}: creating the gist"), WAIT, |s| {
-            s.contains("Creating gist...")
+            block(s, "Creating gist...").is_some()
         });
-        let loader = block(&loader, "Creating gist...");
+        let loader = block(&loader, "Creating gist...").unwrap();
         tmux.keys(&["Escape"]);
         tmux.wait(&format!("{name}: cancelled"), WAIT, |s| {
             s.contains("Share cancelled") && !s.contains("Creating gist...")
