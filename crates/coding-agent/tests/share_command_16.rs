@@ -275,3 +275,48 @@ fn share_to_radius_standin() {
         s.contains("Failed to upload Radius artifact: quota exceeded")
     });
 }
+
+/// `sessionShareDestination: "radius"` without a Radius credential: pi 1.6's error, and no
+/// gist.
+#[test]
+fn share_to_radius_without_login_as_16() {
+    if !tmux::available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    for (name, wrapper) in pis() {
+        server.push(Script::text("An answer to share."));
+        let env = Env::new(
+            &server,
+            128_000,
+            json!({"tuiMode": "regular", "sessionShareDestination": "radius"}),
+        );
+        let gh_dir = env.dir.path().join("gh");
+        std::fs::create_dir_all(&gh_dir).unwrap();
+        let path = fake_gh(env.dir.path());
+        let gh = gh_dir.display().to_string();
+        let tmux = Tmux::start_program(
+            &env,
+            &program_path(&wrapper),
+            &[
+                ("PI_OFFLINE", "1"),
+                ("PATH", &path),
+                ("FAKE_GH_DIR", &gh),
+                ("RADIUS_API_KEY", ""),
+            ],
+            &["A question to share."],
+            110,
+            40,
+        );
+        tmux.wait(&format!("{name}: answered"), WAIT, |s| {
+            s.contains("An answer to share.") && !s.contains("Working")
+        });
+        command(&tmux, name, "/share");
+        tmux.wait(&format!("{name}: not configured"), WAIT, |s| {
+            s.contains("Radius authentication is not configured. Run '/login radius' first.")
+        });
+        assert!(!gh_dir.join("calls").exists(), "{name}: gh was not run");
+    }
+}
