@@ -20,6 +20,13 @@ use support::tmux::{self, Tmux};
 use support::ts16::{pis, program_path};
 
 const WAIT: Duration = Duration::from_secs(30);
+/// The terminal's width.
+const COLS: u16 = 120;
+
+/// A border drawn whole (a frame caught half drawn has a shorter one).
+fn is_border(row: &str) -> bool {
+    row.chars().count() == usize::from(COLS) && row.chars().all(|c| c == '─')
+}
 const SUMMARY: &str = "## What the user was doing\nSharing a session.";
 
 fn command(tmux: &Tmux, name: &str, text: &str) {
@@ -59,6 +66,9 @@ fn dialog_rows(screen: &str, title: &str) -> Option<Vec<String>> {
             .iter()
             .position(|r| r.contains("escape/ctrl+c cancel"))?;
     let end = hint + rows[hint..].iter().position(|r| r.starts_with('─'))?;
+    if !is_border(&rows[start]) || !is_border(&rows[end]) {
+        return None;
+    }
     Some(rows[start..=end].to_vec())
 }
 
@@ -201,7 +211,7 @@ fn bug_report_dialogs_summary_and_zip_as_16() {
                 ("NO_PROXY", "127.0.0.1,localhost"),
             ],
             &["A question to report."],
-            120,
+            COLS,
             50,
         );
         tmux.wait(&format!("{name}: answered"), WAIT, |s| {
@@ -277,7 +287,12 @@ fn bug_report_dialogs_summary_and_zip_as_16() {
         answer(&tmux, name, "Attach a summary written by", &["Enter"]);
         answer(&tmux, name, "Upload sends the report", &["Down", "Enter"]);
         let shown = tmux.wait(&format!("{name}: exported"), WAIT, |s| {
-            s.contains("Bug report exported to:") && s.contains("Report ID:")
+            s.contains("Bug report exported to:")
+                && s.lines().any(|l| {
+                    l.trim()
+                        .strip_prefix("Report ID: ")
+                        .is_some_and(|id| id.len() == 36)
+                })
         });
         let zip = archive_in(&env.work, &[]);
         let files = read_zip(&zip);
@@ -393,7 +408,7 @@ fn bug_report_upload_as_16() {
                 ("RADIUS_API_KEY", ""),
             ],
             &["A question to report."],
-            120,
+            COLS,
             50,
         );
         tmux.wait(&format!("{name}: answered"), WAIT, |s| {

@@ -17,6 +17,8 @@ use support::tmux::{self, Tmux};
 use support::ts16::{pis, program_path};
 
 const WAIT: Duration = Duration::from_secs(20);
+/// The terminal's width.
+const COLS: u16 = 110;
 const GIST: &str = "https://gist.github.com/fakeuser/abc123def456";
 
 const FAKE_GH: &str = r#"#!/bin/sh
@@ -64,6 +66,11 @@ fn block(screen: &str, first: &str) -> Option<Vec<String>> {
     let start = rows[..at].iter().rposition(|r| r.starts_with('─'))?;
     let hint = at + rows[at..].iter().position(|r| r.contains("cancel"))?;
     let end = hint + rows[hint..].iter().position(|r| r.starts_with('─'))?;
+    // A frame caught half drawn has a shorter border.
+    let whole = |r: &String| r.chars().count() == usize::from(COLS);
+    if !whole(&rows[start]) || !whole(&rows[end]) {
+        return None;
+    }
     Some(
         rows[start..=end]
             .iter()
@@ -118,7 +125,7 @@ fn share_as_gist_as_16() {
                 ("RADIUS_API_KEY", ""),
             ],
             &["A question to share."],
-            110,
+            COLS,
             40,
         );
         tmux.wait(&format!("{name}: answered"), WAIT, |s| {
@@ -307,7 +314,7 @@ fn share_to_radius_without_login_as_16() {
                 ("RADIUS_API_KEY", ""),
             ],
             &["A question to share."],
-            110,
+            COLS,
             40,
         );
         tmux.wait(&format!("{name}: answered"), WAIT, |s| {
