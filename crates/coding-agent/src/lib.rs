@@ -3,6 +3,7 @@
 
 pub mod agent_session;
 pub mod auth_guidance;
+pub mod bug_report;
 pub mod builtins;
 pub mod changelog;
 pub mod cli;

@@ -414,6 +414,35 @@ impl ModelRegistry {
         has_key && self.has_cloudflare_ids(provider)
     }
 
+    /// Where a provider's credential comes from, as pi 1.6's `getProviderAuthStatus` names
+    /// it (`stored`, `environment`, `models_json_key`), for bug reports; never the key.
+    pub fn auth_status(&self, provider: &str) -> serde_json::Value {
+        let source = if self.stored_key(provider).is_some() || self.auth.oauth(provider).is_some() {
+            Some("stored")
+        } else if pi_ai::get_env_api_key(provider).is_some() || self.auth.signed_in_by_env(provider)
+        {
+            Some("environment")
+        } else if self
+            .resolved
+            .request_configs
+            .get(provider)
+            .is_some_and(|c| c.api_key.is_some())
+        {
+            Some("models_json_key")
+        } else {
+            None
+        };
+        match source {
+            Some(source) => serde_json::json!({"configured": true, "source": source}),
+            None => serde_json::json!({"configured": false}),
+        }
+    }
+
+    /// Whether the provider's requests use an OAuth sign-in.
+    pub fn uses_oauth(&self, provider: &str) -> bool {
+        self.auth.oauth(provider).is_some()
+    }
+
     /// The key `auth.json` holds for a provider, under its name or the one pi 1.6 renamed.
     fn stored_key(&self, provider: &str) -> Option<String> {
         self.auth

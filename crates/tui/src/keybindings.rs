@@ -111,7 +111,11 @@ pub const TUI_KEYBINDINGS: &[KeybindingDef] = &[
     def("tui.editor.yank", &["ctrl+y"], "Yank"),
     def("tui.editor.yankPop", &["alt+y"], "Yank pop"),
     def("tui.editor.undo", &["ctrl+-"], "Undo"),
-    def("tui.input.newLine", &["shift+enter"], "Insert newline"),
+    def(
+        "tui.input.newLine",
+        &["shift+enter", "ctrl+j"],
+        "Insert newline",
+    ),
     def("tui.input.submit", &["enter"], "Submit input"),
     def("tui.input.tab", &["tab"], "Tab / autocomplete"),
     def("tui.input.copy", &["ctrl+c"], "Copy selection"),

@@ -7,6 +7,7 @@ mod announced;
 mod bash;
 mod bash_text;
 mod boundary;
+mod bug_report;
 mod builtin_commands;
 mod cache_warming;
 mod compaction;
@@ -49,6 +50,7 @@ use crate::session::SessionManager;
 use crate::session_event::AgentSessionEvent;
 
 pub use bash::{BashResult, parse_bash_input};
+pub use bug_report::BugReportChoices;
 pub use extensions::ExtensionSetup;
 pub use mcp::McpToolFilter;
 pub use models::{ModelCycleResult, ScopedModel};

@@ -279,23 +279,55 @@ pub(crate) async fn summary_call(
     reasoning: Option<ThinkingLevel>,
     retry: Option<&SummaryRetry>,
 ) -> Result<Summarized, CallError> {
+    let request = SummaryRequest {
+        system_prompt: SUMMARIZATION_SYSTEM_PROMPT,
+        max_tokens: None,
+        session_id: None,
+    };
+    summary_call_with(model, auth, cancel, request_text, reasoning, retry, request).await
+}
+
+/// What differs between summarization requests: the system prompt, an output cap, and
+/// the routing id (a fresh one when `None`).
+pub(crate) struct SummaryRequest<'a> {
+    pub system_prompt: &'a str,
+    pub max_tokens: Option<u64>,
+    pub session_id: Option<String>,
+}
+
+/// [`summary_call`] with its own system prompt, output cap and routing id (the bug
+/// report summary's).
+pub(crate) async fn summary_call_with(
+    model: &Model,
+    auth: &RequestAuth,
+    cancel: &CancellationToken,
+    request_text: String,
+    reasoning: Option<ThinkingLevel>,
+    retry: Option<&SummaryRetry>,
+    request: SummaryRequest<'_>,
+) -> Result<Summarized, CallError> {
     if cancel.is_cancelled() {
         return Err(CallError::Aborted);
     }
     let context = Context {
-        system_prompt: Some(SUMMARIZATION_SYSTEM_PROMPT.to_owned()),
+        system_prompt: Some(request.system_prompt.to_owned()),
         messages: vec![Message::User(UserMessage::text(request_text))],
         tools: Vec::new(),
         ..Default::default()
     };
-    // As pi 1.6.0's summarization requests: no output cap of their own (the model's, fitted
-    // to the context left) and no prompt caching.
+    // As pi 1.6.0's summarization requests: no output cap of their own unless asked (the
+    // model's, fitted to the context left) and no prompt caching.
     let options = SimpleStreamOptions {
         stream: StreamOptions {
             cache_retention: Some(pi_ai::CacheRetention::None),
-            // A fresh id per call, as pi 1.6.0's summarizer has (Azure sends it as the
-            // prompt cache key even with caching off).
-            session_id: Some(uuid::Uuid::now_v7().to_string()),
+            // A fresh id per call unless given, as pi 1.6.0's summarizer has (Azure sends it
+            // as the prompt cache key even with caching off).
+            session_id: Some(
+                request
+                    .session_id
+                    .unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
+            ),
+            max_tokens: request.max_tokens,
             api_key: auth.api_key.clone(),
             headers: auth.headers.clone(),
             env: auth.env.clone(),

@@ -93,6 +93,16 @@ impl SettingsStore {
         self.lock().global.get(key).cloned()
     }
 
+    /// The global settings file's object as read.
+    pub fn global_object(&self) -> Map<String, Value> {
+        self.lock().global.clone()
+    }
+
+    /// The project settings file's object as read (empty when the project is not trusted).
+    pub fn project_object(&self) -> Map<String, Value> {
+        self.lock().project.clone()
+    }
+
     /// A merged key as written (`path` walks nested objects: `["terminal", "showImages"]`).
     pub fn value(&self, path: &[&str]) -> Option<Value> {
         let state = self.lock();

@@ -9,11 +9,31 @@ use crate::session::entry::CURRENT_SESSION_VERSION;
 
 /// The branch as JSONL text (every line ends with a newline).
 pub fn serialize_branch(session: &SessionManager) -> Result<String, serde_json::Error> {
+    serialize_branch_with(session, None)
+}
+
+/// What the session viewer is given besides the branch (pi 1.6's
+/// `createShareTrailingEntries`): the system prompt and the tools' schemas.
+#[derive(Debug, Clone, Default)]
+pub struct ShareExtras {
+    pub system_prompt: String,
+    /// `{name, description, parameters}` of each active tool.
+    pub tools: Vec<serde_json::Value>,
+}
+
+/// [`serialize_branch`], followed by a `pi.share` custom entry when `share` is given (the
+/// files `/share` and `/bug` send), its parent the branch's last entry and its time the
+/// header's.
+pub fn serialize_branch_with(
+    session: &SessionManager,
+    share: Option<&ShareExtras>,
+) -> Result<String, serde_json::Error> {
+    let timestamp = crate::session::time::iso_now();
     let header = serde_json::json!({
         "type": "session",
         "version": CURRENT_SESSION_VERSION,
         "id": session.session_id(),
-        "timestamp": crate::session::time::iso_now(),
+        "timestamp": timestamp,
         "cwd": session.header().cwd,
     });
     let mut out = serde_json::to_string(&header)?;
@@ -25,6 +45,22 @@ pub fn serialize_branch(session: &SessionManager) -> Result<String, serde_json::
         out.push_str(&entry.to_line()?);
         out.push('\n');
         parent = Some(entry.id);
+    }
+    if let Some(share) = share {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let trailing = serde_json::json!({
+            "type": "custom",
+            "customType": "pi.share",
+            "id": id.get(..8).unwrap_or(&id),
+            "parentId": parent,
+            "timestamp": timestamp,
+            "data": {
+                "systemPrompt": share.system_prompt,
+                "tools": share.tools,
+            },
+        });
+        out.push_str(&serde_json::to_string(&trailing)?);
+        out.push('\n');
     }
     Ok(out)
 }

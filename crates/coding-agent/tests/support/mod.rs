@@ -10,6 +10,7 @@ pub mod ext_host;
 pub mod ext_tool;
 pub mod git;
 pub mod host_relay;
+pub mod http_standin;
 pub mod images;
 pub mod logins;
 pub mod mcp;

@@ -15,6 +15,11 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
         "import",
         "Import a JSONL session, preserving its ID and working directory",
     ),
+    (
+        "share",
+        "Share session via a Radius artifact or a GitHub gist",
+    ),
+    ("bug", "Report a bug to the Pi developers"),
     ("copy", "Copy last agent message to clipboard"),
     ("name", "Set session display name"),
     ("session", "Show session info and stats"),
@@ -53,6 +58,10 @@ pub enum Command {
     ScopedModels,
     Trust,
     Import(Option<String>),
+    /// `/share`.
+    Share,
+    /// `/bug [description]`: the rest of the line, trimmed, as the description to start with.
+    Bug(Option<String>),
     Model(Option<String>),
     Thinking(Option<String>),
     Export(Option<String>),
@@ -93,6 +102,8 @@ pub fn parse(text: &str) -> Option<Command> {
         "trust" if arg.is_empty() => Command::Trust,
         "scoped-models" if arg.is_empty() => Command::ScopedModels,
         "import" => Command::Import(path_argument(arg)),
+        "share" if arg.is_empty() => Command::Share,
+        "bug" => Command::Bug(arg_opt()),
         "model" => Command::Model(arg_opt()),
         "thinking" => Command::Thinking(arg_opt()),
         "export" => Command::Export(path_argument(arg)),
@@ -163,5 +174,19 @@ mod tests {
         assert_eq!(parse("/review this"), None);
         assert_eq!(parse("/new please"), None);
         assert_eq!(parse("hello"), None);
+    }
+
+    #[test]
+    fn share_is_exact_and_bug_takes_the_rest_of_the_line() {
+        assert_eq!(parse("/share"), Some(Command::Share));
+        assert_eq!(parse("/share now"), None);
+        assert_eq!(parse("/bug"), Some(Command::Bug(None)));
+        assert_eq!(
+            parse("/bug   the link  was wrong "),
+            Some(Command::Bug(Some("the link  was wrong".into())))
+        );
+        let names: Vec<&str> = BUILTIN_COMMANDS.iter().map(|(n, _)| *n).collect();
+        let at = names.iter().position(|n| *n == "import").unwrap();
+        assert_eq!(&names[at..at + 3], ["import", "share", "bug"]);
     }
 }

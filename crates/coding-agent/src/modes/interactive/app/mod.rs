@@ -1,5 +1,6 @@
 //! The interactive app: its state, what it draws, and how it reacts to events.
 
+mod bug_report;
 mod changelog;
 mod debug;
 mod display;
@@ -19,6 +20,7 @@ mod scoped_models;
 mod selection;
 mod session_events;
 mod settings;
+mod share;
 mod slash;
 mod transcript_search;
 mod trust;
@@ -76,6 +78,35 @@ pub(crate) enum Completion {
     BashDone(Result<BashResult, String>),
     /// Something that ran in the background (an MCP sign-in) has news.
     Notice(NoticeKind, String),
+    /// A step of `/share` under the loader with this id ended.
+    Share(u64, share::ShareEvent),
+    /// A step of `/bug` under the loader with this id ended.
+    Bug(u64, bug_report::BugEvent),
+}
+
+/// What a loader in the editor's place waits for.
+pub(crate) enum LoaderPurpose {
+    /// `/share`'s upload or gist.
+    Share,
+    /// `/bug`'s summary, then the report goes on as chosen.
+    BugSummary(bug_report::BugFlow),
+    /// `/bug`'s upload of this report.
+    BugUpload(Box<crate::bug_report::BugReportBundle>),
+}
+
+/// A loader shown while `/share` or `/bug` works; Esc cancels it.
+pub(crate) struct LoaderOverlay {
+    /// Which loader this is: a result for another one is dropped.
+    id: u64,
+    view: super::components::bordered_loader::BorderedLoader,
+    cancel: tokio_util::sync::CancellationToken,
+    purpose: LoaderPurpose,
+}
+
+impl LoaderOverlay {
+    pub(crate) fn render(&mut self, width: usize) -> Vec<String> {
+        self.view.render(width)
+    }
 }
 
 /// What the status line above the editor shows.
@@ -142,6 +173,8 @@ pub(crate) struct App {
     program_status: crate::modes::interactive::program_status::Reporter,
     /// The provider an account sign-in runs for (its name), until it ends.
     signing_in: Option<String>,
+    /// The id of the last loader shown by `/share` or `/bug`.
+    next_loader_id: u64,
 }
 
 impl App {
@@ -240,6 +273,7 @@ impl App {
             llama_search: None,
             program_status: crate::modes::interactive::program_status::Reporter::new(false),
             signing_in: None,
+            next_loader_id: 0,
         };
         app.install_autocomplete();
         if !settings.quiet_startup.is_some_and(|q| q.hides_header()) {
@@ -280,6 +314,7 @@ impl App {
             || self.chat.is_bash_running()
             || self.ext.has_countdown()
             || self.fullscreen.as_ref().is_some_and(|f| f.is_lingering())
+            || matches!(self.overlay, Some(Overlay::Loader(_)))
     }
 
     pub(crate) fn tick(&mut self) {
@@ -287,6 +322,9 @@ impl App {
             screen.tick(Instant::now());
         }
         self.chat.tick();
+        if let Some(Overlay::Loader(loader)) = self.overlay.as_mut() {
+            loader.view.tick();
+        }
         self.ext.expire_dialog(&self.theme, &self.keys);
         match &mut self.status {
             Status::Idle => {}

@@ -39,6 +39,13 @@ pub(crate) enum Overlay {
         Box<crate::modes::interactive::extension_ui::dialogs::DialogView>,
         super::import::ConfirmPurpose,
     ),
+    /// A question of `/bug`, drawn as an extension's dialog with a description.
+    Bug(
+        Box<crate::modes::interactive::extension_ui::dialogs::DialogView>,
+        super::bug_report::BugStep,
+    ),
+    /// `/share`'s or `/bug`'s loader.
+    Loader(Box<super::LoaderOverlay>),
     /// `/scoped-models`.
     ScopedModels(Box<crate::modes::interactive::selectors::scoped_models::ScopedModelsSelector>),
     /// `/trust`.
@@ -70,6 +77,8 @@ impl Overlay {
             Overlay::Settings(menu) => menu.render(width),
             Overlay::Trust(selector) => selector.render(width),
             Overlay::Confirm(view, _) => view.render(width),
+            Overlay::Bug(view, _) => view.render(width),
+            Overlay::Loader(loader) => loader.render(width),
             Overlay::ScopedModels(selector) => selector.render(width),
         }
     }
@@ -312,6 +321,8 @@ impl App {
                 self.on_settings_event(event);
             }
             Overlay::Confirm(..) => self.on_confirm_input(input),
+            Overlay::Bug(..) => self.on_bug_input(input),
+            Overlay::Loader(_) => self.on_loader_input(input),
             Overlay::ScopedModels(selector) => {
                 let event = selector.handle(input, &keys);
                 self.on_scoped_models_event(event);

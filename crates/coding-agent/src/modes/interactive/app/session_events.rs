@@ -191,6 +191,8 @@ impl App {
         match done {
             Completion::PromptFailed(error) => self.notice(NoticeKind::Error, &error),
             Completion::Notice(kind, text) => self.notice(kind, &text),
+            Completion::Share(id, event) => self.on_share_event(id, event),
+            Completion::Bug(id, event) => self.on_bug_event(id, event),
             Completion::LocalLlm(event) => self.on_local_llm(event),
             Completion::Compacted(Err(error)) => {
                 if !error.contains("Already compacted") || self.status_is_idle() {

@@ -18,6 +18,8 @@ impl App {
             Command::Trust => self.open_trust(),
             Command::ScopedModels => self.open_scoped_models(),
             Command::Import(path) => self.import_command(path),
+            Command::Share => self.share_command(),
+            Command::Bug(description) => self.bug_command(description),
             Command::Model(search) => self.model_command(search),
             Command::Thinking(level) => match level {
                 Some(level) => self.set_thinking(&level),

@@ -3,6 +3,7 @@
 
 pub mod assistant_message;
 pub mod bash_execution;
+pub mod bordered_loader;
 pub mod changelog;
 pub mod diff;
 pub mod footer;

@@ -71,6 +71,11 @@ pub struct DialogView {
     bold_title: bool,
     body: Body,
     countdown: Option<Countdown>,
+    /// Text under the title (pi's own dialogs, such as `/bug`'s; extensions give none).
+    description: Option<String>,
+    /// Show the external editor's key in the editor dialog even without `$VISUAL` or
+    /// `$EDITOR` (pi 1.6 always shows it in `/bug`'s editor).
+    external_hint: bool,
     theme: Theme,
     keys: Arc<Keybindings>,
 }
@@ -138,9 +143,23 @@ impl DialogView {
             bold_title,
             body,
             countdown: dialog.timeout_ms().filter(|ms| *ms > 0).map(Countdown::new),
+            description: None,
+            external_hint: false,
             theme: theme.clone(),
             keys: Arc::clone(keys),
         })
+    }
+
+    /// Text shown under the title, as pi 1.6's selector and editor take it.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into()).filter(|d| !d.is_empty());
+        self
+    }
+
+    /// Always show the external editor's key in the editor dialog's hints.
+    pub fn with_external_editor_hint(mut self) -> Self {
+        self.external_hint = true;
+        self
     }
 
     /// The answer a dismissed dialog gives.
@@ -256,6 +275,12 @@ impl DialogView {
         };
         let mut lines = vec![border.clone(), String::new()];
         lines.extend(text_lines(&title, width, 1));
+        if let Some(description) = &self.description {
+            lines.push(String::new());
+            let text = self.theme.fg(ThemeColor::Text);
+            let painted: Vec<String> = description.split('\n').map(|l| text.paint(l)).collect();
+            lines.extend(text_lines(&painted.join("\n"), width, 1));
+        }
         lines.push(String::new());
         let confirm = (self.key_text("tui.select.confirm"), "");
         let cancel = (self.key_text("tui.select.cancel"), "cancel");
@@ -288,9 +313,10 @@ impl DialogView {
                     (self.key_text("tui.input.newLine"), "newline"),
                     (cancel.0, cancel.1),
                 ];
-                let external = std::env::var_os("VISUAL")
-                    .or_else(|| std::env::var_os("EDITOR"))
-                    .is_some_and(|e| !e.is_empty());
+                let external = self.external_hint
+                    || std::env::var_os("VISUAL")
+                        .or_else(|| std::env::var_os("EDITOR"))
+                        .is_some_and(|e| !e.is_empty());
                 if external {
                     hints.push((self.key_text("app.editor.external"), "external editor"));
                 }
