@@ -1,6 +1,7 @@
-//! `quietStartup`: `false` shows the header with its hints, `"header"` keeps only the
-//! header, `true` shows neither; warnings show in every case. Ours and pi 1.6.0
-//! (`PI_TS16`) side by side in tmux, with a context file and a skill loaded.
+//! `quietStartup`: `false` shows the header with its hints and the loaded resources
+//! (APPEND_SYSTEM.md and AGENTS.md, a skill, a prompt template, an extension),
+//! `"header"` keeps only the header, `true` shows neither; warnings show in every case.
+//! Ours and pi 1.6.0 (`PI_TS16`) side by side in tmux.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -47,6 +48,8 @@ fn quiet_startup_values_show_what_16_shows() {
                 support::ts16::stub_search_tools(&env.agent);
             }
             std::fs::write(env.work.join("AGENTS.md"), "Be brief.\n").unwrap();
+            // A file-backed system prompt is listed first in [Context].
+            std::fs::write(env.agent.join("APPEND_SYSTEM.md"), "Answer in English.\n").unwrap();
             let skill = env.agent.join("skills/greet/SKILL.md");
             std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
             std::fs::write(
@@ -84,6 +87,10 @@ fn quiet_startup_values_show_what_16_shows() {
                 for section in ["[Context]", "[Skills]", "[Prompts]", "[Extensions]"] {
                     assert!(seen.iter().any(|r| r == section), "{name}: {seen:#?}");
                 }
+                assert!(
+                    seen.iter().any(|r| r.contains("APPEND_SYSTEM.md")),
+                    "{name}: {seen:#?}"
+                );
             }
             screens.push((name, seen));
         }

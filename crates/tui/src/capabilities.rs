@@ -217,6 +217,11 @@ mod tests {
                 hyperlinks: true
             }
         );
+        let jetbrains = detect_with(&[("TERMINAL_EMULATOR", "JetBrains-JediTerm")], false);
+        assert!(jetbrains.true_color && !jetbrains.hyperlinks);
+        assert!(detect_with(&[("TERM", "xterm-direct")], false).true_color);
+        let rex = detect_with(&[("TERM_PROGRAM", "rex")], false);
+        assert_eq!(rex.images, Some(ImageProtocol::Kitty));
         let plain = detect_with(
             &[("TERM", "xterm-256color"), ("COLORTERM", "truecolor")],
             false,
