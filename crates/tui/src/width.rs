@@ -247,9 +247,13 @@ pub fn truncate_to_width(text: &str, max: usize, ellipsis: &str, pad: bool) -> S
     };
     let mut out = String::with_capacity(text.len());
     let mut used = 0;
+    let mut state = SgrState::default();
     for seg in segments(text) {
         match seg {
-            Segment::Escape(e) => out.push_str(e),
+            Segment::Escape(e) => {
+                state.apply(e);
+                out.push_str(e);
+            }
             Segment::Grapheme(g, w) => {
                 if used + w > budget {
                     break;
@@ -258,6 +262,10 @@ pub fn truncate_to_width(text: &str, max: usize, ellipsis: &str, pad: bool) -> S
                 used += w;
             }
         }
+    }
+    // A hyperlink cut open is closed before the ellipsis, which is not part of it.
+    if state.link.is_some() {
+        out.push_str("\x1b]8;;\x1b\\");
     }
     out.push_str("\x1b[0m");
     out.push_str(ellipsis);
@@ -521,5 +529,14 @@ mod tests {
         assert!(state.is_active());
         state.apply("\x1b]8;;\x07");
         assert!(!state.is_active());
+    }
+
+    #[test]
+    fn a_hyperlink_cut_by_truncation_is_closed() {
+        let text = "\x1b]8;;http://x\x1b\\a long link text\x1b]8;;\x1b\\ after";
+        let cut = truncate_to_width(text, 8, "…", false);
+        assert_eq!(visible_width(&cut), 8);
+        let close = cut.rfind("\x1b]8;;\x1b\\").unwrap();
+        assert!(close < cut.find('…').unwrap(), "{cut:?}");
     }
 }
