@@ -106,10 +106,82 @@ pub fn rgb_to_oklch(rgb: Rgb) -> Oklch {
     Oklch { l, c, h }
 }
 
-/// The sRGB color of an OKLCH color, clipped to the gamut.
+/// The sRGB color of an OKLCH color; outside the gamut the chroma is reduced (hue and
+/// lightness kept) until it fits, as pi does.
 pub fn oklch_to_rgb(color: Oklch) -> Rgb {
     let h = color.h.to_radians();
-    oklab_to_rgb(color.l, color.c * h.cos(), color.c * h.sin())
+    let at = |chroma: f64| oklab_to_linear(color.l, chroma * h.cos(), chroma * h.sin());
+    let in_gamut =
+        |(r, g, b): (f64, f64, f64)| [r, g, b].iter().all(|c| (-1e-7..=1.0 + 1e-7).contains(c));
+    let to_rgb = |(r, g, b): (f64, f64, f64)| Rgb::new(channel(r), channel(g), channel(b));
+    let direct = at(color.c);
+    if in_gamut(direct) {
+        return to_rgb(direct);
+    }
+    let (mut low, mut high) = (0.0, color.c);
+    let mut linear = at(0.0);
+    for _ in 0..20 {
+        let chroma = (low + high) / 2.0;
+        let candidate = at(chroma);
+        if in_gamut(candidate) {
+            low = chroma;
+            linear = candidate;
+        } else {
+            high = chroma;
+        }
+    }
+    to_rgb(linear)
+}
+
+/// A CSS-like color function of pi's theme files: `oklch(L[%] C H[deg])` or
+/// `okhsl(H[deg] S[%] L[%])`; `None` when `text` is neither or out of range.
+pub fn parse_color_function(text: &str) -> Option<Rgb> {
+    let lower = text.trim().to_ascii_lowercase();
+    let (name, rest) = lower.split_once('(')?;
+    let body = rest.strip_suffix(')')?;
+    let parts: Vec<&str> = body.split_whitespace().collect();
+    let [a, b, c] = parts.as_slice() else {
+        return None;
+    };
+    let number = |t: &str| -> Option<(f64, bool)> {
+        let (digits, percent) = match t.strip_suffix('%') {
+            Some(d) => (d, true),
+            None => (t, false),
+        };
+        let value: f64 = digits.parse().ok()?;
+        value.is_finite().then_some((value, percent))
+    };
+    let scaled = |(value, percent): (f64, bool)| if percent { value / 100.0 } else { value };
+    let degrees = |t: &str| -> Option<f64> {
+        let value: f64 = t.strip_suffix("deg").unwrap_or(t).parse().ok()?;
+        value.is_finite().then_some(value)
+    };
+    match name.trim() {
+        "oklch" => {
+            let l = scaled(number(a)?);
+            let chroma = b
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)?;
+            let h = degrees(c)?;
+            (0.0..=1.0)
+                .contains(&l)
+                .then(|| oklch_to_rgb(Oklch { l, c: chroma, h }))
+        }
+        "okhsl" => {
+            let h = degrees(a)?;
+            let s = scaled(number(b)?);
+            let l = scaled(number(c)?);
+            ((0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&l)).then(|| {
+                okhsl_to_rgb(Okhsl {
+                    h: h.rem_euclid(360.0),
+                    s,
+                    l,
+                })
+            })
+        }
+        _ => None,
+    }
 }
 
 const K1: f64 = 0.206;
@@ -360,6 +432,24 @@ mod tests {
         assert!((red.h - 29.23).abs() < 0.1, "{red:?}");
         assert_eq!(oklch_to_rgb(red), Rgb::new(255, 0, 0));
         assert_eq!(rgb_to_okhsl(Rgb::new(255, 0, 0)).s.round(), 1.0);
+    }
+
+    #[test]
+    fn theme_color_functions_parse() {
+        assert_eq!(
+            parse_color_function("okhsl(0 0% 100%)"),
+            Some(Rgb::new(255, 255, 255))
+        );
+        assert_eq!(
+            parse_color_function("OKLCH(62.8% 0.2577 29.23deg)"),
+            Some(Rgb::new(255, 0, 0))
+        );
+        // Out of gamut: chroma is reduced, lightness kept.
+        let vivid = parse_color_function("oklch(0.9 0.4 140)").unwrap();
+        assert!(vivid.g > vivid.r && vivid.g > vivid.b, "{vivid:?}");
+        assert_eq!(parse_color_function("okhsl(10 120% 50%)"), None);
+        assert_eq!(parse_color_function("hsl(10 50% 50%)"), None);
+        assert_eq!(parse_color_function("okhsl(10 50%)"), None);
     }
 
     #[test]

@@ -42,7 +42,15 @@ impl Color {
     /// Parse `#rrggbb`.
     pub fn from_hex(hex: &str) -> Option<Color> {
         let h = hex.strip_prefix('#')?;
-        if h.len() != 6 || !h.is_ascii() {
+        if !h.is_ascii() {
+            return None;
+        }
+        if h.len() == 3 {
+            // `#rgb` is `#rrggbb` with each digit doubled.
+            let doubled: String = h.chars().flat_map(|c| [c, c]).collect();
+            return Color::from_hex(&format!("#{doubled}"));
+        }
+        if h.len() != 6 {
             return None;
         }
         let p = |i: usize| u8::from_str_radix(&h[i..i + 2], 16).ok();

@@ -70,9 +70,10 @@ impl Item {
             Item::Changelog(c) => c.render(width),
             Item::Resources(compact, expanded, shown) => {
                 let lines = if *shown { expanded } else { compact };
+                // Padded to the width, as pi's text components are.
                 lines
                     .iter()
-                    .map(|l| truncate_to_width(l, width, "", false))
+                    .map(|l| truncate_to_width(l, width, "", true))
                     .collect()
             }
             Item::Custom(c) => c.render(width),
@@ -291,6 +292,34 @@ impl Chat {
 
     pub(crate) fn add_text_block(&mut self, text: &str) {
         self.push(Item::Text(Text::new(text).with_padding(1, 0)));
+    }
+
+    /// New header text (the theme changed): the shown header is redrawn with it.
+    pub(crate) fn set_header_variants(&mut self, compact: &str, expanded: &str) {
+        if self.header_variants.is_none() {
+            return;
+        }
+        self.header_variants = Some((compact.to_owned(), expanded.to_owned()));
+        if let Some(header) = self.header_item() {
+            if self.builtin_header.is_some() {
+                self.builtin_header = Some(header);
+            } else if self.header_len > 0 {
+                self.items[0] = header;
+            }
+        }
+        self.settled = None;
+    }
+
+    /// New listing lines (the theme changed), where the listing is shown.
+    pub(crate) fn set_resources(&mut self, compact: Vec<String>, expanded: Vec<String>) {
+        for item in &mut self.items[..self.header_len] {
+            if let Item::Resources(c, e, _) = item {
+                *c = compact;
+                *e = expanded;
+                self.settled = None;
+                return;
+            }
+        }
     }
 
     /// The loaded-resources listing under the header (kept when the history is rebuilt).

@@ -354,6 +354,12 @@ impl App {
     pub(super) fn set_theme(&mut self, theme: crate::modes::interactive::theme::Theme) {
         self.theme = theme;
         self.chat.set_theme(&self.theme);
+        // The header and the resource listing are drawn in the new colors too.
+        let details = self.startup_details();
+        let (compact, expanded) = self.header_variants(crate::PI_VERSION, details);
+        self.chat.set_header_variants(&compact, &expanded);
+        let (compact, expanded) = self.loaded_resources_lines();
+        self.chat.set_resources(compact, expanded);
         self.footer.set_theme(&self.theme);
         self.editor.set_theme(super::editor_theme(&self.theme));
         self.update_editor_border();

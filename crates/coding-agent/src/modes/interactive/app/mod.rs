@@ -277,17 +277,11 @@ impl App {
         };
         app.install_autocomplete();
         if !settings.quiet_startup.is_some_and(|q| q.hides_header()) {
-            let details = settings
-                .quiet_startup
-                .is_none_or(|q| q == crate::config::settings::QuietStartup::Flag(false));
+            let details = app.startup_details();
             let (compact, expanded) = app.header_variants(&options.version, details);
             app.chat.add_header(&compact, &expanded);
         }
-        app.show_loaded_resources(
-            settings
-                .quiet_startup
-                .is_none_or(|q| q == crate::config::settings::QuietStartup::Flag(false)),
-        );
+        app.show_loaded_resources(app.startup_details());
         // After the history: rebuilding it keeps only the header.
         app.reload_history();
         app.show_startup_changelog();
@@ -597,6 +591,16 @@ impl App {
     }
 
     /// pi 1.6's startup header, compact and expanded.
+    /// Whether startup shows its details (the resource listing and the header's mention of
+    /// it): `quietStartup` unset or `false`.
+    fn startup_details(&self) -> bool {
+        self.session
+            .settings()
+            .get()
+            .quiet_startup
+            .is_none_or(|q| q == crate::config::settings::QuietStartup::Flag(false))
+    }
+
     fn header_variants(&self, version: &str, show_details: bool) -> (String, String) {
         let key = |action: &str| self.keys.keys(action).join("/");
         crate::modes::interactive::components::startup_header::header_variants(

@@ -47,6 +47,15 @@ pub enum ThemeError {
         key: String,
         value: String,
     },
+    /// An `oklch(…)`/`okhsl(…)` value that does not parse or is out of range.
+    #[error(
+        "theme {label}: {key}: invalid color {value:?} (expected oklch(L C H) or okhsl(H S L))"
+    )]
+    BadColor {
+        label: String,
+        key: String,
+        value: String,
+    },
     /// A value names a var that `vars` does not define.
     #[error("theme {label}: {key}: unknown variable {var:?}")]
     UnknownVar {
@@ -65,6 +74,7 @@ pub enum ThemeError {
 
 enum ResolveError {
     BadHex(String),
+    BadColor(String),
     UnknownVar(String),
     Cycle(Vec<String>),
 }
@@ -83,6 +93,11 @@ fn resolve_value(
             ColorValue::Index(i) => return Ok(Color::Ansi256(*i)),
             ColorValue::Hex(h) => {
                 return Color::from_hex(h).ok_or_else(|| ResolveError::BadHex(h.clone()));
+            }
+            ColorValue::Function(f) => {
+                return pi_tui::color_space::parse_color_function(f)
+                    .map(|c| Color::Rgb(c.r, c.g, c.b))
+                    .ok_or_else(|| ResolveError::BadColor(f.clone()));
             }
             ColorValue::Var(name) => {
                 chain.push(name.clone());
@@ -107,6 +122,7 @@ fn resolve_keyed(
         let label = label.to_string();
         match e {
             ResolveError::BadHex(value) => ThemeError::BadHex { label, key, value },
+            ResolveError::BadColor(value) => ThemeError::BadColor { label, key, value },
             ResolveError::UnknownVar(var) => ThemeError::UnknownVar { label, key, var },
             ResolveError::Cycle(chain) => ThemeError::VarCycle { label, key, chain },
         }
@@ -216,7 +232,7 @@ impl Theme {
             fg,
             bg,
             dim: vec![false; ThemeColor::ALL.len()],
-            light: None,
+            light: json.appearance.as_deref().map(|a| a == "light"),
             export,
         })
     }

@@ -14,8 +14,10 @@ pub enum ColorValue {
     Default,
     /// A 256-color palette index.
     Index(u8),
-    /// A string starting with `#`; checked to be `#rrggbb` when resolved.
+    /// A string starting with `#`; checked to be `#rrggbb` (or `#rgb`) when resolved.
     Hex(String),
+    /// `oklch(…)` or `okhsl(…)` (pi 1.6's color functions); checked when resolved.
+    Function(String),
     /// A reference to an entry of `vars`.
     Var(String),
 }
@@ -27,6 +29,8 @@ impl ColorValue {
             ColorValue::Default
         } else if text.starts_with('#') {
             ColorValue::Hex(text.to_string())
+        } else if text.contains('(') {
+            ColorValue::Function(text.to_string())
         } else {
             ColorValue::Var(text.to_string())
         }
@@ -38,7 +42,9 @@ impl Serialize for ColorValue {
         match self {
             ColorValue::Default => serializer.serialize_str(""),
             ColorValue::Index(i) => serializer.serialize_u8(*i),
-            ColorValue::Hex(s) | ColorValue::Var(s) => serializer.serialize_str(s),
+            ColorValue::Hex(s) | ColorValue::Var(s) | ColorValue::Function(s) => {
+                serializer.serialize_str(s)
+            }
         }
     }
 }
@@ -89,6 +95,9 @@ pub struct ThemeJson {
     pub schema: Option<String>,
     /// The theme's name, used to select it.
     pub name: String,
+    /// The background it is made for (`light` or `dark`), when the file says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub appearance: Option<String>,
     /// Reusable colors that `colors` entries may name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vars: Option<BTreeMap<String, ColorValue>>,

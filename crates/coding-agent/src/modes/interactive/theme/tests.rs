@@ -75,7 +75,7 @@ fn vars_resolve_recursively_and_formats_round_trip() {
     value["vars"]["alias"] = "base".into();
     value["vars"]["idx"] = 33.into();
     // Overriding a var the built-in palette uses changes every key that names it.
-    value["vars"]["coral"] = "#ff0000".into();
+    value["vars"]["red"] = "#ff0000".into();
     value["colors"]["accent"] = "alias".into();
     value["colors"]["error"] = 196.into();
     value["colors"]["warning"] = "idx".into();
@@ -205,7 +205,7 @@ fn loads_custom_themes_and_falls_back_on_errors() {
 
     let mut ocean: serde_json::Value = serde_json::from_str(DARK_JSON).unwrap();
     ocean["name"] = "ocean".into();
-    ocean["vars"]["accent"] = "#0000ff".into();
+    ocean["vars"]["violet"] = "#0000ff".into();
     write(&agent.join("themes"), "sea.json", &ocean.to_string());
 
     let mut proj: serde_json::Value = serde_json::from_str(LIGHT_JSON).unwrap();
@@ -333,4 +333,28 @@ fn palette_indices_map_to_rgb() {
     assert_eq!(ansi256_rgb(9), (255, 0, 0));
     assert_eq!(css_hex(Color::Ansi256(231)).as_deref(), Some("#ffffff"));
     assert_eq!(css_hex(Color::Default), None);
+}
+
+#[test]
+fn pi_16_color_functions_short_hex_and_appearance_load() {
+    for name in ["dark", "light"] {
+        let theme = Theme::builtin(name, ColorMode::TrueColor).unwrap();
+        assert!(matches!(theme.color(ThemeColor::Accent), Color::Rgb(..)));
+        assert_eq!(theme.is_light(), name == "light");
+    }
+    let mut value: serde_json::Value = serde_json::from_str(DARK_JSON).unwrap();
+    value["name"] = "mine".into();
+    value["appearance"] = "light".into();
+    value["colors"]["accent"] = "#f0a".into();
+    value["colors"]["error"] = "oklch(62.8% 0.2577 29.23deg)".into();
+    let theme = Theme::parse("mine.json", &value.to_string(), ColorMode::TrueColor).unwrap();
+    assert_eq!(theme.color(ThemeColor::Accent), Color::Rgb(0xff, 0, 0xaa));
+    assert_eq!(theme.color(ThemeColor::Error), Color::Rgb(255, 0, 0));
+    assert!(theme.is_light());
+    value["colors"]["error"] = "okhsl(10 150% 50%)".into();
+    let err = Theme::parse("mine.json", &value.to_string(), ColorMode::TrueColor).unwrap_err();
+    assert!(
+        err.to_string().contains("colors.error: invalid color"),
+        "{err}"
+    );
 }

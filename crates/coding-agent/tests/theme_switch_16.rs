@@ -1,0 +1,123 @@
+//! Choosing a theme in `/settings`: the Theme submenu lists pi 1.6's `system` theme first,
+//! the choice is written to settings.json, and the startup header, the loaded-resource
+//! listing and the chat are drawn in the new theme's colors at once. Ours and pi 1.6.0
+//! (`PI_TS16`) side by side in tmux, colors compared (`capture-pane -e`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use mock_llm::MockServer;
+use serde_json::{Value, json};
+use support::rpc::Env;
+use support::tmux::{self, Tmux};
+use support::ts16::{pis, program_path, stub_search_tools};
+
+const WAIT: Duration = Duration::from_secs(15);
+
+/// The colored rows above the editor (header, listing, notices).
+fn colored_top(tmux: &Tmux) -> Vec<String> {
+    let screen = tmux.colored_screen();
+    let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let end = rows
+        .iter()
+        .position(|r| r.contains("────"))
+        .unwrap_or(rows.len());
+    rows[..end]
+        .iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| (*r).to_owned())
+        .collect()
+}
+
+fn settings_when(env: &Env, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let text = std::fs::read_to_string(env.agent.join("settings.json")).unwrap_or_default();
+        if let Ok(value) = serde_json::from_str::<Value>(&text)
+            && check(&value)
+        {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "settings.json: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_theme_chosen_in_settings_recolors_the_header_as_16() {
+    if !tmux::available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    let mut seen = Vec::new();
+    for (name, wrapper) in pis() {
+        let env = Env::new(&server, 128_000, json!({"tuiMode": "regular"}));
+        if wrapper.is_some() {
+            stub_search_tools(&env.agent);
+        }
+        std::fs::write(env.work.join("AGENTS.md"), "Be brief.\n").unwrap();
+        let pi = program_path(&wrapper);
+        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &[], 100, 40);
+        tmux.wait(&format!("{name}: started"), WAIT, |s| {
+            s.contains("mock-model") && s.contains("Warning: tmux extended-keys")
+        });
+        let before = colored_top(&tmux);
+        tmux.type_text("/settings");
+        tmux.wait(&format!("{name}: typed"), WAIT, |s| s.contains("/settings"));
+        tmux.keys(&["Enter"]);
+        tmux.wait(&format!("{name}: menu"), WAIT, |s| {
+            s.contains("Type to search")
+        });
+        tmux.type_text("theme");
+        tmux.wait(&format!("{name}: theme row"), WAIT, |s| {
+            s.contains("> theme") && s.contains("→ Theme")
+        });
+        tmux.keys(&["Enter"]);
+        let menu = tmux.wait(&format!("{name}: theme menu"), WAIT, |s| {
+            s.contains("light") && s.contains("dark") && !s.contains("> theme")
+        });
+        let rows: Vec<String> = menu
+            .lines()
+            .map(str::trim_end)
+            .filter(|r| r.contains("system") || r.contains("dark") || r.contains("light"))
+            .map(str::to_owned)
+            .collect();
+        // Down to `light`, then Enter.
+        let mut screen = menu;
+        for _ in 0..4 {
+            if screen.lines().any(|l| {
+                let mut words = l.split_whitespace();
+                words.next() == Some("→") && words.next() == Some("light")
+            }) {
+                break;
+            }
+            tmux.keys(&["Down"]);
+            screen = tmux.wait(&format!("{name}: moved"), WAIT, |s| s != screen);
+        }
+        tmux.keys(&["Enter"]);
+        settings_when(&env, |v| v["theme"] == "light");
+        tmux.keys(&["Escape"]);
+        tmux.wait(&format!("{name}: closed"), WAIT, |s| {
+            !s.contains("Type to search")
+        });
+        let after = tmux.wait(&format!("{name}: recolored"), WAIT, |_| {
+            colored_top(&tmux) != before
+        });
+        drop(after);
+        let after = colored_top(&tmux);
+        assert_ne!(before, after, "{name}: the header changed color");
+        seen.push((name, rows, before, after));
+    }
+    if let [(_, rows, before, after), (_, rows16, before16, after16)] = &seen[..] {
+        assert_eq!(rows, rows16, "the Theme submenu's rows");
+        assert_eq!(before, before16, "the system theme's colors");
+        assert_eq!(after, after16, "the light theme's colors");
+    }
+}
