@@ -89,18 +89,28 @@ fn a_theme_chosen_in_settings_recolors_the_header_as_16() {
             .filter(|r| r.contains("system") || r.contains("dark") || r.contains("light"))
             .map(str::to_owned)
             .collect();
-        // Down to `light`, then Enter.
-        let mut screen = menu;
-        for _ in 0..4 {
-            if screen.lines().any(|l| {
-                let mut words = l.split_whitespace();
-                words.next() == Some("→") && words.next() == Some("light")
-            }) {
+        // Down to `light` one row at a time (each move awaited), then Enter.
+        let arrow = |s: &str| {
+            s.lines()
+                .find(|l| l.split_whitespace().next() == Some("→"))
+                .map(str::to_owned)
+        };
+        let on_light = |row: &Option<String>| {
+            row.as_deref().and_then(|r| r.split_whitespace().nth(1)) == Some("light")
+        };
+        let mut current = arrow(&menu);
+        for _ in 0..6 {
+            if on_light(&current) {
                 break;
             }
             tmux.keys(&["Down"]);
-            screen = tmux.wait(&format!("{name}: moved"), WAIT, |s| s != screen);
+            let before = current.clone();
+            let screen = tmux.wait(&format!("{name}: moved"), WAIT, |s| {
+                arrow(s).is_some() && arrow(s) != before
+            });
+            current = arrow(&screen);
         }
+        assert!(on_light(&current), "{name}: {current:?}");
         tmux.keys(&["Enter"]);
         settings_when(&env, |v| v["theme"] == "light");
         tmux.keys(&["Escape"]);
