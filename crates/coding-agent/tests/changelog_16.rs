@@ -9,30 +9,12 @@ mod support;
 use std::time::Duration;
 
 use mock_llm::MockServer;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::rpc::Env;
 use support::tmux::{self, Tmux};
 use support::ts16::{pis, program_path};
 
 const WAIT: Duration = Duration::from_secs(15);
-
-/// Global settings.json once `check` holds for it (pi 1.6.0 writes it after redrawing).
-fn settings_when(env: &Env, what: &str, check: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let text = std::fs::read_to_string(env.agent.join("settings.json")).unwrap_or_default();
-        if let Ok(value) = serde_json::from_str::<Value>(&text)
-            && check(&value)
-        {
-            return value;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "settings.json never showed {what}: {text}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 fn start(env: &Env, name: &str, wrapper: &Option<std::path::PathBuf>) -> (Tmux, String) {
     let pi = program_path(wrapper);
@@ -89,7 +71,7 @@ fn first_start_records_the_version_and_shows_no_notes_as_16() {
     for (name, wrapper) in pis() {
         let env = Env::new(&server, 128_000, json!({"tuiMode": "regular"}));
         let (tmux, screen) = start(&env, name, &wrapper);
-        let settings = settings_when(&env, "lastChangelogVersion", |v| {
+        let settings = env.settings_when("lastChangelogVersion", |v| {
             v["lastChangelogVersion"].is_string()
         });
         assert_eq!(settings["lastChangelogVersion"], "1.6.0", "{name}");
@@ -127,7 +109,7 @@ fn an_update_shows_the_new_notes_once_as_16() {
         let mut seen = vec![above(&screen, " What's New").unwrap()];
         seen.extend(frame[..2].iter().cloned());
         frames.push(seen);
-        settings_when(&env, "the recorded version", |v| {
+        env.settings_when("the recorded version", |v| {
             v["lastChangelogVersion"] == "1.6.0"
         });
         drop(tmux);

@@ -8,7 +8,7 @@ mod support;
 use std::time::Duration;
 
 use mock_llm::MockServer;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::rpc::Env;
 use support::tmux::{self, Tmux};
 use support::ts16::{pis, program_path};
@@ -35,23 +35,6 @@ fn panel(screen: &str) -> Vec<String> {
         })
         .map(|r| (*r).to_owned())
         .collect()
-}
-
-fn settings_when(env: &Env, check: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let text = std::fs::read_to_string(env.agent.join("settings.json")).unwrap_or_default();
-        if let Ok(value) = serde_json::from_str::<Value>(&text)
-            && check(&value)
-        {
-            return value;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "settings.json: {text}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
@@ -91,7 +74,9 @@ fn scoped_models_change_cycling_and_save_as_16() {
             s.contains("1/2 enabled") && !s.contains("(unsaved)")
         });
         seen.push(panel(&screen));
-        settings_when(&env, |v| v["enabledModels"] == json!(["mock/mock-thinker"]));
+        env.settings_when("the saved scope", |v| {
+            v["enabledModels"] == json!(["mock/mock-thinker"])
+        });
         tmux.keys(&["Escape"]);
         tmux.wait(&format!("{name}: closed"), WAIT, |s| {
             !s.contains("Model Configuration") && s.contains("Model selection saved to settings")
@@ -115,7 +100,7 @@ fn scoped_models_change_cycling_and_save_as_16() {
             s.contains("all enabled (unsaved)")
         });
         tmux.keys(&["C-s"]);
-        settings_when(&env, |v| v.get("enabledModels").is_none());
+        env.settings_when("no scope", |v| v.get("enabledModels").is_none());
         panels.push(seen);
     }
     if let [ours, theirs] = &panels[..] {

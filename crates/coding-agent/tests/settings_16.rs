@@ -35,27 +35,17 @@ fn panel(screen: &str) -> Option<Vec<String>> {
     Some(rows[start..=end].iter().map(|r| (*r).to_owned()).collect())
 }
 
-/// The global settings file once `check` holds for it, without the key only pi 1.6.0
-/// writes at first start. pi 1.6.0 saves after it redraws (under a file lock), so the file
-/// is read until it says what is awaited.
+/// The global settings file once `check` holds for it, without `lastChangelogVersion`
+/// (written at first start).
 fn settings_when(env: &Env, what: &str, check: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let text = std::fs::read_to_string(env.agent.join("settings.json")).unwrap_or_default();
-        if let Ok(mut value) = serde_json::from_str::<Value>(&text) {
-            if let Some(map) = value.as_object_mut() {
-                map.shift_remove("lastChangelogVersion");
-            }
-            if check(&value) {
-                return value;
-            }
+    let strip = |value: &Value| {
+        let mut value = value.clone();
+        if let Some(map) = value.as_object_mut() {
+            map.shift_remove("lastChangelogVersion");
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "settings.json never showed {what}: {text}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        value
+    };
+    strip(&env.settings_when(what, |v| check(&strip(v))))
 }
 
 /// Types `text` and waits for the screen to show `expect`.

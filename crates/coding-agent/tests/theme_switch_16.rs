@@ -9,7 +9,7 @@ mod support;
 use std::time::Duration;
 
 use mock_llm::MockServer;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::rpc::Env;
 use support::tmux::{self, Tmux};
 use support::ts16::{pis, program_path, stub_search_tools};
@@ -29,23 +29,6 @@ fn colored_top(tmux: &Tmux) -> Vec<String> {
         .filter(|r| !r.is_empty())
         .map(|r| (*r).to_owned())
         .collect()
-}
-
-fn settings_when(env: &Env, check: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let text = std::fs::read_to_string(env.agent.join("settings.json")).unwrap_or_default();
-        if let Ok(value) = serde_json::from_str::<Value>(&text)
-            && check(&value)
-        {
-            return value;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "settings.json: {text}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
@@ -112,7 +95,7 @@ fn a_theme_chosen_in_settings_recolors_the_header_as_16() {
         }
         assert!(on_light(&current), "{name}: {current:?}");
         tmux.keys(&["Enter"]);
-        settings_when(&env, |v| v["theme"] == "light");
+        env.settings_when("theme light", |v| v["theme"] == "light");
         tmux.keys(&["Escape"]);
         tmux.wait(&format!("{name}: closed"), WAIT, |s| {
             !s.contains("Type to search")

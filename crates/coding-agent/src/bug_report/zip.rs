@@ -17,24 +17,10 @@ pub struct ZipEntry<'a> {
 pub fn dos_date_time(unix_seconds: i64) -> (u16, u16) {
     let days = unix_seconds.div_euclid(86_400);
     let secs = unix_seconds.rem_euclid(86_400);
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = crate::session::time::civil_from_days(days);
     let time = ((secs / 3600) << 11) | (((secs % 3600) / 60) << 5) | ((secs % 60) >> 1);
     let date = ((year.max(1980) - 1980) << 9) | (month << 5) | day;
     (time as u16, date as u16)
-}
-
-/// Year, month (1-12), day (1-31) of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 fn deflate(data: &[u8]) -> std::io::Result<Vec<u8>> {

@@ -42,6 +42,26 @@ impl Env {
         Env { dir, agent, work }
     }
 
+    /// The global settings.json once `check` holds for it (pi 1.6.0 writes it after it
+    /// redraws, under a file lock): read until it says what is awaited.
+    pub fn settings_when(&self, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let text =
+                std::fs::read_to_string(self.agent.join("settings.json")).unwrap_or_default();
+            if let Ok(value) = serde_json::from_str::<Value>(&text)
+                && check(&value)
+            {
+                return value;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "settings.json never showed {what}: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// The session files under the agent dir.
     pub fn session_files(&self) -> Vec<PathBuf> {
         let mut found = Vec::new();
