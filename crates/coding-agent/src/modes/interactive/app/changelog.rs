@@ -18,7 +18,7 @@ impl App {
     /// The notes new since the saved `lastChangelogVersion` (none for a resumed session
     /// or a first start, which records this version instead).
     pub(super) fn show_startup_changelog(&mut self) {
-        if !self.session.messages().is_empty() {
+        if self.session.message_count() > 0 {
             return;
         }
         let settings = self.session.settings();
