@@ -35,6 +35,7 @@ session of bench/big_session.sh: target/bench-big/sessions/resume52.jsonl).
 import http.client
 import http.server
 import json
+import math
 import os
 import shutil
 import signal
@@ -66,6 +67,8 @@ END_MARKER = "QUOKKAEND"
 PROMPT = "Explain how the terminal renderer works, in detail."
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SYNC_BEGIN = b"\x1b[?2026h"
+# Paced mode: pi's pid for the proxy, and pi's CPU ticks when the proxy sent the first event.
+STREAM_MARK = {}
 
 
 def setup():
@@ -231,6 +234,9 @@ class PacedHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
+        # The request has been built and sent by now: what pi spends from here on is the
+        # stream's own cost (per delta), apart from building a big session's request.
+        STREAM_MARK["cpu"] = tree_cpu_ticks(STREAM_MARK["pid"]) if STREAM_MARK.get("pid") else None
         start = time.perf_counter()
         for i, event in enumerate(events):
             delay = start + i * DELTA_MS / 1000 - time.perf_counter()
@@ -401,13 +407,19 @@ def run_once(name, command, mode, panes):
         wait_until("the typed prompt", pane, lambda s: PROMPT[:40] in s, 10)
         wait_quiet(pane, 0.3, 5)
         bytes0, cpu0 = pane.size(), tree_cpu_ticks(pane.pid)
+        STREAM_MARK.clear()
+        STREAM_MARK["pid"] = pane.pid
         with open(pane.out_file, "rb") as f:
             frames0 = f.read().count(SYNC_BEGIN)
         start = time.perf_counter()
         pane.tmux("send-keys", "-t", "pi", "Enter")
         wait_until("the end of the reply", pane, lambda s: END_MARKER in s, 600)
         end = wait_quiet(pane, 1.0, 30)
-        cpu = tree_cpu_ticks(pane.pid) - cpu0
+        cpu_end = tree_cpu_ticks(pane.pid)
+        cpu = cpu_end - cpu0
+        stream_cpu0 = STREAM_MARK.get("cpu") if mode == "paced" else None
+        request_cpu = float("nan") if stream_cpu0 is None else stream_cpu0 - cpu0
+        stream_cpu = float("nan") if stream_cpu0 is None else cpu_end - stream_cpu0
         rss = peak_rss_mib(pane.pid)
         written = pane.size() - bytes0
         with open(pane.out_file, "rb") as f:
@@ -423,17 +435,22 @@ def run_once(name, command, mode, panes):
     cpu_ms = cpu * 1000 / CLK_TCK
     return {"open_s": open_s, "bytes": written, "frames": frames, "cpu_ms": cpu_ms, "wall_s": end - start,
             "bytes_per_delta": written / DELTAS, "cpu_us_per_delta": cpu_ms * 1000 / DELTAS,
+            "request_cpu_ms": request_cpu * 1000 / CLK_TCK,
+            "stream_us_per_delta": stream_cpu * 1000 / CLK_TCK * 1000 / DELTAS,
             "rss": rss, "tree_s": tree_s, "tree_keys_s": tree_keys_s, "wheel_us": wheel_us}
 
 
 def wheel_cost(pane):
-    """Fullscreen: WHEEL_EVENTS wheel-up events (SGR reports over the transcript), one every
-    10 ms, then Ctrl+End; CPU of pi's process tree per event, in µs, until the screen is
-    quiet again."""
+    """Fullscreen: WHEEL_EVENTS wheel events (SGR reports over the transcript), one every
+    10 ms, alternating up and down so that each one moves the viewport whatever the
+    transcript's length (all-up events stop moving at its top, which made a short transcript
+    look cheap), then Ctrl+End; CPU of pi's process tree per event, in µs, until the screen
+    is quiet again."""
     wait_quiet(pane, 0.5, 30)
     cpu0 = tree_cpu_ticks(pane.pid)
-    for _ in range(WHEEL_EVENTS):
-        pane.tmux("send-keys", "-t", "pi", "-l", "\x1b[<64;20;10M")
+    for i in range(WHEEL_EVENTS):
+        button = 64 if i % 2 == 0 else 65
+        pane.tmux("send-keys", "-t", "pi", "-l", f"\x1b[<{button};20;10M")
         time.sleep(0.01)
     wait_quiet(pane, 0.5, 60)
     cpu = tree_cpu_ticks(pane.pid) - cpu0
@@ -465,6 +482,8 @@ ROWS_SPEC = [("open_s", "opening (start → screen settled)", "s", "{:.2f}"),
              ("bytes_per_delta", "bytes per delta", "B", "{:,.0f}"),
              ("cpu_ms", "CPU time (user+sys)", "ms", "{:,.0f}"),
              ("cpu_us_per_delta", "CPU per delta", "µs", "{:,.0f}"),
+             ("request_cpu_ms", "CPU from Enter to the first event (paced)", "ms", "{:,.0f}"),
+             ("stream_us_per_delta", "CPU per delta while streaming (paced)", "µs", "{:,.0f}"),
              ("rss", "peak RSS (VmHWM)", "MiB", "{:.1f}"),
              ("wheel_us", "CPU per wheel event (fullscreen)", "µs", "{:,.0f}"),
              ("tree_s", "/tree (Enter → tree settled)", "s", "{:.2f}"),
@@ -479,6 +498,8 @@ def table(results, mode, runs):
     for key, label, unit, fmt in ROWS_SPEC:
         ts = statistics.median(r[key] for r in results["ts"])
         rs = statistics.median(r[key] for r in results["rust"])
+        if math.isnan(ts) and math.isnan(rs):
+            continue  # not measured in this mode or layout
         ratio = f"{rs / ts:.2f}×" if ts else "–"
         u = f" {unit}" if unit else ""
         lines.append(f"| {label} | {fmt.format(ts)}{u} | {fmt.format(rs)}{u} | {ratio} |")

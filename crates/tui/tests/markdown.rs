@@ -280,3 +280,33 @@ fn deep_nesting_does_not_overflow() {
         }
     }
 }
+
+/// A reply streamed a few characters at a time draws, at every step, exactly what a fresh
+/// render of the same text draws: reusing the blocks that did not change is invisible.
+#[test]
+fn streamed_text_draws_as_a_fresh_render_at_every_step() {
+    let doc = "# Title\n\nSome *prose* with `code` and a [link](https://e.x).\n\n\
+               - one\n- two\n  - nested\n\n1. first\n2. second\n\n\
+               > quoted\n> text\n\n```rust\nfn main() {\n    let x = 1;\n}\n```\n\n\
+               | a | b |\n|---|---|\n| 1 | 2 |\n\nA paragraph\n- into a list\n\n\
+               Same line\n\nSame line\n\n---\n\nTail [ref] text.\n\n[ref]: https://r.x\n\nEnd.";
+    for width in [40, 80] {
+        let mut streamed = Markdown::new("", 1, 0, theme());
+        let chars: Vec<char> = doc.chars().collect();
+        let mut end = 0;
+        while end < chars.len() {
+            end = (end + 3).min(chars.len());
+            let text: String = chars[..end].iter().collect();
+            streamed.set_text(text.clone());
+            assert_eq!(
+                streamed.render(width),
+                render_at(&text, width),
+                "after {end} chars at width {width}"
+            );
+        }
+    }
+}
+
+fn render_at(text: &str, width: usize) -> Vec<String> {
+    Markdown::new(text, 1, 0, theme()).render(width)
+}

@@ -47,6 +47,9 @@ pub struct Markdown {
     default_style: Option<Style>,
     cache: Option<(usize, Vec<String>)>,
     code_cache: HashMap<(String, String), Vec<String>>,
+    /// The finished lines of each top-level block by its source, at `blocks.0` columns: a
+    /// streamed reply re-renders only its growing last block, as pi 1.6 does.
+    blocks: (usize, HashMap<String, Vec<String>>),
     /// Links as OSC 8 hyperlinks (the terminal shows them) instead of `text (url)`.
     hyperlinks: bool,
 }
@@ -67,6 +70,7 @@ impl Markdown {
             default_style: None,
             cache: None,
             code_cache: HashMap::new(),
+            blocks: (0, HashMap::new()),
             hyperlinks: crate::capabilities::get().hyperlinks,
         }
     }
@@ -75,7 +79,7 @@ impl Markdown {
     /// show.
     pub fn with_hyperlinks(mut self, hyperlinks: bool) -> Self {
         self.hyperlinks = hyperlinks;
-        self.cache = None;
+        self.invalidate();
         self
     }
 
@@ -83,7 +87,7 @@ impl Markdown {
     /// fills whole lines.
     pub fn with_default_style(mut self, style: Style) -> Self {
         self.default_style = Some(style);
-        self.cache = None;
+        self.invalidate();
         self
     }
 
@@ -131,9 +135,6 @@ impl Markdown {
             new_code: HashMap::new(),
             hyperlinks: self.hyperlinks,
         };
-        let lines = renderer.nodes(&nodes, content_width, &ctx, false);
-        self.code_cache = renderer.new_code;
-
         let bg = self
             .default_style
             .and_then(|s| s.bg.map(|c| Style::bg(c).with_mode(s.mode).prefix()))
@@ -151,15 +152,42 @@ impl Markdown {
             }
         };
 
-        let mut out = Vec::with_capacity(lines.len() + 2 * self.padding_y);
+        // A reference definition can change how an earlier block reads: no reuse then.
+        let reuse = !has_reference_definition(&source);
+        let mut old_blocks = match std::mem::take(&mut self.blocks) {
+            (w, blocks) if w == width && reuse => blocks,
+            _ => HashMap::new(),
+        };
+        let mut blocks = HashMap::new();
+        let mut out = Vec::with_capacity(2 * self.padding_y);
         for _ in 0..self.padding_y {
             out.push(finish(String::new()));
         }
-        for line in lines {
-            for piece in fit(line, content_width) {
-                out.push(finish(close_styles(piece)));
+        for (i, node) in nodes.iter().enumerate() {
+            let raw = source.get(node.range.clone()).unwrap_or("");
+            let cached = old_blocks.remove(raw).or_else(|| blocks.get(raw).cloned());
+            let lines = cached.unwrap_or_else(|| {
+                let mut lines = Vec::new();
+                let drawn = renderer.nodes(std::slice::from_ref(node), content_width, &ctx, false);
+                for line in drawn {
+                    for piece in fit(line, content_width) {
+                        lines.push(finish(close_styles(piece)));
+                    }
+                }
+                lines
+            });
+            out.extend(lines.iter().cloned());
+            if reuse {
+                blocks.insert(raw.to_owned(), lines);
+            }
+            if let Some(next) = nodes.get(i + 1)
+                && renderer.blank_between(node, next)
+            {
+                out.push(finish(String::new()));
             }
         }
+        self.code_cache = renderer.new_code;
+        self.blocks = (width, blocks);
         for _ in 0..self.padding_y {
             out.push(finish(String::new()));
         }
@@ -182,7 +210,19 @@ impl Component for Markdown {
     fn invalidate(&mut self) {
         self.cache = None;
         self.code_cache.clear();
+        self.blocks = (0, HashMap::new());
     }
+}
+
+/// Whether a line of `source` looks like a link reference definition (`[label]: url`).
+fn has_reference_definition(source: &str) -> bool {
+    source.lines().any(|line| {
+        let line = line.trim_start_matches(['>', ' ']);
+        line.starts_with('[')
+            && line
+                .find("]:")
+                .is_some_and(|end| end > 1 && !line[1..end].contains(']'))
+    })
 }
 
 /// Safety net: re-wrap (and as a last resort cut) a line wider than `width`.

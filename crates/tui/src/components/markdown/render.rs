@@ -72,7 +72,7 @@ impl Renderer<'_> {
 
     /// Blocks are separated by a blank line, except a paragraph running straight
     /// into a list.
-    fn blank_between(&self, prev: &Node, next: &Node) -> bool {
+    pub(super) fn blank_between(&self, prev: &Node, next: &Node) -> bool {
         if !matches!(
             (&prev.block, &next.block),
             (Block::Paragraph(_), Block::List { .. })
