@@ -334,6 +334,11 @@ pub(crate) fn extract_cursor(lines: &mut [String], height: usize) -> Option<(usi
 
 /// One line as written: no raw line breaks, cut to the width, styles reset at the end.
 pub(crate) fn push_line(out: &mut String, line: &str, width: usize) {
+    if crate::image::is_image_line(line) {
+        // An image's sequence is written whole: cutting or resetting it would break it.
+        out.push_str(line);
+        return;
+    }
     let cleaned;
     let mut line = line;
     if line.contains(['\r', '\n']) {

@@ -79,6 +79,7 @@ pub struct ScreenRenderer<T: Terminal> {
     full_pending: bool,
     cursor_shown: Option<bool>,
     stats: RenderStats,
+    images: crate::screen_images::ScreenImages,
 }
 
 impl<T: Terminal> ScreenRenderer<T> {
@@ -92,6 +93,7 @@ impl<T: Terminal> ScreenRenderer<T> {
             full_pending: true,
             cursor_shown: None,
             stats: RenderStats::default(),
+            images: crate::screen_images::ScreenImages::default(),
         }
     }
 
@@ -144,6 +146,7 @@ impl<T: Terminal> ScreenRenderer<T> {
         self.active = false;
         ON_ALT_SCREEN.store(false, Ordering::SeqCst);
         self.prev.clear();
+        self.images.clear();
         let out = format!(
             "{SYNC_ON}{MOUSE_OFF}{AUTOWRAP_ON}{SYNC_OFF}{SYNC_ON}{LEAVE_ALT_SCREEN}{SHOW_CURSOR}{SYNC_OFF}"
         );
@@ -166,18 +169,33 @@ impl<T: Terminal> ScreenRenderer<T> {
         self.width = width;
         self.height = height;
         let mut out = String::from(SYNC_ON);
+        let protocol = crate::capabilities::get().images;
+        let images = self.images.frame(&rows, &self.prev, full, protocol);
         if full {
             self.stats.full_redraws += 1;
             self.full_pending = false;
+            if let Some(frame) = &images {
+                out.push_str(&frame.prefix);
+            }
             out.push_str(CLEAR_SCREEN);
         }
-        for (row, line) in rows.iter().enumerate() {
-            if !full && self.prev.get(row) == Some(line) {
-                continue;
+        match images {
+            Some(frame) if frame.redraw => {
+                if !full {
+                    out.push_str(&frame.prefix);
+                }
+                write_image_frame(&mut out, &frame.lines, width, protocol);
             }
-            let _ = write!(out, "\x1b[{};1H{CLEAR_LINE}", row + 1);
-            push_line(&mut out, line, width);
-            out.push_str(LINK_RESET);
+            _ => {
+                for (row, line) in rows.iter().enumerate() {
+                    if !full && self.prev.get(row) == Some(line) {
+                        continue;
+                    }
+                    let _ = write!(out, "\x1b[{};1H{CLEAR_LINE}", row + 1);
+                    push_line(&mut out, line, width);
+                    out.push_str(LINK_RESET);
+                }
+            }
         }
         match cursor {
             Some((row, col)) => {
@@ -201,6 +219,42 @@ impl<T: Terminal> ScreenRenderer<T> {
         self.stats.bytes += out.len() as u64;
         self.term.write(&out)?;
         self.term.flush()
+    }
+}
+
+/// Every row of a frame with images: for Kitty, the rows cleared, then the text rows,
+/// then the image rows (an image drawn before the text under it would be cut by it).
+fn write_image_frame(
+    out: &mut String,
+    lines: &[String],
+    width: usize,
+    protocol: Option<crate::capabilities::ImageProtocol>,
+) {
+    let is_image = |line: &String| crate::image::is_image_line(line);
+    if protocol != Some(crate::capabilities::ImageProtocol::Kitty) {
+        for (row, line) in lines.iter().enumerate() {
+            let _ = write!(out, "\x1b[{};1H{CLEAR_LINE}", row + 1);
+            push_line(out, line, width);
+            if !is_image(line) {
+                out.push_str(LINK_RESET);
+            }
+        }
+        return;
+    }
+    for row in 0..lines.len() {
+        let _ = write!(out, "\x1b[{};1H{CLEAR_LINE}", row + 1);
+    }
+    for image_pass in [false, true] {
+        for (row, line) in lines.iter().enumerate() {
+            if is_image(line) != image_pass {
+                continue;
+            }
+            let _ = write!(out, "\x1b[{};1H", row + 1);
+            push_line(out, line, width);
+            if !image_pass {
+                out.push_str(LINK_RESET);
+            }
+        }
     }
 }
 

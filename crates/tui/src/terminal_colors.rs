@@ -1,6 +1,7 @@
 //! What pi asks the terminal at startup: its own colors (default foreground and
 //! background, 16-color palette; OSC 10/11/4) and whether it takes program status reports
-//! (OSC 7501), with a trailing DA1 request that every terminal answers (so one that
+//! (OSC 7501), the size of a cell in pixels when images are shown (`CSI 16 t`), with a
+//! trailing DA1 request that every terminal answers (so one that
 //! reports nothing is known at once, not after a timeout).
 
 use std::io::Write;
@@ -22,6 +23,8 @@ pub struct TerminalColors {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TerminalReport {
     pub colors: TerminalColors,
+    /// The cell size it reported (asked only when it shows images).
+    pub cell: Option<crate::image::CellDimensions>,
     /// It answered the OSC 7501 support query.
     pub program_status: bool,
 }
@@ -30,14 +33,17 @@ pub struct TerminalReport {
 pub const PROGRAM_STATUS_QUERY: &str = "\x1b]7501;?\x1b\\";
 
 /// The queries: foreground, background, palette 0-15 (pi 1.6's color query), the program
-/// status query when asked for, then DA1.
-pub fn query_text(program_status: bool) -> String {
+/// status query and the cell-size query when asked for, then DA1.
+pub fn query_text(program_status: bool, cell_size: bool) -> String {
     let mut text = String::from("\x1b]10;?\x07\x1b]11;?\x07");
     for index in 0..16 {
         text.push_str(&format!("\x1b]4;{index};?\x07"));
     }
     if program_status {
         text.push_str(PROGRAM_STATUS_QUERY);
+    }
+    if cell_size {
+        text.push_str(crate::image::CELL_SIZE_QUERY);
     }
     text.push_str("\x1b[c");
     text
@@ -94,6 +100,7 @@ struct Replies {
     background: Option<Rgb>,
     palette: [Option<Rgb>; 16],
     program_status: bool,
+    cell: Option<crate::image::CellDimensions>,
     done: bool,
 }
 
@@ -107,6 +114,7 @@ impl Replies {
                 palette,
             },
             program_status: self.program_status,
+            cell: self.cell,
         }
     }
 
@@ -167,6 +175,16 @@ impl Replies {
             }
             return Some(3 + end + 1);
         }
+        if let Some(body) = bytes.strip_prefix(b"\x1b[6;") {
+            let end = body
+                .iter()
+                .position(|&b| !(b.is_ascii_digit() || b == b';'))?;
+            let reply = std::str::from_utf8(&bytes[..4 + end + 1]).unwrap_or("");
+            if let Some(cell) = crate::image::parse_cell_size_response(reply) {
+                self.cell = cell;
+            }
+            return Some(4 + end + 1);
+        }
         if bytes.len() < 3 {
             return None;
         }
@@ -199,25 +217,25 @@ pub fn parse_replies(bytes: &[u8]) -> (TerminalReport, bool) {
 }
 
 /// Asks the terminal on stdin/stdout for its colors (and, with `program_status`, whether
-/// it takes OSC 7501 reports), waiting at most `timeout` for the DA1 answer. Raw mode is
+/// it takes OSC 7501 reports; with `cell_size`, its cell size in pixels), waiting at most `timeout` for the DA1 answer. Raw mode is
 /// on for the call (and left as it was). A terminal that answers nothing, or an error,
 /// reports nothing.
-pub fn query(timeout: Duration, program_status: bool) -> TerminalReport {
+pub fn query(timeout: Duration, program_status: bool, cell_size: bool) -> TerminalReport {
     let was_raw = crossterm::terminal::is_raw_mode_enabled().unwrap_or(false);
     if !was_raw && crossterm::terminal::enable_raw_mode().is_err() {
         return TerminalReport::default();
     }
-    let report = ask(timeout, program_status);
+    let report = ask(timeout, program_status, cell_size);
     if !was_raw {
         let _ = crossterm::terminal::disable_raw_mode();
     }
     report
 }
 
-fn ask(timeout: Duration, program_status: bool) -> TerminalReport {
+fn ask(timeout: Duration, program_status: bool, cell_size: bool) -> TerminalReport {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     let mut out = std::io::stdout();
-    let text = query_text(program_status);
+    let text = query_text(program_status, cell_size);
     if out
         .write_all(text.as_bytes())
         .and_then(|()| out.flush())

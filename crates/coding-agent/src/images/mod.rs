@@ -101,6 +101,15 @@ pub fn process_base64(
     process_image(&bytes, &image.mime_type, policy)
 }
 
+/// A base64 image of any type we decode as a base64 PNG (what the terminal is sent for
+/// the Kitty protocol, which takes PNG only).
+pub fn png_base64(data: &str, _mime_type: &str) -> Option<String> {
+    let engine = base64::engine::general_purpose::STANDARD;
+    let bytes = engine.decode(data.trim()).ok()?;
+    let png = resize::encode_png(&resize::decode(&bytes)?)?;
+    Some(engine.encode(png))
+}
+
 /// A user's images (prompt, steering, follow-up) made ready, and the notes to append to
 /// the text (failures become notes, and the image is dropped).
 pub fn normalize_prompt_images(

@@ -15,8 +15,8 @@ use pi_tui::width::truncate_to_width;
 use serde_json::Value;
 
 use super::components::{
-    AssistantMessage, BashExecution, ChangelogLayout, ChangelogView, Notice, SummaryMessage,
-    ToolExecution, UserMessage,
+    AssistantMessage, BashExecution, ChangelogLayout, ChangelogView, ImageDisplay, Notice,
+    SummaryMessage, ToolExecution, UserMessage,
 };
 use super::extension_ui::custom_message::CustomMessageView;
 use super::extension_ui::tool_renderer::{ChatExtensions, ExtToolRender};
@@ -119,6 +119,7 @@ pub(crate) struct Chat {
     bash: Option<usize>,
     theme: Theme,
     tools_expanded: bool,
+    images: ImageDisplay,
     hide_thinking: bool,
     /// The label of hidden thinking blocks (`ctx.ui.setHiddenThinkingLabel`).
     hidden_thinking_label: Option<String>,
@@ -140,6 +141,7 @@ impl Chat {
             bash: None,
             theme: theme.clone(),
             tools_expanded: false,
+            images: ImageDisplay::default(),
             hide_thinking,
             hidden_thinking_label: None,
             settled: None,
@@ -230,6 +232,7 @@ impl Chat {
     fn new_tool(&self, name: &str, id: &str, args: Value) -> ToolExecution {
         let mut tool = ToolExecution::new(name.to_owned(), id.to_owned(), args, &self.theme);
         tool.set_expanded(self.tools_expanded);
+        tool.set_image_display(self.images);
         if let Some(renderer) = self
             .ext
             .as_ref()
@@ -647,6 +650,20 @@ impl Chat {
         for item in &mut self.items {
             if let Item::Assistant(a) = item {
                 a.set_hide_thinking(hide);
+            }
+        }
+        self.settled = None;
+    }
+
+    /// Draws tool results' images inline or as text from now on (`/settings`).
+    pub(crate) fn set_image_display(&mut self, display: ImageDisplay) {
+        if self.images == display {
+            return;
+        }
+        self.images = display;
+        for item in &mut self.items {
+            if let Item::Tool(tool) = item {
+                tool.set_image_display(display);
             }
         }
         self.settled = None;

@@ -93,6 +93,7 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
     let (tx, mut rx) = unbounded_channel::<AppEvent>();
     let input_paused = Arc::new(AtomicBool::new(false));
     apply_capability_settings(&session);
+    pi_tui::components::image::set_png_transcoder(crate::images::png_base64);
     let status_override = std::env::var("PI_PROGRAM_STATUS").ok();
     let answered = ask_terminal(
         status_override
@@ -220,16 +221,21 @@ fn apply_capability_settings(session: &AgentSession) {
     capabilities::set(caps);
 }
 
-/// Asks the terminal for its colors (for the `system` theme) and, with
-/// `program_status`, whether it takes OSC 7501 reports, before the input reader owns stdin
-/// (so the replies do not arrive as keys). Returns whether it took them.
+/// Asks the terminal for its colors (for the `system` theme), with `program_status`
+/// whether it takes OSC 7501 reports, and its cell size when it shows images (images are
+/// laid out in cells), before the input reader owns stdin (so the replies do not arrive
+/// as keys). Returns whether it took program status reports.
 fn ask_terminal(program_status: bool) -> bool {
     use std::io::IsTerminal;
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         return false;
     }
-    let report = pi_tui::terminal_colors::query(TERMINAL_QUERY_TIMEOUT, program_status);
+    let images = pi_tui::capabilities::get().images.is_some();
+    let report = pi_tui::terminal_colors::query(TERMINAL_QUERY_TIMEOUT, program_status, images);
     theme::system::set_terminal_colors(report.colors);
+    if let Some(cell) = report.cell {
+        pi_tui::image::set_cell_dimensions(cell);
+    }
     report.program_status
 }
 

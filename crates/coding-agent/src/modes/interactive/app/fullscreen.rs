@@ -10,6 +10,7 @@ use pi_tui::width::{truncate_to_width, visible_width};
 
 use super::App;
 use crate::config::tui_settings::{ExitOutput, ScrollbarMode, WheelLines};
+use crate::modes::interactive::chat_rows::ChatRows;
 use crate::modes::interactive::extension_ui::overlay_layout::composite_line;
 use crate::modes::interactive::selectors::hotkeys::key_display;
 use crate::modes::interactive::theme::{ThemeBg, ThemeColor};
@@ -130,6 +131,37 @@ impl Fullscreen {
 }
 
 /// pi 1.6 trusts a local macOS terminal to accelerate the wheel itself.
+/// Kitty images the viewport's edges cut through, cropped to the rows it shows: one whose
+/// bottom is below the viewport, and one that starts above it (drawn from the top row).
+fn crop_images(frame: &mut [String], transcript: &ChatRows<'_>, top: usize) {
+    use pi_tui::image::{crop_kitty_line, is_image_line, kitty_image_in, max_kitty_rows};
+    let height = frame.len();
+    for (row, line) in frame.iter_mut().enumerate() {
+        if let Some((_, image)) = kitty_image_in(line) {
+            let visible = (height - row) as u32;
+            if visible < image.rows {
+                *line = crop_kitty_line(line, 0, visible);
+            }
+        }
+    }
+    let lowest = top.saturating_sub(max_kitty_rows() as usize);
+    for row in (lowest..top).rev() {
+        let Some(line) = transcript.get(row).filter(|l| is_image_line(l)) else {
+            continue;
+        };
+        let Some((_, image)) = kitty_image_in(line) else {
+            continue;
+        };
+        let hidden = (top - row) as u32;
+        if hidden < image.rows
+            && let Some(first) = frame.first_mut()
+        {
+            *first = crop_kitty_line(line, hidden, (height as u32).min(image.rows - hidden));
+        }
+        break;
+    }
+}
+
 fn local_macos() -> bool {
     cfg!(target_os = "macos")
         && ["SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY"]
@@ -167,6 +199,7 @@ impl App {
         let top = screen.viewport.top();
         let mut frame = transcript.slice(top, top + height);
         frame.resize(height, String::new());
+        crop_images(&mut frame, &transcript, top);
         if let Some(search) = screen.search.as_ref() {
             search.paint(&mut frame, top, &self.theme);
         }

@@ -41,6 +41,7 @@ use pi_tui::width::truncate_to_width;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::chat::{Chat, NoticeKind};
+use super::components::ImageDisplay;
 use super::components::footer::{Footer, FooterData};
 use super::extension_ui::overlay_layout;
 use super::extension_ui::tool_renderer::ChatExtensions;
@@ -233,6 +234,7 @@ impl App {
         };
         let ext = ExtensionUiState::new(Arc::clone(session.extension_runtime()), tx.clone());
         let mut chat = Chat::new(&theme, settings.hide_thinking_block.unwrap_or(false));
+        chat.set_image_display(ImageDisplay::from_store(session.settings()));
         chat.set_extensions(ChatExtensions {
             remote: ext.remote.clone(),
             runtime: Arc::clone(session.extension_runtime()),

@@ -181,6 +181,11 @@ impl App {
             "cache-warming-mode" => {
                 self.notice(NoticeKind::Info, &format!("Cache warming: {value}"));
             }
+            "show-images" | "image-width-cells" => {
+                self.chat.set_image_display(
+                    crate::modes::interactive::components::ImageDisplay::from_store(store),
+                );
+            }
             "tui-mode" => self.notice(NoticeKind::Info, &format!("TUI mode: {value}")),
             "fullscreen-exit-output"
             | "fullscreen-scrollbar"

@@ -23,7 +23,7 @@ pub use footer::{Footer, FooterData, format_tokens};
 pub use markdown_theme::{markdown_theme, syntax_theme};
 pub use notice::{Notice, NoticeKind};
 pub use summary_message::SummaryMessage;
-pub use tool_execution::ToolExecution;
+pub use tool_execution::{ImageDisplay, ToolExecution};
 pub use user_message::UserMessage;
 
 use pi_tui::Component;

@@ -4,8 +4,10 @@
 use std::time::Instant;
 
 use pi_agent_core::AgentToolResult;
+use pi_ai::InputBlock;
 use pi_ai::ToolResultMessage;
 use pi_tui::Component;
+use pi_tui::components::image::{Image, ImageOptions};
 use serde_json::Value;
 
 use super::tool_render::{ResultData, ToolView, render_tool, text_output};
@@ -29,7 +31,51 @@ pub struct ToolExecution {
     cache: LineCache,
     /// The extension's `renderCall` / `renderResult`, when the tool has them.
     ext: Option<ExtToolRender>,
+    images: ImageDisplay,
+    /// The result's images drawn inline, by their data, kind and width.
+    image_views: Vec<(ImageSource, Image)>,
 }
+
+/// Whether results show their images inline and how wide (`terminal.showImages`,
+/// `terminal.imageWidthCells`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageDisplay {
+    pub show: bool,
+    pub width_cells: u32,
+}
+
+impl Default for ImageDisplay {
+    fn default() -> Self {
+        ImageDisplay {
+            show: true,
+            width_cells: 60,
+        }
+    }
+}
+
+impl ImageDisplay {
+    /// The display the settings ask for.
+    pub fn from_store(store: &crate::config::settings_store::SettingsStore) -> Self {
+        let show = store
+            .value(&["terminal", "showImages"])
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true);
+        let width_cells = store
+            .value(&["terminal", "imageWidthCells"])
+            .and_then(|v| v.as_f64())
+            .filter(|n| n.is_finite())
+            .map_or(60, |n| n.floor().clamp(1.0, f64::from(u32::MAX)) as u32);
+        ImageDisplay { show, width_cells }
+    }
+
+    /// Whether images are drawn inline (the terminal shows them and the setting allows).
+    fn inline(self) -> bool {
+        self.show && pi_tui::capabilities::get().images.is_some()
+    }
+}
+
+/// What an inline image was drawn from.
+type ImageSource = (String, String, u32);
 
 impl ToolExecution {
     /// A pending call of `tool_name` with `args` (a JSON object).
@@ -53,7 +99,65 @@ impl ToolExecution {
             expanded: false,
             cache: LineCache::default(),
             ext: None,
+            images: ImageDisplay::default(),
+            image_views: Vec::new(),
         }
+    }
+
+    /// Shows the result's images inline or as text, as `display` says.
+    pub fn set_image_display(&mut self, display: ImageDisplay) {
+        if self.images != display {
+            self.images = display;
+            self.cache.clear();
+        }
+    }
+
+    /// The result's images as drawn below the box (each after an empty line), reusing the
+    /// views of images that did not change.
+    fn image_lines(&mut self, width: usize) -> Vec<String> {
+        let sources: Vec<ImageSource> = match (&self.result, self.images.inline()) {
+            (Some(result), true) => result
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    InputBlock::Image(img) if !img.data.is_empty() && !img.mime_type.is_empty() => {
+                        Some((
+                            img.data.to_string(),
+                            img.mime_type.to_string(),
+                            self.images.width_cells,
+                        ))
+                    }
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut previous = std::mem::take(&mut self.image_views).into_iter();
+        for source in sources {
+            let reused = previous.next().filter(|(old, _)| *old == source);
+            let view = match reused {
+                Some(view) => view,
+                None => {
+                    let image = Image::new(
+                        source.0.clone(),
+                        source.1.clone(),
+                        ImageOptions {
+                            max_width_cells: Some(source.2),
+                            fallback_style: self.theme.fg(ThemeColor::ToolOutput),
+                            ..ImageOptions::default()
+                        },
+                    );
+                    (source, image)
+                }
+            };
+            self.image_views.push(view);
+        }
+        let mut lines = Vec::new();
+        for (_, image) in &mut self.image_views {
+            lines.push(String::new());
+            lines.extend(image.render(width));
+        }
+        lines
     }
 
     /// Draws the call with its extension's renderers (asked for at once).
@@ -226,6 +330,7 @@ impl ToolExecution {
     pub fn set_theme(&mut self, theme: &Theme) {
         self.theme = theme.clone();
         self.cache.clear();
+        self.image_views.clear();
     }
 
     /// `Elapsed 1.2s` while a started bash call streams, `Took 3.4s` when it is done.
@@ -256,10 +361,12 @@ impl Component for ToolExecution {
             let inner = self.render_ext(ext, inner_width(width, 1));
             let mut lines = vec![String::new()];
             lines.extend(boxed(inner, width, 1, 1, Some(self.theme.bg(bg))));
+            lines.extend(self.image_lines(width));
             return lines;
         }
         let timing = self.timing_label();
-        if let Some(lines) = self.cache.get(width, &timing) {
+        if let Some(mut lines) = self.cache.get(width, &timing) {
+            lines.extend(self.image_lines(width));
             return lines;
         }
         let view = ToolView {
@@ -271,11 +378,13 @@ impl Component for ToolExecution {
             is_error: self.is_error,
             expanded: self.expanded,
             timing: (!timing.is_empty()).then_some(timing.as_str()),
+            show_images: self.images.inline(),
         };
         let inner = render_tool(&view, inner_width(width, 1));
         let mut lines = vec![String::new()];
         lines.extend(boxed(inner, width, 1, 1, Some(self.theme.bg(bg))));
         self.cache.store(width, &timing, &lines);
+        lines.extend(self.image_lines(width));
         lines
     }
 

@@ -39,6 +39,8 @@ pub(super) struct ToolView<'a> {
     pub expanded: bool,
     /// `Took 1.2s` / `Elapsed 3.0s` (bash only).
     pub timing: Option<&'a str>,
+    /// Images are drawn inline below the box (no `[Image: …]` line in the text then).
+    pub show_images: bool,
 }
 
 impl ToolView<'_> {
@@ -86,7 +88,7 @@ impl ToolView<'_> {
     fn error_text(&self) -> Option<String> {
         let text = self
             .result
-            .map(|r| text_output(r, false))
+            .map(|r| text_output(r, self.show_images))
             .unwrap_or_default();
         (!text.trim().is_empty()).then(|| self.fg(ThemeColor::Error).paint(text.trim_end()))
     }
@@ -129,8 +131,8 @@ fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a Value> {
 }
 
 /// Text blocks (ANSI and control characters removed) joined by newlines, plus an
-/// `[image: mime]` line per image.
-pub(super) fn text_output(result: &ResultData, _show_images: bool) -> String {
+/// `[Image: [mime] WxH]` line per image unless the images are drawn inline (`shown`).
+pub(super) fn text_output(result: &ResultData, shown: bool) -> String {
     let texts: Vec<String> = result
         .content
         .iter()
@@ -140,6 +142,9 @@ pub(super) fn text_output(result: &ResultData, _show_images: bool) -> String {
         })
         .collect();
     let mut output = texts.join("\n");
+    if shown {
+        return output;
+    }
     let images: Vec<String> = result
         .content
         .iter()
@@ -150,7 +155,10 @@ pub(super) fn text_output(result: &ResultData, _show_images: bool) -> String {
                 } else {
                     img.mime_type.as_str()
                 };
-                Some(format!("[image: {mime}]"))
+                let dims = (!img.data.is_empty() && !img.mime_type.is_empty())
+                    .then(|| pi_tui::image::image_dimensions(&img.data, &img.mime_type))
+                    .flatten();
+                Some(pi_tui::image::image_fallback(mime, dims, None))
             }
             InputBlock::Text(_) => None,
         })
@@ -262,7 +270,7 @@ fn render_bash(view: &ToolView<'_>, width: usize) -> Vec<String> {
         return lines;
     };
 
-    let output = text_output(result, false);
+    let output = text_output(result, view.show_images);
     let output = output.trim();
     if !output.is_empty() {
         let style = view.fg(ThemeColor::ToolOutput);
@@ -400,7 +408,7 @@ fn render_read(view: &ToolView<'_>) -> String {
         return text;
     }
 
-    let output = text_output(result, false);
+    let output = text_output(result, view.show_images);
     let lang = raw_path.and_then(language_for);
     let limit = (!view.expanded).then_some(FILE_PREVIEW_LINES);
     let (lines, total) = file_preview(view, &output, lang.as_deref(), limit);
@@ -599,7 +607,7 @@ fn render_search(view: &ToolView<'_>) -> String {
         }
         return text;
     }
-    let output = text_output(result, false);
+    let output = text_output(result, view.show_images);
     let output = output.trim();
     if !output.is_empty() {
         let lines: Vec<&str> = output.split('\n').collect();
@@ -674,7 +682,7 @@ fn render_generic(view: &ToolView<'_>, width: usize) -> Vec<String> {
     let Some(result) = view.result else {
         return lines;
     };
-    let output = text_output(result, false);
+    let output = text_output(result, view.show_images);
     let output = output.trim_end();
     if output.trim().is_empty() {
         return lines;
@@ -744,6 +752,7 @@ mod tests {
             ],
             details: None,
         };
-        assert_eq!(text_output(&r, false), "ab\n[image: image/png]");
+        assert_eq!(text_output(&r, false), "ab\n[Image: [image/png]]");
+        assert_eq!(text_output(&r, true), "ab");
     }
 }

@@ -134,6 +134,10 @@ pub struct PlacedOverlay {
 
 /// `overlay` pasted over columns `col..col+width` of `base`, the line kept `total` wide.
 pub fn composite_line(base: &str, overlay: &str, col: usize, width: usize, total: usize) -> String {
+    if pi_tui::image::is_image_line(base) {
+        // Nothing is drawn into an image's row (pi's `compositeTuiLine`).
+        return base.to_owned();
+    }
     let before = slice_columns(base, 0, col);
     let before_width = visible_width(&before);
     let overlay = if visible_width(overlay) > width {

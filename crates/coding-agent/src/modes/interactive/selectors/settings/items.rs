@@ -87,8 +87,40 @@ pub fn overrides_summary(count: usize) -> String {
     }
 }
 
-/// Every row, in pi 1.6.0's order for a terminal without inline images.
+/// Every row, in pi 1.6.0's order; "Show images" and "Image width" only where the terminal
+/// shows inline images.
 pub fn build_items(store: &SettingsStore, live: &LiveState) -> Vec<SettingItem> {
+    let mut items = base_items(store, live);
+    if pi_tui::capabilities::get().images.is_some() {
+        let width = store
+            .value(&["terminal", "imageWidthCells"])
+            .and_then(|v| v.as_f64())
+            .filter(|n| n.is_finite())
+            .map_or(60, |n| (n.floor() as i64).max(1));
+        items.splice(
+            1..1,
+            [
+                SettingItem::cycle(
+                    "show-images",
+                    "Show images",
+                    "Render images inline in terminal",
+                    flag(store, &["terminal", "showImages"], true),
+                    &["true", "false"],
+                ),
+                SettingItem::cycle(
+                    "image-width-cells",
+                    "Image width",
+                    "Preferred inline image width in terminal cells",
+                    width.to_string(),
+                    &["60", "80", "120"],
+                ),
+            ],
+        );
+    }
+    items
+}
+
+fn base_items(store: &SettingsStore, live: &LiveState) -> Vec<SettingItem> {
     let settings = store.get();
     let bools = ["true", "false"];
     let idle = format_idle_timeout(settings.http_idle_timeout_ms().unwrap_or(0));
@@ -389,6 +421,8 @@ pub fn write_for(id: &str, value: &str) -> Option<Write> {
     let int = || value.parse::<i64>().ok().map(Value::from);
     Some(match id {
         "autocompact" => Write::Nested("compaction", "enabled", boolean()),
+        "show-images" => Write::Nested("terminal", "showImages", boolean()),
+        "image-width-cells" => Write::Nested("terminal", "imageWidthCells", int()?),
         "auto-resize-images" => Write::Nested("images", "autoResize", boolean()),
         "block-images" => Write::Nested("images", "blockImages", boolean()),
         "skill-commands" => Write::Top("enableSkillCommands", boolean()),
