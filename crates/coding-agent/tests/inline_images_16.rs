@@ -89,19 +89,28 @@ fn run(
     // The recording catches up with what tmux already shows.
     let mut output = recorded_until(&raw, |text| text.contains(REPLY));
     if fullscreen {
-        // One wheel step up: the image moves down the viewport, and the frame drawing it
-        // places it again.
-        let before = output.len();
-        tmux.raw(b"\x1b[<64;20;5M");
+        // A resize redraws the whole screen: the image is placed again (pi 1.6.0 fixed
+        // images disappearing after a full redraw). Nothing else redraws the image's rows
+        // once the answer is drawn, so the next placement is the resize's.
+        let answered = output.len();
+        tmux.resize(100, 22);
         output = recorded_until(&raw, |text| {
-            text.get(before..)
+            text.get(answered..)
                 .is_some_and(|tail| image_sequences(tail).iter().any(|s| s.contains("r=")))
         });
-        output.push_str(WHEEL_MARK);
-        let tail = output[..before].to_owned();
+        // Then one wheel step up: the image moves down the viewport, and the frame drawing
+        // it places it again.
+        let resized = output.len();
+        tmux.raw(b"\x1b[<64;20;5M");
+        output = recorded_until(&raw, |text| {
+            text.get(resized..)
+                .is_some_and(|tail| image_sequences(tail).iter().any(|s| s.contains("r=")))
+        });
         output = format!(
-            "{tail}{WHEEL_MARK}{}",
-            &output[before..output.len() - WHEEL_MARK.len()]
+            "{}{RESIZE_MARK}{}{WHEEL_MARK}{}",
+            &output[..answered],
+            &output[answered..resized],
+            &output[resized..]
         );
     }
     drop(tmux);
@@ -110,6 +119,8 @@ fn run(
 
 /// Where the recording of a fullscreen run has its wheel step.
 const WHEEL_MARK: &str = "<wheel>";
+/// Where it has its resize.
+const RESIZE_MARK: &str = "<resize>";
 
 /// What pi wrote to the terminal once `done` holds for it (or after [`WAIT`]).
 fn recorded_until(raw: &std::path::Path, done: impl Fn(&str) -> bool) -> String {
@@ -268,10 +279,16 @@ fn fullscreen_crops_an_image_at_the_viewport_edges_as_16() {
             json!({"tuiMode": "fullscreen"}),
             false,
         );
-        let (answered, wheeled) = output.split_once(WHEEL_MARK).expect("the wheel step");
-        // The last placement before the wheel step is the image as the answer left it (its
-        // top above the viewport: cropped from a `y` offset); the first after it, scrolled.
+        let (answered, rest) = output.split_once(RESIZE_MARK).expect("the resize");
+        let (resized, wheeled) = rest.split_once(WHEEL_MARK).expect("the wheel step");
+        // The last placement before the resize is the image as the answer left it (its
+        // top above the viewport: cropped from a `y` offset); the first after the resize
+        // and after the wheel step, where they moved it.
         let before = placements(answered).last().cloned().expect("a placement");
+        let redrawn = placements(resized)
+            .first()
+            .cloned()
+            .expect("a placement after the resize");
         let after = placements(wheeled)
             .first()
             .cloned()
@@ -280,15 +297,16 @@ fn fullscreen_crops_an_image_at_the_viewport_edges_as_16() {
             before.contains("y="),
             "{name}: the image's top is cut: {before}"
         );
-        assert_ne!(before, after, "{name}: the wheel moved the image");
+        assert_ne!(redrawn, after, "{name}: the wheel moved the image");
         assert!(
             wheeled.contains("\x1b_Ga=d,d=a,q=2\x1b\\") && wheeled.contains("\x1b_Ga=p,q=2,"),
             "{name}: the moved image is placed again, not sent again"
         );
-        seen.push((name, before, after));
+        seen.push((name, before, redrawn, after));
     }
-    if let [(_, ours_before, ours_after), (_, ts_before, ts_after)] = &seen[..] {
-        assert_eq!(ours_before, ts_before, "the image as the answer leaves it");
-        assert_eq!(ours_after, ts_after, "the image one wheel step up");
+    if let [ours, ts] = &seen[..] {
+        assert_eq!(ours.1, ts.1, "the image as the answer leaves it");
+        assert_eq!(ours.2, ts.2, "the image after a resize");
+        assert_eq!(ours.3, ts.3, "the image one wheel step up");
     }
 }

@@ -286,8 +286,8 @@ fn kitty_registry() -> &'static Mutex<HashMap<u32, KittyImage>> {
 
 static MAX_KITTY_ROWS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
-/// The most rows any Kitty image drawn so far takes (how far above the viewport an image
-/// that still reaches into it can start).
+/// The most rows any image drawn so far takes (how far from a row an image that still
+/// reaches into it can be anchored).
 pub fn max_kitty_rows() -> u32 {
     MAX_KITTY_ROWS.load(std::sync::atomic::Ordering::Relaxed)
 }
@@ -321,6 +321,31 @@ fn control<'a>(controls: &'a str, key: &str) -> Option<&'a str> {
     controls
         .split(',')
         .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+}
+
+/// The ids of the Kitty images `line` transmits or places.
+pub fn kitty_ids(line: &str) -> Vec<u32> {
+    let mut ids = Vec::new();
+    let mut rest = line;
+    while let Some(start) = rest.find(KITTY_PREFIX) {
+        rest = &rest[start + KITTY_PREFIX.len()..];
+        let controls = &rest[..rest.find([';', '\x1b']).unwrap_or(rest.len())];
+        if let Some(id) = control(controls, "i").and_then(|i| i.parse().ok())
+            && !ids.contains(&id)
+        {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+/// Rows the first Kitty image of `line` covers (`r=`, or as registered).
+pub fn kitty_rows(line: &str) -> Option<usize> {
+    let controls = kitty_controls(line)?;
+    control(controls, "r")
+        .and_then(|r| r.parse::<usize>().ok())
+        .filter(|r| *r > 0)
+        .or_else(|| kitty_image_in(line).map(|(_, image)| image.rows as usize))
 }
 
 /// `line`'s Kitty image showing only `visible` of its rows from row `hidden` on (the
@@ -361,6 +386,113 @@ pub fn crop_kitty_line(line: &str, hidden: u32, visible: u32) -> String {
         controls.join(","),
         &line[controls_start + controls_len..]
     )
+}
+
+/// `line` without its image sequences (Kitty commands; iTerm2 files with the cursor move
+/// before them): what is left where an overlay covers an image.
+pub fn strip_image_sequences(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    loop {
+        let kitty = rest.find(KITTY_PREFIX);
+        let iterm = rest.find(ITERM2_PREFIX);
+        let Some(start) = [kitty, iterm].into_iter().flatten().min() else {
+            out.push_str(rest);
+            return out;
+        };
+        let (end, keep_to) = if Some(start) == kitty {
+            match rest[start..].find("\x1b\\") {
+                Some(e) => (start + e + 2, start),
+                None => (rest.len(), start),
+            }
+        } else {
+            let end = rest[start..]
+                .find('\x07')
+                .map_or(rest.len(), |e| start + e + 1);
+            (
+                end,
+                start - cursor_up_before(&rest[..start]).map_or(0, |(len, _)| len),
+            )
+        };
+        out.push_str(&rest[..keep_to]);
+        rest = &rest[end..];
+    }
+}
+
+/// The `CSI n A` that ends `before`: its length and `n`.
+fn cursor_up_before(before: &str) -> Option<(usize, usize)> {
+    let body = before.strip_suffix('A')?;
+    let digits = body.len() - body.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let n = body[body.len() - digits..].parse().ok()?;
+    body[..body.len() - digits]
+        .ends_with("\x1b[")
+        .then_some((digits + 3, n))
+}
+
+/// The rows (relative to the line's own) and columns an image in `line` covers.
+fn image_extent(line: &str) -> Option<(isize, isize, usize, usize)> {
+    if let Some(start) = line.find(KITTY_PREFIX) {
+        let controls = kitty_controls(line).unwrap_or("");
+        let registered = kitty_image_in(line).map(|(_, image)| image);
+        let columns = control(controls, "c")
+            .and_then(|c| c.parse::<usize>().ok())
+            .or(registered.map(|i| i.columns as usize));
+        let rows = control(controls, "r")
+            .and_then(|r| r.parse::<usize>().ok())
+            .filter(|r| *r > 0)
+            .or(registered.map(|i| i.rows as usize))
+            .unwrap_or(1);
+        let col = crate::width::visible_width(&line[..start]);
+        return Some((
+            0,
+            rows as isize - 1,
+            col,
+            col + columns.unwrap_or(usize::MAX / 2),
+        ));
+    }
+    let start = line.find(ITERM2_PREFIX)?;
+    let before = &line[..start];
+    let up = cursor_up_before(before);
+    let text_before = &before[..before.len() - up.map_or(0, |(len, _)| len)];
+    let columns = line[start..]
+        .split([';', ':'])
+        .find_map(|p| p.strip_prefix("width="))
+        .and_then(|w| w.parse::<usize>().ok());
+    let col = crate::width::visible_width(text_before);
+    Some((
+        -(up.map_or(0, |(_, n)| n) as isize),
+        0,
+        col,
+        col + columns.unwrap_or(usize::MAX / 2),
+    ))
+}
+
+/// Strips the images an overlay at `rows` × `columns` (screen rows of `lines`) would sit
+/// under: the terminal draws images above text, so they would cover it.
+pub fn hide_images_under(
+    lines: &mut [String],
+    rows: std::ops::Range<usize>,
+    columns: std::ops::Range<usize>,
+) {
+    if rows.is_empty() || columns.is_empty() {
+        return;
+    }
+    let reach = max_kitty_rows() as usize;
+    let first = rows.start.saturating_sub(reach);
+    let last = (rows.end + reach).min(lines.len());
+    for (index, line) in lines.iter_mut().enumerate().take(last).skip(first) {
+        let Some((top, bottom, left, right)) = image_extent(line) else {
+            continue;
+        };
+        let (top, bottom) = (index as isize + top, index as isize + bottom);
+        if top < rows.end as isize
+            && bottom >= rows.start as isize
+            && left < columns.end
+            && right > columns.start
+        {
+            *line = strip_image_sequences(line);
+        }
+    }
 }
 
 /// An image drawn for the detected protocol: the escape sequence and the cells it covers.
@@ -406,7 +538,10 @@ pub fn render_image(
                 },
             )
         }
-        ImageProtocol::Iterm2 => encode_iterm2(base64_data, columns),
+        ImageProtocol::Iterm2 => {
+            MAX_KITTY_ROWS.fetch_max(rows, std::sync::atomic::Ordering::Relaxed);
+            encode_iterm2(base64_data, columns)
+        }
     };
     Some(RenderedImage {
         sequence,

@@ -157,3 +157,47 @@ fn a_cut_kitty_image_shows_the_rows_left() {
     );
     assert_eq!(crop_kitty_line(&line, 0, 9), line);
 }
+
+#[test]
+fn images_under_an_overlay_are_hidden() {
+    register_kitty_image(
+        4343,
+        KittyImage {
+            columns: 4,
+            rows: 3,
+            dimensions: dims(36, 54),
+        },
+    );
+    let kitty = format!(
+        "ab{}cd",
+        encode_kitty(
+            "QUJD",
+            KittyOptions {
+                columns: Some(4),
+                rows: Some(3),
+                image_id: Some(4343),
+                keep_cursor: true,
+            },
+        )
+    );
+    assert_eq!(strip_image_sequences(&kitty), "abcd");
+    let iterm = format!("x\x1b[2A{}y", encode_iterm2("QUJD", 5));
+    assert_eq!(strip_image_sequences(&iterm), "xy");
+
+    // The Kitty image spans rows 0-2, columns 2-5; the iTerm2 one rows 3-5, columns 1-5.
+    let mut lines = vec![
+        kitty.clone(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        iterm.clone(),
+    ];
+    hide_images_under(&mut lines, 2..3, 10..20);
+    assert_eq!(lines[0], kitty, "beside the overlay");
+    hide_images_under(&mut lines, 2..3, 3..4);
+    assert_eq!(lines[0], "abcd");
+    assert_eq!(lines[5], iterm);
+    hide_images_under(&mut lines, 3..4, 0..2);
+    assert_eq!(lines[5], "xy");
+}

@@ -200,14 +200,49 @@ impl<T: Terminal> Renderer<T> {
             self.top = 0;
             self.bottom = 1;
         }
-        for (i, line) in lines.iter().enumerate() {
+        let mut i = 0;
+        while i < lines.len() {
             if i > 0 {
                 self.newline(out);
             }
-            push_line(out, line, self.width);
+            i += self.write_line(lines, i, lines.len() - 1, false, out);
         }
         self.col = None;
         self.bottom = self.bottom.max(self.row + 1);
+    }
+
+    /// Writes line `i` (the cursor on its row) and returns how many lines it took: a
+    /// Kitty image first clears the blank rows reserved below it (scrolling the screen if
+    /// it must), then is drawn from its own row, so the terminal never cuts it at the
+    /// bottom edge; the cursor ends on its last reserved row.
+    fn write_line(
+        &mut self,
+        lines: &[String],
+        i: usize,
+        last: usize,
+        clear: bool,
+        out: &mut String,
+    ) -> usize {
+        let line = &lines[i];
+        let reserved = reserved_rows(lines, i, last);
+        if reserved > 1 && reserved <= self.height {
+            out.push_str(CLEAR_LINE);
+            for _ in 1..reserved {
+                self.newline(out);
+                out.push_str(CLEAR_LINE);
+            }
+            let _ = write!(out, "\x1b[{}A", reserved - 1);
+            push_line(out, line, self.width);
+            let _ = write!(out, "\x1b[{}B", reserved - 1);
+            self.col = None;
+            return reserved;
+        }
+        if clear {
+            out.push_str(CLEAR_LINE);
+        }
+        push_line(out, line, self.width);
+        self.col = None;
+        1
     }
 
     /// Rewrite what changed; false when that is impossible (a full redraw is needed).
@@ -230,19 +265,34 @@ impl<T: Terminal> Renderer<T> {
         } else {
             (first..new_len).rev().find(|&i| self.prev[i] != lines[i])
         };
+        // An image whose rows the change reaches is drawn again whole; one that moved or
+        // went is deleted (the terminal keeps images apart from the text under them).
+        let (first, last) = expand_for_images(&self.prev, lines, first, last);
+        if first < top {
+            return false;
+        }
+        let changed_end =
+            last.map_or(prev_len, |l| l + 1)
+                .max(if new_len < prev_len { prev_len } else { 0 });
+        for line in self
+            .prev
+            .get(first..changed_end.min(prev_len))
+            .unwrap_or(&[])
+        {
+            for id in crate::image::kitty_ids(line) {
+                out.push_str(&crate::image::delete_kitty_image(id));
+            }
+        }
         if let Some(last) = last {
             // Rows never visited are blank already; no need to clear them.
             let fresh_from = self.bottom;
             self.move_to(first, out);
-            for (i, line) in lines.iter().enumerate().take(last + 1).skip(first) {
+            let mut i = first;
+            while i <= last {
                 if i > first {
                     self.newline(out);
                 }
-                if i < fresh_from {
-                    out.push_str(CLEAR_LINE);
-                }
-                push_line(out, line, self.width);
-                self.col = None;
+                i += self.write_line(lines, i, last, i < fresh_from, out);
             }
         }
         if new_len < prev_len {
@@ -357,6 +407,59 @@ pub(crate) fn push_line(out: &mut String, line: &str, width: usize) {
     }
 }
 
+/// The blank rows below a Kitty image at `lines[i]` that are its own (the image's rows,
+/// as far as `last`), counting its first row: 1 for other lines.
+fn reserved_rows(lines: &[String], i: usize, last: usize) -> usize {
+    if !lines[i].contains(crate::image::KITTY_PREFIX) {
+        return 1;
+    }
+    let Some(rows) = crate::image::kitty_rows(&lines[i]) else {
+        return 1;
+    };
+    let most = rows.min(last + 1 - i).min(lines.len() - i);
+    let mut reserved = 1;
+    while reserved < most {
+        let line = &lines[i + reserved];
+        if crate::image::is_image_line(line) || visible_width(line) > 0 {
+            break;
+        }
+        reserved += 1;
+    }
+    reserved
+}
+
+/// `first..=last` widened to the whole of every Kitty image (in the old lines or the
+/// new) that starts in it or reaches into it.
+fn expand_for_images(
+    prev: &[String],
+    lines: &[String],
+    first: usize,
+    last: Option<usize>,
+) -> (usize, Option<usize>) {
+    let (mut from, mut to) = (first, last);
+    if crate::capabilities::get().images != Some(crate::capabilities::ImageProtocol::Kitty) {
+        return (from, to);
+    }
+    // An image reaching `first` starts at most its height above it.
+    let start = first.saturating_sub(crate::image::max_kitty_rows() as usize);
+    for side in [prev, lines] {
+        for (i, line) in side.iter().enumerate().skip(start) {
+            if !line.contains(crate::image::KITTY_PREFIX) {
+                continue;
+            }
+            let end = i + reserved_rows(side, i, side.len() - 1) - 1;
+            let reaches = i >= first || to.is_some_and(|l| i <= l) && end >= first;
+            if reaches {
+                from = from.min(i);
+                if i < lines.len() {
+                    to = Some(to.map_or(end, |l| l.max(end)).min(lines.len() - 1));
+                }
+            }
+        }
+    }
+    (from, to)
+}
+
 /// Ends an OSC 8 hyperlink a line may have left open.
 const LINK_RESET: &str = "\x1b]8;;\x07";
 
@@ -378,6 +481,28 @@ mod tests {
         let mut lines = vec![format!("a{m}b"), "x".into(), "y".into()];
         assert_eq!(extract_cursor(&mut lines, 2), None);
         assert_eq!(lines[0], "ab");
+    }
+
+    #[test]
+    fn a_kitty_image_reserves_its_rows_before_it_is_drawn() {
+        let image = "\x1b_Ga=T,f=100,q=2,C=1,c=4,r=3;QUJD\x1b\\".to_owned();
+        let mut renderer = Renderer::new(crate::terminal::VirtualTerminal::new(20, 10));
+        renderer
+            .render(vec![
+                "top".into(),
+                image.clone(),
+                String::new(),
+                String::new(),
+                "after".into(),
+            ])
+            .unwrap();
+        let out = renderer.terminal_mut().take_output();
+        assert!(
+            out.contains(&format!(
+                "\x1b[2K\r\n\x1b[2K\r\n\x1b[2K\x1b[2A{image}\x1b[2B\r\nafter"
+            )),
+            "{out:?}"
+        );
     }
 
     #[test]

@@ -269,6 +269,23 @@ mod tests {
     }
 
     #[test]
+    fn kitty_images_are_written_after_the_rows_they_cover() {
+        let image = "\x1b_Ga=T,f=100,q=2,C=1,c=4,r=2;QUJD\x1b\\".to_owned();
+        let mut out = String::new();
+        let lines = vec![image.clone(), "under".to_owned(), "text".to_owned()];
+        write_image_frame(
+            &mut out,
+            &lines,
+            10,
+            Some(crate::capabilities::ImageProtocol::Kitty),
+        );
+        let image_at = out.find(&image).expect("the image");
+        assert!(out.find("under").is_some_and(|t| t < image_at), "{out:?}");
+        assert!(out.find("text").is_some_and(|t| t < image_at), "{out:?}");
+        assert!(out.ends_with(&format!("\x1b[1;1H{image}")), "{out:?}");
+    }
+
+    #[test]
     fn only_changed_rows_are_rewritten_at_their_address() {
         let mut screen = ScreenRenderer::new(VirtualTerminal::new(10, 3));
         screen.enter().unwrap();

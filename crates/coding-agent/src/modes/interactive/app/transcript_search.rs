@@ -199,6 +199,7 @@ impl App {
         let previous = button_key(&self.keys.keys("tui.altScreen.searchPrevious"));
         let next = button_key(&self.keys.keys("tui.altScreen.searchNext"));
         let rows = search.render_box(box_width, &self.theme, &previous, &next);
+        pi_tui::image::hide_images_under(frame, 1..1 + rows.len(), column..width);
         for (offset, text) in rows.iter().enumerate() {
             if let Some(line) = frame.get_mut(1 + offset) {
                 *line = composite_line(line, text, column, box_width, width);

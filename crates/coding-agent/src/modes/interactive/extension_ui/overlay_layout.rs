@@ -185,6 +185,12 @@ pub fn composite(
     lines.resize(height, String::new());
     let viewport = height.saturating_sub(term_height);
     for overlay in overlays {
+        let top = viewport + overlay.layout.row;
+        pi_tui::image::hide_images_under(
+            &mut lines,
+            top..top + overlay.lines.len(),
+            overlay.layout.col..overlay.layout.col + overlay.layout.width,
+        );
         for (i, text) in overlay.lines.iter().enumerate() {
             let index = viewport + overlay.layout.row + i;
             if let Some(line) = lines.get_mut(index) {
