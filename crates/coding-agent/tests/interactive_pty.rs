@@ -333,6 +333,25 @@ async fn ctrl_g_edits_the_prompt_in_the_external_editor() {
     tmux.wait_for("ok: a edited prompt");
 }
 
+/// The `externalEditor` setting wins over `$VISUAL` (pi 1.6's order: the setting,
+/// `$VISUAL`, `$EDITOR`, nano).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_g_uses_the_external_editor_setting_first() {
+    require_tmux!();
+    let server = MockServer::start().await.unwrap();
+    let env = Env::new(
+        &server,
+        128_000,
+        json!({"externalEditor": "sed -i s/draft/configured/"}),
+    );
+    let tmux = Tmux::start_with(&env, &[("VISUAL", "sed -i s/draft/visual/")], &[], 100, 30);
+    tmux.wait_for("mock-model");
+    tmux.type_text("a draft prompt");
+    tmux.wait_for("a draft prompt");
+    tmux.keys(&["C-g"]);
+    tmux.wait_for("a configured prompt");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slash_commands_name_export_session_and_new() {
     require_tmux!();

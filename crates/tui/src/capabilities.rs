@@ -222,6 +222,19 @@ mod tests {
         assert!(detect_with(&[("TERM", "xterm-direct")], false).true_color);
         let rex = detect_with(&[("TERM_PROGRAM", "rex")], false);
         assert_eq!(rex.images, Some(ImageProtocol::Kitty));
+        for kitty_like in [
+            &[("TERM_PROGRAM", "WarpTerminal")][..],
+            &[("WARP_SESSION_ID", "1")],
+            &[("TERM_PROGRAM", "herdr")],
+            &[("TERM_PROGRAM", "ghostty")],
+            &[("WEZTERM_PANE", "0")],
+            &[("TERM_PROGRAM", "orca"), ("ORCA_IMAGE_PROTOCOL", "kitty")],
+        ] {
+            let caps = detect_with(kitty_like, false);
+            assert_eq!(caps.images, Some(ImageProtocol::Kitty), "{kitty_like:?}");
+        }
+        let orca = detect_with(&[("TERM_PROGRAM", "orca")], false);
+        assert_eq!(orca.images, None);
         let plain = detect_with(
             &[("TERM", "xterm-256color"), ("COLORTERM", "truecolor")],
             false,

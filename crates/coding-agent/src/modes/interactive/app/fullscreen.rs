@@ -496,3 +496,55 @@ fn quote_if_needed(value: &str) -> String {
         format!("'{}'", value.replace('\'', "'\\''"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_tui::image::{KittyImage, KittyOptions, encode_kitty, register_kitty_image};
+
+    fn image_line(id: u32) -> String {
+        register_kitty_image(
+            id,
+            KittyImage {
+                columns: 4,
+                rows: 4,
+                dimensions: pi_tui::image::ImageDimensions {
+                    width_px: 36,
+                    height_px: 72,
+                },
+            },
+        );
+        encode_kitty(
+            "QUJD",
+            KittyOptions {
+                columns: Some(4),
+                rows: Some(4),
+                image_id: Some(id),
+                keep_cursor: true,
+            },
+        )
+    }
+
+    /// An image the dock would overlap is cut at the viewport's bottom edge; one whose top
+    /// scrolled above it is drawn, cropped, from the viewport's first row.
+    #[test]
+    fn images_are_cropped_at_both_viewport_edges() {
+        let image = image_line(9101);
+        let settled: Vec<String> = ["a", &image, "", "", "", "b"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let rows = ChatRows {
+            settled: &settled,
+            live: Vec::new(),
+        };
+        let mut frame = rows.slice(0, 3);
+        crop_images(&mut frame, &rows, 0);
+        assert!(frame[1].contains("y=0,h=36,r=2;"), "{:?}", frame[1]);
+
+        let mut frame = rows.slice(3, 6);
+        crop_images(&mut frame, &rows, 3);
+        assert!(frame[0].contains("y=36,h=36,r=2;"), "{:?}", frame[0]);
+        assert_eq!(frame[2], "b");
+    }
+}

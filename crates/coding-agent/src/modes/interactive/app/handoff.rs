@@ -23,7 +23,7 @@ impl App {
         self.renderer.request_full_redraw();
     }
 
-    /// Ctrl+G: edits the editor's text in `$VISUAL` / `$EDITOR`.
+    /// Ctrl+G: edits the editor's text in the external editor.
     pub(super) fn open_external_editor(&mut self) {
         let text = self.current_editor_text();
         if let Some(edited) = self.edit_externally(&text) {
@@ -31,20 +31,20 @@ impl App {
         }
     }
 
-    /// Edits `text` in `$VISUAL` / `$EDITOR`; the edited text, or `None` (with a notice)
+    /// Edits `text` in the external editor; the edited text, or `None` (with a notice)
     /// when there is no editor or it failed.
     pub(super) fn edit_externally(&mut self, text: &str) -> Option<String> {
-        let Some(editor) = std::env::var("VISUAL")
-            .ok()
-            .or_else(|| std::env::var("EDITOR").ok())
-            .filter(|e| !e.trim().is_empty())
-        else {
-            self.notice(
-                NoticeKind::Warning,
-                "No editor configured. Set $VISUAL or $EDITOR environment variable.",
-            );
-            return None;
-        };
+        // The `externalEditor` setting, then `$VISUAL`, `$EDITOR`, then nano (pi 1.6).
+        let configured = self
+            .session
+            .settings()
+            .value(&["externalEditor"])
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .filter(|e| !e.trim().is_empty());
+        let editor = configured
+            .or_else(|| std::env::var("VISUAL").ok().filter(|e| !e.is_empty()))
+            .or_else(|| std::env::var("EDITOR").ok().filter(|e| !e.is_empty()))
+            .unwrap_or_else(|| "nano".to_owned());
         let file = crate::temp_files::path("editor", ".pi.md");
         let written = std::fs::File::create(&file).and_then(|mut f| f.write_all(text.as_bytes()));
         if let Err(e) = written {
