@@ -88,10 +88,21 @@ impl AgentSession {
     /// Opens another session file and continues it (model and thinking level restored
     /// from it where possible).
     pub async fn switch_session(&self, path: &Path) -> Result<(), SessionOpError> {
+        self.switch_session_into(path, false).await
+    }
+
+    /// [`Self::switch_session`]; with `missing_cwd_ok` a session whose folder is gone is
+    /// opened too and runs in this folder (the file keeps its own, so pi asks again next
+    /// time).
+    pub async fn switch_session_into(
+        &self,
+        path: &Path,
+        missing_cwd_ok: bool,
+    ) -> Result<(), SessionOpError> {
         self.refuse_while_compacting()?;
         let opened = SessionManager::open(path, self.cwd())
             .map_err(|e| SessionOpError::new(e.to_string()))?;
-        if !Path::new(opened.cwd()).is_dir() {
+        if !missing_cwd_ok && !Path::new(opened.cwd()).is_dir() {
             return Err(SessionOpError::new(format!(
                 "The session's working directory no longer exists: {}",
                 opened.cwd()

@@ -36,6 +36,17 @@ impl AgentSession {
     /// `/resume`, RPC `switch_session`, `ctx.switchSession`: true when an extension
     /// cancelled.
     pub async fn switch_session_with_extensions(&self, session_path: &str) -> Result<bool, String> {
+        self.switch_session_with_extensions_into(session_path, false)
+            .await
+    }
+
+    /// [`Self::switch_session_with_extensions`]; `missing_cwd_ok` opens a session whose
+    /// folder is gone in this folder (the user chose to continue here).
+    pub async fn switch_session_with_extensions_into(
+        &self,
+        session_path: &str,
+        missing_cwd_ok: bool,
+    ) -> Result<bool, String> {
         if self
             .before_switch("resume", Some(session_path.to_owned()))
             .await
@@ -45,7 +56,7 @@ impl AgentSession {
         let previous = self.session_file();
         self.emit_extension_shutdown("resume", Some(session_path.to_owned()))
             .await;
-        self.switch_session(Path::new(session_path))
+        self.switch_session_into(Path::new(session_path), missing_cwd_ok)
             .await
             .map_err(|e| e.0)?;
         self.restart_extensions("resume", previous).await;

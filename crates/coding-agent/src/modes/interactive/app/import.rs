@@ -14,10 +14,12 @@ use crate::modes::interactive::AppEvent;
 use crate::modes::interactive::chat::NoticeKind;
 use crate::modes::interactive::extension_ui::dialogs::{DialogOutcome, DialogView};
 
-/// What a yes/no question of the app itself decides.
+/// What a question of the app itself decides.
 pub(crate) enum ConfirmPurpose {
     /// `/import` of this path (as typed).
     Import(String),
+    /// What to do with a session whose folder is gone.
+    MissingCwd(super::missing_cwd::MissingCwdAction),
 }
 
 /// The first free `<name>[-N].<ext>` in `dir`.
@@ -74,6 +76,7 @@ impl App {
                 self.import_session(path)
             }
             ConfirmPurpose::Import(_) => self.notice(NoticeKind::Info, "Import cancelled"),
+            ConfirmPurpose::MissingCwd(action) => self.on_missing_cwd_answer(&answer, action),
         }
     }
 
@@ -131,22 +134,19 @@ impl App {
                 return;
             }
         }
-        // A session whose folder is gone is not imported (pi 1.6 would ask where to go on).
+        // A session whose folder is gone: pi 1.6 asks where to go on.
         let cwd = crate::session::SessionManager::open(&destination, &base)
             .map(|s| PathBuf::from(s.cwd()));
         match cwd {
             Ok(cwd) if cwd.is_dir() => {}
             Ok(cwd) => {
-                if !stored {
-                    let _ = std::fs::remove_file(&destination);
-                }
-                self.notice(
-                    NoticeKind::Error,
-                    &format!(
-                        "Failed to import session: Session cwd does not exist: {}",
-                        cwd.display()
-                    ),
-                );
+                let action = super::missing_cwd::MissingCwdAction::Import {
+                    typed,
+                    source,
+                    destination,
+                    stored,
+                };
+                self.ask_missing_cwd(&cwd, action);
                 return;
             }
             Err(e) => {
@@ -174,7 +174,7 @@ impl App {
                 }
                 Err(e) => Err(format!("Failed to import session: {e}")),
             };
-            let _ = tx.send(AppEvent::Done(Completion::Imported(result)));
+            let _ = tx.send(AppEvent::Done(Completion::Switched(result)));
         });
     }
 }

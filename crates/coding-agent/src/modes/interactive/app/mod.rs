@@ -14,6 +14,7 @@ mod loaded_resources;
 mod local_llm;
 mod login;
 mod mcp;
+mod missing_cwd;
 mod overlay;
 mod program_status;
 mod scoped_models;
@@ -69,8 +70,9 @@ pub(crate) enum Completion {
     Forked(Result<ForkResult, String>),
     /// `/new`, `/resume`, `/clone` replaced the session; the notice to show.
     Replaced(Result<Option<String>, String>),
-    /// `/import` finished: its status line, or why it did not happen.
-    Imported(Result<String, String>),
+    /// `/import`, or a resume or fork where a session's folder is gone, switched the
+    /// session: its status line, or why it did not happen (a cancel is shown as a status).
+    Switched(Result<String, String>),
     /// Progress of `/local-llm`.
     LocalLlm(local_llm::LocalLlmEvent),
     /// Output of the running `!` command.

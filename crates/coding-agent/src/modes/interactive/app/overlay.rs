@@ -258,6 +258,11 @@ impl App {
                 SelectorOutcome::Cancelled => self.overlay = None,
                 SelectorOutcome::Done(path) => {
                     self.overlay = None;
+                    if let Some(cwd) = super::missing_cwd::missing_session_cwd(&path) {
+                        let action = super::missing_cwd::MissingCwdAction::Resume(path);
+                        self.ask_missing_cwd(&cwd, action);
+                        return;
+                    }
                     self.replace_session(move |s| async move {
                         let path = path.display().to_string();
                         s.switch_session_with_extensions(&path)

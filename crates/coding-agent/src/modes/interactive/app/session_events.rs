@@ -234,17 +234,17 @@ impl App {
                 }
                 self.update_editor_border();
             }
-            Completion::Imported(Ok(status)) => {
+            Completion::Switched(Ok(status)) => {
                 self.steering.clear();
                 self.follow_up.clear();
                 self.reload_history();
                 self.update_editor_border();
                 self.notice(NoticeKind::Info, &status);
             }
-            Completion::Imported(Err(error)) if error == "Import cancelled" => {
+            Completion::Switched(Err(error)) if error.ends_with(" cancelled") => {
                 self.notice(NoticeKind::Info, &error);
             }
-            Completion::Imported(Err(error)) => self.notice(NoticeKind::Error, &error),
+            Completion::Switched(Err(error)) => self.notice(NoticeKind::Error, &error),
             Completion::Navigated(Err(error))
             | Completion::Forked(Err(error))
             | Completion::Replaced(Err(error)) => self.notice(NoticeKind::Error, &error),

@@ -108,13 +108,9 @@ fn delete_session_file(path: &Path) -> Result<&'static str, String> {
 
 impl SessionSelector {
     /// A picker over this folder's sessions and every project's (Tab switches); starts
-    /// on the current folder unless it has none.
+    /// on the current folder, even an empty one (pi 1.6 then says "Press Tab to view all").
     pub fn new(current: Vec<SessionInfo>, all: Vec<SessionInfo>, theme: &Theme) -> Self {
-        let scope = if current.is_empty() && !all.is_empty() {
-            SessionScope::All
-        } else {
-            SessionScope::Current
-        };
+        let scope = SessionScope::Current;
         let mut selector = Self {
             current,
             all,

@@ -109,15 +109,22 @@ fn tab_switches_scope_and_named_filter() {
     s.handle(&key(KeyCode::Tab), &keys);
     assert_eq!(s.scope(), SessionScope::All);
     assert_eq!(paths(&s).first().map(String::as_str), Some("/o/x.jsonl"));
-    let plain = plain(&s.render(120));
-    assert!(plain.iter().any(|l| l.contains("Resume Session (All)")));
-    assert!(plain.iter().any(|l| l.contains("/srv/ops")));
+    let all_rows = plain(&s.render(120));
+    assert!(all_rows.iter().any(|l| l.contains("Resume Session (All)")));
+    assert!(all_rows.iter().any(|l| l.contains("/srv/ops")));
     s.handle(&ctrl('n'), &keys);
     assert_eq!(paths(&s), ["/s/b.jsonl"]);
     s.handle(&ctrl('s'), &keys);
     assert_eq!(s.sort_mode(), SortMode::Recent);
-    let empty = SessionSelector::new(Vec::new(), all(), &theme());
-    assert_eq!(empty.scope(), SessionScope::All);
+    let mut empty = SessionSelector::new(Vec::new(), all(), &theme());
+    assert_eq!(empty.scope(), SessionScope::Current);
+    let shown = plain(&empty.render(120));
+    assert!(
+        shown
+            .iter()
+            .any(|l| l.contains("No sessions in current folder. Press Tab to view all.")),
+        "{shown:?}"
+    );
 }
 
 #[test]
