@@ -184,7 +184,19 @@ fn regular_mode_and_the_resume_hint_setting_as_16() {
         assert_eq!(tmux.display("#{mouse_any_flag}"), "0", "{name}");
         tmux.keys(&["C-d"]);
         assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
-        tmux.wait_history("To resume this session:");
+        let history = tmux.wait_history("To resume this session:");
+        // The command has a line of its own (a triple-click selects it).
+        let lines: Vec<&str> = history.lines().map(str::trim).collect();
+        let hint = lines
+            .iter()
+            .position(|l| *l == "To resume this session:")
+            .unwrap_or_else(|| panic!("{name}: {history}"));
+        assert!(
+            lines
+                .get(hint + 1)
+                .is_some_and(|l| l.starts_with("pi --session ")),
+            "{name}: {history}"
+        );
 
         // `fullscreenExitOutput: "resume-hint"`: only the hint is left behind.
         server.push(Script::text("Hinted answer."));

@@ -235,6 +235,14 @@ mod tests {
         }
         let orca = detect_with(&[("TERM_PROGRAM", "orca")], false);
         assert_eq!(orca.images, None);
+        // Alacritty without TERM_PROGRAM: its TERM or its window id.
+        for alacritty in [
+            &[("TERM", "alacritty")][..],
+            &[("ALACRITTY_WINDOW_ID", "1"), ("TERM", "xterm-256color")],
+        ] {
+            let caps = detect_with(alacritty, false);
+            assert!(caps.hyperlinks && caps.true_color, "{alacritty:?}");
+        }
         let plain = detect_with(
             &[("TERM", "xterm-256color"), ("COLORTERM", "truecolor")],
             false,

@@ -310,3 +310,25 @@ fn streamed_text_draws_as_a_fresh_render_at_every_step() {
 fn render_at(text: &str, width: usize) -> Vec<String> {
     Markdown::new(text, 1, 0, theme()).render(width)
 }
+
+/// HTML comments are not shown, as in pi 1.6.0 (its output for these texts, at 40
+/// columns): an inline comment and the space before the text after it go, a block of
+/// comments goes with its blank line, other HTML keeps all but its comments.
+#[test]
+fn html_comments_are_not_shown() {
+    let cases: [(&str, &[&str]); 5] = [
+        ("Before <!-- hidden --> after", &["Before after"]),
+        ("<!-- a comment -->\n\nText after.", &["Text after."]),
+        ("Start\n\n<!--\nblock\n-->\n\nEnd", &["Start", "", "End"]),
+        ("<!-- lead --> words", &["words"]),
+        ("<div>x<!-- c --></div>\n\nok", &["<div>x</div>", "", "ok"]),
+    ];
+    for (text, want) in cases {
+        let shown: Vec<String> = Markdown::new(text, 0, 0, theme())
+            .render(40)
+            .iter()
+            .map(|l| strip(l).trim_end().to_owned())
+            .collect();
+        assert_eq!(shown, want, "{text:?}");
+    }
+}

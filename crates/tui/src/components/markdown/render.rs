@@ -150,8 +150,19 @@ impl Renderer<'_> {
             out.push_str(&style.paint(&inner));
             out.push_str(&ctx.prefix);
         };
-        for inline in inlines {
+        // After an inline comment that starts the text or follows a space, the text's
+        // leading spaces go too (pi drops the comment and the gap it leaves).
+        let mut drop_leading_space = false;
+        for (i, inline) in inlines.iter().enumerate() {
+            let drop = std::mem::take(&mut drop_leading_space);
             match inline {
+                Inline::Html(t) if t.starts_with("<!--") => {
+                    drop_leading_space = i == 0
+                        || matches!(&inlines[i - 1], Inline::Text(p) if p.ends_with([' ', '\t']));
+                }
+                Inline::Text(t) if drop => {
+                    out.push_str(&paint_lines(&ctx.text, t.trim_start_matches([' ', '\t'])))
+                }
                 Inline::Text(t) | Inline::Html(t) => out.push_str(&paint_lines(&ctx.text, t)),
                 Inline::Break => out.push('\n'),
                 Inline::Code(c) => {

@@ -163,6 +163,14 @@ impl<'s> TreeBuilder<'s> {
                 },
                 _ => continue,
             };
+            let block = match block {
+                // An HTML block of comments only is dropped; others lose their comments.
+                Block::Html(raw) => match strip_html_comments(&raw) {
+                    kept if kept.trim().is_empty() => continue,
+                    kept => Block::Html(kept),
+                },
+                other => other,
+            };
             out.push(Node { block, range });
         }
         out
@@ -309,5 +317,21 @@ pub(super) fn plain_text(inlines: &[Inline]) -> String {
             }
         }
     }
+    out
+}
+
+/// `html` without its `<!-- … -->` comments (an unclosed one runs to the end), as pi's
+/// `stripHtmlComments`.
+pub(super) fn strip_html_comments(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        rest = match rest[start + 4..].find("-->") {
+            Some(end) => &rest[start + 4 + end + 3..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
     out
 }
