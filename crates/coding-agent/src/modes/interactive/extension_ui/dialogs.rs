@@ -288,13 +288,28 @@ impl DialogView {
             Body::Select {
                 options, selected, ..
             } => {
-                for (i, option) in options.iter().enumerate() {
+                // At most ten options, the window centred on the selection (pi 1.6), with
+                // the position shown when some are out of it.
+                let visible = 10;
+                let start = selected
+                    .saturating_sub(visible / 2)
+                    .min(options.len().saturating_sub(visible));
+                let end = (start + visible).min(options.len());
+                for (i, option) in options.iter().enumerate().take(end).skip(start) {
                     let line = if i == *selected {
                         format!("{}{}", accent.paint("→ "), accent.paint(option))
                     } else {
                         format!("  {}", self.theme.fg(ThemeColor::Text).paint(option))
                     };
                     lines.extend(text_lines(&line, width, 1));
+                }
+                if start > 0 || end < options.len() {
+                    let position = format!("  ({}/{})", *selected + 1, options.len());
+                    lines.extend(text_lines(
+                        &self.theme.fg(ThemeColor::Muted).paint(&position),
+                        width,
+                        0,
+                    ));
                 }
                 vec![
                     ("↑↓".to_owned(), "navigate"),
@@ -392,6 +407,37 @@ mod tests {
             view.handle(&Input::key(KeyCode::Enter)),
             DialogOutcome::Answer(Value::Bool(true))
         );
+    }
+
+    /// A long list shows ten options around the selection and where it is (pi 1.6).
+    #[test]
+    fn a_long_select_scrolls_a_window_of_ten() {
+        let theme = Theme::dark(ColorMode::TrueColor);
+        let dialog = UiDialog::Select {
+            title: "Pick".into(),
+            options: (1..=20).map(|n| format!("option {n}")).collect(),
+            timeout: None,
+        };
+        let mut view = DialogView::new(&dialog, &theme, &keys()).unwrap();
+        let shown = plain(&view.render(60));
+        assert!(shown.contains(&" → option 1".to_owned()), "{shown:?}");
+        assert!(shown.contains(&"   option 10".to_owned()), "{shown:?}");
+        assert!(!shown.iter().any(|l| l.contains("option 11")), "{shown:?}");
+        assert!(shown.contains(&"  (1/20)".to_owned()), "{shown:?}");
+        for _ in 0..12 {
+            view.handle(&Input::key(KeyCode::Down));
+        }
+        let shown = plain(&view.render(60));
+        assert!(shown.contains(&"   option 8".to_owned()), "{shown:?}");
+        assert!(shown.contains(&" → option 13".to_owned()), "{shown:?}");
+        assert!(shown.contains(&"   option 17".to_owned()), "{shown:?}");
+        assert!(
+            !shown
+                .iter()
+                .any(|l| l.contains("option 7 ") || l.ends_with("option 7"))
+        );
+        assert!(!shown.iter().any(|l| l.contains("option 18")), "{shown:?}");
+        assert!(shown.contains(&"  (13/20)".to_owned()), "{shown:?}");
     }
 
     #[test]
