@@ -48,16 +48,7 @@ fn run(
     let screen = tmux.wait(&format!("{name}: answered"), WAIT, |s| {
         s.contains("for more.") && !s.contains("Working")
     });
-    // The recording catches up with what tmux already shows.
-    let deadline = std::time::Instant::now() + WAIT;
-    let output = loop {
-        let bytes = std::fs::read(&raw).unwrap_or_default();
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        if text.contains("for more.") || std::time::Instant::now() > deadline {
-            break text;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let output = Tmux::recorded_until(&raw, WAIT, |text| text.contains("for more."));
     drop(tmux);
     (screen, output, env)
 }

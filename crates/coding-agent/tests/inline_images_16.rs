@@ -87,14 +87,14 @@ fn run(
         });
     }
     // The recording catches up with what tmux already shows.
-    let mut output = recorded_until(&raw, |text| text.contains(REPLY));
+    let mut output = Tmux::recorded_until(&raw, WAIT, |text| text.contains(REPLY));
     if fullscreen {
         // A resize redraws the whole screen: the image is placed again (pi 1.6.0 fixed
         // images disappearing after a full redraw). Nothing else redraws the image's rows
         // once the answer is drawn, so the next placement is the resize's.
         let answered = output.len();
         tmux.resize(100, 22);
-        output = recorded_until(&raw, |text| {
+        output = Tmux::recorded_until(&raw, WAIT, |text| {
             text.get(answered..)
                 .is_some_and(|tail| image_sequences(tail).iter().any(|s| s.contains("r=")))
         });
@@ -102,7 +102,7 @@ fn run(
         // it places it again.
         let resized = output.len();
         tmux.raw(b"\x1b[<64;20;5M");
-        output = recorded_until(&raw, |text| {
+        output = Tmux::recorded_until(&raw, WAIT, |text| {
             text.get(resized..)
                 .is_some_and(|tail| image_sequences(tail).iter().any(|s| s.contains("r=")))
         });
@@ -121,19 +121,6 @@ fn run(
 const WHEEL_MARK: &str = "<wheel>";
 /// Where it has its resize.
 const RESIZE_MARK: &str = "<resize>";
-
-/// What pi wrote to the terminal once `done` holds for it (or after [`WAIT`]).
-fn recorded_until(raw: &std::path::Path, done: impl Fn(&str) -> bool) -> String {
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let bytes = std::fs::read(raw).unwrap_or_default();
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        if done(&text) || std::time::Instant::now() > deadline {
-            return text;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 /// The placement controls (columns, rows, source rectangle) of each Kitty command in
 /// `output` that places an image, in order.

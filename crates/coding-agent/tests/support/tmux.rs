@@ -156,6 +156,24 @@ impl Tmux {
         self.run(&["pipe-pane", "-o", "-t", "pi", &command]);
     }
 
+    /// What [`Tmux::record_output`] has recorded in `file` once `done` holds for it, or
+    /// after `timeout` (the recording catches up with what tmux already shows).
+    pub fn recorded_until(
+        file: &std::path::Path,
+        timeout: Duration,
+        done: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let bytes = std::fs::read(file).unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            if done(&text) || std::time::Instant::now() > deadline {
+                return text;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// The visible screen with its colors and attributes as escape sequences.
     pub fn colored_screen(&self) -> String {
         let out = self.run(&["capture-pane", "-p", "-e", "-t", "pi"]);

@@ -7,10 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::App;
 use super::overlay::Overlay;
-use super::{App, Completion};
 use crate::extensions::UiDialog;
-use crate::modes::interactive::AppEvent;
 use crate::modes::interactive::chat::NoticeKind;
 use crate::modes::interactive::extension_ui::dialogs::{DialogOutcome, DialogView};
 
@@ -157,24 +156,16 @@ impl App {
                 return;
             }
         }
-        let session = self.session.clone();
-        let tx = self.tx.clone();
-        tokio::spawn(async move {
-            if session.is_streaming() {
-                session.abort().await;
-            }
-            let path = destination.display().to_string();
-            let result = match session.switch_session_with_extensions(&path).await {
-                Ok(false) => Ok(format!("Session imported from: {typed}")),
-                Ok(true) => {
-                    if !stored {
-                        let _ = std::fs::remove_file(&destination);
-                    }
-                    Err("Import cancelled".to_owned())
+        let path = destination.clone();
+        self.switch_and_report(&path, false, move |outcome| match outcome {
+            Ok(false) => Ok(format!("Session imported from: {typed}")),
+            Ok(true) => {
+                if !stored {
+                    let _ = std::fs::remove_file(&destination);
                 }
-                Err(e) => Err(format!("Failed to import session: {e}")),
-            };
-            let _ = tx.send(AppEvent::Done(Completion::Switched(result)));
+                Err("Import cancelled".to_owned())
+            }
+            Err(e) => Err(format!("Failed to import session: {e}")),
         });
     }
 }

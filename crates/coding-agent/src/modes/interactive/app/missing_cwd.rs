@@ -104,39 +104,24 @@ impl App {
 
     /// Switches to the session as it is; it runs in this folder.
     fn continue_here(&mut self, action: MissingCwdAction) {
-        let session = self.session.clone();
-        let tx = self.tx.clone();
-        let here = session.cwd().display().to_string();
-        tokio::spawn(async move {
-            if session.is_streaming() {
-                session.abort().await;
+        let here = self.session.cwd().display().to_string();
+        let path = action.file().to_path_buf();
+        self.switch_and_report(&path, true, move |outcome| match outcome {
+            Ok(false) => Ok(match &action {
+                MissingCwdAction::Resume(_) => format!("Resumed session in {here}"),
+                MissingCwdAction::Import { typed, .. } => format!("Session imported from: {typed}"),
+            }),
+            Ok(true) => {
+                remove_unstored_copy(&action);
+                Err(action.cancelled().to_owned())
             }
-            let path = action.file().display().to_string();
-            let result = match session
-                .switch_session_with_extensions_into(&path, true)
-                .await
-            {
-                Ok(false) => Ok(match &action {
-                    MissingCwdAction::Resume(_) => format!("Resumed session in {here}"),
-                    MissingCwdAction::Import { typed, .. } => {
-                        format!("Session imported from: {typed}")
-                    }
-                }),
-                Ok(true) => {
-                    remove_unstored_copy(&action);
-                    Err(action.cancelled().to_owned())
-                }
-                Err(e) => {
-                    remove_unstored_copy(&action);
-                    Err(match &action {
-                        MissingCwdAction::Resume(_) => e,
-                        MissingCwdAction::Import { .. } => {
-                            format!("Failed to import session: {e}")
-                        }
-                    })
-                }
-            };
-            let _ = tx.send(AppEvent::Done(Completion::Switched(result)));
+            Err(e) => {
+                remove_unstored_copy(&action);
+                Err(match &action {
+                    MissingCwdAction::Resume(_) => e,
+                    MissingCwdAction::Import { .. } => format!("Failed to import session: {e}"),
+                })
+            }
         });
     }
 
@@ -169,26 +154,39 @@ impl App {
         ) else {
             return;
         };
+        let cancelled = action.cancelled();
+        let forked = fork_path.clone();
+        self.switch_and_report(&forked, false, move |outcome| match outcome {
+            Ok(false) => Ok(format!(
+                "Forked into new session {fork_id} in {}",
+                here.display()
+            )),
+            Ok(true) => {
+                // An extension vetoed the switch: no fork is left behind.
+                let _ = std::fs::remove_file(&fork_path);
+                Err(cancelled.to_owned())
+            }
+            Err(e) => Err(e),
+        });
+    }
+
+    /// Switches to the session file at `path` (a run is aborted first) and reports what
+    /// `finish` makes of the outcome: the switch's `Ok(cancelled)` or its error.
+    pub(super) fn switch_and_report<F>(&mut self, path: &Path, missing_cwd_ok: bool, finish: F)
+    where
+        F: FnOnce(Result<bool, String>) -> Result<String, String> + Send + 'static,
+    {
         let session = self.session.clone();
         let tx = self.tx.clone();
+        let path = path.display().to_string();
         tokio::spawn(async move {
             if session.is_streaming() {
                 session.abort().await;
             }
-            let path = fork_path.display().to_string();
-            let result = match session.switch_session_with_extensions(&path).await {
-                Ok(false) => Ok(format!(
-                    "Forked into new session {fork_id} in {}",
-                    here.display()
-                )),
-                Ok(true) => {
-                    // An extension vetoed the switch: no fork is left behind.
-                    let _ = std::fs::remove_file(&fork_path);
-                    Err(action.cancelled().to_owned())
-                }
-                Err(e) => Err(e),
-            };
-            let _ = tx.send(AppEvent::Done(Completion::Switched(result)));
+            let outcome = session
+                .switch_session_with_extensions_into(&path, missing_cwd_ok)
+                .await;
+            let _ = tx.send(AppEvent::Done(Completion::Switched(finish(outcome))));
         });
     }
 }
