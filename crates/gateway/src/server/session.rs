@@ -81,6 +81,10 @@ pub struct LiveSession {
     lane: mpsc::UnboundedSender<Job>,
     pending_ops: AtomicUsize,
     running: AtomicBool,
+    /// Whether the agent loop will still read queued steers and follow-ups: from the run's
+    /// start to its `agent_end`. Held while a message is queued, so none lands in a loop that
+    /// already ended (it becomes a prompt on the lane instead).
+    steerable: Mutex<bool>,
     abort_requested: AtomicBool,
     on_limit: OnAbort,
     /// Set in a cluster: events go to the cluster's stream instead of the feed.
@@ -143,6 +147,7 @@ impl LiveSession {
                 lane,
                 pending_ops: AtomicUsize::new(0),
                 running: AtomicBool::new(false),
+                steerable: Mutex::new(false),
                 abort_requested: AtomicBool::new(false),
                 on_limit,
                 sink: OnceLock::new(),
@@ -168,6 +173,21 @@ impl LiveSession {
     /// Whether a prompt is running.
     pub fn is_running(&self) -> bool {
         self.running.load(Ordering::SeqCst)
+    }
+
+    /// Queues `text` as a steer (or a follow-up) of the running agent loop; false when no
+    /// loop will read it any more, and the caller should prompt instead.
+    pub fn queue_into_run(&self, text: &str, steer: bool) -> bool {
+        let steerable = lock(&self.steerable);
+        if !*steerable {
+            return false;
+        }
+        if steer {
+            self.session.steer_now(text, Vec::new());
+        } else {
+            self.session.follow_up_now(text, Vec::new());
+        }
+        true
     }
 
     /// Operations queued or running on the lane.
@@ -221,6 +241,7 @@ impl LiveSession {
         self.activity.observe(event);
         let ctx = match event {
             AgentSessionEvent::Agent(pi_agent_core::AgentEvent::AgentStart) => {
+                *lock(&self.steerable) = true;
                 if self.abort_requested.load(Ordering::SeqCst) {
                     self.session.agent().abort();
                 }
@@ -232,6 +253,10 @@ impl LiveSession {
                 message_count: self.session.message_count(),
                 has_queued: self.session.agent().has_queued_messages(),
             },
+            AgentSessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) => {
+                *lock(&self.steerable) = false;
+                BridgeContext::default()
+            }
             _ => BridgeContext::default(),
         };
         let mut hub = self.hub();
@@ -394,6 +419,7 @@ impl LiveSession {
         };
         self.abort_requested.store(false, Ordering::SeqCst);
         self.running.store(true, Ordering::SeqCst);
+        *lock(&self.steerable) = true;
         self.activity.begin_run();
         let result = {
             let mut params =
@@ -412,6 +438,7 @@ impl LiveSession {
             }
         };
         self.activity.end_run();
+        *lock(&self.steerable) = false;
         self.running.store(false, Ordering::SeqCst);
         self.abort_requested.store(false, Ordering::SeqCst);
         let mut hub = self.hub();

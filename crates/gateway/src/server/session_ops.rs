@@ -69,13 +69,10 @@ pub fn run(gateway: &Arc<Gateway>, principal: &str, method: &str, p: &Value) -> 
         "session.steer" | "session.followUp" => {
             ready(params::<PromptParams>(p).and_then(|prompt| {
                 let live = gateway.session(principal, &prompt.session_id)?;
-                if live.is_running() {
-                    if method == "session.steer" {
-                        live.session.steer_now(&prompt.text, Vec::new());
-                        return Ok(json!({ "delivered": "steer" }));
-                    }
-                    live.session.follow_up_now(&prompt.text, Vec::new());
-                    return Ok(json!({ "delivered": "followUp" }));
+                let steer = method == "session.steer";
+                if live.queue_into_run(&prompt.text, steer) {
+                    let delivered = if steer { "steer" } else { "followUp" };
+                    return Ok(json!({ "delivered": delivered }));
                 }
                 let (ahead, _) = gateway.prompt(&live, prompt.text)?;
                 Ok(json!({ "delivered": "prompt", "queued": ahead }))
