@@ -679,6 +679,7 @@ fn run() -> Result<i32> {
             sandbox_label: sandbox.label(),
             tui_mode,
             use_theme: args.use_theme.clone(),
+            keyboard: Default::default(),
         };
         let closing = agent_session.clone();
         let code = runtime.block_on(pi_coding_agent::modes::interactive::run(

@@ -14,6 +14,7 @@ pub mod fuzzy;
 pub mod highlight;
 pub mod image;
 pub mod input;
+pub mod input_parser;
 pub mod keybindings;
 pub mod renderer;
 pub mod screen;

@@ -51,6 +51,7 @@ fn install_panic_restore() {
             let _ = out.flush();
             let _ = crossterm::terminal::disable_raw_mode();
         }
+        crate::terminal::restore_after_panic();
         previous(info);
     }));
 }

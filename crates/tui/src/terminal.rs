@@ -15,11 +15,68 @@ pub trait Terminal {
 const BRACKETED_PASTE_ON: &str = "\x1b[?2004h";
 const BRACKETED_PASTE_OFF: &str = "\x1b[?2004l";
 const SHOW_CURSOR: &str = "\x1b[?25h";
+/// The kitty keyboard protocol with pi's flags: disambiguate, event types, alternate keys.
+const KITTY_KEYBOARD_ON: &str = "\x1b[>7u";
+const KITTY_KEYBOARD_OFF: &str = "\x1b[<u";
+/// xterm's `modifyOtherKeys` level 2 (tmux's extended keys): Shift+Enter and the like.
+const MODIFY_OTHER_KEYS_ON: &str = "\x1b[>4;2m";
+const MODIFY_OTHER_KEYS_OFF: &str = "\x1b[>4;0m";
+/// Mode 2031: the terminal reports when it switches between light and dark.
+const COLOR_SCHEME_REPORTS_ON: &str = "\x1b[?2031h";
+const COLOR_SCHEME_REPORTS_OFF: &str = "\x1b[?2031l";
+
+/// How keys with modifiers reach pi, as pi 1.6 negotiates it: the kitty protocol where the
+/// terminal answered its query, else `modifyOtherKeys` where it answered DA1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeyboardProtocol {
+    /// Nothing asked (the terminal answered no query).
+    #[default]
+    Legacy,
+    Kitty,
+    ModifyOtherKeys,
+}
+
+impl KeyboardProtocol {
+    fn on(self) -> &'static str {
+        match self {
+            KeyboardProtocol::Legacy => "",
+            KeyboardProtocol::Kitty => KITTY_KEYBOARD_ON,
+            KeyboardProtocol::ModifyOtherKeys => MODIFY_OTHER_KEYS_ON,
+        }
+    }
+
+    fn off(self) -> &'static str {
+        match self {
+            KeyboardProtocol::Legacy => "",
+            KeyboardProtocol::Kitty => KITTY_KEYBOARD_OFF,
+            KeyboardProtocol::ModifyOtherKeys => MODIFY_OTHER_KEYS_OFF,
+        }
+    }
+}
+
+/// What a started terminal must undo, for the panic hook (which has no terminal at hand).
+static RESTORE: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Writes what a started terminal needs undone and leaves raw mode; for a panicking pi.
+pub fn restore_after_panic() {
+    let pending = RESTORE
+        .lock()
+        .map(|mut slot| slot.take())
+        .unwrap_or_default();
+    if let Some(sequence) = pending {
+        let mut out = io::stdout();
+        let _ = out.write_all(sequence.as_bytes());
+        let _ = out.flush();
+        let _ = crossterm::terminal::disable_raw_mode();
+    }
+}
 
 /// The real terminal: buffered stdout, raw mode and bracketed paste via crossterm.
 pub struct CrosstermTerminal {
     out: BufWriter<Stdout>,
     started: bool,
+    keyboard: KeyboardProtocol,
+    color_scheme_reports: bool,
 }
 
 impl CrosstermTerminal {
@@ -28,26 +85,78 @@ impl CrosstermTerminal {
         CrosstermTerminal {
             out: BufWriter::with_capacity(64 * 1024, io::stdout()),
             started: false,
+            keyboard: KeyboardProtocol::Legacy,
+            color_scheme_reports: false,
         }
     }
 
-    /// Enter raw mode and enable bracketed paste.
+    /// The keyboard protocol to ask for from the next [`CrosstermTerminal::start`] on.
+    pub fn set_keyboard_protocol(&mut self, protocol: KeyboardProtocol) {
+        self.keyboard = protocol;
+    }
+
+    /// Turns the terminal's light/dark reports (mode 2031) on or off, now if started.
+    pub fn set_color_scheme_reports(&mut self, on: bool) -> io::Result<()> {
+        if self.color_scheme_reports == on {
+            return Ok(());
+        }
+        self.color_scheme_reports = on;
+        if !self.started {
+            return Ok(());
+        }
+        let sequence = if on {
+            COLOR_SCHEME_REPORTS_ON
+        } else {
+            COLOR_SCHEME_REPORTS_OFF
+        };
+        self.out.write_all(sequence.as_bytes())?;
+        self.out.flush()?;
+        self.record_restore();
+        Ok(())
+    }
+
+    /// What [`CrosstermTerminal::stop`] writes.
+    fn restore_sequence(&self) -> String {
+        let mut sequence = String::from(BRACKETED_PASTE_OFF);
+        sequence.push_str(self.keyboard.off());
+        if self.color_scheme_reports {
+            sequence.push_str(COLOR_SCHEME_REPORTS_OFF);
+        }
+        sequence.push_str(SHOW_CURSOR);
+        sequence
+    }
+
+    fn record_restore(&self) {
+        if let Ok(mut slot) = RESTORE.lock() {
+            *slot = self.started.then(|| self.restore_sequence());
+        }
+    }
+
+    /// Enter raw mode and enable bracketed paste, the keyboard protocol and the
+    /// light/dark reports asked for.
     pub fn start(&mut self) -> io::Result<()> {
         crossterm::terminal::enable_raw_mode()?;
         self.started = true;
+        self.record_restore();
         self.out.write_all(BRACKETED_PASTE_ON.as_bytes())?;
+        self.out.write_all(self.keyboard.on().as_bytes())?;
+        if self.color_scheme_reports {
+            self.out.write_all(COLOR_SCHEME_REPORTS_ON.as_bytes())?;
+        }
         self.out.flush()
     }
 
-    /// Undo [`CrosstermTerminal::start`]: disable bracketed paste, show the cursor, leave
-    /// raw mode. Safe to call more than once.
+    /// Undo [`CrosstermTerminal::start`]: disable bracketed paste, the keyboard protocol
+    /// and the light/dark reports, show the cursor, leave raw mode. Safe to call more than
+    /// once.
     pub fn stop(&mut self) -> io::Result<()> {
         if !self.started {
             return self.out.flush();
         }
+        let sequence = self.restore_sequence();
         self.started = false;
-        self.out.write_all(BRACKETED_PASTE_OFF.as_bytes())?;
-        self.out.write_all(SHOW_CURSOR.as_bytes())?;
+        self.record_restore();
+        self.out.write_all(sequence.as_bytes())?;
         self.out.flush()?;
         crossterm::terminal::disable_raw_mode()
     }

@@ -27,18 +27,40 @@ pub struct TerminalReport {
     pub cell: Option<crate::image::CellDimensions>,
     /// It answered the OSC 7501 support query.
     pub program_status: bool,
+    /// It answered the kitty keyboard protocol query (`CSI ? u`).
+    pub kitty_keyboard: bool,
+    /// The DA1 answer came (it closes every query).
+    pub answered: bool,
 }
 
 /// The OSC 7501 (program status) support query.
 pub const PROGRAM_STATUS_QUERY: &str = "\x1b]7501;?\x1b\\";
 
-/// The queries: foreground, background, palette 0-15 (pi 1.6's color query), the program
-/// status query and the cell-size query when asked for, then DA1.
-pub fn query_text(program_status: bool, cell_size: bool) -> String {
+/// The kitty keyboard protocol query: a terminal that has the protocol answers its flags.
+pub const KITTY_KEYBOARD_QUERY: &str = "\x1b[?u";
+
+/// The color query alone: foreground, background, palette 0-15, then DA1 (asked again
+/// when the terminal reports a light/dark switch).
+pub fn color_query_text() -> String {
+    let mut text = colors_text();
+    text.push_str("\x1b[c");
+    text
+}
+
+fn colors_text() -> String {
     let mut text = String::from("\x1b]10;?\x07\x1b]11;?\x07");
     for index in 0..16 {
         text.push_str(&format!("\x1b]4;{index};?\x07"));
     }
+    text
+}
+
+/// The startup queries: the kitty keyboard protocol, foreground, background, palette 0-15
+/// (pi 1.6's color query), the program status query and the cell-size query when asked
+/// for, then DA1.
+pub fn query_text(program_status: bool, cell_size: bool) -> String {
+    let mut text = String::from(KITTY_KEYBOARD_QUERY);
+    text.push_str(&colors_text());
     if program_status {
         text.push_str(PROGRAM_STATUS_QUERY);
     }
@@ -100,11 +122,50 @@ struct Replies {
     background: Option<Rgb>,
     palette: [Option<Rgb>; 16],
     program_status: bool,
+    kitty_keyboard: bool,
     cell: Option<crate::image::CellDimensions>,
     done: bool,
 }
 
+/// Collects the replies that the input reader hands over one by one (a query asked while
+/// pi reads keys, or answers that came after the startup wait).
+#[derive(Debug, Default)]
+pub struct ReplyCollector {
+    replies: Replies,
+}
+
+impl ReplyCollector {
+    /// Records what an OSC reply (its body, between `ESC ]` and the terminator) says.
+    pub fn osc(&mut self, body: &str) {
+        self.replies.osc(body);
+    }
+
+    /// Whether any color came since the last [`ReplyCollector::take`].
+    pub fn has_colors(&self) -> bool {
+        let r = &self.replies;
+        r.foreground.is_some() || r.background.is_some() || r.palette.iter().any(Option::is_some)
+    }
+
+    /// The colors collected (a palette only when all 16 came), and a fresh start.
+    pub fn take(&mut self) -> TerminalColors {
+        std::mem::take(&mut self.replies).report().colors
+    }
+}
+
 impl Replies {
+    fn osc(&mut self, text: &str) {
+        if text.starts_with("7501;?") {
+            self.program_status = true;
+        }
+        if let Some((target, rgb)) = osc_reply(text) {
+            match target {
+                Target::Foreground => self.foreground = Some(rgb),
+                Target::Background => self.background = Some(rgb),
+                Target::Palette(i) => self.palette[i] = Some(rgb),
+            }
+        }
+    }
+
     fn report(&self) -> TerminalReport {
         let palette: Option<Vec<Rgb>> = self.palette.iter().copied().collect();
         TerminalReport {
@@ -114,6 +175,8 @@ impl Replies {
                 palette,
             },
             program_status: self.program_status,
+            kitty_keyboard: self.kitty_keyboard,
+            answered: self.done,
             cell: self.cell,
         }
     }
@@ -154,24 +217,17 @@ impl Replies {
                 1
             };
             let text = std::str::from_utf8(&body[..end]).unwrap_or("");
-            if text.starts_with("7501;?") {
-                self.program_status = true;
-            }
-            if let Some((target, rgb)) = osc_reply(text) {
-                match target {
-                    Target::Foreground => self.foreground = Some(rgb),
-                    Target::Background => self.background = Some(rgb),
-                    Target::Palette(i) => self.palette[i] = Some(rgb),
-                }
-            }
+            self.osc(text);
             return Some(2 + end + terminator);
         }
         if let Some(body) = bytes.strip_prefix(b"\x1b[?") {
             let end = body
                 .iter()
                 .position(|&b| !(b.is_ascii_digit() || b == b';'))?;
-            if body[end] == b'c' {
-                self.done = true;
+            match body[end] {
+                b'c' => self.done = true,
+                b'u' => self.kitty_keyboard = true,
+                _ => {}
             }
             return Some(3 + end + 1);
         }
@@ -297,7 +353,13 @@ mod tests {
     fn a_terminal_without_colors_answers_only_da1() {
         let (report, done) = parse_replies(b"\x1b[?1;2c");
         assert!(done);
-        assert_eq!(report, TerminalReport::default());
+        let answered = TerminalReport {
+            answered: true,
+            ..TerminalReport::default()
+        };
+        assert_eq!(report, answered);
+        let (report, _) = parse_replies(b"\x1b[?0u\x1b[?1;2c");
+        assert!(report.kitty_keyboard && report.answered);
         let (report, _) = parse_replies(b"\x1b]7501;?state=idle\x1b\\\x1b[?1;2c");
         assert!(report.program_status);
     }

@@ -134,6 +134,17 @@ impl Tmux {
         self.run(&args);
     }
 
+    /// Sets a global session or window option (`set -g`); `window-style` sets the colors
+    /// tmux reports to OSC 10/11 queries.
+    pub fn set_global_option(&self, name: &str, value: &str) {
+        self.run(&["set-option", "-g", name, value]);
+    }
+
+    /// Sets a server option (`set -s`), e.g. `extended-keys on`.
+    pub fn set_server_option(&self, name: &str, value: &str) {
+        self.run(&["set-option", "-s", name, value]);
+    }
+
     /// Sends raw bytes as if typed (for sequences tmux has no name for).
     pub fn raw(&self, hex: &[u8]) {
         let hex: Vec<String> = hex.iter().map(|b| format!("{b:02x}")).collect();

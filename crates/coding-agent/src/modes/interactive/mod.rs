@@ -42,6 +42,8 @@ const FRAME: Duration = Duration::from_millis(16);
 pub struct InteractiveOptions {
     /// The agent dir (keybindings, themes, sessions).
     pub agent_dir: PathBuf,
+    /// The keyboard protocol the terminal takes (found when interactive mode starts).
+    pub keyboard: pi_tui::terminal::KeyboardProtocol,
     /// Prompts from the command line, sent in turn once the UI is up.
     pub initial_prompts: Vec<RunPrompt>,
     /// `pi -r`: open the session picker first.
@@ -95,12 +97,14 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
     apply_capability_settings(&session);
     pi_tui::components::image::set_png_transcoder(crate::images::png_base64);
     let status_override = std::env::var("PI_PROGRAM_STATUS").ok();
-    let answered = ask_terminal(
+    let answer = ask_terminal(
         status_override
             .as_deref()
             .is_none_or(|v| v != "1" && v != "0"),
     );
-    let program_status = program_status::enabled(status_override.as_deref(), answered);
+    let program_status = program_status::enabled(status_override.as_deref(), answer.program_status);
+    let mut options = options;
+    options.keyboard = answer.keyboard;
     spawn_input_reader(tx.clone(), Arc::clone(&input_paused));
     spawn_signal_watch(tx.clone());
     let pending_update = PendingUpdate::new();
@@ -124,7 +128,10 @@ pub async fn run(session: AgentSession, options: InteractiveOptions) -> i32 {
         other => Some(other),
     };
     let mut app = match App::start(session.clone(), &options, tx.clone(), input_paused) {
-        Ok(app) => app,
+        Ok(mut app) => {
+            app.sync_color_scheme_reports();
+            app
+        }
         Err(e) => {
             eprintln!("Error: cannot start the terminal UI: {e}");
             session.unsubscribe(subscription);
@@ -221,14 +228,26 @@ fn apply_capability_settings(session: &AgentSession) {
     capabilities::set(caps);
 }
 
-/// Asks the terminal for its colors (for the `system` theme), with `program_status`
-/// whether it takes OSC 7501 reports, and its cell size when it shows images (images are
-/// laid out in cells), before the input reader owns stdin (so the replies do not arrive
-/// as keys). Returns whether it took program status reports.
-fn ask_terminal(program_status: bool) -> bool {
+/// What the terminal answered at startup that pi acts on later.
+struct TerminalAnswer {
+    /// It takes OSC 7501 program status reports.
+    program_status: bool,
+    /// The keyboard protocol to ask for.
+    keyboard: pi_tui::terminal::KeyboardProtocol,
+}
+
+/// Asks the terminal for its colors (for the `system` theme), its keyboard protocol, with
+/// `program_status` whether it takes OSC 7501 reports, and its cell size when it shows
+/// images (images are laid out in cells), before the input reader owns stdin. Replies
+/// that come after the wait reach the app through the reader.
+fn ask_terminal(program_status: bool) -> TerminalAnswer {
+    use pi_tui::terminal::KeyboardProtocol;
     use std::io::IsTerminal;
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
-        return false;
+        return TerminalAnswer {
+            program_status: false,
+            keyboard: KeyboardProtocol::Legacy,
+        };
     }
     let images = pi_tui::capabilities::get().images.is_some();
     let report = pi_tui::terminal_colors::query(TERMINAL_QUERY_TIMEOUT, program_status, images);
@@ -236,7 +255,19 @@ fn ask_terminal(program_status: bool) -> bool {
     if let Some(cell) = report.cell {
         pi_tui::image::set_cell_dimensions(cell);
     }
-    report.program_status
+    // pi 1.6: the kitty protocol where the terminal answered its query, else
+    // `modifyOtherKeys` once DA1 showed the terminal answers at all.
+    let keyboard = if report.kitty_keyboard {
+        KeyboardProtocol::Kitty
+    } else if report.answered {
+        KeyboardProtocol::ModifyOtherKeys
+    } else {
+        KeyboardProtocol::Legacy
+    };
+    TerminalAnswer {
+        program_status: report.program_status,
+        keyboard,
+    }
 }
 
 /// Terminal input comes from a reader thread; it stops reading while `paused` is set

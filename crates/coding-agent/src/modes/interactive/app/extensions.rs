@@ -365,6 +365,7 @@ impl App {
         self.update_editor_border();
         self.session
             .set_extension_ui_state("themeName", Value::String(self.theme.name().to_owned()));
+        self.sync_color_scheme_reports();
         self.renderer.request_full_redraw();
     }
 

@@ -23,6 +23,7 @@ mod session_events;
 mod settings;
 mod share;
 mod slash;
+mod terminal_replies;
 mod transcript_search;
 mod trust;
 
@@ -178,6 +179,8 @@ pub(crate) struct App {
     signing_in: Option<String>,
     /// The id of the last loader shown by `/share` or `/bug`.
     next_loader_id: u64,
+    /// Color replies that came while pi reads keys, until the DA1 answer closes them.
+    color_replies: pi_tui::terminal_colors::ReplyCollector,
 }
 
 impl App {
@@ -217,6 +220,7 @@ impl App {
             editor.set_padding_x(padding);
         }
         let mut terminal = CrosstermTerminal::new();
+        terminal.set_keyboard_protocol(options.keyboard);
         terminal.start()?;
         // Either layout may reach the alternate screen (`/settings` switches at run time).
         pi_tui::screen::restore_on_panic();
@@ -276,6 +280,7 @@ impl App {
             llama_hub: None,
             llama_search: None,
             program_status: crate::modes::interactive::program_status::Reporter::new(false),
+            color_replies: Default::default(),
             signing_in: None,
             next_loader_id: 0,
         };
@@ -357,6 +362,7 @@ impl App {
                 self.mirror_terminal();
             }
             AppEvent::Term(TermEvent::Mouse(mouse)) => self.on_mouse(mouse).await,
+            AppEvent::Term(TermEvent::Reply(reply)) => self.on_terminal_reply(reply),
             AppEvent::Ext(event) => self.on_ext_event(event).await,
             AppEvent::InputClosed => self.quit = Some(0),
             AppEvent::Session(event) => self.on_session_event(*event),

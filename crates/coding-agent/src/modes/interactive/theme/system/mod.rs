@@ -56,6 +56,17 @@ pub fn set_terminal_colors(colors: TerminalColors) {
     }
 }
 
+/// The appearance the terminal last reported with mode 2031 (`CSI ? 997 ; 1|2 n`).
+static REPORTED: RwLock<Option<Appearance>> = RwLock::new(None);
+
+/// Records the terminal's light/dark report, the fallback for terminals that do not
+/// report their background.
+pub fn set_reported_appearance(appearance: Option<Appearance>) {
+    if let Ok(mut slot) = REPORTED.write() {
+        *slot = appearance;
+    }
+}
+
 /// The terminal's reported colors (none when it was not asked or said nothing).
 pub fn terminal_colors() -> TerminalColors {
     TERMINAL
@@ -79,14 +90,17 @@ pub fn colorfgbg_appearance(value: Option<&str>) -> Option<Appearance> {
     }
 }
 
-/// Whether the terminal is dark or light: its reported background decides, else
-/// `COLORFGBG`, else dark.
+/// Whether the terminal is dark or light: its reported background, else its mode 2031
+/// report, else `COLORFGBG`, else dark (pi 1.6's `detectTerminalTheme`).
 pub fn terminal_appearance_now() -> Appearance {
     let colors = terminal_colors();
     if let Some(background) = colors.background {
         return terminal_appearance(background, colors.foreground);
     }
-    colorfgbg_appearance(std::env::var("COLORFGBG").ok().as_deref()).unwrap_or(Appearance::Dark)
+    let reported = REPORTED.read().ok().and_then(|slot| *slot);
+    reported
+        .or_else(|| colorfgbg_appearance(std::env::var("COLORFGBG").ok().as_deref()))
+        .unwrap_or(Appearance::Dark)
 }
 
 /// The system theme for this terminal.
