@@ -333,6 +333,21 @@ impl Chat {
     }
 
     /// Release notes between borders, in one of pi's layouts.
+    /// Startup's notes: pi's own (may be empty) and the updated extension packages'.
+    pub(crate) fn add_startup_notes(
+        &mut self,
+        markdown: &str,
+        extensions: Vec<crate::modes::interactive::components::ExtensionUpdate>,
+        layout: ChangelogLayout,
+    ) {
+        self.push(Item::Changelog(ChangelogView::with_extension_updates(
+            markdown,
+            extensions,
+            layout,
+            &self.theme,
+        )));
+    }
+
     pub(crate) fn add_changelog(&mut self, markdown: &str, layout: ChangelogLayout) {
         self.push(Item::Changelog(ChangelogView::new(
             markdown,

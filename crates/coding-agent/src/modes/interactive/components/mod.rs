@@ -17,7 +17,7 @@ pub mod user_message;
 
 pub use assistant_message::AssistantMessage;
 pub use bash_execution::BashExecution;
-pub use changelog::{ChangelogLayout, ChangelogView};
+pub use changelog::{ChangelogLayout, ChangelogView, ExtensionUpdate};
 pub use diff::render_diff;
 pub use footer::{Footer, FooterData, format_tokens};
 pub use markdown_theme::{markdown_theme, syntax_theme};
