@@ -38,7 +38,7 @@ enum Item {
     Summary(SummaryMessage),
     Notice(Notice),
     /// Release notes (`/changelog`, the startup "What's New").
-    Changelog(ChangelogView),
+    Changelog(Box<ChangelogView>),
     /// The loaded-resources listing: compact lines, the expanded ones (Ctrl+O), and which
     /// is shown.
     Resources(Vec<String>, Vec<String>, bool),
@@ -340,20 +340,17 @@ impl Chat {
         extensions: Vec<crate::modes::interactive::components::ExtensionUpdate>,
         layout: ChangelogLayout,
     ) {
-        self.push(Item::Changelog(ChangelogView::with_extension_updates(
-            markdown,
-            extensions,
-            layout,
-            &self.theme,
+        self.push(Item::Changelog(Box::new(
+            ChangelogView::with_extension_updates(markdown, extensions, layout, &self.theme),
         )));
     }
 
     pub(crate) fn add_changelog(&mut self, markdown: &str, layout: ChangelogLayout) {
-        self.push(Item::Changelog(ChangelogView::new(
+        self.push(Item::Changelog(Box::new(ChangelogView::new(
             markdown,
             layout,
             &self.theme,
-        )));
+        ))));
     }
 
     pub(crate) fn add_lines(&mut self, lines: Vec<String>) {

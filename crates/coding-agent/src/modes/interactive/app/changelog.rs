@@ -140,7 +140,7 @@ fn package_changelog(root: &Path) -> Option<PathBuf> {
 }
 
 fn read_package_json(root: &Path) -> Option<Value> {
-    let text = crate::text_file::read_text(&root.join("package.json")).ok()?;
+    let text = crate::text_file::read_text(root.join("package.json")).ok()?;
     serde_json::from_str(&text).ok()
 }
 
