@@ -12,6 +12,7 @@ use pi_coding_agent::config::paths;
 use pi_coding_agent::config::settings_store::SettingsStore;
 use pi_coding_agent::mcp::runtime::McpRuntime;
 use pi_coding_agent::model_registry::ModelRegistry;
+use pi_coding_agent::modes::interactive::startup_select;
 use pi_coding_agent::modes::run::{self, Output as RunOutput, RunPrompt};
 use pi_coding_agent::output::Output;
 use pi_coding_agent::packages::resources::ResourceType;
@@ -169,7 +170,14 @@ fn run() -> Result<i32> {
                 None
             },
             ask_trust: interactive.then(|| {
-                Box::new(pi_coding_agent::trust::ask_on_terminal) as extension_loader::AskTrust
+                let agent_dir = agent_dir.clone();
+                Box::new(move |cwd: &std::path::Path| {
+                    let options = pi_coding_agent::trust::prompt_options(cwd);
+                    let labels: Vec<String> = options.iter().map(|o| o.label.clone()).collect();
+                    let title = pi_coding_agent::trust::prompt_title(cwd);
+                    let index = startup_select::select(&agent_dir, cwd, &title, &labels)?;
+                    options.into_iter().nth(index)
+                }) as extension_loader::AskTrust
             }),
             theme: "dark".to_owned(),
         },
@@ -309,13 +317,18 @@ fn run() -> Result<i32> {
             return Ok(1);
         }
     };
-    let (mut session, session_cwd) =
-        match pi_coding_agent::session::missing_cwd::resolve(session, &cwd, interactive, || {
-            select::session_dir(&choice, &agent_dir, &cwd)
-        }) {
-            Ok(resolved) => resolved,
-            Err(code) => return Ok(code),
-        };
+    let (mut session, session_cwd) = match pi_coding_agent::session::missing_cwd::resolve(
+        session,
+        &cwd,
+        interactive,
+        || select::session_dir(&choice, &agent_dir, &cwd),
+        Box::new(|title: &str, options: &[String]| {
+            startup_select::select(&agent_dir, &cwd, title, options)
+        }),
+    ) {
+        Ok(resolved) => resolved,
+        Err(code) => return Ok(code),
+    };
     // `--name`: in a new session this is the root entry, before the model change (pi 1.5).
     if let Some(name) = args.name.as_deref().filter(|n| !n.trim().is_empty())
         && let Err(e) = session.append_session_info(name.trim())

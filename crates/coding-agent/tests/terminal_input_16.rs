@@ -222,3 +222,108 @@ fn shift_enter_inserts_a_new_line_with_tmux_extended_keys_as_16() {
         assert_eq!(rows, rows16, "the editor's two lines");
     }
 }
+
+/// The row the selection arrow `→` marks, its words after the arrow.
+fn selected(screen: &str) -> Option<String> {
+    screen.lines().find_map(|l| {
+        let t = l.trim();
+        t.strip_prefix("→ ").map(|rest| rest.trim().to_owned())
+    })
+}
+
+/// Moves the selection down until its row starts with `word`, each move awaited.
+fn select_row(tmux: &Tmux, name: &str, word: &str) {
+    let starts = |s: &Option<String>| {
+        s.as_deref()
+            .is_some_and(|r| r.split_whitespace().next() == Some(word))
+    };
+    let mut current = selected(&tmux.screen());
+    for _ in 0..12 {
+        if starts(&current) {
+            return;
+        }
+        tmux.keys(&["Down"]);
+        let before = current.clone();
+        let screen = tmux.wait(&format!("{name}: moved toward {word}"), WAIT, |s| {
+            selected(s).is_some() && selected(s) != before
+        });
+        current = selected(&screen);
+    }
+    panic!("{name}: no row {word}: {current:?}");
+}
+
+#[test]
+fn automatic_theme_mode_chosen_in_settings_follows_the_terminal_as_16() {
+    if !tmux::available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    let mut seen = Vec::new();
+    for (name, wrapper) in pis() {
+        let (env, tmux) = start(&server, name, &wrapper, json!({}));
+        tmux.type_text("/settings");
+        tmux.wait(&format!("{name}: typed"), WAIT, |s| s.contains("/settings"));
+        tmux.keys(&["Enter"]);
+        tmux.wait(&format!("{name}: menu"), WAIT, |s| {
+            s.contains("Type to search")
+        });
+        tmux.type_text("theme");
+        tmux.wait(&format!("{name}: theme row"), WAIT, |s| {
+            selected(s).is_some_and(|r| r.starts_with("Theme"))
+        });
+        tmux.keys(&["Enter"]);
+        tmux.wait(&format!("{name}: theme menu"), WAIT, |s| {
+            s.contains("choose automatic")
+        });
+        select_row(&tmux, name, "automatic");
+        tmux.keys(&["Enter"]);
+        let menu = tmux.wait(&format!("{name}: automatic menu"), WAIT, |s| {
+            s.contains("Automatic Theme") && s.contains("Change mode")
+        });
+        let rows: Vec<String> = menu
+            .lines()
+            .map(str::trim_end)
+            .skip_while(|l| !l.contains("Automatic Theme"))
+            .take_while(|l| !l.contains("Change mode"))
+            .map(str::to_owned)
+            .collect();
+        // Light theme: light.
+        tmux.keys(&["Enter"]);
+        tmux.wait(&format!("{name}: light submenu"), WAIT, |s| {
+            s.contains("light terminal appearance") && !s.contains("Change mode")
+        });
+        select_row(&tmux, name, "light");
+        tmux.keys(&["Enter"]);
+        tmux.wait(&format!("{name}: back"), WAIT, |s| {
+            s.contains("Change mode")
+        });
+        // Dark theme: dark.
+        select_row(&tmux, name, "Dark");
+        tmux.keys(&["Enter"]);
+        tmux.wait(&format!("{name}: dark submenu"), WAIT, |s| {
+            s.contains("dark terminal appearance") && !s.contains("Change mode")
+        });
+        select_row(&tmux, name, "dark");
+        tmux.keys(&["Enter"]);
+        tmux.wait(&format!("{name}: back again"), WAIT, |s| {
+            s.contains("Change mode")
+        });
+        select_row(&tmux, name, "Apply");
+        tmux.keys(&["Enter"]);
+        env.settings_when("theme light/dark", |v| v["theme"] == "light/dark");
+        tmux.keys(&["Escape"]);
+        tmux.wait(&format!("{name}: closed"), WAIT, |s| {
+            !s.contains("Type to search")
+        });
+        let dark = settled(&tmux, name);
+        let light = recolored_by(&tmux, name, LIGHT, &dark);
+        seen.push((name, rows, dark, light));
+    }
+    if let [(_, rows, dark, light), (_, rows16, dark16, light16)] = &seen[..] {
+        assert_eq!(rows, rows16, "the Automatic Theme menu");
+        assert_eq!(dark, dark16, "the dark half");
+        assert_eq!(light, light16, "the light half");
+    }
+}

@@ -206,3 +206,38 @@ fn malformed_input_is_dropped_without_losing_what_follows() {
         ]
     );
 }
+
+#[test]
+fn kitty_function_keys_and_private_use_codes() {
+    // F1 with Ctrl, F3 as `CSI 13 ~` with Shift, F5, F12, F13 and a lock key (nothing).
+    assert_eq!(
+        keys(b"\x1b[1;5P\x1b[13;2~\x1b[15~\x1b[24;3~\x1b[57376u\x1b[57358u"),
+        [
+            (KeyCode::F(1), CTRL),
+            (KeyCode::F(3), SHIFT),
+            (KeyCode::F(5), NONE),
+            (KeyCode::F(12), ALT),
+            (KeyCode::F(13), NONE),
+        ]
+    );
+}
+
+#[test]
+fn shifted_symbols_match_the_bindings_that_name_them() {
+    use crate::input::key_id;
+    let ids = |bytes: &[u8]| -> Vec<String> {
+        all(bytes)
+            .into_iter()
+            .filter_map(|p| match p {
+                Parsed::Event(Event::Key(k)) => key_id(&k),
+                _ => None,
+            })
+            .collect()
+    };
+    // Ctrl+Shift+= under kitty (with its shifted key) and under modifyOtherKeys, then a
+    // typed `+`: the binding `ctrl++` and the key `+`.
+    assert_eq!(
+        ids(b"\x1b[61:43;6u\x1b[27;6;43~+"),
+        ["ctrl++", "ctrl++", "+"]
+    );
+}

@@ -25,12 +25,10 @@ impl AgentSession {
             return false;
         };
         let notify = |level: Level, message: String| self.notify(level, message);
-        match slash::run(&runtime, args).await {
+        match slash::run(&runtime, args, None).await {
             Outcome::Status => {
                 // pi waits for the servers' first connection before it reports them.
-                runtime
-                    .wait_for_all(std::time::Duration::from_secs(5))
-                    .await;
+                runtime.settled().await;
                 notify(Level::Info, slash::status_text(&runtime));
             }
             Outcome::Notice(level, message) => notify(level, message),

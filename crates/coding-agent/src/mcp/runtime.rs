@@ -111,6 +111,21 @@ impl McpRuntime {
         self.wait_while_connecting(limit, |_| true).await;
     }
 
+    /// Waits until every enabled server's connection attempt ended (each is bounded by
+    /// the server's own timeout), as pi's `/mcp` awaits its pending connections.
+    pub async fn settled(&self) {
+        let mut changes = self.changes.clone();
+        while self
+            .connections
+            .iter()
+            .any(|c| c.entry.config.enabled && c.status().state == State::Connecting)
+        {
+            if changes.changed().await.is_err() {
+                break;
+            }
+        }
+    }
+
     /// Waits until no enabled server that `counts` is connecting, or `limit` passed.
     async fn wait_while_connecting(&self, limit: Duration, counts: impl Fn(&Connection) -> bool) {
         let mut changes = self.changes.clone();

@@ -43,8 +43,14 @@ pub enum Outcome {
     Login(Arc<Connection>),
 }
 
-/// Runs `/mcp <args>` for the session's servers.
-pub async fn run(runtime: &McpRuntime, args: &str) -> Outcome {
+/// Runs `/mcp <args>` for the session's servers. Servers still connecting are waited for,
+/// at most `patience` (`None`: until their attempts end, as pi awaits them; the terminal UI
+/// bounds it so it stays responsive).
+pub async fn run(
+    runtime: &McpRuntime,
+    args: &str,
+    patience: Option<std::time::Duration>,
+) -> Outcome {
     let words: Vec<&str> = args.split_whitespace().collect();
     let (action, name) = match words.as_slice() {
         [] => return Outcome::Status,
@@ -52,10 +58,11 @@ pub async fn run(runtime: &McpRuntime, args: &str) -> Outcome {
         [action, name] => (*action, Some(*name)),
         _ => return Outcome::Notice(Level::Warning, USAGE.to_owned()),
     };
-    // Servers still starting are given a moment, so a choice sees how they ended up.
-    runtime
-        .wait_for_all(std::time::Duration::from_secs(5))
-        .await;
+    // Servers still starting are waited for, so a choice sees how they ended up.
+    match patience {
+        Some(limit) => runtime.wait_for_all(limit).await,
+        None => runtime.settled().await,
+    }
     let picked = match action {
         "login" | "logout" => pick(
             runtime,

@@ -15,6 +15,7 @@ mod extension_ui;
 pub mod keymap;
 pub mod program_status;
 pub mod selectors;
+pub mod startup_select;
 mod stream_updates;
 pub mod theme;
 mod tmux_keys;
@@ -82,6 +83,8 @@ pub(crate) enum AppEvent {
     Done(app::Completion),
     /// SIGTERM / SIGHUP: leave with this exit code.
     Signal(i32),
+    /// SIGTSTP from outside (`kill -TSTP`): suspend as Ctrl+Z does.
+    Suspend,
     /// Something from the extensions (`ctx.ui`, errors, host components).
     Ext(extension_ui::ExtEvent),
     /// A step of a `/login` sign-in.
@@ -300,6 +303,20 @@ fn spawn_input_reader(tx: UnboundedSender<AppEvent>, paused: Arc<AtomicBool>) {
 }
 
 fn spawn_signal_watch(tx: UnboundedSender<AppEvent>) {
+    // `kill -TSTP` restores the terminal before pi stops, as Ctrl+Z does (pi 1.6).
+    let suspend = tx.clone();
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let kind = SignalKind::from_raw(nix::sys::signal::Signal::SIGTSTP as i32);
+        let Ok(mut stop) = signal(kind) else {
+            return;
+        };
+        while stop.recv().await.is_some() {
+            if suspend.send(AppEvent::Suspend).is_err() {
+                break;
+            }
+        }
+    });
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
         // SIGINT from outside (Ctrl+C typed is a key in raw mode) also restores the

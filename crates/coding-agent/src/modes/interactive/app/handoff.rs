@@ -90,10 +90,12 @@ impl App {
         edited
     }
 
-    /// Ctrl+Z: stops pi like any job; `fg` brings it back with the screen redrawn.
+    /// Ctrl+Z or `kill -TSTP`: the terminal restored, pi's process group stops like any
+    /// job; `fg` brings it back with the screen redrawn. SIGSTOP, since pi catches SIGTSTP.
     pub(super) fn suspend(&mut self) {
+        use nix::sys::signal::{Signal, kill};
         self.release_terminal();
-        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTSTP);
+        let _ = kill(nix::unistd::Pid::from_raw(0), Signal::SIGSTOP);
         self.reclaim_terminal();
     }
 }

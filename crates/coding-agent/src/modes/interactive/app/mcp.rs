@@ -35,7 +35,13 @@ impl App {
             );
             return;
         };
-        match slash::run(&runtime, &args.unwrap_or_default()).await {
+        match slash::run(
+            &runtime,
+            &args.unwrap_or_default(),
+            Some(std::time::Duration::from_secs(5)),
+        )
+        .await
+        {
             Outcome::Status => self.show_mcp(&runtime).await,
             Outcome::Notice(level, text) => self.notice(notice_kind(level), &text),
             Outcome::Login(connection) => self.mcp_login(connection),

@@ -373,6 +373,7 @@ impl App {
                 self.quit_by_signal = true;
                 self.quit = Some(code);
             }
+            AppEvent::Suspend => self.suspend(),
             AppEvent::Login(event) => self.on_login_event(event),
             AppEvent::Llama(request) => self.on_llama_request(request),
         }

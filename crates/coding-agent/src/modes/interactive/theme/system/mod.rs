@@ -93,13 +93,22 @@ pub fn colorfgbg_appearance(value: Option<&str>) -> Option<Appearance> {
 /// Whether the terminal is dark or light: its reported background, else its mode 2031
 /// report, else `COLORFGBG`, else dark (pi 1.6's `detectTerminalTheme`).
 pub fn terminal_appearance_now() -> Appearance {
-    let colors = terminal_colors();
+    let reported = REPORTED.read().ok().and_then(|slot| *slot);
+    let colorfgbg = std::env::var("COLORFGBG").ok();
+    detect_appearance(&terminal_colors(), reported, colorfgbg.as_deref())
+}
+
+/// [`terminal_appearance_now`] for given inputs.
+pub fn detect_appearance(
+    colors: &TerminalColors,
+    reported: Option<Appearance>,
+    colorfgbg: Option<&str>,
+) -> Appearance {
     if let Some(background) = colors.background {
         return terminal_appearance(background, colors.foreground);
     }
-    let reported = REPORTED.read().ok().and_then(|slot| *slot);
     reported
-        .or_else(|| colorfgbg_appearance(std::env::var("COLORFGBG").ok().as_deref()))
+        .or_else(|| colorfgbg_appearance(colorfgbg))
         .unwrap_or(Appearance::Dark)
 }
 

@@ -60,3 +60,31 @@ fn a_reported_background_gives_readable_colors() {
         assert!(theme.dim.is_empty());
     }
 }
+
+#[test]
+fn the_background_decides_then_the_light_dark_report_then_colorfgbg() {
+    let none = TerminalColors::default();
+    let white = TerminalColors {
+        background: Some(rgb("#ffffff")),
+        ..TerminalColors::default()
+    };
+    let light = Some(Appearance::Light);
+    let dark = Some(Appearance::Dark);
+    assert_eq!(
+        detect_appearance(&white, dark, Some("15;0")),
+        Appearance::Light
+    );
+    assert_eq!(
+        detect_appearance(&none, light, Some("15;0")),
+        Appearance::Light
+    );
+    assert_eq!(
+        detect_appearance(&none, dark, Some("0;15")),
+        Appearance::Dark
+    );
+    assert_eq!(
+        detect_appearance(&none, None, Some("0;15")),
+        Appearance::Light
+    );
+    assert_eq!(detect_appearance(&none, None, None), Appearance::Dark);
+}
