@@ -268,6 +268,7 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(MockServer::start()).unwrap();
+    let mut highlights = Vec::new();
     for (name, wrapper) in pis() {
         server.push(Script::text(long_answer()));
         let env = Env::new(&server, 128_000, json!({}));
@@ -275,7 +276,8 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
         let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
         let end = wait_settled(&tmux, name);
         tmux.type_text(SEARCH_KEY);
-        tmux.wait_for("Find in transcript");
+        let opened = tmux.wait_for("Find in transcript");
+        let mut boxes = vec![search_box(&opened)];
         // "line 5" is Line 5 and Line 50 to 59: the first at or below the top row is
         // Line 50, the second of eleven.
         tmux.type_text("line 5");
@@ -293,6 +295,15 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
                     && r[viewport - 1].contains(JUMP_LABEL)
             },
         );
+        // The current match and the others in the theme's search colors.
+        let colored: Vec<String> = tmux
+            .colored_screen()
+            .lines()
+            .filter(|l| strip_sgr(l).trim_start().starts_with("Line 5"))
+            .map(str::to_owned)
+            .collect();
+        boxes.push(search_box(&tmux.screen()));
+        highlights.push((colored, boxes));
         // Back to Line 5: it comes into view a third of the way down, away from the end.
         tmux.type_text(SHIFT_ENTER);
         tmux.wait(
@@ -325,6 +336,45 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
         tmux.keys(&["C-d"]);
         assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
     }
+    if let [ours, theirs] = &highlights[..] {
+        assert!(ours.0.len() > 1, "{ours:?}");
+        assert_eq!(ours.0, theirs.0, "the matches' colors");
+        assert_eq!(ours.1, theirs.1, "the search box");
+    }
+}
+
+/// The search box's three rows (screen rows 2 to 4, from column 60), as text.
+fn search_box(screen: &str) -> Vec<String> {
+    screen
+        .lines()
+        .skip(1)
+        .take(3)
+        .map(|row| {
+            row.chars()
+                .skip(59)
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// `line` without its SGR sequences (`ESC [ … m`).
+fn strip_sgr(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// SGR reports of a left press and release at 1-based column `x`, row `y`.
@@ -431,5 +481,112 @@ fn mouse_selections_are_copied_with_osc_52_as_16() {
         wait_buffers(2, &long_answer());
         tmux.keys(&["C-d"]);
         assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
+    }
+}
+
+/// The last column of each screen row: the scrollbar's glyph, or `None` with no bar there.
+fn bar_column(screen: &str) -> Vec<Option<char>> {
+    let mut column: Vec<Option<char>> = screen
+        .lines()
+        .map(|row| {
+            (row.chars().count() == 100)
+                .then(|| row.chars().last())
+                .flatten()
+                .filter(|c| ['│', '┃', '█'].contains(c))
+        })
+        .collect();
+    column.resize(usize::from(ROWS), None);
+    column
+}
+
+/// The number of the first `Line N` row at the top of the transcript.
+fn first_line_number(screen: &str) -> Option<usize> {
+    rows(screen).iter().find_map(|row| {
+        row.trim_start()
+            .strip_prefix("Line ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+    })
+}
+
+#[test]
+fn the_scrollbar_is_revealed_by_the_pointer_and_dragged_as_16() {
+    if !tmux::available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    let viewport = usize::from(ROWS) - DOCK_ROWS;
+    let mut tops = Vec::new();
+    for (name, wrapper) in pis() {
+        let pi = program_path(&wrapper);
+        // `always`: the bar is drawn from the start, its thumb at the bottom.
+        server.push(Script::text(long_answer()));
+        let env = Env::new(&server, 128_000, json!({"fullscreenScrollbar": "always"}));
+        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
+        let end = wait_settled(&tmux, name);
+        let bar = bar_column(&end);
+        assert_eq!(bar[0], Some('│'), "{name}:\n{end}");
+        assert_eq!(bar[viewport - 1], Some('┃'), "{name}:\n{end}");
+        // A press on the track's first row moves the thumb there: the transcript's start,
+        // the thumb drawn solid while the pointer holds it.
+        tmux.type_text("\x1b[<0;100;1M");
+        let top = tmux.wait(
+            &format!("{name}: at the start"),
+            Duration::from_secs(10),
+            |s| bar_column(s)[0] == Some('█') && s.contains(JUMP_LABEL),
+        );
+        // Dragging to the middle row scrolls to the middle.
+        tmux.type_text(&format!("\x1b[<32;100;{}M", viewport / 2));
+        let middle = tmux.wait(&format!("{name}: dragged"), Duration::from_secs(10), |s| {
+            bar_column(s)[viewport / 2 - 1] == Some('█')
+                && first_line_number(s) != first_line_number(&top)
+        });
+        // Dragging past the bottom reaches the end, which follows new rows again.
+        tmux.type_text(&format!(
+            "\x1b[<32;100;{}M\x1b[<0;100;{}m",
+            viewport + 3,
+            viewport + 3
+        ));
+        tmux.wait(
+            &format!("{name}: back at the end"),
+            Duration::from_secs(10),
+            |s| s.contains("Line 60 of the long answer.") && !s.contains(JUMP_LABEL),
+        );
+        // A click in the transcript lets go of the bar: the thumb is thin again.
+        tmux.type_text(&click(10, 5));
+        let released = tmux.wait(&format!("{name}: let go"), Duration::from_secs(10), |s| {
+            bar_column(s)[viewport - 1] == Some('┃')
+        });
+        assert_eq!(
+            rows(&released)[..viewport],
+            rows(&end)[..viewport],
+            "{name}"
+        );
+        tops.push((bar_column(&top), bar_column(&middle)));
+        tmux.keys(&["C-d"]);
+        assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
+
+        // `auto`: no bar until scrolling; pointing at its column brings it up.
+        server.push(Script::text(long_answer()));
+        let env = Env::new(&server, 128_000, json!({}));
+        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
+        let end = wait_settled(&tmux, name);
+        assert!(
+            bar_column(&end).iter().all(Option::is_none),
+            "{name}:\n{end}"
+        );
+        tmux.type_text("\x1b[<0;100;3M\x1b[<0;100;3m");
+        tmux.wait(&format!("{name}: revealed"), Duration::from_secs(10), |s| {
+            bar_column(s)[viewport - 1] == Some('█') && bar_column(s)[0] == Some('│')
+        });
+        tmux.keys(&["C-d"]);
+        assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
+    }
+    // The thumb in the same rows after the press and after the drag, in ours and in pi
+    // 1.6.0 (their transcripts differ by a few warning rows, which moves no thumb here).
+    if let [ours, theirs] = &tops[..] {
+        assert_eq!(ours, theirs);
     }
 }

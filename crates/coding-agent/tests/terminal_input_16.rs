@@ -19,17 +19,9 @@ const WAIT: Duration = Duration::from_secs(15);
 /// The colored rows from the top to the editor's border (header, listing). The tmux
 /// keyboard warning is left out: pi 1.6.0 draws it late and drops it from one redraw.
 fn colored_top(tmux: &Tmux) -> Vec<String> {
-    let screen = tmux.colored_screen();
-    let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
-    let end = rows
-        .iter()
-        .position(|r| r.contains("────"))
-        .unwrap_or(rows.len());
-    rows[..end]
-        .iter()
-        .filter(|r| !r.is_empty() && !r.contains("tmux"))
-        .map(|r| (*r).to_owned())
-        .collect()
+    let mut rows = tmux.colored_top();
+    rows.retain(|r| !r.contains("tmux"));
+    rows
 }
 
 /// pi started in tmux (regular mode, `settings` added), waited until its header shows.
@@ -252,6 +244,22 @@ fn select_row(tmux: &Tmux, name: &str, word: &str) {
     panic!("{name}: no row {word}: {current:?}");
 }
 
+/// In the Automatic Theme menu: opens the `row` half's submenu, picks `theme` for that
+/// appearance and waits to be back in the menu.
+fn pick_half(tmux: &Tmux, name: &str, row: &str, theme: &str) {
+    select_row(tmux, name, row);
+    tmux.keys(&["Enter"]);
+    let appearance = row.to_lowercase();
+    tmux.wait(&format!("{name}: {appearance} submenu"), WAIT, |s| {
+        s.contains(&format!("{appearance} terminal appearance")) && !s.contains("Change mode")
+    });
+    select_row(tmux, name, theme);
+    tmux.keys(&["Enter"]);
+    tmux.wait(&format!("{name}: back from {appearance}"), WAIT, |s| {
+        s.contains("Change mode")
+    });
+}
+
 #[test]
 fn automatic_theme_mode_chosen_in_settings_follows_the_terminal_as_16() {
     if !tmux::available() {
@@ -289,27 +297,8 @@ fn automatic_theme_mode_chosen_in_settings_follows_the_terminal_as_16() {
             .take_while(|l| !l.contains("Change mode"))
             .map(str::to_owned)
             .collect();
-        // Light theme: light.
-        tmux.keys(&["Enter"]);
-        tmux.wait(&format!("{name}: light submenu"), WAIT, |s| {
-            s.contains("light terminal appearance") && !s.contains("Change mode")
-        });
-        select_row(&tmux, name, "light");
-        tmux.keys(&["Enter"]);
-        tmux.wait(&format!("{name}: back"), WAIT, |s| {
-            s.contains("Change mode")
-        });
-        // Dark theme: dark.
-        select_row(&tmux, name, "Dark");
-        tmux.keys(&["Enter"]);
-        tmux.wait(&format!("{name}: dark submenu"), WAIT, |s| {
-            s.contains("dark terminal appearance") && !s.contains("Change mode")
-        });
-        select_row(&tmux, name, "dark");
-        tmux.keys(&["Enter"]);
-        tmux.wait(&format!("{name}: back again"), WAIT, |s| {
-            s.contains("Change mode")
-        });
+        pick_half(&tmux, name, "Light", "light");
+        pick_half(&tmux, name, "Dark", "dark");
         select_row(&tmux, name, "Apply");
         tmux.keys(&["Enter"]);
         env.settings_when("theme light/dark", |v| v["theme"] == "light/dark");

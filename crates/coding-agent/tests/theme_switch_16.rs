@@ -16,21 +16,6 @@ use support::ts16::{pis, program_path, stub_search_tools};
 
 const WAIT: Duration = Duration::from_secs(15);
 
-/// The colored rows above the editor (header, listing, notices).
-fn colored_top(tmux: &Tmux) -> Vec<String> {
-    let screen = tmux.colored_screen();
-    let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
-    let end = rows
-        .iter()
-        .position(|r| r.contains("────"))
-        .unwrap_or(rows.len());
-    rows[..end]
-        .iter()
-        .filter(|r| !r.is_empty())
-        .map(|r| (*r).to_owned())
-        .collect()
-}
-
 #[test]
 fn a_theme_chosen_in_settings_recolors_the_header_as_16() {
     if !tmux::available() {
@@ -51,7 +36,7 @@ fn a_theme_chosen_in_settings_recolors_the_header_as_16() {
         tmux.wait(&format!("{name}: started"), WAIT, |s| {
             s.contains("mock-model") && s.contains("Warning: tmux extended-keys")
         });
-        let before = colored_top(&tmux);
+        let before = tmux.colored_top();
         tmux.type_text("/settings");
         tmux.wait(&format!("{name}: typed"), WAIT, |s| s.contains("/settings"));
         tmux.keys(&["Enter"]);
@@ -101,10 +86,10 @@ fn a_theme_chosen_in_settings_recolors_the_header_as_16() {
             !s.contains("Type to search")
         });
         let after = tmux.wait(&format!("{name}: recolored"), WAIT, |_| {
-            colored_top(&tmux) != before
+            tmux.colored_top() != before
         });
         drop(after);
-        let after = colored_top(&tmux);
+        let after = tmux.colored_top();
         assert_ne!(before, after, "{name}: the header changed color");
         seen.push((name, rows, before, after));
     }

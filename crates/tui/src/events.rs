@@ -25,6 +25,8 @@ pub enum TermEvent {
     Mouse(crossterm::event::MouseEvent),
     /// The terminal answered a query (or reported a light/dark switch).
     Reply(Reply),
+    /// The terminal window lost focus (reported while the fullscreen renderer asked).
+    FocusLost,
 }
 
 /// How long a lone Escape waits for the rest of a sequence (pi's `PI_TUI_ESC_TIMEOUT`;
@@ -181,7 +183,7 @@ impl Reader {
     }
 }
 
-/// The events that matter (key releases and focus reports are skipped).
+/// The events that matter (key releases and focus gains are skipped).
 fn convert(item: Parsed) -> Option<TermEvent> {
     match item {
         Parsed::Event(Event::Key(key)) if key.kind != KeyEventKind::Release => {
@@ -189,6 +191,7 @@ fn convert(item: Parsed) -> Option<TermEvent> {
         }
         Parsed::Event(Event::Paste(text)) => Some(TermEvent::Input(Input::Paste(text))),
         Parsed::Event(Event::Mouse(mouse)) => Some(TermEvent::Mouse(mouse)),
+        Parsed::Event(Event::FocusLost) => Some(TermEvent::FocusLost),
         Parsed::Event(_) => None,
         Parsed::Reply(reply) => Some(TermEvent::Reply(reply)),
     }

@@ -100,12 +100,16 @@ pub fn find(rows: &[String], query: &str) -> Vec<Match> {
             continue;
         }
         let mut spans: Vec<Span> = Vec::new();
+        // Whitespace is never highlighted: words a space apart are spans of their own,
+        // as pi 1.6 draws them.
         for unit in &units[at..at + needle.len()] {
-            if unit.width == 0 {
+            if unit.width == 0 || unit.text == " " {
                 continue;
             }
             match spans.last_mut() {
-                Some(span) if span.row == unit.row => span.end = unit.col + unit.width,
+                Some(span) if span.row == unit.row && unit.col <= span.end => {
+                    span.end = unit.col + unit.width
+                }
                 _ => spans.push(Span {
                     row: unit.row,
                     start: unit.col,
@@ -136,9 +140,23 @@ pub fn highlight(
             continue;
         }
         out.push_str(&slice_columns(line, col, span.start - col));
-        let text =
-            crate::width::strip_escapes(&slice_columns(line, span.start, span.end - span.start));
-        out.push_str(&paint(&text, *current));
+        // Each plain run is painted; the escapes between runs stay, as in pi 1.6.
+        let text = slice_columns(line, span.start, span.end - span.start);
+        let mut plain = String::new();
+        for segment in segments(&text) {
+            match segment {
+                Segment::Grapheme(g, _) => plain.push_str(g),
+                Segment::Escape(e) => {
+                    if !plain.is_empty() {
+                        out.push_str(&paint(&std::mem::take(&mut plain), *current));
+                    }
+                    out.push_str(e);
+                }
+            }
+        }
+        if !plain.is_empty() {
+            out.push_str(&paint(&plain, *current));
+        }
         col = span.end;
     }
     out.push_str(&slice_columns(line, col, total.saturating_sub(col)));
@@ -172,11 +190,18 @@ mod tests {
                         end: 5
                     }
                 ],
-                vec![Span {
-                    row: 3,
-                    start: 0,
-                    end: 11
-                }],
+                vec![
+                    Span {
+                        row: 3,
+                        start: 0,
+                        end: 5
+                    },
+                    Span {
+                        row: 3,
+                        start: 6,
+                        end: 11
+                    }
+                ],
             ]
         );
         assert_eq!(find(&rows, "  "), Vec::<Match>::new());

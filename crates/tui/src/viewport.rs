@@ -70,6 +70,15 @@ impl Viewport {
         self.top != before
     }
 
+    /// Moves to `top` (clamped), as a scrollbar drag does; reaching the end follows it
+    /// again. Returns whether it moved.
+    pub fn scroll_to(&mut self, top: usize) -> bool {
+        let before = self.top;
+        self.top = top.min(self.max_top());
+        self.following = self.top == self.max_top();
+        self.top != before
+    }
+
     /// One page up (negative) or down: the window's height less the overlap.
     pub fn page(&mut self, direction: isize) -> bool {
         let step = self.height.saturating_sub(PAGE_OVERLAP).max(1) as isize;

@@ -191,6 +191,22 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The colored screen's non-empty rows above the first border (the transcript and
+    /// header of regular mode), trailing blanks trimmed.
+    pub fn colored_top(&self) -> Vec<String> {
+        let screen = self.colored_screen();
+        let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
+        let end = rows
+            .iter()
+            .position(|r| r.contains("────"))
+            .unwrap_or(rows.len());
+        rows[..end]
+            .iter()
+            .filter(|r| !r.is_empty())
+            .map(|r| (*r).to_owned())
+            .collect()
+    }
+
     /// Scrollback and screen together.
     pub fn history(&self) -> String {
         let out = self.run(&["capture-pane", "-p", "-t", "pi", "-S", "-", "-E", "-"]);

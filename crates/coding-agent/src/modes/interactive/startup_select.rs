@@ -54,7 +54,7 @@ pub fn select(agent_dir: &Path, cwd: &Path, title: &str, options: &[String]) -> 
                 DialogOutcome::Pending | DialogOutcome::ExternalEditor(_) => {}
             },
             Ok(TermEvent::Resize(..)) => renderer.request_full_redraw(),
-            Ok(TermEvent::Mouse(_) | TermEvent::Reply(_)) => {}
+            Ok(TermEvent::Mouse(_) | TermEvent::Reply(_) | TermEvent::FocusLost) => {}
             Err(_) => break Value::Null,
         }
     };

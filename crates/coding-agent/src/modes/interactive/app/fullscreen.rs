@@ -9,14 +9,13 @@ use pi_tui::viewport::{Viewport, WheelAccelerator};
 use pi_tui::width::{truncate_to_width, visible_width};
 
 use super::App;
+use super::scrollbar::Scrollbar;
 use crate::config::tui_settings::{ExitOutput, ScrollbarMode, WheelLines};
 use crate::modes::interactive::chat_rows::ChatRows;
 use crate::modes::interactive::extension_ui::overlay_layout::composite_line;
 use crate::modes::interactive::selectors::hotkeys::key_display;
 use crate::modes::interactive::theme::{ThemeBg, ThemeColor};
 
-/// How long the `auto` scrollbar stays after the last scroll (pi-tui's default).
-const SCROLLBAR_LINGER: Duration = Duration::from_millis(1000);
 /// How long a flash message stays (pi-tui's default).
 const FLASH: Duration = Duration::from_millis(1000);
 /// Alt+wheel moves this many times as far (pi-tui's `ALT_WHEEL_SCROLL_MULTIPLIER`).
@@ -26,11 +25,9 @@ const ALT_WHEEL_MULTIPLIER: usize = 5;
 pub(crate) struct Fullscreen {
     pub(super) viewport: Viewport,
     wheel: WheelAccelerator,
-    pub(super) scrollbar: ScrollbarMode,
+    pub(super) scrollbar: Scrollbar,
     pub(super) wheel_lines: WheelLines,
     pub(super) exit_output: ExitOutput,
-    /// The `auto` scrollbar shows until then.
-    scrollbar_until: Option<Instant>,
     /// Where the jump label was drawn: `(screen row, first column, width)`.
     jump_label: Option<(usize, usize, usize)>,
     /// The open transcript search.
@@ -45,7 +42,7 @@ pub(crate) struct Fullscreen {
 impl Fullscreen {
     /// Takes the fullscreen settings again (changed in `/settings`).
     pub(crate) fn apply_settings(&mut self, settings: &crate::config::settings::Settings) {
-        self.scrollbar = settings.fullscreen_scrollbar();
+        self.scrollbar.set_mode(settings.fullscreen_scrollbar());
         self.wheel_lines = settings.fullscreen_wheel_scroll_lines();
         self.exit_output = settings.fullscreen_exit_output();
         self.copy_on_select = settings.fullscreen_copy_on_select();
@@ -55,10 +52,9 @@ impl Fullscreen {
         Fullscreen {
             viewport: Viewport::default(),
             wheel: WheelAccelerator::default(),
-            scrollbar: settings.fullscreen_scrollbar(),
+            scrollbar: Scrollbar::new(settings.fullscreen_scrollbar()),
             wheel_lines: settings.fullscreen_wheel_scroll_lines(),
             exit_output: settings.fullscreen_exit_output(),
-            scrollbar_until: None,
             jump_label: None,
             search: None,
             selection: super::selection::Selection::default(),
@@ -69,7 +65,7 @@ impl Fullscreen {
 
     /// The transcript's drawing width: `always` keeps the last column for the bar.
     pub(super) fn transcript_width(&self, width: usize) -> usize {
-        if self.scrollbar == ScrollbarMode::Always {
+        if self.scrollbar.mode == ScrollbarMode::Always {
             width.saturating_sub(1).max(1)
         } else {
             width
@@ -78,7 +74,7 @@ impl Fullscreen {
 
     /// Whether the `auto` scrollbar is still showing (the frame loop ticks until it hides).
     pub(super) fn is_lingering(&self) -> bool {
-        self.scrollbar_until.is_some() || self.flash.is_some()
+        self.scrollbar.is_lingering() || self.flash.is_some()
     }
 
     /// Hides the `auto` scrollbar once its time is up; true when that changed the view.
@@ -86,32 +82,16 @@ impl Fullscreen {
         if self.flash.as_ref().is_some_and(|(_, until)| now >= *until) {
             self.flash = None;
         }
-        match self.scrollbar_until {
-            Some(until) if now >= until => {
-                self.scrollbar_until = None;
-                true
-            }
-            _ => false,
-        }
+        self.scrollbar.tick(now)
     }
 
     fn moved(&mut self) {
-        if self.scrollbar == ScrollbarMode::Auto {
-            self.scrollbar_until = Some(Instant::now() + SCROLLBAR_LINGER);
-        }
+        self.scrollbar.moved();
     }
 
     fn scroll_by(&mut self, delta: isize) {
         if self.viewport.scroll_by(delta) {
             self.moved();
-        }
-    }
-
-    fn scrollbar_visible(&self) -> bool {
-        match self.scrollbar {
-            ScrollbarMode::Hidden => false,
-            ScrollbarMode::Always => true,
-            ScrollbarMode::Auto => self.scrollbar_until.is_some(),
         }
     }
 
@@ -204,26 +184,9 @@ impl App {
             search.paint(&mut frame, top, &self.theme);
         }
         screen.selection.paint(&mut frame, top);
-        if screen.scrollbar_visible() {
-            let thumb = screen.viewport.thumb();
-            let (track, bar) = (
-                self.theme.fg(ThemeColor::Muted),
-                self.theme.fg(ThemeColor::Text),
-            );
-            for (row, line) in frame.iter_mut().enumerate() {
-                let in_thumb = match thumb {
-                    Some((start, size)) => row >= start && row < start + size,
-                    // Content that fits: the thumb fills the track (`always` only).
-                    None => true,
-                };
-                let glyph = if in_thumb {
-                    bar.paint("┃")
-                } else {
-                    track.paint("│")
-                };
-                *line = composite_line(line, &glyph, width - 1, 1, width);
-            }
-        }
+        screen
+            .scrollbar
+            .paint(&mut frame, &screen.viewport, width, &self.theme);
         screen.jump_label = None;
         if !screen.viewport.is_following() && height > 0 {
             let label_width = visible_width(&label).min(width);
@@ -320,7 +283,7 @@ impl App {
     /// A mouse report: the wheel scrolls the transcript (or moves an open list), a click
     /// on the jump label returns to the latest message.
     pub(super) async fn on_mouse(&mut self, mouse: MouseEvent) {
-        if self.fullscreen.is_none() {
+        if self.fullscreen.is_none() || self.on_scrollbar_mouse(&mouse) {
             return;
         }
         let direction: i8 = match mouse.kind {
@@ -354,6 +317,62 @@ impl App {
         if let Some(screen) = self.fullscreen.as_mut() {
             let rows = screen.wheel_step(direction, alt) as isize;
             screen.scroll_by(rows * isize::from(direction));
+        }
+    }
+
+    /// The scrollbar's share of a mouse report: a drag going on takes every report, a left
+    /// press on the bar grabs it, and the pointer over it reveals it. True when the report
+    /// was the bar's.
+    fn on_scrollbar_mouse(&mut self, mouse: &MouseEvent) -> bool {
+        let width = self.width();
+        let overlay = self.overlay.is_some();
+        let Some(screen) = self.fullscreen.as_mut() else {
+            return false;
+        };
+        if overlay {
+            screen.scrollbar.leave();
+            return false;
+        }
+        let (row, column) = (usize::from(mouse.row), usize::from(mouse.column));
+        let release = matches!(mouse.kind, MouseEventKind::Up(_));
+        let scroll = matches!(
+            mouse.kind,
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown
+        );
+        let on_jump_label = screen
+            .jump_label
+            .is_some_and(|(label_row, start, label_width)| {
+                row == label_row && column >= start && column < start + label_width
+            });
+        let handled = if scroll {
+            false
+        } else if screen.scrollbar.drag(&mut screen.viewport, row, release) {
+            true
+        } else if mouse.kind == MouseEventKind::Down(MouseButton::Left)
+            && !on_jump_label
+            && screen
+                .scrollbar
+                .press(&mut screen.viewport, row, column, width)
+        {
+            screen.selection.clear();
+            true
+        } else {
+            false
+        };
+        screen
+            .scrollbar
+            .track_pointer(&screen.viewport, row, column, width);
+        handled
+    }
+
+    /// The window lost focus: the pointer's hover and drag end, and a selection still
+    /// being dragged is dropped (its button-up will never come), as in pi 1.6.
+    pub(super) fn on_focus_lost(&mut self) {
+        if let Some(screen) = self.fullscreen.as_mut() {
+            screen.scrollbar.leave();
+            if screen.selection.dragging {
+                screen.selection.clear();
+            }
         }
     }
 

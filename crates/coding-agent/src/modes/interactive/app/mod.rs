@@ -18,6 +18,7 @@ mod missing_cwd;
 mod overlay;
 mod program_status;
 mod scoped_models;
+mod scrollbar;
 mod selection;
 mod session_events;
 mod settings;
@@ -362,6 +363,7 @@ impl App {
                 self.mirror_terminal();
             }
             AppEvent::Term(TermEvent::Mouse(mouse)) => self.on_mouse(mouse).await,
+            AppEvent::Term(TermEvent::FocusLost) => self.on_focus_lost(),
             AppEvent::Term(TermEvent::Reply(reply)) => self.on_terminal_reply(reply),
             AppEvent::Ext(event) => self.on_ext_event(event).await,
             AppEvent::InputClosed => self.quit = Some(0),
@@ -645,6 +647,7 @@ impl App {
                 "medium" => C::ThinkingMedium,
                 "high" => C::ThinkingHigh,
                 "xhigh" => C::ThinkingXhigh,
+                "max" => C::ThinkingMax,
                 _ => C::ThinkingOff,
             }
         };

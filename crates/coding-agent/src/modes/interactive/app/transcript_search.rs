@@ -2,21 +2,20 @@
 //! matches highlighted in the visible rows, Enter and Shift+Enter moving between them (with
 //! wrap-around) and scrolling the current one into view; Esc closes it where it is.
 
-use pi_tui::CURSOR_MARKER;
-use pi_tui::input::{Input, KeyCode, KeyModifiers};
+use pi_tui::input::Input;
 use pi_tui::search::{Match, Span, find, highlight};
 use pi_tui::width::{truncate_to_width, visible_width};
 
 use super::App;
 use crate::modes::interactive::chat_rows::ChatRows;
+use crate::modes::interactive::extension_ui::line_input::LineInput;
 use crate::modes::interactive::extension_ui::overlay_layout::composite_line;
 use crate::modes::interactive::selectors::hotkeys::key_display;
 use crate::modes::interactive::theme::{Theme, ThemeBg, ThemeColor};
 
 /// The search box's state.
-#[derive(Default)]
 pub(crate) struct TranscriptSearch {
-    query: String,
+    input: LineInput,
     matches: Vec<Match>,
     current: Option<usize>,
     /// Where "next" starts: the current match's row, or the top row when it opened.
@@ -29,17 +28,43 @@ pub(crate) struct TranscriptSearch {
 
 impl TranscriptSearch {
     pub(super) fn open(top_row: usize) -> Self {
+        let mut input = LineInput::with_prompt(" ", "Find in transcript");
+        input.set_focused(true);
         TranscriptSearch {
+            input,
+            matches: Vec::new(),
+            current: None,
             anchor_row: top_row,
-            ..Self::default()
+            searched: None,
+            reveal: false,
         }
+    }
+
+    fn query(&self) -> &str {
+        self.input.value()
+    }
+
+    /// Edits the query; a new query searches on from the current match (or `top_row`).
+    fn edit(&mut self, input: &Input, top_row: usize) -> bool {
+        let before = self.query().to_owned();
+        if !self.input.handle(input) {
+            return false;
+        }
+        if self.query() != before {
+            self.anchor_row = self
+                .current
+                .and_then(|c| self.matches.get(c))
+                .and_then(|m| m.first())
+                .map_or(top_row, |span| span.row);
+        }
+        true
     }
 
     /// Finds the matches again when the query or the transcript changed; the current one
     /// becomes the first at or after the anchor row.
     pub(super) fn refresh(&mut self, transcript: &ChatRows<'_>) {
         let key = (
-            self.query.clone(),
+            self.query().to_owned(),
             transcript.len(),
             transcript.last().unwrap_or_default().to_owned(),
         );
@@ -49,9 +74,9 @@ impl TranscriptSearch {
         let query_changed = self
             .searched
             .as_ref()
-            .is_none_or(|(q, _, _)| *q != self.query);
+            .is_none_or(|(q, _, _)| q != self.query());
         self.searched = Some(key);
-        self.matches = find(&transcript.to_vec(), &self.query);
+        self.matches = find(&transcript.to_vec(), self.query());
         if query_changed || self.current.is_none_or(|c| c >= self.matches.len()) {
             self.current = self
                 .matches
@@ -113,8 +138,8 @@ impl TranscriptSearch {
     /// Highlights the matches in the visible `rows` (the first is content row `top`).
     pub(super) fn paint(&self, rows: &mut [String], top: usize, theme: &Theme) {
         let style = theme
-            .fg(ThemeColor::Text)
-            .with_bg(theme.bg_color(ThemeBg::SelectedBg));
+            .fg(ThemeColor::SearchMatchText)
+            .with_bg(theme.bg_color(ThemeBg::SearchMatchBg));
         let paint = |text: &str, current: bool| {
             if current {
                 style.bold().inverse().paint(text)
@@ -135,53 +160,65 @@ impl TranscriptSearch {
         }
     }
 
-    /// The box's three rows, `width` wide.
-    fn render_box(&self, width: usize, theme: &Theme, previous: &str, next: &str) -> [String; 3] {
-        let border = theme.fg(ThemeColor::Border);
-        let dim = theme.fg(ThemeColor::Dim);
-        let inner = width.saturating_sub(4);
-        let counter = match (self.query.trim().is_empty(), self.current) {
+    /// The box's three rows, `width` wide, as pi 1.6's search box draws them: the query
+    /// with the match counter, and the previous/next buttons in the bottom border.
+    fn render_box(&self, width: usize, previous: &str, next: &str) -> [String; 3] {
+        let inner = width.saturating_sub(2);
+        let counter = match (self.query().is_empty(), self.current) {
             (true, _) => String::new(),
             (false, Some(current)) => format!("{}/{}", current + 1, self.matches.len()),
             (false, None) => "No matches".to_owned(),
         };
-        let text = if self.query.is_empty() {
-            format!("{CURSOR_MARKER}{}", dim.paint("Find in transcript"))
+        let counter = truncate_to_width(&counter, inner.saturating_sub(3), "", false);
+        let counter = if counter.is_empty() {
+            counter
         } else {
-            format!("{}{CURSOR_MARKER}", self.query)
+            format!("\x1b[2m {counter} \x1b[22m")
         };
-        let room = inner.saturating_sub(visible_width(&counter) + 1);
-        let text = if visible_width(&text) > room {
-            truncate_to_width(&text, room, "", false)
+        let input_width = inner.saturating_sub(visible_width(&counter));
+        let line = self.input.render(input_width.max(1)).remove(0);
+        let line = truncate_to_width(&line, input_width, "", false);
+        let pad = " ".repeat(input_width.saturating_sub(visible_width(&line)));
+        let middle = format!("│{line}{pad}{counter}│");
+        // The buttons, shortened to arrows when the keys do not fit, left out when
+        // nothing fits; one dash stays at the right.
+        let room = inner.saturating_sub(3);
+        let (mut back, mut forth, mut separator) =
+            (format!("↑ {previous}"), format!("↓ {next}"), " · ");
+        let controls =
+            |b: &str, f: &str, s: &str| visible_width(b) + visible_width(s) + visible_width(f);
+        if controls(&back, &forth, separator) > room {
+            (back, forth, separator) = ("↑".to_owned(), "↓".to_owned(), " ");
+        }
+        let width_of_controls = controls(&back, &forth, separator);
+        let bottom = if width_of_controls <= room {
+            let right = usize::from(inner > width_of_controls + 2);
+            let left = inner.saturating_sub(width_of_controls + 2 + right);
+            format!(
+                "└{} {back}{separator}{forth} {}┘",
+                "─".repeat(left),
+                "─".repeat(right)
+            )
         } else {
-            text
+            format!("└{}┘", "─".repeat(inner))
         };
-        let gap = inner.saturating_sub(visible_width(&text) + visible_width(&counter));
-        let middle = format!(
-            "{} {text}{}{} {}",
-            border.paint("│"),
-            " ".repeat(gap),
-            dim.paint(&counter),
-            border.paint("│")
-        );
-        let buttons = [
-            format!(" ↑ {previous} · ↓ {next} "),
-            " ↑ ↓ ".to_owned(),
-            String::new(),
-        ]
-        .into_iter()
-        .find(|b| visible_width(b) + 3 <= width)
-        .unwrap_or_default();
-        let dashes = width.saturating_sub(3 + visible_width(&buttons));
-        let bottom = format!(
-            "{}{buttons}{}",
-            border.paint(&format!("└{}", "─".repeat(dashes))),
-            border.paint("─┘")
-        );
-        let top = border.paint(&format!("┌{}┐", "─".repeat(width.saturating_sub(2))));
-        [top, middle, bottom]
+        [format!("┌{}┐", "─".repeat(inner)), middle, bottom]
     }
 }
+
+/// The transcript's own keys, which reach it even while the box has the focus (pi 1.6).
+const VIEWPORT_ACTIONS: [&str; 10] = [
+    "tui.altScreen.pageUp",
+    "tui.altScreen.pageDown",
+    "tui.altScreen.halfPageUp",
+    "tui.altScreen.halfPageDown",
+    "tui.altScreen.lineUp",
+    "tui.altScreen.lineDown",
+    "tui.altScreen.previousPrompt",
+    "tui.altScreen.nextPrompt",
+    "tui.altScreen.top",
+    "tui.altScreen.bottom",
+];
 
 /// A key as pi's buttons show it: the first binding, `shift+enter` as `Shift+Enter`.
 fn button_key(keys: &[String]) -> String {
@@ -194,11 +231,12 @@ impl App {
         let Some(search) = self.fullscreen.as_ref().and_then(|f| f.search.as_ref()) else {
             return;
         };
-        let box_width = (width * 2 / 5).max(32).min(width);
-        let column = width - box_width;
+        // pi 1.6's overlay: 40% wide (at least 32 columns), one column from the right edge.
+        let box_width = (width * 2 / 5).max(32).min(width.saturating_sub(2)).max(1);
+        let column = width.saturating_sub(box_width + 1);
         let previous = button_key(&self.keys.keys("tui.altScreen.searchPrevious"));
         let next = button_key(&self.keys.keys("tui.altScreen.searchNext"));
-        let rows = search.render_box(box_width, &self.theme, &previous, &next);
+        let rows = search.render_box(box_width, &previous, &next);
         pi_tui::image::hide_images_under(frame, 1..1 + rows.len(), column..width);
         for (offset, text) in rows.iter().enumerate() {
             if let Some(line) = frame.get_mut(1 + offset) {
@@ -229,24 +267,12 @@ impl App {
             search.step(1);
         } else if keys.matches(input, "tui.altScreen.searchPrevious") {
             search.step(-1);
+        } else if VIEWPORT_ACTIONS.iter().any(|a| keys.matches(input, a)) {
+            // Scrolling keys still reach the transcript.
+            return false;
         } else {
-            match input {
-                Input::Paste(text) => search.query.push_str(&text.replace(['\r', '\n'], " ")),
-                Input::Key(key) => match key.code {
-                    KeyCode::Backspace => {
-                        search.query.pop();
-                    }
-                    KeyCode::Char(c)
-                        if !key
-                            .modifiers
-                            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-                    {
-                        search.query.push(c);
-                    }
-                    // Scrolling keys still reach the transcript.
-                    _ => return false,
-                },
-            }
+            let top = screen.viewport.top();
+            return search.edit(input, top);
         }
         true
     }

@@ -7,11 +7,26 @@ use pi_tui::{CURSOR_MARKER, Input, KeyCode, KeyModifiers};
 const PROMPT: &str = "> ";
 
 /// The text of an input dialog and its cursor (a byte offset on a grapheme boundary).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LineInput {
     value: String,
     cursor: usize,
     focused: bool,
+    prompt: &'static str,
+    /// Shown faint while the text is empty.
+    placeholder: Option<&'static str>,
+}
+
+impl Default for LineInput {
+    fn default() -> Self {
+        LineInput {
+            value: String::new(),
+            cursor: 0,
+            focused: false,
+            prompt: PROMPT,
+            placeholder: None,
+        }
+    }
 }
 
 /// `(byte offset, grapheme, width)` of each grapheme of `text`.
@@ -39,7 +54,17 @@ impl LineInput {
         Self {
             value: text.to_owned(),
             cursor: text.len(),
-            focused: false,
+            ..Self::default()
+        }
+    }
+
+    /// An empty input with its own prompt and a faint placeholder (pi-tui's `Input`
+    /// options), as the transcript search box has.
+    pub fn with_prompt(prompt: &'static str, placeholder: &'static str) -> Self {
+        Self {
+            prompt,
+            placeholder: Some(placeholder),
+            ..Self::default()
         }
     }
 
@@ -129,9 +154,24 @@ impl LineInput {
 
     /// The input line at `width` columns.
     pub fn render(&self, width: usize) -> Vec<String> {
-        let available = width.saturating_sub(PROMPT.len());
+        let prompt = self.prompt;
+        let available = width.saturating_sub(visible_width(prompt));
         if available == 0 {
-            return vec![PROMPT.to_owned()];
+            return vec![pi_tui::truncate_to_width(prompt, width, "", false)];
+        }
+        let marker = if self.focused { CURSOR_MARKER } else { "" };
+        if let Some(placeholder) = self.placeholder.filter(|_| self.value.is_empty()) {
+            // The cursor sits on the placeholder's first character.
+            let shown = pi_tui::truncate_to_width(placeholder, available, "", false);
+            let first = graphemes(&shown)
+                .first()
+                .map_or(" ", |(_, g, _)| *g)
+                .to_owned();
+            let rest = &shown[first.len().min(shown.len())..];
+            let text =
+                format!("{marker}\x1b[7m\x1b[2m{first}\x1b[22m\x1b[27m\x1b[2m{rest}\x1b[22m");
+            let pad = available.saturating_sub(visible_width(&text));
+            return vec![format!("{prompt}{text}{}", " ".repeat(pad))];
         }
         let graphemes = graphemes(&self.value);
         let cursor_index = graphemes
@@ -168,9 +208,8 @@ impl LineInput {
             }
             col += w;
         }
-        let marker = if self.focused { CURSOR_MARKER } else { "" };
         let text = format!("{before}{marker}\x1b[7m{at}\x1b[27m{after}");
-        let mut line = format!("{PROMPT}{text}");
+        let mut line = format!("{prompt}{text}");
         let used = visible_width(&text);
         if used < available {
             line.push_str(&" ".repeat(available - used));

@@ -279,7 +279,11 @@ impl Theme {
 
     /// A theme of generated system colors.
     pub fn from_system(generated: &system::SystemTheme, mode: ColorMode) -> Theme {
-        let color = |key: &str| match generated.colors.get(key) {
+        let color = |key: &str, fallback: Option<&str>| match generated
+            .colors
+            .get(key)
+            .or_else(|| fallback.and_then(|f| generated.colors.get(f)))
+        {
             Some(system::SystemColor::Index(i)) => Color::Ansi256(*i),
             Some(system::SystemColor::Rgb(c)) => Color::Rgb(c.r, c.g, c.b),
             Some(system::SystemColor::Default) | None => Color::Default,
@@ -288,8 +292,14 @@ impl Theme {
             name: system::SYSTEM_THEME_NAME.to_string(),
             source: None,
             mode,
-            fg: ThemeColor::ALL.iter().map(|k| color(k.key())).collect(),
-            bg: ThemeBg::ALL.iter().map(|k| color(k.key())).collect(),
+            fg: ThemeColor::ALL
+                .iter()
+                .map(|k| color(k.key(), k.fallback().map(ThemeColor::key)))
+                .collect(),
+            bg: ThemeBg::ALL
+                .iter()
+                .map(|k| color(k.key(), k.fallback().map(ThemeBg::key)))
+                .collect(),
             dim: ThemeColor::ALL
                 .iter()
                 .map(|k| generated.dim.contains(&k.key()))

@@ -174,37 +174,70 @@ macro_rules! key_enum {
 macro_rules! theme_keys {
     (
         fg { $($fv:ident $ff:ident $fk:tt $fd:tt,)* }
+        optional_fg { $($ofv:ident $off:ident $ofk:tt $ofb:ident $ofd:tt,)* }
         bg { $($bv:ident $bf:ident $bk:tt $bd:tt,)* }
+        optional_bg { $($obv:ident $obf:ident $obk:tt $obb:ident $obd:tt,)* }
     ) => {
         key_enum! {
             /// A foreground color key.
-            ThemeColor { $($fv $fk $fd,)* }
+            ThemeColor { $($fv $fk $fd,)* $($ofv $ofk $ofd,)* }
         }
 
         key_enum! {
             /// A background color key.
-            ThemeBg { $($bv $bk $bd,)* }
+            ThemeBg { $($bv $bk $bd,)* $($obv $obk $obd,)* }
         }
 
-        /// The `colors` object: every key is required.
+        /// The `colors` object: the required keys, and the optional ones pi 1.6 fills from
+        /// another key when a theme leaves them out.
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         pub struct ThemeColors {
             $(#[doc = $fd] #[serde(rename = $fk)] pub $ff: ColorValue,)*
+            $(#[doc = $ofd] #[serde(rename = $ofk, default, skip_serializing_if = "Option::is_none")] pub $off: Option<ColorValue>,)*
             $(#[doc = $bd] #[serde(rename = $bk)] pub $bf: ColorValue,)*
+            $(#[doc = $obd] #[serde(rename = $obk, default, skip_serializing_if = "Option::is_none")] pub $obf: Option<ColorValue>,)*
         }
 
         impl ThemeColors {
-            /// The value written for a foreground key.
+            /// The value written for a foreground key, or its fallback's.
             pub fn fg(&self, key: ThemeColor) -> &ColorValue {
                 match key {
                     $(ThemeColor::$fv => &self.$ff,)*
+                    $(ThemeColor::$ofv => match &self.$off {
+                        Some(value) => value,
+                        None => self.fg(ThemeColor::$ofb),
+                    },)*
                 }
             }
 
-            /// The value written for a background key.
+            /// The value written for a background key, or its fallback's.
             pub fn bg(&self, key: ThemeBg) -> &ColorValue {
                 match key {
                     $(ThemeBg::$bv => &self.$bf,)*
+                    $(ThemeBg::$obv => match &self.$obf {
+                        Some(value) => value,
+                        None => self.bg(ThemeBg::$obb),
+                    },)*
+                }
+            }
+        }
+
+        impl ThemeColor {
+            /// The key an optional key falls back to when a theme leaves it out.
+            pub fn fallback(self) -> Option<ThemeColor> {
+                match self {
+                    $(ThemeColor::$ofv => Some(ThemeColor::$ofb),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl ThemeBg {
+            /// The key an optional key falls back to when a theme leaves it out.
+            pub fn fallback(self) -> Option<ThemeBg> {
+                match self {
+                    $(ThemeBg::$obv => Some(ThemeBg::$obb),)*
+                    _ => None,
                 }
             }
         }
@@ -262,6 +295,12 @@ theme_keys! {
         ThinkingXhigh thinking_xhigh "thinkingXhigh" "Editor border, extra-high thinking.",
         BashMode bash_mode "bashMode" "Editor border in `!` bash mode.",
     }
+    optional_fg {
+        ScrollbarTrack scrollbar_track "scrollbarTrack" Muted "Fullscreen scrollbar track.",
+        ScrollbarThumb scrollbar_thumb "scrollbarThumb" Text "Fullscreen scrollbar thumb.",
+        SearchMatchText search_match_text "searchMatchText" Text "Transcript search match text.",
+        ThinkingMax thinking_max "thinkingMax" ThinkingXhigh "Editor border, max thinking.",
+    }
     bg {
         SelectedBg selected_bg "selectedBg" "Selected list row.",
         UserMessageBg user_message_bg "userMessageBg" "User message background.",
@@ -269,6 +308,9 @@ theme_keys! {
         ToolPendingBg tool_pending_bg "toolPendingBg" "Running tool call background.",
         ToolSuccessBg tool_success_bg "toolSuccessBg" "Finished tool call background.",
         ToolErrorBg tool_error_bg "toolErrorBg" "Failed tool call background.",
+    }
+    optional_bg {
+        SearchMatchBg search_match_bg "searchMatchBg" SelectedBg "Transcript search match background.",
     }
 }
 
@@ -282,7 +324,8 @@ impl ThemeColor {
             L::Low => ThemeColor::ThinkingLow,
             L::Medium => ThemeColor::ThinkingMedium,
             L::High => ThemeColor::ThinkingHigh,
-            L::Xhigh | L::Max => ThemeColor::ThinkingXhigh,
+            L::Xhigh => ThemeColor::ThinkingXhigh,
+            L::Max => ThemeColor::ThinkingMax,
         }
     }
 }
