@@ -458,7 +458,8 @@ fn mouse_selections_are_copied_with_osc_52_as_16() {
         tmux.type_text(&format!(
             "\x1b[<0;2;{y55}M\x1b[<32;9;{y55}M\x1b[<0;9;{y55}m"
         ));
-        tmux.keys(&["C-x"]);
+        // Twice at once: two flashes, one under the other.
+        tmux.keys(&["C-x", "C-x"]);
         let wait_buffers = |count: usize, want: &str| {
             let start = std::time::Instant::now();
             while tmux.buffer_count() < count || tmux.clipboard().as_deref() != Some(want) {
@@ -473,12 +474,19 @@ fn mouse_selections_are_copied_with_osc_52_as_16() {
             // Only the Ctrl+X copies reached the terminal.
             assert_eq!(tmux.buffer_count(), count, "{name}");
         };
-        wait_buffers(1, "Line 55");
-        tmux.wait_for("Copied!");
+        wait_buffers(2, "Line 55");
+        tmux.wait(
+            &format!("{name}: two flashes"),
+            Duration::from_secs(10),
+            |s| {
+                let rows = rows(s);
+                rows[0].ends_with("Copied!") && rows[1].ends_with("Copied!")
+            },
+        );
         // A click clears the selection: Ctrl+X copies the last answer.
         tmux.type_text(&click(5, 3));
         tmux.keys(&["C-x"]);
-        wait_buffers(2, &long_answer());
+        wait_buffers(3, &long_answer());
         tmux.keys(&["C-d"]);
         assert_eq!(tmux.wait_exit(Duration::from_secs(15)), 0, "{name}");
     }

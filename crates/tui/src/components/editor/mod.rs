@@ -13,6 +13,7 @@ mod kill_ring;
 mod kill_yank;
 mod layout;
 mod motion;
+mod mouse;
 mod paste;
 mod render;
 mod undo;
@@ -89,6 +90,8 @@ pub struct Editor {
     padding_x: usize,
     last_width: usize,
     scroll_offset: usize,
+    /// Text rows drawn by the last render (between the borders).
+    rendered_rows: usize,
     max_visible_lines: usize,
     provider: Option<Box<dyn AutocompleteProvider>>,
     autocomplete: Option<AutocompleteList>,
@@ -133,6 +136,7 @@ impl Editor {
             padding_x: 0,
             last_width: 80,
             scroll_offset: 0,
+            rendered_rows: 1,
             max_visible_lines: 5,
             provider: None,
             autocomplete: None,

@@ -141,6 +141,7 @@ impl Editor {
         self.scroll_offset = self.scroll_offset.min(max_scroll);
         let visible_end = (self.scroll_offset + max_visible).min(layout.len());
         let visible = &layout[self.scroll_offset..visible_end];
+        self.rendered_rows = visible.len();
 
         let mut out = Vec::with_capacity(visible.len() + 2);
         if let Some(status) = self.top_status.clone() {

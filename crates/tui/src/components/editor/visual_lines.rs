@@ -7,14 +7,14 @@ use crate::width::visible_width;
 
 /// One row of a visual line map: a piece of logical line `line` from byte `start`.
 #[derive(Debug, Clone, Copy)]
-struct VisualLine {
-    line: usize,
-    start: usize,
-    len: usize,
+pub(super) struct VisualLine {
+    pub(super) line: usize,
+    pub(super) start: usize,
+    pub(super) len: usize,
 }
 
 impl Editor {
-    fn build_visual_line_map(&self, width: usize) -> Vec<VisualLine> {
+    pub(super) fn build_visual_line_map(&self, width: usize) -> Vec<VisualLine> {
         let mut out = Vec::new();
         for (i, line) in self.state.lines.iter().enumerate() {
             if line.is_empty() {

@@ -36,7 +36,14 @@ pub(crate) struct Fullscreen {
     /// `fullscreenCopyOnSelect`: a selection is copied when the button comes up.
     copy_on_select: bool,
     /// A short message at the top right (`Copied!`) and when it goes.
-    flash: Option<(String, Instant)>,
+    /// Short messages at the top right (`Copied!`), stacked one a row, each until its
+    /// time is up (pi 1.6's flash container).
+    flashes: Vec<(String, Instant)>,
+    /// The editor's place in the dock as `(first row, rows)`, and on the screen.
+    pub(super) slot_in_dock: (usize, usize),
+    pub(super) slot_on_screen: Option<(usize, usize)>,
+    /// Where the left button went down, while the pointer has not moved since (a click).
+    pub(super) press_at: Option<(usize, usize)>,
 }
 
 impl Fullscreen {
@@ -59,7 +66,10 @@ impl Fullscreen {
             search: None,
             selection: super::selection::Selection::default(),
             copy_on_select: settings.fullscreen_copy_on_select(),
-            flash: None,
+            flashes: Vec::new(),
+            slot_in_dock: (0, 0),
+            slot_on_screen: None,
+            press_at: None,
         }
     }
 
@@ -74,14 +84,12 @@ impl Fullscreen {
 
     /// Whether the `auto` scrollbar is still showing (the frame loop ticks until it hides).
     pub(super) fn is_lingering(&self) -> bool {
-        self.scrollbar.is_lingering() || self.flash.is_some()
+        self.scrollbar.is_lingering() || !self.flashes.is_empty()
     }
 
     /// Hides the `auto` scrollbar once its time is up; true when that changed the view.
     pub(super) fn tick(&mut self, now: Instant) -> bool {
-        if self.flash.as_ref().is_some_and(|(_, until)| now >= *until) {
-            self.flash = None;
-        }
+        self.flashes.retain(|(_, until)| now < *until);
         self.scrollbar.tick(now)
     }
 
@@ -162,12 +170,16 @@ impl App {
         // The dock keeps its bottom rows when the screen is too short; one row stays
         // for the transcript.
         let dock_rows = dock.len().min(rows.saturating_sub(1));
-        dock.drain(..dock.len() - dock_rows);
+        let cut = dock.len() - dock_rows;
+        dock.drain(..cut);
         let height = rows - dock_rows;
         let label = self.jump_label_text();
         let Some(screen) = self.fullscreen.as_mut() else {
             return dock;
         };
+        let (slot_start, slot_rows) = screen.slot_in_dock;
+        screen.slot_on_screen =
+            (slot_start >= cut).then_some((height + slot_start - cut, slot_rows));
         let transcript = self.chat.rows(screen.transcript_width(width));
         screen.viewport.update(transcript.len(), height);
         if let Some(search) = screen.search.as_mut() {
@@ -197,19 +209,22 @@ impl App {
             screen.jump_label = Some((row, column, label_width));
         }
         self.draw_search_box(&mut frame, width);
-        if let Some((message, _)) = self.fullscreen.as_ref().and_then(|f| f.flash.as_ref())
-            && let Some(first) = frame.first_mut()
-        {
-            let text = format!("\x1b[7m {message} \x1b[27m");
+        let flashes = self.fullscreen.as_ref().map_or(&[][..], |f| &f.flashes[..]);
+        let shown = flashes.len().min(frame.len());
+        for (row, (message, _)) in frame.iter_mut().zip(&flashes[flashes.len() - shown..]) {
+            let text = format!(
+                "\x1b[7m{}\x1b[27m",
+                truncate_to_width(&format!(" {message} "), width, "", false)
+            );
             let text_width = visible_width(&text).min(width);
-            *first = composite_line(first, &text, width - text_width, text_width, width);
+            *row = composite_line(row, &text, width - text_width, text_width, width);
         }
         frame.extend(dock);
         frame
     }
 
     /// The terminal's width in columns.
-    fn width(&self) -> usize {
+    pub(super) fn width(&self) -> usize {
         pi_tui::terminal::Terminal::size(self.renderer.terminal())
             .0
             .max(1)
@@ -228,8 +243,8 @@ impl App {
             .paint(&text)
     }
 
-    /// Whether a list, picker or dialog has the keys (then page keys and the wheel are
-    /// theirs, as in pi 1.6).
+    /// Whether a list, picker or dialog has the keys (then the page keys are theirs, as
+    /// in pi 1.6).
     fn viewport_input_deferred(&self) -> bool {
         self.overlay.is_some()
             || !matches!(
@@ -290,27 +305,44 @@ impl App {
             MouseEventKind::ScrollUp => -1,
             MouseEventKind::ScrollDown => 1,
             MouseEventKind::Down(MouseButton::Left) => {
-                self.press(usize::from(mouse.row), usize::from(mouse.column));
+                let point = (usize::from(mouse.row), usize::from(mouse.column));
+                if let Some(screen) = self.fullscreen.as_mut() {
+                    screen.press_at = Some(point);
+                }
+                self.press(point.0, point.1);
                 return;
             }
             MouseEventKind::Drag(MouseButton::Left) => {
-                self.drag(usize::from(mouse.row), usize::from(mouse.column));
+                let point = (usize::from(mouse.row), usize::from(mouse.column));
+                if let Some(screen) = self.fullscreen.as_mut()
+                    && screen.press_at != Some(point)
+                {
+                    screen.press_at = None;
+                }
+                self.drag(point.0, point.1);
                 return;
             }
             MouseEventKind::Up(MouseButton::Left) => {
+                let point = (usize::from(mouse.row), usize::from(mouse.column));
+                let clicked = self
+                    .fullscreen
+                    .as_mut()
+                    .and_then(|s| s.press_at.take())
+                    .is_some_and(|at| at == point);
                 self.release();
+                if clicked {
+                    self.click(point.0, point.1).await;
+                }
                 return;
             }
             _ => return,
         };
-        if self.viewport_input_deferred() {
-            // An open list moves its selection one row per notch.
-            let key = if direction < 0 {
-                pi_tui::KeyCode::Up
-            } else {
-                pi_tui::KeyCode::Down
-            };
-            self.route_input(&Input::key(key)).await;
+        // Over a list in the dock the notch moves its selection; anywhere else it
+        // scrolls the transcript (pi 1.6 gives the wheel to the component under it).
+        if self
+            .wheel_over_list(usize::from(mouse.row), direction)
+            .await
+        {
             return;
         }
         let alt = mouse.modifiers.contains(KeyModifiers::ALT);
@@ -325,7 +357,9 @@ impl App {
     /// was the bar's.
     fn on_scrollbar_mouse(&mut self, mouse: &MouseEvent) -> bool {
         let width = self.width();
-        let overlay = self.overlay.is_some();
+        // pi 1.6's overlays float over the transcript (extension overlays, not the menus
+        // that take the editor's place).
+        let overlay = self.ext.has_overlays();
         let Some(screen) = self.fullscreen.as_mut() else {
             return false;
         };
@@ -455,7 +489,9 @@ impl App {
         let _ = pi_tui::terminal::Terminal::write(terminal, &clipboard::osc52(text));
         let _ = pi_tui::terminal::Terminal::flush(terminal);
         if let Some(screen) = self.fullscreen.as_mut() {
-            screen.flash = Some(("Copied!".to_owned(), Instant::now() + FLASH));
+            screen
+                .flashes
+                .push(("Copied!".to_owned(), Instant::now() + FLASH));
         }
     }
 }

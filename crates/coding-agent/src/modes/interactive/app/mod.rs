@@ -2,6 +2,7 @@
 
 mod bug_report;
 mod changelog;
+mod clicks;
 mod debug;
 mod display;
 mod extensions;
@@ -479,7 +480,11 @@ impl App {
                     .render_above(width, &self.ext.remote, &self.theme),
             );
         }
-        lines.extend(self.editor_slot(width));
+        let slot = self.editor_slot(width);
+        if let Some(screen) = self.fullscreen.as_mut() {
+            screen.slot_in_dock = (lines.len(), slot.len());
+        }
+        lines.extend(slot);
         lines.extend(
             self.ext
                 .widgets

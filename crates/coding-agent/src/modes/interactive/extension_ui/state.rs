@@ -270,6 +270,11 @@ impl ExtensionUiState {
         self.promote(theme, keys);
     }
 
+    /// Whether a dialog has the editor's place.
+    pub(crate) fn has_dialog(&self) -> bool {
+        self.dialog.is_some()
+    }
+
     pub(crate) fn dialog_mut(&mut self) -> Option<&mut DialogView> {
         self.dialog.as_mut().map(|d| &mut d.view)
     }

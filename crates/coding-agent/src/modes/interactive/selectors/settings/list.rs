@@ -148,6 +148,33 @@ impl SettingsList {
         ListEvent::None
     }
 
+    /// A wheel notch moves the selection one row, stopping at the ends (pi 1.6's mouse in
+    /// a settings list); true when it moved.
+    pub fn wheel(&mut self, direction: i8) -> bool {
+        let before = self.selected;
+        self.selected = if direction < 0 {
+            self.selected.saturating_sub(1)
+        } else {
+            (self.selected + 1).min(self.shown.len().saturating_sub(1))
+        };
+        self.selected != before
+    }
+
+    /// A click on line `row` of the list as drawn: the setting there is selected and
+    /// activated, as Enter would.
+    pub fn click(&mut self, row: usize) -> ListEvent {
+        let offset = if self.search.is_some() { 2 } else { 0 };
+        let (start, end) = self.visible_range();
+        let Some(pos) = row.checked_sub(offset).map(|r| start + r) else {
+            return ListEvent::None;
+        };
+        if pos >= end {
+            return ListEvent::None;
+        }
+        self.selected = pos;
+        self.activate()
+    }
+
     /// Space activates a row unless it is typed into a search.
     fn space_activates(&self, input: &Input) -> bool {
         let is_space = matches!(input, Input::Key(k) if k.code == pi_tui::KeyCode::Char(' ') && k.modifiers.is_empty());

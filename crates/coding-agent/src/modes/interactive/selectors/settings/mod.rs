@@ -100,30 +100,79 @@ impl SettingsSelector {
         self.list.set_value(id, value);
     }
 
+    /// What an event of the main list means.
+    fn main_event(&mut self, event: ListEvent) -> SettingsEvent {
+        match event {
+            ListEvent::None => SettingsEvent::None,
+            ListEvent::Changed(id, value) => SettingsEvent::Changed(id, value),
+            ListEvent::Cancel => SettingsEvent::Close,
+            ListEvent::Open(id) => {
+                self.open(id);
+                SettingsEvent::None
+            }
+        }
+    }
+
+    /// What an event of the warnings submenu means.
+    fn warnings_event(&mut self, event: ListEvent) -> SettingsEvent {
+        match event {
+            ListEvent::Changed(_, value) => {
+                self.context.anthropic_extra_usage = value == "true";
+                SettingsEvent::Warnings(value == "true")
+            }
+            ListEvent::Cancel => {
+                self.submenu = None;
+                SettingsEvent::None
+            }
+            ListEvent::None | ListEvent::Open(_) => SettingsEvent::None,
+        }
+    }
+
+    /// A click on line `row` of the menu as drawn (0 is its top border); the lists take
+    /// clicks, the pickers of the submenus do not.
+    pub fn click(&mut self, row: usize) -> SettingsEvent {
+        let Some(row) = row.checked_sub(1) else {
+            return SettingsEvent::None;
+        };
+        match self.submenu.as_mut() {
+            None => {
+                let event = self.list.click(row);
+                self.main_event(event)
+            }
+            Some(Submenu::Warnings(list)) => {
+                let event = list.click(row);
+                self.warnings_event(event)
+            }
+            Some(_) => SettingsEvent::None,
+        }
+    }
+
+    /// A wheel notch over the menu: the list's selection moves, stopping at the ends;
+    /// false when no list is shown (a submenu's picker takes arrow keys instead).
+    pub fn wheel(&mut self, direction: i8) -> bool {
+        match self.submenu.as_mut() {
+            None => {
+                self.list.wheel(direction);
+                true
+            }
+            Some(Submenu::Warnings(list)) => {
+                list.wheel(direction);
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
     pub fn handle(&mut self, input: &Input, keys: &Keybindings) -> SettingsEvent {
         let Some(submenu) = self.submenu.as_mut() else {
-            return match self.list.handle(input, keys) {
-                ListEvent::None => SettingsEvent::None,
-                ListEvent::Changed(id, value) => SettingsEvent::Changed(id, value),
-                ListEvent::Cancel => SettingsEvent::Close,
-                ListEvent::Open(id) => {
-                    self.open(id);
-                    SettingsEvent::None
-                }
-            };
+            let event = self.list.handle(input, keys);
+            return self.main_event(event);
         };
         match submenu {
-            Submenu::Warnings(list) => match list.handle(input, keys) {
-                ListEvent::Changed(_, value) => {
-                    self.context.anthropic_extra_usage = value == "true";
-                    SettingsEvent::Warnings(value == "true")
-                }
-                ListEvent::Cancel => {
-                    self.submenu = None;
-                    SettingsEvent::None
-                }
-                ListEvent::None | ListEvent::Open(_) => SettingsEvent::None,
-            },
+            Submenu::Warnings(list) => {
+                let event = list.handle(input, keys);
+                self.warnings_event(event)
+            }
             Submenu::Model(menu) => match menu.handle(input, keys, &self.theme) {
                 PickEvent::Selected(key) if key != "__none__" => {
                     self.open_levels(&key);
