@@ -296,12 +296,23 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
             },
         );
         // The current match and the others in the theme's search colors.
-        let colored: Vec<String> = tmux
-            .colored_screen()
-            .lines()
-            .filter(|l| strip_sgr(l).trim_start().starts_with("Line 5"))
-            .map(str::to_owned)
-            .collect();
+        // (Captured until two captures agree: a frame may be caught half drawn.)
+        let match_rows = || -> Vec<String> {
+            tmux.colored_screen()
+                .lines()
+                .filter(|l| strip_sgr(l).trim_start().starts_with("Line 5"))
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut colored = match_rows();
+        for _ in 0..50 {
+            std::thread::sleep(Duration::from_millis(100));
+            let again = match_rows();
+            if again == colored {
+                break;
+            }
+            colored = again;
+        }
         boxes.push(search_box(&tmux.screen()));
         highlights.push((colored, boxes));
         // Back to Line 5: it comes into view a third of the way down, away from the end.
@@ -322,6 +333,20 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
             tmux.wait_for(&format!("{k}/11"));
         }
         tmux.keys(&["Enter"]);
+        tmux.wait_for("1/11");
+        // The buttons in the box's border: a press on ↓ goes to the next match, on ↑
+        // back.
+        let border_row = tmux.screen().lines().nth(3).unwrap_or_default().to_owned();
+        let column_of = |text: &str| {
+            let byte = border_row
+                .find(text)
+                .unwrap_or_else(|| panic!("{name}: {border_row}"));
+            border_row[..byte].chars().count() + 1
+        };
+        let (down, up) = (column_of("↓ Enter"), column_of("↑ Shift+Enter"));
+        tmux.type_text(&click(down + 2, 4));
+        tmux.wait_for("2/11");
+        tmux.type_text(&click(up + 2, 4));
         tmux.wait_for("1/11");
         // A query with no match says so; Esc closes the box and leaves the view.
         tmux.type_text("zz");

@@ -306,6 +306,9 @@ impl App {
             MouseEventKind::ScrollDown => 1,
             MouseEventKind::Down(MouseButton::Left) => {
                 let point = (usize::from(mouse.row), usize::from(mouse.column));
+                if self.on_search_press(point.0, point.1) {
+                    return;
+                }
                 if let Some(screen) = self.fullscreen.as_mut() {
                     screen.press_at = Some(point);
                 }

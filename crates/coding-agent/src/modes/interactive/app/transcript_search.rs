@@ -180,30 +180,82 @@ impl TranscriptSearch {
         let line = truncate_to_width(&line, input_width, "", false);
         let pad = " ".repeat(input_width.saturating_sub(visible_width(&line)));
         let middle = format!("│{line}{pad}{counter}│");
-        // The buttons, shortened to arrows when the keys do not fit, left out when
-        // nothing fits; one dash stays at the right.
-        let room = inner.saturating_sub(3);
-        let (mut back, mut forth, mut separator) =
-            (format!("↑ {previous}"), format!("↓ {next}"), " · ");
-        let controls =
-            |b: &str, f: &str, s: &str| visible_width(b) + visible_width(s) + visible_width(f);
-        if controls(&back, &forth, separator) > room {
-            (back, forth, separator) = ("↑".to_owned(), "↓".to_owned(), " ");
-        }
-        let width_of_controls = controls(&back, &forth, separator);
-        let bottom = if width_of_controls <= room {
-            let right = usize::from(inner > width_of_controls + 2);
-            let left = inner.saturating_sub(width_of_controls + 2 + right);
-            format!(
-                "└{} {back}{separator}{forth} {}┘",
-                "─".repeat(left),
-                "─".repeat(right)
-            )
-        } else {
-            format!("└{}┘", "─".repeat(inner))
+        let bottom = match Buttons::fit(inner, previous, next) {
+            Some(b) => format!(
+                "└{} {}{}{} {}┘",
+                "─".repeat(b.left),
+                b.back,
+                b.separator,
+                b.forth,
+                "─".repeat(b.right)
+            ),
+            None => format!("└{}┘", "─".repeat(inner)),
         };
         [format!("┌{}┐", "─".repeat(inner)), middle, bottom]
     }
+}
+
+/// The previous/next buttons of the box's bottom border, as pi 1.6 fits them: shortened
+/// to arrows when the keys do not fit, left out when nothing fits; one dash stays at the
+/// right.
+struct Buttons {
+    back: String,
+    forth: String,
+    separator: &'static str,
+    /// Dashes before and after the buttons.
+    left: usize,
+    right: usize,
+}
+
+impl Buttons {
+    fn fit(inner: usize, previous: &str, next: &str) -> Option<Buttons> {
+        let room = inner.saturating_sub(3);
+        let controls =
+            |b: &str, f: &str, s: &str| visible_width(b) + visible_width(s) + visible_width(f);
+        let (mut back, mut forth, mut separator) =
+            (format!("↑ {previous}"), format!("↓ {next}"), " · ");
+        if controls(&back, &forth, separator) > room {
+            (back, forth, separator) = ("↑".to_owned(), "↓".to_owned(), " ");
+        }
+        let width = controls(&back, &forth, separator);
+        if width > room {
+            return None;
+        }
+        let right = usize::from(inner > width + 2);
+        let left = inner.saturating_sub(width + 2 + right);
+        Some(Buttons {
+            back,
+            forth,
+            separator,
+            left,
+            right,
+        })
+    }
+
+    /// Which button column `offset` of the bottom border is on: −1 previous, 1 next.
+    fn at(&self, offset: usize) -> Option<isize> {
+        let back_start = 1 + self.left + 1;
+        let back_end = back_start + visible_width(&self.back);
+        let forth_start = back_end + visible_width(self.separator);
+        let forth_end = forth_start + visible_width(&self.forth);
+        if (back_start..back_end).contains(&offset) {
+            Some(-1)
+        } else if (forth_start..forth_end).contains(&offset) {
+            Some(1)
+        } else {
+            None
+        }
+    }
+}
+
+/// The box's first screen row.
+const BOX_TOP: usize = 1;
+
+/// The box's first column and width on a screen `width` wide: pi 1.6's overlay, 40% wide
+/// (at least 32 columns), one column from the right edge.
+fn box_place(width: usize) -> (usize, usize) {
+    let box_width = (width * 2 / 5).max(32).min(width.saturating_sub(2)).max(1);
+    (width.saturating_sub(box_width + 1), box_width)
 }
 
 /// The transcript's own keys, which reach it even while the box has the focus (pi 1.6).
@@ -231,18 +283,47 @@ impl App {
         let Some(search) = self.fullscreen.as_ref().and_then(|f| f.search.as_ref()) else {
             return;
         };
-        // pi 1.6's overlay: 40% wide (at least 32 columns), one column from the right edge.
-        let box_width = (width * 2 / 5).max(32).min(width.saturating_sub(2)).max(1);
-        let column = width.saturating_sub(box_width + 1);
-        let previous = button_key(&self.keys.keys("tui.altScreen.searchPrevious"));
-        let next = button_key(&self.keys.keys("tui.altScreen.searchNext"));
+        let (column, box_width) = box_place(width);
+        let (previous, next) = self.button_keys();
         let rows = search.render_box(box_width, &previous, &next);
-        pi_tui::image::hide_images_under(frame, 1..1 + rows.len(), column..width);
+        pi_tui::image::hide_images_under(frame, BOX_TOP..BOX_TOP + rows.len(), column..width);
         for (offset, text) in rows.iter().enumerate() {
-            if let Some(line) = frame.get_mut(1 + offset) {
+            if let Some(line) = frame.get_mut(BOX_TOP + offset) {
                 *line = composite_line(line, text, column, box_width, width);
             }
         }
+    }
+
+    /// The keys the buttons name.
+    fn button_keys(&self) -> (String, String) {
+        (
+            button_key(&self.keys.keys("tui.altScreen.searchPrevious")),
+            button_key(&self.keys.keys("tui.altScreen.searchNext")),
+        )
+    }
+
+    /// A left press at screen `row`, `column`: on a button of the open box it moves to
+    /// the previous or next match (pi 1.6 acts on the press). True when it was a button.
+    pub(super) fn on_search_press(&mut self, row: usize, column: usize) -> bool {
+        let width = self.width();
+        let (previous, next) = self.button_keys();
+        let Some(search) = self.fullscreen.as_mut().and_then(|f| f.search.as_mut()) else {
+            return false;
+        };
+        let (start, box_width) = box_place(width);
+        if row != BOX_TOP + 2 || column < start || column >= start + box_width {
+            return false;
+        }
+        let inner = box_width.saturating_sub(2);
+        let Some(direction) =
+            Buttons::fit(inner, &previous, &next).and_then(|b| b.at(column - start))
+        else {
+            return false;
+        };
+        if !search.query().is_empty() {
+            search.step(direction);
+        }
+        true
     }
 
     /// Keys while the search box is open; true when the key was the box's.

@@ -121,6 +121,49 @@ fn reports_missing_keys() {
     );
 }
 
+/// pi 1.6's optional colors: left out, each takes its fallback's color; written, its own.
+#[test]
+fn optional_colors_fall_back_when_left_out() {
+    let text = dark_with(|c| {
+        for key in [
+            "scrollbarTrack",
+            "scrollbarThumb",
+            "searchMatchBg",
+            "searchMatchText",
+            "thinkingMax",
+        ] {
+            c.remove(key);
+        }
+    });
+    let theme = Theme::parse("plain.json", &text, ColorMode::TrueColor).unwrap();
+    for (key, fallback) in [
+        (ThemeColor::ScrollbarTrack, ThemeColor::Muted),
+        (ThemeColor::ScrollbarThumb, ThemeColor::Text),
+        (ThemeColor::SearchMatchText, ThemeColor::Text),
+        (ThemeColor::ThinkingMax, ThemeColor::ThinkingXhigh),
+    ] {
+        assert_eq!(theme.color(key), theme.color(fallback), "{key}");
+        assert_eq!(key.fallback(), Some(fallback));
+    }
+    assert_eq!(
+        theme.bg_color(ThemeBg::SearchMatchBg),
+        theme.bg_color(ThemeBg::SelectedBg)
+    );
+    let text = dark_with(|c| {
+        c.insert("scrollbarThumb".into(), "#123456".into());
+        c.insert("thinkingMax".into(), "#654321".into());
+    });
+    let theme = Theme::parse("own.json", &text, ColorMode::TrueColor).unwrap();
+    assert_eq!(
+        theme.color(ThemeColor::ScrollbarThumb),
+        Color::Rgb(0x12, 0x34, 0x56)
+    );
+    assert_eq!(
+        theme.color(ThemeColor::ThinkingMax),
+        Color::Rgb(0x65, 0x43, 0x21)
+    );
+}
+
 #[test]
 fn reports_bad_hex_unknown_var_and_cycles() {
     let text = dark_with(|c| {
