@@ -74,6 +74,14 @@ impl Tmux {
             ),
             "sh".to_owned(),
             "env".to_owned(),
+            // A `CI` variable in the test's environment turns chalk's styles off in the
+            // TypeScript pi (supports-color), which no user's terminal does.
+            "-u".to_owned(),
+            "CI".to_owned(),
+            "-u".to_owned(),
+            "NO_COLOR".to_owned(),
+            "-u".to_owned(),
+            "FORCE_COLOR".to_owned(),
             format!("PI_CODING_AGENT_DIR={}", env.agent.display()),
             format!("HOME={}", env.dir.path().display()),
             "COLORTERM=truecolor".to_owned(),
