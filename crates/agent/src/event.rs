@@ -43,6 +43,9 @@ pub enum AgentEvent {
         tool_call_id: String,
         tool_name: String,
         args: Value,
+        /// The call of the tool that made this one (codemode's script calls), else absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     /// A running tool reported progress.
     ToolExecutionUpdate {
@@ -50,6 +53,9 @@ pub enum AgentEvent {
         tool_name: String,
         args: Value,
         partial_result: AgentToolResult,
+        /// The call of the tool that made this one (codemode's script calls), else absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     /// A tool call finished (successfully or not).
     ToolExecutionEnd {
@@ -60,6 +66,9 @@ pub enum AgentEvent {
         /// Milliseconds the tool ran (absent when it never started: blocked or invalid).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        /// The call of the tool that made this one (codemode's script calls), else absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
 }
 

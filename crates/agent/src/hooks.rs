@@ -20,6 +20,8 @@ pub struct BeforeToolCallContext<'a> {
     /// Validated (and coerced) arguments.
     pub args: &'a Value,
     pub messages: &'a [AgentMessage],
+    /// The call of the tool that made this one (a codemode script's call), else `None`.
+    pub parent_tool_call_id: Option<&'a str>,
 }
 
 /// `before_tool_call`'s verdict: block the call, with the text the model will see, or run
@@ -55,6 +57,8 @@ pub struct AfterToolCallContext<'a> {
     pub result: &'a AgentToolResult,
     pub is_error: bool,
     pub messages: &'a [AgentMessage],
+    /// The call of the tool that made this one, else `None`.
+    pub parent_tool_call_id: Option<&'a str>,
 }
 
 /// Field-by-field overrides of an executed result (`None` keeps the original).

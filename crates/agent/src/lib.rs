@@ -9,6 +9,7 @@ pub mod config;
 pub mod event;
 pub mod hooks;
 pub mod message;
+pub mod nested;
 pub mod proxy;
 pub mod queue;
 pub mod sink;
@@ -25,8 +26,11 @@ pub use hooks::{
     BeforeToolCallResult, MessageQueues, NoHooks, NoQueues, TurnContext,
 };
 pub use message::{AgentMessage, CustomMessage, default_convert_to_llm};
+pub use nested::{NestedCaller, NestedOutcome};
 pub use pi_ai;
 pub use queue::{PendingMessageQueue, QueueMode};
 pub use sink::{AgentEventStream, EventSink, LoopError};
-pub use tool::{AgentTool, AgentToolResult, ToolError, ToolExecutionMode, ToolUpdateFn};
+pub use tool::{
+    AgentTool, AgentToolResult, ToolError, ToolExecutionMode, ToolNamespace, ToolUpdateFn,
+};
 pub use tool_exec::SKIPPED_FOR_STEERING;

@@ -76,6 +76,14 @@ impl ToolError {
     }
 }
 
+/// A group of tools (an MCP server's): its name, and what its server says of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolNamespace {
+    pub name: String,
+    pub description: Option<String>,
+    pub instructions: Option<String>,
+}
+
 /// Receives partial results while a tool runs; each becomes a `tool_execution_update`.
 pub type ToolUpdateFn = Arc<dyn Fn(AgentToolResult) + Send + Sync>;
 
@@ -120,6 +128,17 @@ pub trait AgentTool: Send + Sync {
         cancel: CancellationToken,
         on_update: ToolUpdateFn,
     ) -> BoxFuture<'static, Result<AgentToolResult, ToolError>>;
+
+    /// JSON Schema of what a codemode script's call resolves to (`structured_content`);
+    /// `None`: the call resolves to the result's text.
+    fn output_schema(&self) -> Option<&Value> {
+        None
+    }
+
+    /// The group the tool belongs to (an MCP server), for codemode's listings.
+    fn namespace(&self) -> Option<ToolNamespace> {
+        None
+    }
 
     /// The description sent to the model.
     fn definition(&self) -> Tool {

@@ -5,8 +5,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures_util::FutureExt;
 use futures_util::future::join_all;
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -17,6 +18,7 @@ use crate::config::{AgentContext, AgentLoopConfig};
 use crate::event::AgentEvent;
 use crate::hooks::{AfterToolCallContext, BeforeToolCallContext, BeforeToolCallResult};
 use crate::message::AgentMessage;
+use crate::nested::{NestedCaller, NestedOutcome, NestedRecord, NestedRequest, nested_calls};
 use crate::sink::EventSink;
 use crate::tool::{AgentTool, AgentToolResult, ToolExecutionMode};
 
@@ -39,6 +41,8 @@ struct Finalized<'a> {
     is_error: bool,
     /// How long the tool ran; `None` when it was never executed.
     duration_ms: Option<u64>,
+    /// The calls the tool made itself (`nestedCalls`).
+    nested_calls: Option<Value>,
 }
 
 /// What running a tool gave: its result, whether it failed, and how long it took.
@@ -46,6 +50,7 @@ struct Executed {
     result: AgentToolResult,
     is_error: bool,
     duration_ms: u64,
+    nested_calls: Option<Value>,
 }
 
 struct Prepared<'a> {
@@ -76,6 +81,7 @@ fn immediate(call: &ToolCall, text: String) -> Preparation<'_> {
         result: AgentToolResult::error(text),
         is_error: true,
         duration_ms: None,
+        nested_calls: None,
     }))
 }
 
@@ -87,6 +93,15 @@ fn validate<'a>(
     let Some(tool) = context.tool(&call.name).cloned() else {
         return Err(immediate(call, format!("Tool {} not found", call.name)));
     };
+    let args = validate_for(&tool, call)?;
+    Ok((tool, args))
+}
+
+/// `call`'s arguments checked against `tool`'s schema (after its `prepare_arguments`).
+fn validate_for<'a>(
+    tool: &Arc<dyn AgentTool>,
+    call: &'a ToolCall,
+) -> Result<Value, Preparation<'a>> {
     // Arguments that did not parse as a whole are refused with the text the model sent.
     if let Some(error) = &call.arguments_error {
         return Err(immediate(
@@ -110,10 +125,7 @@ fn validate<'a>(
             ));
         }
     };
-    match validated {
-        Ok(args) => Ok((tool, args)),
-        Err(error) => Err(immediate(call, error.message)),
-    }
+    validated.map_err(|error| immediate(call, error.message))
 }
 
 /// What the hook's verdict (or its panic) makes of a validated call.
@@ -167,6 +179,7 @@ async fn prepare<'a>(
             tool_call: call,
             args: &args,
             messages: &context.messages,
+            parent_tool_call_id: None,
         },
         cancel,
     ))
@@ -202,6 +215,7 @@ async fn prepare_together<'a>(
                 tool_call: call,
                 args,
                 messages: &context.messages,
+                parent_tool_call_id: None,
             })
         })
         .collect();
@@ -236,13 +250,30 @@ async fn prepare_together<'a>(
     )
 }
 
-/// Runs the tool, forwarding its partial results as `tool_execution_update` events.
+/// What a call runs within: the run's context, the assistant message that asked for the
+/// call, and the loop's settings.
+#[derive(Clone, Copy)]
+struct Frame<'a> {
+    context: &'a AgentContext,
+    assistant: &'a AssistantMessage,
+    config: &'a AgentLoopConfig,
+}
+
+/// Runs the tool, forwarding its partial results as `tool_execution_update` events and
+/// running the calls it makes through [`NestedCaller`] as the loop runs the model's.
 async fn execute(
+    frame: Frame<'_>,
     prepared: &Prepared<'_>,
+    parent: Option<&str>,
     cancel: &CancellationToken,
     sink: &dyn EventSink,
 ) -> Executed {
     let started = Instant::now();
+    let (nested_tx, mut nested_rx) = mpsc::unbounded_channel::<NestedRequest>();
+    let mut nested = FuturesUnordered::new();
+    let mut running = Vec::new();
+    let mut made = 0_usize;
+    let mut records: Vec<NestedRecord> = Vec::new();
     let (tx, mut rx) = mpsc::unbounded_channel::<AgentToolResult>();
     let on_update = Arc::new(move |partial: AgentToolResult| {
         let _ = tx.send(partial);
@@ -253,22 +284,45 @@ async fn execute(
         tool_name: call.name.clone(),
         args: Value::Object(call.arguments.clone()),
         partial_result,
+        parent_tool_call_id: parent.map(str::to_owned),
     };
-    let run = AssertUnwindSafe(prepared.tool.execute(
-        &call.id,
-        prepared.args.clone(),
-        cancel.clone(),
-        on_update,
-    ))
-    .catch_unwind();
+    let run = NestedCaller(nested_tx).scope(
+        AssertUnwindSafe(prepared.tool.execute(
+            &call.id,
+            prepared.args.clone(),
+            cancel.clone(),
+            on_update,
+        ))
+        .catch_unwind(),
+    );
     tokio::pin!(run);
     let outcome = loop {
         tokio::select! {
             biased;
             Some(partial) = rx.recv() => sink.emit(update(partial)).await,
+            Some(mut request) = nested_rx.recv() => {
+                made += 1;
+                request.call.id = format!("{}/{made}", call.id);
+                running.push(request.cancel.clone());
+                nested.push(run_nested(frame, request, &call.id, sink));
+            }
+            Some(record) = nested.next(), if !nested.is_empty() => records.push(record),
             outcome = &mut run => break outcome,
         }
     };
+    // Calls still running when the tool returned are cancelled, then let end.
+    running.iter().for_each(CancellationToken::cancel);
+    nested_rx.close();
+    while let Ok(mut request) = nested_rx.try_recv() {
+        made += 1;
+        request.call.id = format!("{}/{made}", call.id);
+        request.cancel.cancel();
+        nested.push(run_nested(frame, request, &call.id, sink));
+    }
+    while let Some(mut record) = nested.next().await {
+        record.status = "unfinished";
+        records.push(record);
+    }
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     while let Ok(partial) = rx.try_recv() {
         sink.emit(update(partial)).await;
@@ -292,7 +346,96 @@ async fn execute(
         result,
         is_error,
         duration_ms,
+        nested_calls: nested_calls(records),
     }
+}
+
+/// Runs one call a tool made: validated against the called tool's schema, through the
+/// hooks, with its own start, update and end events; the outcome goes back to the caller.
+async fn run_nested(
+    frame: Frame<'_>,
+    request: NestedRequest,
+    parent: &str,
+    sink: &dyn EventSink,
+) -> NestedRecord {
+    let NestedRequest {
+        tool,
+        call,
+        cancel,
+        reply,
+    } = request;
+    let number = call
+        .id
+        .rsplit('/')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    emit_start_of(&call, Some(parent), sink).await;
+    let preparation = if cancel.is_cancelled() {
+        immediate(&call, ABORTED.into())
+    } else {
+        let validated = validate_for(&tool, &call);
+        match validated {
+            Err(done) => done,
+            Ok(args) => {
+                let verdict = AssertUnwindSafe(frame.config.hooks.before_tool_call(
+                    BeforeToolCallContext {
+                        assistant_message: frame.assistant,
+                        tool_call: &call,
+                        args: &args,
+                        messages: &frame.context.messages,
+                        parent_tool_call_id: Some(parent),
+                    },
+                    &cancel,
+                ))
+                .catch_unwind()
+                .await
+                .map_err(|panic| panic_text(&*panic));
+                apply_verdict(&call, tool, args, verdict)
+            }
+        }
+    };
+    let finalized = match preparation {
+        Preparation::Immediate(done) => *done,
+        Preparation::Ready(prepared) => {
+            let executed = Box::pin(execute(frame, &prepared, Some(parent), &cancel, sink)).await;
+            finalize(
+                frame.context,
+                frame.assistant,
+                prepared,
+                executed,
+                frame.config,
+                Some(parent),
+                &cancel,
+            )
+            .await
+        }
+    };
+    emit_end_of(&finalized, Some(parent), sink).await;
+    let record = NestedRecord {
+        number,
+        id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        status: if finalized.is_error { "error" } else { "ok" },
+        duration_ms: finalized.duration_ms,
+        error: finalized.is_error.then(|| {
+            finalized
+                .result
+                .content
+                .iter()
+                .filter_map(|b| b.as_text())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }),
+    };
+    let _ = reply.send(NestedOutcome {
+        tool_call_id: finalized.call.id.clone(),
+        result: finalized.result,
+        is_error: finalized.is_error,
+        duration_ms: finalized.duration_ms,
+    });
+    record
 }
 
 async fn finalize<'a>(
@@ -301,12 +444,14 @@ async fn finalize<'a>(
     prepared: Prepared<'a>,
     executed: Executed,
     config: &AgentLoopConfig,
+    parent: Option<&str>,
     cancel: &CancellationToken,
 ) -> Finalized<'a> {
     let Executed {
         mut result,
         mut is_error,
         duration_ms,
+        nested_calls,
     } = executed;
     let overrides = AssertUnwindSafe(config.hooks.after_tool_call(
         AfterToolCallContext {
@@ -316,6 +461,7 @@ async fn finalize<'a>(
             result: &result,
             is_error,
             messages: &context.messages,
+            parent_tool_call_id: parent,
         },
         cancel,
     ))
@@ -347,25 +493,36 @@ async fn finalize<'a>(
         result,
         is_error,
         duration_ms: Some(duration_ms),
+        nested_calls,
     }
 }
 
 async fn emit_start(call: &ToolCall, sink: &dyn EventSink) {
+    emit_start_of(call, None, sink).await;
+}
+
+async fn emit_start_of(call: &ToolCall, parent: Option<&str>, sink: &dyn EventSink) {
     sink.emit(AgentEvent::ToolExecutionStart {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: Value::Object(call.arguments.clone()),
+        parent_tool_call_id: parent.map(str::to_owned),
     })
     .await;
 }
 
 async fn emit_end(finalized: &Finalized<'_>, sink: &dyn EventSink) {
+    emit_end_of(finalized, None, sink).await;
+}
+
+async fn emit_end_of(finalized: &Finalized<'_>, parent: Option<&str>, sink: &dyn EventSink) {
     sink.emit(AgentEvent::ToolExecutionEnd {
         tool_call_id: finalized.call.id.clone(),
         tool_name: finalized.call.name.clone(),
         result: finalized.result.clone(),
         is_error: finalized.is_error,
         duration_ms: finalized.duration_ms,
+        parent_tool_call_id: parent.map(str::to_owned),
     })
     .await;
 }
@@ -378,6 +535,7 @@ async fn emit_result_message(finalized: &Finalized<'_>, sink: &dyn EventSink) ->
         details: finalized.result.details.clone(),
         is_error: finalized.is_error,
         duration_ms: finalized.duration_ms,
+        nested_calls: finalized.nested_calls.clone(),
         timestamp: now_ms(),
         ..Default::default()
     };
@@ -415,6 +573,7 @@ so its arguments may be truncated. Re-issue the tool call with complete argument
             )),
             is_error: true,
             duration_ms: None,
+            nested_calls: None,
         };
         emit_end(&finalized, sink).await;
         results.push(emit_result_message(&finalized, sink).await);
@@ -456,6 +615,11 @@ async fn run_sequential(
     cancel: &CancellationToken,
     sink: &dyn EventSink,
 ) -> BatchOutcome {
+    let frame = Frame {
+        context,
+        assistant,
+        config,
+    };
     let mut finalized_all = Vec::with_capacity(calls.len());
     let mut results = Vec::with_capacity(calls.len());
     let mut steering = None;
@@ -464,8 +628,8 @@ async fn run_sequential(
         let finalized = match prepare(context, assistant, call, config, cancel).await {
             Preparation::Immediate(done) => *done,
             Preparation::Ready(prepared) => {
-                let executed = execute(&prepared, cancel, sink).await;
-                finalize(context, assistant, prepared, executed, config, cancel).await
+                let executed = execute(frame, &prepared, None, cancel, sink).await;
+                finalize(context, assistant, prepared, executed, config, None, cancel).await
             }
         };
         emit_end(&finalized, sink).await;
@@ -482,6 +646,7 @@ async fn run_sequential(
                     result: AgentToolResult::error(SKIPPED_FOR_STEERING),
                     is_error: true,
                     duration_ms: None,
+                    nested_calls: None,
                 };
                 emit_end(&done, sink).await;
                 results.push(emit_result_message(&done, sink).await);
@@ -506,6 +671,11 @@ async fn run_parallel(
     cancel: &CancellationToken,
     sink: &dyn EventSink,
 ) -> BatchOutcome {
+    let frame = Frame {
+        context,
+        assistant,
+        config,
+    };
     enum Slot<'a> {
         Done(Finalized<'a>),
         Pending(Prepared<'a>),
@@ -539,13 +709,15 @@ async fn run_parallel(
                     result: AgentToolResult::error(ABORTED),
                     is_error: true,
                     duration_ms: None,
+                    nested_calls: None,
                 };
                 emit_end(&done, sink).await;
                 done
             }
             Slot::Pending(prepared) => {
-                let executed = execute(&prepared, cancel, sink).await;
-                let done = finalize(context, assistant, prepared, executed, config, cancel).await;
+                let executed = execute(frame, &prepared, None, cancel, sink).await;
+                let done =
+                    finalize(context, assistant, prepared, executed, config, None, cancel).await;
                 emit_end(&done, sink).await;
                 done
             }

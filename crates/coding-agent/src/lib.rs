@@ -8,6 +8,8 @@ pub mod builtins;
 pub mod changelog;
 pub mod cli;
 pub mod client_identity;
+#[cfg(feature = "codemode")]
+pub mod codemode;
 pub mod compaction;
 pub mod config;
 pub mod export;

@@ -523,7 +523,7 @@ fn run() -> Result<i32> {
     };
     let tool_names = tool_selection::select(
         &tool_request,
-        &tools::ALL_TOOLS,
+        &tools::SELECTABLE_TOOLS,
         &default_tools.iter().map(String::as_str).collect::<Vec<_>>(),
         &extension_tools
             .iter()
@@ -535,7 +535,7 @@ fn run() -> Result<i32> {
     let builtin_names: Vec<String> = tool_names
         .iter()
         .filter(|name| {
-            tools::ALL_TOOLS.contains(&name.as_str())
+            tools::SELECTABLE_TOOLS.contains(&name.as_str())
                 || !extension_tools.iter().any(|t| t.name() == name.as_str())
         })
         .cloned()
@@ -548,15 +548,27 @@ fn run() -> Result<i32> {
         }
     };
     let session_env = tools::bash_env::SessionEnv::default();
+    #[cfg(feature = "codemode")]
+    let codemode_link = pi_coding_agent::codemode::Link::default();
     let build_tools = |names: &[String]| -> Result<_, String> {
         let bash = tools::bash::BashOptions {
             session_env: session_env.clone(),
             ..tools::bash::BashOptions::from_settings(&settings)
         };
-        let built = tools::build_tools(names, &session_cwd, bash.clone())?;
-        sandbox
+        // codemode is no machine tool: the sandbox confines the calls its scripts make.
+        let (machine, others): (Vec<String>, Vec<String>) =
+            names.iter().cloned().partition(|n| n != "codemode");
+        let built = tools::build_tools(&machine, &session_cwd, bash.clone())?;
+        let mut built = sandbox
             .confine_tools(built, &session_cwd, bash)
-            .map_err(|e| format!("--sandbox: {e}"))
+            .map_err(|e| format!("--sandbox: {e}"))?;
+        #[cfg(feature = "codemode")]
+        if let Some(at) = names.iter().position(|n| n == "codemode") {
+            let tool = pi_coding_agent::codemode::codemode_tool(codemode_link.clone());
+            built.insert(at.min(built.len()), tool);
+        }
+        let _ = others;
+        Ok(built)
     };
     let mut active_tools = match build_tools(&builtin_names) {
         Ok(active) => active,
@@ -575,7 +587,10 @@ fn run() -> Result<i32> {
             }
         }
     }
-    let all_tools: Vec<String> = tools::ALL_TOOLS.iter().map(|t| (*t).to_owned()).collect();
+    let all_tools: Vec<String> = tools::SELECTABLE_TOOLS
+        .iter()
+        .map(|t| (*t).to_owned())
+        .collect();
     let mut tool_registry = build_tools(&all_tools).unwrap_or_default();
     for tool in &extension_tools {
         match tool_registry.iter().position(|t| t.name() == tool.name()) {
@@ -627,6 +642,8 @@ fn run() -> Result<i32> {
             resource_sources: Some(resource_sources),
         },
     });
+    #[cfg(feature = "codemode")]
+    agent_session.bind_codemode(&codemode_link);
     let weak_session = agent_session.downgrade();
     session_env.bind(move || {
         weak_session

@@ -242,6 +242,10 @@ pub struct ToolResultMessage {
     /// Milliseconds the tool ran, when it was executed in this process (pi 1.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// The tool calls the tool made itself (codemode's scripts, pi 1.6):
+    /// `{ calls: [{ id, name, status, arguments | argumentsBytes, durationMs?, error? }], complete }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_calls: Option<serde_json::Value>,
     #[serde(default)]
     pub timestamp: i64,
 }
@@ -259,9 +263,9 @@ pub enum Message {
 #[serde(rename_all = "camelCase")]
 enum MessageWire {
     User(UserMessage),
-    /// Boxed: an assistant message is much larger than the other two.
+    /// Boxed: assistant and tool result messages are much larger than a user message.
     Assistant(Box<AssistantMessage>),
-    ToolResult(ToolResultMessage),
+    ToolResult(Box<ToolResultMessage>),
 }
 
 impl From<MessageWire> for Message {
@@ -269,7 +273,7 @@ impl From<MessageWire> for Message {
         match wire {
             MessageWire::User(m) => Self::User(m),
             MessageWire::Assistant(m) => Self::Assistant(Arc::from(m)),
-            MessageWire::ToolResult(m) => Self::ToolResult(Arc::new(m)),
+            MessageWire::ToolResult(m) => Self::ToolResult(Arc::from(m)),
         }
     }
 }

@@ -344,21 +344,25 @@ impl Inner {
                 tool_call_id,
                 tool_name,
                 args,
+                parent_tool_call_id,
             } => ExtensionEvent::ToolExecutionStart {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 args: args.clone(),
+                parent_tool_call_id: parent_tool_call_id.clone(),
             },
             AgentEvent::ToolExecutionUpdate {
                 tool_call_id,
                 tool_name,
                 args,
                 partial_result,
+                parent_tool_call_id,
             } => ExtensionEvent::ToolExecutionUpdate {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 args: args.clone(),
                 partial_result: to_value(partial_result),
+                parent_tool_call_id: parent_tool_call_id.clone(),
             },
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
@@ -366,12 +370,14 @@ impl Inner {
                 result,
                 is_error,
                 duration_ms,
+                parent_tool_call_id,
             } => ExtensionEvent::ToolExecutionEnd {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 result: to_value(result),
                 is_error: *is_error,
                 duration_ms: *duration_ms,
+                parent_tool_call_id: parent_tool_call_id.clone(),
             },
         };
         let ending = matches!(event, AgentEvent::AgentEnd { .. });
@@ -567,6 +573,8 @@ impl AgentSession {
             .iter()
             .filter_map(|name| all.iter().find(|t| t.name() == name).cloned())
             .collect();
+        #[cfg(feature = "codemode")]
+        let tools = crate::codemode::notes::annotate(tools, &lock(&self.inner.ext.registry));
         self.inner.agent.set_tools(tools);
         self.rebuild_system_prompt();
     }

@@ -195,6 +195,12 @@ impl AgentSession {
         self.set_active_tools(&active);
     }
 
+    /// The MCP tools `tool_search` can load (deferred exposure).
+    #[cfg(feature = "codemode")]
+    pub(super) fn deferred_tools(&self, state: &McpState) -> Vec<Arc<dyn AgentTool>> {
+        lock(&state.deferred).clone()
+    }
+
     /// Whether `name` is a tool of the session's MCP servers (`tool_search` included).
     pub(super) fn is_mcp_tool(&self, name: &str) -> bool {
         lock(&self.inner.mcp)

@@ -10,6 +10,8 @@ mod boundary;
 mod bug_report;
 mod builtin_commands;
 mod cache_warming;
+#[cfg(feature = "codemode")]
+mod codemode;
 mod compaction;
 mod events;
 mod extension_actions;

@@ -47,6 +47,8 @@ impl AgentSession {
             .request_auth(&model, api_key.as_deref())
             .unwrap_or_default();
         let base_prompt = system_prompt.clone();
+        #[cfg(feature = "codemode")]
+        let tools = crate::codemode::notes::annotate(tools, &setup.tool_registry);
         let agent = Agent::new(AgentOptions {
             system_prompt,
             model: Some(model.clone()),

@@ -187,12 +187,16 @@ pub enum ExtensionEvent {
         tool_call_id: String,
         tool_name: String,
         args: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     ToolExecutionUpdate {
         tool_call_id: String,
         tool_name: String,
         args: Value,
         partial_result: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     ToolExecutionEnd {
         tool_call_id: String,
@@ -201,6 +205,8 @@ pub enum ExtensionEvent {
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     ModelSelect {
         model: Model,
@@ -230,6 +236,8 @@ pub enum ExtensionEvent {
         tool_call_id: String,
         tool_name: String,
         input: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     ToolResult {
         tool_call_id: String,
@@ -238,6 +246,8 @@ pub enum ExtensionEvent {
         content: Vec<InputBlock>,
         details: Value,
         is_error: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
 }
 
@@ -366,6 +376,7 @@ mod tests {
             tool_call_id: "c1".into(),
             tool_name: "bash".into(),
             input: serde_json::json!({"command": "ls"}),
+            parent_tool_call_id: None,
         };
         assert_eq!(
             serde_json::to_string(&event).unwrap(),

@@ -440,6 +440,7 @@ impl ExtensionRuntime {
                 tool_call_id: tool_call_id.to_owned(),
                 tool_name: tool_name.to_owned(),
                 input: input.clone(),
+                parent_tool_call_id: None,
             };
             match backend.dispatch(&event, cancel.clone()).await {
                 Ok(Some(answer)) => {
@@ -491,6 +492,7 @@ impl ExtensionRuntime {
                 content: content.clone(),
                 details: details.clone(),
                 is_error,
+                parent_tool_call_id: None,
             };
             let answer = match backend.dispatch(&event, cancel.clone()).await {
                 Ok(Some(answer)) => answer,

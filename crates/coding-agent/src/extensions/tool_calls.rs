@@ -31,6 +31,7 @@ impl ExtensionRuntime {
                 tool_call_id: id.clone(),
                 tool_name: name.clone(),
                 input: input.clone(),
+                parent_tool_call_id: None,
             })
             .collect();
         let answers = backend.dispatch_many(&events, cancel)?.await;

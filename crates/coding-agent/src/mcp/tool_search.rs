@@ -75,8 +75,10 @@ impl AgentTool for ToolSearch {
                 Some(_) => return Err(ToolError::new("limit must be a positive integer")),
             };
             let candidates = scope.candidates();
-            let documents: Vec<Document> =
-                candidates.iter().map(|t| document(t.as_ref())).collect();
+            let documents: Vec<Document> = candidates
+                .iter()
+                .map(|t| document(t.as_ref(), None))
+                .collect();
             let found: Vec<&Arc<dyn AgentTool>> = rank(&query, &documents, limit)
                 .into_iter()
                 .map(|i| &candidates[i])
@@ -119,13 +121,15 @@ impl AgentTool for ToolSearch {
 /// The searchable text of a tool.
 struct Document {
     name_terms: HashSet<String>,
+    /// Words of the tool's namespace (an MCP server's name, description, instructions).
+    namespace_terms: HashSet<String>,
     local_terms: Vec<String>,
     counts: HashMap<String, usize>,
     length: usize,
     name: String,
 }
 
-fn document(tool: &dyn AgentTool) -> Document {
+fn document(tool: &dyn AgentTool, namespace: Option<&str>) -> Document {
     let mut text = vec![tool.description().to_owned()];
     schema_text(tool.parameters(), &mut text, 0);
     let mut counts = HashMap::new();
@@ -138,6 +142,11 @@ fn document(tool: &dyn AgentTool) -> Document {
     local_terms.dedup();
     Document {
         name_terms: tokenize(&name).into_iter().collect(),
+        namespace_terms: namespace
+            .map(tokenize)
+            .unwrap_or_default()
+            .into_iter()
+            .collect(),
         local_terms,
         length: counts.values().sum(),
         counts,
@@ -226,6 +235,20 @@ fn stem(word: &str) -> String {
     word.to_owned()
 }
 
+/// Indices of the best `limit` of `tools` for `query`, each tool with its namespace's text
+/// (codemode's `searchTools`).
+pub(crate) fn rank_tools(
+    query: &str,
+    tools: &[(Arc<dyn AgentTool>, Option<String>)],
+    limit: usize,
+) -> Vec<usize> {
+    let documents: Vec<Document> = tools
+        .iter()
+        .map(|(tool, namespace)| document(tool.as_ref(), namespace.as_deref()))
+        .collect();
+    rank(query, &documents, limit)
+}
+
 /// Indices of the best `limit` documents: a query that is a tool's name first, then the
 /// tools matching more query terms, then BM25 score (a term in the name weighs three times).
 fn rank(query: &str, documents: &[Document], limit: usize) -> Vec<usize> {
@@ -247,7 +270,11 @@ fn rank(query: &str, documents: &[Document], limit: usize) -> Vec<usize> {
         .map(|t| {
             let n = documents
                 .iter()
-                .filter(|d| d.name_terms.contains(t) || d.counts.contains_key(t))
+                .filter(|d| {
+                    d.name_terms.contains(t)
+                        || d.counts.contains_key(t)
+                        || d.namespace_terms.contains(t)
+                })
                 .count() as f64;
             (1.0 + (total - n + 0.5) / (n + 0.5)).ln()
         })
@@ -266,6 +293,10 @@ fn rank(query: &str, documents: &[Document], limit: usize) -> Vec<usize> {
             let count = *d.counts.get(term).unwrap_or(&0) as f64;
             let weight = if d.name_terms.contains(term) {
                 3.0
+            } else {
+                0.0
+            } + if d.namespace_terms.contains(term) {
+                0.5
             } else {
                 0.0
             } + count * (k1 + 1.0) / (count + norm);

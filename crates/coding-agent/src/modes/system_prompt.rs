@@ -21,6 +21,7 @@ pub fn builtin_tool_summary(name: &str) -> Option<&'static str> {
         "grep" => "Search file contents by pattern (respects .gitignore)",
         "find" => "Find files by glob pattern (respects .gitignore)",
         "ls" => "List a directory",
+        "codemode" => "Run a JavaScript script that calls the other tools",
         _ => return None,
     })
 }
@@ -83,6 +84,12 @@ fn guidelines(tools: &[String]) -> Vec<String> {
     if has("bash") {
         lines.push(
             "PI_* environment variables name the current model and session, should you need them"
+                .into(),
+        );
+    }
+    if has("codemode") {
+        lines.push(
+            "Put independent tool calls in one codemode script (Promise.allSettled), chain them there, or filter long output there, rather than making many separate calls"
                 .into(),
         );
     }

@@ -84,6 +84,7 @@ pub fn bash_tool(cwd: PathBuf, options: BashOptions) -> Arc<dyn AgentTool> {
         options,
         description,
         parameters,
+        output_schema: super::bash_structured::schema(),
     })
 }
 
@@ -92,6 +93,7 @@ struct BashTool {
     options: BashOptions,
     description: String,
     parameters: Value,
+    output_schema: Value,
 }
 
 impl AgentTool for BashTool {
@@ -110,6 +112,12 @@ impl AgentTool for BashTool {
     /// Strict JSON-schema sampling where the model's API has it, as pi 1.6's built-ins ask.
     fn constrained_sampling(&self) -> Option<pi_ai::ConstrainedSampling> {
         Some(super::STRICT_IF_POSSIBLE)
+    }
+
+    /// What a codemode script's call resolves to: the whole output (up to 1 MiB), the
+    /// exit code and the time it took, also when the command failed.
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&self.output_schema)
     }
 
     fn execute(
@@ -139,10 +147,16 @@ impl AgentTool for BashTool {
                 keep_background: options.keep_background,
                 session_env: options.session_env.vars(),
             };
+            let started = std::time::Instant::now();
             let output = run_command(&command, &cwd, run)
                 .await
                 .map_err(|e| ToolError::new(e.to_string()))?;
-            tool_result(&output, timeout.map(|(_, label)| label))
+            let mut result = tool_result(&output, timeout.map(|(_, label)| label))?;
+            result.structured_content = Some(Box::new(super::bash_structured::value(
+                &output,
+                started.elapsed(),
+            )));
+            Ok(result)
         })
     }
 }

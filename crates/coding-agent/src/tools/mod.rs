@@ -6,6 +6,7 @@ pub mod bash_env;
 pub mod bash_output;
 pub mod bash_process;
 pub mod bash_reap;
+pub mod bash_structured;
 pub mod delegate;
 pub mod edit;
 pub mod edit_diff;
@@ -36,6 +37,14 @@ pub const STRICT_IF_POSSIBLE: pi_ai::ConstrainedSampling = pi_ai::ConstrainedSam
 pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 /// Every built-in tool name.
 pub const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+/// The built-ins `--tools` can name: the tools above and, when built in, `codemode`
+/// (never active unless asked for).
+#[cfg(feature = "codemode")]
+pub const SELECTABLE_TOOLS: [&str; 8] = [
+    "read", "bash", "edit", "write", "grep", "find", "ls", "codemode",
+];
+#[cfg(not(feature = "codemode"))]
+pub const SELECTABLE_TOOLS: [&str; 7] = ALL_TOOLS;
 
 /// Builds the named tools for a session in `cwd`; unknown names are returned as errors.
 pub fn build_tools(

@@ -24,6 +24,7 @@ pub struct ReadTool {
     cwd: PathBuf,
     description: String,
     parameters: Value,
+    output_schema: Value,
 }
 
 /// The `read` tool, resolving relative paths against `cwd`.
@@ -44,10 +45,26 @@ pub fn read_tool(cwd: PathBuf) -> Arc<dyn AgentTool> {
             "limit": {"type": "number", "description": "Largest number of lines to return"}
         }
     });
+    let output_schema = json!({
+        "anyOf": [
+            {"type": "string"},
+            {
+                "type": "object",
+                "required": ["type", "data", "mimeType", "note"],
+                "properties": {
+                    "type": {"const": "image"},
+                    "data": {"type": "string"},
+                    "mimeType": {"type": "string"},
+                    "note": {"type": "string"}
+                }
+            }
+        ]
+    });
     Arc::new(ReadTool {
         cwd,
         description,
         parameters,
+        output_schema,
     })
 }
 
@@ -62,6 +79,10 @@ impl AgentTool for ReadTool {
 
     fn parameters(&self) -> &Value {
         &self.parameters
+    }
+
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&self.output_schema)
     }
 
     /// Strict JSON-schema sampling where the model's API has it, as pi 1.6's built-ins ask.
@@ -83,12 +104,32 @@ impl AgentTool for ReadTool {
             let limit = args.get("limit").and_then(Value::as_f64);
             let absolute = normalize_path(&resolve_read_path(&path, &cwd));
             let token = cancel.clone();
-            cancellable(
+            let mut result = cancellable(
                 &cancel,
                 blocking(move || read_file(&absolute, &path, offset, limit, &token)),
             )
-            .await
+            .await?;
+            result.structured_content = Some(Box::new(script_value(&result.content)));
+            Ok(result)
         })
+    }
+}
+
+/// What a codemode script's `read` resolves to: the text, or for an image the image block
+/// with the text that goes with it as `note` (pi 1.6).
+fn script_value(content: &[InputBlock]) -> Value {
+    let text = content.iter().find_map(InputBlock::as_text).unwrap_or("");
+    match content.iter().find_map(|b| match b {
+        InputBlock::Image(image) => Some(image),
+        InputBlock::Text(_) => None,
+    }) {
+        Some(image) => json!({
+            "type": "image",
+            "data": image.data.to_string(),
+            "mimeType": image.mime_type,
+            "note": text,
+        }),
+        None => Value::String(text.to_owned()),
     }
 }
 

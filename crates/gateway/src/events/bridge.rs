@@ -227,6 +227,7 @@ impl Bridge {
                 tool_call_id,
                 tool_name,
                 args,
+                ..
             } => {
                 self.run_state()
                     .tool_starts

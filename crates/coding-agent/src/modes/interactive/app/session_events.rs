@@ -55,10 +55,24 @@ impl App {
                     self.chat.end_assistant(a);
                 }
             }
+            // A script's calls show only in the codemode row, as pi 1.6 draws them.
+            AgentEvent::ToolExecutionStart {
+                parent_tool_call_id: Some(_),
+                ..
+            }
+            | AgentEvent::ToolExecutionUpdate {
+                parent_tool_call_id: Some(_),
+                ..
+            }
+            | AgentEvent::ToolExecutionEnd {
+                parent_tool_call_id: Some(_),
+                ..
+            } => {}
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
                 args,
+                ..
             } => self.chat.tool_started(&tool_call_id, &tool_name, &args),
             AgentEvent::ToolExecutionUpdate {
                 tool_call_id,

@@ -1,0 +1,304 @@
+//! codemode against pi 1.6.0: the same scripts (the model's `codemode` calls, scripted by
+//! the mock) run through ours and pi 1.6.0 (`PI_TS16`) in print mode with
+//! `--tools +codemode`; the tool results the model got back and the session entries must
+//! agree once wall times and temp file names are normalized.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use mock_llm::{MockServer, Script};
+use serde_json::{Value, json};
+use support::rpc::{Env, read_jsonl};
+use support::ts16::{pis, program, run};
+
+/// What one run of a script left: the tool result texts the model saw (in order) and the
+/// session's entries after the header, normalized.
+#[derive(Debug, Clone, PartialEq)]
+struct Outcome {
+    results: Vec<String>,
+    entries: Vec<Value>,
+}
+
+/// Wall times, time-outs, temp file names and the work folder made the same for both
+/// programs.
+fn normalize(text: &str, work: &Path) -> String {
+    let wall = regex::Regex::new(r"Wall time [0-9.]+ seconds").unwrap();
+    let temp = regex::Regex::new(r"/tmp/pi-codemode-[0-9a-f]{16}\.(txt|png|jpg|gif|webp)").unwrap();
+    let timeout = regex::Regex::new(r"Execution timed out after [0-9]+ ms").unwrap();
+    let text = text.replace(&work.display().to_string(), "<work>");
+    let text = wall.replace_all(&text, "Wall time T seconds");
+    let text = timeout.replace_all(&text, "Execution timed out after N ms");
+    temp.replace_all(&text, "/tmp/pi-codemode-X.$1")
+        .into_owned()
+}
+
+/// A session entry with ids, times, usage and model details left out; of the system
+/// message (whose prompt texts are our own) the names of the tools it declares, with the
+/// codemode note each carries.
+fn entry_shape(entry: &Value, work: &Path) -> Value {
+    let mut entry = entry.clone();
+    if entry["message"]["role"] == "system" {
+        let names: Vec<Value> = entry["message"]["toolsAdded"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .map(|t| {
+                        let note = t["description"]
+                            .as_str()
+                            .and_then(|d| d.split_once("\n\nCodemode: "))
+                            .map(|(_, note)| note.to_owned());
+                        json!([t["name"], note])
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        return json!({"system": names});
+    }
+    for key in ["id", "parentId", "timestamp"] {
+        entry.as_object_mut().unwrap().remove(key);
+    }
+    if let Some(message) = entry.get_mut("message").and_then(Value::as_object_mut) {
+        for key in [
+            "timestamp",
+            "usage",
+            "api",
+            "provider",
+            "model",
+            "responseId",
+            "durationMs",
+            "stopReason",
+        ] {
+            message.remove(key);
+        }
+        if message.get("role") == Some(&json!("toolResult")) {
+            message.remove("details");
+            if let Some(calls) = message
+                .get_mut("nestedCalls")
+                .and_then(|n| n.get_mut("calls"))
+                .and_then(Value::as_array_mut)
+            {
+                for call in calls {
+                    call.as_object_mut().unwrap().remove("durationMs");
+                }
+            }
+        }
+    }
+    let text = normalize(&entry.to_string(), work);
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Runs `scripts` (each one model turn calling codemode, then a final answer) in `work`,
+/// with `tools` as the `--tools` value.
+fn run_scripts(
+    wrapper: &Option<PathBuf>,
+    tools: &str,
+    scripts: &[&str],
+    setup: impl Fn(&Path),
+) -> Outcome {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    for code in scripts {
+        server.push(Script::tool_call("codemode", json!({ "code": code })));
+    }
+    server.push(Script::text("Done."));
+    let env = Env::new(&server, 128_000, json!({}));
+    setup(&env.work);
+    let output = run(&env, program(wrapper), &["--tools", tools, "-p", "Go."]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let requests = server.requests();
+    let last = &requests.last().unwrap().body;
+    let results = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| normalize(m["content"].as_str().unwrap_or_default(), &env.work))
+        .collect();
+    let files = env.session_files();
+    let entries = read_jsonl(&files[0])
+        .iter()
+        .skip(1)
+        .filter(|e| e["type"] != "model_change" && e["type"] != "thinking_level_change")
+        .map(|e| entry_shape(e, &env.work))
+        .collect();
+    Outcome { results, entries }
+}
+
+/// The outcome of ours and of pi 1.6.0 for the same scripts; they must agree.
+fn compare(scripts: &[&str], setup: impl Fn(&Path)) -> Outcome {
+    compare_with("+codemode", scripts, setup)
+}
+
+/// [`compare`] with another `--tools` value.
+#[allow(dead_code)]
+fn compare_with(tools: &str, scripts: &[&str], setup: impl Fn(&Path)) -> Outcome {
+    let mut outcomes = Vec::new();
+    for (who, wrapper) in pis() {
+        outcomes.push((who, run_scripts(&wrapper, tools, scripts, &setup)));
+    }
+    let (_, ours) = &outcomes[0];
+    for (who, theirs) in &outcomes[1..] {
+        assert_eq!(ours.results, theirs.results, "tool results: ours and {who}");
+        assert_eq!(
+            ours.entries, theirs.entries,
+            "session entries: ours and {who}"
+        );
+    }
+    outcomes.remove(0).1
+}
+
+fn three_files(work: &Path) {
+    for (name, text) in [
+        ("a.txt", "alpha\n"),
+        ("b.txt", "beta\n"),
+        ("c.txt", "gamma\n"),
+    ] {
+        std::fs::write(work.join(name), text).unwrap();
+    }
+}
+
+#[test]
+fn a_script_reads_three_files_in_parallel_as_16() {
+    let outcome = compare(
+        &[
+            "const [a, b, c] = await Promise.all([\"a.txt\", \"b.txt\", \"c.txt\"].map((path) => tools.read({ path })));\nconsole.log(\"read\", 3);\nreturn { a, b, c };",
+        ],
+        three_files,
+    );
+    assert_eq!(
+        outcome.results,
+        [
+            "Script completed\nWall time T seconds\nOutput:\n\n{\"a\":\"alpha\\n\",\"b\":\"beta\\n\",\"c\":\"gamma\\n\"}\n<console_output>\nread 3\n</console_output>"
+        ]
+    );
+}
+
+#[test]
+fn a_script_filters_a_large_grep_as_16() {
+    let outcome = compare(
+        &[
+            "const found = await tools.bash({ command: \"grep -n needle big.txt\" });\nconst lines = found.output.trim().split(\"\\n\").filter((line) => line.endsWith(\"7\"));\ntext(`${lines.length} of ${found.output.trim().split(\"\\n\").length}, exit ${found.exit_code}, cut ${found.truncated}`);\nreturn lines.slice(0, 3);",
+        ],
+        |work| {
+            let text: String = (0..3000)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        format!("needle {i}\n")
+                    } else {
+                        format!("hay {i}\n")
+                    }
+                })
+                .collect();
+            std::fs::write(work.join("big.txt"), text).unwrap();
+        },
+    );
+    assert!(
+        outcome.results[0].contains("==> text 1/2 <==\n100 of 1000, exit 0, cut false"),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn a_script_failing_halfway_keeps_its_output_as_16() {
+    let outcome = compare(
+        &[
+            "text(\"before\");\nconst a = await tools.read({ path: \"a.txt\" });\ntext(a);\nawait tools.read({ path: \"missing.txt\" });\ntext(\"after\");",
+        ],
+        three_files,
+    );
+    let result = &outcome.results[0];
+    assert!(result.starts_with("Script failed\n"), "{result}");
+    assert!(
+        result.ends_with(
+            "Tool calls made before the failure (they are not undone): read (ok), read (error)"
+        ),
+        "{result}"
+    );
+}
+
+#[test]
+fn output_past_max_output_tokens_is_cut_as_16() {
+    let outcome = compare(
+        &[
+            "// @options: {\"max_output_tokens\": 10}\ntext(\"A\".repeat(30) + \"B\".repeat(30));\ntext(\"C\".repeat(30));",
+        ],
+        |_| {},
+    );
+    assert!(
+        outcome.results[0].contains("Warning: truncated output (original token count: "),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn a_runaway_script_is_stopped_by_its_deadline_as_16() {
+    let outcome = compare(
+        &[
+            "// @options: {\"timeout_ms\": 300}\ntext(\"start\");\nlet n = 0;\nwhile (true) { n++; }",
+        ],
+        |_| {},
+    );
+    assert_eq!(
+        outcome.results,
+        [
+            "Script failed\nWall time T seconds\nOutput:\n\nstart\nScript error:\nScript timed out: Execution timed out after N ms\n\nNo tool calls were made."
+        ]
+    );
+}
+
+#[test]
+fn stored_values_last_across_scripts_as_16() {
+    let outcome = compare(
+        &[
+            "store(\"k\", { a: 1 });\nstore(\"gone\", [1]);\nreturn load(\"k\");",
+            "store(\"gone\", undefined);\nreturn [load(\"k\"), load(\"gone\") === undefined];",
+            "store(\"k\", 2);\nthrow new Error(\"no\");",
+            "return load(\"k\");",
+        ],
+        |_| {},
+    );
+    assert_eq!(
+        outcome.results[1],
+        "Script completed\nWall time T seconds\nOutput:\n\n[{\"a\":1},true]"
+    );
+    assert_eq!(
+        outcome.results[3],
+        "Script completed\nWall time T seconds\nOutput:\n\n{\"a\":1}"
+    );
+    let stores: Vec<&Value> = outcome
+        .entries
+        .iter()
+        .filter(|e| e["customType"] == "codemode-store")
+        .collect();
+    assert_eq!(stores.len(), 2, "{:?}", outcome.entries);
+}
+
+#[test]
+fn a_script_cannot_reach_the_host_as_16() {
+    let outcome = compare(
+        &[
+            "return [typeof process, typeof require, typeof setTimeout, typeof fetch, typeof std, typeof os, typeof WebAssembly, typeof Deno, typeof Bun];",
+            "await import(\"fs\");",
+            "await new Promise(() => {});\nreturn 1;",
+            "text(\"a\");\nthrow { code: 7 };",
+            "const big = [];\nfor (;;) big.push(\"x\".repeat(1 << 20));",
+        ],
+        |_| {},
+    );
+    assert_eq!(
+        outcome.results[0],
+        "Script completed\nWall time T seconds\nOutput:\n\n[\"undefined\",\"undefined\",\"undefined\",\"undefined\",\"undefined\",\"undefined\",\"undefined\",\"undefined\",\"undefined\"]"
+    );
+    assert!(
+        outcome.results[1].starts_with("Script failed\n"),
+        "{outcome:?}"
+    );
+    assert!(outcome.results[4].contains("out of memory"), "{outcome:?}");
+}
