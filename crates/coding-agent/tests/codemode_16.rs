@@ -302,3 +302,188 @@ fn a_script_cannot_reach_the_host_as_16() {
     );
     assert!(outcome.results[4].contains("out of memory"), "{outcome:?}");
 }
+
+#[test]
+fn a_script_finds_and_calls_an_mcp_tool_as_16() {
+    let Some(servers) = support::mcp::servers_dir() else {
+        return;
+    };
+    let outcome = compare(
+        &[
+            "const found = await searchTools(\"echo the message\", { limit: 2 });\nconst echoed = await tools.mcp__everything__echo({ message: \"hi\" });\nconst space = await describeNamespace(\"mcp__everything\");\nreturn { found: found.map((t) => t.name), echoed, listed: ALL_TOOLS.some((t) => t.name === \"mcp__everything__echo\"), inSpace: space.tools.includes(\"mcp__everything__echo\") };",
+        ],
+        |work| {
+            let config =
+                json!({"mcpServers": {"everything": support::mcp::everything_default(&servers)}});
+            let agent = work.parent().unwrap().join("agent");
+            std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+        },
+    );
+    let result = &outcome.results[0];
+    assert!(
+        result.contains("\"echoed\":{\"content\":[{\"type\":\"text\",\"text\":\"Echo: hi\"}]}"),
+        "{result}"
+    );
+    assert!(
+        result.contains("\"found\":[\"mcp__everything__echo\""),
+        "{result}"
+    );
+}
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==";
+
+#[test]
+fn images_are_checked_saved_and_shown_as_16() {
+    let outcome = compare(
+        &[
+            "const shot = await tools.read({ path: \"dot.png\" });\ntext(shot.note);\nimage(shot);\nimage(\"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==\");\ntext(\"two\");",
+            "image(\"data:image/png;base64,abc\");",
+            "image(\"https://example.com/x.png\");",
+            "image({ type: \"image\", data: \"aGVsbG8gd29ybGQh\", mimeType: \"image/png\" });",
+        ],
+        |work| {
+            use base64::Engine;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(PNG)
+                .unwrap();
+            std::fs::write(work.join("dot.png"), bytes).unwrap();
+        },
+    );
+    assert!(
+        outcome.results[0].contains("[Image saved to /tmp/pi-codemode-X.png (image/png, "),
+        "{outcome:?}"
+    );
+    for failed in &outcome.results[1..] {
+        assert!(failed.starts_with("Script failed"), "{failed}");
+    }
+}
+
+#[test]
+fn output_limits_and_numbers_print_as_16() {
+    let outcome = compare(
+        &[
+            "console.log(NaN, Infinity, -Infinity, 0.5, [1, 2], null, undefined);\nthrow NaN;",
+            "// @options: {\"max_output_tokens\": 50}\nfor (let i = 0; i < 100001; i++) console.log(i);",
+            "text(\"a\");\nexit();\ntext(\"b\");",
+            "const x = ;",
+            "tools.reed({ path: \"a\" });",
+        ],
+        |_| {},
+    );
+    assert!(
+        outcome.results[0].contains("NaN Infinity -Infinity 0.5 [1,2] null undefined"),
+        "{outcome:?}"
+    );
+    // The error ends the (cut) output: its last words are kept.
+    assert!(
+        outcome.results[1].contains("large data to a file with a tool.\n    at "),
+        "{outcome:?}"
+    );
+    assert!(
+        outcome.results[4]
+            .contains("tools.reed does not exist. Available: read, bash, edit, write."),
+        "{outcome:?}"
+    );
+}
+
+/// The tool events of a `--mode json` run: type, call id, tool and parent call.
+fn tool_events(
+    wrapper: &Option<PathBuf>,
+    code: &str,
+) -> Vec<(String, String, String, Option<String>)> {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    server.push(Script::tool_call("codemode", json!({ "code": code })));
+    server.push(Script::text("Done."));
+    let env = Env::new(&server, 128_000, json!({}));
+    three_files(&env.work);
+    let output = run(
+        &env,
+        program(wrapper),
+        &["--tools", "+codemode", "--mode", "json", "-p", "Go."],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|e| {
+            e["type"]
+                .as_str()
+                .is_some_and(|t| t == "tool_execution_start" || t == "tool_execution_end")
+        })
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().to_owned(),
+                e["toolCallId"].as_str().unwrap_or_default().to_owned(),
+                e["toolName"].as_str().unwrap_or_default().to_owned(),
+                e["parentToolCallId"].as_str().map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_script_s_calls_are_events_with_their_parent_as_16() {
+    let code = "const a = await tools.read({ path: \"a.txt\" });\nconst b = await tools.read({ path: \"nope.txt\" }).catch((e) => e.message);\nreturn [a, b.length > 0];";
+    let mut all = Vec::new();
+    for (who, wrapper) in pis() {
+        all.push((who, tool_events(&wrapper, code)));
+    }
+    let (_, ours) = &all[0];
+    let parent = Some("call_1".to_owned());
+    assert_eq!(
+        ours.iter()
+            .map(|e| (e.0.as_str(), e.1.as_str(), e.3.clone()))
+            .collect::<Vec<_>>(),
+        vec![
+            ("tool_execution_start", "call_1", None),
+            ("tool_execution_start", "call_1/1", parent.clone()),
+            ("tool_execution_end", "call_1/1", parent.clone()),
+            ("tool_execution_start", "call_1/2", parent.clone()),
+            ("tool_execution_end", "call_1/2", parent.clone()),
+            ("tool_execution_end", "call_1", None),
+        ]
+    );
+    for (who, theirs) in &all[1..] {
+        assert_eq!(ours, theirs, "ours and {who}");
+    }
+}
+
+#[test]
+fn scripts_wait_for_a_free_worker_as_16() {
+    for (who, wrapper) in pis() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let server = runtime.block_on(MockServer::start()).unwrap();
+        let code = "const r = await tools.bash({ command: \"sleep 0.3; echo ok\" });\nreturn r.output.trim();";
+        server.push(Script::new(vec![
+            mock_llm::Item::tool_call("codemode", json!({ "code": code })),
+            mock_llm::Item::tool_call("codemode", json!({ "code": code })),
+        ]));
+        server.push(Script::text("Done."));
+        let env = Env::new(&server, 128_000, json!({}));
+        let mut command = program(&wrapper);
+        command.env("PI_CODEMODE_MAX_WORKERS", "1");
+        let output = run(&env, command, &["--tools", "+codemode", "-p", "Go."]);
+        assert!(
+            output.status.success(),
+            "{who}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let requests = server.requests();
+        let results: Vec<String> = requests.last().unwrap().body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| normalize(m["content"].as_str().unwrap_or_default(), &env.work))
+            .collect();
+        assert_eq!(
+            results, ["Script completed\nWall time T seconds\nOutput:\n\nok"; 2],
+            "{who}"
+        );
+    }
+}

@@ -48,7 +48,7 @@ async fn a_signed_in_provider_lists_its_server_as_connected() {
         let (code, listed) = list(&env, &wrapper, &[]);
         assert_eq!(code, Some(0), "{who}: {listed}");
         assert!(
-            listed.contains("viaLogin: connected, 1 tool (codemode, global)"),
+            listed.contains("viaLogin: connected, 1 tool (direct, global)"),
             "{who}: {listed}"
         );
         assert!(!listed.contains("sign in with"), "{who}: {listed}");

@@ -364,7 +364,7 @@ async fn credentials_signed_in_by_the_typescript_pi_work_in_ours_and_back() {
         );
         let listed = list(uses);
         assert!(
-            listed.contains("secure: connected, 1 tool (codemode, global)"),
+            listed.contains("secure: connected, 1 tool (direct, global)"),
             "{} with the credentials of {}: {listed}",
             uses.display(),
             signs_in.display()

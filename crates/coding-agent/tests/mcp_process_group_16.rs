@@ -94,7 +94,7 @@ fn a_servers_background_processes_end_with_pi() {
         assert_eq!(
             sleep_ends(&wrapper, true),
             (
-                "tools: connected, 7 tools (codemode, global)".to_owned(),
+                "tools: connected, 7 tools (direct, global)".to_owned(),
                 true
             ),
             "{name}: serving server"
@@ -103,7 +103,7 @@ fn a_servers_background_processes_end_with_pi() {
         // `sleep` holding its stdout would have made it wait for).
         assert_eq!(
             sleep_ends(&wrapper, false),
-            ("tools: failed (codemode, global)".to_owned(), true),
+            ("tools: failed (direct, global)".to_owned(), true),
             "{name}: server that exited"
         );
     }

@@ -64,7 +64,7 @@ fn mcp_over_rpc_answers_as_pi_16() {
     assert_eq!(
         ours,
         [
-            json!(["/mcp", "info", "everything: connected, 14 tools (codemode)"]),
+            json!(["/mcp", "info", "everything: connected, 14 tools (direct)"]),
             json!(["/mcp", handled]),
             json!([
                 "/mcp frobnicate now please",

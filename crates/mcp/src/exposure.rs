@@ -31,9 +31,10 @@ impl Exposure {
         }
     }
 
-    /// Whether the tool is declared to the model from the start: `direct`, and `codemode`
-    /// while pi-rs has no codemode tool to call it from.
+    /// Whether the tool is declared to the model from the start: `direct` only (pi 1.6:
+    /// `codemode` tools are called from codemode scripts, `deferred` ones once
+    /// `tool_search` loaded them).
     pub fn declared(self) -> bool {
-        matches!(self, Self::Direct | Self::Codemode)
+        matches!(self, Self::Direct)
     }
 }

@@ -131,7 +131,7 @@ impl AgentSession {
             .filter(|n| !previous.contains(n))
             .collect();
         let tools = state.runtime.tools(&others);
-        let search: Option<Arc<dyn AgentTool>> = (!tools.deferred.is_empty()).then(|| {
+        let search: Option<Arc<dyn AgentTool>> = tools.wants_search.then(|| {
             Arc::new(ToolSearch::new(Arc::new(SessionScope {
                 inner: Arc::downgrade(&self.inner),
             }))) as Arc<dyn AgentTool>
@@ -184,6 +184,14 @@ impl AgentSession {
         );
         if search.is_some() && state.filter.keeps(TOOL_SEARCH) {
             active.push(TOOL_SEARCH.to_owned());
+        }
+        // Servers with `codemode` exposure turn codemode on (pi 1.6's autoEnableCodemode).
+        if tools.wants_codemode
+            && state.filter.keeps("codemode")
+            && !active.iter().any(|n| n == "codemode")
+            && self.all_tools().iter().any(|t| t.name() == "codemode")
+        {
+            active.push("codemode".to_owned());
         }
         for name in restored {
             if !active.contains(&name) {

@@ -19,7 +19,22 @@ pub const DECLARED_WAIT: Duration = Duration::from_secs(10);
 #[derive(Default)]
 pub struct McpTools {
     pub declared: Vec<Arc<dyn AgentTool>>,
+    /// Tools not declared to the model: called from codemode scripts, or loaded by
+    /// `tool_search`.
     pub deferred: Vec<Arc<dyn AgentTool>>,
+    /// A server with `deferred` exposure wants `tool_search`.
+    pub wants_search: bool,
+    /// A server with `codemode` exposure wants codemode active (unless mcp.json's
+    /// `autoEnableCodemode` is false).
+    pub wants_codemode: bool,
+}
+
+/// Whether this build has the codemode tool: without it, `codemode` tools are declared.
+const CODEMODE_BUILT: bool = cfg!(feature = "codemode");
+
+/// Whether a tool of this exposure is declared to the model from the start.
+fn declared(exposure: pi_mcp::exposure::Exposure) -> bool {
+    exposure.declared() || (exposure == pi_mcp::exposure::Exposure::Codemode && !CODEMODE_BUILT)
 }
 
 /// Every configured server of this process.
@@ -168,9 +183,13 @@ impl McpRuntime {
                 names.push(name.clone());
                 let made: Arc<dyn AgentTool> =
                     Arc::new(McpTool::new(connection.clone(), tool, name));
-                if exposure.declared() {
+                if declared(exposure) {
                     tools.declared.push(made);
                 } else {
+                    match exposure {
+                        pi_mcp::exposure::Exposure::Codemode => tools.wants_codemode = true,
+                        _ => tools.wants_search = true,
+                    }
                     tools.deferred.push(made);
                 }
             }
@@ -178,6 +197,7 @@ impl McpRuntime {
         tools
             .declared
             .extend(super::resources::tools(&self.connections));
+        tools.wants_codemode &= self.config.auto_enable_codemode != Some(false);
         tools
     }
 
@@ -255,7 +275,9 @@ impl McpRuntime {
                 String::new()
             };
             let exposure = match config.exposure() {
-                pi_mcp::exposure::Exposure::Codemode => "codemode, declared as direct".to_owned(),
+                pi_mcp::exposure::Exposure::Codemode if !CODEMODE_BUILT => {
+                    "codemode, declared as direct".to_owned()
+                }
                 other => other.as_str().to_owned(),
             };
             out.push(format!(
@@ -326,9 +348,11 @@ impl McpRuntime {
     }
 }
 
-/// Whether a server may have tools the model is declared: its exposure, or any
-/// `toolExposure` entry, is declared.
+/// Whether a server may have tools the model is declared or codemode calls: its exposure,
+/// or any `toolExposure` entry, is one of those.
 fn declares_tools(connection: &Connection) -> bool {
     let config = &connection.entry.config;
-    config.exposure().declared() || config.tool_exposure.iter().any(|(_, e)| e.declared())
+    let reached =
+        |e: pi_mcp::exposure::Exposure| e.declared() || e == pi_mcp::exposure::Exposure::Codemode;
+    reached(config.exposure()) || config.tool_exposure.iter().any(|(_, e)| reached(*e))
 }

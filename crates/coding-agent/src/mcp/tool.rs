@@ -23,6 +23,8 @@ pub struct McpTool {
     label: String,
     description: String,
     parameters: Value,
+    /// What a codemode script's call resolves to: the server's whole `CallToolResult`.
+    output_schema: Value,
 }
 
 impl McpTool {
@@ -46,9 +48,24 @@ impl McpTool {
             name,
             description,
             parameters: normalize_schema(&tool.input_schema),
+            output_schema: result_schema(tool.output_schema.as_deref()),
             connection,
         }
     }
+}
+
+/// A `CallToolResult` as JSON Schema, its `structuredContent` as the tool declares it.
+fn result_schema(structured: Option<&Map<String, Value>>) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "content": {"type": "array", "items": {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}}},
+            "structuredContent": structured.map_or(json!({}), |s| Value::Object(s.clone())),
+            "isError": {"type": "boolean"}
+        },
+        "required": ["content"],
+        "additionalProperties": true
+    })
 }
 
 /// The input schema as an object schema: `type` defaults to `object`, `properties` to `{}`.
@@ -74,6 +91,19 @@ impl AgentTool for McpTool {
 
     fn parameters(&self) -> &Value {
         &self.parameters
+    }
+
+    fn output_schema(&self) -> Option<&Value> {
+        Some(&self.output_schema)
+    }
+
+    fn namespace(&self) -> Option<pi_agent_core::ToolNamespace> {
+        let status = self.connection.status();
+        Some(pi_agent_core::ToolNamespace {
+            name: format!("mcp__{}", self.connection.name()),
+            description: None,
+            instructions: status.instructions.clone(),
+        })
     }
 
     fn execute(

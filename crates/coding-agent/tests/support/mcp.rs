@@ -31,12 +31,31 @@ pub fn servers_dir() -> Option<PathBuf> {
     found.then_some(dir)
 }
 
+/// The npm `everything` server, its tools declared to the model (`exposure: direct`: these
+/// tests are about MCP, not about pi 1.6's default `codemode` exposure).
 pub fn everything(dir: &Path) -> Value {
+    let mut entry = everything_default(dir);
+    entry["exposure"] = json!("direct");
+    entry
+}
+
+/// The npm `everything` server with the default exposure.
+pub fn everything_default(dir: &Path) -> Value {
     let script = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     json!({"command": "node", "args": [script.display().to_string(), "stdio"]})
 }
 
+/// Writes the global mcp.json with `servers`; a server with no `exposure` gets `direct`
+/// (its tools declared to the model), as most tests call the tools directly.
 pub fn write_config(env: &Env, servers: Value) {
+    let mut servers = servers;
+    if let Value::Object(entries) = &mut servers {
+        for entry in entries.values_mut() {
+            if let Value::Object(entry) = entry {
+                entry.entry("exposure").or_insert_with(|| json!("direct"));
+            }
+        }
+    }
     std::fs::write(
         env.agent.join("mcp.json"),
         serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap(),
@@ -116,11 +135,12 @@ pub fn wait_until(what: &str, check: impl Fn() -> bool) {
     }
 }
 
-/// The test server, configured with a notes file it writes what it saw to.
+/// The test server, configured with a notes file it writes what it saw to; its tools are
+/// declared (`exposure: direct`) unless `extra` says otherwise.
 pub fn test_server(env: &Env, extra: Value) -> (Value, PathBuf) {
     let script = fixture("test_server.py");
     let notes = env.dir.path().join("notes.txt");
-    let mut entry = json!({"command": "python3", "args": [script.display().to_string(), notes.display().to_string()]});
+    let mut entry = json!({"command": "python3", "args": [script.display().to_string(), notes.display().to_string()], "exposure": "direct"});
     if let (Some(entry), Value::Object(extra)) = (entry.as_object_mut(), extra) {
         entry.extend(extra);
     }
