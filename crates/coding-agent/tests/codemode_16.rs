@@ -237,18 +237,18 @@ fn output_past_max_output_tokens_is_cut_as_16() {
     );
 }
 
+/// (No output before the loop: pi 1.6.0's deadline counts its worker's start, which on a
+/// busy machine can use up the 300 ms before the script's first line runs.)
 #[test]
 fn a_runaway_script_is_stopped_by_its_deadline_as_16() {
     let outcome = compare(
-        &[
-            "// @options: {\"timeout_ms\": 300}\ntext(\"start\");\nlet n = 0;\nwhile (true) { n++; }",
-        ],
+        &["// @options: {\"timeout_ms\": 300}\nlet n = 0;\nwhile (true) { n++; }"],
         |_| {},
     );
     assert_eq!(
         outcome.results,
         [
-            "Script failed\nWall time T seconds\nOutput:\n\nstart\nScript error:\nScript timed out: Execution timed out after N ms\n\nNo tool calls were made."
+            "Script failed\nWall time T seconds\nOutput:\n\nScript error:\nScript timed out: Execution timed out after N ms\n\nNo tool calls were made."
         ]
     );
 }

@@ -5,6 +5,7 @@ pub mod assistant_message;
 pub mod bash_execution;
 pub mod bordered_loader;
 pub mod changelog;
+mod codemode_render;
 pub mod diff;
 pub mod footer;
 pub mod markdown_theme;

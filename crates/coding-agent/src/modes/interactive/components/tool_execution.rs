@@ -333,10 +333,11 @@ impl ToolExecution {
         self.image_views.clear();
     }
 
-    /// `Elapsed 1.2s` while a started bash call streams, `Took 3.4s` when it is done.
+    /// `Elapsed 1.2s` while a started bash or codemode call runs, `Took 3.4s` when it is
+    /// done.
     fn timing_label(&self) -> String {
         match (self.tool_name.as_str(), self.started_at, &self.result) {
-            ("bash", Some(start), Some(_)) => {
+            ("bash" | "codemode", Some(start), Some(_)) => {
                 let end = self.ended_at.unwrap_or_else(Instant::now);
                 let secs = end.saturating_duration_since(start).as_secs_f64();
                 let label = if self.is_partial { "Elapsed" } else { "Took" };

@@ -236,6 +236,7 @@ fn size_limit(t: &Value) -> String {
 pub(super) fn render_tool(view: &ToolView<'_>, width: usize) -> Vec<String> {
     let text = match view.name {
         "bash" => return render_bash(view, width),
+        "codemode" => return super::codemode_render::render_codemode(view, width),
         "read" => render_read(view),
         "write" => render_write(view),
         "edit" => render_edit(view),
