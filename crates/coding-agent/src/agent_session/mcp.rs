@@ -66,20 +66,26 @@ struct SessionScope {
 }
 
 impl SearchScope for SessionScope {
-    fn candidates(&self) -> Vec<Arc<dyn AgentTool>> {
-        let Some(inner) = self.inner.upgrade() else {
-            return Vec::new();
-        };
-        let session = AgentSession { inner };
-        let Some(state) = lock(&session.inner.mcp).clone() else {
-            return Vec::new();
-        };
-        let active = session.active_tool_names();
-        lock(&state.deferred)
-            .iter()
-            .filter(|t| !active.iter().any(|a| a == t.name()))
-            .cloned()
-            .collect()
+    fn candidates(&self) -> futures_util::future::BoxFuture<'_, Vec<Arc<dyn AgentTool>>> {
+        Box::pin(async move {
+            let Some(inner) = self.inner.upgrade() else {
+                return Vec::new();
+            };
+            let session = AgentSession { inner };
+            let Some(state) = lock(&session.inner.mcp).clone() else {
+                return Vec::new();
+            };
+            // A search reaches every server (pi 1.6's `reachesTools: "all"`): wait for
+            // those still connecting, then take up what they list.
+            state.runtime.wait_for_all(DECLARED_WAIT).await;
+            session.sync_mcp_tools().await;
+            let active = session.active_tool_names();
+            lock(&state.deferred)
+                .iter()
+                .filter(|t| !active.iter().any(|a| a == t.name()))
+                .cloned()
+                .collect()
+        })
     }
 
     fn load(&self, names: &[String]) {

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::system_message::SystemState;
 use super::{AgentSession, lock};
 use crate::tool_selection::ToolEdits;
-use crate::tools::{ALL_TOOLS, DEFAULT_TOOLS};
+use crate::tools::{DEFAULT_TOOLS, SELECTABLE_TOOLS};
 
 /// The system messages on the current branch, compacted ones included.
 fn branch_system_messages(session: &AgentSession) -> Vec<AgentMessage> {
@@ -77,7 +77,7 @@ impl AgentSession {
         // tools: they are active as newly registered tools are.
         let newer = registered.iter().filter(|name| {
             !mentioned.contains(name)
-                && !ALL_TOOLS.contains(&name.as_str())
+                && !SELECTABLE_TOOLS.contains(&name.as_str())
                 && !inactive.contains(name)
                 && !self.is_mcp_tool(name)
         });

@@ -198,6 +198,12 @@ impl McpRuntime {
             .declared
             .extend(super::resources::tools(&self.connections));
         tools.wants_codemode &= self.config.auto_enable_codemode != Some(false);
+        // `tool_search` is offered from the start for servers with `deferred` tools, before
+        // they connect (a search waits for them).
+        tools.wants_search |= self
+            .connections
+            .iter()
+            .any(|c| c.entry.config.enabled && has_deferred(&c.entry.config));
         tools
     }
 
@@ -346,6 +352,15 @@ impl McpRuntime {
     pub async fn close(&self) {
         futures_util::future::join_all(self.connections.iter().map(|c| c.close())).await;
     }
+}
+
+/// Whether a server's exposure, or any of its `toolExposure` entries, is `deferred`.
+fn has_deferred(config: &pi_mcp::config::ServerConfig) -> bool {
+    config.exposure() == pi_mcp::exposure::Exposure::Deferred
+        || config
+            .tool_exposure
+            .iter()
+            .any(|(_, e)| *e == pi_mcp::exposure::Exposure::Deferred)
 }
 
 /// Whether a server may have tools the model is declared or codemode calls: its exposure,

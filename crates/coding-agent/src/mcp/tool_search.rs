@@ -15,8 +15,9 @@ const DEFAULT_LIMIT: usize = 8;
 
 /// What the tool searches, and how it loads what it found.
 pub trait SearchScope: Send + Sync {
-    /// The tools it may load: deferred and not active yet.
-    fn candidates(&self) -> Vec<Arc<dyn AgentTool>>;
+    /// The tools it may load: deferred and not active yet, once the servers that may have
+    /// such tools are connected (or gave up).
+    fn candidates(&self) -> BoxFuture<'_, Vec<Arc<dyn AgentTool>>>;
     /// Activates these tools from the next model call on.
     fn load(&self, names: &[String]);
 }
@@ -74,7 +75,7 @@ impl AgentTool for ToolSearch {
                 Some(n) if n.fract() == 0.0 && n >= 1.0 => n as usize,
                 Some(_) => return Err(ToolError::new("limit must be a positive integer")),
             };
-            let candidates = scope.candidates();
+            let candidates = scope.candidates().await;
             let documents: Vec<Document> = candidates
                 .iter()
                 .map(|t| document(t.as_ref(), None))
@@ -104,10 +105,9 @@ impl AgentTool for ToolSearch {
                     })
                     .collect();
                 format!(
-                    "Loaded {} tool{}; you can call {} from your next call:\n{}",
+                    "Loaded {} tool{}. They are available from your next call:\n{}",
                     found.len(),
                     if found.len() == 1 { "" } else { "s" },
-                    if found.len() == 1 { "it" } else { "them" },
                     lines.join("\n")
                 )
             };
