@@ -50,6 +50,7 @@ fn bench(c: &mut Criterion) {
             rt.block_on(runtime.emit_tool_call(
                 "read",
                 "call_1",
+                None,
                 json!({"path": "a.txt"}),
                 CancellationToken::new(),
             ))

@@ -487,3 +487,68 @@ fn scripts_wait_for_a_free_worker_as_16() {
         );
     }
 }
+
+/// An extension logging each `tool_call` (name, id, parent) to `calls.log` and blocking
+/// `write`.
+const GATE: &str = r#"import * as fs from "node:fs";
+export default function (pi) {
+  pi.on("tool_call", async (event) => {
+    fs.appendFileSync("calls.log", JSON.stringify([event.toolName, event.toolCallId, event.parentToolCallId ?? null]) + "\n");
+    if (event.toolName === "write") return { block: true, reason: "no writing here" };
+  });
+}
+"#;
+
+#[test]
+fn a_script_s_calls_pass_the_extensions_gate_as_16() {
+    let code = "const a = await tools.read({ path: \"a.txt\" });\nconst w = await tools.write({ path: \"x.txt\", content: a }).catch((e) => e.message);\nreturn [a, w];";
+    let mut seen = Vec::new();
+    for (who, wrapper) in pis() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let server = runtime.block_on(MockServer::start()).unwrap();
+        server.push(Script::tool_call("codemode", json!({ "code": code })));
+        server.push(Script::text("Done."));
+        let env = Env::new(&server, 128_000, json!({}));
+        three_files(&env.work);
+        let extensions = env.agent.join("extensions");
+        std::fs::create_dir_all(&extensions).unwrap();
+        std::fs::write(extensions.join("gate.ts"), GATE).unwrap();
+        let output = run(
+            &env,
+            support::ts16::program_with_host(&wrapper),
+            &["--tools", "+codemode", "-p", "Go."],
+        );
+        assert!(
+            output.status.success(),
+            "{who}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let requests = server.requests();
+        let result = requests.last().unwrap().body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .map(|m| normalize(m["content"].as_str().unwrap_or_default(), &env.work))
+            .unwrap();
+        let log = std::fs::read_to_string(env.work.join("calls.log")).unwrap_or_default();
+        assert!(
+            !env.work.join("x.txt").exists(),
+            "{who}: the blocked write ran"
+        );
+        seen.push((who, result, log));
+    }
+    let (_, result, log) = &seen[0];
+    assert_eq!(
+        result,
+        "Script completed\nWall time T seconds\nOutput:\n\n[\"alpha\\n\",\"no writing here\"]"
+    );
+    assert_eq!(
+        log,
+        "[\"codemode\",\"call_1\",null]\n[\"read\",\"call_1/1\",\"call_1\"]\n[\"write\",\"call_1/2\",\"call_1\"]\n"
+    );
+    for (who, their_result, their_log) in &seen[1..] {
+        assert_eq!(result, their_result, "ours and {who}");
+        assert_eq!(log, their_log, "ours and {who}");
+    }
+}

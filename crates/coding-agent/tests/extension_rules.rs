@@ -109,6 +109,7 @@ async fn tool_call_first_block_wins_and_input_changes_carry_over() {
         .emit_tool_call(
             "bash",
             "t1",
+            None,
             json!({"command": "ls"}),
             CancellationToken::new(),
         )
@@ -125,7 +126,7 @@ async fn a_failing_tool_call_handler_blocks_with_its_error() {
     let fails: Handler = Box::new(|_| Err("gate crashed".into()));
     let rt = runtime(vec![ext("a", &seen, vec![("tool_call", fails)])]);
     let outcome = rt
-        .emit_tool_call("bash", "t1", json!({}), CancellationToken::new())
+        .emit_tool_call("bash", "t1", None, json!({}), CancellationToken::new())
         .await;
     assert!(outcome.block);
     assert_eq!(outcome.reason.as_deref(), Some("gate crashed"));
@@ -265,6 +266,7 @@ async fn tool_result_patches_merge_and_errors_do_not_stop_dispatch() {
         .emit_tool_result(
             "read",
             "t1",
+            None,
             &json!({"path": "x"}),
             vec![InputBlock::text("secret")],
             Value::Null,

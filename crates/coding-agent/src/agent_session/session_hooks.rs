@@ -237,6 +237,7 @@ impl AgentHooks for SessionHooks {
                 .emit_tool_call(
                     &context.tool_call.name,
                     &context.tool_call.id,
+                    context.parent_tool_call_id,
                     context.args.clone(),
                     cancel.clone(),
                 )
@@ -289,6 +290,7 @@ impl AgentHooks for SessionHooks {
                     .emit_tool_result(
                         &context.tool_call.name,
                         &context.tool_call.id,
+                        context.parent_tool_call_id,
                         context.args,
                         context.result.content.clone(),
                         context.result.details.clone().unwrap_or(Value::Null),

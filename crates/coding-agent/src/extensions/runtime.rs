@@ -427,10 +427,12 @@ impl ExtensionRuntime {
 
     /// `tool_call`: the first block wins; each backend sees the input as earlier ones left
     /// it. A backend that cannot answer blocks the call (a gate must not fail open).
+    /// `parent` is the call of the tool that made this one (a codemode script's call).
     pub async fn emit_tool_call(
         &self,
         tool_name: &str,
         tool_call_id: &str,
+        parent: Option<&str>,
         input: Value,
         cancel: CancellationToken,
     ) -> ToolCallOutcome {
@@ -440,7 +442,7 @@ impl ExtensionRuntime {
                 tool_call_id: tool_call_id.to_owned(),
                 tool_name: tool_name.to_owned(),
                 input: input.clone(),
-                parent_tool_call_id: None,
+                parent_tool_call_id: parent.map(str::to_owned),
             };
             match backend.dispatch(&event, cancel.clone()).await {
                 Ok(Some(answer)) => {
@@ -476,6 +478,7 @@ impl ExtensionRuntime {
         &self,
         tool_name: &str,
         tool_call_id: &str,
+        parent: Option<&str>,
         input: &Value,
         content: Vec<InputBlock>,
         details: Value,
@@ -492,7 +495,7 @@ impl ExtensionRuntime {
                 content: content.clone(),
                 details: details.clone(),
                 is_error,
-                parent_tool_call_id: None,
+                parent_tool_call_id: parent.map(str::to_owned),
             };
             let answer = match backend.dispatch(&event, cancel.clone()).await {
                 Ok(Some(answer)) => answer,
