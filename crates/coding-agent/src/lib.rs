@@ -40,6 +40,7 @@ pub mod timing;
 pub mod tool_selection;
 pub mod tools;
 pub mod trust;
+pub mod uri_component;
 
 /// The upstream pi release this build matches: `pi --version` prints it, the interactive
 /// header and MCP's client info carry it (tools such as pi-acp compare it with npm's pi).

@@ -103,7 +103,7 @@ fn resolve<'a>(reference: &str, root: &'a Value) -> Option<&'a Value> {
     }
     let mut target = root;
     for segment in path.strip_prefix('/')?.split('/') {
-        let decoded = percent_decode(segment)?
+        let decoded = crate::uri_component::decode(segment)?
             .replace("~1", "/")
             .replace("~0", "~");
         target = match target {
@@ -116,23 +116,6 @@ fn resolve<'a>(reference: &str, root: &'a Value) -> Option<&'a Value> {
         Value::Bool(_) | Value::Object(_) => Some(target),
         _ => None,
     }
-}
-
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 fn to_type(schema: &Value, ctx: &mut Ctx<'_>) -> String {

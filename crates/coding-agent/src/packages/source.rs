@@ -222,7 +222,7 @@ fn git_source(
 /// given or percent-decoded it holds NUL, a backslash, a leading `/`, a `..` segment, or
 /// (a host) any `/`; an undecodable value counts as unsafe.
 fn unsafe_install_part(value: &str, allow_slash: bool) -> bool {
-    let Some(decoded) = percent_decode(value) else {
+    let Some(decoded) = crate::uri_component::decode(value) else {
         return true;
     };
     [value, decoded.as_str()].iter().any(|candidate| {
@@ -232,25 +232,6 @@ fn unsafe_install_part(value: &str, allow_slash: bool) -> bool {
             || (!allow_slash && candidate.contains('/'))
             || candidate.split('/').any(|segment| segment == "..")
     })
-}
-
-/// `decodeURIComponent`: `%XX` escapes to UTF-8 text; `None` for a malformed escape or
-/// bytes that are not UTF-8.
-fn percent_decode(value: &str) -> Option<String> {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = value.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
