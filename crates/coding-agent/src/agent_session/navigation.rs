@@ -164,6 +164,10 @@ impl AgentSession {
             ));
         }
         self.abort().await;
+        // The stopped run reports its end (`agent_end`, `agent_settled`) before the session
+        // is replaced and the caller answered (bounded: a fork asked for from inside a run
+        // cannot wait for that run).
+        self.wait_settled(std::time::Duration::from_secs(2)).await;
         {
             let mut session = lock(&self.inner.session);
             match leaf {
