@@ -46,9 +46,10 @@ async fn small_file_is_returned_raw_without_details() {
     assert_eq!(result.content, vec![InputBlock::text(text)]);
     assert_eq!(result.details, None);
     let wire = serde_json::to_value(&result).unwrap();
+    // No details; the structured value a codemode script gets is the text (pi 1.6.0).
     assert_eq!(
         wire,
-        json!({"content": [{"type": "text", "text": text}]}),
+        json!({"content": [{"type": "text", "text": text}], "structuredContent": text}),
         "details must be absent"
     );
 }
