@@ -299,7 +299,20 @@ async fn execute(
     let outcome = loop {
         tokio::select! {
             biased;
-            Some(partial) = rx.recv() => sink.emit(update(partial)).await,
+            Some(partial) = rx.recv() => {
+                // The calls the tool made keep running while the update is emitted: one
+                // of them may hold the sink's order (an event being processed), and
+                // waiting for it without polling it would never end.
+                let emit = sink.emit(update(partial));
+                tokio::pin!(emit);
+                loop {
+                    tokio::select! {
+                        biased;
+                        () = &mut emit => break,
+                        Some(record) = nested.next(), if !nested.is_empty() => records.push(record),
+                    }
+                }
+            }
             Some(mut request) = nested_rx.recv() => {
                 made += 1;
                 request.call.id = format!("{}/{made}", call.id);

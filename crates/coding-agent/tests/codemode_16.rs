@@ -552,3 +552,20 @@ fn a_script_s_calls_pass_the_extensions_gate_as_16() {
         assert_eq!(log, their_log, "ours and {who}");
     }
 }
+
+/// A hundred calls at once: each call's events go through the agent's ordered sink while
+/// the others run (ours once waited forever for a call holding that order, about one run
+/// in two).
+#[test]
+fn a_hundred_calls_at_once_all_answer_as_16() {
+    let outcome = compare(
+        &[
+            "const all = await Promise.all(Array.from({ length: 100 }, (_, i) => tools.read({ path: [\"a.txt\", \"b.txt\", \"c.txt\"][i % 3] })));\nreturn all.join(\"\").length;",
+        ],
+        three_files,
+    );
+    assert_eq!(
+        outcome.results,
+        ["Script completed\nWall time T seconds\nOutput:\n\n567"]
+    );
+}
