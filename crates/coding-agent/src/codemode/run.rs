@@ -132,7 +132,7 @@ impl Script {
                 }
                 Some(ended) = in_flight.next(), if !in_flight.is_empty() => {
                     let (id, index, tool, outcome): Running = ended;
-                    self.end_call(&mut records, index, tool.as_ref(), outcome.as_ref(), false);
+                    self.end_call(&mut records, index, outcome.as_ref(), false);
                     let value = match &outcome {
                         Some(outcome) => calls::script_value(tool.as_ref(), outcome),
                         None => Err("Operation aborted".to_owned()),
@@ -149,8 +149,8 @@ impl Script {
         };
         // Calls still running when the script ended are cancelled.
         tokens.iter().for_each(CancellationToken::cancel);
-        while let Some((_, index, tool, outcome)) = in_flight.next().await {
-            self.end_call(&mut records, index, tool.as_ref(), outcome.as_ref(), true);
+        while let Some((_, index, _, outcome)) = in_flight.next().await {
+            self.end_call(&mut records, index, outcome.as_ref(), true);
         }
         let finished = finished.unwrap_or(Finished {
             emitted: Vec::new(),
@@ -171,7 +171,6 @@ impl Script {
         &self,
         records: &mut [CallRecord],
         index: usize,
-        _tool: &dyn AgentTool,
         outcome: Option<&NestedOutcome>,
         cancelled: bool,
     ) {
