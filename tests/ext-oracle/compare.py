@@ -6,10 +6,17 @@
     python3 compare.py --a ts --b ts                # determinism: TS against itself
     python3 compare.py --twice --a ts --b golden    # each TS scenario twice, then golden
     python3 compare.py --renormalize ts             # golden/ again from the last TS run's raw records
+    python3 compare.py --pi16 [NAME ...]            # pi 1.6.0 live vs ours, on 1.6.0's examples
 
 Sides: `golden` (tests/ext-oracle/golden/NAME.json, recorded from the TypeScript pi),
 `ts` (node target/ts-pi/.../dist/cli.js, live), `ours` (target/debug/pi, live), or any
 command line. The defaults compare golden (TypeScript) against ours.
+
+--pi16 (scripts/ext-oracle.sh --live16): side A is pi 1.6.0 (`ts16`, $PI_TS16 or
+target/ts-pi-16/bin/pi), side B ours; `examples:NAME` and `deps:NAME` name the copy of
+1.6.0's examples/extensions in target/ext-oracle/examples-16 (install-examples-16.sh) on
+both sides, scenarios whose extension is not there are skipped with a note, the
+allowlist is known-failures-16.txt, and results go to results/ts16 and results/ours16.
 
 Per scenario it prints PASS or FAIL with the first difference (section, index, both
 values), then `N/M passed`. A failing scenario listed in known-failures.txt does not
@@ -40,6 +47,7 @@ SCENARIOS = HERE / "scenarios"
 GOLDEN = HERE / "golden"
 RESULTS = driver.REPO / "target/ext-oracle/results"
 KNOWN = HERE / "known-failures.txt"
+KNOWN16 = HERE / "known-failures-16.txt"
 SECTIONS = ["exit", "error", "stream", "requests", "session", "files"]
 
 # The same session without any extension, with the default tools, all built-in tools
@@ -54,11 +62,11 @@ BASELINES = [
 ]
 
 
-def load_known() -> dict[str, str]:
+def load_known(path: Path = KNOWN) -> dict[str, str]:
     """known-failures.txt: `name  # reason` per line; blank lines and comment lines skipped."""
     known = {}
-    if KNOWN.exists():
-        for line in KNOWN.read_text().splitlines():
+    if path.exists():
+        for line in path.read_text().splitlines():
             body, _, reason = line.partition("#")
             name = body.strip()
             if name:
@@ -71,10 +79,12 @@ def scenario_names() -> list[str]:
 
 
 class Side:
-    def __init__(self, spec: str):
+    def __init__(self, spec: str, label: str | None = None):
         self.spec = spec
         self.baseline = None
-        self.label = spec if spec in ("golden", "ts", "ours") else "custom"
+        self.label = label or (spec if spec in ("golden", "ts", "ts16", "ours") else "custom")
+        # for our pi: built-in tool schemas of the reference pi that count as built-in
+        self.alt_tools = None
 
     @property
     def live(self):
@@ -101,8 +111,8 @@ class Side:
                 return None, 0.0
             return normalize.rewritten(json.loads(p.read_text())), 0.0
         rec = driver.run(sc, self.spec)
-        alt = None
-        if self.label == "ours" and (GOLDEN / "_baseline.json").exists():
+        alt = self.alt_tools
+        if alt is None and self.label == "ours" and (GOLDEN / "_baseline.json").exists():
             alt = json.loads((GOLDEN / "_baseline.json").read_text()).get("tools")
         norm = normalize.normalize(rec, sc, self.baseline, alt)
         out = RESULTS / self.label
@@ -217,6 +227,8 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("EXT_ORACLE_JOBS", "2")))
     ap.add_argument("--stderr", action="store_true", help="compare stderr too")
     ap.add_argument("--strict", action="store_true", help="also fail when a known failure passes")
+    ap.add_argument("--pi16", action="store_true",
+                    help="pi 1.6.0 live (A) vs ours (B) on 1.6.0's examples, with known-failures-16.txt")
     ap.add_argument("--renormalize", metavar="SIDE",
                     help="rewrite golden/ from the raw records of the last live run of SIDE (ts) "
                          "under target/ext-oracle/results/SIDE/, after a change to normalize.py")
@@ -231,15 +243,43 @@ def main(argv=None):
     sections = SECTIONS + (["stderr"] if a.stderr else [])
     # known-failures.txt is about our pi; TS against golden (determinism) ignores it
     known = load_known() if a.record or not {a.a, a.b} <= {"golden", "ts"} else {}
+    skipped = []
+    if a.pi16:
+        if a.record:
+            raise SystemExit("--pi16 has no golden files to record")
+        driver.use_examples16()
+        if not driver.EXAMPLES16.is_dir():
+            raise SystemExit("%s missing: run tests/ext-oracle/install-examples-16.sh" % driver.EXAMPLES16)
+        known = load_known(KNOWN16)
+    # a scenario whose example is not in this pi's examples folder (0.73.1 has no
+    # debug-provider..., 1.6.0 no sandbox) is skipped
+    if driver.EXAMPLES.is_dir() and not a.renormalize:
+        keep = []
+        for n in names:
+            ext = driver.load_scenario(SCENARIOS / (n + ".json")).get("extension")
+            missing = [e for e in (ext if isinstance(ext, list) else [ext] if ext else [])
+                       if e.split(":", 1)[0] in ("examples", "deps") and not driver.extension_path(e).exists()]
+            if missing:
+                skipped.append(n)
+                print("SKIP %s (not in pi %s's examples: %s)" % (n, "1.6.0" if a.pi16 else "0.73.1", ", ".join(missing)),
+                      flush=True)
+            else:
+                keep.append(n)
+        names = keep
 
     if a.record:
         side_a, side_b = Side("ts"), None
+    elif a.pi16:
+        side_a = Side("ts16" if a.a == "golden" else a.a, "ts16")
+        side_b = Side(a.b, "ours16" if a.b == "ours" else None)
     else:
         side_a = Side(a.a)
         side_b = Side(a.b)
     for s in (side_a, side_b):
         if s is not None:
             s.prepare()
+    if a.pi16 and side_b is not None:
+        side_b.alt_tools = (side_a.baseline or {}).get("tools")
     if a.record:
         GOLDEN.mkdir(exist_ok=True)
         (GOLDEN / "_baseline.json").write_text(json.dumps(side_a.baseline, indent=1, ensure_ascii=False) + "\n")
@@ -275,7 +315,7 @@ def main(argv=None):
             passed += 1
             word, suffix = "PASS", ""
             if name in known:
-                suffix = " (listed in known-failures.txt: remove it)"
+                suffix = " (listed in %s: remove it)" % (KNOWN16 if a.pi16 else KNOWN).name
                 if a.strict:
                     failed_unexpected += 1
         else:
@@ -297,9 +337,10 @@ def main(argv=None):
             len(rows), GOLDEN, total, ("; %d flaky: %s" % (len(flaky), ", ".join(flaky))) if flaky else ""))
         return 1 if flaky else 0
     print()
-    print("%d/%d passed (%d failing outside known-failures.txt)%s in %.0fs" % (
-        passed, len(rows), failed_unexpected,
-        ("; %d flaky: %s" % (len(flaky), ", ".join(flaky))) if a.twice else "", total))
+    print("%d/%d passed (%d failing outside %s)%s%s in %.0fs" % (
+        passed, len(rows), failed_unexpected, (KNOWN16 if a.pi16 else KNOWN).name,
+        ("; %d flaky: %s" % (len(flaky), ", ".join(flaky))) if a.twice else "",
+        ("; %d skipped (example not there): %s" % (len(skipped), ", ".join(skipped))) if skipped else "", total))
     return 1 if failed_unexpected or flaky else 0
 
 

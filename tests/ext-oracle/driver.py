@@ -47,7 +47,11 @@ REPO = HERE.parent.parent
 TS_PI_DIR = Path(os.environ.get("PI_TS_DIR", REPO / "target/ts-pi"))
 PI_PKG = TS_PI_DIR / "node_modules/@mariozechner/pi-coding-agent"
 TS_CLI = PI_PKG / "dist/cli.js"
-EXAMPLES = PI_PKG / "examples/extensions"
+EXAMPLES = Path(os.environ.get("EXT_ORACLE_EXAMPLES", PI_PKG / "examples/extensions"))
+# pi 1.6.0 (scripts/install-ts-pi-16.sh) and the copy of its examples with their npm
+# dependencies (install-examples-16.sh), for `compare.py --pi16` (ext-oracle.sh --live16)
+TS16_PI = Path(os.environ.get("PI_TS16", REPO / "target/ts-pi-16/bin/pi"))
+EXAMPLES16 = Path(os.environ.get("EXT_ORACLE_EXAMPLES16", REPO / "target/ext-oracle/examples-16"))
 NPM_DIR = Path(os.environ.get("EXT_ORACLE_NPM", REPO / "target/ext-oracle/npm"))
 EXAMPLES_DEPS = Path(os.environ.get("EXT_ORACLE_EXAMPLES_DEPS", REPO / "target/ext-oracle/examples-deps"))
 MOCK_LLM = Path(os.environ.get("MOCK_LLM", REPO / "target/debug/mock-llm"))
@@ -59,10 +63,19 @@ PASS_ENV = {"PI_NODE", "PI_NPM", "PI_EXTENSION_HOST_DIR"}
 DIALOGS = ("select", "confirm", "input", "editor")
 
 
+def use_examples16():
+    """`examples:NAME` and `deps:NAME` name pi 1.6.0's examples (the copy with their
+    npm dependencies installed) from now on."""
+    global EXAMPLES, EXAMPLES_DEPS
+    EXAMPLES = EXAMPLES_DEPS = EXAMPLES16
+
+
 def pi_command(which: str) -> list[str]:
-    """`ts`, `ours`, or an explicit command line."""
+    """`ts` (0.73.1), `ts16` (1.6.0), `ours`, or an explicit command line."""
     if which == "ts":
         return ["node", str(TS_CLI)]
+    if which == "ts16":
+        return [str(TS16_PI)]
     if which == "ours":
         return [str(OUR_PI)]
     return shlex.split(which)
@@ -555,17 +568,22 @@ def run_step(s: Session, step: dict, n: int):
     if "waitFor" in step:
         want = step["waitFor"]
         s.wait_for(lambda o: all(o.get(k) == v for k, v in want.items()), json.dumps(want), timeout)
+    if step.get("noSettle"):  # the next step goes out while the run goes on (steering)
+        return
     s.settle(timeout, step.get("quiet"))
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenario")
-    ap.add_argument("--pi", default="ts", help="ts, ours, or a command line")
+    ap.add_argument("--pi", default="ts", help="ts, ts16, ours, or a command line")
     ap.add_argument("--out", help="write the raw record here (JSON)")
     ap.add_argument("--normalized", help="write the normalized record here (JSON)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    ap.add_argument("--pi16", action="store_true", help="examples: and deps: name pi 1.6.0's examples")
     a = ap.parse_args(argv)
+    if a.pi16:
+        use_examples16()
     sc = load_scenario(a.scenario)
     rec = run(sc, a.pi, keep=a.keep)
     if a.out:

@@ -30,7 +30,8 @@ by construction):
   <ISO>           ISO-8601 date-times, also the `2026-11-25T10-25-55-209Z` file-name form
   <DATE>          plain YYYY-MM-DD dates of today (the system prompt's "Current date")
   <TS>            epoch-millisecond numbers in `timestamp`-like fields
-  <DUR>           durations (`durationMs`, `duration`, `elapsed...`)
+  <DUR>           durations (`durationMs`, `duration`, `elapsed...`, pi 1.6.0's bash
+                  structuredContent `wall_time_seconds`)
   <PID>           process ids (`pid` fields)
   <UUID3:8>       the first 8 characters of a known UUID standing alone (short ids)
   <VERSION>       the running pi's version string
@@ -97,7 +98,7 @@ ENTRY_ID_FIELDS = {"id", "parentId", "entryId", "firstKeptEntryId", "targetId", 
                    "oldLeafId", "fromId", "parentSession"}
 TS_FIELDS = {"timestamp", "createdAt", "updatedAt", "modified", "created", "mtime", "startedAt", "endedAt",
              "lastModified", "time"}
-DUR_FIELDS = {"durationMs", "duration", "elapsed", "elapsedMs", "tookMs"}
+DUR_FIELDS = {"durationMs", "duration", "elapsed", "elapsedMs", "tookMs", "wall_time_seconds"}
 PID_FIELDS = {"pid", "ppid"}
 # message_start of an assistant message carries the live partial message: the TS pi
 # serializes the event only after the extension handlers of earlier events (e.g. an
@@ -204,6 +205,8 @@ class Normalizer:
         if isinstance(obj, (int, float)):
             if key in TS_FIELDS and obj > 1_000_000_000_000:
                 return "<TS>"
+            if key == "created" and 1_000_000_000 < obj < 100_000_000_000:  # epoch seconds of a
+                return "<TS>"  # mock-llm chunk, as provider_stream_event shows it (debug-provider)
             if key in DUR_FIELDS:
                 return "<DUR>"
             if key in PID_FIELDS:

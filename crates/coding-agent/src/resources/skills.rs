@@ -391,7 +391,7 @@ pub fn expand_skill_command(text: &str, skills: &[Skill]) -> Result<String, Skil
     let content = crate::text_file::read_text(&skill.file_path).map_err(|e| fail(e.to_string()))?;
     let body = frontmatter::strip(&content).map_err(|e| fail(e.to_string()))?;
     let block = format!(
-        "<skill name=\"{}\" location=\"{}\">\nRelative paths in this skill are relative to {}.\n\n{}\n</skill>",
+        "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",
         skill.name,
         skill.file_path.display(),
         skill.base_dir.display(),
@@ -624,7 +624,7 @@ mod tests {
             disable_model_invocation: false,
         }];
         let expected_block = format!(
-            "<skill name=\"pdf\" location=\"{}\">\nRelative paths in this skill are relative to {}.\n\n# PDF\nRun ./x.sh\n</skill>",
+            "<skill name=\"pdf\" location=\"{}\">\nReferences are relative to {}.\n\n# PDF\nRun ./x.sh\n</skill>",
             file.display(),
             root.path().join("pdf").display()
         );
