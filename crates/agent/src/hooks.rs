@@ -6,8 +6,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use pi_ai::{
-    AssistantMessage, Context, InputBlock, Message, Model, StreamOptions, ToolCall,
-    ToolResultMessage,
+    AssistantMessage, Context, InputBlock, Message, Model, SimpleStreamOptions, StreamOptions,
+    ToolCall, ToolResultMessage,
 };
 
 use crate::message::{AgentMessage, default_convert_to_llm};
@@ -22,6 +22,13 @@ pub struct BeforeToolCallContext<'a> {
     pub messages: &'a [AgentMessage],
     /// The call of the tool that made this one (a codemode script's call), else `None`.
     pub parent_tool_call_id: Option<&'a str>,
+}
+
+/// Where a request for a virtual model goes (pi 1.6's virtual models): the physical model,
+/// with `options` already set for it (its level, key and headers) by the hook.
+pub struct RoutedRequest {
+    pub model: Model,
+    pub options: SimpleStreamOptions,
 }
 
 /// `before_tool_call`'s verdict: block the call, with the text the model will see, or run
@@ -113,6 +120,19 @@ pub trait AgentHooks: Send + Sync {
         _request: &'a Context,
         _cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Option<Context>> {
+        Box::pin(async { None })
+    }
+
+    /// The physical model a request for a virtual model (`model`) goes to, asked once per
+    /// LLM call with the request's (transformed) transcript. `None` (the default, and for
+    /// any model that is not virtual) sends it to `model`; an error ends the turn with it.
+    fn route_model<'a>(
+        &'a self,
+        _model: &'a Model,
+        _messages: &'a [AgentMessage],
+        _options: &'a SimpleStreamOptions,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Result<RoutedRequest, String>>> {
         Box::pin(async { None })
     }
 

@@ -23,7 +23,7 @@ pub use config::{AgentContext, AgentLoopConfig, StreamFn, ToolsSource, default_s
 pub use event::AgentEvent;
 pub use hooks::{
     AfterToolCallContext, AfterToolCallResult, AgentHooks, BeforeToolCallContext,
-    BeforeToolCallResult, MessageQueues, NoHooks, NoQueues, TurnContext,
+    BeforeToolCallResult, MessageQueues, NoHooks, NoQueues, RoutedRequest, TurnContext,
 };
 pub use message::{AgentMessage, CustomMessage, default_convert_to_llm};
 pub use nested::{NestedCaller, NestedOutcome};

@@ -90,6 +90,28 @@ pub(crate) async fn stream_assistant_response(
     {
         llm_context = rewritten;
     }
+    // A virtual model's request goes to the physical model its router picks; the rest of
+    // the call (key, events, the message's model) is the routed model's.
+    let routed;
+    let config = match config
+        .hooks
+        .route_model(&config.model, messages, &config.options, cancel)
+        .await
+    {
+        None => config,
+        Some(Ok(route)) => {
+            routed = AgentLoopConfig {
+                model: route.model,
+                options: route.options,
+                ..config.clone()
+            };
+            &routed
+        }
+        Some(Err(error)) => {
+            let level = Some(requested_level(config));
+            return end_without_request(config, sink, pi_ai::StopReason::Error, error, level).await;
+        }
+    };
     let mut options = config.options.clone();
     // Cancelling while the key is awaited (a refresh waiting for the auth.json lock) drops
     // that wait: nothing it would have done happens later.

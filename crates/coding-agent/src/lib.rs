@@ -41,6 +41,7 @@ pub mod tool_selection;
 pub mod tools;
 pub mod trust;
 pub mod uri_component;
+pub mod virtual_models;
 
 /// The upstream pi release this build matches: `pi --version` prints it, the interactive
 /// header and MCP's client info carry it (tools such as pi-acp compare it with npm's pi).

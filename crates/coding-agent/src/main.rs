@@ -241,6 +241,11 @@ fn run() -> Result<i32> {
             );
         }
     }
+    for def in extensions.virtual_models() {
+        if let Err(e) = registry.register_virtual_model(&def) {
+            eprintln!("Warning: extension {} error: {e}", def.extension_path);
+        }
+    }
     if let Some(error) = registry.load_error() {
         eprintln!("Warning: errors loading models.json:\n{error}");
     }

@@ -13,6 +13,8 @@ use crate::config::values::resolve_config_value;
 use crate::llama;
 use crate::model_resolver::{self, Request, Resolution, Suffix};
 
+mod virtual_entries;
+
 const CLOUDFLARE_ACCOUNT_ID: &str = "CLOUDFLARE_ACCOUNT_ID";
 const CLOUDFLARE_GATEWAY_ID: &str = "CLOUDFLARE_GATEWAY_ID";
 
@@ -105,6 +107,8 @@ pub struct ModelRegistry {
     /// `models.json` `modelOverrides` by provider, applied again to the models an extension
     /// registers for that provider (pi 0.80.4).
     model_overrides: BTreeMap<String, BTreeMap<String, ModelOverride>>,
+    /// Providers that exist only for the virtual models listed under them: always usable.
+    virtual_only: std::collections::BTreeSet<String>,
 }
 
 /// The key and extra headers for one request.
@@ -400,6 +404,9 @@ impl ModelRegistry {
     pub fn has_auth(&self, provider: &str) -> bool {
         if provider == llama::PROVIDER_ID && !self.llama_disabled {
             return self.llama.is_some();
+        }
+        if self.virtual_only.contains(provider) {
+            return true;
         }
         let has_key = self.stored_key(provider).is_some()
             || self.auth.signed_in_by_env(provider)

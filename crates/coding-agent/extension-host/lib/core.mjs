@@ -112,6 +112,7 @@ async function loadAndBind(core, extensions) {
 		errors,
 		conflicts: core.registry.conflicts(),
 		providers: core.runtime.takePendingProviders(),
+		virtualModels: core.runtime.takePendingVirtualModels(),
 	};
 	core.runtime.bind();
 	return result;

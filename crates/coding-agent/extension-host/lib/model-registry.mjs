@@ -122,5 +122,28 @@ export function createModelRegistry({ state, channel, runtime, registry, catalog
 		unregisterProvider(name) {
 			runtime.unregisterProvider(name);
 		},
+		registerVirtualModel(definition) {
+			runtime.registerVirtualModel(definition);
+		},
+		unregisterVirtualModel(provider, id) {
+			runtime.unregisterVirtualModel(provider, id);
+		},
+		/** Models of one type (`chat`, `image`, `classifier`); a model without `type` is chat. */
+		getModelsOfType(type, provider) {
+			return state.models.all.filter(
+				(m) => (m.type ?? "chat") === type && (provider === undefined || m.provider === provider),
+			);
+		},
+		findOfType(type, provider, modelId) {
+			return state.models.all.find((m) => (m.type ?? "chat") === type && m.provider === provider && m.id === modelId);
+		},
+		/** pi 1.6.0's classifier call; our providers have no classifier API, so it ends as an error result. */
+		async classify(model) {
+			return {
+				stopReason: "error",
+				errorMessage: `Provider ${model?.provider} does not support classification`,
+				answers: {},
+			};
+		},
 	};
 }

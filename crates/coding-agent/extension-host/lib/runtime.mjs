@@ -8,6 +8,8 @@
  * `extension_error` notifications from `<runtime>`. Synchronous getters read the state mirror.
  */
 
+import { checkVirtualModel, describeVirtualModel } from "./virtual-models.mjs";
+
 const NOT_INITIALIZED = "Extension runtime not initialized. Action methods cannot be called during extension loading.";
 
 function notInitialized() {
@@ -28,6 +30,9 @@ export class Runtime {
 		/** @type {Map<string, boolean|string>} */
 		this.flagValues = new Map();
 		this.pendingProviderRegistrations = [];
+		/** Virtual models by `provider/id`: `{definition, extensionPath}`. */
+		this.virtualModels = new Map();
+		this.pendingVirtualModels = [];
 	}
 
 	/** Called once pi has the init answer: actions go to pi from now on. */
@@ -40,6 +45,43 @@ export class Runtime {
 		this.generation++;
 		this.bound = false;
 		this.pendingProviderRegistrations = [];
+		this.virtualModels = new Map();
+		this.pendingVirtualModels = [];
+	}
+
+	/** `pi.registerVirtualModel`: kept here with its route; pi gets the catalog entry. */
+	registerVirtualModel(definition, extensionPath = "<unknown>") {
+		checkVirtualModel(definition);
+		const key = `${definition.provider}/${definition.id}`;
+		this.virtualModels.set(key, { definition, extensionPath });
+		const model = describeVirtualModel(definition, extensionPath);
+		if (!this.bound) {
+			this.pendingVirtualModels = this.pendingVirtualModels.filter((m) => `${m.provider}/${m.id}` !== key);
+			this.pendingVirtualModels.push(model);
+			return;
+		}
+		this.channel.request("registerVirtualModel", { model }).catch((err) => {
+			this.emitError({ extensionPath, event: "register_virtual_model", error: err instanceof Error ? err.message : String(err) });
+		});
+	}
+
+	unregisterVirtualModel(provider, id, extensionPath = "<unknown>") {
+		const key = `${provider}/${id}`;
+		this.virtualModels.delete(key);
+		if (!this.bound) {
+			this.pendingVirtualModels = this.pendingVirtualModels.filter((m) => `${m.provider}/${m.id}` !== key);
+			return;
+		}
+		this.channel.request("unregisterVirtualModel", { provider, id }).catch((err) => {
+			this.emitError({ extensionPath, event: "unregister_virtual_model", error: err instanceof Error ? err.message : String(err) });
+		});
+	}
+
+	/** The virtual models registered while loading, as reported in the init answer. */
+	takePendingVirtualModels() {
+		const pending = this.pendingVirtualModels;
+		this.pendingVirtualModels = [];
+		return pending;
 	}
 
 	emitError(error) {

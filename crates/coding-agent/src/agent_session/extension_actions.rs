@@ -285,6 +285,12 @@ impl AgentSession {
             ExtensionAction::UnregisterProvider { name } => self
                 .unregister_extension_provider(&name)
                 .map(|()| Value::Null),
+            ExtensionAction::RegisterVirtualModel { model } => {
+                self.register_virtual_model(&model).map(|()| Value::Null)
+            }
+            ExtensionAction::UnregisterVirtualModel { provider, id } => self
+                .unregister_virtual_model(&provider, &id)
+                .map(|()| Value::Null),
             ExtensionAction::GetApiKeyAndHeaders { provider, id } => {
                 let model = match id {
                     Some(id) => self.registry().find(&provider, &id).cloned(),

@@ -35,6 +35,7 @@ mod stats;
 mod system_message;
 mod tool_restore;
 mod user_bash;
+mod virtual_routing;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -186,6 +187,8 @@ pub(crate) struct Inner {
     last_assistant: Mutex<Option<AssistantMessage>>,
     /// The last assistant message of the run that ended (checked for retry and compaction).
     ended_assistant: Mutex<Option<AssistantMessage>>,
+    /// The failed response an automatic retry follows (a virtual model's `request.failed`).
+    failed_response: Mutex<Option<AssistantMessage>>,
     /// `agent_end` was emitted; the agent finishes its run without further events.
     run_ended: AtomicBool,
     /// Compact after a run whose context passed the threshold (off in print mode).
@@ -428,6 +431,10 @@ impl AgentSession {
 impl Inner {
     /// Key and headers for `model`; `--api-key` applies to the provider it was given for.
     fn request_auth(&self, model: &Model) -> Result<RequestAuth, SessionOpError> {
+        // A virtual model needs no key of its own: each request takes its routed model's.
+        if crate::virtual_models::is_virtual(model) {
+            return Ok(RequestAuth::default());
+        }
         let cli_key = self
             .api_key
             .as_ref()

@@ -59,6 +59,7 @@ impl AgentSession {
                 .unwrap_or_else(|| "Unknown error".into()),
         });
         inner.drop_failed_reply();
+        *lock(&inner.failed_response) = Some(failed.clone());
         inner.agent.update_messages(|messages| {
             if messages.last().is_some_and(|m| m.is_assistant()) {
                 messages.pop();

@@ -110,6 +110,29 @@ impl SessionHooks {
     }
 }
 
+impl SessionHooks {
+    /// The transcript as a router sees it (pi 1.6's `convertToLlm`): the LLM messages with
+    /// the system messages in their places, as they are recorded.
+    fn router_view(&self, messages: &[AgentMessage]) -> Vec<(Option<Message>, Value)> {
+        messages
+            .iter()
+            .flat_map(|m| {
+                if m.role() == "system" {
+                    let value = serde_json::to_value(m).unwrap_or(Value::Null);
+                    return vec![(None, value)];
+                }
+                self.convert_to_llm(std::slice::from_ref(m))
+                    .into_iter()
+                    .map(|llm| {
+                        let value = serde_json::to_value(&llm).unwrap_or(Value::Null);
+                        (Some(llm), value)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
 impl AgentHooks for SessionHooks {
     fn get_api_key<'a>(
         &'a self,
@@ -203,6 +226,34 @@ impl AgentHooks for SessionHooks {
             }
             super::request_hooks::run_context_with_system(&self.runtime, messages, request, cancel)
                 .await
+        })
+    }
+
+    fn route_model<'a>(
+        &'a self,
+        model: &'a pi_ai::Model,
+        messages: &'a [AgentMessage],
+        options: &'a pi_ai::SimpleStreamOptions,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Result<pi_agent_core::RoutedRequest, String>>> {
+        Box::pin(async move {
+            if !crate::virtual_models::is_virtual(model) {
+                return None;
+            }
+            let Some(inner) = self.inner.upgrade() else {
+                return Some(Err("The session has ended".into()));
+            };
+            Some(
+                inner
+                    .route_loop_request(
+                        &self.runtime,
+                        model,
+                        &self.router_view(messages),
+                        options,
+                        cancel,
+                    )
+                    .await,
+            )
         })
     }
 

@@ -67,12 +67,15 @@ impl AgentSession {
             auth_path: path.to_path_buf(),
             cli_key_provider: api_key.as_ref().map(|_| model.provider.clone()),
         });
-        let loaded_providers = setup
-            .runtime
-            .providers()
-            .into_iter()
-            .map(|p| (p.name, p.config))
-            .collect();
+        let loaded_providers = providers::Registrations {
+            providers: setup
+                .runtime
+                .providers()
+                .into_iter()
+                .map(|p| (p.name, p.config))
+                .collect(),
+            virtuals: setup.runtime.virtual_models(),
+        };
         let ext = extensions::ExtensionState::new(setup, base_prompt);
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
             agent.set_hooks(session_hooks::hooks(&ext.runtime, oauth, weak.clone()));
@@ -93,6 +96,7 @@ impl AgentSession {
                 queued: Mutex::new(QueuedTexts::default()),
                 last_assistant: Mutex::new(None),
                 ended_assistant: Mutex::new(None),
+                failed_response: Mutex::new(None),
                 run_ended: AtomicBool::new(true),
                 compact_after_runs: AtomicBool::new(true),
                 retry_attempt: AtomicU32::new(0),

@@ -19,6 +19,7 @@ use crate::extensions::backend::{BackendError, ExtensionBackend, ExtensionBindin
 use crate::extensions::discovery::DiscoveredExtension;
 use crate::extensions::event::ExtensionEvent;
 use crate::extensions::registry::{LoadError, LoadedExtension, ProviderDef};
+use crate::virtual_models::VirtualModelDef;
 
 use connection::Connection;
 use protocol::InitResult;
@@ -59,6 +60,7 @@ pub enum HostStartError {
 pub struct NodeHost {
     connection: Arc<Connection>,
     providers: Mutex<Vec<ProviderDef>>,
+    virtual_models: Mutex<Vec<VirtualModelDef>>,
     child: Mutex<Option<tokio::process::Child>>,
 }
 
@@ -155,6 +157,7 @@ impl NodeHost {
         let host = Arc::new(Self {
             connection,
             providers: Mutex::new(result.providers),
+            virtual_models: Mutex::new(result.virtual_models),
             child: Mutex::new(Some(child)),
         });
         Ok((host, result.errors))
@@ -211,6 +214,13 @@ impl ExtensionBackend for NodeHost {
 
     fn providers(&self) -> Vec<ProviderDef> {
         self.providers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn virtual_models(&self) -> Vec<VirtualModelDef> {
+        self.virtual_models
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
@@ -390,6 +400,10 @@ impl ExtensionBackend for NodeHost {
             let result: InitResult = serde_json::from_value(answer).map_err(|e| e.to_string())?;
             record_loaded(&self.connection, extensions, result.extensions);
             *self.providers.lock().unwrap_or_else(|p| p.into_inner()) = result.providers;
+            *self
+                .virtual_models
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = result.virtual_models;
             Ok(result.errors)
         }))
     }

@@ -76,6 +76,9 @@ pub struct InitResult {
     pub errors: Vec<LoadError>,
     #[serde(default)]
     pub providers: Vec<ProviderDef>,
+    /// Virtual models registered while loading.
+    #[serde(default, rename = "virtualModels")]
+    pub virtual_models: Vec<crate::virtual_models::VirtualModelDef>,
 }
 
 /// Parses one line from the host.

@@ -178,6 +178,14 @@ pub enum ExtensionAction {
     UnregisterProvider {
         name: String,
     },
+    /// `pi.registerVirtualModel` after loading (its `route` stays in the host).
+    RegisterVirtualModel {
+        model: crate::virtual_models::VirtualModelDef,
+    },
+    UnregisterVirtualModel {
+        provider: String,
+        id: String,
+    },
     /// → `{apiKey, headers}` for a model; only for extensions that ask.
     GetApiKeyAndHeaders {
         provider: String,

@@ -42,6 +42,11 @@ pub trait ExtensionBackend: Send + Sync {
         Vec::new()
     }
 
+    /// Virtual models registered while loading.
+    fn virtual_models(&self) -> Vec<crate::virtual_models::VirtualModelDef> {
+        Vec::new()
+    }
+
     /// Whether any of its extensions handles this event type.
     fn has_handlers(&self, kind: &str) -> bool;
 

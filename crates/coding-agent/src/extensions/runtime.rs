@@ -315,6 +315,40 @@ impl ExtensionRuntime {
         self.backends().iter().flat_map(|b| b.providers()).collect()
     }
 
+    /// Virtual models extensions registered while loading.
+    pub fn virtual_models(&self) -> Vec<crate::virtual_models::VirtualModelDef> {
+        self.backends()
+            .iter()
+            .flat_map(|b| b.virtual_models())
+            .collect()
+    }
+
+    /// Asks the extension that registered a virtual model where a request goes (a
+    /// `route_model` request to the host).
+    pub async fn route_model(
+        &self,
+        request: Value,
+        cancel: CancellationToken,
+    ) -> Result<Value, String> {
+        let mut last = "No extension host runs this virtual model".to_owned();
+        for backend in self.backends() {
+            match backend
+                .call_streaming(
+                    "route_model",
+                    request.clone(),
+                    cancel.clone(),
+                    Arc::new(|_| {}),
+                )
+                .await
+            {
+                Ok(value) => return Ok(value),
+                Err(BackendError(error)) if error == "not supported by this backend" => {}
+                Err(BackendError(error)) => last = error,
+            }
+        }
+        Err(last)
+    }
+
     /// Whether a custom message type has a renderer.
     pub fn has_message_renderer(&self, custom_type: &str) -> bool {
         self.extensions()
