@@ -20,9 +20,12 @@ export async function executeTool(core, frame, signal) {
 	};
 	const params = withBigInts(found.tool.parameters, frame.params ?? {});
 	const result = await found.tool.execute(frame.toolCallId, params, signal, onUpdate, ctx);
+	// structuredContent and isError: true go through as pi 1.6.0 takes them from execute
 	return {
 		content: result?.content ?? [],
 		details: result?.details,
+		...(result?.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
+		...(result?.isError === true ? { isError: true } : {}),
 		...(result?.terminate !== undefined ? { terminate: result.terminate } : {}),
 	};
 }

@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { loadDist, loadModule } from "../lib/native.mjs";
+import * as tools16 from "./tools-16.mjs";
 
 /** 1.6.0 names whose 0.73.1 implementation is in a dist file: name -> file under dist/. */
 export const DIST = {
@@ -50,6 +51,15 @@ class CredentialSynchronizationError extends Error {
 
 /** 1.6.0 names written here: name -> a function giving the value. */
 export const OWN = {
+	// the read and bash factories as 1.6.0's (structuredContent, isError results, ctx), and
+	// the truncation helpers with 1.6.0's line counting (./tools-16.mjs)
+	createReadTool: () => tools16.createReadTool,
+	createReadToolDefinition: () => tools16.createReadToolDefinition,
+	createBashTool: () => tools16.createBashTool,
+	createBashToolDefinition: () => tools16.createBashToolDefinition,
+	createLocalBashOperations: () => tools16.createLocalBashOperations,
+	truncateHead: () => tools16.truncateHead,
+	truncateTail: () => tools16.truncateTail,
 	VIRTUAL_MODEL_STATE_ENTRY: () => "pi.virtual-model-state",
 	CredentialSynchronizationError: () => CredentialSynchronizationError,
 	isPowerShellToolResult: () => (event) => event.toolName === "powershell",

@@ -304,9 +304,14 @@ impl ExtensionBackend for NodeHost {
                 .request_tool(frame, cancel, on_update, ABORTED_TOOL_GRACE)
                 .await
                 .map_err(ToolError::new)?;
-            serde_json::from_value::<AgentToolResult>(answer).map_err(|e| {
+            // `isError: true` is a failure with the tool's own content and details (pi
+            // 1.6.0's bash on a non-zero exit), not part of AgentToolResult's wire shape
+            let is_error = answer.get("isError").and_then(Value::as_bool) == Some(true);
+            let mut result = serde_json::from_value::<AgentToolResult>(answer).map_err(|e| {
                 ToolError::new(format!("Tool {tool_name} returned an invalid result: {e}"))
-            })
+            })?;
+            result.is_error = is_error;
+            Ok(result)
         })
     }
 
