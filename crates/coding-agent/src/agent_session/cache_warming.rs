@@ -6,13 +6,13 @@
 //! `usage` entry of kind `cache_warm` and announced (`entry_appended`); extensions may
 //! overrule each decision (`cache_warming_decision`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use pi_agent_core::{AgentMessage, StreamFn};
-use pi_ai::cache_warming::{self, Phase};
-use pi_ai::{Context, Model, SimpleStreamOptions, StopReason};
+use pi_ai::cache_warming::{self, Decision, Phase};
+use pi_ai::{CacheRetention, Context, Model, SimpleStreamOptions, StopReason};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -42,6 +42,128 @@ struct Run {
     started: Instant,
     phase: Mutex<Phase>,
     cancel: CancellationToken,
+    /// When the next refresh is due.
+    next_warm_at: Mutex<Instant>,
+    /// A refresh is being weighed or sent.
+    refreshing: AtomicBool,
+    /// An extension overruled the decision of the refresh under way.
+    extension_override: AtomicBool,
+}
+
+/// Why nothing is kept warm, and the decision that stopped warming, if one did.
+#[derive(Debug, Clone)]
+struct Stopped {
+    reason: String,
+    decision: Option<(Decision, bool)>,
+}
+
+/// What the cache warmer is doing (pi 1.6.0's `CacheWarmingStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheWarmingState {
+    Inactive,
+    Refreshing,
+    Scheduled,
+}
+
+/// The cache warmer's state, for `/session`.
+#[derive(Debug, Clone)]
+pub struct CacheWarmingStatus {
+    pub state: CacheWarmingState,
+    pub reason: Option<String>,
+    pub next_warm_at: Option<Instant>,
+    pub decision: Option<Decision>,
+    pub extension_override: bool,
+}
+
+impl CacheWarmingStatus {
+    fn inactive(reason: &str) -> Self {
+        CacheWarmingStatus {
+            state: CacheWarmingState::Inactive,
+            reason: Some(reason.to_owned()),
+            next_warm_at: None,
+            decision: None,
+            extension_override: false,
+        }
+    }
+}
+
+/// `$0.123`, `-$0.123`.
+fn format_dollars(value: f64) -> String {
+    if value < 0.0 {
+        format!("-${:.3}", value.abs())
+    } else {
+        format!("${value:.3}")
+    }
+}
+
+fn format_economics(decision: &Decision) -> String {
+    if !decision.economics_available {
+        return "cache economics unavailable".to_owned();
+    }
+    let probability = (decision.continuation_probability * 100.0).round();
+    let probability = match decision.phase {
+        Phase::Streaming => {
+            format!("{probability}% continuation probability while agent is running")
+        }
+        Phase::Idle => format!("{probability}% continuation probability"),
+    };
+    let comparison = if decision.warm { ">=" } else { "<" };
+    format!(
+        "{probability}, expected savings {} {comparison} ${:.3}",
+        format_dollars(decision.expected_savings),
+        cache_warming::MINIMUM_EXPECTED_SAVINGS
+    )
+}
+
+fn format_decision_time(next_warm_at: Option<Instant>, now: Instant) -> String {
+    let Some(at) = next_warm_at.filter(|at| *at > now) else {
+        return "Decision now".to_owned();
+    };
+    let left = at - now;
+    let mut seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+    let hours = seconds / 3600;
+    seconds %= 3600;
+    let minutes = seconds / 60;
+    seconds %= 60;
+    let mut parts = Vec::new();
+    if hours > 0 {
+        parts.push(format!("{hours}h"));
+    }
+    if minutes > 0 {
+        parts.push(format!("{minutes}m"));
+    }
+    if seconds > 0 || parts.is_empty() {
+        parts.push(format!("{seconds}s"));
+    }
+    format!("Decision in {}", parts.join(" "))
+}
+
+/// The status in pi 1.6.0's words (`formatCacheWarmingStatus`).
+pub fn format_cache_warming_status(status: &CacheWarmingStatus, now: Instant) -> String {
+    let inactive = status.state == CacheWarmingState::Inactive;
+    let decision = match &status.decision {
+        Some(d) if !(inactive && !d.economics_available && !status.extension_override) => d,
+        _ => {
+            return format!(
+                "Inactive ({})",
+                status.reason.as_deref().unwrap_or("unknown reason")
+            );
+        }
+    };
+    let details = if status.extension_override {
+        format!("extension override, {}", format_economics(decision))
+    } else {
+        let action = if decision.warm { "warm" } else { "stop" };
+        format!("{} -> {action}", format_economics(decision))
+    };
+    match status.state {
+        CacheWarmingState::Inactive => format!("Stopped ({details})"),
+        CacheWarmingState::Refreshing => format!("Warming cache ({details})"),
+        CacheWarmingState::Scheduled => format!(
+            "{} ({details})",
+            format_decision_time(status.next_warm_at, now)
+        ),
+    }
 }
 
 /// The session's cache warmer: at most one request is kept warm, the latest.
@@ -49,6 +171,8 @@ struct Run {
 pub(super) struct CacheWarmer {
     run: Mutex<Option<Arc<Run>>>,
     next_id: AtomicU64,
+    /// Why nothing is kept warm (none: no request yet).
+    stopped: Mutex<Option<Stopped>>,
 }
 
 impl CacheWarmer {
@@ -56,19 +180,30 @@ impl CacheWarmer {
         lock(&self.run).as_ref().is_some_and(|run| run.id == id)
     }
 
-    /// Stops keeping anything warm.
-    pub(super) fn stop(&self) {
+    /// Drops the request kept warm.
+    fn clear(&self) {
         if let Some(run) = lock(&self.run).take() {
             run.cancel.cancel();
         }
     }
 
-    fn stop_run(&self, id: u64) {
-        let mut slot = lock(&self.run);
-        if slot.as_ref().is_some_and(|run| run.id == id)
-            && let Some(run) = slot.take()
-        {
-            run.cancel.cancel();
+    /// Stops keeping anything warm, for `reason`.
+    pub(super) fn stop(&self, reason: &str) {
+        self.stop_with(reason, None);
+    }
+
+    fn stop_with(&self, reason: &str, decision: Option<(Decision, bool)>) {
+        self.clear();
+        *lock(&self.stopped) = Some(Stopped {
+            reason: reason.to_owned(),
+            decision,
+        });
+    }
+
+    /// Stops warming `id`, if it is still the request kept warm.
+    fn stop_run(&self, id: u64, reason: &str, decision: Option<(Decision, bool)>) {
+        if self.current(id) {
+            self.stop_with(reason, decision);
         }
     }
 }
@@ -116,22 +251,31 @@ impl Inner {
         context: &Context,
         options: &SimpleStreamOptions,
     ) {
-        self.cache_warmer.stop();
-        if self.cache_warming_mode() == Mode::Off
-            || !cache_warming::replayable(model, options.reasoning.is_some())
-        {
-            return;
+        let warmer = &self.cache_warmer;
+        warmer.clear();
+        if self.cache_warming_mode() == Mode::Off {
+            return warmer.stop("cache warming disabled");
+        }
+        if !cache_warming::replayable(model, options.reasoning.is_some()) {
+            return warmer.stop("request cannot be replayed safely");
         }
         let Some(ttl) = cache_warming::prompt_cache_ttl(
             model,
             options.stream.cache_retention,
             options.stream.env.as_deref(),
         ) else {
-            return;
+            return warmer.stop(
+                if options.stream.cache_retention == Some(CacheRetention::None) {
+                    "request disabled prompt caching"
+                } else {
+                    "cache lifetime unavailable"
+                },
+            );
         };
         let Some(delay) = cache_warming::delay(ttl) else {
-            return;
+            return warmer.stop("cache lifetime unavailable");
         };
+        let now = Instant::now();
         let run = Arc::new(Run {
             id: self.cache_warmer.next_id.fetch_add(1, Ordering::SeqCst),
             model: model.clone(),
@@ -140,9 +284,12 @@ impl Inner {
             messages: self.agent.with_messages(<[AgentMessage]>::to_vec),
             ttl,
             delay,
-            started: Instant::now(),
+            started: now,
             phase: Mutex::new(Phase::Streaming),
             cancel: CancellationToken::new(),
+            next_warm_at: Mutex::new(now + delay),
+            refreshing: AtomicBool::new(false),
+            extension_override: AtomicBool::new(false),
         });
         *lock(&self.cache_warmer.run) = Some(Arc::clone(&run));
         tokio::spawn(keep_warm(Arc::downgrade(self), run));
@@ -154,25 +301,90 @@ impl Inner {
         let Some(run) = run else {
             return;
         };
-        if self.cache_warming_mode() != Mode::Idle {
-            self.cache_warmer.stop_run(run.id);
+        if self.cache_warming_mode() == Mode::Streaming {
+            self.cache_warmer
+                .stop_run(run.id, "agent run settled", None);
             return;
         }
         *lock(&run.phase) = Phase::Idle;
+        let deadline = run.started + cache_warming::MAX_IDLE_AGE;
+        if *lock(&run.next_warm_at) > deadline || Instant::now() >= deadline {
+            self.cache_warmer
+                .stop_run(run.id, "30-minute idle safety limit reached", None);
+        }
     }
 
-    /// Whether the run may go on now.
-    fn warm_run_valid(&self, run: &Run) -> bool {
+    /// Why the run may not go on now, if it may not (pi 1.6.0's reasons).
+    fn warm_run_stop_reason(&self, run: &Run) -> Option<&'static str> {
         let mode = self.cache_warming_mode();
+        if mode == Mode::Off {
+            Some("cache warming disabled")
+        } else if mode == Mode::Streaming && *lock(&run.phase) == Phase::Idle {
+            Some("agent run settled")
+        } else if !self.run_is_current(run) {
+            Some("conversation context changed")
+        } else {
+            None
+        }
+    }
+
+    /// pi 1.6.0's `validateRun`: whether `run` is still the one kept warm and may go on;
+    /// one that may not is stopped with the reason.
+    fn validate_run(&self, run: &Run) -> bool {
+        if !self.cache_warmer.current(run.id) {
+            return false;
+        }
+        match self.warm_run_stop_reason(run) {
+            Some(reason) => {
+                self.cache_warmer.stop_run(run.id, reason, None);
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// What the cache warmer is doing.
+    fn cache_warming_status(&self) -> CacheWarmingStatus {
+        if self.cache_warming_mode() == Mode::Off {
+            return CacheWarmingStatus::inactive("cache warming disabled");
+        }
+        let run = lock(&self.cache_warmer.run).clone();
+        let Some(run) = run else {
+            return match lock(&self.cache_warmer.stopped).clone() {
+                None => CacheWarmingStatus::inactive("waiting for first request"),
+                Some(Stopped { reason, decision }) => CacheWarmingStatus {
+                    state: CacheWarmingState::Inactive,
+                    reason: Some(reason),
+                    next_warm_at: None,
+                    decision: decision.map(|(d, _)| d),
+                    extension_override: decision.is_some_and(|(_, o)| o),
+                },
+            };
+        };
+        if !self.run_is_current(&run) {
+            return CacheWarmingStatus::inactive("conversation context changed");
+        }
         let phase = *lock(&run.phase);
-        self.cache_warmer.current(run.id)
-            && mode != Mode::Off
-            && !(mode == Mode::Streaming && phase == Phase::Idle)
-            && self.run_is_current(run)
+        let decision = cache_warming::evaluate(&run.model, self.last_prompt_tokens(), phase);
+        let refreshing = run.refreshing.load(Ordering::SeqCst);
+        if !decision.economics_available && !refreshing {
+            return CacheWarmingStatus::inactive("cache economics unavailable");
+        }
+        CacheWarmingStatus {
+            state: if refreshing {
+                CacheWarmingState::Refreshing
+            } else {
+                CacheWarmingState::Scheduled
+            },
+            reason: None,
+            next_warm_at: Some(*lock(&run.next_warm_at)),
+            decision: Some(decision),
+            extension_override: run.extension_override.load(Ordering::SeqCst),
+        }
     }
 
     /// One refresh: pi's decision (which an extension may overrule), then the request.
-    /// False when warming stops.
+    /// False when warming stopped.
     async fn refresh(&self, run: &Run) -> bool {
         let phase = *lock(&run.phase);
         let decision = cache_warming::evaluate(&run.model, self.last_prompt_tokens(), phase);
@@ -192,9 +404,22 @@ impl Inner {
             }
         }
         let overridden = warm != decision.warm;
-        if !warm || !self.warm_run_valid(run) {
+        if !self.validate_run(run) {
             return false;
         }
+        if !warm {
+            let reason = if overridden {
+                "stopped by extension"
+            } else if decision.economics_available {
+                "expected savings below threshold"
+            } else {
+                "cache economics unavailable"
+            };
+            self.cache_warmer
+                .stop_run(run.id, reason, Some((decision, overridden)));
+            return false;
+        }
+        run.extension_override.store(overridden, Ordering::SeqCst);
         let mut options = run.options.clone();
         options.stream.max_tokens = Some(1);
         options.stream.max_retries = Some(0);
@@ -203,7 +428,7 @@ impl Inner {
         let reply = pi_ai::stream_simple(&run.model, &run.context, options)
             .result()
             .await;
-        if !self.warm_run_valid(run) {
+        if !self.validate_run(run) {
             return false;
         }
         if !matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted) {
@@ -225,34 +450,51 @@ impl Inner {
 /// Refreshes `run` before each expiry until it is replaced, stops paying off, or reaches
 /// its age limit.
 async fn keep_warm(inner: Weak<Inner>, run: Arc<Run>) {
+    let mut next = *lock(&run.next_warm_at);
     loop {
-        let limit = match *lock(&run.phase) {
+        let phase = *lock(&run.phase);
+        let limit = match phase {
             Phase::Streaming => cache_warming::MAX_AGE,
             Phase::Idle => cache_warming::MAX_IDLE_AGE,
         };
-        let next = Instant::now() + run.delay;
-        if next > run.started + limit {
-            break;
+        let deadline = run.started + limit;
+        if next > deadline || Instant::now() >= deadline {
+            if let Some(inner) = inner.upgrade() {
+                let reason = match phase {
+                    Phase::Idle => "30-minute idle safety limit reached",
+                    Phase::Streaming => "one-hour safety limit reached",
+                };
+                inner.cache_warmer.stop_run(run.id, reason, None);
+            }
+            return;
         }
         // A refresh later than halfway through the margin left would write the cache
         // anew at full price instead of keeping it.
-        let deadline = next + (run.ttl - run.delay) / 2;
+        let refresh_deadline = next + (run.ttl - run.delay) / 2;
         tokio::select! {
             () = run.cancel.cancelled() => return,
-            () = tokio::time::sleep(run.delay) => {}
+            () = tokio::time::sleep_until(tokio::time::Instant::from_std(next)) => {}
         }
         let Some(inner) = inner.upgrade() else {
             return;
         };
-        if !inner.warm_run_valid(&run) || Instant::now() > deadline {
-            break;
+        run.refreshing.store(true, Ordering::SeqCst);
+        if !inner.validate_run(&run) {
+            return;
         }
-        if !inner.refresh(&run).await {
-            break;
+        if Instant::now() > refresh_deadline {
+            inner
+                .cache_warmer
+                .stop_run(run.id, "cache refresh deadline missed", None);
+            return;
         }
-    }
-    if let Some(inner) = inner.upgrade() {
-        inner.cache_warmer.stop_run(run.id);
+        if !inner.refresh(&run).await || !inner.cache_warmer.current(run.id) {
+            return;
+        }
+        next = Instant::now() + run.delay;
+        run.extension_override.store(false, Ordering::SeqCst);
+        *lock(&run.next_warm_at) = next;
+        run.refreshing.store(false, Ordering::SeqCst);
     }
 }
 
@@ -275,6 +517,11 @@ pub(super) fn warming_stream_fn(inner: Weak<Inner>) -> StreamFn {
 impl AgentSession {
     /// Stops cache warming (the session is replaced or closed).
     pub(super) fn stop_cache_warming(&self) {
-        self.inner.cache_warmer.stop();
+        self.inner.cache_warmer.stop("inactive");
+    }
+
+    /// What the cache warmer is doing (pi 1.6.0's `cacheWarmingStatus`).
+    pub fn cache_warming_status(&self) -> CacheWarmingStatus {
+        self.inner.cache_warming_status()
     }
 }

@@ -54,6 +54,7 @@ use crate::session_event::AgentSessionEvent;
 
 pub use bash::{BashResult, parse_bash_input};
 pub use bug_report::BugReportChoices;
+pub use cache_warming::{CacheWarmingState, CacheWarmingStatus, format_cache_warming_status};
 pub use extensions::ExtensionSetup;
 pub use mcp::McpToolFilter;
 pub use models::{ModelCycleResult, ScopedModel};

@@ -1,6 +1,7 @@
 //! Session files in the TypeScript pi's JSONL v3 format: header, entry tree, lazy flush,
 //! migrations, context building.
 
+pub mod cache_waste;
 pub mod context;
 pub mod discover;
 pub mod entry;
@@ -15,6 +16,7 @@ pub mod migrate;
 pub mod missing_cwd;
 pub mod select;
 pub mod time;
+pub mod usage_breakdown;
 
 pub use context::{SessionContext, build_session_context};
 pub use discover::find_most_recent;

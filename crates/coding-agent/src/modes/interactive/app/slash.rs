@@ -286,10 +286,38 @@ impl App {
         self.footer_dirty = true;
     }
 
-    /// `/mcp`: the servers, their state, exposure and tools; `/mcp reconnect <server>`.
+    /// `/session`: the session's file, messages, tokens, cache warming and cost, as pi
+    /// 1.6.0 shows them.
     fn session_info(&mut self) {
+        use crate::agent_session::format_cache_warming_status;
+        use crate::session::cache_waste::compute_cache_waste;
+        use crate::session::usage_breakdown::usage_cost_breakdown;
+
         let stats = self.session.session_stats();
-        let bold = |s: &str| self.theme.fg(ThemeColor::Text).bold().paint(s);
+        let registry = self.session.registry();
+        let cache_read_price =
+            |provider: &str, id: &str| registry.find(provider, id).map(|m| m.cost.cache_read);
+        let (cache_waste, breakdown) = self.session.with_session(|s| {
+            (
+                compute_cache_waste(s.entries(), &cache_read_price),
+                usage_cost_breakdown(s.entries()),
+            )
+        });
+        let warming = self.session.cache_warming_status();
+        let mode = match self
+            .session
+            .settings()
+            .global_value("cacheWarming")
+            .as_ref()
+            .and_then(serde_json::Value::as_str)
+        {
+            Some(mode @ ("off" | "streaming" | "idle")) => mode.to_owned(),
+            _ => "idle".to_owned(),
+        };
+        let model = self.session.model();
+        let selected_key = format!("{}/{}", model.provider, model.id);
+
+        let bold = |s: &str| pi_tui::Style::default().bold().paint(s);
         let dim = |s: &str| self.theme.fg(ThemeColor::Dim).paint(s);
         let n = crate::modes::interactive::components::summary_message::format_thousands;
         let mut info = format!("{}\n\n", bold("Session Info"));
@@ -303,24 +331,161 @@ impl App {
         );
         info += &format!("{} {}\n\n", dim("ID:"), stats.session_id);
         info += &format!("{}\n", bold("Messages"));
+        info += &format!("{} {}\n", dim("Total:"), stats.total_messages);
         info += &format!("{} {}\n", dim("User:"), stats.user_messages);
         info += &format!("{} {}\n", dim("Assistant:"), stats.assistant_messages);
-        info += &format!("{} {}\n", dim("Tool Calls:"), stats.tool_calls);
-        info += &format!("{} {}\n", dim("Tool Results:"), stats.tool_results);
-        info += &format!("{} {}\n\n", dim("Total:"), stats.total_messages);
+        info += &format!(
+            "{} {} calls, {} results\n\n",
+            dim("Tools:"),
+            stats.tool_calls,
+            stats.tool_results
+        );
         info += &format!("{}\n", bold("Tokens"));
-        info += &format!("{} {}\n", dim("Input:"), n(stats.tokens.input));
-        info += &format!("{} {}\n", dim("Output:"), n(stats.tokens.output));
-        if stats.tokens.cache_read > 0 {
-            info += &format!("{} {}\n", dim("Cache Read:"), n(stats.tokens.cache_read));
+        let tokens = stats.tokens;
+        let prompt = tokens.input + tokens.cache_read + tokens.cache_write;
+        info += &format!("{} {}\n", dim("Input:"), n(prompt));
+        if prompt > 0 && (tokens.cache_read > 0 || tokens.cache_write > 0) {
+            let hit_rate = dim(&format!(
+                "({}%)",
+                to_fixed(tokens.cache_read as f64 / prompt as f64 * 100.0, 1)
+            ));
+            info += &format!("  {} {} {hit_rate}\n", dim("Cached:"), n(tokens.cache_read));
+            let written = if tokens.cache_write > 0 {
+                format!(
+                    " {}",
+                    dim(&format!("({} written to cache)", n(tokens.cache_write)))
+                )
+            } else {
+                String::new()
+            };
+            info += &format!(
+                "  {} {}{written}\n",
+                dim("Uncached:"),
+                n(tokens.input + tokens.cache_write)
+            );
         }
-        if stats.tokens.cache_write > 0 {
-            info += &format!("{} {}\n", dim("Cache Write:"), n(stats.tokens.cache_write));
+        info += &format!("{} {}\n", dim("Output:"), n(tokens.output));
+        info += &format!("{} {}\n", dim("Total:"), n(tokens.total));
+        info += &format!("\n{}\n", bold("Cache Warming"));
+        info += &format!("{} {mode}\n", dim("Mode:"));
+        info += &format!(
+            "{} {}\n",
+            dim("Status:"),
+            format_cache_warming_status(&warming, std::time::Instant::now())
+        );
+        if let Some(decision) = warming.decision.filter(|d| d.economics_available) {
+            info += &format!(
+                "{} ${}\n",
+                dim("Cache miss penalty:"),
+                to_fixed(decision.miss_cost, 3)
+            );
+            info += &format!(
+                "{} ${}\n",
+                dim("Refresh cost:"),
+                to_fixed(decision.warm_cost, 3)
+            );
         }
-        info += &format!("{} {}", dim("Total:"), n(stats.tokens.total));
-        if stats.cost > 0.0 {
-            info += &format!("\n\n{}\n{} {:.4}", bold("Cost"), dim("Total:"), stats.cost);
+        if stats.cost > 0.0 || cache_waste.missed_tokens > 0 {
+            info += &format!("\n{}\n", bold("Cost"));
+            info += &format!("{} ${}", dim("Total:"), to_fixed(stats.cost, 3));
+            if breakdown.len() > 1 || breakdown.first().is_none_or(|row| row.key != selected_key) {
+                for row in &breakdown {
+                    info += &format!(
+                        "\n  {} ${} {}",
+                        dim(&format!("{}:", row.key)),
+                        to_fixed(row.cost, 3),
+                        dim(&format!("({} tokens)", format_tokens(row.tokens)))
+                    );
+                }
+            }
+            if cache_waste.missed_tokens > 0 {
+                let misses = if cache_waste.miss_count == 1 {
+                    "1 miss".to_owned()
+                } else {
+                    format!("{} misses", cache_waste.miss_count)
+                };
+                let detail = format!("{} tokens, {misses}", n(cache_waste.missed_tokens));
+                info += &if cache_waste.missed_cost >= 1e-4 {
+                    format!(
+                        "\n{} ${} {}",
+                        dim("Cache Re-billed:"),
+                        to_fixed(cache_waste.missed_cost, 3),
+                        dim(&format!("({detail})"))
+                    )
+                } else {
+                    format!("\n{} {detail}", dim("Cache Re-billed:"))
+                };
+            }
         }
         self.chat.add_text_block(&info);
+    }
+}
+
+/// Token counts as pi 1.6.0's `formatTokens` writes them: `999`, `5.0k` (for 5,050: the
+/// tenth rounded as `toFixed` does), `45k`, `1.5M`, `12M`.
+fn format_tokens(count: u64) -> String {
+    let n = count as f64;
+    if count < 1_000 {
+        count.to_string()
+    } else if count < 10_000 {
+        format!("{}k", to_fixed(n / 1e3, 1))
+    } else if count < 1_000_000 {
+        format!("{}k", (n / 1e3).round())
+    } else if count < 10_000_000 {
+        format!("{}M", to_fixed(n / 1e6, 1))
+    } else {
+        format!("{}M", (n / 1e6).round())
+    }
+}
+
+/// `value` with `digits` decimals, as JavaScript's `toFixed` writes it: the nearest
+/// decimal, and an exact tie rounded away from zero (Rust rounds ties to even).
+fn to_fixed(value: f64, digits: usize) -> String {
+    let exact = format!("{value:.60}");
+    let cut = exact.find('.').map_or(exact.len(), |dot| dot + 1 + digits);
+    let rest = &exact[cut.min(exact.len())..];
+    let tie = rest.starts_with('5') && rest[1..].bytes().all(|b| b == b'0');
+    if !tie {
+        return format!("{value:.digits$}");
+    }
+    // Away from zero: one more unit in the last kept place of the truncated digits.
+    let (sign, kept) = exact[..cut]
+        .strip_prefix('-')
+        .map_or(("", &exact[..cut]), |k| ("-", k));
+    let units: u128 = kept.replace('.', "").parse().unwrap_or(0) + 1;
+    let text = format!("{units:0>width$}", width = digits + 1);
+    let (whole, fraction) = text.split_at(text.len() - digits);
+    if digits == 0 {
+        format!("{sign}{whole}")
+    } else {
+        format!("{sign}{whole}.{fraction}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_fixed;
+
+    #[test]
+    fn to_fixed_rounds_as_javascript() {
+        assert_eq!(to_fixed(0.0625, 3), "0.063");
+        assert_eq!(to_fixed(0.0005, 3), "0.001");
+        assert_eq!(to_fixed(1.0005, 3), "1.000");
+        assert_eq!(to_fixed(2.5, 0), "3");
+        assert_eq!(to_fixed(12.34, 1), "12.3");
+        assert_eq!(to_fixed(0.0, 3), "0.000");
+        assert_eq!(to_fixed(87.5, 1), "87.5");
+        assert_eq!(to_fixed(-0.0625, 3), "-0.063");
+    }
+
+    #[test]
+    fn format_tokens_as_pi_16() {
+        assert_eq!(super::format_tokens(999), "999");
+        // 5.05 is 5.0499… as a double.
+        assert_eq!(super::format_tokens(5_050), "5.0k");
+        assert_eq!(super::format_tokens(5_150), "5.2k");
+        assert_eq!(super::format_tokens(45_500), "46k");
+        assert_eq!(super::format_tokens(1_500_000), "1.5M");
+        assert_eq!(super::format_tokens(12_400_000), "12M");
     }
 }
