@@ -66,7 +66,11 @@ export async function initialise(core, frame) {
 	core.state.apply(frame.state ?? {});
 	if (frame.cwd) core.state.cwd = frame.cwd;
 	if (!core.state.session.cwd) core.state.session.cwd = core.state.cwd;
-	configureTheme({ name: frame.themeName ?? core.state.themeName ?? "dark", color: mode === "interactive" });
+	configureTheme({
+		name: frame.themeName ?? core.state.themeName ?? "dark",
+		color: mode === "interactive",
+		spec: frame.theme ?? undefined,
+	});
 	core.state.onChange((update) => {
 		if (update.themeName) configureTheme({ name: update.themeName });
 	});

@@ -13,6 +13,8 @@ const THEME_KEY = Symbol.for("@mariozechner/pi-coding-agent:theme");
 
 let themeName = "dark";
 let forceColor = false;
+/** A theme painted by pi (`Theme::host_spec`), used instead of `themeName` until a name comes. */
+let themeSpec;
 let themeValue;
 let initialising = false;
 let keybindingsInstalled = false;
@@ -39,17 +41,53 @@ function initialiseTheme() {
 				// theme.fg/bg still work (raw ANSI); only chalk styles stay plain
 			}
 		}
-		loadDist(THEME_FILE).initTheme(themeName, false);
+		const mod = loadDist(THEME_FILE);
+		if (themeSpec) themeValue = themeFromSpec(mod, themeSpec);
+		else mod.initTheme(themeName, false);
 	} finally {
 		initialising = false;
 	}
 }
 
-/** Set the theme name (from init or a later `state`) and whether to force colours. */
-export function configureTheme({ name, color } = {}) {
+/**
+ * A Theme of pi-coding-agent's class painted as pi 1.6.0's Theme does: each key's opening
+ * sequence from the spec (`\e[39m` for the terminal default), and the faint keys as
+ * `<colour>\e[2m…\e[22;39m` (1.6.0's system theme without terminal colours: its neutrals).
+ */
+function themeFromSpec(mod, spec) {
+	const theme = new mod.Theme({}, {}, spec.mode, { name: spec.name });
+	theme.fgColors = new Map(Object.entries(spec.fg ?? {}));
+	theme.bgColors = new Map(Object.entries(spec.bg ?? {}));
+	const dim = new Set(spec.dim ?? []);
+	if (dim.size > 0) {
+		theme.fg = function (color, text) {
+			const ansi = this.getFgAnsi(color);
+			return dim.has(color) ? `${ansi}${text}\x1b[22;39m` : `${ansi}${text}\x1b[39m`;
+		};
+		const plainFgAnsi = theme.getFgAnsi;
+		theme.getFgAnsi = function (color) {
+			const ansi = plainFgAnsi.call(this, color);
+			return dim.has(color) ? `${ansi}\x1b[2m` : ansi;
+		};
+	}
+	return theme;
+}
+
+/**
+ * Set the theme: a name (from init or a later `state`: pi-coding-agent's theme of that name)
+ * or a spec painted by pi (init outside interactive mode), and whether to force colours.
+ */
+export function configureTheme({ name, color, spec } = {}) {
 	if (color !== undefined) forceColor = color;
+	if (spec) {
+		themeSpec = spec;
+		if (spec.name) themeName = spec.name;
+		if (themeValue !== undefined) themeValue = themeFromSpec(loadDist(THEME_FILE), spec);
+		return;
+	}
 	if (!name || name === themeName) return;
 	themeName = name;
+	themeSpec = undefined;
 	if (themeValue !== undefined) loadDist(THEME_FILE).setTheme(name, false);
 }
 

@@ -141,6 +141,16 @@ impl NodeHost {
             "mode": options.mode,
             "flagValues": options.flag_values,
             "themeName": options.theme,
+            // Outside interactive mode extensions get pi 1.6.0's non-interactive theme,
+            // painted here (the interactive mode sends its own theme's name).
+            "theme": (options.mode != "interactive").then(|| {
+                crate::modes::interactive::theme::non_interactive_theme(
+                    &options.agent_dir,
+                    &options.cwd,
+                    options.project_trusted,
+                )
+                .host_spec()
+            }),
             "projectTrusted": options.project_trusted,
         });
         let Value::Object(init) = init else {

@@ -216,6 +216,41 @@ pub fn load_theme_with_mode(
     (Theme::dark(mode), warnings)
 }
 
+/// The theme pi 1.6.0 sets up outside interactive mode (print, json, rpc), which its
+/// extensions see as `ctx.ui.theme`: the settings' `theme` (an automatic `light/dark`
+/// setting, `--use-theme` and the themes extensions register count only in interactive
+/// mode), else `system`, and `system` again when the named theme does not load. No
+/// terminal is asked for its colors there, so `system` is the palette fallback (ANSI
+/// indices, faint neutrals); a named theme is painted in the color mode of the
+/// environment (`COLORTERM`, known terminals, `PI_TRUE_COLOR`).
+pub fn non_interactive_theme(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Theme {
+    let settings = crate::config::settings_store::SettingsStore::load_for_trust(
+        &crate::config::paths::settings_path(agent_dir),
+        &crate::config::paths::project_settings_path(cwd),
+        project_trusted,
+    )
+    .get();
+    let mode = ColorMode::detect();
+    let wanted = settings.theme.as_deref().filter(|name| !name.contains('/'));
+    match wanted {
+        Some(name) if name != super::system::SYSTEM_THEME_NAME => {
+            let sources = ThemeSources {
+                settings: settings.themes.clone().unwrap_or_default(),
+                skip_project: !project_trusted,
+                ..Default::default()
+            };
+            let (theme, warnings) =
+                load_theme_with_mode(Some(name), agent_dir, cwd, &sources, mode);
+            if warnings.iter().any(|w| w.ends_with("using \"dark\"")) {
+                Theme::system(mode)
+            } else {
+                theme
+            }
+        }
+        _ => Theme::system(mode),
+    }
+}
+
 /// The names of the built-in themes and every loadable custom theme, sorted, with the
 /// `system` theme first (it is the default and adapts to every terminal).
 pub fn available_themes(agent_dir: &Path, cwd: &Path, sources: &ThemeSources) -> Vec<String> {

@@ -16,7 +16,8 @@ use pi_tui::style::{Color, ColorMode, Style};
 
 pub use loader::{
     ThemeSources, available_themes, default_theme_name, load_theme, load_theme_from_path,
-    load_theme_with_mode, parse_auto_theme, terminal_theme_name, theme_name_for_background,
+    load_theme_with_mode, non_interactive_theme, parse_auto_theme, terminal_theme_name,
+    theme_name_for_background,
 };
 pub use schema::{
     ColorValue, ExportColorsJson, REQUIRED_COLOR_KEYS, ThemeBg, ThemeColor, ThemeColors, ThemeJson,
@@ -358,6 +359,53 @@ impl Theme {
     /// The editor border style for a thinking level.
     pub fn thinking_border(&self, level: pi_ai::ThinkingLevel) -> Style {
         self.fg(ThemeColor::thinking(level))
+    }
+
+    /// The theme as the extension host paints it for extensions (pi 1.6.0's `Theme`):
+    /// every key's opening sequence in this theme's mode (`\e[39m` / `\e[49m` for the
+    /// terminal default), the keys drawn faint, and the mode.
+    pub fn host_spec(&self) -> serde_json::Value {
+        let sgr = |style: Style, default: &str| {
+            let prefix = style.with_mode(self.mode).prefix();
+            if prefix.is_empty() {
+                default.to_owned()
+            } else {
+                prefix
+            }
+        };
+        let fg: serde_json::Map<String, serde_json::Value> = ThemeColor::ALL
+            .iter()
+            .map(|k| {
+                (
+                    k.key().to_owned(),
+                    sgr(Style::fg(self.color(*k)), "\x1b[39m").into(),
+                )
+            })
+            .collect();
+        let bg: serde_json::Map<String, serde_json::Value> = ThemeBg::ALL
+            .iter()
+            .map(|k| {
+                (
+                    k.key().to_owned(),
+                    sgr(Style::bg(self.bg_color(*k)), "\x1b[49m").into(),
+                )
+            })
+            .collect();
+        let dim: Vec<&str> = ThemeColor::ALL
+            .iter()
+            .filter(|k| self.dim.get(**k as usize).copied().unwrap_or(false))
+            .map(|k| k.key())
+            .collect();
+        serde_json::json!({
+            "name": self.name,
+            "mode": match self.mode {
+                ColorMode::TrueColor => "truecolor",
+                ColorMode::Ansi256 => "256color",
+            },
+            "fg": fg,
+            "bg": bg,
+            "dim": dim,
+        })
     }
 
     /// The export section's resolved colors.

@@ -402,3 +402,75 @@ fn pi_16_color_functions_short_hex_and_appearance_load() {
         "{err}"
     );
 }
+
+#[test]
+fn host_spec_paints_the_palette_fallback_as_pi_16_does() {
+    // pi 1.6.0's system theme when the terminal reported no colors (print/json/rpc mode):
+    // palette indices, and the neutrals the terminal default, drawn faint.
+    let generated = super::system::generate(
+        &pi_tui::terminal_colors::TerminalColors::default(),
+        1.0,
+        Some(super::system::Appearance::Dark),
+    );
+    let spec = Theme::from_system(&generated, ColorMode::Ansi256).host_spec();
+    assert_eq!(spec["name"], "system");
+    assert_eq!(spec["mode"], "256color");
+    assert_eq!(spec["fg"]["accent"], "\x1b[38;5;5m");
+    assert_eq!(spec["fg"]["warning"], "\x1b[38;5;3m");
+    assert_eq!(spec["fg"]["muted"], "\x1b[39m");
+    assert_eq!(spec["fg"]["text"], "\x1b[39m");
+    assert_eq!(spec["bg"]["selectedBg"], "\x1b[49m");
+    let dim: Vec<&str> = spec["dim"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(dim.contains(&"muted") && dim.contains(&"dim"));
+    assert!(!dim.contains(&"text") && !dim.contains(&"accent"));
+}
+
+#[test]
+fn host_spec_paints_a_theme_file_in_its_mode() {
+    let dark = Theme::dark(ColorMode::TrueColor).host_spec();
+    assert_eq!(dark["mode"], "truecolor");
+    assert!(
+        dark["fg"]["accent"]
+            .as_str()
+            .unwrap()
+            .starts_with("\x1b[38;2;")
+    );
+    assert_eq!(dark["dim"], serde_json::json!([]));
+    let dark = Theme::dark(ColorMode::Ansi256).host_spec();
+    assert!(
+        dark["fg"]["accent"]
+            .as_str()
+            .unwrap()
+            .starts_with("\x1b[38;5;")
+    );
+}
+
+#[test]
+fn non_interactive_theme_follows_the_settings_else_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let (agent, cwd) = (dir.path().join("agent"), dir.path().join("work"));
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::create_dir_all(&cwd).unwrap();
+    assert_eq!(non_interactive_theme(&agent, &cwd, true).name(), "system");
+    for (setting, name) in [
+        ("dark", "dark"),
+        ("light/dark", "system"),
+        ("nope", "system"),
+    ] {
+        std::fs::write(
+            agent.join("settings.json"),
+            serde_json::json!({ "theme": setting }).to_string(),
+        )
+        .unwrap();
+        assert_eq!(
+            non_interactive_theme(&agent, &cwd, true).name(),
+            name,
+            "{setting}"
+        );
+    }
+}
