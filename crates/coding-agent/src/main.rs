@@ -350,7 +350,14 @@ fn run() -> Result<i32> {
         );
     }
     pi_coding_agent::timing::mark("session opened");
-    let restored = session.branch_settings();
+    let mut restored = session.branch_settings();
+    // A routed response names its physical model; a still-registered virtual model stays
+    // the selection (pi 1.6.0's getBranchSelection).
+    restored.model =
+        pi_coding_agent::virtual_models::branch_selection(&session.branch_entries(), |p, i| {
+            registry.find(p, i).cloned()
+        })
+        .or(restored.model);
     let resuming = restored.has_messages;
     let has_thinking_entry = session.branch_entries().iter().any(|e| {
         matches!(

@@ -144,3 +144,42 @@ pub fn latest_response(messages: &[pi_ai::Message]) -> Option<&pi_ai::AssistantM
         _ => None,
     })
 }
+
+/// The model a branch selected (pi 1.6.0's `getBranchSelection`): its latest
+/// `model_change`, or the physical model of a later response, unless that response was
+/// routed for a virtual model `find` still knows (then the virtual model stays selected).
+pub fn branch_selection(
+    branch: &[&SessionEntry],
+    find: impl Fn(&str, &str) -> Option<Model>,
+) -> Option<(String, String)> {
+    let change_before = |end: usize| {
+        branch[..end].iter().rev().find_map(|e| match &e.kind {
+            EntryKind::ModelChange { provider, model_id } => {
+                Some((provider.clone(), model_id.clone()))
+            }
+            _ => None,
+        })
+    };
+    for (at, entry) in branch.iter().enumerate().rev() {
+        match &entry.kind {
+            EntryKind::ModelChange { provider, model_id } => {
+                return Some((provider.clone(), model_id.clone()));
+            }
+            EntryKind::Message { message } => {
+                let Some(reply) = message.as_assistant() else {
+                    continue;
+                };
+                if reply.api == VIRTUAL_API {
+                    continue;
+                }
+                let response = (reply.provider.clone(), reply.model.clone());
+                let selected = change_before(at).filter(|(provider, id)| {
+                    find(provider, id).is_some_and(|model| is_virtual(&model))
+                });
+                return Some(selected.unwrap_or(response));
+            }
+            _ => {}
+        }
+    }
+    None
+}

@@ -428,6 +428,7 @@ fn footer_data() -> FooterData {
         show_provider: true,
         sandbox: None,
         experimental: false,
+        routed: None,
     }
 }
 

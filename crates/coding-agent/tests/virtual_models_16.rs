@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use mock_llm::{MockServer, Script};
 use support::rpc::{Env, Rpc, read_jsonl};
-use support::ts16::{ts16, ts16_pi};
+use support::tmux::{self, Tmux};
+use support::ts16::{pis, program_path, ts16, ts16_pi};
 
 /// `router/auto`: `high` goes to mock-thinker, anything else to mock-model; a user turn
 /// counts up the state. Every request is logged to `$ROUTE_LOG`.
@@ -37,6 +38,11 @@ export default function (pi) {
       return { model: ctx.modelRegistry.find("mock", id), thinkingLevel: "medium", state: next };
     },
   });
+  pi.registerCommand("ask", { handler: async (_args, ctx) => {
+    const reply = await ctx.modelRegistry.streamSimple(ctx.model,
+      { messages: [{ role: "user", content: "asked directly", timestamp: 1 }] }, { reasoning: "high" }).result();
+    ctx.ui.notify(`${reply.provider}/${reply.model}: ${reply.content.map((c) => c.text ?? "").join("")}`, "info");
+  } });
   pi.registerCommand("models", { handler: async (_args, ctx) => {
     const found = ctx.modelRegistry.getAvailable().filter((m) => m.provider === "router");
     ctx.ui.notify(JSON.stringify(found.map((m) => [m.id, m.name, m.api, m.reasoning, m.contextWindow])), "info");
@@ -146,6 +152,206 @@ async fn a_virtual_model_routes_each_request_as_in_16() {
     );
     if let Some(wrapper) = ts16() {
         let theirs = routed_session(ts16_pi(&wrapper)).await;
+        assert_eq!(ours, theirs, "ours, then pi 1.6.0");
+    }
+}
+
+/// The footer's last row after one answer, from its context window on, from `router/auto:high` (routed to
+/// mock-thinker at medium).
+fn footer_after_an_answer(name: &str, wrapper: &Option<std::path::PathBuf>, host: &str) -> String {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockServer::start()).unwrap();
+    server.push(Script::text("Routed answer."));
+    let env = Env::new(&server, 128_000, json!({"tuiMode": "regular"}));
+    let ext = env.dir.path().join("router.ts");
+    std::fs::write(&ext, EXTENSION).unwrap();
+    let log = env.dir.path().join("routes.jsonl");
+    let log = log.to_str().unwrap();
+    let pi = program_path(wrapper);
+    let vars = [
+        ("PI_OFFLINE", "1"),
+        ("ROUTE_LOG", log),
+        ("PI_EXTENSION_HOST_DIR", host),
+    ];
+    let args = ["-e", ext.to_str().unwrap(), "--model", "router/auto:high"];
+    let tmux = Tmux::start_program(&env, &pi, &vars, &args, 120, 30);
+    tmux.wait(&format!("{name}: started"), WAIT, |s| {
+        s.contains("auto • high")
+    });
+    tmux.type_text("hello");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait(&format!("{name}: routed footer"), WAIT, |s| {
+        s.contains("Routed answer.") && s.contains("→")
+    });
+    // From the context window on: the token counts depend on each pi's own prompt.
+    let footer = screen
+        .lines()
+        .rev()
+        .find(|l| l.contains("→"))
+        .and_then(|l| l.split_once('%'))
+        .unwrap()
+        .1
+        .to_owned();
+    drop(tmux);
+    drop(env);
+    footer
+}
+
+const WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+#[test]
+fn the_footer_shows_the_routed_model_as_in_16() {
+    if !tmux::available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let Some(host) = support::ext_host::host_dir() else {
+        return;
+    };
+    let host = host.to_str().unwrap().to_owned();
+    let footers: Vec<(&str, String)> = pis()
+        .into_iter()
+        .map(|(name, wrapper)| (name, footer_after_an_answer(name, &wrapper, &host)))
+        .collect();
+    assert!(
+        footers[0]
+            .1
+            .ends_with("auto • high → mock-thinker • medium"),
+        "{footers:?}"
+    );
+    for (name, footer) in &footers[1..] {
+        assert_eq!(&footers[0].1, footer, "ours, then {name}");
+    }
+}
+
+/// The model `pi -c` restores after a routed answer, with the router's extension loaded
+/// and without it.
+async fn resumed_selection(wrapper: Option<std::path::PathBuf>) -> Value {
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("Routed."));
+    let env = Env::new(&server, 128_000, json!({}));
+    let ext = env.dir.path().join("router.ts");
+    std::fs::write(&ext, EXTENSION).unwrap();
+    let log = env.dir.path().join("routes.jsonl");
+    let make = move || {
+        let mut program = match &wrapper {
+            Some(wrapper) => ts16_pi(wrapper),
+            None => Command::new(env!("CARGO_BIN_EXE_pi")),
+        };
+        program.env("ROUTE_LOG", &log);
+        if let Some(host) = support::ext_host::host_dir() {
+            program.env("PI_EXTENSION_HOST_DIR", host);
+        }
+        program
+    };
+    tokio::task::spawn_blocking(move || {
+        let ext = ext.to_str().unwrap();
+        let mut rpc = Rpc::start_program(&env, make(), &["-e", ext, "--model", "router/auto:high"]);
+        rpc.call("p", json!({"type": "prompt", "message": "route me"}));
+        rpc.event("agent_end");
+        rpc.finish();
+        let mut shown = Vec::new();
+        for args in [vec!["-c", "-e", ext], vec!["-c"]] {
+            let mut rpc = Rpc::start_program(&env, make(), &args);
+            let state = rpc.call("s", json!({"type": "get_state"}));
+            rpc.finish();
+            let model = &state["data"]["model"];
+            shown.push(json!([
+                model["provider"],
+                model["id"],
+                state["data"]["thinkingLevel"]
+            ]));
+        }
+        drop(env);
+        Value::Array(shown)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_keeps_or_falls_back_from_its_virtual_model_as_in_16() {
+    if support::ext_host::host_dir().is_none() {
+        return;
+    }
+    let ours = resumed_selection(None).await;
+    assert_eq!(
+        ours,
+        json!([["router", "auto", "high"], ["mock", "mock-thinker", "high"]]),
+        "{ours:#}"
+    );
+    if let Some(wrapper) = ts16() {
+        let theirs = resumed_selection(Some(wrapper)).await;
+        assert_eq!(ours, theirs, "ours, then pi 1.6.0");
+    }
+}
+
+/// A compaction summary and an extension's own model call, both made with the virtual
+/// model: routed with reason `direct`.
+async fn direct_requests(mut program: Command) -> Value {
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("First."));
+    server.push(Script::text("Second."));
+    server.push(Script::text("The summary."));
+    server.push(Script::text("Asked."));
+    let env = Env::new(
+        &server,
+        128_000,
+        json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    let ext = env.dir.path().join("router.ts");
+    std::fs::write(&ext, EXTENSION).unwrap();
+    let log = env.dir.path().join("routes.jsonl");
+    program.env("ROUTE_LOG", &log);
+    if let Some(host) = support::ext_host::host_dir() {
+        program.env("PI_EXTENSION_HOST_DIR", host);
+    }
+    let (compacted, asked, routes) = tokio::task::spawn_blocking(move || {
+        let args = ["-e", ext.to_str().unwrap(), "--model", "router/auto:high"];
+        let mut rpc = Rpc::start_program(&env, program, &args);
+        for (id, text) in [("p1", "first"), ("p2", "second")] {
+            rpc.call(id, json!({"type": "prompt", "message": text}));
+            rpc.event("agent_end");
+        }
+        let compacted = rpc.call("c", json!({"type": "compact"}));
+        rpc.send(json!({"id": "a", "type": "prompt", "message": "/ask"}));
+        let asked = rpc.until("the direct answer", |l| l["method"] == "notify");
+        let asked = asked.last().unwrap()["message"].clone();
+        rpc.finish();
+        let routes: Vec<Value> = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|r| json!([r["reason"], r["level"], r["state"]]))
+            .collect();
+        drop(env);
+        (compacted["data"]["summary"].clone(), asked, routes)
+    })
+    .await
+    .unwrap();
+    let requests: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| json!([r.body["model"], r.body["reasoning_effort"]]))
+        .collect();
+    json!({"compacted": compacted, "asked": asked, "routes": routes, "requests": requests})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_requests_are_routed_as_in_16() {
+    if support::ext_host::host_dir().is_none() {
+        return;
+    }
+    let ours = direct_requests(Command::new(env!("CARGO_BIN_EXE_pi"))).await;
+    let reasons: Vec<&str> = ours["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, ["user", "user", "direct", "direct"], "{ours:#}");
+    if let Some(wrapper) = ts16() {
+        let theirs = direct_requests(ts16_pi(&wrapper)).await;
         assert_eq!(ours, theirs, "ours, then pi 1.6.0");
     }
 }

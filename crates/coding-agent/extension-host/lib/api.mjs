@@ -108,6 +108,18 @@ export function createExtensionAPI(extension, runtime, env) {
 			extension.messageRenderers.set(customType, renderer);
 			registered();
 		},
+		/** Draws `pi.appendEntry` entries of `customType` in the transcript (pi 1.6.0). */
+		registerEntryRenderer(customType, renderer) {
+			assertActive();
+			extension.entryRenderers.set(customType, renderer);
+			registered();
+		},
+		/** `(toolName, next) => renderer | undefined` for any tool's calls (pi 1.6.0). */
+		registerToolRenderer(resolver) {
+			assertActive();
+			extension.toolRenderers.push(resolver);
+			registered();
+		},
 		getFlag(name) {
 			assertActive();
 			if (!extension.flags.has(name)) return undefined;
@@ -177,6 +189,15 @@ export function createExtensionAPI(extension, runtime, env) {
 		unregisterProvider(name) {
 			assertActive();
 			applyRuntimeChange(() => runtime.unregisterProvider(name, extension.path));
+		},
+		/** A selectable model whose `route(request, ctx)` picks the physical model per request. */
+		registerVirtualModel(model) {
+			assertActive();
+			applyRuntimeChange(() => runtime.registerVirtualModel(model, extension.path));
+		},
+		unregisterVirtualModel(provider, id) {
+			assertActive();
+			applyRuntimeChange(() => runtime.unregisterVirtualModel(provider, id, extension.path));
 		},
 		events: {
 			emit(channel, data) {

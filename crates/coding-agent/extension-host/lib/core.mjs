@@ -3,6 +3,7 @@
  * the extensions, answer with what they registered, then bind the runtime so actions
  * reach pi.
  */
+import { createContext } from "./context.mjs";
 import { createEventBus } from "./event-bus.mjs";
 import { loadExtensions } from "./loader.mjs";
 import { Catalogs } from "./catalogs.mjs";
@@ -49,6 +50,8 @@ export function createCore(channel) {
 		loadTimings: [],
 	};
 	runtime.catalogs = core.catalogs;
+	// What a virtual model's route() gets as ctx outside an event (direct requests).
+	runtime.createContext = () => createContext(core);
 	core.modelRegistry = createModelRegistry({ state, channel, runtime, registry, catalogs: core.catalogs });
 	registry.onChange = (extensions) => channel.notify("registrations", { extensions });
 	channel.beforeResponse = () => registry.flush();

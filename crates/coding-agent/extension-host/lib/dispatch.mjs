@@ -24,7 +24,15 @@ import { applyFlags, initialise, refreshCatalogsInBackground, reloadExtensions }
 import { clearFactoryCache } from "./loader.mjs";
 import { streamProvider } from "./providers.mjs";
 import { dispatchEvent } from "./runner.mjs";
-import { disposeToolRender, executeTool, prepareToolArguments, renderMessage, renderTool } from "./tools.mjs";
+import { routeVirtualModel } from "./virtual-models.mjs";
+import {
+	disposeToolRender,
+	executeTool,
+	prepareToolArguments,
+	renderEntry,
+	renderMessage,
+	renderTool,
+} from "./tools.mjs";
 
 /** Request handlers: (core, frame, signal) => result (`event` gets the lazy abort handle). */
 const REQUESTS = {
@@ -48,8 +56,10 @@ const REQUESTS = {
 	},
 	tool_execute: executeTool,
 	tool_prepare: prepareToolArguments,
+	route_model: routeVirtualModel,
 	tool_render: renderTool,
 	message_render: renderMessage,
+	entry_render: renderEntry,
 	command: runCommand,
 	command_completions: commandCompletions,
 	shortcut: runShortcut,

@@ -49,6 +49,31 @@ export function createModelRegistry({ state, channel, runtime, registry, catalog
 		})();
 		return out;
 	};
+	/** The physical model and options of a direct request with `model`. */
+	const routeDirect = async (self, model, context, options) => {
+		if (model?.api !== "pi-virtual") return { model, options };
+		const entry = runtime.virtualModels?.get(`${model.provider}/${model.id}`);
+		const name = `Virtual model ${model.provider}/${model.id}`;
+		if (!entry) throw new Error(`${name} is not registered.`);
+		const request = {
+			model,
+			thinkingLevel: options?.reasoning ?? "off",
+			reason: "direct",
+			messages: context?.messages ?? [],
+			signal: options?.signal,
+		};
+		const route = await entry.definition.route(request, runtime.createContext());
+		const { provider, id } = route.model;
+		const target = self.find(provider, id);
+		const routed = `${name} routed to ${provider}/${id}`;
+		if (!target || target.api === "pi-virtual") throw new Error(`${routed}, which is not a physical model.`);
+		if (!self.hasConfiguredAuth(target)) throw new Error(`${routed}, which has no credentials.`);
+		const level = route.thinkingLevel;
+		const { maxTokens: limit } = target;
+		const maxTokens = options?.maxTokens && limit > 0 ? Math.min(options.maxTokens, limit) : options?.maxTokens;
+		const reasoning = level === "off" ? undefined : level;
+		return { model: target, options: { ...(options ?? {}), maxTokens, reasoning } };
+	};
 	return {
 		/** pi 1.6.0's `refresh(options)`: a Promise of `{aborted, errors}` (ModelsRefreshResult). */
 		async refresh(options) {
@@ -104,10 +129,12 @@ export function createModelRegistry({ state, channel, runtime, registry, catalog
 		},
 		streamSimple(model, context, options) {
 			const piAi = loadModule("@mariozechner/pi-ai");
-			const custom = customStream(model);
 			return deferred(piAi, model, async () => {
-				const resolved = await withAuth(this, model, options);
-				return custom ? custom(model, context, resolved) : piAi.streamSimple(model, context, resolved);
+				// A virtual model is routed first (reason `direct`, no state), as pi 1.6.0 does.
+				const { model: target, options: routed } = await routeDirect(this, model, context, options);
+				const custom = customStream(target);
+				const resolved = await withAuth(this, target, routed);
+				return custom ? custom(target, context, resolved) : piAi.streamSimple(target, context, resolved);
 			});
 		},
 		async complete(model, context, options) {

@@ -66,6 +66,24 @@ export class Registry {
 		return undefined;
 	}
 
+	findEntryRenderer(customType) {
+		for (const ext of this.extensions) {
+			const renderer = ext.entryRenderers.get(customType);
+			if (renderer) return { ext, renderer };
+		}
+		return undefined;
+	}
+
+	/**
+	 * pi 1.6.0's `resolveToolRenderers`: the first resolver (extensions in load order) gets
+	 * `next()` = what the later ones, then `base()`, choose. Asked anew for each tool call.
+	 */
+	resolveToolRenderer(toolName, base) {
+		const resolvers = this.extensions.flatMap((ext) => ext.toolRenderers);
+		const resolve = (index) => (index < resolvers.length ? resolvers[index](toolName, () => resolve(index + 1)) : base());
+		return resolve(0);
+	}
+
 	findShortcut(key) {
 		const wanted = String(key).toLowerCase();
 		let found;
@@ -170,6 +188,8 @@ export function createExtensionRecord(info, resolvedPath) {
 		handlers: new Map(),
 		tools: new Map(),
 		messageRenderers: new Map(),
+		entryRenderers: new Map(),
+		toolRenderers: [],
 		commands: new Map(),
 		flags: new Map(),
 		shortcuts: new Map(),
@@ -204,6 +224,8 @@ function describeExtension(ext) {
 			...(shortcut.description !== undefined ? { description: shortcut.description } : {}),
 		})),
 		messageRenderers: [...ext.messageRenderers.keys()],
+		entryRenderers: [...ext.entryRenderers.keys()],
+		toolRenderers: ext.toolRenderers.length > 0,
 	};
 }
 

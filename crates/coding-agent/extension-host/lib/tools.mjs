@@ -9,6 +9,7 @@
  */
 import { withBigInts } from "./bigint-params.mjs";
 import { createContext } from "./context.mjs";
+import { loadDist, loadModule } from "./native.mjs";
 import { currentTheme } from "./theme.mjs";
 
 export async function executeTool(core, frame, signal) {
@@ -37,7 +38,37 @@ export async function prepareToolArguments(core, frame) {
 	return found.tool.prepareArguments(frame.args);
 }
 
-/** Per tool call: renderer state and the last components (by kind). */
+/**
+ * Stand-ins for pi's own renderers of its built-in tools (drawn by pi itself): `next()`
+ * gives them for these tools; a slot that resolves to one is answered null (pi draws it).
+ */
+const BUILT_IN = { call: () => undefined, result: () => undefined };
+const BUILT_IN_TOOLS = new Set(["read", "bash", "powershell", "edit", "write", "grep", "find", "ls"]);
+
+/**
+ * The renderers of a tool call, chosen once per call as pi 1.6.0's ToolExecutionComponent
+ * does: the resolvers of `registerToolRenderer`, then the registered tool (its missing
+ * renderers filled in by the built-in ones for built-in names). A throwing resolver counts
+ * as none (the call is drawn by default).
+ */
+function resolveRenderers(core, toolName) {
+	const base = () => {
+		const tool = core.registry.findTool(toolName)?.tool;
+		if (!BUILT_IN_TOOLS.has(toolName)) return tool;
+		return {
+			...tool,
+			renderCall: tool?.renderCall ?? BUILT_IN.call,
+			renderResult: tool?.renderResult ?? BUILT_IN.result,
+		};
+	};
+	try {
+		return core.registry.resolveToolRenderer(toolName, base);
+	} catch {
+		return undefined;
+	}
+}
+
+/** Per tool call: renderer state, its renderers and the last components (by kind). */
 const renderSlots = new Map();
 
 /**
@@ -46,15 +77,15 @@ const renderSlots = new Map();
  * A renderer that throws makes pi fall back too (null), as in pi.
  */
 export function renderTool(core, frame) {
-	const found = core.registry.findTool(frame.toolName);
 	const kind = frame.kind === "result" ? "result" : "call";
-	const renderer = kind === "call" ? found?.tool.renderCall : found?.tool.renderResult;
-	if (typeof renderer !== "function") return null;
 	let slot = renderSlots.get(frame.toolCallId);
-	if (!slot) {
-		slot = { state: {}, call: undefined, result: undefined };
+	if (!slot || slot.toolName !== frame.toolName) {
+		const renderers = resolveRenderers(core, frame.toolName);
+		slot = { state: {}, call: undefined, result: undefined, toolName: frame.toolName, renderers };
 		renderSlots.set(frame.toolCallId, slot);
 	}
+	const renderer = kind === "call" ? slot.renderers?.renderCall : slot.renderers?.renderResult;
+	if (typeof renderer !== "function" || renderer === BUILT_IN[kind]) return null;
 	const info = frame.context ?? {};
 	const last = slot[kind];
 	const context = {
@@ -117,6 +148,30 @@ export function renderMessage(core, frame) {
 	const found = core.registry.findMessageRenderer(frame.message?.customType ?? frame.customType);
 	if (!found) return null;
 	const component = found.renderer(frame.message, { expanded: frame.expanded === true }, currentTheme());
+	if (!component) return null;
+	return { componentId: core.components.add(component) };
+}
+
+/**
+ * `entry_render {entry, expanded}` → `{componentId}`, or null when no extension draws the
+ * entry's `customType` or its renderer returned nothing. A renderer that throws is drawn
+ * as pi 1.6.0's CustomEntryComponent does: `[customType] renderer failed: message` in a box.
+ */
+export function renderEntry(core, frame) {
+	const entry = frame.entry ?? {};
+	const found = core.registry.findEntryRenderer(entry.customType);
+	if (!found) return null;
+	const theme = currentTheme();
+	const { keyText, keyHint } = loadDist("modes/interactive/components/keybinding-hints.js");
+	let component;
+	try {
+		component = found.renderer(entry, { expanded: frame.expanded === true, keyText, keyHint }, theme);
+	} catch (error) {
+		const message = error instanceof Error ? error.message : String(error);
+		const { Box, Text } = loadModule("@mariozechner/pi-tui");
+		component = new Box(1, 1, (text) => theme.bg("customMessageBg", text));
+		component.addChild(new Text(theme.fg("error", `[${entry.customType}] renderer failed: ${message}`), 0, 0));
+	}
 	if (!component) return null;
 	return { componentId: core.components.add(component) };
 }

@@ -53,7 +53,9 @@ impl AgentSession {
         if skip_aborted && message.stop_reason == StopReason::Aborted {
             return false;
         }
-        let same_model = message.provider == model.provider && message.model == model.id;
+        let message_model = self.model_for_message(message);
+        let same_model = message_model.is_some();
+        let limits = message_model.unwrap_or_else(|| model.clone());
         let compaction_at = {
             let session = lock(&inner.session);
             latest_compaction_millis(&session.branch_entries())
@@ -62,13 +64,13 @@ impl AgentSession {
             return false;
         }
         let overflow =
-            same_model && pi_ai::is_context_overflow(message, Some(model.context_window));
+            same_model && pi_ai::is_context_overflow(message, Some(limits.context_window));
         // pi 1.6: a reply cut off before it used its output budget ran out of context
         // window, and is recovered from as an overflow is.
         let cut_short = same_model
             && message.stop_reason == StopReason::Length
-            && model.max_tokens > 0
-            && message.usage.output < model.max_tokens;
+            && limits.max_tokens > 0
+            && message.usage.output < limits.max_tokens;
         if overflow || cut_short {
             // A completed reply over the window is compacted but kept: nothing to retry.
             if message.stop_reason == StopReason::Stop {
@@ -133,7 +135,7 @@ impl AgentSession {
         } else {
             direct_tokens
         };
-        if allow_threshold && should_compact(context_tokens, model.context_window, &settings) {
+        if allow_threshold && should_compact(context_tokens, limits.context_window, &settings) {
             return self
                 .run_auto_compaction(CompactionReason::Threshold, false)
                 .await;
@@ -155,7 +157,11 @@ impl AgentSession {
             .settings
             .get()
             .compaction_settings_for(Some(&model_key(&model)));
-        if !settings.enabled || model.context_window == 0 {
+        // A virtual model's request is checked against the model it is routed to.
+        if !settings.enabled
+            || model.context_window == 0
+            || crate::virtual_models::is_virtual(&model)
+        {
             return;
         }
         let tokens = {
@@ -422,9 +428,10 @@ impl AgentSession {
         };
         // Nothing to compact is said before a missing key (as pi 1.6.0 checks).
         let preparation = preparation.ok_or(CompactionRun::Skipped)?;
-        let auth = inner
-            .request_auth(&model)
-            .map_err(|e| CompactionRun::Failed(CompactionError::Summarization(e.0)))?;
+        let (model, level, auth) = inner
+            .direct_target(model, self.thinking_level(), &cancel)
+            .await
+            .map_err(|e| CompactionRun::Failed(CompactionError::Summarization(e)))?;
         let runtime = inner.ext.runtime.clone();
         let mut extension_result: Option<(CompactionResult, Option<serde_json::Value>)> = None;
         if runtime.has_handlers("session_before_compact") {
@@ -456,7 +463,7 @@ impl AgentSession {
                     &model,
                     &auth,
                     custom_instructions,
-                    Some(self.thinking_level()),
+                    Some(level),
                     cancel.clone(),
                     Some(inner.summary_retry(SummarySource::Compaction, Some(reason))),
                 )

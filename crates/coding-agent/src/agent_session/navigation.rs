@@ -294,10 +294,13 @@ impl AgentSession {
             }
         }
         if summary.is_none() && options.summarize && !to_summarize.is_empty() {
-            let model = self.model();
-            let auth = self.inner.request_auth(&model)?;
             let cancel = CancellationToken::new();
             *lock(&self.inner.branch_summary_cancel) = Some(cancel.clone());
+            let (model, level, auth) = self
+                .inner
+                .direct_target(self.model(), self.thinking_level(), &cancel)
+                .await
+                .map_err(SessionOpError::new)?;
             let reserve_tokens = self
                 .inner
                 .settings
@@ -314,7 +317,7 @@ impl AgentSession {
                     replace_instructions: options.replace_instructions,
                     reserve_tokens,
                     cancel,
-                    thinking_level: Some(self.thinking_level()),
+                    thinking_level: Some(level),
                     retry: Some(self.inner.summary_retry(SummarySource::BranchSummary, None)),
                 },
             )
@@ -479,11 +482,17 @@ impl AgentSession {
         let inner = &self.inner;
         let (context, has_thinking_entry) = {
             let session = lock(&inner.session);
-            let has_thinking = session
-                .branch_entries()
+            let branch = session.branch_entries();
+            let has_thinking = branch
                 .iter()
                 .any(|e| matches!(e.kind, EntryKind::ThinkingLevelChange { .. }));
-            (session.build_context(), has_thinking)
+            let registry = inner.registry.current();
+            let mut context = session.build_context();
+            context.model = crate::virtual_models::branch_selection(&branch, |p, i| {
+                registry.find(p, i).cloned()
+            })
+            .or(context.model);
+            (context, has_thinking)
         };
         if let Some((provider, id)) = &context.model {
             let restored = inner.registry.current().find(provider, id).cloned();

@@ -87,8 +87,12 @@ impl AgentSession {
             };
             aborted = last.stop_reason == StopReason::Aborted;
             outcome = super::boundary::outcome_of(&last);
-            if retry::is_retryable_for(&last, &self.model())
-                && self.retry_after_failure(&last).await
+            if retry::is_retryable_for(
+                &last,
+                &self
+                    .model_for_message(&last)
+                    .unwrap_or_else(|| self.model()),
+            ) && self.retry_after_failure(&last).await
             {
                 if self.inner.agent.continue_run().await.is_err() {
                     break;

@@ -41,6 +41,7 @@ impl AgentSession {
             &model,
             thinking_level,
             !context.messages.is_empty(),
+            &registry,
         );
         let current = settings.get();
         let auth = registry
@@ -134,6 +135,7 @@ fn record_initial_entries(
     model: &Model,
     thinking_level: ThinkingLevel,
     has_messages: bool,
+    registry: &crate::model_registry::ModelRegistry,
 ) {
     let result = if has_messages {
         let has_thinking_entry = session.branch_entries().iter().any(|e| {
@@ -142,7 +144,12 @@ fn record_initial_entries(
                 crate::session::entry::EntryKind::ThinkingLevelChange { .. }
             )
         });
-        let recorded = session.build_context().model;
+        // The recorded selection counts routed responses as their virtual model's.
+        let recorded =
+            crate::virtual_models::branch_selection(&session.branch_entries(), |p, i| {
+                registry.find(p, i).cloned()
+            })
+            .or(session.build_context().model);
         let mut result = Ok(String::new());
         if recorded.as_ref() != Some(&(model.provider.clone(), model.id.clone())) {
             result = session.append_model_change(&model.provider, &model.id);

@@ -130,7 +130,7 @@ impl AgentSession {
 
     /// How full the context is: unknown after a compaction until a reply reports usage.
     pub fn context_usage(&self) -> Option<ContextUsage> {
-        let context_window = self.model().context_window;
+        let context_window = self.limits_model().context_window;
         if context_window == 0 {
             return None;
         }

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Inner, lock};
 use crate::extensions::ExtensionRuntime;
+use crate::model_registry::RequestAuth;
 use crate::session::EntryKind;
 use crate::virtual_models::{RouteReason, STATE_ENTRY, branch_state, latest_response, loop_reason};
 
@@ -73,6 +74,43 @@ impl Inner {
             });
         }
         Ok(self.routed_options(target, level, options))
+    }
+
+    /// The model, level and credentials of a request made outside the agent loop (a
+    /// compaction or branch summary): a virtual model is routed with reason `direct`, no
+    /// state, the session's messages; anything else goes as it is.
+    pub(super) async fn direct_target(
+        &self,
+        model: Model,
+        level: ThinkingLevel,
+        cancel: &CancellationToken,
+    ) -> Result<(Model, ThinkingLevel, RequestAuth), String> {
+        if !crate::virtual_models::is_virtual(&model) {
+            let auth = self.request_auth(&model).map_err(|e| e.0)?;
+            return Ok((model, level, auth));
+        }
+        let llm = self.agent.with_messages(crate::messages::convert_to_llm);
+        let values: Vec<Value> = llm
+            .iter()
+            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+            .collect();
+        let messages: Vec<&Value> = values.iter().collect();
+        let runtime = self.ext.runtime.clone();
+        let answer = self
+            .ask_router(
+                &runtime,
+                &model,
+                (&llm, &messages),
+                level.as_str(),
+                RouteReason::Direct,
+                None,
+                None,
+                cancel,
+            )
+            .await?;
+        let (target, level) = self.checked_target(&model, &answer)?;
+        let auth = self.request_auth(&target).map_err(|e| e.0)?;
+        Ok((target, level, auth))
     }
 
     /// The request to the extension's `route()` and its answer.
@@ -161,5 +199,53 @@ impl Inner {
             model: target,
             options,
         }
+    }
+}
+
+impl super::AgentSession {
+    /// With a virtual model selected: the physical model and level of the latest
+    /// successful response (pi 1.6.0's `routedModel`), shown in the footer.
+    pub fn routed_model(&self) -> Option<(Model, Option<ThinkingLevel>)> {
+        let model = self.model();
+        if !crate::virtual_models::is_virtual(&model) {
+            return None;
+        }
+        let (provider, id, level) = self.inner.agent.with_messages(|messages| {
+            messages.iter().rev().find_map(|m| {
+                let reply = m.as_assistant()?;
+                (!matches!(
+                    reply.stop_reason,
+                    pi_ai::StopReason::Error | pi_ai::StopReason::Aborted
+                ))
+                .then(|| {
+                    (
+                        reply.provider.clone(),
+                        reply.model.clone(),
+                        reply.thinking_level,
+                    )
+                })
+            })
+        })?;
+        let found = self.registry().find_physical(&provider, &id).cloned()?;
+        Some((found, level))
+    }
+
+    /// The model whose limits count now: the routed one, else the selected one.
+    pub(super) fn limits_model(&self) -> Model {
+        self.routed_model()
+            .map_or_else(|| self.model(), |(model, _)| model)
+    }
+
+    /// The model that produced `message`, when it is the selected model or (a virtual
+    /// model selected) any physical one (pi 1.6.0's `_modelForMessage`).
+    pub(super) fn model_for_message(&self, message: &AssistantMessage) -> Option<Model> {
+        let model = self.model();
+        if crate::virtual_models::is_virtual(&model) {
+            return self
+                .registry()
+                .find_physical(&message.provider, &message.model)
+                .cloned();
+        }
+        (model.provider == message.provider && model.id == message.model).then_some(model)
     }
 }

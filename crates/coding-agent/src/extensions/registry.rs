@@ -131,6 +131,12 @@ pub struct LoadedExtension {
     pub shortcuts: Vec<ShortcutDef>,
     #[serde(default)]
     pub message_renderers: Vec<String>,
+    /// The `customType`s it draws custom entries of (`pi.registerEntryRenderer`).
+    #[serde(default)]
+    pub entry_renderers: Vec<String>,
+    /// Whether it chooses tool renderers (`pi.registerToolRenderer`).
+    #[serde(default)]
+    pub tool_renderers: bool,
     /// Where it was found (`sourceInfo` of its commands and tools).
     #[serde(default)]
     pub source_info: Value,

@@ -141,6 +141,8 @@ impl RustBackend {
             flags: registrations.flags.clone(),
             shortcuts: registrations.shortcuts.clone(),
             message_renderers: Vec::new(),
+            entry_renderers: Vec::new(),
+            tool_renderers: false,
             source_info: serde_json::json!({"path": path, "source": "sdk", "scope": "temporary", "origin": "top-level"}),
         };
         Self {

@@ -16,6 +16,9 @@ pub struct SessionContext {
     pub thinking_level: String,
     /// `(provider, model id)` of the most recent model change or assistant message.
     pub model: Option<(String, String)>,
+    /// The custom entries (`appendEntry`, as stored) in context, each with the number of
+    /// messages before it: where the transcript shows them (pi 1.6's entry renderers).
+    pub custom_entries: Vec<(usize, Value)>,
 }
 
 fn millis(timestamp: &str) -> Value {
@@ -258,6 +261,17 @@ pub fn context_along(path: &[&SessionEntry]) -> SessionContext {
         thinking_level: settings.thinking_level,
         model: settings.model,
         messages: Vec::with_capacity(path.len()),
+        custom_entries: Vec::new(),
+    };
+    let add = |context: &mut SessionContext, entry: &SessionEntry| {
+        if matches!(entry.kind, EntryKind::Custom { .. }) {
+            let stored = entry.to_json().map_or(Value::Null, Value::Object);
+            context
+                .custom_entries
+                .push((context.messages.len(), stored));
+        } else {
+            append(&mut context.messages, entry, &edits);
+        }
     };
     match compaction.map(|i| (i, &path[i].kind)) {
         Some((
@@ -290,16 +304,16 @@ pub fn context_along(path: &[&SessionEntry]) -> SessionContext {
                 let superseded =
                     has_checkpoint && entry.message().is_some_and(|m| m.role() == "system");
                 if !superseded {
-                    append(&mut context.messages, entry, &edits);
+                    add(&mut context, entry);
                 }
             }
             for entry in &path[at + 1..] {
-                append(&mut context.messages, entry, &edits);
+                add(&mut context, entry);
             }
         }
         _ => {
             for entry in path {
-                append(&mut context.messages, entry, &edits);
+                add(&mut context, entry);
             }
         }
     }

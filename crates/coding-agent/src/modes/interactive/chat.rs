@@ -18,6 +18,7 @@ use super::components::{
     AssistantMessage, BashExecution, ChangelogLayout, ChangelogView, ImageDisplay, Notice,
     SummaryMessage, ToolExecution, UserMessage,
 };
+use super::extension_ui::custom_entry::CustomEntryView;
 use super::extension_ui::custom_message::CustomMessageView;
 use super::extension_ui::tool_renderer::{ChatExtensions, ExtToolRender};
 use super::theme::{Theme, ThemeColor};
@@ -44,6 +45,8 @@ enum Item {
     Resources(Vec<String>, Vec<String>, bool),
     /// A custom message (`pi.sendMessage`), drawn by its extension renderer if any.
     Custom(CustomMessageView),
+    /// A custom entry (`pi.appendEntry`) drawn by its extension's entry renderer.
+    Entry(CustomEntryView),
     /// A host component (an extension's header, `ctx.ui.setHeader`).
     Remote(ChatExtensions, u64),
 }
@@ -77,6 +80,7 @@ impl Item {
                     .collect()
             }
             Item::Custom(c) => c.render(width),
+            Item::Entry(e) => e.render(width),
             Item::Remote(ext, id) => {
                 let mut out = vec![String::new()];
                 out.extend(ext.remote.chat_lines(*id, width));
@@ -87,7 +91,11 @@ impl Item {
 
     fn set_theme(&mut self, theme: &Theme) {
         match self {
-            Item::Lines(_) | Item::Text(_) | Item::Remote(..) | Item::Resources(..) => {}
+            Item::Lines(_)
+            | Item::Text(_)
+            | Item::Remote(..)
+            | Item::Resources(..)
+            | Item::Entry(_) => {}
             Item::Custom(c) => c.set_theme(theme),
             Item::User(c) => c.set_theme(theme),
             Item::Assistant(c) => c.set_theme(theme),
@@ -368,9 +376,22 @@ impl Chat {
         }
     }
 
-    /// Replaces the history with `messages` (start, resume, tree, fork, compaction).
-    /// A very long history shows its newest part; a line says how much is left out.
-    pub(crate) fn rebuild(&mut self, messages: &[AgentMessage]) {
+    /// Whether custom entries can show (an extension registered an entry renderer).
+    pub(crate) fn draws_entries(&self) -> bool {
+        self.ext
+            .as_ref()
+            .is_some_and(ChatExtensions::has_entry_renderers)
+    }
+
+    /// Replaces the history with `messages` (start, resume, tree, fork, compaction) and the
+    /// custom entries in context, each after its number of messages (pi 1.6.0 renders the
+    /// session's entries in order). A very long history shows its newest part; a line
+    /// says how much is left out.
+    pub(crate) fn rebuild(
+        &mut self,
+        messages: &[AgentMessage],
+        entries: &[(usize, Value)],
+    ) {
         self.items.truncate(self.header_len);
         self.tools.clear();
         self.streaming = None;
@@ -384,7 +405,11 @@ impl Chat {
             let painted = self.theme.fg(ThemeColor::Dim).paint(&note);
             self.push(Item::Text(Text::new(&painted).with_padding(1, 0)));
         }
-        for message in &messages[start..] {
+        let mut entries = entries.iter().filter(|(at, _)| *at >= start).peekable();
+        for (index, message) in messages.iter().enumerate().skip(start) {
+            while let Some((_, entry)) = entries.next_if(|(at, _)| *at <= index) {
+                self.add_custom_entry(entry);
+            }
             match message {
                 AgentMessage::Llm(Message::Assistant(a)) => {
                     let mut component =
@@ -406,8 +431,34 @@ impl Chat {
                 other => self.add_message(other),
             }
         }
+        for (_, entry) in entries {
+            self.add_custom_entry(entry);
+        }
         // Calls without results (an interrupted run) stay as they are.
         self.tools.clear();
+    }
+
+    /// A custom entry (`pi.appendEntry`, as stored) when an extension draws its type:
+    /// above the reply being streamed, if any, else at the end (pi 1.6.0).
+    pub(crate) fn add_custom_entry(&mut self, entry: &Value) {
+        let Some(view) = CustomEntryView::new(entry, self.tools_expanded, self.ext.as_ref()) else {
+            return;
+        };
+        match self.streaming {
+            Some(at) if at < self.items.len() => {
+                self.items.insert(at, Item::Entry(view));
+                let shift = |i: &mut usize| {
+                    if *i >= at {
+                        *i += 1;
+                    }
+                };
+                self.tools.values_mut().for_each(shift);
+                self.streaming.iter_mut().for_each(shift);
+                self.bash.iter_mut().for_each(shift);
+                self.touch(at);
+            }
+            _ => self.push(Item::Entry(view)),
+        }
     }
 
     /// A user or custom message.
@@ -644,6 +695,7 @@ impl Chat {
                 Item::Bash(b) => b.set_expanded(expanded),
                 Item::Summary(s) => s.set_expanded(expanded),
                 Item::Custom(c) => c.set_expanded(expanded),
+                Item::Entry(e) => e.set_expanded(expanded),
                 Item::Resources(_, _, shown) => *shown = expanded,
                 _ => {}
             }

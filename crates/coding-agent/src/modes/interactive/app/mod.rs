@@ -591,6 +591,10 @@ impl App {
             show_provider: providers.len() > 1,
             sandbox: self.sandbox_label.clone(),
             experimental: crate::config::experimental::experimental_features_enabled(),
+            routed: self
+                .session
+                .routed_model()
+                .map(|(model, level)| (model.id, level.map(|l| l.as_str().to_owned()))),
         }
     }
 
@@ -632,7 +636,13 @@ impl App {
     /// Rebuilds the history view from the session (start, resume, tree, fork, new).
     fn reload_history(&mut self) {
         let messages = self.session.messages();
-        self.chat.rebuild(&messages);
+        let entries = if self.chat.draws_entries() {
+            self.session
+                .with_session(|s| s.build_context().custom_entries)
+        } else {
+            Vec::new()
+        };
+        self.chat.rebuild(&messages, &entries);
         // A selection points at rows of the old transcript (pi 1.6 drops it too).
         if let Some(screen) = self.fullscreen.as_mut() {
             screen.selection.clear();

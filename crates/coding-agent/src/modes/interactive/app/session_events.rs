@@ -175,9 +175,13 @@ impl App {
                     self.notice(NoticeKind::Error, &format!("Retry failed: {error}"));
                 }
             }
-            SessionOnlyEvent::SessionInfoChanged { .. }
-            | SessionOnlyEvent::AgentSettled { .. }
-            | SessionOnlyEvent::EntryAppended { .. } => {}
+            SessionOnlyEvent::EntryAppended { entry } => {
+                if entry.get("type").and_then(|t| t.as_str()) == Some("custom") {
+                    self.chat.add_custom_entry(&entry);
+                }
+            }
+            SessionOnlyEvent::SessionInfoChanged { .. } | SessionOnlyEvent::AgentSettled { .. } => {
+            }
             SessionOnlyEvent::ThinkingLevelChanged { .. } => self.update_editor_border(),
         }
     }

@@ -47,6 +47,9 @@ pub struct FooterData {
     pub sandbox: Option<String>,
     /// Early features are on (`PI_EXPERIMENTAL=1`): ` • xp` ends the token stats.
     pub experimental: bool,
+    /// With a virtual model selected: the physical model id and level of the latest
+    /// response, shown as ` → id • level`.
+    pub routed: Option<(String, Option<String>)>,
 }
 
 /// `value` with `digits` decimals, halves rounded up like JavaScript's `toFixed`.
@@ -208,6 +211,11 @@ impl Footer {
             }
         } else {
             model.to_string()
+        };
+        let right_plain = match &d.routed {
+            Some((id, Some(level))) => format!("{right_plain} → {id} • {level}"),
+            Some((id, None)) => format!("{right_plain} → {id}"),
+            None => right_plain,
         };
         let mut right = right_plain.clone();
         if d.show_provider && !d.model_id.is_empty() {

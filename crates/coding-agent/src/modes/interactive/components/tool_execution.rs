@@ -189,6 +189,9 @@ impl ToolExecution {
     /// The box contents drawn by extension renderers (TypeScript fallbacks for a slot
     /// without one).
     fn render_ext(&self, ext: &ExtToolRender, width: usize) -> Vec<String> {
+        if BUILT_IN_TOOLS.contains(&self.tool_name.as_str()) {
+            return self.render_ext_built_in(ext, width);
+        }
         let fallback_call = || {
             vec![paint(
                 self.theme.fg(ThemeColor::ToolTitle).bold(),
@@ -208,6 +211,32 @@ impl ToolExecution {
             }
         });
         ext.render(width, fallback_call, fallback_result)
+    }
+
+    /// A built-in tool with some extension renderers: a slot without one is pi's own
+    /// drawing of the call (the call alone) or of the result (what it adds to the call).
+    fn render_ext_built_in(&self, ext: &ExtToolRender, width: usize) -> Vec<String> {
+        let timing = self.timing_label();
+        let view = |result| ToolView {
+            theme: &self.theme,
+            name: &self.tool_name,
+            args: &self.args,
+            result,
+            is_partial: self.is_partial,
+            is_error: self.is_error,
+            expanded: self.expanded,
+            timing: (!timing.is_empty()).then_some(timing.as_str()),
+            show_images: self.images.inline(),
+        };
+        let call = render_tool(&view(None), width);
+        let fallback_result = self.result.as_ref().map(|result| {
+            let full = render_tool(&view(Some(result)), width);
+            match full.strip_prefix(call.as_slice()) {
+                Some(rest) => rest.to_vec(),
+                None => full,
+            }
+        });
+        ext.render(width, || call.clone(), fallback_result)
     }
 
     /// Replace the arguments (they grow while the model streams the call).
@@ -348,6 +377,18 @@ impl ToolExecution {
     }
 }
 
+/// The tools pi draws itself (pi 1.6.0's built-in renderers, which `next()` gives).
+const BUILT_IN_TOOLS: [&str; 8] = [
+    "read",
+    "bash",
+    "powershell",
+    "edit",
+    "write",
+    "grep",
+    "find",
+    "ls",
+];
+
 impl Component for ToolExecution {
     fn render(&mut self, width: usize) -> Vec<String> {
         let bg = if self.is_partial {
@@ -357,7 +398,7 @@ impl Component for ToolExecution {
         } else {
             ThemeBg::ToolSuccessBg
         };
-        if let Some(ext) = &self.ext {
+        if let Some(ext) = self.ext.as_ref().filter(|e| !e.is_default()) {
             // Host components change on their own: never cached here.
             let inner = self.render_ext(ext, inner_width(width, 1));
             let mut lines = vec![String::new()];

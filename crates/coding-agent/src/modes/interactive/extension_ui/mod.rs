@@ -16,6 +16,7 @@
 
 pub(crate) mod autocomplete;
 pub(crate) mod bridge;
+pub(crate) mod custom_entry;
 pub(crate) mod custom_message;
 pub(crate) mod dialogs;
 pub(crate) mod key_bytes;

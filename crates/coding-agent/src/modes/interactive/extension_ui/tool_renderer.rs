@@ -22,9 +22,13 @@ pub(crate) struct ChatExtensions {
 impl ChatExtensions {
     /// Which renderers (call, result) an extension tool has; `None` when it has none (or
     /// is no extension tool).
+    /// With `registerToolRenderer` resolvers the host chooses for every tool (both).
     pub(crate) fn tool_renderers(&self, tool_name: &str) -> Option<(bool, bool)> {
         if self.runtime.is_empty() {
             return None;
+        }
+        if self.runtime.extensions().iter().any(|e| e.tool_renderers) {
+            return Some((true, true));
         }
         self.runtime
             .tool_defs()
@@ -33,6 +37,26 @@ impl ChatExtensions {
             .find(|d| d.name == tool_name)
             .map(|d| (d.has_render_call, d.has_render_result))
             .filter(|(call, result)| *call || *result)
+    }
+
+    /// Whether an extension draws custom entries of some type.
+    pub(crate) fn has_entry_renderers(&self) -> bool {
+        !self.runtime.is_empty()
+            && self
+                .runtime
+                .extensions()
+                .iter()
+                .any(|e| !e.entry_renderers.is_empty())
+    }
+
+    /// Whether an extension draws custom entries (`pi.appendEntry`) of this type.
+    pub(crate) fn has_entry_renderer(&self, custom_type: &str) -> bool {
+        !self.runtime.is_empty()
+            && self
+                .runtime
+                .extensions()
+                .iter()
+                .any(|e| e.entry_renderers.iter().any(|r| r == custom_type))
     }
 
     /// Whether an extension draws custom messages of this type.
@@ -147,6 +171,13 @@ impl ExtToolRender {
             lines.extend(result);
         }
         lines
+    }
+
+    /// Whether no renderer drew anything (both answered null): pi's own drawing of the
+    /// tool applies, as for a built-in tool a resolver passed on.
+    pub(crate) fn is_default(&self) -> bool {
+        let fallback = |slot: &Slot| matches!(slot_state(slot), SlotState::Fallback);
+        fallback(&self.call) && (self.sent_result.is_none() || fallback(&self.result))
     }
 
     /// A slot's component lines; nothing while waiting, `None` for the fallback.
