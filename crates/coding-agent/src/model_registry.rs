@@ -9,7 +9,7 @@ use pi_ai::{Model, ThinkingLevel};
 
 use crate::config::auth::AuthStorage;
 use crate::config::paths;
-use crate::config::values::resolve_config_value;
+use crate::config::values::{is_config_value_configured, resolve_config_value};
 use crate::llama;
 use crate::model_resolver::{self, Request, Resolution, Suffix};
 
@@ -399,8 +399,9 @@ impl ModelRegistry {
             .collect()
     }
 
-    /// Whether a provider has a key in `auth.json`, the environment or `models.json`
-    /// (llama.cpp: whether a router URL is configured).
+    /// Whether a provider has a key in `auth.json`, the environment or `models.json` / an
+    /// extension's `registerProvider` (whose `apiKey` counts, as in pi 1.6, only when the
+    /// variables it names are set; llama.cpp: whether a router URL is configured).
     pub fn has_auth(&self, provider: &str) -> bool {
         if provider == llama::PROVIDER_ID && !self.llama_disabled {
             return self.llama.is_some();
@@ -417,7 +418,7 @@ impl ModelRegistry {
                 .resolved
                 .request_configs
                 .get(provider)
-                .is_some_and(|c| c.api_key.is_some());
+                .is_some_and(|c| c.api_key.as_deref().is_some_and(is_config_value_configured));
         has_key && self.has_cloudflare_ids(provider)
     }
 
@@ -433,7 +434,7 @@ impl ModelRegistry {
             .resolved
             .request_configs
             .get(provider)
-            .is_some_and(|c| c.api_key.is_some())
+            .is_some_and(|c| c.api_key.as_deref().is_some_and(is_config_value_configured))
         {
             Some("models_json_key")
         } else {

@@ -154,6 +154,16 @@ pub fn referenced_variables(value: &str) -> Vec<String> {
     names
 }
 
+/// Whether a configured key counts as configured, as pi 1.6's `configuredRequestAuthStatus`
+/// and composed `check` decide it: a `!command` does (it runs only when used); a template
+/// does when every variable it reads is set (non-empty).
+pub fn is_config_value_configured(value: &str) -> bool {
+    value.starts_with('!')
+        || referenced_variables(value)
+            .iter()
+            .all(|name| env_value(name, None).is_some())
+}
+
 /// 0.73 read a bare `NAME` as that variable; 1.5 sends it as written. Where the variable is
 /// set (so the meaning changed), say so once per value.
 fn warn_if_bare_variable(value: &str, env: Option<&HashMap<String, String>>) {
@@ -237,6 +247,15 @@ mod tests {
             Some("mine")
         );
         assert_eq!(referenced_variables("$A-${B}-$A"), ["A", "B"]);
+        assert!(is_config_value_configured("literal-key"));
+        assert!(is_config_value_configured("!exit 3"));
+        assert!(is_config_value_configured("$PATH"));
+        assert!(!is_config_value_configured(
+            "$PI_TEST_SURELY_UNSET_VARIABLE"
+        ));
+        assert!(!is_config_value_configured(
+            "x-${PATH}-$PI_TEST_SURELY_UNSET_VARIABLE"
+        ));
         assert_eq!(
             resolve_config_value("!echo ' from-cmd '").as_deref(),
             Some("from-cmd")
