@@ -212,13 +212,17 @@ async function emitBeforeAgentStart(core, event, baseCtx, abort) {
 	});
 	const messages = [];
 	let promptModified = false;
+	// pi 1.6.0: handlers may change `event.systemPromptOptions` in place (add a section,
+	// say); every handler gets the same object, and pi renders the prompt from it.
+	const options = event.systemPromptOptions;
+	const optionsBefore = JSON.stringify(options);
 	// pi 1.6.0: a run a custom message starts has `messageType: "custom"` and no prompt.
 	const makeEvent = () => ({
 		type: "before_agent_start",
 		messageType: event.messageType ?? "user",
 		...(event.messageType === "custom" ? { message: event.message } : { prompt: event.prompt, images: event.images }),
 		systemPrompt,
-		systemPromptOptions: event.systemPromptOptions,
+		systemPromptOptions: options,
 	});
 	await each(core, "before_agent_start", makeEvent, ctx, (r) => {
 		if (!r) return false;
@@ -229,10 +233,12 @@ async function emitBeforeAgentStart(core, event, baseCtx, abort) {
 		}
 		return false;
 	});
-	if (messages.length === 0 && !promptModified) return null;
+	const optionsModified = options !== undefined && JSON.stringify(options) !== optionsBefore;
+	if (messages.length === 0 && !promptModified && !optionsModified) return null;
 	return {
 		...(messages.length > 0 ? { messages } : {}),
 		...(promptModified ? { systemPrompt } : {}),
+		...(optionsModified ? { systemPromptOptions: options } : {}),
 	};
 }
 

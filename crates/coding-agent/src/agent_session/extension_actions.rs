@@ -639,8 +639,17 @@ impl AgentSession {
         } else {
             None
         };
+        // pi 1.6.0: a returned `systemPrompt` wins; else the prompt is rendered from the
+        // options the handlers changed in place (a section added, say).
         let (added, prompt) = match outcome {
-            Some(outcome) => (outcome.messages, outcome.system_prompt),
+            Some(outcome) => {
+                let prompt = outcome.system_prompt.or_else(|| {
+                    outcome
+                        .system_prompt_options
+                        .map(|options| self.prompt_from_options(&options))
+                });
+                (outcome.messages, prompt)
+            }
             None => (Vec::new(), None),
         };
         messages.extend(added.iter().map(custom_message));

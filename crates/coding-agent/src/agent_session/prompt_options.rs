@@ -126,4 +126,108 @@ impl AgentSession {
     pub(super) fn system_prompt_options(&self) -> Value {
         serde_json::to_value(self.prompt_options()).unwrap_or(Value::Null)
     }
+
+    /// The system prompt from the `systemPromptOptions` that `before_agent_start` handlers
+    /// changed in place, as pi 1.6.0 renders the prompt from them: a changed `customPrompt`,
+    /// `appendSystemPrompt`, `contextFiles` or `promptGuidelines` rebuilds the prompt with
+    /// them (the tools, snippets and skills stay the session's); each non-empty entry of
+    /// `sections` replaces the section of that name or is added after the others as
+    /// `<name>` … `</name>`, in the order the handlers set them.
+    pub(super) fn prompt_from_options(&self, options: &Value) -> String {
+        let base = self.system_prompt_options();
+        let rebuilt = [
+            "customPrompt",
+            "appendSystemPrompt",
+            "contextFiles",
+            "promptGuidelines",
+        ]
+        .iter()
+        .any(|key| options.get(key) != base.get(key));
+        let recipe = lock(&self.inner.ext.recipe).clone();
+        let mut prompt = match recipe {
+            Some(mut recipe) if rebuilt => {
+                let text = |key: &str| {
+                    options
+                        .get(key)
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned)
+                };
+                recipe.custom = text("customPrompt");
+                recipe.append = text("appendSystemPrompt").into_iter().collect();
+                recipe.context_files = options
+                    .get("contextFiles")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|file| {
+                        Some(crate::modes::context_files::ContextFile {
+                            path: file.get("path")?.as_str()?.into(),
+                            content: file.get("content")?.as_str()?.to_owned(),
+                        })
+                    })
+                    .collect();
+                let names = self.active_tool_names();
+                let (snippets, mut guidelines) = self.inner.ext.runtime.prompt_additions(&names);
+                guidelines.extend(
+                    options
+                        .get("promptGuidelines")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned),
+                );
+                let prompt = recipe.build(
+                    &names,
+                    &self.skills(),
+                    &snippets,
+                    &guidelines,
+                    &self.inner.cwd,
+                );
+                self.with_mcp_section(prompt)
+            }
+            _ => self.base_system_prompt(),
+        };
+        let sections = options.get("sections").and_then(Value::as_object);
+        for (name, content) in sections.into_iter().flatten() {
+            let Some(content) = content.as_str().filter(|c| !c.is_empty()) else {
+                continue;
+            };
+            prompt = with_section(&prompt, name, content);
+        }
+        prompt
+    }
+}
+
+/// `prompt` with its `<name>` section's content replaced, or with the section added at the
+/// end (sections are separated by blank lines).
+fn with_section(prompt: &str, name: &str, content: &str) -> String {
+    let open = format!("\n\n<{name}>\n");
+    let close = format!("\n</{name}>");
+    if let Some(start) = prompt.find(&open)
+        && let Some(end) = prompt[start + open.len()..].find(&close)
+    {
+        let body = start + open.len();
+        return format!("{}{content}{}", &prompt[..body], &prompt[body + end..]);
+    }
+    format!("{prompt}\n\n<{name}>\n{content}\n</{name}>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_section;
+
+    #[test]
+    fn a_section_is_added_at_the_end_or_replaces_its_namesake() {
+        let prompt = "Pre.\n\n<tools>\n- read\n</tools>\n\n<cwd>\n/x\n</cwd>";
+        assert_eq!(
+            with_section(prompt, "tool_guidance", "- Use read."),
+            format!("{prompt}\n\n<tool_guidance>\n- Use read.\n</tool_guidance>")
+        );
+        assert_eq!(
+            with_section(prompt, "tools", "- bash"),
+            "Pre.\n\n<tools>\n- bash\n</tools>\n\n<cwd>\n/x\n</cwd>"
+        );
+    }
 }

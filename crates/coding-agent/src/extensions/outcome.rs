@@ -36,11 +36,15 @@ impl ToolResultPatch {
     }
 }
 
-/// `before_agent_start`: messages to add after the prompt, and a replacement system prompt.
+/// `before_agent_start`: messages to add after the prompt, and a replacement system prompt
+/// or changed prompt options.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BeforeAgentStartOutcome {
     pub messages: Vec<ExtensionMessage>,
     pub system_prompt: Option<String>,
+    /// The event's `systemPromptOptions` as handlers changed them in place (pi 1.6.0 renders
+    /// the prompt from them unless a handler returned a `systemPrompt`).
+    pub system_prompt_options: Option<serde_json::Value>,
 }
 
 /// `input`: what becomes of a user's input.

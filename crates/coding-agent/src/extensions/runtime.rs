@@ -612,7 +612,7 @@ impl ExtensionRuntime {
         current
     }
 
-    /// `before_agent_start`: messages collect, the system prompt chains.
+    /// `before_agent_start`: messages collect, the system prompt and the prompt options chain.
     pub async fn emit_before_agent_start(
         &self,
         trigger: &RunTrigger,
@@ -622,11 +622,12 @@ impl ExtensionRuntime {
     ) -> Option<BeforeAgentStartOutcome> {
         let mut outcome = BeforeAgentStartOutcome::default();
         let mut current = system_prompt.to_owned();
+        let mut options = system_prompt_options;
         for backend in self.handling("before_agent_start") {
             let event = ExtensionEvent::BeforeAgentStart {
                 trigger: trigger.clone(),
                 system_prompt: current.clone(),
-                system_prompt_options: system_prompt_options.clone(),
+                system_prompt_options: options.clone(),
             };
             match backend.dispatch(&event, cancel.clone()).await {
                 Ok(Some(answer)) => {
@@ -639,12 +640,21 @@ impl ExtensionRuntime {
                         current = prompt.to_owned();
                         outcome.system_prompt = Some(current.clone());
                     }
+                    if let Some(changed) =
+                        answer.get("systemPromptOptions").filter(|o| o.is_object())
+                    {
+                        options = changed.clone();
+                        outcome.system_prompt_options = Some(options.clone());
+                    }
                 }
                 Ok(None) => {}
                 Err(error) => self.report_backend_error("before_agent_start", &error),
             }
         }
-        (!outcome.messages.is_empty() || outcome.system_prompt.is_some()).then_some(outcome)
+        (!outcome.messages.is_empty()
+            || outcome.system_prompt.is_some()
+            || outcome.system_prompt_options.is_some())
+        .then_some(outcome)
     }
 
     /// `input`: transforms chain, `handled` stops. `streaming_behavior` is how a prompt
