@@ -169,7 +169,11 @@ export class Runtime {
 			source: "extension",
 			sourceInfo: command.sourceInfo,
 		}));
-		const others = this.state.commands.filter((command) => command.source !== "extension");
+		// pi's own commands: its built-in extensions' (`/llama`, `/mcp`, sourceInfo.source
+		// "builtin", after the loaded extensions' as in pi 1.6.0), prompt templates, skills.
+		const others = this.state.commands.filter(
+			(command) => command.source !== "extension" || command.sourceInfo?.source === "builtin",
+		);
 		return [...fromExtensions, ...others];
 	}
 
