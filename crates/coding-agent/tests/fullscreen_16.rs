@@ -46,6 +46,17 @@ fn dock(screen: &str) -> Vec<String> {
 /// Waits until the long answer has ended: its last line shown, the footer showing the
 /// reply's usage, no working indicator (ours draws it above the editor, pi 1.6.0 in the
 /// editor's top border) and the dock back to its idle rows.
+/// Starts `pi` and sends `prompt` once its startup notes are up: the tmux keyboard warning
+/// (extended-keys is off on the test server) is checked in the background by both pis, and
+/// an answer given on the command line could come before it or after it.
+fn start_prompted(env: &Env, pi: &str, vars: &[(&str, &str)], prompt: &str) -> Tmux {
+    let tmux = Tmux::start_program(env, pi, vars, &[], 100, ROWS);
+    tmux.wait_for("extended-keys");
+    tmux.type_text(prompt);
+    tmux.keys(&["Enter"]);
+    tmux
+}
+
 fn wait_settled(tmux: &Tmux, name: &str) -> String {
     let border = "─".repeat(100);
     tmux.wait(
@@ -81,7 +92,7 @@ fn fullscreen_scrolls_the_transcript_under_a_fixed_dock_as_16() {
         // A fixed wheel step, so that a notch moves the same in both.
         let env = Env::new(&server, 128_000, json!({"fullscreenWheelScrollLines": 3}));
         let pi = program_path(&wrapper);
-        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
+        let tmux = start_prompted(&env, &pi, &[("PI_OFFLINE", "1")], "Count.");
         let end = wait_settled(&tmux, name);
         assert_eq!(tmux.display("#{alternate_on}"), "1", "{name}: {end}");
         assert_eq!(tmux.display("#{mouse_sgr_flag}"), "1", "{name}");
@@ -205,7 +216,7 @@ fn regular_mode_and_the_resume_hint_setting_as_16() {
             128_000,
             json!({"fullscreenExitOutput": "resume-hint"}),
         );
-        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Hello."], 100, ROWS);
+        let tmux = start_prompted(&env, &pi, &[("PI_OFFLINE", "1")], "Hello.");
         tmux.wait_for("Hinted answer.");
         assert_eq!(tmux.display("#{alternate_on}"), "1", "{name}");
         tmux.keys(&["C-d"]);
@@ -273,7 +284,7 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
         server.push(Script::text(long_answer()));
         let env = Env::new(&server, 128_000, json!({}));
         let pi = program_path(&wrapper);
-        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
+        let tmux = start_prompted(&env, &pi, &[("PI_OFFLINE", "1")], "Count.");
         let end = wait_settled(&tmux, name);
         tmux.type_text(SEARCH_KEY);
         let opened = tmux.wait_for("Find in transcript");
@@ -314,7 +325,7 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
             colored = again;
         }
         boxes.push(search_box(&tmux.screen()));
-        highlights.push((colored, boxes));
+        highlights.push((colored, boxes, end.clone()));
         // Back to Line 5: it comes into view a third of the way down, away from the end.
         tmux.type_text(SHIFT_ENTER);
         tmux.wait(
@@ -363,7 +374,11 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
     }
     if let [ours, theirs] = &highlights[..] {
         assert!(ours.0.len() > 1, "{ours:?}");
-        assert_eq!(ours.0, theirs.0, "the matches' colors");
+        assert_eq!(
+            ours.0, theirs.0,
+            "the matches' colors; ends:\n{}\n----\n{}",
+            ours.2, theirs.2
+        );
         assert_eq!(ours.1, theirs.1, "the search box");
     }
 }
@@ -426,7 +441,7 @@ fn mouse_selections_are_copied_with_osc_52_as_16() {
             ("WAYLAND_DISPLAY", ""),
             ("PI_CLIPBOARD_OSC52", "1"),
         ];
-        let tmux = Tmux::start_program(&env, &pi, &vars, &["Count."], 100, ROWS);
+        let tmux = start_prompted(&env, &pi, &vars, "Count.");
         tmux.accept_clipboard();
         let end = wait_settled(&tmux, name);
         let row_of = |text: &str| {
@@ -472,7 +487,7 @@ fn mouse_selections_are_copied_with_osc_52_as_16() {
         // selection, and with none the last answer.
         server.push(Script::text(long_answer()));
         let env = Env::new(&server, 128_000, json!({"fullscreenCopyOnSelect": false}));
-        let tmux = Tmux::start_program(&env, &pi, &vars, &["Count."], 100, ROWS);
+        let tmux = start_prompted(&env, &pi, &vars, "Count.");
         tmux.accept_clipboard();
         let end = wait_settled(&tmux, name);
         let y55 = rows(&end)
@@ -557,7 +572,7 @@ fn the_scrollbar_is_revealed_by_the_pointer_and_dragged_as_16() {
         // `always`: the bar is drawn from the start, its thumb at the bottom.
         server.push(Script::text(long_answer()));
         let env = Env::new(&server, 128_000, json!({"fullscreenScrollbar": "always"}));
-        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
+        let tmux = start_prompted(&env, &pi, &[("PI_OFFLINE", "1")], "Count.");
         let end = wait_settled(&tmux, name);
         let bar = bar_column(&end);
         assert_eq!(bar[0], Some('│'), "{name}:\n{end}");
@@ -604,7 +619,7 @@ fn the_scrollbar_is_revealed_by_the_pointer_and_dragged_as_16() {
         // `auto`: no bar until scrolling; pointing at its column brings it up.
         server.push(Script::text(long_answer()));
         let env = Env::new(&server, 128_000, json!({}));
-        let tmux = Tmux::start_program(&env, &pi, &[("PI_OFFLINE", "1")], &["Count."], 100, ROWS);
+        let tmux = start_prompted(&env, &pi, &[("PI_OFFLINE", "1")], "Count.");
         let end = wait_settled(&tmux, name);
         assert!(
             bar_column(&end).iter().all(Option::is_none),
