@@ -386,6 +386,34 @@ fn output_limits_and_numbers_print_as_16() {
     );
 }
 
+#[test]
+fn models_lists_the_catalog_and_answers_model_calls_as_16() {
+    let outcome = compare(
+        &[
+            "const chat = await models.getModelsOfType(\"chat\", \"mock\");\n\
+             console.log(chat.map((m) => `${m.provider}/${m.id} ${m.api} ${m.contextWindow}`).join(\"; \"));\n\
+             const ready = await models.getAvailableOfType(\"chat\", \"mock\");\n\
+             console.log(ready.length, (await models.getModelOfType(\"chat\", \"mock\", \"mock-thinker\"))?.name);\n\
+             console.log(await models.getModelOfType(\"chat\", \"mock\", \"nope\"));\n\
+             console.log((await models.getModelsOfType(\"image\", \"mock\")).length);",
+            "await models.getModelsOfType(\"audio\");",
+            "models.listAll();",
+            "const r = await models.classify({ provider: \"mock\", id: \"mock-model\" }, { state: {}, questions: {} });\n\
+             return [r.stopReason, r.errorMessage, r.provider, r.model, JSON.stringify(r.answers)].join(\" | \");",
+            "await models.classify({ provider: \"mock\", id: \"nope\" }, { state: {}, questions: {} });",
+            "await models.generateImages(undefined, { input: [] });",
+            "await models.generateImages({ model: \"x\" }, { input: [] });",
+            "await models.getModelOfType(\"chat\", \"mock/mock-model\");",
+        ],
+        |_| {},
+    );
+    assert!(
+        outcome.results[0].contains("mock/mock-model openai-completions 128000"),
+        "{outcome:?}"
+    );
+    assert!(outcome.results[0].contains("2 Mock Thinker"), "{outcome:?}");
+}
+
 /// The tool events of a `--mode json` run: type, call id, tool and parent call.
 fn tool_events(
     wrapper: &Option<PathBuf>,

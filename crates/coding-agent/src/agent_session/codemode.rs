@@ -15,6 +15,23 @@ use crate::session::EntryKind;
 struct SessionHost(WeakAgentSession);
 
 impl CodemodeHost for SessionHost {
+    fn models_of_type(&self, kind: &str, provider: Option<&str>, available: bool) -> Vec<Value> {
+        let Some(session) = self.0.upgrade() else {
+            return Vec::new();
+        };
+        let registry = session.registry();
+        let list = if available {
+            registry.available()
+        } else {
+            registry.all().iter().collect()
+        };
+        list.into_iter()
+            .filter(|m| m.extras.model_type.as_deref().unwrap_or("chat") == kind)
+            .filter(|m| provider.is_none_or(|p| m.provider == p))
+            .filter_map(|m| serde_json::to_value(m).ok())
+            .collect()
+    }
+
     /// The active tools and the MCP tools `tool_search` has not loaded (pi 1.6's callable
     /// set: direct tools that are active, and deferred ones), codemode itself left out.
     fn callable(&self) -> Vec<Arc<dyn AgentTool>> {

@@ -7,6 +7,7 @@
 mod calls;
 pub(crate) mod catalog;
 pub mod declaration;
+mod models;
 pub mod notes;
 pub(crate) mod output;
 pub mod pool;
@@ -38,6 +39,11 @@ pub trait CodemodeHost: Send + Sync {
     /// Records a successful script's writes (`{ set, delete }`) as a `codemode-store`
     /// entry.
     fn save_store(&self, data: Value);
+    /// The catalog entries of a model type (`chat`, `image`, `classifier`), optionally of
+    /// one provider, only those with working credentials when `available`.
+    fn models_of_type(&self, _kind: &str, _provider: Option<&str>, _available: bool) -> Vec<Value> {
+        Vec::new()
+    }
 }
 
 /// The session a codemode tool serves, bound once the session exists.

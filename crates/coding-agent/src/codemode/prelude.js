@@ -293,7 +293,35 @@
     return request("describe_namespace", "", { name });
   }
 
+  /** `models`: the catalog, and non-LLM model calls that never throw on provider errors. */
+  const modelFunctions = freeze({
+    getModelsOfType(type, provider) {
+      return request("models", "", { op: "getModelsOfType", type, provider });
+    },
+    getAvailableOfType(type, provider) {
+      return request("models", "", { op: "getAvailableOfType", type, provider });
+    },
+    getModelOfType(...args) {
+      const [type, provider, id] = args;
+      const argc = args.length;
+      return request("models", "", { op: "getModelOfType", type, provider, id, argc }).then((found) => found ?? undefined);
+    },
+    classify(model, context) {
+      return request("models", "", { op: "classify", model: model ?? null, context });
+    },
+    generateImages(model, context) {
+      return request("models", "", { op: "generateImages", model: model ?? null, context });
+    },
+  });
+  const models = new Proxy(modelFunctions, {
+    get(target, prop) {
+      if (typeof prop === "symbol" || prop in target) return target[prop];
+      throw new TypeErrorType(missing("models", prop, Object.keys(target), false));
+    },
+  });
+
   const globals = {
+    models,
     tools,
     console: consoleObject,
     text,

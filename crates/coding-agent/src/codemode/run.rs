@@ -127,6 +127,7 @@ impl Script {
                             let name = parse(&request.args)["name"].as_str().unwrap_or_default().to_owned();
                             settle(&answer_tx, request.id, Ok(catalog.describe_namespace(&name)));
                         }
+                        "models" => settle(&answer_tx, request.id, super::models::answer(self.host.as_ref(), &parse(&request.args))),
                         other => settle(&answer_tx, request.id, Err(format!("Unknown request {other}"))),
                     }
                 }

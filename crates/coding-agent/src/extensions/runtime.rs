@@ -18,10 +18,11 @@ use super::outcome::{
     ToolResultPatch, UserBashAnswer,
 };
 use super::registry::{
-    ExtensionErrorInfo, FlagDef, LoadError, LoadedExtension, ProviderDef, ResolvedCommand,
-    ShortcutDef, ToolDef, resolve_commands,
+    ExtensionErrorInfo, FlagDef, LoadError, LoadedExtension, ResolvedCommand, ShortcutDef, ToolDef,
+    resolve_commands,
 };
 use super::tool::ExtensionTool;
+mod providers;
 use super::tool_calls::tool_call_outcome;
 
 /// Every loaded extension, across backends.
@@ -311,44 +312,6 @@ impl ExtensionRuntime {
         Ok(())
     }
 
-    pub fn providers(&self) -> Vec<ProviderDef> {
-        self.backends().iter().flat_map(|b| b.providers()).collect()
-    }
-
-    /// Virtual models extensions registered while loading.
-    pub fn virtual_models(&self) -> Vec<crate::virtual_models::VirtualModelDef> {
-        self.backends()
-            .iter()
-            .flat_map(|b| b.virtual_models())
-            .collect()
-    }
-
-    /// Asks the extension that registered a virtual model where a request goes (a
-    /// `route_model` request to the host).
-    pub async fn route_model(
-        &self,
-        request: Value,
-        cancel: CancellationToken,
-    ) -> Result<Value, String> {
-        let mut last = "No extension host runs this virtual model".to_owned();
-        for backend in self.backends() {
-            match backend
-                .call_streaming(
-                    "route_model",
-                    request.clone(),
-                    cancel.clone(),
-                    Arc::new(|_| {}),
-                )
-                .await
-            {
-                Ok(value) => return Ok(value),
-                Err(BackendError(error)) if error == "not supported by this backend" => {}
-                Err(BackendError(error)) => last = error,
-            }
-        }
-        Err(last)
-    }
-
     /// Whether a custom message type has a renderer.
     pub fn has_message_renderer(&self, custom_type: &str) -> bool {
         self.extensions()
@@ -358,33 +321,6 @@ impl ExtensionRuntime {
 
     /// A host protocol request to the node host (component rendering and the like);
     /// `None` without a host or when it failed.
-    /// Streams with the `streamSimple` of the provider named in `request` (a
-    /// `provider_stream` request); the first backend that can answers.
-    pub async fn stream_provider(
-        &self,
-        request: Value,
-        cancel: CancellationToken,
-        on_event: Arc<dyn Fn(Value) + Send + Sync>,
-    ) -> Result<Value, String> {
-        let mut last = "No extension host runs this provider".to_owned();
-        for backend in self.backends() {
-            match backend
-                .call_streaming(
-                    "provider_stream",
-                    request.clone(),
-                    cancel.clone(),
-                    on_event.clone(),
-                )
-                .await
-            {
-                Ok(value) => return Ok(value),
-                Err(BackendError(error)) if error == "not supported by this backend" => {}
-                Err(BackendError(error)) => last = error,
-            }
-        }
-        Err(last)
-    }
-
     pub async fn host_call(&self, kind: &str, fields: Value) -> Option<Value> {
         for backend in &self.backends() {
             match backend.call(kind, fields.clone()).await {

@@ -24,6 +24,9 @@ use super::extension_ui::tool_renderer::{ChatExtensions, ExtToolRender};
 use super::theme::{Theme, ThemeColor};
 use crate::agent_session::BashResult;
 
+mod history;
+use history::history_start;
+
 pub(crate) use super::components::NoticeKind;
 
 /// One thing in the history.
@@ -387,11 +390,7 @@ impl Chat {
     /// custom entries in context, each after its number of messages (pi 1.6.0 renders the
     /// session's entries in order). A very long history shows its newest part; a line
     /// says how much is left out.
-    pub(crate) fn rebuild(
-        &mut self,
-        messages: &[AgentMessage],
-        entries: &[(usize, Value)],
-    ) {
+    pub(crate) fn rebuild(&mut self, messages: &[AgentMessage], entries: &[(usize, Value)]) {
         self.items.truncate(self.header_len);
         self.tools.clear();
         self.streaming = None;
@@ -785,55 +784,6 @@ impl Chat {
             settled: self.settled.as_ref().map_or(&[][..], |s| &s.lines),
             live: fresh,
         }
-    }
-}
-
-/// Text drawn at most when a history is rebuilt (about 1,000 typical messages): drawing
-/// tens of megabytes of old markdown would keep a resumed session from starting quickly.
-const HISTORY_BUDGET_BYTES: usize = 2 * 1024 * 1024;
-
-/// Index of the first message to draw so the newest ones fit the budget; a tool result is
-/// never separated from its call.
-fn history_start(messages: &[AgentMessage]) -> usize {
-    let mut used = 0;
-    for (i, message) in messages.iter().enumerate().rev() {
-        used += approx_len(message);
-        if used > HISTORY_BUDGET_BYTES {
-            // Start after this message, but not on a tool result.
-            let mut start = i + 1;
-            while start < messages.len()
-                && matches!(messages[start], AgentMessage::Llm(Message::ToolResult(_)))
-            {
-                start += 1;
-            }
-            return start;
-        }
-    }
-    0
-}
-
-/// Rough size of what a message draws.
-fn approx_len(message: &AgentMessage) -> usize {
-    match message {
-        AgentMessage::Llm(Message::User(u)) => u.text_content().len(),
-        AgentMessage::Llm(Message::Assistant(a)) => a
-            .content
-            .iter()
-            .map(|b| match b {
-                AssistantBlock::Text(t) => t.text.len(),
-                AssistantBlock::Thinking(t) => t.thinking.len(),
-                AssistantBlock::ToolCall(c) => c.arguments.len() * 16,
-            })
-            .sum(),
-        AgentMessage::Llm(Message::ToolResult(r)) => r
-            .content
-            .iter()
-            .map(|b| match b {
-                pi_ai::InputBlock::Text(t) => t.text.len(),
-                _ => 64,
-            })
-            .sum(),
-        AgentMessage::Custom(c) => c.data.len() * 32,
     }
 }
 

@@ -1,0 +1,129 @@
+//! The `models` global of codemode scripts (pi 1.6): the session's model catalog by type,
+//! and the checks before a classifier or image model would run.
+
+use serde_json::Value;
+
+use super::CodemodeHost;
+
+/// `models.*` (pi 1.6): the lists and lookups from the session's catalog; running a
+/// classifier or image model answers with an error result, as no provider here has
+/// those APIs.
+pub(super) fn answer(host: &dyn CodemodeHost, args: &Value) -> Result<Value, String> {
+    let op = args["op"].as_str().unwrap_or_default();
+    let kind = args["type"].as_str().unwrap_or_default();
+    if op.ends_with("OfType") && !matches!(kind, "chat" | "image" | "classifier") {
+        return Err(format!(
+            "Unknown model type \"{kind}\". Use \"chat\", \"image\", or \"classifier\"."
+        ));
+    }
+    let provider = args["provider"].as_str();
+    Ok(match op {
+        "getModelsOfType" => Value::Array(host.models_of_type(kind, provider, false)),
+        "getAvailableOfType" => Value::Array(host.models_of_type(kind, provider, true)),
+        "getModelOfType" => {
+            let id = args["id"].as_str();
+            let (Some(provider), Some(id)) = (provider, id) else {
+                let argc = args["argc"].as_u64().unwrap_or(3) as usize;
+                let given = ["type", "provider", "id"]
+                    .iter()
+                    .take(argc)
+                    .map(|k| describe_value(&args[*k]))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(format!(
+                    "models.getModelOfType(type, provider, id) expects three strings, got ({given}). The provider and the id are separate arguments, for example models.getModelOfType(\"classifier\", \"typesafe\", \"jev-latest\")."
+                ));
+            };
+            host.models_of_type(kind, Some(provider), false)
+                .into_iter()
+                .find(|m| m["id"] == id)
+                .unwrap_or(Value::Null)
+        }
+        op => return run_model(host, op, &args["model"]),
+    })
+}
+
+/// `models.classify()` / `models.generateImages()`: the model is checked as pi 1.6.0
+/// checks it; no provider here runs classifier or image models, so a model of the
+/// right type answers with an error result.
+fn run_model(host: &dyn CodemodeHost, op: &str, model: &Value) -> Result<Value, String> {
+    let (name, kind) = if op == "classify" {
+        ("models.classify", "classifier")
+    } else {
+        ("models.generateImages", "image")
+    };
+    let article = |word: &str| {
+        let vowel = word.starts_with(['a', 'e', 'i', 'o', 'u']);
+        format!("{} {word}", if vowel { "an" } else { "a" })
+    };
+    let hint =
+        format!("List the {kind} models you can use with models.getAvailableOfType(\"{kind}\").");
+    let (Some(provider), Some(id)) = (model["provider"].as_str(), model["id"].as_str()) else {
+        let unknown = if model.is_null() {
+            " models.getModelOfType() returns undefined for an unknown provider or id."
+        } else {
+            ""
+        };
+        return Err(format!(
+            "{name}() expects {} model as its first argument, got {}.{unknown} {hint}",
+            article(kind),
+            describe_value(model)
+        ));
+    };
+    let of = |kind: &str| {
+        host.models_of_type(kind, Some(provider), false)
+            .into_iter()
+            .any(|m| m["id"] == id)
+    };
+    let reference = format!("{provider}/{id}");
+    if !of(kind) {
+        let actual = ["chat", "image", "classifier"]
+            .into_iter()
+            .find(|other| *other != kind && of(other));
+        return Err(match actual {
+            Some(actual) => format!(
+                "\"{reference}\" is {} model, not {} model. {hint}",
+                article(actual),
+                article(kind)
+            ),
+            None => format!("Unknown {kind} model \"{reference}\". {hint}"),
+        });
+    }
+    let what = if kind == "classifier" {
+        "classification"
+    } else {
+        "image generation"
+    };
+    let mut result = serde_json::json!({
+        "provider": provider,
+        "model": id,
+        "stopReason": "error",
+        "errorMessage": format!("Provider {provider} does not support {what}"),
+    });
+    let empty = if kind == "classifier" {
+        ("answers", serde_json::json!({}))
+    } else {
+        ("output", serde_json::json!([]))
+    };
+    result[empty.0] = empty.1;
+    Ok(result)
+}
+
+/// A value as pi 1.6.0's codemode errors describe it (`describeValue`).
+fn describe_value(value: &Value) -> String {
+    match value {
+        // Arguments reach the host as JSON, where `undefined` became `null` (as in pi 1.6.0).
+        Value::Null => "null".to_owned(),
+        Value::Array(items) if items.is_empty() => "an empty array".to_owned(),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(map) if map.is_empty() => "{}".to_owned(),
+        Value::Object(map) => {
+            let keys: Vec<&str> = map.keys().take(6).map(String::as_str).collect();
+            let more = if map.len() > 6 { ", ..." } else { "" };
+            format!("{{ {}{more} }}", keys.join(", "))
+        }
+        Value::String(_) => "a string".to_owned(),
+        Value::Bool(_) => "a boolean".to_owned(),
+        Value::Number(_) => "a number".to_owned(),
+    }
+}
