@@ -29,6 +29,9 @@ pub struct BeforeToolCallContext<'a> {
 pub struct RoutedRequest {
     pub model: Model,
     pub options: SimpleStreamOptions,
+    /// The session compacted for the routed model's context window: the transcript is
+    /// read again (through `transform_context`) before the request is built.
+    pub compacted: bool,
 }
 
 /// `before_tool_call`'s verdict: block the call, with the text the model will see, or run

@@ -71,6 +71,41 @@ pub(crate) async fn stream_assistant_response(
         .transform_context(&context.messages, cancel)
         .await;
     let messages = transformed.as_deref().unwrap_or(&context.messages);
+    // A virtual model's request goes to the physical model its router picks; the rest of
+    // the call (key, events, the message's model) is the routed model's. A session that
+    // compacted for the routed model's window is read again.
+    let routed;
+    let retransformed;
+    let (config, messages) = match config
+        .hooks
+        .route_model(&config.model, messages, &config.options, cancel)
+        .await
+    {
+        None => (config, messages),
+        Some(Ok(route)) => {
+            routed = AgentLoopConfig {
+                model: route.model,
+                options: route.options,
+                ..config.clone()
+            };
+            if route.compacted {
+                retransformed = config
+                    .hooks
+                    .transform_context(&context.messages, cancel)
+                    .await;
+                (
+                    &routed,
+                    retransformed.as_deref().unwrap_or(&context.messages),
+                )
+            } else {
+                (&routed, messages)
+            }
+        }
+        Some(Err(error)) => {
+            let level = Some(requested_level(config));
+            return end_without_request(config, sink, pi_ai::StopReason::Error, error, level).await;
+        }
+    };
     let llm_messages = config.hooks.convert_to_llm(messages);
     let mut llm_context = Context {
         system_prompt: Some(context.system_prompt.clone()).filter(|s| !s.is_empty()),
@@ -90,28 +125,6 @@ pub(crate) async fn stream_assistant_response(
     {
         llm_context = rewritten;
     }
-    // A virtual model's request goes to the physical model its router picks; the rest of
-    // the call (key, events, the message's model) is the routed model's.
-    let routed;
-    let config = match config
-        .hooks
-        .route_model(&config.model, messages, &config.options, cancel)
-        .await
-    {
-        None => config,
-        Some(Ok(route)) => {
-            routed = AgentLoopConfig {
-                model: route.model,
-                options: route.options,
-                ..config.clone()
-            };
-            &routed
-        }
-        Some(Err(error)) => {
-            let level = Some(requested_level(config));
-            return end_without_request(config, sink, pi_ai::StopReason::Error, error, level).await;
-        }
-    };
     let mut options = config.options.clone();
     // Cancelling while the key is awaited (a refresh waiting for the auth.json lock) drops
     // that wait: nothing it would have done happens later.

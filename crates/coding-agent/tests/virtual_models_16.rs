@@ -355,3 +355,105 @@ async fn direct_requests_are_routed_as_in_16() {
         assert_eq!(ours, theirs, "ours, then pi 1.6.0");
     }
 }
+
+/// `router/small`: the first two user turns go to mock-model, later ones to mock-small, whose
+/// window the conversation has outgrown by then; compaction summaries to mock-model.
+const SMALL_ROUTER: &str = r#"
+export default function (pi) {
+  pi.registerVirtualModel({
+    provider: "router", id: "small", name: "Small",
+    route(request, ctx) {
+      const turns = request.messages.filter((m) => m.role === "user").length;
+      const id = request.reason === "direct" || turns < 3 ? "mock-model" : "mock-small";
+      return { model: ctx.modelRegistry.find("mock", id), thinkingLevel: "off" };
+    },
+  });
+}
+"#;
+
+/// A conversation past the routed model's window: compacted before the request is sent.
+async fn compacted_for_the_routed_model(mut program: Command) -> Value {
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("Noted."));
+    server.push(Script::text("Second."));
+    server.push(Script::text("The summary."));
+    server.push(Script::text("Small answer."));
+    let env = Env::new(
+        &server,
+        128_000,
+        json!({"compaction": {"reserveTokens": 500, "keepRecentTokens": 50}}),
+    );
+    let models = json!({"providers": {"mock": {"baseUrl": server.openai_base_url(),
+        "api": "openai-completions", "apiKey": "mock-key", "models": [
+            {"id": "mock-model", "name": "Mock Model", "contextWindow": 128000, "maxTokens": 16384},
+            {"id": "mock-small", "name": "Mock Small", "contextWindow": 3000, "maxTokens": 400}]}}});
+    std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
+    let ext = env.dir.path().join("small.ts");
+    std::fs::write(&ext, SMALL_ROUTER).unwrap();
+    if let Some(host) = support::ext_host::host_dir() {
+        program.env("PI_EXTENSION_HOST_DIR", host);
+    }
+    let (events, entries) = tokio::task::spawn_blocking(move || {
+        let args = ["-e", ext.to_str().unwrap(), "--model", "router/small"];
+        let mut rpc = Rpc::start_program(&env, program, &args);
+        let long = format!(
+            "Remember this: {}",
+            "lorem ipsum dolor sit amet ".repeat(800)
+        );
+        rpc.call("p0", json!({"type": "prompt", "message": "first"}));
+        rpc.event("agent_end");
+        rpc.call("p1", json!({"type": "prompt", "message": long}));
+        rpc.event("agent_end");
+        rpc.call("p2", json!({"type": "prompt", "message": "and now?"}));
+        let seen = rpc.event("agent_end");
+        rpc.finish();
+        let events: Vec<Value> = seen
+            .iter()
+            .filter(|l| {
+                l["type"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("compaction"))
+            })
+            .map(|l| json!([l["type"], l["reason"]]))
+            .collect();
+        let file = env.session_files().pop().expect("a session file");
+        let entries: Vec<Value> = read_jsonl(&file)
+            .iter()
+            .filter(|e| e["type"] == "compaction" || e["message"]["role"] == "assistant")
+            .map(|e| json!([e["type"], e["message"]["model"], e["summary"]]))
+            .collect();
+        drop(env);
+        (events, entries)
+    })
+    .await
+    .unwrap();
+    // Each request's model, and for the last (after the compaction) how many messages it
+    // carried and whether the summary leads them.
+    let bodies: Vec<Value> = server.requests().iter().map(|r| r.body.clone()).collect();
+    let requests: Vec<Value> = bodies.iter().map(|b| json!(b["model"])).collect();
+    let last = bodies.last().map(|b| {
+        let texts = support::rpc::user_texts(b);
+        json!([
+            texts.len(),
+            texts.first().is_some_and(|t| t.contains("The summary."))
+        ])
+    });
+    json!({"events": events, "entries": entries, "requests": requests, "last": last})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_past_the_routed_model_s_window_is_compacted_first_as_in_16() {
+    if support::ext_host::host_dir().is_none() {
+        return;
+    }
+    let ours = compacted_for_the_routed_model(Command::new(env!("CARGO_BIN_EXE_pi"))).await;
+    assert_eq!(
+        ours["requests"],
+        json!(["mock-model", "mock-model", "mock-model", "mock-small"]),
+        "{ours:#}"
+    );
+    if let Some(wrapper) = ts16() {
+        let theirs = compacted_for_the_routed_model(ts16_pi(&wrapper)).await;
+        assert_eq!(ours, theirs, "ours, then pi 1.6.0");
+    }
+}

@@ -148,21 +148,28 @@ impl AgentSession {
     /// `_compactBeforeNextAssistantResponse`), so a large tool result never reaches the
     /// provider uncompacted; the rest of the run sends the session's projection.
     pub(super) async fn compact_before_next_turn(&self) {
+        let model = self.model();
+        // A virtual model's request is checked against the model it is routed to.
+        if !crate::virtual_models::is_virtual(&model) {
+            self.compact_for_window(&model).await;
+        }
+    }
+
+    /// Compacts when the session's projected context passes the threshold of `limits`'s
+    /// window (the selected model's, or the one a virtual model's request is routed to);
+    /// `true` when it compacted and the transcript must be read again.
+    pub(super) async fn compact_for_window(&self, limits: &pi_ai::Model) -> bool {
         let inner = &self.inner;
         if !inner.compact_after_runs.load(Ordering::SeqCst) {
-            return;
+            return false;
         }
-        let model = self.model();
+        let model = limits;
         let settings = inner
             .settings
             .get()
-            .compaction_settings_for(Some(&model_key(&model)));
-        // A virtual model's request is checked against the model it is routed to.
-        if !settings.enabled
-            || model.context_window == 0
-            || crate::virtual_models::is_virtual(&model)
-        {
-            return;
+            .compaction_settings_for(Some(&model_key(&self.model())));
+        if !settings.enabled || model.context_window == 0 {
+            return false;
         }
         let tokens = {
             let session = lock(&inner.session);
@@ -170,11 +177,12 @@ impl AgentSession {
             estimate_projected_context_tokens(&path, &session.build_context().messages)
         };
         if !should_compact(tokens, model.context_window, &settings) {
-            return;
+            return false;
         }
         self.run_auto_compaction(CompactionReason::Threshold, false)
             .await;
         inner.ext.reproject.store(true, Ordering::SeqCst);
+        true
     }
 
     /// Runs a threshold or overflow compaction with its events; `true` when the run should

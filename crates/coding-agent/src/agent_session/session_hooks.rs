@@ -243,17 +243,27 @@ impl AgentHooks for SessionHooks {
             let Some(inner) = self.inner.upgrade() else {
                 return Some(Err("The session has ended".into()));
             };
-            Some(
-                inner
-                    .route_loop_request(
-                        &self.runtime,
-                        model,
-                        &self.router_view(messages),
-                        options,
-                        cancel,
-                    )
-                    .await,
-            )
+            let routed = inner
+                .route_loop_request(
+                    &self.runtime,
+                    model,
+                    &self.router_view(messages),
+                    options,
+                    cancel,
+                )
+                .await;
+            // pi 1.6.0: a conversation past the routed model's threshold is compacted
+            // before the request; the route stays as the router chose it.
+            let routed = match routed {
+                Ok(mut route) => {
+                    route.compacted = super::AgentSession { inner }
+                        .compact_for_window(&route.model)
+                        .await;
+                    Ok(route)
+                }
+                Err(error) => Err(error),
+            };
+            Some(routed)
         })
     }
 

@@ -198,6 +198,7 @@ impl Inner {
         RoutedRequest {
             model: target,
             options,
+            compacted: false,
         }
     }
 }
