@@ -47,7 +47,7 @@ if [ "${1:-}" = --live16 ]; then
 fi
 
 # the binaries are where cargo puts them (CARGO_TARGET_DIR), unless MOCK_LLM / PI_OURS say
-bin="${CARGO_TARGET_DIR:-target}/debug"
+bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/debug"
 export MOCK_LLM="${MOCK_LLM:-$bin/mock-llm}" PI_OURS="${PI_OURS:-$bin/pi}"
 if [ "${EXT_ORACLE_BUILD:-0}" = 1 ] || [ ! -x "$MOCK_LLM" ]; then
   cargo build -q -p mock-llm --bin mock-llm
