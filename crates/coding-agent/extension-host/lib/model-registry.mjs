@@ -11,6 +11,7 @@
  * an extension registered with its own `streamSimple` streams through that function.
  */
 import { loadModule } from "./native.mjs";
+import { callRoute } from "./virtual-models.mjs";
 
 export function createModelRegistry({ state, channel, runtime, registry, catalogs }) {
 	/** The request options with the credentials pi resolved for `model`. */
@@ -52,9 +53,7 @@ export function createModelRegistry({ state, channel, runtime, registry, catalog
 	/** The physical model and options of a direct request with `model`. */
 	const routeDirect = async (self, model, context, options) => {
 		if (model?.api !== "pi-virtual") return { model, options };
-		const entry = runtime.virtualModels?.get(`${model.provider}/${model.id}`);
 		const name = `Virtual model ${model.provider}/${model.id}`;
-		if (!entry) throw new Error(`${name} is not registered.`);
 		const request = {
 			model,
 			thinkingLevel: options?.reasoning ?? "off",
@@ -62,7 +61,7 @@ export function createModelRegistry({ state, channel, runtime, registry, catalog
 			messages: context?.messages ?? [],
 			signal: options?.signal,
 		};
-		const route = await entry.definition.route(request, runtime.createContext());
+		const route = await callRoute(runtime, model.provider, model.id, request, runtime.createContext());
 		const { provider, id } = route.model;
 		const target = self.find(provider, id);
 		const routed = `${name} routed to ${provider}/${id}`;

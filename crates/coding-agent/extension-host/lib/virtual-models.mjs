@@ -33,12 +33,9 @@ export function checkVirtualModel(definition) {
  * `undefined` or the state it was given keeps the stored state.
  */
 export async function routeVirtualModel(core, frame, signal) {
-	const key = `${frame.provider}/${frame.modelId}`;
-	const entry = core.runtime.virtualModels.get(key);
-	if (!entry) throw new Error(`Virtual model ${key} is not registered.`);
 	const request = { ...(frame.request ?? {}), signal };
 	const given = request.state;
-	const route = await entry.definition.route(request, createContext(core));
+	const route = await callRoute(core.runtime, frame.provider, frame.modelId, request, createContext(core));
 	const { provider, id } = route.model;
 	const stateChanged = route.state !== undefined && route.state !== given;
 	return {
@@ -48,4 +45,11 @@ export async function routeVirtualModel(core, frame, signal) {
 		stateChanged,
 		...(stateChanged ? { state: route.state } : {}),
 	};
+}
+
+/** Calls the `route()` of the virtual model `provider/id` (pi 1.6.0's resolveModel start). */
+export async function callRoute(runtime, provider, id, request, ctx) {
+	const entry = runtime.virtualModels?.get(`${provider}/${id}`);
+	if (!entry) throw new Error(`Virtual model ${provider}/${id} is not registered.`);
+	return entry.definition.route(request, ctx);
 }

@@ -640,13 +640,16 @@ impl AgentSession {
         lock(&self.inner.ext.base_prompt).clone()
     }
 
-    /// Rebuilds the base prompt from the active tools (when the session has a recipe).
-    pub(super) fn rebuild_system_prompt(&self) {
-        let Some(recipe) = lock(&self.inner.ext.recipe).clone() else {
-            return;
-        };
+    /// The prompt `recipe` gives for the active tools, their snippets and guidelines (then
+    /// `extra_guidelines`), the skills and the MCP section.
+    pub(super) fn prompt_from_recipe(
+        &self,
+        recipe: &PromptRecipe,
+        extra_guidelines: Vec<String>,
+    ) -> String {
         let names = self.active_tool_names();
-        let (snippets, guidelines) = self.inner.ext.runtime.prompt_additions(&names);
+        let (snippets, mut guidelines) = self.inner.ext.runtime.prompt_additions(&names);
+        guidelines.extend(extra_guidelines);
         let prompt = recipe.build(
             &names,
             &self.skills(),
@@ -654,7 +657,15 @@ impl AgentSession {
             &guidelines,
             &self.inner.cwd,
         );
-        let prompt = self.with_mcp_section(prompt);
+        self.with_mcp_section(prompt)
+    }
+
+    /// Rebuilds the base prompt from the active tools (when the session has a recipe).
+    pub(super) fn rebuild_system_prompt(&self) {
+        let Some(recipe) = lock(&self.inner.ext.recipe).clone() else {
+            return;
+        };
+        let prompt = self.prompt_from_recipe(&recipe, Vec::new());
         *lock(&self.inner.ext.base_prompt) = prompt.clone();
         self.inner.agent.set_system_prompt(prompt);
     }

@@ -167,25 +167,15 @@ impl AgentSession {
                         })
                     })
                     .collect();
-                let names = self.active_tool_names();
-                let (snippets, mut guidelines) = self.inner.ext.runtime.prompt_additions(&names);
-                guidelines.extend(
-                    options
-                        .get("promptGuidelines")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned),
-                );
-                let prompt = recipe.build(
-                    &names,
-                    &self.skills(),
-                    &snippets,
-                    &guidelines,
-                    &self.inner.cwd,
-                );
-                self.with_mcp_section(prompt)
+                let extra = options
+                    .get("promptGuidelines")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect();
+                self.prompt_from_recipe(&recipe, extra)
             }
             _ => self.base_system_prompt(),
         };
