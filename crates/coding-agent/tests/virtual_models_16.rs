@@ -50,6 +50,25 @@ export default function (pi) {
 }
 "#;
 
+/// Writes the router extension `source` as `name` in the test's folder and points
+/// `program` at it: the route log (`$ROUTE_LOG`) and the shared extension host. Gives the
+/// extension's path and the log's.
+fn with_router(
+    env: &Env,
+    program: &mut Command,
+    name: &str,
+    source: &str,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let ext = env.dir.path().join(name);
+    std::fs::write(&ext, source).unwrap();
+    let log = env.dir.path().join("routes.jsonl");
+    program.env("ROUTE_LOG", &log);
+    if let Some(host) = support::ext_host::host_dir() {
+        program.env("PI_EXTENSION_HOST_DIR", host);
+    }
+    (ext, log)
+}
+
 /// What a session entry shows of the selection and dispatch.
 fn entry_digest(entry: &Value) -> Option<Value> {
     match entry["type"].as_str()? {
@@ -82,13 +101,7 @@ async fn routed_session(mut program: Command) -> Value {
         128_000,
         json!({"retry": {"enabled": true, "maxRetries": 2, "baseDelayMs": 1}}),
     );
-    let ext = env.dir.path().join("router.ts");
-    std::fs::write(&ext, EXTENSION).unwrap();
-    let log = env.dir.path().join("routes.jsonl");
-    program.env("ROUTE_LOG", &log);
-    if let Some(host) = support::ext_host::host_dir() {
-        program.env("PI_EXTENSION_HOST_DIR", host);
-    }
+    let (ext, log) = with_router(&env, &mut program, "router.ts", EXTENSION);
     let (shown, entries, routes) = tokio::task::spawn_blocking(move || {
         let args = ["-e", ext.to_str().unwrap(), "--model", "router/auto:low"];
         let mut rpc = Rpc::start_program(&env, program, &args);
@@ -299,13 +312,7 @@ async fn direct_requests(mut program: Command) -> Value {
         128_000,
         json!({"compaction": {"keepRecentTokens": 1}}),
     );
-    let ext = env.dir.path().join("router.ts");
-    std::fs::write(&ext, EXTENSION).unwrap();
-    let log = env.dir.path().join("routes.jsonl");
-    program.env("ROUTE_LOG", &log);
-    if let Some(host) = support::ext_host::host_dir() {
-        program.env("PI_EXTENSION_HOST_DIR", host);
-    }
+    let (ext, log) = with_router(&env, &mut program, "router.ts", EXTENSION);
     let (compacted, asked, routes) = tokio::task::spawn_blocking(move || {
         let args = ["-e", ext.to_str().unwrap(), "--model", "router/auto:high"];
         let mut rpc = Rpc::start_program(&env, program, &args);
@@ -388,11 +395,7 @@ async fn compacted_for_the_routed_model(mut program: Command) -> Value {
             {"id": "mock-model", "name": "Mock Model", "contextWindow": 128000, "maxTokens": 16384},
             {"id": "mock-small", "name": "Mock Small", "contextWindow": 3000, "maxTokens": 400}]}}});
     std::fs::write(env.agent.join("models.json"), models.to_string()).unwrap();
-    let ext = env.dir.path().join("small.ts");
-    std::fs::write(&ext, SMALL_ROUTER).unwrap();
-    if let Some(host) = support::ext_host::host_dir() {
-        program.env("PI_EXTENSION_HOST_DIR", host);
-    }
+    let (ext, _) = with_router(&env, &mut program, "small.ts", SMALL_ROUTER);
     let (events, entries) = tokio::task::spawn_blocking(move || {
         let args = ["-e", ext.to_str().unwrap(), "--model", "router/small"];
         let mut rpc = Rpc::start_program(&env, program, &args);
