@@ -59,7 +59,7 @@ fn start_prompted(env: &Env, pi: &str, vars: &[(&str, &str)], prompt: &str) -> T
 
 fn wait_settled(tmux: &Tmux, name: &str) -> String {
     let border = "─".repeat(100);
-    tmux.wait(
+    tmux.wait_steady(
         &format!("{name}: the answer settled"),
         Duration::from_secs(15),
         |s| {
@@ -287,7 +287,11 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
         let tmux = start_prompted(&env, &pi, &[("PI_OFFLINE", "1")], "Count.");
         let end = wait_settled(&tmux, name);
         tmux.type_text(SEARCH_KEY);
-        let opened = tmux.wait_for("Find in transcript");
+        let opened = tmux.wait_steady(
+            &format!("{name}: the search box"),
+            Duration::from_secs(10),
+            |s| s.contains("Find in transcript"),
+        );
         let mut boxes = vec![search_box(&opened)];
         // "line 5" is Line 5 and Line 50 to 59: the first at or below the top row is
         // Line 50, the second of eleven.
@@ -339,12 +343,13 @@ fn transcript_search_finds_counts_and_jumps_as_16() {
             },
         );
         // Forward wraps around.
-        for k in 2..=11 {
+        for k in (2..=11).chain([1]) {
             tmux.keys(&["Enter"]);
-            tmux.wait_for(&format!("{k}/11"));
+            let count = format!("{k}/11");
+            tmux.wait(&format!("{name}: {count}"), Duration::from_secs(10), |s| {
+                s.contains(&count)
+            });
         }
-        tmux.keys(&["Enter"]);
-        tmux.wait_for("1/11");
         // The buttons in the box's border: a press on ↓ goes to the next match, on ↑
         // back.
         let border_row = tmux.screen().lines().nth(3).unwrap_or_default().to_owned();
@@ -580,14 +585,14 @@ fn the_scrollbar_is_revealed_by_the_pointer_and_dragged_as_16() {
         // A press on the track's first row moves the thumb there: the transcript's start,
         // the thumb drawn solid while the pointer holds it.
         tmux.type_text("\x1b[<0;100;1M");
-        let top = tmux.wait(
+        let top = tmux.wait_steady(
             &format!("{name}: at the start"),
             Duration::from_secs(10),
             |s| bar_column(s)[0] == Some('█') && s.contains(JUMP_LABEL),
         );
         // Dragging to the middle row scrolls to the middle.
         tmux.type_text(&format!("\x1b[<32;100;{}M", viewport / 2));
-        let middle = tmux.wait(&format!("{name}: dragged"), Duration::from_secs(10), |s| {
+        let middle = tmux.wait_steady(&format!("{name}: dragged"), Duration::from_secs(10), |s| {
             bar_column(s)[viewport / 2 - 1] == Some('█')
                 && first_line_number(s) != first_line_number(&top)
         });
@@ -604,7 +609,7 @@ fn the_scrollbar_is_revealed_by_the_pointer_and_dragged_as_16() {
         );
         // A click in the transcript lets go of the bar: the thumb is thin again.
         tmux.type_text(&click(10, 5));
-        let released = tmux.wait(&format!("{name}: let go"), Duration::from_secs(10), |s| {
+        let released = tmux.wait_steady(&format!("{name}: let go"), Duration::from_secs(10), |s| {
             bar_column(s)[viewport - 1] == Some('┃')
         });
         assert_eq!(

@@ -250,6 +250,25 @@ impl Tmux {
         }
     }
 
+    /// Waits until the screen satisfies `check` and stays the same across two captures a
+    /// little apart, so that a frame caught half drawn is never what a test compares.
+    pub fn wait_steady(
+        &self,
+        what: &str,
+        timeout: Duration,
+        check: impl Fn(&str) -> bool,
+    ) -> String {
+        let start = Instant::now();
+        loop {
+            let left = timeout.saturating_sub(start.elapsed());
+            let screen = self.wait(what, left, &check);
+            std::thread::sleep(Duration::from_millis(100));
+            if self.screen() == screen {
+                return screen;
+            }
+        }
+    }
+
     /// Waits until scrollback and screen contain `needle` (what a program printed as it
     /// exited reaches tmux a little after the exit); returns them.
     pub fn wait_history(&self, needle: &str) -> String {
