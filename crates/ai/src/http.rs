@@ -491,7 +491,7 @@ fn httpdate_to_unix(text: &str) -> Option<u64> {
 }
 
 /// Exponential backoff as the SDKs do it: 0.5 s doubling to at most 8 s, with up to 25% jitter.
-fn backoff(retries_done: u32) -> Duration {
+pub fn backoff(retries_done: u32) -> Duration {
     let base = (0.5 * 2f64.powi(retries_done as i32)).min(8.0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

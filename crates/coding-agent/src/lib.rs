@@ -6,6 +6,7 @@ pub mod auth_guidance;
 pub mod bug_report;
 pub mod builtins;
 pub mod changelog;
+pub mod classifiers;
 pub mod cli;
 pub mod client_identity;
 #[cfg(feature = "codemode")]

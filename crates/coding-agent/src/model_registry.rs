@@ -13,6 +13,7 @@ use crate::config::values::{is_config_value_configured, resolve_config_value};
 use crate::llama;
 use crate::model_resolver::{self, Request, Resolution, Suffix};
 
+mod classifiers;
 mod virtual_entries;
 
 const CLOUDFLARE_ACCOUNT_ID: &str = "CLOUDFLARE_ACCOUNT_ID";
@@ -109,6 +110,9 @@ pub struct ModelRegistry {
     model_overrides: BTreeMap<String, BTreeMap<String, ModelOverride>>,
     /// Providers that exist only for the virtual models listed under them: always usable.
     virtual_only: std::collections::BTreeSet<String>,
+    /// The llama.cpp router's classifier entries (pi 1.6's catalog shape), for
+    /// `models.classify()`; never chosen as the session's model.
+    llama_classifiers: Vec<serde_json::Value>,
 }
 
 /// The key and extra headers for one request.
@@ -139,6 +143,7 @@ impl ModelRegistry {
         registry.llama = llama::config::resolve(&registry.auth);
         let stored = llama::store::read_chat_models(agent_dir);
         registry.set_llama_models(stored);
+        registry.set_llama_classifiers(llama::store::read_classifiers(agent_dir));
         registry
     }
 
@@ -160,6 +165,7 @@ impl ModelRegistry {
     pub fn disable_llama(&mut self) {
         self.llama_disabled = true;
         self.llama = None;
+        self.llama_classifiers.clear();
         self.resolved
             .models
             .retain(|m| m.provider != llama::PROVIDER_ID);

@@ -11,6 +11,7 @@ mod control;
 mod default_reply;
 mod error;
 mod faults;
+pub mod llama_classify;
 pub mod llama_router;
 pub mod oauth;
 mod oauth_chatgpt;
@@ -31,6 +32,7 @@ mod websocket;
 mod wire;
 
 pub use error::MockError;
+pub use llama_classify::{ClassifyRule, RankedToken};
 pub use llama_router::LlamaSettings;
 pub use recording::RecordedRequest;
 pub use render::{WIRE_FORMATS, render_body};

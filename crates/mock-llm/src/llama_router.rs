@@ -2,7 +2,8 @@
 //! of Hugging Face's API pi's `/llama` reads. Chat goes to the usual `/v1/chat/completions`
 //! scripts; this answers the management API: `GET /health`, `GET /models`,
 //! `POST /models/load`, `POST /models/unload`, `POST /models` (download), `GET /props`,
-//! `GET /models/sse`, and Hugging Face's `GET /api/models[/<id>]`.
+//! `GET /models/sse`, and Hugging Face's `GET /api/models[/<id>]`; the classification
+//! endpoints are in [`crate::llama_classify`].
 //!
 //! A load takes `loadMs`: the model is `loading` (with stage progress on the event stream)
 //! until then, `loaded` after. A download is `downloading` for `loadMs`, then `unloaded`.
@@ -47,6 +48,12 @@ pub struct LlamaSettings {
     /// How long the n-th `GET /models` waits before it answers (the list as it was when the
     /// call arrived); a caller that hangs up meanwhile is counted as `"GET /models dropped"`.
     pub list_delays_ms: Vec<u64>,
+    /// What `POST /completion` ranks as the next token (see [`crate::llama_classify`]).
+    pub classify: Vec<crate::llama_classify::ClassifyRule>,
+    /// An error status `POST /completion` answers with instead.
+    pub completion_status: Option<u16>,
+    /// The body `POST /v1/systemone` answers with.
+    pub system_one: Option<Value>,
 }
 
 /// The router's live state.
@@ -64,6 +71,8 @@ struct Live {
     calls: Vec<String>,
     /// `GET /models` calls so far, for `list_delays_ms`.
     lists: usize,
+    /// The classification requests so far: `{"path", "body"}`.
+    requests: Vec<Value>,
 }
 
 fn lock(state: &LlamaState) -> MutexGuard<'_, Live> {
@@ -79,6 +88,24 @@ impl LlamaState {
         live.busy.clear();
         live.calls.clear();
         live.lists = 0;
+        live.requests.clear();
+    }
+
+    /// The settings as set.
+    pub(crate) fn settings(&self) -> LlamaSettings {
+        lock(self).settings.clone()
+    }
+
+    /// Records a classification request.
+    pub(crate) fn record(&self, path: &str, body: Value) {
+        lock(self)
+            .requests
+            .push(json!({"path": path, "body": body}));
+    }
+
+    /// The classification requests so far.
+    pub fn requests(&self) -> Vec<Value> {
+        lock(self).requests.clone()
     }
 
     /// Replaces the model list only (settings, calls and loads stay).
@@ -399,4 +426,5 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/props", get(props))
         .route("/api/models", get(hub_search))
         .route("/api/models/{*id}", get(hub_details))
+        .merge(crate::llama_classify::routes())
 }

@@ -133,6 +133,11 @@ impl MockServer {
         self.inner.shared.llama.calls()
     }
 
+    /// The classification requests the llama.cpp stand-in got: `{"path", "body"}`.
+    pub fn llama_requests(&self) -> Vec<serde_json::Value> {
+        self.inner.shared.llama.requests()
+    }
+
     /// The llama.cpp router's models as it lists them now.
     pub fn llama_models(&self) -> Vec<serde_json::Value> {
         self.inner.shared.llama.models()

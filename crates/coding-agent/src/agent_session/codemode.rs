@@ -25,11 +25,26 @@ impl CodemodeHost for SessionHost {
         } else {
             registry.all().iter().collect()
         };
-        list.into_iter()
+        let mut models: Vec<Value> = list
+            .into_iter()
             .filter(|m| m.extras.model_type.as_deref().unwrap_or("chat") == kind)
             .filter(|m| provider.is_none_or(|p| m.provider == p))
             .filter_map(|m| serde_json::to_value(m).ok())
-            .collect()
+            .collect();
+        if kind == "classifier" {
+            models.extend(
+                registry
+                    .classifiers(available)
+                    .into_iter()
+                    .filter(|m| provider.is_none_or(|p| m["provider"] == p)),
+            );
+        }
+        models
+    }
+
+    fn classifier_key(&self, provider: &str) -> Option<String> {
+        let session = self.0.upgrade()?;
+        session.registry().classifier_key(provider)
     }
 
     /// The active tools and the MCP tools `tool_search` has not loaded (pi 1.6's callable

@@ -53,10 +53,13 @@ impl AgentSession {
             if refreshes.latest != generation {
                 return Ok(());
             }
-            let models = refreshed?.publish(&agent_dir)?;
+            let (models, classifiers) = refreshed?.publish(&agent_dir)?;
             self.inner
                 .registry
-                .update_base(|registry| registry.set_llama_models(models))
+                .update_base(|registry| {
+                    registry.set_llama_models(models);
+                    registry.set_llama_classifiers(classifiers);
+                })
                 .map_err(LlamaError::Store)?;
         }
         let current = self.model();

@@ -44,6 +44,9 @@ pub struct CallRecord {
     pub duration_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What a model call cost (when its provider counted usage).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 /// `text` cut to `max` characters with `...` at the end.
@@ -65,6 +68,37 @@ impl CallRecord {
             status: Status::Running,
             duration_ms: None,
             error: None,
+            cost: None,
+        }
+    }
+
+    /// A model call (`models.classify`, `models.generateImages`), the script's `n`-th:
+    /// named by the model it runs.
+    pub fn model(parent: &str, name: &str, n: u32, reference: &str) -> Self {
+        Self {
+            id: format!("{parent}/{name}/{n}"),
+            name: name.to_owned(),
+            args: reference.to_owned(),
+            status: Status::Running,
+            duration_ms: None,
+            error: None,
+            cost: None,
+        }
+    }
+
+    /// The model call ended with `result` (a `ClassifierResult` or `ImagesResult`).
+    pub fn model_ended(&mut self, result: &Value, took: std::time::Duration) {
+        self.duration_ms = Some(took.as_millis() as u64);
+        self.status = match result["stopReason"].as_str() {
+            Some("stop") => Status::Ok,
+            Some("aborted") => Status::Cancelled,
+            _ => Status::Error,
+        };
+        if let Some(message) = result["errorMessage"].as_str().filter(|m| !m.is_empty()) {
+            self.error = Some(cut(message, MAX_ERROR));
+        }
+        if let Some(total) = result["usage"]["cost"]["total"].as_f64() {
+            self.cost = Some(total);
         }
     }
 

@@ -7,6 +7,7 @@
 mod calls;
 pub(crate) mod catalog;
 pub mod declaration;
+mod model_checks;
 mod models;
 pub mod notes;
 pub(crate) mod output;
@@ -43,6 +44,10 @@ pub trait CodemodeHost: Send + Sync {
     /// one provider, only those with working credentials when `available`.
     fn models_of_type(&self, _kind: &str, _provider: Option<&str>, _available: bool) -> Vec<Value> {
         Vec::new()
+    }
+    /// The key a provider's classifier requests carry (the session's credential).
+    fn classifier_key(&self, _provider: &str) -> Option<String> {
+        None
     }
 }
 

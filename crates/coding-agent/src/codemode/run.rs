@@ -6,15 +6,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
 use pi_agent_core::{AgentTool, AgentToolResult, NestedCaller, NestedOutcome, ToolUpdateFn};
 use pi_ai::InputBlock;
 use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::calls::{self, CallRecord, Status};
 use super::catalog::Catalog;
+use super::models::ModelsRequest;
 use super::output::{self, Block, DEFAULT_MAX_OUTPUT_TOKENS};
 use super::source::ScriptSource;
 use super::vm::{self, Answer, End, Finished, Launch, Request};
@@ -35,6 +37,12 @@ pub(super) struct Script {
 
 /// A tool call of the script in flight: its request, record and tool.
 type Running = (u32, usize, Arc<dyn AgentTool>, Option<NestedOutcome>);
+
+/// A model call of the script in flight: its request, record, time taken and result.
+type ModelRunning = (u32, usize, Duration, Value);
+
+/// How many model calls of one script run at once (pi 1.6.0); more wait for a slot.
+const MAX_CONCURRENT_MODEL_CALLS: usize = 4;
 
 impl Script {
     pub async fn run(self) -> AgentToolResult {
@@ -91,6 +99,10 @@ impl Script {
         let mut records: Vec<CallRecord> = Vec::new();
         let mut tokens: Vec<CancellationToken> = Vec::new();
         let mut in_flight = FuturesUnordered::new();
+        let mut model_flight: FuturesUnordered<BoxFuture<'static, ModelRunning>> =
+            FuturesUnordered::new();
+        let model_slots = Arc::new(Semaphore::new(MAX_CONCURRENT_MODEL_CALLS));
+        let mut model_calls = 0u32;
         self.publish(&records);
         let mut stopped = false;
         let finished = loop {
@@ -127,7 +139,28 @@ impl Script {
                             let name = parse(&request.args)["name"].as_str().unwrap_or_default().to_owned();
                             settle(&answer_tx, request.id, Ok(catalog.describe_namespace(&name)));
                         }
-                        "models" => settle(&answer_tx, request.id, super::models::answer(self.host.as_ref(), &parse(&request.args))),
+                        "models" => {
+                            let token = self.cancel.child_token();
+                            match super::models::request(self.host.as_ref(), &parse(&request.args), token.clone()) {
+                                Ok(ModelsRequest::Value(value)) => settle(&answer_tx, request.id, Ok(value)),
+                                Err(error) => settle(&answer_tx, request.id, Err(error)),
+                                Ok(ModelsRequest::Call(call)) => {
+                                    model_calls += 1;
+                                    let index = records.len();
+                                    records.push(CallRecord::model(&self.call_id, call.name, model_calls, &call.reference));
+                                    self.publish(&records);
+                                    tokens.push(token);
+                                    let slots = model_slots.clone();
+                                    let id = request.id;
+                                    model_flight.push(Box::pin(async move {
+                                        let started = Instant::now();
+                                        let _slot = slots.acquire_owned().await.ok();
+                                        let value = call.run.await;
+                                        (id, index, started.elapsed(), value)
+                                    }));
+                                }
+                            }
+                        }
                         other => settle(&answer_tx, request.id, Err(format!("Unknown request {other}"))),
                     }
                 }
@@ -141,6 +174,14 @@ impl Script {
                     settle(&answer_tx, id, value);
                     self.publish(&records);
                 }
+                Some(ended) = model_flight.next(), if !model_flight.is_empty() => {
+                    let (id, index, took, value): ModelRunning = ended;
+                    if let Some(record) = records.get_mut(index) {
+                        record.model_ended(&value, took);
+                    }
+                    settle(&answer_tx, id, Ok(value));
+                    self.publish(&records);
+                }
                 () = self.cancel.cancelled(), if !stopped => {
                     stopped = true;
                     stop.store(true, Ordering::Relaxed);
@@ -152,6 +193,11 @@ impl Script {
         tokens.iter().for_each(CancellationToken::cancel);
         while let Some((_, index, _, outcome)) = in_flight.next().await {
             self.end_call(&mut records, index, outcome.as_ref(), true);
+        }
+        while let Some((_, index, took, value)) = model_flight.next().await {
+            if let Some(record) = records.get_mut(index) {
+                record.model_ended(&value, took);
+            }
         }
         let finished = finished.unwrap_or(Finished {
             emitted: Vec::new(),

@@ -120,9 +120,9 @@ pub fn chat_model_entry(
     Value::Object(entry)
 }
 
-/// The classifier entry pi 1.6.0 persists beside each selectable model. This build has no
-/// classifiers (`ctx.modelRegistry.classify`, `/v1/systemone`): the entries are written
-/// only so the shared catalog file reads the same to both pis, and never loaded.
+/// The classifier entry pi 1.6.0 persists beside each selectable model: every model can
+/// classify through next-token label probabilities, a decision model through the System
+/// One API (`/v1/systemone`).
 pub fn classifier_entry(
     model: &RouterModel,
     server_url: &str,

@@ -37,13 +37,15 @@ async fn router_autoload(
 pub struct Refreshed {
     pub persisted: Vec<Value>,
     pub chat: Vec<pi_ai::Model>,
+    pub classifiers: Vec<Value>,
 }
 
 impl Refreshed {
-    /// Saves the entries to `models-store.json` and gives the chat models.
-    pub fn publish(self, agent_dir: &Path) -> Result<Vec<pi_ai::Model>, LlamaError> {
+    /// Saves the entries to `models-store.json` and gives the chat models and the
+    /// classifiers.
+    pub fn publish(self, agent_dir: &Path) -> Result<(Vec<pi_ai::Model>, Vec<Value>), LlamaError> {
         store::write_entries(agent_dir, self.persisted)?;
-        Ok(self.chat)
+        Ok((self.chat, self.classifiers))
     }
 }
 
@@ -81,14 +83,19 @@ pub async fn refresh(
             cached.get(&model.id).copied(),
         ));
     }
-    let classifiers = selectable
+    let classifiers: Vec<Value> = selectable
         .iter()
-        .map(|m| classifier_entry(m, &server_url, &base_url, cached.get(&m.id).copied()));
+        .map(|m| classifier_entry(m, &server_url, &base_url, cached.get(&m.id).copied()))
+        .collect();
     let mut persisted = chat.clone();
-    persisted.extend(classifiers);
+    persisted.extend(classifiers.iter().cloned());
     let chat = chat
         .into_iter()
         .filter_map(|entry| serde_json::from_value(entry).ok())
         .collect();
-    Ok(Refreshed { persisted, chat })
+    Ok(Refreshed {
+        persisted,
+        chat,
+        classifiers,
+    })
 }

@@ -37,6 +37,14 @@ pub fn read_chat_models(agent_dir: &Path) -> Vec<pi_ai::Model> {
         .collect()
 }
 
+/// The persisted classifier entries (`"type": "classifier"`), as saved.
+pub fn read_classifiers(agent_dir: &Path) -> Vec<Value> {
+    read_entries(agent_dir)
+        .into_iter()
+        .filter(|entry| entry["type"] == "classifier")
+        .collect()
+}
+
 /// Replaces the llama.cpp catalog, under the file's lock; other providers' stay.
 pub fn write_entries(agent_dir: &Path, models: Vec<Value>) -> Result<(), LlamaError> {
     let checked_at = std::time::SystemTime::now()
