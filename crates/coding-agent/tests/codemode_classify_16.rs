@@ -23,9 +23,15 @@ fn save_catalog(agent: &Path, server: &MockServer) {
             "baseUrl": base, "input": ["text"],
             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "contextWindow": 8192})
     };
+    // A decision model that reads images (llama.cpp reports its `mmproj`): images go as
+    // data URLs.
+    let mut vision = entry("clef-vision", "typesafe-system-one", format!("{url}/v1"));
+    vision["input"] = json!(["text", "image"]);
+    vision["compat"] = json!({"imageInput": "images", "sendImageOptInHeader": false});
     let store = json!({"llama.cpp": {"models": [
         entry("qwen-small", "llama-cpp-classify", url.clone()),
         entry("julia-decision", "typesafe-system-one", format!("{url}/v1")),
+        vision,
     ], "checkedAt": 1_700_000_000_000u64}});
     std::fs::write(agent.join("models-store.json"), store.to_string()).unwrap();
 }
@@ -197,11 +203,25 @@ fn llama_classifiers_answer_typed_questions_as_16() {
          }});\n\
          return JSON.stringify([r.stopReason, r.answers, r.errorMessage], {ROUNDED});"
     );
-    let outcome = compare(&[listed, &classify, &decision], |_| {});
+    let seen = "const r = await models.classify({ provider: \"llama.cpp\", id: \"clef-vision\" }, {\n\
+           state: { page: \"settings\" },\n\
+           images: [{ type: \"image\", data: \"iVBORw0KGgo=\", mimeType: \"image/png\" }],\n\
+           questions: { ok: { type: \"bool\", instructions: \"Fine?\", criteria: { true: \"yes\", false: \"no\" } } },\n\
+         });\n\
+         return r.stopReason;";
+    let outcome = compare(&[listed, &classify, &decision, seen], |_| {});
     assert_eq!(
         outcome.results[0],
-        "Script completed\nWall time T seconds\nOutput:\n\nllama.cpp/qwen-small llama-cpp-classify text; llama.cpp/julia-decision typesafe-system-one text"
+        "Script completed\nWall time T seconds\nOutput:\n\nllama.cpp/qwen-small llama-cpp-classify text; llama.cpp/julia-decision typesafe-system-one text; llama.cpp/clef-vision typesafe-system-one text,image"
     );
+    let images: Vec<Value> = outcome
+        .requests
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(r).unwrap())
+        .filter(|r| r["path"] == "/v1/systemone" && r["body"]["model"] == "clef-vision")
+        .map(|r| r["body"]["images"].clone())
+        .collect();
+    assert_eq!(images, [json!(["data:image/png;base64,iVBORw0KGgo="])]);
     let answers: Value =
         serde_json::from_str(outcome.results[1].split_once("\n\n").unwrap().1).unwrap();
     assert_eq!(answers["stopReason"], "stop", "{answers}");

@@ -111,7 +111,10 @@ pub struct CodemodeTool {
 pub fn codemode_tool(link: Link) -> Arc<dyn AgentTool> {
     Arc::new(CodemodeTool {
         link,
-        description: format!("{INTRO}\n\n{GLOBALS}"),
+        description: format!(
+            "{INTRO}\n\n{GLOBALS}\n- `models`: classifier and image models. Read {}/codemode.md before using it.",
+            crate::auth_guidance::DOCS_URL
+        ),
         parameters: json!({
             "type": "object",
             "properties": {
