@@ -110,7 +110,12 @@ pub(crate) async fn stream_assistant_response(
     let mut llm_context = Context {
         system_prompt: Some(context.system_prompt.clone()).filter(|s| !s.is_empty()),
         messages: llm_messages,
-        tools: context.tools.iter().map(|t| t.definition()).collect(),
+        tools: context
+            .tools
+            .iter()
+            .filter(|t| t.declared())
+            .map(|t| t.definition())
+            .collect(),
         system_messages: config.hooks.system_messages(messages),
     };
     // A transcript with system messages gives the prompt they add up to (pi-ai 1.6 folds

@@ -140,6 +140,12 @@ pub trait AgentTool: Send + Sync {
         None
     }
 
+    /// Whether requests declare the tool to the model. An active tool that is not declared
+    /// (pi 1.6's hidden declarations, as `codemode.mode: "only"` makes them) stays callable.
+    fn declared(&self) -> bool {
+        true
+    }
+
     /// The description sent to the model.
     fn definition(&self) -> Tool {
         Tool {

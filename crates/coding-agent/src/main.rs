@@ -610,6 +610,17 @@ fn run() -> Result<i32> {
             None => tool_registry.push(tool.clone()),
         }
     }
+    // The prompt names the tools declared to the model (codemode's `only` mode hides the
+    // ones it lists).
+    #[cfg(feature = "codemode")]
+    let tool_names = pi_coding_agent::codemode::loadout::declared_names(
+        &pi_coding_agent::codemode::loadout::prepare(
+            active_tools.clone(),
+            &tool_registry,
+            pi_coding_agent::codemode::loadout::Presentation::from_settings(&settings_store),
+        ),
+    );
+    #[cfg(not(feature = "codemode"))]
     let tool_names: Vec<String> = active_tools.iter().map(|t| t.name().to_owned()).collect();
     let resource_sources = pi_coding_agent::session_resources::ResourceSources {
         agent_dir: agent_dir.clone(),

@@ -574,7 +574,11 @@ impl AgentSession {
             .filter_map(|name| all.iter().find(|t| t.name() == name).cloned())
             .collect();
         #[cfg(feature = "codemode")]
-        let tools = crate::codemode::notes::annotate(tools, &lock(&self.inner.ext.registry));
+        let tools = crate::codemode::loadout::prepare(
+            tools,
+            &lock(&self.inner.ext.registry),
+            crate::codemode::loadout::Presentation::from_settings(self.settings()),
+        );
         self.inner.agent.set_tools(tools);
         self.rebuild_system_prompt();
     }
@@ -647,7 +651,15 @@ impl AgentSession {
         recipe: &PromptRecipe,
         extra_guidelines: Vec<String>,
     ) -> String {
-        let names = self.active_tool_names();
+        // Tools whose declarations are hidden (codemode's `only` mode) are left out.
+        let names: Vec<String> = self
+            .inner
+            .agent
+            .tools()
+            .iter()
+            .filter(|t| t.declared())
+            .map(|t| t.name().to_owned())
+            .collect();
         let (snippets, mut guidelines) = self.inner.ext.runtime.prompt_additions(&names);
         guidelines.extend(extra_guidelines);
         let prompt = recipe.build(

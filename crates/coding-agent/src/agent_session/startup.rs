@@ -49,7 +49,11 @@ impl AgentSession {
             .unwrap_or_default();
         let base_prompt = system_prompt.clone();
         #[cfg(feature = "codemode")]
-        let tools = crate::codemode::notes::annotate(tools, &setup.tool_registry);
+        let tools = crate::codemode::loadout::prepare(
+            tools,
+            &setup.tool_registry,
+            crate::codemode::loadout::Presentation::from_settings(&settings),
+        );
         let agent = Agent::new(AgentOptions {
             system_prompt,
             model: Some(model.clone()),

@@ -250,6 +250,7 @@ impl AgentSession {
             .agent
             .tools()
             .iter()
+            .filter(|t| t.declared())
             .map(|t| t.definition())
             .collect();
         let next = SystemState::current(&prompt, &tools);

@@ -65,7 +65,7 @@ fn output_type(tool: &dyn AgentTool) -> String {
 }
 
 /// The description and the `declare const tools` block of one tool.
-fn sample(tool: &dyn AgentTool, guidelines: &[String]) -> String {
+pub(super) fn sample(tool: &dyn AgentTool, guidelines: &[String]) -> String {
     format!(
         "{}\n\ncodemode tool declaration:\n```ts\ndeclare const tools: {{ {}(args: {}): Promise<{}>; }};\n```",
         described(tool, guidelines).trim(),

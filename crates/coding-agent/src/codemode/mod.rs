@@ -7,11 +7,13 @@
 mod calls;
 pub(crate) mod catalog;
 pub mod declaration;
+mod listing;
+pub mod loadout;
 mod model_checks;
 mod models;
-pub mod notes;
 pub(crate) mod output;
 pub mod pool;
+mod presented;
 mod run;
 pub mod source;
 mod vm;
