@@ -8,6 +8,8 @@
  * summary of the init answer and of later `registrations` notifications.
  */
 
+import { hasBuiltinPrompt } from "./builtin-prompts.mjs";
+
 export class Registry {
 	constructor() {
 		/** @type {Array<ReturnType<typeof createExtensionRecord>>} */
@@ -236,8 +238,13 @@ export function describeTool(tool, extensionPath) {
 		label: tool.label,
 		description: tool.description,
 		parameters: toJsonSchema(tool.parameters),
-		...(tool.promptSnippet !== undefined ? { promptSnippet: tool.promptSnippet } : {}),
-		...(tool.promptGuidelines !== undefined ? { promptGuidelines: tool.promptGuidelines } : {}),
+		// A built-in re-registered with its factory's texts keeps the built-in's prompt lines.
+		...(hasBuiltinPrompt(tool)
+			? { builtinPrompt: true }
+			: {
+					...(tool.promptSnippet !== undefined ? { promptSnippet: tool.promptSnippet } : {}),
+					...(tool.promptGuidelines !== undefined ? { promptGuidelines: tool.promptGuidelines } : {}),
+				}),
 		...(tool.executionMode !== undefined ? { executionMode: tool.executionMode } : {}),
 		...(tool.constrainedSampling !== undefined ? { constrainedSampling: tool.constrainedSampling } : {}),
 		...(tool.renderShell !== undefined ? { renderShell: tool.renderShell } : {}),

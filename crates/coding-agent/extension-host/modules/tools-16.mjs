@@ -1,6 +1,8 @@
 /**
- * pi 1.6.0's read and bash tool factories (`createReadTool`, `createReadToolDefinition`,
- * `createBashTool`, `createBashToolDefinition`, `createLocalBashOperations`), for the
+ * pi 1.6.0's read, bash and edit tool factories (`createReadTool`, `createReadToolDefinition`,
+ * `createBashTool`, `createBashToolDefinition`, `createLocalBashOperations`,
+ * `createEditTool`, `createEditToolDefinition`: ./tools-16-edit.mjs; find, grep, ls and write
+ * as 1.6.0 declares them: ./tools-16-declared.mjs), for the
  * facade: their results carry `structuredContent` (read: the text, or
  * `{type: "image", data, mimeType, note}`; bash: `{output, truncated, full_output_path?,
  * exit_code, wall_time_seconds}` with up to 1 MiB of output), a bash command that exits
@@ -14,3 +16,14 @@
 export { formatSize, truncateHead, truncateTail, wrapToolDefinition } from "./tools-16-common.mjs";
 export { createReadToolDefinition, createReadTool } from "./tools-16-read.mjs";
 export { OutputAccumulator, createLocalBashOperations, createBashToolDefinition, createBashTool } from "./tools-16-bash.mjs";
+export { createEditToolDefinition, createEditTool } from "./tools-16-edit.mjs";
+export {
+	createFindTool,
+	createFindToolDefinition,
+	createGrepTool,
+	createGrepToolDefinition,
+	createLsTool,
+	createLsToolDefinition,
+	createWriteTool,
+	createWriteToolDefinition,
+} from "./tools-16-declared.mjs";

@@ -21,6 +21,10 @@ pub struct ToolDef {
     pub prompt_snippet: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompt_guidelines: Vec<String>,
+    /// A built-in re-registered with its factory's prompt texts: the system prompt keeps
+    /// the built-in's own lines (pi 1.6.0).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub builtin_prompt: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_mode: Option<ToolExecutionMode>,
     /// The tool's `constrainedSampling` as the extension wrote it (read when the tool is

@@ -767,6 +767,9 @@ impl ExtensionRuntime {
             // Every active extension tool is named, with "" when it has no snippet: a
             // built-in it overrides is then not listed (as the TypeScript pi does).
             snippets.retain(|(name, _)| *name != def.name);
+            if def.builtin_prompt {
+                continue;
+            }
             snippets.push((
                 def.name.clone(),
                 def.prompt_snippet.clone().unwrap_or_default(),

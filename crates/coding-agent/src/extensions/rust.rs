@@ -126,6 +126,7 @@ impl RustBackend {
                     parameters: tool.parameters().clone(),
                     prompt_snippet: None,
                     prompt_guidelines: Vec::new(),
+                    builtin_prompt: false,
                     execution_mode: tool.execution_mode(),
                     constrained_sampling: tool
                         .constrained_sampling()
