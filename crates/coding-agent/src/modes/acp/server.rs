@@ -1,0 +1,242 @@
+//! What the editor's requests do to the session: start, fresh or reopened, prompts that
+//! run to their end while the updates stream, cancellation.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, StopReason,
+};
+use agent_client_protocol::{Error, ErrorCode};
+use tokio::sync::{mpsc, oneshot};
+
+use super::link::Link;
+use super::prompt;
+use super::replay;
+use super::ui::AcpUi;
+use super::updates::Translator;
+use crate::agent_session::{AgentSession, PromptOptions};
+use crate::session_event::AgentSessionEvent;
+
+/// What the event forwarder is handed, in order.
+enum Forward {
+    Event(AgentSessionEvent),
+    /// Answered once every event before it was sent.
+    Flush(oneshot::Sender<()>),
+}
+
+pub struct Server {
+    session: AgentSession,
+    pub link: Arc<Link>,
+    forward: mpsc::UnboundedSender<Forward>,
+    /// `session/cancel` arrived for the prompt running.
+    cancelled: AtomicBool,
+    /// The session pi started with was handed to a `session/new`.
+    started_used: AtomicBool,
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INVALID_PARAMS, message)
+}
+
+fn internal(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INTERNAL_ERROR, message)
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canonical(a) == canonical(b)
+}
+
+impl Server {
+    /// Binds the extensions to the editor's UI and starts forwarding the session's events.
+    pub async fn start(session: AgentSession) -> Self {
+        let link = Arc::new(Link::default());
+        let (forward, mut queue) = mpsc::unbounded_channel::<Forward>();
+        {
+            let forward = forward.clone();
+            session.subscribe(move |event| {
+                let _ = forward.send(Forward::Event(event.clone()));
+            });
+        }
+        {
+            let link = link.clone();
+            let cwd = session.cwd().to_path_buf();
+            tokio::spawn(async move {
+                let mut translator = Translator::new(&cwd);
+                while let Some(item) = queue.recv().await {
+                    match item {
+                        Forward::Event(event) => {
+                            for update in translator.updates(&event) {
+                                link.update(update);
+                            }
+                        }
+                        Forward::Flush(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            });
+        }
+        session
+            .bind_extensions(
+                Arc::new(AcpUi::new(link.clone())),
+                Arc::new(|error: crate::extensions::ExtensionErrorInfo| {
+                    eprintln!(
+                        "Extension error ({}, {}): {}",
+                        error.extension_path, error.event, error.error
+                    );
+                }),
+                Arc::new(|| {}),
+            )
+            .await;
+        Self {
+            session,
+            link,
+            forward,
+            cancelled: AtomicBool::new(false),
+            started_used: AtomicBool::new(false),
+        }
+    }
+
+    /// pi's capabilities: saved sessions load, prompts take images and embedded files, and
+    /// MCP servers given by the client may be stdio or HTTP.
+    pub fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
+        InitializeResponse::new(request.protocol_version.clone())
+            .agent_capabilities(
+                AgentCapabilities::new()
+                    .load_session(true)
+                    .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                    .mcp_capabilities(McpCapabilities::new().http(true)),
+            )
+            .agent_info(Implementation::new("pi", crate::PI_VERSION).title("pi".to_owned()))
+    }
+
+    fn check_folder(&self, cwd: &Path) -> Result<(), Error> {
+        if !cwd.is_absolute() {
+            return Err(invalid(format!("cwd must be an absolute path: {}", cwd.display())));
+        }
+        if !same_folder(cwd, self.session.cwd()) {
+            return Err(invalid(format!(
+                "pi was started in {} and works there; start it in {} for this session",
+                self.session.cwd().display(),
+                cwd.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// `session/new`: the session pi started with when it is still untouched, else a
+    /// fresh one (as `/new`).
+    pub async fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+        self.check_folder(&request.cwd)?;
+        let reuse = !self.started_used.swap(true, Ordering::SeqCst)
+            && self.session.message_count() == 0;
+        if !reuse {
+            self.session
+                .new_session_with_extensions(None, None)
+                .await
+                .map_err(internal)?;
+        }
+        let id = self.session.session_id();
+        self.link.set_session_id(Some(id.clone()));
+        Ok(NewSessionResponse::new(id))
+    }
+
+    /// `session/load`: the saved session with this id, its history sent as updates before
+    /// the answer.
+    pub async fn load_session(
+        &self,
+        request: LoadSessionRequest,
+    ) -> Result<LoadSessionResponse, Error> {
+        self.check_folder(&request.cwd)?;
+        let id = request.session_id.0.to_string();
+        self.started_used.store(true, Ordering::SeqCst);
+        if self.session.session_id() != id {
+            let path = self.find_session(&id)?;
+            let cancelled = self
+                .session
+                .switch_session_with_extensions(&path.display().to_string())
+                .await
+                .map_err(internal)?;
+            if cancelled {
+                return Err(internal("An extension kept the session from being switched"));
+            }
+        }
+        self.link.set_session_id(Some(id));
+        self.flush().await;
+        for update in replay::history(&self.session.messages()) {
+            self.link.update(update);
+        }
+        Ok(LoadSessionResponse::new())
+    }
+
+    fn find_session(&self, id: &str) -> Result<PathBuf, Error> {
+        let dir = self
+            .session
+            .session_file()
+            .and_then(|f| f.parent().map(Path::to_path_buf))
+            .ok_or_else(|| invalid("This pi keeps no session files (--no-session)"))?;
+        let agent_dir = crate::config::paths::agent_dir();
+        crate::session::select::find_by_id(id, &dir, &agent_dir)
+            .ok_or_else(|| invalid(format!("No session {id} in {}", dir.display())))
+    }
+
+    /// `session/prompt`: runs the prompt to its end; the answer comes once every update of
+    /// the run was sent.
+    pub async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, Error> {
+        let id = request.session_id.0.to_string();
+        if self.link.session_id().as_deref() != Some(id.as_str()) {
+            return Err(invalid(format!("Unknown session {id}: start one with session/new or session/load")));
+        }
+        let prompt = prompt::from_blocks(&request.prompt);
+        self.cancelled.store(false, Ordering::SeqCst);
+        let options = PromptOptions {
+            images: prompt.images,
+            source: Some("rpc".to_owned()),
+            ..PromptOptions::default()
+        };
+        let outcome = self.session.prompt(&prompt.text, options, None).await;
+        self.flush().await;
+        if let Err(error) = outcome {
+            return Err(internal(error.0));
+        }
+        if self.cancelled.swap(false, Ordering::SeqCst) {
+            return Ok(PromptResponse::new(StopReason::Cancelled));
+        }
+        let last = self.session.messages().into_iter().rev().find_map(|m| match m {
+            pi_agent_core::AgentMessage::Llm(pi_ai::Message::Assistant(a)) => Some(a),
+            _ => None,
+        });
+        let reason = match last.as_deref().map(|a| (a.stop_reason, a.error_message.clone())) {
+            Some((pi_ai::StopReason::Length, _)) => StopReason::MaxTokens,
+            Some((pi_ai::StopReason::Aborted, _)) => StopReason::Cancelled,
+            Some((pi_ai::StopReason::Error, message)) => {
+                return Err(internal(message.unwrap_or_else(|| "The model request failed".to_owned())));
+            }
+            _ => StopReason::EndTurn,
+        };
+        Ok(PromptResponse::new(reason))
+    }
+
+    /// `session/cancel`: stops the run of that session.
+    pub fn cancel(&self, notification: &CancelNotification) {
+        if self.link.session_id().as_deref() != Some(&*notification.session_id.0) {
+            return;
+        }
+        self.cancelled.store(true, Ordering::SeqCst);
+        let session = self.session.clone();
+        tokio::spawn(async move { session.abort().await });
+    }
+
+    /// Waits until every event so far was sent.
+    async fn flush(&self) {
+        let (done, sent) = oneshot::channel();
+        if self.forward.send(Forward::Flush(done)).is_ok() {
+            let _ = sent.await;
+        }
+    }
+}
