@@ -6,8 +6,10 @@
 //   node pi-acp-client.mjs SCENARIO.json
 //
 // The scenario: {"piAcpDir": DIR (target/pi-acp), "cwd": ABSOLUTE, "steps": [STEP...],
-// "permissions": [OPTION-NAME...]}. pi-acp runs pi from PI_ACP_PI_COMMAND (the caller's
-// environment). Steps, run in order:
+// "permissions": [OPTION-NAME...], "command"?: [PROGRAM, ARGS...]}. pi-acp runs pi from
+// PI_ACP_PI_COMMAND (the caller's environment); with "command" that program is the agent
+// (`pi --mode acp`) and pi-acp is not used (its SDK still drives the client side). Steps,
+// run in order:
 //   {"op": "initialize"}
 //   {"op": "new"}                      session/new; later steps use its sessionId
 //   {"op": "new", "awaitStartup": true}
@@ -16,8 +18,10 @@
 //                                      "limitMs", 20 s by default: then an error)
 //   {"op": "prompt", "text": T, "cancelOn": KIND}
 //                                      sends session/cancel once an update of that kind
-//                                      (e.g. "tool_call") arrives during the prompt
+//                                      (e.g. "tool_call") arrives during the prompt, and
+//                                      holds "cancelOnText" when given
 //   {"op": "load"}                     session/load of the last session in a new pi-acp
+//                                      (or agent); "sessionId" names another session
 // Permission requests are answered with the option named by the next entry of
 // "permissions" (or cancelled when none is left).
 import { spawn } from "node:child_process";
@@ -36,7 +40,9 @@ let startupSeen = null;
 let cancelOn = null;
 
 function connect() {
-  const child = spawn(process.execPath, [adapter], {
+  // A native ACP agent (`"command": [PROGRAM, ...ARGS]`), else pi-acp in front of pi.
+  const [program, ...args] = scenario.command ?? [process.execPath, adapter];
+  const child = spawn(program, args, {
     cwd: scenario.cwd,
     stdio: ["pipe", "pipe", "inherit"],
     env: process.env,
@@ -45,7 +51,8 @@ function connect() {
     async sessionUpdate(params) {
       out({ step, update: params.update });
       if (params.update.sessionUpdate === "agent_message_chunk") startupSeen?.();
-      if (cancelOn && params.update.sessionUpdate === cancelOn.kind) {
+      const matches = !cancelOn?.text || JSON.stringify(params.update).includes(cancelOn.text);
+      if (cancelOn && params.update.sessionUpdate === cancelOn.kind && matches) {
         const { connection, sessionId } = cancelOn;
         cancelOn = null;
         await connection.cancel({ sessionId });
@@ -107,7 +114,7 @@ try {
           break;
         }
         case "prompt":
-          if (s.cancelOn) cancelOn = { kind: s.cancelOn, connection, sessionId };
+          if (s.cancelOn) cancelOn = { kind: s.cancelOn, text: s.cancelOnText, connection, sessionId };
           result = await withLimit(
             connection.prompt({ sessionId, prompt: [{ type: "text", text: s.text }] }),
             s.limitMs ?? 20000,
@@ -118,6 +125,7 @@ try {
           child.kill();
           ({ child, connection } = connect());
           await initialize();
+          sessionId = s.sessionId ?? sessionId;
           result = await connection.loadSession({ sessionId, cwd: scenario.cwd, mcpServers: [] });
           break;
         default:

@@ -1,0 +1,246 @@
+//! `pi --mode acp`, pi as a native Agent Client Protocol agent, driven by the protocol's
+//! official TypeScript SDK (the client of tests/acp/pi-acp-client.mjs, as an editor would
+//! drive it), against a scripted model. The same conversation goes through pi-acp (the
+//! adapter Zed users put in front of pi) driving pi 1.6.0 (`PI_TS16`): the kinds of session
+//! updates of each step and the answers must agree, but for the differences `core` leaves
+//! out, each with its reason. Skipped when node or the SDK (scripts/install-pi-acp.sh) is
+//! missing, unless `PI_TEST_REQUIRE_PI_ACP=1`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use mock_llm::{MockServer, Script};
+use support::rpc::Env;
+
+fn sdk_dir() -> Option<PathBuf> {
+    let dir = support::target_dir().join("pi-acp");
+    if dir.join("node_modules/@agentclientprotocol/sdk/dist/acp.js").is_file() {
+        return Some(std::fs::canonicalize(dir).unwrap());
+    }
+    assert!(
+        std::env::var("PI_TEST_REQUIRE_PI_ACP").as_deref() != Ok("1"),
+        "the ACP SDK is not installed in {} (scripts/install-pi-acp.sh)",
+        dir.display()
+    );
+    eprintln!("skipped: the ACP SDK is not installed (scripts/install-pi-acp.sh)");
+    None
+}
+
+fn client_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/acp/pi-acp-client.mjs")
+}
+
+const FILE: &str = "one\ntwo\nthree\n";
+
+/// An extension that asks before every bash command (a permission gate).
+const GATE_EXTENSION: &str = r#"
+export default function (pi) {
+  pi.on("tool_call", async (event, ctx) => {
+    if (event.toolName !== "bash") return;
+    const ok = await ctx.ui.confirm("Run this command?", event.input.command);
+    if (!ok) return { block: true, reason: "The user said no" };
+  });
+}
+"#;
+
+/// A fresh agent dir and work folder holding a.txt and the gate extension.
+fn fresh_env(server: &MockServer) -> Env {
+    let env = Env::new(server, 128_000, json!({}));
+    std::fs::write(env.work.join("a.txt"), FILE).unwrap();
+    let extensions = env.agent.join("extensions");
+    std::fs::create_dir_all(&extensions).unwrap();
+    std::fs::write(extensions.join("gate.ts"), GATE_EXTENSION).unwrap();
+    env
+}
+
+/// Runs `steps` against ours natively in a fresh agent dir; the client's lines.
+fn run_native(server: &MockServer, steps: Value, permissions: Value) -> (Env, Vec<Value>) {
+    let env = fresh_env(server);
+    let lines = run_in(&env, steps, permissions);
+    (env, lines)
+}
+
+/// Runs `steps` against ours natively in `env`; the client's lines.
+fn run_in(env: &Env, steps: Value, permissions: Value) -> Vec<Value> {
+    let scenario = json!({
+        "piAcpDir": sdk_dir().unwrap(),
+        "cwd": env.work,
+        "permissions": permissions,
+        "command": [env!("CARGO_BIN_EXE_pi"), "--mode", "acp"],
+        "steps": steps,
+    });
+    let file = env.dir.path().join("scenario.json");
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    let mut command = Command::new("node");
+    command
+        .arg(client_script())
+        .arg(&file)
+        .current_dir(&env.work)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env("PI_OFFLINE", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY");
+    // The extension host installed once for all tests.
+    if let Some(host) = support::ext_host::host_dir() {
+        command.env("PI_EXTENSION_HOST_DIR", host);
+    }
+    let output = command.output().expect("node runs the ACP client");
+    assert!(
+        output.status.success(),
+        "the ACP client failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn updates(lines: &[Value], step: u64) -> Vec<&Value> {
+    lines
+        .iter()
+        .filter(|l| l["step"] == step && l.get("update").is_some())
+        .map(|l| &l["update"])
+        .collect()
+}
+
+fn result(lines: &[Value], step: u64) -> &Value {
+    lines
+        .iter()
+        .find(|l| l["step"] == step && l.get("op").is_some())
+        .unwrap_or_else(|| panic!("no result for step {step}: {lines:#?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_with_an_edit_streams_updates_and_a_diff() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call(
+        "edit",
+        json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+    ));
+    server.push(Script::text("edited"));
+    let steps = json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "edit a.txt"}]);
+    let (env, lines) = run_native(&server, steps, json!([]));
+    assert_eq!(
+        std::fs::read_to_string(env.work.join("a.txt")).unwrap(),
+        "one\nTWO\nthree\n"
+    );
+    let step = updates(&lines, 3);
+    assert_eq!(step[0]["sessionUpdate"], "tool_call", "{lines:#?}");
+    assert_eq!(step[0]["kind"], "edit");
+    let end = step
+        .iter()
+        .find(|u| u["status"] == "completed")
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    let path = env.work.join("a.txt").display().to_string();
+    assert_eq!(
+        end["content"],
+        json!([{"type": "diff", "path": path, "oldText": FILE, "newText": "one\nTWO\nthree\n"}])
+    );
+    let last = step.last().unwrap();
+    assert_eq!(
+        (&last["sessionUpdate"], &last["content"]["text"]),
+        (&json!("agent_message_chunk"), &json!("edited"))
+    );
+    assert_eq!(result(&lines, 3)["result"]["stopReason"], "end_turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_s_question_is_a_permission_request_answered_both_ways() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call("bash", json!({"command": "echo allowed"})));
+    server.push(Script::text("ran it"));
+    server.push(Script::tool_call("bash", json!({"command": "echo refused"})));
+    server.push(Script::text("did not run it"));
+    let steps = json!([
+        {"op": "initialize"}, {"op": "new"},
+        {"op": "prompt", "text": "run one"}, {"op": "prompt", "text": "run another"}
+    ]);
+    let (_env, lines) = run_native(&server, steps, json!(["Yes", "No"]));
+    let asked: Vec<&Value> = lines.iter().filter(|l| l.get("permission").is_some()).collect();
+    assert_eq!(asked.len(), 2, "{lines:#?}");
+    assert_eq!(asked[0]["permission"]["title"], "Run this command?");
+    assert_eq!(asked[0]["permission"]["options"], json!(["Yes", "No"]));
+    let ended = |step: u64| {
+        updates(&lines, step)
+            .into_iter()
+            .find(|u| u["status"] == "completed" || u["status"] == "failed")
+            .cloned()
+            .unwrap_or_else(|| panic!("{lines:#?}"))
+    };
+    assert_eq!(ended(3)["status"], "completed");
+    assert!(ended(3)["content"].to_string().contains("allowed"));
+    assert_eq!(ended(4)["status"], "failed");
+    assert!(ended(4)["content"].to_string().contains("The user said no"));
+    assert_eq!(result(&lines, 4)["result"]["stopReason"], "end_turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_a_running_command_and_the_prompt_says_cancelled() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call("bash", json!({"command": "echo started; sleep 30"})));
+    server.push(Script::text("after"));
+    // Cancelled once the command printed: it runs then, whatever the machine's speed.
+    let steps = json!([
+        {"op": "initialize"}, {"op": "new"},
+        {"op": "prompt", "text": "wait", "cancelOn": "tool_call_update", "cancelOnText": "started"},
+        {"op": "prompt", "text": "again"}
+    ]);
+    let (_env, lines) = run_native(&server, steps, json!(["Yes"]));
+    assert_eq!(result(&lines, 3)["result"]["stopReason"], "cancelled", "{lines:#?}");
+    let ended = updates(&lines, 3)
+        .into_iter()
+        .find(|u| u["status"] == "failed")
+        .cloned()
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert!(ended["content"].to_string().contains("aborted"), "{ended}");
+    // The session goes on.
+    assert_eq!(result(&lines, 4)["result"]["stopReason"], "end_turn", "{lines:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_written_by_print_mode_loads_with_its_history() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call("read", json!({"path": "a.txt"})));
+    server.push(Script::text("It has three lines."));
+    let env = fresh_env(&server);
+    let printed = support::ts16::run(&env, support::ts16::ours(), &["-p", "What is in a.txt?"]);
+    assert!(printed.status.success());
+    let file = env.session_files().into_iter().next().unwrap();
+    let header: Value =
+        serde_json::from_str(std::fs::read_to_string(&file).unwrap().lines().next().unwrap())
+            .unwrap();
+    let id = header["id"].as_str().unwrap();
+    let steps = json!([{"op": "initialize"}, {"op": "load", "sessionId": id}]);
+    let lines = run_in(&env, steps, json!([]));
+    assert_eq!(result(&lines, 2)["result"], json!({}), "{lines:#?}");
+    let kinds: Vec<&str> = updates(&lines, 2)
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"],
+        "{lines:#?}"
+    );
+    assert_eq!(updates(&lines, 2)[0]["content"]["text"], "What is in a.txt?");
+    assert_eq!(updates(&lines, 2)[3]["content"]["text"], "It has three lines.");
+}
