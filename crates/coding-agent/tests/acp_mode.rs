@@ -244,3 +244,106 @@ async fn a_session_written_by_print_mode_loads_with_its_history() {
     assert_eq!(updates(&lines, 2)[0]["content"]["text"], "What is in a.txt?");
     assert_eq!(updates(&lines, 2)[3]["content"]["text"], "It has three lines.");
 }
+
+/// Runs `steps` through pi-acp driving pi 1.6.0 (`wrapper`) in a fresh env; the lines.
+fn run_pi_acp(server: &MockServer, wrapper: &std::path::Path, steps: Value) -> Vec<Value> {
+    let env = fresh_env(server);
+    let bin = env.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // pi-acp names pi's version from the `pi` on PATH; a script, so that pi 1.6.0's
+    // wrapper finds its node beside its own path.
+    let link = bin.join("pi");
+    std::fs::write(
+        &link,
+        format!("#!/bin/sh\nexec '{}' \"$@\"\n", wrapper.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&link, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let scenario = json!({"piAcpDir": sdk_dir().unwrap(), "cwd": env.work, "permissions": [], "steps": steps});
+    let file = env.dir.path().join("scenario.json");
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let output = Command::new("node")
+        .arg(client_script())
+        .arg(&file)
+        .current_dir(&env.work)
+        .env("PI_ACP_PI_COMMAND", wrapper)
+        .env("PATH", path)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env("PI_OFFLINE", "1")
+        .env("npm_config_registry", "http://127.0.0.1:9/")
+        .env("npm_config_fetch_retries", "0")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("node runs the ACP client");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The updates both carry, by kind, runs of one kind counted once, and the step's answer
+/// text. Left out: pi-acp's own notices (its startup text, `session_info_update` with its
+/// queue, `usage_update` with the context estimate, `available_commands_update`), which
+/// are an adapter's, not pi's; a bash call's terminal updates (pi-acp shows commands in
+/// the client's terminal, ours as text until the client's terminals are used).
+fn core(lines: &[Value], step: u64) -> (Vec<String>, String) {
+    let mut kinds: Vec<String> = Vec::new();
+    let mut text = String::new();
+    for update in updates(lines, step) {
+        let kind = update["sessionUpdate"].as_str().unwrap_or_default();
+        if !matches!(
+            kind,
+            "agent_message_chunk" | "agent_thought_chunk" | "tool_call" | "tool_call_update"
+        ) {
+            continue;
+        }
+        if kind == "agent_message_chunk" {
+            text.push_str(update["content"]["text"].as_str().unwrap_or_default());
+        }
+        // A tool call's status steps, as kinds: the input given, running, ended.
+        let label = match (kind, update["status"].as_str()) {
+            ("tool_call_update", Some(status)) => format!("tool_call_update:{status}"),
+            ("tool_call_update", None) => continue,
+            _ => kind.to_owned(),
+        };
+        if kinds.last() != Some(&label) {
+            kinds.push(label);
+        }
+    }
+    (kinds, text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_conversation_as_pi_acp_in_front_of_pi_16() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let Some(wrapper) = support::ts16::ts16() else {
+        return;
+    };
+    let script = |server: &MockServer| {
+        server.push(Script::tool_call("read", json!({"path": "a.txt"})));
+        server.push(Script::tool_call(
+            "edit",
+            json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+        ));
+        server.push(Script::text("Done: line two is upper case."));
+    };
+    let steps = json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "upper-case line two"}]);
+    let server = MockServer::start().await.unwrap();
+    script(&server);
+    let (_env, ours) = run_native(&server, steps.clone(), json!([]));
+    script(&server);
+    // pi-acp sends its startup notice (pi's version) after answering session/new: it is
+    // waited for there, so that it is not taken for part of the answer.
+    let mut their_steps = steps;
+    their_steps[1]["awaitStartup"] = json!(true);
+    let theirs = run_pi_acp(&server, &wrapper, their_steps);
+    assert_eq!(core(&ours, 3), core(&theirs, 3), "ours:\n{ours:#?}\npi-acp + pi 1.6.0:\n{theirs:#?}");
+    assert_eq!(result(&ours, 3)["result"], result(&theirs, 3)["result"]);
+    assert_eq!(core(&ours, 3).1, "Done: line two is upper case.");
+}
