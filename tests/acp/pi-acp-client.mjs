@@ -6,7 +6,8 @@
 //   node pi-acp-client.mjs SCENARIO.json
 //
 // The scenario: {"piAcpDir": DIR (target/pi-acp), "cwd": ABSOLUTE, "steps": [STEP...],
-// "permissions": [OPTION-NAME...], "command"?: [PROGRAM, ARGS...]}. pi-acp runs pi from
+// "permissions": [OPTION-NAME...], "command"?: [PROGRAM, ARGS...], "mcpServers"?: [...]}
+// (the servers session/new hands over). pi-acp runs pi from
 // PI_ACP_PI_COMMAND (the caller's environment); with "command" that program is the agent
 // (`pi --mode acp`) and pi-acp is not used (its SDK still drives the client side). Steps,
 // run in order:
@@ -106,7 +107,7 @@ try {
           const startup = new Promise((resolve) => {
             startupSeen = resolve;
           });
-          result = await connection.newSession({ cwd: scenario.cwd, mcpServers: [] });
+          result = await connection.newSession({ cwd: scenario.cwd, mcpServers: scenario.mcpServers ?? [] });
           sessionId = result.sessionId;
           // pi-acp sends its startup notice (pi's version, resources) just after answering;
           // it belongs to this step, not to the next prompt.

@@ -67,12 +67,18 @@ fn run_native(server: &MockServer, steps: Value, permissions: Value) -> (Env, Ve
 
 /// Runs `steps` against ours natively in `env`; the client's lines.
 fn run_in(env: &Env, steps: Value, permissions: Value) -> Vec<Value> {
+    run_with_servers(env, steps, permissions, json!([]))
+}
+
+/// [`run_in`], session/new handing over `mcp_servers`.
+fn run_with_servers(env: &Env, steps: Value, permissions: Value, mcp_servers: Value) -> Vec<Value> {
     let scenario = json!({
         "piAcpDir": sdk_dir().unwrap(),
         "cwd": env.work,
         "permissions": permissions,
         "command": [env!("CARGO_BIN_EXE_pi"), "--mode", "acp"],
         "steps": steps,
+        "mcpServers": mcp_servers,
     });
     let file = env.dir.path().join("scenario.json");
     std::fs::write(&file, scenario.to_string()).unwrap();
@@ -346,4 +352,175 @@ async fn the_same_conversation_as_pi_acp_in_front_of_pi_16() {
     assert_eq!(core(&ours, 3), core(&theirs, 3), "ours:\n{ours:#?}\npi-acp + pi 1.6.0:\n{theirs:#?}");
     assert_eq!(result(&ours, 3)["result"], result(&theirs, 3)["result"]);
     assert_eq!(core(&ours, 3).1, "Done: line two is upper case.");
+}
+
+/// `pi --mode acp` spoken to line by line, as a client with no SDK would.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Raw {
+    fn start(env: &Env) -> Raw {
+        use std::io::BufRead;
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+        command
+            .args(["--mode", "acp"])
+            .current_dir(&env.work)
+            .env("PI_CODING_AGENT_DIR", &env.agent)
+            .env("HOME", env.dir.path())
+            .env("PI_OFFLINE", "1")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        if let Some(host) = support::ext_host::host_dir() {
+            command.env("PI_EXTENSION_HOST_DIR", host);
+        }
+        let mut child = command.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(value) = serde_json::from_str(&line) {
+                    let _ = sender.send(value);
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Raw { child, stdin, lines }
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The answer to request `id` (notifications before it are skipped).
+    fn answer(&self, id: u64) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("no answer to request {id}"));
+            if line["id"] == id {
+                return line;
+            }
+        }
+    }
+
+    /// Waits for a notification of this update kind.
+    fn update(&self, kind: &str) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("no {kind} update"));
+            if line["params"]["update"]["sessionUpdate"] == kind {
+                return line;
+            }
+        }
+    }
+}
+
+fn request(id: u64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_errors_and_pi_keeps_serving() {
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("still here"));
+    let env = fresh_env(&server);
+    let mut pi = Raw::start(&env);
+    pi.send(&request(1, "initialize", json!({"protocolVersion": 1, "clientCapabilities": {}})));
+    assert_eq!(pi.answer(1)["result"]["protocolVersion"], 1);
+    // Not JSON, an unknown method, a prompt for no session, a relative cwd.
+    pi.send("{not json");
+    pi.send(&request(2, "session/fly", json!({})));
+    assert_eq!(pi.answer(2)["error"]["code"], -32601);
+    pi.send(&request(3, "session/prompt", json!({"sessionId": "nope", "prompt": []})));
+    let unknown = pi.answer(3);
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    pi.send(&request(4, "session/new", json!({"cwd": "relative", "mcpServers": []})));
+    assert_eq!(pi.answer(4)["error"]["code"], -32602);
+    let cwd = env.work.display().to_string();
+    pi.send(&request(5, "session/new", json!({"cwd": cwd, "mcpServers": []})));
+    let id = pi.answer(5)["result"]["sessionId"].clone();
+    pi.send(&request(6, "session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]})));
+    assert_eq!(pi.answer(6)["result"]["stopReason"], "end_turn");
+    drop(pi.stdin.take());
+    assert!(pi.child.wait().unwrap().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_gone_mid_prompt_ends_pi_and_leaves_the_session_readable() {
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call("bash", json!({"command": "echo started; sleep 60"})));
+    let env = fresh_env(&server);
+    let mut pi = Raw::start(&env);
+    pi.send(&request(1, "initialize", json!({"protocolVersion": 1, "clientCapabilities": {}})));
+    pi.answer(1);
+    let cwd = env.work.display().to_string();
+    pi.send(&request(2, "session/new", json!({"cwd": cwd, "mcpServers": []})));
+    let id = pi.answer(2)["result"]["sessionId"].clone();
+    pi.send(&request(3, "session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]})));
+    // The gate's question comes as a permission request; the client dies instead of
+    // answering, its pipes closed.
+    loop {
+        let line = pi
+            .lines
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("a permission request");
+        if line["method"] == "session/request_permission" {
+            break;
+        }
+    }
+    drop(pi.stdin.take());
+    drop(pi.lines);
+    let status = pi.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    // Every line of the session file is whole JSON.
+    for file in env.session_files() {
+        for line in std::fs::read_to_string(file).unwrap().lines() {
+            serde_json::from_str::<Value>(line).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_the_client_hands_over_is_used() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let Some(servers) = support::mcp::servers_dir() else {
+        return;
+    };
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call("mcp__everything__echo", json!({"message": "from the editor"})));
+    server.push(Script::text("echoed"));
+    let env = fresh_env(&server);
+    let script = servers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let everything = json!([{"name": "everything", "command": "node", "args": [script.display().to_string(), "stdio"], "env": []}]);
+    let steps = json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "echo"}]);
+    let lines = run_with_servers(&env, steps, json!([]), everything);
+    let declared: Vec<String> = server.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(declared.contains(&"mcp__everything__echo".to_owned()), "{declared:?}");
+    let ended = updates(&lines, 3)
+        .into_iter()
+        .find(|u| u["status"] == "completed")
+        .cloned()
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert!(ended["content"].to_string().contains("from the editor"), "{ended}");
+    assert_eq!(result(&lines, 3)["result"]["stopReason"], "end_turn");
 }

@@ -4,7 +4,9 @@
 //! was started in, `session/new` starting a fresh one, `session/load` reopening a saved one
 //! with its history replayed as updates.
 
+mod commands;
 mod link;
+mod mcp;
 mod prompt;
 mod replay;
 mod server;

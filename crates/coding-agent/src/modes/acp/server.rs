@@ -6,14 +6,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk, Implementation, InitializeRequest, InitializeResponse,
     LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, StopReason,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionUpdate,
+    StopReason, TextContent,
 };
 use agent_client_protocol::{Error, ErrorCode};
 use tokio::sync::{mpsc, oneshot};
 
+use super::commands;
 use super::link::Link;
+use super::mcp;
 use super::prompt;
 use super::replay;
 use super::ui::AcpUi;
@@ -36,6 +39,8 @@ pub struct Server {
     cancelled: AtomicBool,
     /// The session pi started with was handed to a `session/new`.
     started_used: AtomicBool,
+    /// The names of the MCP servers the client gave last.
+    client_servers: std::sync::Mutex<Vec<String>>,
 }
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -99,6 +104,7 @@ impl Server {
             forward,
             cancelled: AtomicBool::new(false),
             started_used: AtomicBool::new(false),
+            client_servers: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -133,6 +139,7 @@ impl Server {
     /// fresh one (as `/new`).
     pub async fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
         self.check_folder(&request.cwd)?;
+        let servers = mcp::entries(&request.mcp_servers).map_err(invalid)?;
         let reuse = !self.started_used.swap(true, Ordering::SeqCst)
             && self.session.message_count() == 0;
         if !reuse {
@@ -141,9 +148,39 @@ impl Server {
                 .await
                 .map_err(internal)?;
         }
+        self.use_client_servers(servers).await;
         let id = self.session.session_id();
         self.link.set_session_id(Some(id.clone()));
+        self.announce_commands();
         Ok(NewSessionResponse::new(id))
+    }
+
+    /// Connects the client's MCP servers when they differ from those of the last session.
+    async fn use_client_servers(&self, servers: Vec<pi_mcp::config::ServerEntry>) {
+        let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+        let changed = {
+            let mut last = self
+                .client_servers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let changed = *last != names;
+            *last = names;
+            changed
+        };
+        if changed {
+            self.session.set_client_mcp_servers(servers).await;
+        }
+    }
+
+    /// Tells the editor the commands it may offer (sent just after the answer).
+    fn announce_commands(&self) {
+        let link = self.link.clone();
+        let commands = commands::available(&self.session);
+        tokio::spawn(async move {
+            link.update(SessionUpdate::AvailableCommandsUpdate(
+                AvailableCommandsUpdate::new(commands),
+            ));
+        });
     }
 
     /// `session/load`: the saved session with this id, its history sent as updates before
@@ -153,6 +190,7 @@ impl Server {
         request: LoadSessionRequest,
     ) -> Result<LoadSessionResponse, Error> {
         self.check_folder(&request.cwd)?;
+        let servers = mcp::entries(&request.mcp_servers).map_err(invalid)?;
         let id = request.session_id.0.to_string();
         self.started_used.store(true, Ordering::SeqCst);
         if self.session.session_id() != id {
@@ -166,11 +204,13 @@ impl Server {
                 return Err(internal("An extension kept the session from being switched"));
             }
         }
+        self.use_client_servers(servers).await;
         self.link.set_session_id(Some(id));
         self.flush().await;
         for update in replay::history(&self.session.messages()) {
             self.link.update(update);
         }
+        self.announce_commands();
         Ok(LoadSessionResponse::new())
     }
 
@@ -194,6 +234,13 @@ impl Server {
         }
         let prompt = prompt::from_blocks(&request.prompt);
         self.cancelled.store(false, Ordering::SeqCst);
+        if let Some(reply) = commands::run(&self.session, prompt.text.trim()).await {
+            self.flush().await;
+            self.link.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                ContentBlock::Text(TextContent::new(reply)),
+            )));
+            return Ok(PromptResponse::new(StopReason::EndTurn));
+        }
         let options = PromptOptions {
             images: prompt.images,
             source: Some("rpc".to_owned()),
