@@ -7,7 +7,8 @@
 //
 // The scenario: {"piAcpDir": DIR (target/pi-acp), "cwd": ABSOLUTE, "steps": [STEP...],
 // "permissions": [OPTION-NAME...], "command"?: [PROGRAM, ARGS...], "mcpServers"?: [...]}
-// (the servers session/new hands over). pi-acp runs pi from
+// (the servers session/new hands over), "buffers"?: {PATH: TEXT} (the client offers
+// fs/read_text_file and fs/write_text_file over these buffers). pi-acp runs pi from
 // PI_ACP_PI_COMMAND (the caller's environment); with "command" that program is the agent
 // (`pi --mode acp`) and pi-acp is not used (its SDK still drives the client side). Steps,
 // run in order:
@@ -67,11 +68,19 @@ function connect() {
         ? { outcome: { outcome: "selected", optionId: option.optionId } }
         : { outcome: { outcome: "cancelled" } };
     },
-    async readTextFile() {
-      throw new Error("not offered");
+    // With "buffers" ({path: text}) the client offers its files: reads see the buffers
+    // (unsaved text), writes replace them and are reported.
+    async readTextFile(params) {
+      const text = scenario.buffers?.[params.path];
+      if (text === undefined) throw new Error(`no buffer for ${params.path}`);
+      out({ step, fsRead: params.path });
+      return { content: text };
     },
-    async writeTextFile() {
-      throw new Error("not offered");
+    async writeTextFile(params) {
+      if (!scenario.buffers) throw new Error("not offered");
+      scenario.buffers[params.path] = params.content;
+      out({ step, fsWrite: { path: params.path, content: params.content } });
+      return {};
     },
   };
   const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
@@ -91,8 +100,12 @@ function withLimit(promise, ms) {
 
 let { child, connection } = connect();
 let sessionId = null;
+const offersFiles = scenario.buffers !== undefined;
 const initialize = () =>
-  connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  connection.initialize({
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: offersFiles ? { fs: { readTextFile: true, writeTextFile: true } } : {},
+  });
 
 try {
   for (const s of scenario.steps) {

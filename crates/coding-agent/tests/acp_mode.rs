@@ -19,7 +19,10 @@ use support::rpc::Env;
 
 fn sdk_dir() -> Option<PathBuf> {
     let dir = support::target_dir().join("pi-acp");
-    if dir.join("node_modules/@agentclientprotocol/sdk/dist/acp.js").is_file() {
+    if dir
+        .join("node_modules/@agentclientprotocol/sdk/dist/acp.js")
+        .is_file()
+    {
         return Some(std::fs::canonicalize(dir).unwrap());
     }
     assert!(
@@ -72,14 +75,26 @@ fn run_in(env: &Env, steps: Value, permissions: Value) -> Vec<Value> {
 
 /// [`run_in`], session/new handing over `mcp_servers`.
 fn run_with_servers(env: &Env, steps: Value, permissions: Value, mcp_servers: Value) -> Vec<Value> {
-    let scenario = json!({
+    run_scenario(
+        env,
+        steps,
+        json!({"permissions": permissions, "mcpServers": mcp_servers}),
+    )
+}
+
+/// Runs `steps` against ours natively in `env`, with more scenario fields (`permissions`,
+/// `mcpServers`, `buffers`).
+fn run_scenario(env: &Env, steps: Value, fields: Value) -> Vec<Value> {
+    let mut scenario = json!({
         "piAcpDir": sdk_dir().unwrap(),
         "cwd": env.work,
-        "permissions": permissions,
+        "permissions": [],
         "command": [env!("CARGO_BIN_EXE_pi"), "--mode", "acp"],
         "steps": steps,
-        "mcpServers": mcp_servers,
     });
+    if let Value::Object(fields) = fields {
+        scenario.as_object_mut().unwrap().extend(fields);
+    }
     let file = env.dir.path().join("scenario.json");
     std::fs::write(&file, scenario.to_string()).unwrap();
     let mut command = Command::new("node");
@@ -134,7 +149,8 @@ async fn a_prompt_with_an_edit_streams_updates_and_a_diff() {
         json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}),
     ));
     server.push(Script::text("edited"));
-    let steps = json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "edit a.txt"}]);
+    let steps =
+        json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "edit a.txt"}]);
     let (env, lines) = run_native(&server, steps, json!([]));
     assert_eq!(
         std::fs::read_to_string(env.work.join("a.txt")).unwrap(),
@@ -166,16 +182,25 @@ async fn an_extension_s_question_is_a_permission_request_answered_both_ways() {
         return;
     }
     let server = MockServer::start().await.unwrap();
-    server.push(Script::tool_call("bash", json!({"command": "echo allowed"})));
+    server.push(Script::tool_call(
+        "bash",
+        json!({"command": "echo allowed"}),
+    ));
     server.push(Script::text("ran it"));
-    server.push(Script::tool_call("bash", json!({"command": "echo refused"})));
+    server.push(Script::tool_call(
+        "bash",
+        json!({"command": "echo refused"}),
+    ));
     server.push(Script::text("did not run it"));
     let steps = json!([
         {"op": "initialize"}, {"op": "new"},
         {"op": "prompt", "text": "run one"}, {"op": "prompt", "text": "run another"}
     ]);
     let (_env, lines) = run_native(&server, steps, json!(["Yes", "No"]));
-    let asked: Vec<&Value> = lines.iter().filter(|l| l.get("permission").is_some()).collect();
+    let asked: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l.get("permission").is_some())
+        .collect();
     assert_eq!(asked.len(), 2, "{lines:#?}");
     assert_eq!(asked[0]["permission"]["title"], "Run this command?");
     assert_eq!(asked[0]["permission"]["options"], json!(["Yes", "No"]));
@@ -199,7 +224,10 @@ async fn cancel_stops_a_running_command_and_the_prompt_says_cancelled() {
         return;
     }
     let server = MockServer::start().await.unwrap();
-    server.push(Script::tool_call("bash", json!({"command": "echo started; sleep 30"})));
+    server.push(Script::tool_call(
+        "bash",
+        json!({"command": "echo started; sleep 30"}),
+    ));
     server.push(Script::text("after"));
     // Cancelled once the command printed: it runs then, whatever the machine's speed.
     let steps = json!([
@@ -208,7 +236,11 @@ async fn cancel_stops_a_running_command_and_the_prompt_says_cancelled() {
         {"op": "prompt", "text": "again"}
     ]);
     let (_env, lines) = run_native(&server, steps, json!(["Yes"]));
-    assert_eq!(result(&lines, 3)["result"]["stopReason"], "cancelled", "{lines:#?}");
+    assert_eq!(
+        result(&lines, 3)["result"]["stopReason"],
+        "cancelled",
+        "{lines:#?}"
+    );
     let ended = updates(&lines, 3)
         .into_iter()
         .find(|u| u["status"] == "failed")
@@ -216,7 +248,11 @@ async fn cancel_stops_a_running_command_and_the_prompt_says_cancelled() {
         .unwrap_or_else(|| panic!("{lines:#?}"));
     assert!(ended["content"].to_string().contains("aborted"), "{ended}");
     // The session goes on.
-    assert_eq!(result(&lines, 4)["result"]["stopReason"], "end_turn", "{lines:#?}");
+    assert_eq!(
+        result(&lines, 4)["result"]["stopReason"],
+        "end_turn",
+        "{lines:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,9 +267,14 @@ async fn a_session_written_by_print_mode_loads_with_its_history() {
     let printed = support::ts16::run(&env, support::ts16::ours(), &["-p", "What is in a.txt?"]);
     assert!(printed.status.success());
     let file = env.session_files().into_iter().next().unwrap();
-    let header: Value =
-        serde_json::from_str(std::fs::read_to_string(&file).unwrap().lines().next().unwrap())
-            .unwrap();
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
     let id = header["id"].as_str().unwrap();
     let steps = json!([{"op": "initialize"}, {"op": "load", "sessionId": id}]);
     let lines = run_in(&env, steps, json!([]));
@@ -244,11 +285,22 @@ async fn a_session_written_by_print_mode_loads_with_its_history() {
         .collect();
     assert_eq!(
         kinds,
-        ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"],
+        [
+            "user_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "agent_message_chunk"
+        ],
         "{lines:#?}"
     );
-    assert_eq!(updates(&lines, 2)[0]["content"]["text"], "What is in a.txt?");
-    assert_eq!(updates(&lines, 2)[3]["content"]["text"], "It has three lines.");
+    assert_eq!(
+        updates(&lines, 2)[0]["content"]["text"],
+        "What is in a.txt?"
+    );
+    assert_eq!(
+        updates(&lines, 2)[3]["content"]["text"],
+        "It has three lines."
+    );
 }
 
 /// Runs `steps` through pi-acp driving pi 1.6.0 (`wrapper`) in a fresh env; the lines.
@@ -265,10 +317,15 @@ fn run_pi_acp(server: &MockServer, wrapper: &std::path::Path, steps: Value) -> V
     )
     .unwrap();
     std::fs::set_permissions(&link, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let scenario = json!({"piAcpDir": sdk_dir().unwrap(), "cwd": env.work, "permissions": [], "steps": steps});
+    let scenario =
+        json!({"piAcpDir": sdk_dir().unwrap(), "cwd": env.work, "permissions": [], "steps": steps});
     let file = env.dir.path().join("scenario.json");
     std::fs::write(&file, scenario.to_string()).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let output = Command::new("node")
         .arg(client_script())
         .arg(&file)
@@ -284,7 +341,11 @@ fn run_pi_acp(server: &MockServer, wrapper: &std::path::Path, steps: Value) -> V
         .env_remove("OPENAI_API_KEY")
         .output()
         .expect("node runs the ACP client");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -349,7 +410,11 @@ async fn the_same_conversation_as_pi_acp_in_front_of_pi_16() {
     let mut their_steps = steps;
     their_steps[1]["awaitStartup"] = json!(true);
     let theirs = run_pi_acp(&server, &wrapper, their_steps);
-    assert_eq!(core(&ours, 3), core(&theirs, 3), "ours:\n{ours:#?}\npi-acp + pi 1.6.0:\n{theirs:#?}");
+    assert_eq!(
+        core(&ours, 3),
+        core(&theirs, 3),
+        "ours:\n{ours:#?}\npi-acp + pi 1.6.0:\n{theirs:#?}"
+    );
     assert_eq!(result(&ours, 3)["result"], result(&theirs, 3)["result"]);
     assert_eq!(core(&ours, 3).1, "Done: line two is upper case.");
 }
@@ -391,7 +456,11 @@ impl Raw {
             }
         });
         let stdin = child.stdin.take();
-        Raw { child, stdin, lines }
+        Raw {
+            child,
+            stdin,
+            lines,
+        }
     }
 
     fn send(&mut self, line: &str) {
@@ -413,19 +482,6 @@ impl Raw {
             }
         }
     }
-
-    /// Waits for a notification of this update kind.
-    fn update(&self, kind: &str) -> Value {
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(std::time::Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("no {kind} update"));
-            if line["params"]["update"]["sessionUpdate"] == kind {
-                return line;
-            }
-        }
-    }
 }
 
 fn request(id: u64, method: &str, params: Value) -> String {
@@ -438,21 +494,41 @@ async fn bad_requests_get_errors_and_pi_keeps_serving() {
     server.push(Script::text("still here"));
     let env = fresh_env(&server);
     let mut pi = Raw::start(&env);
-    pi.send(&request(1, "initialize", json!({"protocolVersion": 1, "clientCapabilities": {}})));
+    pi.send(&request(
+        1,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    ));
     assert_eq!(pi.answer(1)["result"]["protocolVersion"], 1);
     // Not JSON, an unknown method, a prompt for no session, a relative cwd.
     pi.send("{not json");
     pi.send(&request(2, "session/fly", json!({})));
     assert_eq!(pi.answer(2)["error"]["code"], -32601);
-    pi.send(&request(3, "session/prompt", json!({"sessionId": "nope", "prompt": []})));
+    pi.send(&request(
+        3,
+        "session/prompt",
+        json!({"sessionId": "nope", "prompt": []}),
+    ));
     let unknown = pi.answer(3);
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
-    pi.send(&request(4, "session/new", json!({"cwd": "relative", "mcpServers": []})));
+    pi.send(&request(
+        4,
+        "session/new",
+        json!({"cwd": "relative", "mcpServers": []}),
+    ));
     assert_eq!(pi.answer(4)["error"]["code"], -32602);
     let cwd = env.work.display().to_string();
-    pi.send(&request(5, "session/new", json!({"cwd": cwd, "mcpServers": []})));
+    pi.send(&request(
+        5,
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": []}),
+    ));
     let id = pi.answer(5)["result"]["sessionId"].clone();
-    pi.send(&request(6, "session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]})));
+    pi.send(&request(
+        6,
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}),
+    ));
     assert_eq!(pi.answer(6)["result"]["stopReason"], "end_turn");
     drop(pi.stdin.take());
     assert!(pi.child.wait().unwrap().success());
@@ -461,15 +537,30 @@ async fn bad_requests_get_errors_and_pi_keeps_serving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_gone_mid_prompt_ends_pi_and_leaves_the_session_readable() {
     let server = MockServer::start().await.unwrap();
-    server.push(Script::tool_call("bash", json!({"command": "echo started; sleep 60"})));
+    server.push(Script::tool_call(
+        "bash",
+        json!({"command": "echo started; sleep 60"}),
+    ));
     let env = fresh_env(&server);
     let mut pi = Raw::start(&env);
-    pi.send(&request(1, "initialize", json!({"protocolVersion": 1, "clientCapabilities": {}})));
+    pi.send(&request(
+        1,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    ));
     pi.answer(1);
     let cwd = env.work.display().to_string();
-    pi.send(&request(2, "session/new", json!({"cwd": cwd, "mcpServers": []})));
+    pi.send(&request(
+        2,
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": []}),
+    ));
     let id = pi.answer(2)["result"]["sessionId"].clone();
-    pi.send(&request(3, "session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]})));
+    pi.send(&request(
+        3,
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
+    ));
     // The gate's question comes as a permission request; the client dies instead of
     // answering, its pipes closed.
     loop {
@@ -502,7 +593,10 @@ async fn an_mcp_server_the_client_hands_over_is_used() {
         return;
     };
     let server = MockServer::start().await.unwrap();
-    server.push(Script::tool_call("mcp__everything__echo", json!({"message": "from the editor"})));
+    server.push(Script::tool_call(
+        "mcp__everything__echo",
+        json!({"message": "from the editor"}),
+    ));
     server.push(Script::text("echoed"));
     let env = fresh_env(&server);
     let script = servers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -515,12 +609,58 @@ async fn an_mcp_server_the_client_hands_over_is_used() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect();
-    assert!(declared.contains(&"mcp__everything__echo".to_owned()), "{declared:?}");
+    assert!(
+        declared.contains(&"mcp__everything__echo".to_owned()),
+        "{declared:?}"
+    );
     let ended = updates(&lines, 3)
         .into_iter()
         .find(|u| u["status"] == "completed")
         .cloned()
         .unwrap_or_else(|| panic!("{lines:#?}"));
-    assert!(ended["content"].to_string().contains("from the editor"), "{ended}");
+    assert!(
+        ended["content"].to_string().contains("from the editor"),
+        "{ended}"
+    );
+    assert_eq!(result(&lines, 3)["result"]["stopReason"], "end_turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_and_writes_go_through_the_editor_when_it_offers_its_files() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call("read", json!({"path": "a.txt"})));
+    server.push(Script::tool_call(
+        "edit",
+        json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+    ));
+    server.push(Script::text("done"));
+    let env = fresh_env(&server);
+    let path = env.work.join("a.txt").display().to_string();
+    // The editor holds an unsaved change the disk does not have.
+    let unsaved = "one\ntwo (unsaved)\nthree\n";
+    let steps = json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "go"}]);
+    let lines = run_scenario(&env, steps, json!({"buffers": {path.clone(): unsaved}}));
+    let read = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .to_string();
+    assert!(read.contains("two (unsaved)"), "{read}");
+    let writes: Vec<&Value> = lines.iter().filter_map(|l| l.get("fsWrite")).collect();
+    assert_eq!(
+        writes,
+        [&json!({"path": path, "content": "one\nTWO (unsaved)\nthree\n"})],
+        "{lines:#?}"
+    );
+    // The disk is the editor's to save.
+    assert_eq!(
+        std::fs::read_to_string(env.work.join("a.txt")).unwrap(),
+        FILE
+    );
     assert_eq!(result(&lines, 3)["result"]["stopReason"], "end_turn");
 }

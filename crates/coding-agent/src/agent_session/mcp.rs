@@ -242,10 +242,7 @@ impl AgentSession {
 
     /// Connects the servers a client gave (ACP's `mcpServers`) beside `mcp.json`'s, in
     /// place of the ones it gave before. False when MCP is off.
-    pub async fn set_client_mcp_servers(
-        &self,
-        servers: Vec<pi_mcp::config::ServerEntry>,
-    ) -> bool {
+    pub async fn set_client_mcp_servers(&self, servers: Vec<pi_mcp::config::ServerEntry>) -> bool {
         self.replace_mcp(move |runtime| runtime.with_client_servers(servers))
             .await
     }

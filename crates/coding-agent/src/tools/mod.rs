@@ -7,6 +7,7 @@ pub mod bash_output;
 pub mod bash_process;
 pub mod bash_reap;
 pub mod bash_structured;
+pub mod client_files;
 pub mod delegate;
 pub mod edit;
 pub mod edit_diff;

@@ -15,7 +15,10 @@ pub fn available(session: &AgentSession) -> Vec<AvailableCommand> {
         .into_iter()
         .filter_map(|command| {
             let name = command["name"].as_str()?.to_owned();
-            let description = command["description"].as_str().unwrap_or_default().to_owned();
+            let description = command["description"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
             Some(AvailableCommand::new(name, description))
         })
         .collect();
@@ -23,8 +26,11 @@ pub fn available(session: &AgentSession) -> Vec<AvailableCommand> {
         AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(text.to_owned()))
     };
     commands.push(
-        AvailableCommand::new("compact", "Summarize the conversation so far to free context")
-            .input(hint("optional instructions for the summary")),
+        AvailableCommand::new(
+            "compact",
+            "Summarize the conversation so far to free context",
+        )
+        .input(hint("optional instructions for the summary")),
     );
     commands.push(AvailableCommand::new("name", "Name this session").input(hint("<name>")));
     commands

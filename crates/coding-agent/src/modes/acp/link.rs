@@ -33,7 +33,10 @@ impl Link {
     }
 
     pub fn set_session_id(&self, id: Option<String>) {
-        *self.session_id.lock().unwrap_or_else(PoisonError::into_inner) = id;
+        *self
+            .session_id
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = id;
     }
 
     /// Sends an update of the current session; dropped when there is none yet.

@@ -35,7 +35,8 @@ fn entry(server: &McpServer) -> Result<ServerEntry, String> {
                 .iter()
                 .map(|h| (h.name.clone(), json!(h.value)))
                 .collect();
-            let raw = json!({"type": "http", "url": http.url, "headers": headers, "exposure": "direct"});
+            let raw =
+                json!({"type": "http", "url": http.url, "headers": headers, "exposure": "direct"});
             (http.name.clone(), raw)
         }
         McpServer::Sse(sse) => {

@@ -4,6 +4,7 @@
 //! was started in, `session/new` starting a fresh one, `session/load` reopening a saved one
 //! with its history replayed as updates.
 
+mod client_files;
 mod commands;
 mod link;
 mod mcp;

@@ -26,7 +26,10 @@ pub fn from_blocks(blocks: &[ContentBlock]) -> Prompt {
         match block {
             ContentBlock::Text(t) => text.push_str(&t.text),
             ContentBlock::Image(image) => {
-                images.push(ImageContent::new(image.data.clone(), image.mime_type.clone()));
+                images.push(ImageContent::new(
+                    image.data.clone(),
+                    image.mime_type.clone(),
+                ));
             }
             ContentBlock::ResourceLink(link) => {
                 files.push_str(&format!("<file name=\"{}\"></file>\n", shown(&link.uri)));
@@ -56,7 +59,10 @@ pub fn from_blocks(blocks: &[ContentBlock]) -> Prompt {
                 _ => {}
             },
             ContentBlock::Audio(audio) => {
-                text.push_str(&format!("\n[audio attachment of type {} left out]", audio.mime_type));
+                text.push_str(&format!(
+                    "\n[audio attachment of type {} left out]",
+                    audio.mime_type
+                ));
             }
             _ => {}
         }

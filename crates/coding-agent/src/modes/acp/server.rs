@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionUpdate,
-    StopReason, TextContent,
+    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk,
+    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, SessionUpdate, StopReason, TextContent,
 };
 use agent_client_protocol::{Error, ErrorCode};
 use tokio::sync::{mpsc, oneshot};
 
+use super::client_files::EditorFiles;
 use super::commands;
 use super::link::Link;
 use super::mcp;
@@ -26,7 +27,7 @@ use crate::session_event::AgentSessionEvent;
 
 /// What the event forwarder is handed, in order.
 enum Forward {
-    Event(AgentSessionEvent),
+    Event(Box<AgentSessionEvent>),
     /// Answered once every event before it was sent.
     Flush(oneshot::Sender<()>),
 }
@@ -64,7 +65,7 @@ impl Server {
         {
             let forward = forward.clone();
             session.subscribe(move |event| {
-                let _ = forward.send(Forward::Event(event.clone()));
+                let _ = forward.send(Forward::Event(Box::new(event.clone())));
             });
         }
         {
@@ -111,11 +112,17 @@ impl Server {
     /// pi's capabilities: saved sessions load, prompts take images and embedded files, and
     /// MCP servers given by the client may be stdio or HTTP.
     pub fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
-        InitializeResponse::new(request.protocol_version.clone())
+        let files = EditorFiles::offered(self.link.clone(), &request.client_capabilities.fs);
+        crate::tools::client_files::set(
+            files.map(|f| Arc::new(f) as Arc<dyn crate::tools::client_files::ClientFiles>),
+        );
+        InitializeResponse::new(request.protocol_version)
             .agent_capabilities(
                 AgentCapabilities::new()
                     .load_session(true)
-                    .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                    .prompt_capabilities(
+                        PromptCapabilities::new().image(true).embedded_context(true),
+                    )
                     .mcp_capabilities(McpCapabilities::new().http(true)),
             )
             .agent_info(Implementation::new("pi", crate::PI_VERSION).title("pi".to_owned()))
@@ -123,7 +130,10 @@ impl Server {
 
     fn check_folder(&self, cwd: &Path) -> Result<(), Error> {
         if !cwd.is_absolute() {
-            return Err(invalid(format!("cwd must be an absolute path: {}", cwd.display())));
+            return Err(invalid(format!(
+                "cwd must be an absolute path: {}",
+                cwd.display()
+            )));
         }
         if !same_folder(cwd, self.session.cwd()) {
             return Err(invalid(format!(
@@ -137,11 +147,14 @@ impl Server {
 
     /// `session/new`: the session pi started with when it is still untouched, else a
     /// fresh one (as `/new`).
-    pub async fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+    pub async fn new_session(
+        &self,
+        request: NewSessionRequest,
+    ) -> Result<NewSessionResponse, Error> {
         self.check_folder(&request.cwd)?;
         let servers = mcp::entries(&request.mcp_servers).map_err(invalid)?;
-        let reuse = !self.started_used.swap(true, Ordering::SeqCst)
-            && self.session.message_count() == 0;
+        let reuse =
+            !self.started_used.swap(true, Ordering::SeqCst) && self.session.message_count() == 0;
         if !reuse {
             self.session
                 .new_session_with_extensions(None, None)
@@ -201,7 +214,9 @@ impl Server {
                 .await
                 .map_err(internal)?;
             if cancelled {
-                return Err(internal("An extension kept the session from being switched"));
+                return Err(internal(
+                    "An extension kept the session from being switched",
+                ));
             }
         }
         self.use_client_servers(servers).await;
@@ -230,15 +245,18 @@ impl Server {
     pub async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, Error> {
         let id = request.session_id.0.to_string();
         if self.link.session_id().as_deref() != Some(id.as_str()) {
-            return Err(invalid(format!("Unknown session {id}: start one with session/new or session/load")));
+            return Err(invalid(format!(
+                "Unknown session {id}: start one with session/new or session/load"
+            )));
         }
         let prompt = prompt::from_blocks(&request.prompt);
         self.cancelled.store(false, Ordering::SeqCst);
         if let Some(reply) = commands::run(&self.session, prompt.text.trim()).await {
             self.flush().await;
-            self.link.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-                ContentBlock::Text(TextContent::new(reply)),
-            )));
+            self.link
+                .update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                    ContentBlock::Text(TextContent::new(reply)),
+                )));
             return Ok(PromptResponse::new(StopReason::EndTurn));
         }
         let options = PromptOptions {
@@ -254,15 +272,25 @@ impl Server {
         if self.cancelled.swap(false, Ordering::SeqCst) {
             return Ok(PromptResponse::new(StopReason::Cancelled));
         }
-        let last = self.session.messages().into_iter().rev().find_map(|m| match m {
-            pi_agent_core::AgentMessage::Llm(pi_ai::Message::Assistant(a)) => Some(a),
-            _ => None,
-        });
-        let reason = match last.as_deref().map(|a| (a.stop_reason, a.error_message.clone())) {
+        let last = self
+            .session
+            .messages()
+            .into_iter()
+            .rev()
+            .find_map(|m| match m {
+                pi_agent_core::AgentMessage::Llm(pi_ai::Message::Assistant(a)) => Some(a),
+                _ => None,
+            });
+        let reason = match last
+            .as_deref()
+            .map(|a| (a.stop_reason, a.error_message.clone()))
+        {
             Some((pi_ai::StopReason::Length, _)) => StopReason::MaxTokens,
             Some((pi_ai::StopReason::Aborted, _)) => StopReason::Cancelled,
             Some((pi_ai::StopReason::Error, message)) => {
-                return Err(internal(message.unwrap_or_else(|| "The model request failed".to_owned())));
+                return Err(internal(
+                    message.unwrap_or_else(|| "The model request failed".to_owned()),
+                ));
             }
             _ => StopReason::EndTurn,
         };

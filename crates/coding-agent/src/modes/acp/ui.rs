@@ -33,9 +33,10 @@ impl AcpUi {
     }
 
     fn say(&self, text: String) {
-        self.link.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-            ContentBlock::Text(TextContent::new(text)),
-        )));
+        self.link
+            .update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                ContentBlock::Text(TextContent::new(text)),
+            )));
     }
 
     /// Asks the editor to pick one of `options` (id, name, kind); `None` when it cannot be
@@ -84,8 +85,16 @@ impl ExtensionUi for AcpUi {
             match &dialog {
                 UiDialog::Confirm { title, message, .. } => {
                     let options = vec![
-                        ("yes".to_owned(), "Yes".to_owned(), PermissionOptionKind::AllowOnce),
-                        ("no".to_owned(), "No".to_owned(), PermissionOptionKind::RejectOnce),
+                        (
+                            "yes".to_owned(),
+                            "Yes".to_owned(),
+                            PermissionOptionKind::AllowOnce,
+                        ),
+                        (
+                            "no".to_owned(),
+                            "No".to_owned(),
+                            PermissionOptionKind::RejectOnce,
+                        ),
                     ];
                     let raw = json!({"method": "confirm", "title": title, "message": message});
                     let chosen = self.ask(title, raw, options, cancel).await;
@@ -95,7 +104,13 @@ impl ExtensionUi for AcpUi {
                     let choices = options
                         .iter()
                         .enumerate()
-                        .map(|(i, o)| (format!("choice-{i}"), o.clone(), PermissionOptionKind::AllowOnce))
+                        .map(|(i, o)| {
+                            (
+                                format!("choice-{i}"),
+                                o.clone(),
+                                PermissionOptionKind::AllowOnce,
+                            )
+                        })
                         .collect();
                     let raw = json!({"method": "select", "title": title, "options": options});
                     let chosen = self.ask(title, raw, choices, cancel).await;

@@ -140,9 +140,11 @@ impl Translator {
             AssistantMessageEvent::ThinkingDelta { delta, .. } => {
                 vec![SessionUpdate::AgentThoughtChunk(text_chunk(delta.clone()))]
             }
-            AssistantMessageEvent::ToolcallEnd { tool_call, .. } => {
-                self.announce(&tool_call.id, &tool_call.name, &Value::Object(tool_call.arguments.clone()))
-            }
+            AssistantMessageEvent::ToolcallEnd { tool_call, .. } => self.announce(
+                &tool_call.id,
+                &tool_call.name,
+                &Value::Object(tool_call.arguments.clone()),
+            ),
             AssistantMessageEvent::ToolcallStart {
                 content_index,
                 partial,
@@ -171,7 +173,8 @@ impl Translator {
                 fields,
             ))];
         }
-        self.announced.insert(id.to_owned(), ToolCallStatus::Pending);
+        self.announced
+            .insert(id.to_owned(), ToolCallStatus::Pending);
         vec![SessionUpdate::ToolCall(
             ToolCall::new(id.to_owned(), name.to_owned())
                 .kind(tool_kind(name))
@@ -223,12 +226,16 @@ impl Translator {
             ToolCallStatus::Completed
         };
         let mut fields = ToolCallUpdateFields::new().status(status);
-        let diff = self.snapshots.remove(id).filter(|_| !is_error).and_then(|snapshot| {
-            let new_text = std::fs::read_to_string(self.cwd.join(&snapshot.path)).ok()?;
-            (snapshot.old_text.as_deref() != Some(new_text.as_str())).then(|| {
-                Diff::new(self.cwd.join(&snapshot.path), new_text).old_text(snapshot.old_text)
-            })
-        });
+        let diff = self
+            .snapshots
+            .remove(id)
+            .filter(|_| !is_error)
+            .and_then(|snapshot| {
+                let new_text = std::fs::read_to_string(self.cwd.join(&snapshot.path)).ok()?;
+                (snapshot.old_text.as_deref() != Some(new_text.as_str())).then(|| {
+                    Diff::new(self.cwd.join(&snapshot.path), new_text).old_text(snapshot.old_text)
+                })
+            });
         match diff {
             Some(diff) => fields = fields.content(vec![ToolCallContent::Diff(diff)]),
             None => {
