@@ -22,6 +22,9 @@
 //                                      sends session/cancel once an update of that kind
 //                                      (e.g. "tool_call") arrives during the prompt, and
 //                                      holds "cancelOnText" when given
+//   {"op": "setMode", "modeId": M}      session/set_mode
+//   {"op": "setConfig", "configId": C, "value": V}
+//                                      session/set_config_option
 //   {"op": "load"}                     session/load of the last session in a new pi-acp
 //                                      (or agent); "sessionId" names another session
 // Permission requests are answered with the option named by the next entry of
@@ -134,6 +137,12 @@ try {
             s.limitMs ?? 20000,
           );
           cancelOn = null;
+          break;
+        case "setMode":
+          result = await connection.setSessionMode({ sessionId, modeId: s.modeId });
+          break;
+        case "setConfig":
+          result = await connection.setSessionConfigOption({ sessionId, configId: s.configId, value: s.value });
           break;
         case "load":
           child.kill();

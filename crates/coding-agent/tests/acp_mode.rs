@@ -664,3 +664,63 @@ async fn reads_and_writes_go_through_the_editor_when_it_offers_its_files() {
     );
     assert_eq!(result(&lines, 3)["result"]["stopReason"], "end_turn");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_mode_and_the_thinking_level_are_set_by_the_editor() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("looked"));
+    server.push(Script::text("back"));
+    let steps = json!([
+        {"op": "initialize"}, {"op": "new"},
+        {"op": "setMode", "modeId": "read-only"},
+        {"op": "setConfig", "configId": "model", "value": "mock/mock-thinker"},
+        {"op": "setConfig", "configId": "thinking", "value": "high"},
+        {"op": "prompt", "text": "look"},
+        {"op": "setMode", "modeId": "default"},
+        {"op": "prompt", "text": "and now"}
+    ]);
+    let (_env, lines) = run_native(&server, steps, json!([]));
+    let created = &result(&lines, 2)["result"];
+    assert_eq!(created["modes"]["currentModeId"], "default", "{created}");
+    let ids: Vec<&str> = created["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["model", "thinking", "mode"]);
+    assert_eq!(
+        updates(&lines, 3)[0],
+        &json!({"sessionUpdate": "current_mode_update", "currentModeId": "read-only"})
+    );
+    let thinking = result(&lines, 5)["result"]["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "thinking")
+        .cloned()
+        .unwrap();
+    assert_eq!(thinking["currentValue"], "high", "{thinking}");
+    let tools = |request: usize| -> Vec<String> {
+        server.requests()[request].body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        tools(0),
+        ["read"],
+        "read-only keeps the active tools that look"
+    );
+    assert_eq!(tools(1), ["read", "bash", "edit", "write"]);
+    assert_eq!(server.requests()[0].body["model"], "mock-thinker");
+    assert_eq!(server.requests()[0].body["reasoning_effort"], "high");
+}

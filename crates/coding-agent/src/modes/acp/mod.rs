@@ -6,6 +6,7 @@
 
 mod client_files;
 mod commands;
+mod config;
 mod link;
 mod mcp;
 mod prompt;
@@ -19,7 +20,7 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, InitializeRequest, LoadSessionRequest,
-    NewSessionRequest, PromptRequest,
+    NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::{Agent, Stdio};
 
@@ -93,6 +94,30 @@ pub async fn run(session: AgentSession) -> i32 {
                             Err(error) => responder.respond_with_error(error),
                         }
                     })
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let server = server.clone();
+                async move |request: SetSessionModeRequest, responder, _connection| match server
+                    .set_mode(&request)
+                {
+                    Ok(response) => responder.respond(response),
+                    Err(error) => responder.respond_with_error(error),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let server = server.clone();
+                async move |request: SetSessionConfigOptionRequest, responder, _connection| {
+                    match server.set_config_option(&request) {
+                        Ok(response) => responder.respond(response),
+                        Err(error) => responder.respond_with_error(error),
+                    }
                 }
             },
             agent_client_protocol::on_receive_request!(),

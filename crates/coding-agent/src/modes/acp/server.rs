@@ -7,15 +7,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk,
-    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, SessionUpdate, StopReason, TextContent,
+    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, PromptResponse, SessionConfigOptionValue, SessionId,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason, TextContent,
 };
 use agent_client_protocol::{Error, ErrorCode};
 use tokio::sync::{mpsc, oneshot};
 
 use super::client_files::EditorFiles;
 use super::commands;
+use super::config::Modes;
 use super::link::Link;
 use super::mcp;
 use super::prompt;
@@ -42,6 +45,8 @@ pub struct Server {
     started_used: AtomicBool,
     /// The names of the MCP servers the client gave last.
     client_servers: std::sync::Mutex<Vec<String>>,
+    /// The session's mode (default or read-only).
+    modes: Modes,
 }
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -106,6 +111,7 @@ impl Server {
             cancelled: AtomicBool::new(false),
             started_used: AtomicBool::new(false),
             client_servers: std::sync::Mutex::new(Vec::new()),
+            modes: Modes::default(),
         }
     }
 
@@ -165,7 +171,9 @@ impl Server {
         let id = self.session.session_id();
         self.link.set_session_id(Some(id.clone()));
         self.announce_commands();
-        Ok(NewSessionResponse::new(id))
+        Ok(NewSessionResponse::new(id)
+            .modes(self.modes.state())
+            .config_options(self.modes.options(&self.session)))
     }
 
     /// Connects the client's MCP servers when they differ from those of the last session.
@@ -226,7 +234,9 @@ impl Server {
             self.link.update(update);
         }
         self.announce_commands();
-        Ok(LoadSessionResponse::new())
+        Ok(LoadSessionResponse::new()
+            .modes(self.modes.state())
+            .config_options(self.modes.options(&self.session)))
     }
 
     fn find_session(&self, id: &str) -> Result<PathBuf, Error> {
@@ -295,6 +305,48 @@ impl Server {
             _ => StopReason::EndTurn,
         };
         Ok(PromptResponse::new(reason))
+    }
+
+    fn check_session(&self, id: &SessionId) -> Result<(), Error> {
+        if self.link.session_id().as_deref() != Some(&*id.0) {
+            return Err(invalid(format!("Unknown session {}", id.0)));
+        }
+        Ok(())
+    }
+
+    /// `session/set_mode`.
+    pub fn set_mode(
+        &self,
+        request: &SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, Error> {
+        self.check_session(&request.session_id)?;
+        self.modes
+            .set(&self.session, &request.mode_id.0)
+            .map_err(invalid)?;
+        self.link
+            .update(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                request.mode_id.clone(),
+            )));
+        Ok(SetSessionModeResponse::new())
+    }
+
+    /// `session/set_config_option`: the model, the thinking level or the mode; the answer
+    /// holds every option as it is now.
+    pub fn set_config_option(
+        &self,
+        request: &SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        self.check_session(&request.session_id)?;
+        let value = match &request.value {
+            SessionConfigOptionValue::ValueId { value } => value.0.to_string(),
+            _ => return Err(invalid("Every option here takes one of its values")),
+        };
+        self.modes
+            .set_option(&self.session, &request.config_id.0, &value)
+            .map_err(invalid)?;
+        Ok(SetSessionConfigOptionResponse::new(
+            self.modes.options(&self.session),
+        ))
     }
 
     /// `session/cancel`: stops the run of that session.
