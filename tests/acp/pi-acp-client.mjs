@@ -8,7 +8,8 @@
 // The scenario: {"piAcpDir": DIR (target/pi-acp), "cwd": ABSOLUTE, "steps": [STEP...],
 // "permissions": [OPTION-NAME...], "command"?: [PROGRAM, ARGS...], "mcpServers"?: [...]}
 // (the servers session/new hands over), "buffers"?: {PATH: TEXT} (the client offers
-// fs/read_text_file and fs/write_text_file over these buffers). pi-acp runs pi from
+// fs/read_text_file and fs/write_text_file over these buffers), "terminal"?: true (the
+// client offers terminal/*, running the commands itself). pi-acp runs pi from
 // PI_ACP_PI_COMMAND (the caller's environment); with "command" that program is the agent
 // (`pi --mode acp`) and pi-acp is not used (its SDK still drives the client side). Steps,
 // run in order:
@@ -41,6 +42,7 @@ const adapter = join(scenario.piAcpDir, "node_modules/pi-acp/dist/index.js");
 const out = (record) => process.stdout.write(JSON.stringify(record) + "\n");
 const answers = [...(scenario.permissions ?? [])];
 let step = 0;
+const terminals = new Map();
 let startupSeen = null;
 let cancelOn = null;
 
@@ -79,6 +81,45 @@ function connect() {
       out({ step, fsRead: params.path });
       return { content: text };
     },
+    // With "terminal": true the client offers terminals: commands run here, their output
+    // and exit status go back, and each is reported.
+    async createTerminal(params) {
+      if (!scenario.terminal) throw new Error("not offered");
+      const id = `term-${terminals.size + 1}`;
+      const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? scenario.cwd, stdio: ["ignore", "pipe", "pipe"] });
+      const term = { proc, output: "", exit: null };
+      proc.stdout.on("data", (d) => (term.output += d));
+      proc.stderr.on("data", (d) => (term.output += d));
+      term.done = new Promise((resolve) =>
+        proc.on("close", (code, signal) => {
+          term.exit = { exitCode: code, signal };
+          resolve();
+        }),
+      );
+      terminals.set(id, term);
+      out({ step, terminal: { id, command: params.command, args: params.args } });
+      return { terminalId: id };
+    },
+    async waitForTerminalExit(params) {
+      const term = terminals.get(params.terminalId);
+      await term.done;
+      return term.exit;
+    },
+    async terminalOutput(params) {
+      const term = terminals.get(params.terminalId);
+      return { output: term.output, truncated: false, exitStatus: term.exit ?? undefined };
+    },
+    async killTerminal(params) {
+      const term = terminals.get(params.terminalId);
+      term.proc.kill("SIGKILL");
+      await term.done;
+      out({ step, terminalKilled: params.terminalId });
+      return {};
+    },
+    async releaseTerminal(params) {
+      terminals.delete(params.terminalId);
+      return {};
+    },
     async writeTextFile(params) {
       if (!scenario.buffers) throw new Error("not offered");
       scenario.buffers[params.path] = params.content;
@@ -107,7 +148,10 @@ const offersFiles = scenario.buffers !== undefined;
 const initialize = () =>
   connection.initialize({
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: offersFiles ? { fs: { readTextFile: true, writeTextFile: true } } : {},
+    clientCapabilities: {
+      ...(offersFiles ? { fs: { readTextFile: true, writeTextFile: true } } : {}),
+      ...(scenario.terminal ? { terminal: true } : {}),
+    },
   });
 
 try {

@@ -724,3 +724,67 @@ async fn read_only_mode_and_the_thinking_level_are_set_by_the_editor() {
     assert_eq!(server.requests()[0].body["model"], "mock-thinker");
     assert_eq!(server.requests()[0].body["reasoning_effort"], "high");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_run_in_the_editor_s_terminal_when_it_offers_one() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call(
+        "bash",
+        json!({"command": "echo in the editor; exit 3"}),
+    ));
+    server.push(Script::text("it failed"));
+    server.push(Script::tool_call(
+        "bash",
+        json!({"command": "echo long; sleep 30"}),
+    ));
+    server.push(Script::text("done"));
+    let env = fresh_env(&server);
+    let steps = json!([
+        {"op": "initialize"}, {"op": "new"},
+        {"op": "prompt", "text": "run it"},
+        {"op": "prompt", "text": "and wait", "cancelOn": "tool_call_update", "cancelOnText": "\"terminal\""},
+    ]);
+    let lines = run_scenario(
+        &env,
+        steps,
+        json!({"terminal": true, "permissions": ["Yes", "Yes"]}),
+    );
+    let started: Vec<&Value> = lines.iter().filter_map(|l| l.get("terminal")).collect();
+    assert_eq!(started.len(), 2, "{lines:#?}");
+    assert_eq!(started[0]["command"], "bash");
+    assert_eq!(
+        started[0]["args"],
+        json!(["-c", "echo in the editor; exit 3"])
+    );
+    // The terminal is the call's content, and the model gets its output and exit code.
+    let shown = updates(&lines, 3)
+        .into_iter()
+        .find(|u| u["content"][0]["type"] == "terminal")
+        .cloned()
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert_eq!(shown["content"][0]["terminalId"], "term-1");
+    let answer = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .to_string();
+    assert!(
+        answer.contains("in the editor") && answer.contains("Command exited with code 3"),
+        "{answer}"
+    );
+    // A cancel kills the command in the terminal.
+    assert_eq!(
+        result(&lines, 4)["result"]["stopReason"],
+        "cancelled",
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.get("terminalKilled").is_some()),
+        "{lines:#?}"
+    );
+}

@@ -12,6 +12,7 @@ mod mcp;
 mod prompt;
 mod replay;
 mod server;
+mod terminal;
 mod ui;
 mod updates;
 

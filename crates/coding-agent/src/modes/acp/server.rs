@@ -23,10 +23,12 @@ use super::link::Link;
 use super::mcp;
 use super::prompt;
 use super::replay;
+use super::terminal::EditorTerminal;
 use super::ui::AcpUi;
 use super::updates::Translator;
 use crate::agent_session::{AgentSession, PromptOptions};
 use crate::session_event::AgentSessionEvent;
+use crate::tools::client_terminal::ClientTerminal;
 
 /// What the event forwarder is handed, in order.
 enum Forward {
@@ -122,6 +124,11 @@ impl Server {
         crate::tools::client_files::set(
             files.map(|f| Arc::new(f) as Arc<dyn crate::tools::client_files::ClientFiles>),
         );
+        let terminal = request
+            .client_capabilities
+            .terminal
+            .then(|| Arc::new(EditorTerminal::new(self.link.clone())) as Arc<dyn ClientTerminal>);
+        crate::tools::client_terminal::set(terminal);
         InitializeResponse::new(request.protocol_version)
             .agent_capabilities(
                 AgentCapabilities::new()

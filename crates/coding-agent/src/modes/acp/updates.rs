@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, SessionUpdate, TextContent, ToolCall, ToolCallContent,
-    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, Diff, SessionUpdate, Terminal, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
 };
 use pi_agent_core::{AgentEvent, AgentToolResult};
 use pi_ai::{AssistantBlock, AssistantMessageEvent, InputBlock};
@@ -68,6 +69,8 @@ pub struct Translator {
     cwd: PathBuf,
     announced: HashMap<String, ToolCallStatus>,
     snapshots: HashMap<String, Snapshot>,
+    /// The editor terminal each command runs in.
+    terminals: HashMap<String, String>,
 }
 
 impl Translator {
@@ -76,6 +79,7 @@ impl Translator {
             cwd: cwd.to_path_buf(),
             announced: HashMap::new(),
             snapshots: HashMap::new(),
+            terminals: HashMap::new(),
         }
     }
 
@@ -111,7 +115,19 @@ impl Translator {
                     result_text(partial_result)
                 };
                 let mut fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
-                if !text.is_empty() {
+                // A command running in the editor's terminal shows there.
+                if let Some(terminal) = partial_result
+                    .details
+                    .as_ref()
+                    .and_then(|d| d.get("terminalId"))
+                    .and_then(Value::as_str)
+                {
+                    self.terminals
+                        .insert(tool_call_id.clone(), terminal.to_owned());
+                    fields = fields.content(vec![ToolCallContent::Terminal(Terminal::new(
+                        terminal.to_owned(),
+                    ))]);
+                } else if !text.is_empty() {
                     fields = fields.content(vec![ToolCallContent::from(ContentBlock::Text(
                         TextContent::new(text),
                     ))]);
@@ -236,9 +252,16 @@ impl Translator {
                     Diff::new(self.cwd.join(&snapshot.path), new_text).old_text(snapshot.old_text)
                 })
             });
-        match diff {
-            Some(diff) => fields = fields.content(vec![ToolCallContent::Diff(diff)]),
-            None => {
+        let terminal = self.terminals.remove(id);
+        match (diff, terminal) {
+            (Some(diff), _) => fields = fields.content(vec![ToolCallContent::Diff(diff)]),
+            // The terminal stays the call's content: the editor shows the whole run.
+            (None, Some(terminal)) => {
+                fields = fields
+                    .content(vec![ToolCallContent::Terminal(Terminal::new(terminal))])
+                    .raw_output(serde_json::to_value(result).ok());
+            }
+            (None, None) => {
                 let text = result_text(result);
                 if !text.is_empty() {
                     fields = fields.content(vec![ToolCallContent::from(ContentBlock::Text(
