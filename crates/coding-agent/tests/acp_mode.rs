@@ -123,11 +123,23 @@ fn run_scenario(env: &Env, steps: Value, fields: Value) -> Vec<Value> {
         .collect()
 }
 
+/// The updates of a step, but for the command list, which pi sends once a session is
+/// ready, on its own (where it falls among the next step's updates varies).
 fn updates(lines: &[Value], step: u64) -> Vec<&Value> {
     lines
         .iter()
         .filter(|l| l["step"] == step && l.get("update").is_some())
         .map(|l| &l["update"])
+        .filter(|u| u["sessionUpdate"] != "available_commands_update")
+        .collect()
+}
+
+/// The command lists sent.
+fn command_lists(lines: &[Value]) -> Vec<&Value> {
+    lines
+        .iter()
+        .filter(|l| l["update"]["sessionUpdate"] == "available_commands_update")
+        .map(|l| &l["update"]["availableCommands"])
         .collect()
 }
 
@@ -278,7 +290,11 @@ async fn a_session_written_by_print_mode_loads_with_its_history() {
     let id = header["id"].as_str().unwrap();
     let steps = json!([{"op": "initialize"}, {"op": "load", "sessionId": id}]);
     let lines = run_in(&env, steps, json!([]));
-    assert_eq!(result(&lines, 2)["result"], json!({}), "{lines:#?}");
+    assert_eq!(
+        result(&lines, 2)["result"]["modes"]["currentModeId"],
+        "default",
+        "{lines:#?}"
+    );
     let kinds: Vec<&str> = updates(&lines, 2)
         .iter()
         .map(|u| u["sessionUpdate"].as_str().unwrap())
@@ -692,6 +708,14 @@ async fn read_only_mode_and_the_thinking_level_are_set_by_the_editor() {
         .map(|o| o["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["model", "thinking", "mode"]);
+    // The command list: pi's commands, then /compact and /name.
+    let names: Vec<&str> = command_lists(&lines)[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(names.ends_with(&["compact", "name"]), "{names:?}");
     assert_eq!(
         updates(&lines, 3)[0],
         &json!({"sessionUpdate": "current_mode_update", "currentModeId": "read-only"})
@@ -787,4 +811,36 @@ async fn commands_run_in_the_editor_s_terminal_when_it_offers_one() {
         lines.iter().any(|l| l.get("terminalKilled").is_some()),
         "{lines:#?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_started_in_the_editor_goes_on_with_pi_c() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("Noted: the code word is heron."));
+    server.push(Script::text("It was heron."));
+    let env = fresh_env(&server);
+    let steps = json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "The code word is heron."}]);
+    let lines = run_in(&env, steps, json!([]));
+    assert_eq!(result(&lines, 3)["result"]["stopReason"], "end_turn");
+    let out = support::ts16::run(
+        &env,
+        support::ts16::ours(),
+        &["-c", "-p", "What was the code word?"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "It was heron.\n");
+    // The continued request carries the editor's conversation.
+    let sent = server.requests()[1].body["messages"].to_string();
+    assert!(
+        sent.contains("The code word is heron.") && sent.contains("Noted: the code word is heron."),
+        "{sent}"
+    );
+    assert_eq!(env.session_files().len(), 1);
 }

@@ -59,7 +59,11 @@ pub async fn run(session: AgentSession) -> i32 {
                     let server = server.clone();
                     connection.spawn(async move {
                         match server.new_session(request).await {
-                            Ok(response) => responder.respond(response),
+                            Ok(response) => {
+                                responder.respond(response)?;
+                                server.announce_commands();
+                                Ok(())
+                            }
                             Err(error) => responder.respond_with_error(error),
                         }
                     })
@@ -75,7 +79,11 @@ pub async fn run(session: AgentSession) -> i32 {
                     let server = server.clone();
                     connection.spawn(async move {
                         match server.load_session(request).await {
-                            Ok(response) => responder.respond(response),
+                            Ok(response) => {
+                                responder.respond(response)?;
+                                server.announce_commands();
+                                Ok(())
+                            }
                             Err(error) => responder.respond_with_error(error),
                         }
                     })

@@ -177,7 +177,6 @@ impl Server {
         self.use_client_servers(servers).await;
         let id = self.session.session_id();
         self.link.set_session_id(Some(id.clone()));
-        self.announce_commands();
         Ok(NewSessionResponse::new(id)
             .modes(self.modes.state())
             .config_options(self.modes.options(&self.session)))
@@ -200,15 +199,11 @@ impl Server {
         }
     }
 
-    /// Tells the editor the commands it may offer (sent just after the answer).
-    fn announce_commands(&self) {
-        let link = self.link.clone();
-        let commands = commands::available(&self.session);
-        tokio::spawn(async move {
-            link.update(SessionUpdate::AvailableCommandsUpdate(
-                AvailableCommandsUpdate::new(commands),
-            ));
-        });
+    /// Tells the editor the commands it may offer (once a session was answered for).
+    pub fn announce_commands(&self) {
+        self.link.update(SessionUpdate::AvailableCommandsUpdate(
+            AvailableCommandsUpdate::new(commands::available(&self.session)),
+        ));
     }
 
     /// `session/load`: the saved session with this id, its history sent as updates before
@@ -240,7 +235,6 @@ impl Server {
         for update in replay::history(&self.session.messages()) {
             self.link.update(update);
         }
-        self.announce_commands();
         Ok(LoadSessionResponse::new()
             .modes(self.modes.state())
             .config_options(self.modes.options(&self.session)))
