@@ -6,8 +6,13 @@
 //   node pi-acp-client.mjs SCENARIO.json
 //
 // The scenario: {"piAcpDir": DIR (target/pi-acp), "cwd": ABSOLUTE, "steps": [STEP...],
-// "permissions": [OPTION-NAME...]}. pi-acp runs pi from PI_ACP_PI_COMMAND (the caller's
-// environment). Steps, run in order:
+// "permissions": [OPTION-NAME...], "command"?: [PROGRAM, ARGS...], "mcpServers"?: [...]}
+// (the servers session/new hands over), "buffers"?: {PATH: TEXT} (the client offers
+// fs/read_text_file and fs/write_text_file over these buffers), "terminal"?: true (the
+// client offers terminal/*, running the commands itself). pi-acp runs pi from
+// PI_ACP_PI_COMMAND (the caller's environment); with "command" that program is the agent
+// (`pi --mode acp`) and pi-acp is not used (its SDK still drives the client side). Steps,
+// run in order:
 //   {"op": "initialize"}
 //   {"op": "new"}                      session/new; later steps use its sessionId
 //   {"op": "new", "awaitStartup": true}
@@ -16,8 +21,13 @@
 //                                      "limitMs", 20 s by default: then an error)
 //   {"op": "prompt", "text": T, "cancelOn": KIND}
 //                                      sends session/cancel once an update of that kind
-//                                      (e.g. "tool_call") arrives during the prompt
+//                                      (e.g. "tool_call") arrives during the prompt, and
+//                                      holds "cancelOnText" when given
+//   {"op": "setMode", "modeId": M}      session/set_mode
+//   {"op": "setConfig", "configId": C, "value": V}
+//                                      session/set_config_option
 //   {"op": "load"}                     session/load of the last session in a new pi-acp
+//                                      (or agent); "sessionId" names another session
 // Permission requests are answered with the option named by the next entry of
 // "permissions" (or cancelled when none is left).
 import { spawn } from "node:child_process";
@@ -32,11 +42,14 @@ const adapter = join(scenario.piAcpDir, "node_modules/pi-acp/dist/index.js");
 const out = (record) => process.stdout.write(JSON.stringify(record) + "\n");
 const answers = [...(scenario.permissions ?? [])];
 let step = 0;
+const terminals = new Map();
 let startupSeen = null;
 let cancelOn = null;
 
 function connect() {
-  const child = spawn(process.execPath, [adapter], {
+  // A native ACP agent (`"command": [PROGRAM, ...ARGS]`), else pi-acp in front of pi.
+  const [program, ...args] = scenario.command ?? [process.execPath, adapter];
+  const child = spawn(program, args, {
     cwd: scenario.cwd,
     stdio: ["pipe", "pipe", "inherit"],
     env: process.env,
@@ -45,7 +58,8 @@ function connect() {
     async sessionUpdate(params) {
       out({ step, update: params.update });
       if (params.update.sessionUpdate === "agent_message_chunk") startupSeen?.();
-      if (cancelOn && params.update.sessionUpdate === cancelOn.kind) {
+      const matches = !cancelOn?.text || JSON.stringify(params.update).includes(cancelOn.text);
+      if (cancelOn && params.update.sessionUpdate === cancelOn.kind && matches) {
         const { connection, sessionId } = cancelOn;
         cancelOn = null;
         await connection.cancel({ sessionId });
@@ -59,11 +73,58 @@ function connect() {
         ? { outcome: { outcome: "selected", optionId: option.optionId } }
         : { outcome: { outcome: "cancelled" } };
     },
-    async readTextFile() {
-      throw new Error("not offered");
+    // With "buffers" ({path: text}) the client offers its files: reads see the buffers
+    // (unsaved text), writes replace them and are reported.
+    async readTextFile(params) {
+      const text = scenario.buffers?.[params.path];
+      if (text === undefined) throw new Error(`no buffer for ${params.path}`);
+      out({ step, fsRead: params.path });
+      return { content: text };
     },
-    async writeTextFile() {
-      throw new Error("not offered");
+    // With "terminal": true the client offers terminals: commands run here, their output
+    // and exit status go back, and each is reported.
+    async createTerminal(params) {
+      if (!scenario.terminal) throw new Error("not offered");
+      const id = `term-${terminals.size + 1}`;
+      const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? scenario.cwd, stdio: ["ignore", "pipe", "pipe"] });
+      const term = { proc, output: "", exit: null };
+      proc.stdout.on("data", (d) => (term.output += d));
+      proc.stderr.on("data", (d) => (term.output += d));
+      term.done = new Promise((resolve) =>
+        proc.on("close", (code, signal) => {
+          term.exit = { exitCode: code, signal };
+          resolve();
+        }),
+      );
+      terminals.set(id, term);
+      out({ step, terminal: { id, command: params.command, args: params.args } });
+      return { terminalId: id };
+    },
+    async waitForTerminalExit(params) {
+      const term = terminals.get(params.terminalId);
+      await term.done;
+      return term.exit;
+    },
+    async terminalOutput(params) {
+      const term = terminals.get(params.terminalId);
+      return { output: term.output, truncated: false, exitStatus: term.exit ?? undefined };
+    },
+    async killTerminal(params) {
+      const term = terminals.get(params.terminalId);
+      term.proc.kill("SIGKILL");
+      await term.done;
+      out({ step, terminalKilled: params.terminalId });
+      return {};
+    },
+    async releaseTerminal(params) {
+      terminals.delete(params.terminalId);
+      return {};
+    },
+    async writeTextFile(params) {
+      if (!scenario.buffers) throw new Error("not offered");
+      scenario.buffers[params.path] = params.content;
+      out({ step, fsWrite: { path: params.path, content: params.content } });
+      return {};
     },
   };
   const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
@@ -83,8 +144,15 @@ function withLimit(promise, ms) {
 
 let { child, connection } = connect();
 let sessionId = null;
+const offersFiles = scenario.buffers !== undefined;
 const initialize = () =>
-  connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  connection.initialize({
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: {
+      ...(offersFiles ? { fs: { readTextFile: true, writeTextFile: true } } : {}),
+      ...(scenario.terminal ? { terminal: true } : {}),
+    },
+  });
 
 try {
   for (const s of scenario.steps) {
@@ -99,7 +167,7 @@ try {
           const startup = new Promise((resolve) => {
             startupSeen = resolve;
           });
-          result = await connection.newSession({ cwd: scenario.cwd, mcpServers: [] });
+          result = await connection.newSession({ cwd: scenario.cwd, mcpServers: scenario.mcpServers ?? [] });
           sessionId = result.sessionId;
           // pi-acp sends its startup notice (pi's version, resources) just after answering;
           // it belongs to this step, not to the next prompt.
@@ -107,17 +175,24 @@ try {
           break;
         }
         case "prompt":
-          if (s.cancelOn) cancelOn = { kind: s.cancelOn, connection, sessionId };
+          if (s.cancelOn) cancelOn = { kind: s.cancelOn, text: s.cancelOnText, connection, sessionId };
           result = await withLimit(
             connection.prompt({ sessionId, prompt: [{ type: "text", text: s.text }] }),
             s.limitMs ?? 20000,
           );
           cancelOn = null;
           break;
+        case "setMode":
+          result = await connection.setSessionMode({ sessionId, modeId: s.modeId });
+          break;
+        case "setConfig":
+          result = await connection.setSessionConfigOption({ sessionId, configId: s.configId, value: s.value });
+          break;
         case "load":
           child.kill();
           ({ child, connection } = connect());
           await initialize();
+          sessionId = s.sessionId ?? sessionId;
           result = await connection.loadSession({ sessionId, cwd: scenario.cwd, mcpServers: [] });
           break;
         default:

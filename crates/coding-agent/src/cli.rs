@@ -8,6 +8,8 @@ pub enum Mode {
     Text,
     Json,
     Rpc,
+    /// The Agent Client Protocol over stdio, for editors.
+    Acp,
 }
 
 impl Mode {
@@ -17,6 +19,7 @@ impl Mode {
             None | Some("text") => Ok(Self::Text),
             Some("json") => Ok(Self::Json),
             Some("rpc") => Ok(Self::Rpc),
+            Some("acp") => Ok(Self::Acp),
             Some(other) => Err(format!(
                 "Invalid mode \"{other}\". Valid values: text, json, rpc"
             )),

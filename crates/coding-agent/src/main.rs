@@ -140,7 +140,8 @@ fn run() -> Result<i32> {
         .enable_all()
         .build()?;
     let _guard = runtime.enter();
-    let mode_name = if mode == Mode::Rpc {
+    // Extensions see ACP mode as RPC mode: dialogs reach a client that answers them.
+    let mode_name = if matches!(mode, Mode::Rpc | Mode::Acp) {
         "rpc"
     } else if mode == Mode::Json {
         "json"
@@ -256,7 +257,7 @@ fn run() -> Result<i32> {
         ));
         return Ok(0);
     }
-    let rpc = mode == Mode::Rpc;
+    let rpc = matches!(mode, Mode::Rpc | Mode::Acp);
 
     let settings_store = std::sync::Arc::new(SettingsStore::load_for_trust(
         &paths::settings_path(&agent_dir),
@@ -693,7 +694,11 @@ fn run() -> Result<i32> {
     }
     if rpc {
         let transcript = agent_session.clone();
-        let code = runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session));
+        let code = if mode == Mode::Acp {
+            runtime.block_on(pi_coding_agent::modes::acp::run(agent_session))
+        } else {
+            runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session))
+        };
         runtime.block_on(transcript.close_mcp());
         runtime.block_on(pi_coding_agent::config::oauth_refresh::settle());
         std::mem::forget(transcript);

@@ -237,10 +237,21 @@ impl AgentSession {
     /// Reads `mcp.json` again (`/reload`): the old servers close, the new ones start, and the
     /// next prompt declares the new tools. False when MCP is off.
     pub async fn reload_mcp(&self) -> bool {
+        self.replace_mcp(|runtime| runtime.reloaded()).await
+    }
+
+    /// Connects the servers a client gave (ACP's `mcpServers`) beside `mcp.json`'s, in
+    /// place of the ones it gave before. False when MCP is off.
+    pub async fn set_client_mcp_servers(&self, servers: Vec<pi_mcp::config::ServerEntry>) -> bool {
+        self.replace_mcp(move |runtime| runtime.with_client_servers(servers))
+            .await
+    }
+
+    async fn replace_mcp(&self, next: impl FnOnce(&McpRuntime) -> McpRuntime) -> bool {
         let Some(state) = lock(&self.inner.mcp).clone() else {
             return false;
         };
-        let fresh = Arc::new(state.runtime.reloaded());
+        let fresh = Arc::new(next(&state.runtime));
         let old = Arc::clone(&state.runtime);
         *lock(&self.inner.mcp) = Some(Arc::new(McpState {
             runtime: Arc::clone(&fresh),

@@ -46,12 +46,28 @@ pub struct McpRuntime {
     agent_dir: PathBuf,
     cwd: PathBuf,
     project_trusted: bool,
+    /// Servers a client gave (ACP's `mcpServers`), kept over the files' on reload.
+    extra: Vec<config::ServerEntry>,
 }
 
 impl McpRuntime {
     /// Reads the configuration; nothing connects until [`McpRuntime::start`].
     pub fn load(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Self {
-        let config = config::load(agent_dir, cwd, project_trusted);
+        Self::load_with(agent_dir, cwd, project_trusted, Vec::new())
+    }
+
+    /// [`Self::load`] with servers a client gave, which replace any of the same name.
+    pub fn load_with(
+        agent_dir: &Path,
+        cwd: &Path,
+        project_trusted: bool,
+        extra: Vec<config::ServerEntry>,
+    ) -> Self {
+        let mut config = config::load(agent_dir, cwd, project_trusted);
+        config
+            .servers
+            .retain(|s| !extra.iter().any(|e| e.name == s.name));
+        config.servers.extend(extra.iter().cloned());
         let (sender, changes) = watch::channel(0u64);
         let sender = Arc::new(sender);
         let context = Context {
@@ -78,12 +94,24 @@ impl McpRuntime {
             agent_dir: agent_dir.to_path_buf(),
             cwd: cwd.to_path_buf(),
             project_trusted,
+            extra,
         }
     }
 
     /// The configuration read again from the same files (not started).
     pub fn reloaded(&self) -> Self {
-        Self::load(&self.agent_dir, &self.cwd, self.project_trusted)
+        Self::load_with(
+            &self.agent_dir,
+            &self.cwd,
+            self.project_trusted,
+            self.extra.clone(),
+        )
+    }
+
+    /// The configuration read again, with these client servers instead of the earlier
+    /// ones (not started).
+    pub fn with_client_servers(&self, extra: Vec<config::ServerEntry>) -> Self {
+        Self::load_with(&self.agent_dir, &self.cwd, self.project_trusted, extra)
     }
 
     /// The agent dir its global `mcp.json` is in.

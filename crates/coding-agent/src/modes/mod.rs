@@ -1,5 +1,7 @@
-//! The ways pi runs: interactive, print and JSON modes, RPC mode, `pi config` and `pi auth`.
+//! The ways pi runs: interactive, print and JSON modes, RPC mode, ACP mode, `pi config`
+//! and `pi auth`.
 
+pub mod acp;
 pub mod auth;
 pub mod auth_login;
 pub mod config;

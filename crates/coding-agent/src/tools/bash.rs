@@ -134,6 +134,32 @@ impl AgentTool for BashTool {
             let (command, timeout) = parsed?;
             let command = with_command_prefix(options.command_prefix.as_deref(), &command);
             on_update(AgentToolResult::default());
+            if let Some(client) = super::client_terminal::get() {
+                let started = std::time::Instant::now();
+                let shown = Arc::clone(&on_update);
+                let run = client
+                    .run(
+                        &command,
+                        &cwd,
+                        timeout.as_ref().map(|(duration, _)| *duration),
+                        cancel,
+                        Box::new(move |terminal_id: String| {
+                            shown(AgentToolResult {
+                                details: Some(json!({ "terminalId": terminal_id })),
+                                ..AgentToolResult::default()
+                            });
+                        }),
+                    )
+                    .await
+                    .map_err(ToolError::new)?;
+                let output = from_terminal(run);
+                let mut result = tool_result(&output, timeout.map(|(_, label)| label))?;
+                result.structured_content = Some(Box::new(super::bash_structured::value(
+                    &output,
+                    started.elapsed(),
+                )));
+                return Ok(result);
+            }
             let updates = Arc::clone(&on_update);
             let run = RunOptions {
                 shell: options.shell,
@@ -236,6 +262,32 @@ fn with_status(text: &str, status: &str) -> String {
         status.to_owned()
     } else {
         format!("{text}\n\n{status}")
+    }
+}
+
+/// A command the client's terminal ran, as pi's own runs end: the output cut to the tail
+/// the model sees.
+fn from_terminal(run: super::client_terminal::TerminalRun) -> CommandOutput {
+    let truncation = super::truncate::truncate_tail(
+        &run.output,
+        super::truncate::DEFAULT_MAX_LINES,
+        super::truncate::DEFAULT_MAX_BYTES,
+    );
+    let last_line_bytes = run.output.rsplit('\n').next().map_or(0, str::len);
+    CommandOutput {
+        output: truncation.content.clone(),
+        exit_code: run.exit_code,
+        signal: run
+            .signal
+            .as_deref()
+            .and_then(super::client_terminal::signal_number),
+        cancelled: run.cancelled,
+        timed_out: run.timed_out,
+        truncation,
+        full_output_path: None,
+        last_line_bytes,
+        ended_processes: 0,
+        shell_exit_before_timeout: None,
     }
 }
 

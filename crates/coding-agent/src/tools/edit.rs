@@ -107,7 +107,10 @@ impl AgentTool for EditTool {
                 if cancel.is_cancelled() {
                     return Err(ToolError::new(ABORTED));
                 }
-                let outcome = {
+                let through_client = edit_through_client(&absolute, &path, &edits).await;
+                let outcome = if let Some(outcome) = through_client {
+                    outcome
+                } else {
                     let (absolute, cancel) = (absolute.clone(), cancel.clone());
                     let path = path.clone();
                     let edits_for_task = edits.clone();
@@ -272,11 +275,25 @@ fn edit_file(
     }
     let bytes = std::fs::read(absolute).map_err(|e| node_io_error(&e, "read", absolute))?;
     let raw = String::from_utf8_lossy(&bytes);
+    let (output, diff) = edit_text(&raw, path, edits)?;
+    if cancel.is_cancelled() {
+        return Err(ABORTED.to_owned());
+    }
+    super::atomic_write::write_atomically(absolute, output.as_bytes())
+        .map_err(|e| node_io_error(&e, "open", absolute))?;
+    Ok(diff)
+}
 
+/// The text after the edits, and the diff of the change.
+fn edit_text(
+    raw: &str,
+    path: &str,
+    edits: &[Edit],
+) -> Result<(String, super::edit_diff::EditDiff), String> {
     // The model never includes the invisible BOM in oldText.
     let (bom, body) = match raw.strip_prefix('\u{FEFF}') {
         Some(rest) => ("\u{FEFF}", rest),
-        None => ("", raw.as_ref()),
+        None => ("", raw),
     };
     let ending = detect_line_ending(body);
     let lf = LfText::new(body);
@@ -285,14 +302,9 @@ fn edit_file(
     let new_body = splice_raw(body, &lf, &replacements, ending);
     let new_lf = super::edit_match::apply_replacements(&lf.text, &replacements);
 
-    if cancel.is_cancelled() {
-        return Err(ABORTED.to_owned());
-    }
     let mut output = String::with_capacity(bom.len() + new_body.len());
     output.push_str(bom);
     output.push_str(&new_body);
-    super::atomic_write::write_atomically(absolute, output.as_bytes())
-        .map_err(|e| node_io_error(&e, "open", absolute))?;
 
     let mut diff = generate_diff_string(&lf.text, &new_lf, DEFAULT_CONTEXT_LINES);
     diff.patch = Some(super::edit_diff::unified_patch(
@@ -301,7 +313,28 @@ fn edit_file(
         &new_lf,
         DEFAULT_CONTEXT_LINES,
     ));
-    Ok(diff)
+    Ok((output, diff))
+}
+
+/// Edits through the client when it reads and writes files (an editor's buffers); `None`
+/// when there is no such client.
+async fn edit_through_client(
+    absolute: &Path,
+    path: &str,
+    edits: &[Edit],
+) -> Option<Result<super::edit_diff::EditDiff, String>> {
+    let client = super::client_files::get()?;
+    let reading = client.read_text(absolute)?;
+    let raw = match reading.await {
+        Ok(raw) => raw,
+        Err(error) => return Some(Err(format!("Could not edit file: {path}. {error}."))),
+    };
+    let (output, diff) = match edit_text(&raw, path, edits) {
+        Ok(done) => done,
+        Err(error) => return Some(Err(error)),
+    };
+    let writing = client.write_text(absolute, &output)?;
+    Some(writing.await.map(|()| diff))
 }
 
 /// Applies the replacements (located in the `\n`-only text) to the original text: only the

@@ -7,6 +7,8 @@ pub mod bash_output;
 pub mod bash_process;
 pub mod bash_reap;
 pub mod bash_structured;
+pub mod client_files;
+pub mod client_terminal;
 pub mod delegate;
 pub mod edit;
 pub mod edit_diff;

@@ -103,6 +103,13 @@ impl AgentTool for ReadTool {
             let offset = args.get("offset").and_then(Value::as_f64);
             let limit = args.get("limit").and_then(Value::as_f64);
             let absolute = normalize_path(&resolve_read_path(&path, &cwd));
+            if let Some(text) = read_through_client(&absolute, &cancel).await? {
+                let start = first_line(offset);
+                let selection = read_lines::select_from_text(&text, start, limit);
+                let mut result = text_result(&selection, &path, offset, start, limit)?;
+                result.structured_content = Some(Box::new(script_value(&result.content)));
+                return Ok(result);
+            }
             let token = cancel.clone();
             let mut result = cancellable(
                 &cancel,
@@ -130,6 +137,39 @@ fn script_value(content: &[InputBlock]) -> Value {
             "note": text,
         }),
         None => Value::String(text.to_owned()),
+    }
+}
+
+/// The 0-based line an `offset` starts at (0 and no offset: the first).
+fn first_line(offset: Option<f64>) -> f64 {
+    match offset {
+        Some(o) if o != 0.0 && !o.is_nan() => (o - 1.0).max(0.0),
+        _ => 0.0,
+    }
+}
+
+/// The file's text from the client when one reads files (an editor's buffer); `None` for
+/// the disk: no client, or an image on disk (the client reads text only).
+async fn read_through_client(
+    absolute: &Path,
+    cancel: &CancellationToken,
+) -> Result<Option<String>, ToolError> {
+    let Some(client) = super::client_files::get() else {
+        return Ok(None);
+    };
+    let mut head = Vec::with_capacity(IMAGE_SNIFF_BYTES);
+    if let Ok(file) = File::open(absolute) {
+        let _ = file.take(IMAGE_SNIFF_BYTES as u64).read_to_end(&mut head);
+        if detect_image_mime_type(&head).is_some() {
+            return Ok(None);
+        }
+    }
+    let Some(reading) = client.read_text(absolute) else {
+        return Ok(None);
+    };
+    tokio::select! {
+        text = reading => text.map(Some).map_err(ToolError::new),
+        () = cancel.cancelled() => Err(ToolError::new("Operation aborted")),
     }
 }
 
@@ -168,10 +208,7 @@ fn read_file(
         return Ok(image_result(&bytes, mime_type));
     }
     // Anything else is text, as in pi 1.6.0 (no binary check; invalid UTF-8 becomes U+FFFD).
-    let start = match offset {
-        Some(o) if o != 0.0 && !o.is_nan() => (o - 1.0).max(0.0),
-        _ => 0.0,
-    };
+    let start = first_line(offset);
     let selection = if read_lines::is_streamable(offset, limit) {
         let rest = io::Cursor::new(head).chain(file);
         // Whole numbers here; `as` saturates past usize.

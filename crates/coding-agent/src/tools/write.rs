@@ -62,6 +62,18 @@ impl AgentTool for WriteTool {
             let path = string_arg(&args, "path")?;
             let content = string_arg(&args, "content")?;
             let absolute = normalize_path(&resolve_to_cwd(&path, &cwd));
+            if let Some(client) = super::client_files::get()
+                && let Some(writing) = client.write_text(&absolute, &content)
+            {
+                with_file_lock(
+                    &absolute,
+                    cancellable(&cancel, async { writing.await.map_err(ToolError::new) }),
+                )
+                .await?;
+                return Ok(AgentToolResult::text(format!(
+                    "Successfully wrote to {path}"
+                )));
+            }
             let target = absolute.clone();
             let work = blocking(move || {
                 if let Some(dir) = target.parent() {

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod acp;
 pub mod cdp;
 pub mod codex;
 pub mod entries;

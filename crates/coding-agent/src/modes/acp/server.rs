@@ -1,0 +1,370 @@
+//! What the editor's requests do to the session: start, fresh or reopened, prompts that
+//! run to their end while the updates stream, cancellation.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk,
+    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, PromptResponse, SessionConfigOptionValue, SessionId,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason, TextContent,
+};
+use agent_client_protocol::{Error, ErrorCode};
+use tokio::sync::{mpsc, oneshot};
+
+use super::client_files::EditorFiles;
+use super::commands;
+use super::config::Modes;
+use super::link::Link;
+use super::mcp;
+use super::prompt;
+use super::replay;
+use super::terminal::EditorTerminal;
+use super::ui::AcpUi;
+use super::updates::Translator;
+use crate::agent_session::{AgentSession, PromptOptions};
+use crate::session_event::AgentSessionEvent;
+use crate::tools::client_terminal::ClientTerminal;
+
+/// What the event forwarder is handed, in order.
+enum Forward {
+    Event(Box<AgentSessionEvent>),
+    /// Answered once every event before it was sent.
+    Flush(oneshot::Sender<()>),
+}
+
+pub struct Server {
+    session: AgentSession,
+    pub link: Arc<Link>,
+    forward: mpsc::UnboundedSender<Forward>,
+    /// `session/cancel` arrived for the prompt running.
+    cancelled: AtomicBool,
+    /// The session pi started with was handed to a `session/new`.
+    started_used: AtomicBool,
+    /// The names of the MCP servers the client gave last.
+    client_servers: std::sync::Mutex<Vec<String>>,
+    /// The session's mode (default or read-only).
+    modes: Modes,
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INVALID_PARAMS, message)
+}
+
+fn internal(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INTERNAL_ERROR, message)
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canonical(a) == canonical(b)
+}
+
+impl Server {
+    /// Binds the extensions to the editor's UI and starts forwarding the session's events.
+    pub async fn start(session: AgentSession) -> Self {
+        let link = Arc::new(Link::default());
+        let (forward, mut queue) = mpsc::unbounded_channel::<Forward>();
+        {
+            let forward = forward.clone();
+            session.subscribe(move |event| {
+                let _ = forward.send(Forward::Event(Box::new(event.clone())));
+            });
+        }
+        {
+            let link = link.clone();
+            let cwd = session.cwd().to_path_buf();
+            tokio::spawn(async move {
+                let mut translator = Translator::new(&cwd);
+                while let Some(item) = queue.recv().await {
+                    match item {
+                        Forward::Event(event) => {
+                            for update in translator.updates(&event) {
+                                link.update(update);
+                            }
+                        }
+                        Forward::Flush(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            });
+        }
+        session
+            .bind_extensions(
+                Arc::new(AcpUi::new(link.clone())),
+                Arc::new(|error: crate::extensions::ExtensionErrorInfo| {
+                    eprintln!(
+                        "Extension error ({}, {}): {}",
+                        error.extension_path, error.event, error.error
+                    );
+                }),
+                Arc::new(|| {}),
+            )
+            .await;
+        Self {
+            session,
+            link,
+            forward,
+            cancelled: AtomicBool::new(false),
+            started_used: AtomicBool::new(false),
+            client_servers: std::sync::Mutex::new(Vec::new()),
+            modes: Modes::default(),
+        }
+    }
+
+    /// pi's capabilities: saved sessions load, prompts take images and embedded files, and
+    /// MCP servers given by the client may be stdio or HTTP.
+    pub fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
+        let files = EditorFiles::offered(self.link.clone(), &request.client_capabilities.fs);
+        crate::tools::client_files::set(
+            files.map(|f| Arc::new(f) as Arc<dyn crate::tools::client_files::ClientFiles>),
+        );
+        let terminal = request
+            .client_capabilities
+            .terminal
+            .then(|| Arc::new(EditorTerminal::new(self.link.clone())) as Arc<dyn ClientTerminal>);
+        crate::tools::client_terminal::set(terminal);
+        InitializeResponse::new(request.protocol_version)
+            .agent_capabilities(
+                AgentCapabilities::new()
+                    .load_session(true)
+                    .prompt_capabilities(
+                        PromptCapabilities::new().image(true).embedded_context(true),
+                    )
+                    .mcp_capabilities(McpCapabilities::new().http(true)),
+            )
+            .agent_info(Implementation::new("pi", crate::PI_VERSION).title("pi".to_owned()))
+    }
+
+    fn check_folder(&self, cwd: &Path) -> Result<(), Error> {
+        if !cwd.is_absolute() {
+            return Err(invalid(format!(
+                "cwd must be an absolute path: {}",
+                cwd.display()
+            )));
+        }
+        if !same_folder(cwd, self.session.cwd()) {
+            return Err(invalid(format!(
+                "pi was started in {} and works there; start it in {} for this session",
+                self.session.cwd().display(),
+                cwd.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// `session/new`: the session pi started with when it is still untouched, else a
+    /// fresh one (as `/new`).
+    pub async fn new_session(
+        &self,
+        request: NewSessionRequest,
+    ) -> Result<NewSessionResponse, Error> {
+        self.check_folder(&request.cwd)?;
+        let servers = mcp::entries(&request.mcp_servers).map_err(invalid)?;
+        let reuse =
+            !self.started_used.swap(true, Ordering::SeqCst) && self.session.message_count() == 0;
+        if !reuse {
+            self.session
+                .new_session_with_extensions(None, None)
+                .await
+                .map_err(internal)?;
+        }
+        self.use_client_servers(servers).await;
+        let id = self.session.session_id();
+        self.link.set_session_id(Some(id.clone()));
+        Ok(NewSessionResponse::new(id)
+            .modes(self.modes.state())
+            .config_options(self.modes.options(&self.session)))
+    }
+
+    /// Connects the client's MCP servers when they differ from those of the last session.
+    async fn use_client_servers(&self, servers: Vec<pi_mcp::config::ServerEntry>) {
+        let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+        let changed = {
+            let mut last = self
+                .client_servers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let changed = *last != names;
+            *last = names;
+            changed
+        };
+        if changed {
+            self.session.set_client_mcp_servers(servers).await;
+        }
+    }
+
+    /// Tells the editor the commands it may offer (once a session was answered for).
+    pub fn announce_commands(&self) {
+        self.link.update(SessionUpdate::AvailableCommandsUpdate(
+            AvailableCommandsUpdate::new(commands::available(&self.session)),
+        ));
+    }
+
+    /// `session/load`: the saved session with this id, its history sent as updates before
+    /// the answer.
+    pub async fn load_session(
+        &self,
+        request: LoadSessionRequest,
+    ) -> Result<LoadSessionResponse, Error> {
+        self.check_folder(&request.cwd)?;
+        let servers = mcp::entries(&request.mcp_servers).map_err(invalid)?;
+        let id = request.session_id.0.to_string();
+        self.started_used.store(true, Ordering::SeqCst);
+        if self.session.session_id() != id {
+            let path = self.find_session(&id)?;
+            let cancelled = self
+                .session
+                .switch_session_with_extensions(&path.display().to_string())
+                .await
+                .map_err(internal)?;
+            if cancelled {
+                return Err(internal(
+                    "An extension kept the session from being switched",
+                ));
+            }
+        }
+        self.use_client_servers(servers).await;
+        self.link.set_session_id(Some(id));
+        self.flush().await;
+        for update in replay::history(&self.session.messages()) {
+            self.link.update(update);
+        }
+        Ok(LoadSessionResponse::new()
+            .modes(self.modes.state())
+            .config_options(self.modes.options(&self.session)))
+    }
+
+    fn find_session(&self, id: &str) -> Result<PathBuf, Error> {
+        let dir = self
+            .session
+            .session_file()
+            .and_then(|f| f.parent().map(Path::to_path_buf))
+            .ok_or_else(|| invalid("This pi keeps no session files (--no-session)"))?;
+        let agent_dir = crate::config::paths::agent_dir();
+        crate::session::select::find_by_id(id, &dir, &agent_dir)
+            .ok_or_else(|| invalid(format!("No session {id} in {}", dir.display())))
+    }
+
+    /// `session/prompt`: runs the prompt to its end; the answer comes once every update of
+    /// the run was sent.
+    pub async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, Error> {
+        let id = request.session_id.0.to_string();
+        if self.link.session_id().as_deref() != Some(id.as_str()) {
+            return Err(invalid(format!(
+                "Unknown session {id}: start one with session/new or session/load"
+            )));
+        }
+        let prompt = prompt::from_blocks(&request.prompt);
+        self.cancelled.store(false, Ordering::SeqCst);
+        if let Some(reply) = commands::run(&self.session, prompt.text.trim()).await {
+            self.flush().await;
+            self.link
+                .update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                    ContentBlock::Text(TextContent::new(reply)),
+                )));
+            return Ok(PromptResponse::new(StopReason::EndTurn));
+        }
+        let options = PromptOptions {
+            images: prompt.images,
+            source: Some("rpc".to_owned()),
+            ..PromptOptions::default()
+        };
+        let outcome = self.session.prompt(&prompt.text, options, None).await;
+        self.flush().await;
+        if let Err(error) = outcome {
+            return Err(internal(error.0));
+        }
+        if self.cancelled.swap(false, Ordering::SeqCst) {
+            return Ok(PromptResponse::new(StopReason::Cancelled));
+        }
+        let last = self
+            .session
+            .messages()
+            .into_iter()
+            .rev()
+            .find_map(|m| match m {
+                pi_agent_core::AgentMessage::Llm(pi_ai::Message::Assistant(a)) => Some(a),
+                _ => None,
+            });
+        let reason = match last
+            .as_deref()
+            .map(|a| (a.stop_reason, a.error_message.clone()))
+        {
+            Some((pi_ai::StopReason::Length, _)) => StopReason::MaxTokens,
+            Some((pi_ai::StopReason::Aborted, _)) => StopReason::Cancelled,
+            Some((pi_ai::StopReason::Error, message)) => {
+                return Err(internal(
+                    message.unwrap_or_else(|| "The model request failed".to_owned()),
+                ));
+            }
+            _ => StopReason::EndTurn,
+        };
+        Ok(PromptResponse::new(reason))
+    }
+
+    fn check_session(&self, id: &SessionId) -> Result<(), Error> {
+        if self.link.session_id().as_deref() != Some(&*id.0) {
+            return Err(invalid(format!("Unknown session {}", id.0)));
+        }
+        Ok(())
+    }
+
+    /// `session/set_mode`.
+    pub fn set_mode(
+        &self,
+        request: &SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, Error> {
+        self.check_session(&request.session_id)?;
+        self.modes
+            .set(&self.session, &request.mode_id.0)
+            .map_err(invalid)?;
+        self.link
+            .update(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                request.mode_id.clone(),
+            )));
+        Ok(SetSessionModeResponse::new())
+    }
+
+    /// `session/set_config_option`: the model, the thinking level or the mode; the answer
+    /// holds every option as it is now.
+    pub fn set_config_option(
+        &self,
+        request: &SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        self.check_session(&request.session_id)?;
+        let value = match &request.value {
+            SessionConfigOptionValue::ValueId { value } => value.0.to_string(),
+            _ => return Err(invalid("Every option here takes one of its values")),
+        };
+        self.modes
+            .set_option(&self.session, &request.config_id.0, &value)
+            .map_err(invalid)?;
+        Ok(SetSessionConfigOptionResponse::new(
+            self.modes.options(&self.session),
+        ))
+    }
+
+    /// `session/cancel`: stops the run of that session.
+    pub fn cancel(&self, notification: &CancelNotification) {
+        if self.link.session_id().as_deref() != Some(&*notification.session_id.0) {
+            return;
+        }
+        self.cancelled.store(true, Ordering::SeqCst);
+        let session = self.session.clone();
+        tokio::spawn(async move { session.abort().await });
+    }
+
+    /// Waits until every event so far was sent.
+    async fn flush(&self) {
+        let (done, sent) = oneshot::channel();
+        if self.forward.send(Forward::Flush(done)).is_ok() {
+            let _ = sent.await;
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Extension dialogs under ACP: a confirmation or a choice becomes a
+//! `session/request_permission` the editor shows; a dialog ACP has no form for (text input,
+//! an editor, a custom component) gets its empty answer at once and the user a note, so an
+//! extension never waits on a question nobody can see.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionUpdate, TextContent, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
+};
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::link::Link;
+use crate::extensions::{ExtensionUi, UiDialog, UiNotice};
+
+/// ACP mode's `ctx.ui`.
+pub struct AcpUi {
+    link: Arc<Link>,
+    asked: AtomicU64,
+}
+
+impl AcpUi {
+    pub fn new(link: Arc<Link>) -> Self {
+        Self {
+            link,
+            asked: AtomicU64::new(0),
+        }
+    }
+
+    fn say(&self, text: String) {
+        self.link
+            .update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                ContentBlock::Text(TextContent::new(text)),
+            )));
+    }
+
+    /// Asks the editor to pick one of `options` (id, name, kind); `None` when it cannot be
+    /// asked or the question was dismissed.
+    async fn ask(
+        &self,
+        title: &str,
+        raw_input: Value,
+        options: Vec<(String, String, PermissionOptionKind)>,
+        cancel: CancellationToken,
+    ) -> Option<String> {
+        let connection = self.link.connection()?.clone();
+        let session_id = self.link.session_id()?;
+        let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
+        let call = ToolCallUpdate::new(
+            format!("pi-ui-{n}"),
+            ToolCallUpdateFields::new()
+                .title(title.to_owned())
+                .kind(ToolKind::Other)
+                .status(ToolCallStatus::Pending)
+                .raw_input(raw_input),
+        );
+        let options = options
+            .into_iter()
+            .map(|(id, name, kind)| PermissionOption::new(id, name, kind))
+            .collect();
+        let request = RequestPermissionRequest::new(session_id, call, options);
+        let answer = tokio::select! {
+            answer = connection.send_request(request).block_task() => answer.ok()?,
+            () = cancel.cancelled() => return None,
+        };
+        match answer.outcome {
+            RequestPermissionOutcome::Selected(selected) => Some(selected.option_id.0.to_string()),
+            _ => None,
+        }
+    }
+}
+
+impl ExtensionUi for AcpUi {
+    fn has_ui(&self) -> bool {
+        true
+    }
+
+    fn dialog(&self, dialog: UiDialog, cancel: CancellationToken) -> BoxFuture<'_, Value> {
+        Box::pin(async move {
+            match &dialog {
+                UiDialog::Confirm { title, message, .. } => {
+                    let options = vec![
+                        (
+                            "yes".to_owned(),
+                            "Yes".to_owned(),
+                            PermissionOptionKind::AllowOnce,
+                        ),
+                        (
+                            "no".to_owned(),
+                            "No".to_owned(),
+                            PermissionOptionKind::RejectOnce,
+                        ),
+                    ];
+                    let raw = json!({"method": "confirm", "title": title, "message": message});
+                    let chosen = self.ask(title, raw, options, cancel).await;
+                    Value::Bool(chosen.as_deref() == Some("yes"))
+                }
+                UiDialog::Select { title, options, .. } => {
+                    let choices = options
+                        .iter()
+                        .enumerate()
+                        .map(|(i, o)| {
+                            (
+                                format!("choice-{i}"),
+                                o.clone(),
+                                PermissionOptionKind::AllowOnce,
+                            )
+                        })
+                        .collect();
+                    let raw = json!({"method": "select", "title": title, "options": options});
+                    let chosen = self.ask(title, raw, choices, cancel).await;
+                    chosen
+                        .and_then(|id| id.strip_prefix("choice-")?.parse::<usize>().ok())
+                        .and_then(|i| options.get(i).cloned())
+                        .map_or(Value::Null, Value::String)
+                }
+                UiDialog::Input { title, .. } | UiDialog::Editor { title, .. } => {
+                    self.say(format!(
+                        "An extension asked for text (\"{title}\"), which this editor cannot ask for; it got no answer."
+                    ));
+                    dialog.empty_answer()
+                }
+                UiDialog::Custom { .. } => dialog.empty_answer(),
+            }
+        })
+    }
+
+    fn notice(&self, notice: UiNotice) {
+        if let UiNotice::Notify { message, .. } = notice {
+            self.say(message);
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! `pi --mode acp`, pi as a native Agent Client Protocol agent, driven by the protocol's
+//! official TypeScript SDK (the client of tests/acp/pi-acp-client.mjs, as an editor would
+//! drive it), against a scripted model: prompts and their updates, permission requests,
+//! cancel, loading and continuing sessions, modes and options. The same conversation also
+//! goes through pi-acp (the adapter Zed users put in front of pi) driving pi 1.6.0
+//! (`PI_TS16`): the kinds of session updates of each step and the answers must agree, but
+//! for the differences `core` leaves out, each with its reason. Skipped when node or the
+//! SDK (scripts/install-pi-acp.sh) is missing, unless `PI_TEST_REQUIRE_PI_ACP=1`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::{Value, json};
+
+use mock_llm::{MockServer, Script};
+use std::process::Command;
+use support::acp::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_with_an_edit_streams_updates_and_a_diff() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call(
+        "edit",
+        json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+    ));
+    server.push(Script::text("edited"));
+    let steps =
+        json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "edit a.txt"}]);
+    let (env, lines) = run_native(&server, steps, json!([]));
+    assert_eq!(
+        std::fs::read_to_string(env.work.join("a.txt")).unwrap(),
+        "one\nTWO\nthree\n"
+    );
+    let step = updates(&lines, 3);
+    assert_eq!(step[0]["sessionUpdate"], "tool_call", "{lines:#?}");
+    assert_eq!(step[0]["kind"], "edit");
+    let end = step
+        .iter()
+        .find(|u| u["status"] == "completed")
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    let path = env.work.join("a.txt").display().to_string();
+    assert_eq!(
+        end["content"],
+        json!([{"type": "diff", "path": path, "oldText": FILE, "newText": "one\nTWO\nthree\n"}])
+    );
+    let last = step.last().unwrap();
+    assert_eq!(
+        (&last["sessionUpdate"], &last["content"]["text"]),
+        (&json!("agent_message_chunk"), &json!("edited"))
+    );
+    assert_eq!(result(&lines, 3)["result"]["stopReason"], "end_turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_s_question_is_a_permission_request_answered_both_ways() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call(
+        "bash",
+        json!({"command": "echo allowed"}),
+    ));
+    server.push(Script::text("ran it"));
+    server.push(Script::tool_call(
+        "bash",
+        json!({"command": "echo refused"}),
+    ));
+    server.push(Script::text("did not run it"));
+    let steps = json!([
+        {"op": "initialize"}, {"op": "new"},
+        {"op": "prompt", "text": "run one"}, {"op": "prompt", "text": "run another"}
+    ]);
+    let (_env, lines) = run_native(&server, steps, json!(["Yes", "No"]));
+    let asked: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l.get("permission").is_some())
+        .collect();
+    assert_eq!(asked.len(), 2, "{lines:#?}");
+    assert_eq!(asked[0]["permission"]["title"], "Run this command?");
+    assert_eq!(asked[0]["permission"]["options"], json!(["Yes", "No"]));
+    let ended = |step: u64| {
+        updates(&lines, step)
+            .into_iter()
+            .find(|u| u["status"] == "completed" || u["status"] == "failed")
+            .cloned()
+            .unwrap_or_else(|| panic!("{lines:#?}"))
+    };
+    assert_eq!(ended(3)["status"], "completed");
+    assert!(ended(3)["content"].to_string().contains("allowed"));
+    assert_eq!(ended(4)["status"], "failed");
+    assert!(ended(4)["content"].to_string().contains("The user said no"));
+    assert_eq!(result(&lines, 4)["result"]["stopReason"], "end_turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_a_running_command_and_the_prompt_says_cancelled() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call(
+        "bash",
+        json!({"command": "echo started; sleep 30"}),
+    ));
+    server.push(Script::text("after"));
+    // Cancelled once the command printed: it runs then, whatever the machine's speed.
+    let steps = json!([
+        {"op": "initialize"}, {"op": "new"},
+        {"op": "prompt", "text": "wait", "cancelOn": "tool_call_update", "cancelOnText": "started"},
+        {"op": "prompt", "text": "again"}
+    ]);
+    let (_env, lines) = run_native(&server, steps, json!(["Yes"]));
+    assert_eq!(
+        result(&lines, 3)["result"]["stopReason"],
+        "cancelled",
+        "{lines:#?}"
+    );
+    let ended = updates(&lines, 3)
+        .into_iter()
+        .find(|u| u["status"] == "failed")
+        .cloned()
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert!(ended["content"].to_string().contains("aborted"), "{ended}");
+    // The session goes on.
+    assert_eq!(
+        result(&lines, 4)["result"]["stopReason"],
+        "end_turn",
+        "{lines:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_written_by_print_mode_loads_with_its_history() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::tool_call("read", json!({"path": "a.txt"})));
+    server.push(Script::text("It has three lines."));
+    let env = fresh_env(&server);
+    let printed = support::ts16::run(&env, support::ts16::ours(), &["-p", "What is in a.txt?"]);
+    assert!(printed.status.success());
+    let file = env.session_files().into_iter().next().unwrap();
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let id = header["id"].as_str().unwrap();
+    let steps = json!([{"op": "initialize"}, {"op": "load", "sessionId": id}]);
+    let lines = run_in(&env, steps, json!([]));
+    assert_eq!(
+        result(&lines, 2)["result"]["modes"]["currentModeId"],
+        "default",
+        "{lines:#?}"
+    );
+    let kinds: Vec<&str> = updates(&lines, 2)
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "agent_message_chunk"
+        ],
+        "{lines:#?}"
+    );
+    assert_eq!(
+        updates(&lines, 2)[0]["content"]["text"],
+        "What is in a.txt?"
+    );
+    assert_eq!(
+        updates(&lines, 2)[3]["content"]["text"],
+        "It has three lines."
+    );
+}
+
+/// Runs `steps` through pi-acp driving pi 1.6.0 (`wrapper`) in a fresh env; the lines.
+fn run_pi_acp(server: &MockServer, wrapper: &std::path::Path, steps: Value) -> Vec<Value> {
+    let env = fresh_env(server);
+    let bin = env.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // pi-acp names pi's version from the `pi` on PATH; a script, so that pi 1.6.0's
+    // wrapper finds its node beside its own path.
+    let link = bin.join("pi");
+    std::fs::write(
+        &link,
+        format!("#!/bin/sh\nexec '{}' \"$@\"\n", wrapper.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&link, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let scenario =
+        json!({"piAcpDir": sdk_dir().unwrap(), "cwd": env.work, "permissions": [], "steps": steps});
+    let file = env.dir.path().join("scenario.json");
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = Command::new("node")
+        .arg(client_script())
+        .arg(&file)
+        .current_dir(&env.work)
+        .env("PI_ACP_PI_COMMAND", wrapper)
+        .env("PATH", path)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env("PI_OFFLINE", "1")
+        .env("npm_config_registry", "http://127.0.0.1:9/")
+        .env("npm_config_fetch_retries", "0")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("node runs the ACP client");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The updates both carry, by kind, runs of one kind counted once, and the step's answer
+/// text. Left out: pi-acp's own notices (its startup text, `session_info_update` with its
+/// queue, `usage_update` with the context estimate, `available_commands_update`), which
+/// are an adapter's, not pi's; a bash call's terminal updates (pi-acp shows commands in
+/// the client's terminal, ours as text until the client's terminals are used).
+fn core(lines: &[Value], step: u64) -> (Vec<String>, String) {
+    let mut kinds: Vec<String> = Vec::new();
+    let mut text = String::new();
+    for update in updates(lines, step) {
+        let kind = update["sessionUpdate"].as_str().unwrap_or_default();
+        if !matches!(
+            kind,
+            "agent_message_chunk" | "agent_thought_chunk" | "tool_call" | "tool_call_update"
+        ) {
+            continue;
+        }
+        if kind == "agent_message_chunk" {
+            text.push_str(update["content"]["text"].as_str().unwrap_or_default());
+        }
+        // A tool call's status steps, as kinds: the input given, running, ended.
+        let label = match (kind, update["status"].as_str()) {
+            ("tool_call_update", Some(status)) => format!("tool_call_update:{status}"),
+            ("tool_call_update", None) => continue,
+            _ => kind.to_owned(),
+        };
+        if kinds.last() != Some(&label) {
+            kinds.push(label);
+        }
+    }
+    (kinds, text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_conversation_as_pi_acp_in_front_of_pi_16() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let Some(wrapper) = support::ts16::ts16() else {
+        return;
+    };
+    let script = |server: &MockServer| {
+        server.push(Script::tool_call("read", json!({"path": "a.txt"})));
+        server.push(Script::tool_call(
+            "edit",
+            json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+        ));
+        server.push(Script::text("Done: line two is upper case."));
+    };
+    let steps = json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "upper-case line two"}]);
+    let server = MockServer::start().await.unwrap();
+    script(&server);
+    let (_env, ours) = run_native(&server, steps.clone(), json!([]));
+    script(&server);
+    // pi-acp sends its startup notice (pi's version) after answering session/new: it is
+    // waited for there, so that it is not taken for part of the answer.
+    let mut their_steps = steps;
+    their_steps[1]["awaitStartup"] = json!(true);
+    let theirs = run_pi_acp(&server, &wrapper, their_steps);
+    assert_eq!(
+        core(&ours, 3),
+        core(&theirs, 3),
+        "ours:\n{ours:#?}\npi-acp + pi 1.6.0:\n{theirs:#?}"
+    );
+    assert_eq!(result(&ours, 3)["result"], result(&theirs, 3)["result"]);
+    assert_eq!(core(&ours, 3).1, "Done: line two is upper case.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_mode_and_the_thinking_level_are_set_by_the_editor() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("looked"));
+    server.push(Script::text("back"));
+    let steps = json!([
+        {"op": "initialize"}, {"op": "new"},
+        {"op": "setMode", "modeId": "read-only"},
+        {"op": "setConfig", "configId": "model", "value": "mock/mock-thinker"},
+        {"op": "setConfig", "configId": "thinking", "value": "high"},
+        {"op": "prompt", "text": "look"},
+        {"op": "setMode", "modeId": "default"},
+        {"op": "prompt", "text": "and now"}
+    ]);
+    let (_env, lines) = run_native(&server, steps, json!([]));
+    let created = &result(&lines, 2)["result"];
+    assert_eq!(created["modes"]["currentModeId"], "default", "{created}");
+    let ids: Vec<&str> = created["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["model", "thinking", "mode"]);
+    // The command list: pi's commands, then /compact and /name.
+    let names: Vec<&str> = command_lists(&lines)[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(names.ends_with(&["compact", "name"]), "{names:?}");
+    assert_eq!(
+        updates(&lines, 3)[0],
+        &json!({"sessionUpdate": "current_mode_update", "currentModeId": "read-only"})
+    );
+    let thinking = result(&lines, 5)["result"]["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "thinking")
+        .cloned()
+        .unwrap();
+    assert_eq!(thinking["currentValue"], "high", "{thinking}");
+    let tools = |request: usize| -> Vec<String> {
+        server.requests()[request].body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        tools(0),
+        ["read"],
+        "read-only keeps the active tools that look"
+    );
+    assert_eq!(tools(1), ["read", "bash", "edit", "write"]);
+    assert_eq!(server.requests()[0].body["model"], "mock-thinker");
+    assert_eq!(server.requests()[0].body["reasoning_effort"], "high");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_started_in_the_editor_goes_on_with_pi_c() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("Noted: the code word is heron."));
+    server.push(Script::text("It was heron."));
+    let env = fresh_env(&server);
+    let steps = json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "The code word is heron."}]);
+    let lines = run_in(&env, steps, json!([]));
+    assert_eq!(result(&lines, 3)["result"]["stopReason"], "end_turn");
+    let out = support::ts16::run(
+        &env,
+        support::ts16::ours(),
+        &["-c", "-p", "What was the code word?"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "It was heron.\n");
+    // The continued request carries the editor's conversation.
+    let sent = server.requests()[1].body["messages"].to_string();
+    assert!(
+        sent.contains("The code word is heron.") && sent.contains("Noted: the code word is heron."),
+        "{sent}"
+    );
+    assert_eq!(env.session_files().len(), 1);
+}
