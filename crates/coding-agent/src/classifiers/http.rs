@@ -63,23 +63,13 @@ fn truncate(text: &str) -> String {
     format!("{kept}... [truncated {} chars]", count - MAX_BODY_CHARS)
 }
 
-/// The cause of a failed connection, worded as Node words the common one.
+/// The cause of a failed connection, worded as Node words the common one (the llama.cpp
+/// client's wording).
 fn network_detail(error: &reqwest::Error, url: &str) -> String {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    let mut last = error.to_string();
-    while let Some(current) = source {
-        if let Some(io) = current.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::ConnectionRefused
-            && let Ok(url) = reqwest::Url::parse(url)
-        {
-            let host = url.host_str().unwrap_or_default();
-            let port = url.port_or_known_default().unwrap_or_default();
-            return format!("connect ECONNREFUSED {host}:{port}");
-        }
-        last = current.to_string();
-        source = current.source();
+    match reqwest::Url::parse(url) {
+        Ok(parsed) => crate::llama::client::connection_detail(error, &parsed),
+        Err(_) => error.to_string(),
     }
-    last
 }
 
 /// A failed attempt and how long the server asked to wait before the next.

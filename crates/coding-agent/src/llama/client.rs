@@ -44,7 +44,7 @@ async fn sleep(ms: u64, cancel: &CancellationToken) -> Result<(), LlamaError> {
 }
 
 /// The network-level cause of a failed connection, worded as Node words the common one.
-fn connection_detail(error: &reqwest::Error, url: &reqwest::Url) -> String {
+pub(crate) fn connection_detail(error: &reqwest::Error, url: &reqwest::Url) -> String {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     let mut last = error.to_string();
     while let Some(current) = source {
