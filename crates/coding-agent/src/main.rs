@@ -140,6 +140,8 @@ fn run() -> Result<i32> {
         .enable_all()
         .build()?;
     let _guard = runtime.enter();
+    // ACP answers the editor's `initialize` at once and builds the session meanwhile.
+    let acp = (mode == Mode::Acp).then(pi_coding_agent::modes::acp::Starting::begin);
     // Extensions see ACP mode as RPC mode: dialogs reach a client that answers them.
     let mode_name = if matches!(mode, Mode::Rpc | Mode::Acp) {
         "rpc"
@@ -694,8 +696,8 @@ fn run() -> Result<i32> {
     }
     if rpc {
         let transcript = agent_session.clone();
-        let code = if mode == Mode::Acp {
-            runtime.block_on(pi_coding_agent::modes::acp::run(agent_session))
+        let code = if let Some(acp) = acp {
+            runtime.block_on(acp.run(agent_session))
         } else {
             runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session))
         };

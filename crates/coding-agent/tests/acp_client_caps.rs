@@ -62,9 +62,14 @@ async fn reads_and_writes_go_through_the_editor_when_it_offers_its_files() {
         "edit",
         json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}),
     ));
+    server.push(Script::tool_call(
+        "write",
+        json!({"path": "new.txt", "content": "fresh\n"}),
+    ));
     server.push(Script::text("done"));
     let env = fresh_env(&server);
     let path = env.work.join("a.txt").display().to_string();
+    let new_path = env.work.join("new.txt").display().to_string();
     // The editor holds an unsaved change the disk does not have.
     let unsaved = "one\ntwo (unsaved)\nthree\n";
     let steps = json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "text": "go"}]);
@@ -80,13 +85,31 @@ async fn reads_and_writes_go_through_the_editor_when_it_offers_its_files() {
     let writes: Vec<&Value> = lines.iter().filter_map(|l| l.get("fsWrite")).collect();
     assert_eq!(
         writes,
-        [&json!({"path": path, "content": "one\nTWO (unsaved)\nthree\n"})],
+        [
+            &json!({"path": path, "content": "one\nTWO (unsaved)\nthree\n"}),
+            &json!({"path": new_path, "content": "fresh\n"})
+        ],
         "{lines:#?}"
     );
     // The disk is the editor's to save.
     assert_eq!(
         std::fs::read_to_string(env.work.join("a.txt")).unwrap(),
         FILE
+    );
+    assert!(!env.work.join("new.txt").exists());
+    // The calls' diffs are the editor's texts, before and after.
+    let diffs: Vec<&Value> = updates(&lines, 3)
+        .into_iter()
+        .filter(|u| u["status"] == "completed" && u["content"][0]["type"] == "diff")
+        .map(|u| &u["content"])
+        .collect();
+    assert_eq!(
+        diffs,
+        [
+            &json!([{"type": "diff", "path": path, "oldText": unsaved, "newText": "one\nTWO (unsaved)\nthree\n"}]),
+            &json!([{"type": "diff", "path": new_path, "newText": "fresh\n"}])
+        ],
+        "{lines:#?}"
     );
     assert_eq!(result(&lines, 3)["result"]["stopReason"], "end_turn");
 }

@@ -20,16 +20,37 @@ pub struct CatalogError(String);
 type Providers = Vec<(String, Vec<Model>)>;
 
 static CATALOG: LazyLock<Result<Providers, CatalogError>> = LazyLock::new(|| {
-    let map: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(CATALOG_JSON).map_err(|e| CatalogError(e.to_string()))?;
-    map.into_iter()
-        .map(|(provider, models)| {
-            let models: Vec<Model> = serde_json::from_value(models)
-                .map_err(|e| CatalogError(format!("provider {provider}: {e}")))?;
-            Ok((provider, models))
-        })
-        .collect()
+    serde_json::from_str::<InOrder>(CATALOG_JSON)
+        .map(|catalog| catalog.0)
+        .map_err(|e| CatalogError(e.to_string()))
 });
+
+/// The catalog's providers read straight into models, in file order (no JSON tree between:
+/// this parse is most of pi's start-up).
+struct InOrder(Providers);
+
+impl<'de> serde::Deserialize<'de> for InOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = InOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of providers and their models")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<InOrder, A::Error> {
+                let mut providers = Vec::new();
+                while let Some((provider, models)) = map.next_entry::<String, Vec<Model>>()? {
+                    providers.push((provider, models));
+                }
+                Ok(InOrder(providers))
+            }
+        }
+        deserializer.deserialize_map(Visit)
+    }
+}
 
 fn catalog() -> &'static [(String, Vec<Model>)] {
     match CATALOG.as_ref() {

@@ -37,15 +37,9 @@ impl ClientFiles for EditorFiles {
         }
         let connection = self.link.connection()?.clone();
         let session = self.link.session_id()?;
-        Some(Box::pin(async move {
-            let request = ReadTextFileRequest::new(session, path.to_path_buf());
-            connection
-                .send_request(request)
-                .block_task()
-                .await
-                .map(|response| response.content)
-                .map_err(|error| error.message)
-        }))
+        Some(Box::pin(
+            async move { read(&connection, session, path).await },
+        ))
     }
 
     fn write_text<'a>(
@@ -58,15 +52,38 @@ impl ClientFiles for EditorFiles {
         }
         let connection = self.link.connection()?.clone();
         let session = self.link.session_id()?;
+        let link = self.link.clone();
+        let can_read = self.read;
         Some(Box::pin(async move {
+            // The text replaced, for the call's diff: the editor's (none for a new file).
+            let old_text = if can_read {
+                read(&connection, session.clone(), path).await.ok()
+            } else {
+                std::fs::read_to_string(path).ok()
+            };
             let request =
                 WriteTextFileRequest::new(session, path.to_path_buf(), content.to_owned());
             connection
                 .send_request(request)
                 .block_task()
                 .await
-                .map(drop)
-                .map_err(|error| error.message)
+                .map_err(|error| error.message)?;
+            link.edits.written(path, old_text, content);
+            Ok(())
         }))
     }
+}
+
+/// `fs/read_text_file` of a whole file.
+async fn read(
+    connection: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>,
+    session: String,
+    path: &Path,
+) -> Result<String, String> {
+    connection
+        .send_request(ReadTextFileRequest::new(session, path.to_path_buf()))
+        .block_task()
+        .await
+        .map(|response| response.content)
+        .map_err(|error| error.message)
 }

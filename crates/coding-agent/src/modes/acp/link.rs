@@ -4,6 +4,8 @@
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use agent_client_protocol::Client;
+
+use super::edits::EditorEdits;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{SessionNotification, SessionUpdate};
 
@@ -12,6 +14,8 @@ use agent_client_protocol::v1::schema::{SessionNotification, SessionUpdate};
 pub struct Link {
     connection: OnceLock<ConnectionTo<Client>>,
     session_id: Mutex<Option<String>>,
+    /// What went through the editor's files, for the diffs.
+    pub edits: EditorEdits,
 }
 
 impl Link {

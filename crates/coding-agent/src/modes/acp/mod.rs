@@ -3,147 +3,210 @@
 //! editor drives the same session RPC mode drives: one session at a time in the folder pi
 //! was started in, `session/new` starting a fresh one, `session/load` reopening a saved one
 //! with its history replayed as updates.
+//!
+//! The connection serves from the start: `initialize` is answered while pi still builds its
+//! session (models, extensions, MCP), and the session requests wait for it.
 
 mod client_files;
 mod commands;
 mod config;
+mod edits;
 mod link;
 mod mcp;
 mod prompt;
 mod replay;
 mod server;
+mod starting;
 mod terminal;
 mod ui;
 mod updates;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, InitializeRequest, LoadSessionRequest,
     NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
-use agent_client_protocol::{Agent, Stdio};
+use agent_client_protocol::{
+    Agent, Client, Error, JsonRpcResponse, Protocol, Responder, Stdio, on_receive_notification,
+    on_receive_request,
+};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 use crate::agent_session::AgentSession;
 use server::Server;
+use starting::Pending;
 
-/// Serves the editor until it closes stdin; returns the exit code.
-pub async fn run(session: AgentSession) -> i32 {
-    let server = Arc::new(Server::start(session.clone()).await);
+/// ACP mode begun before the session exists: the connection already serves.
+pub struct Starting {
+    session: oneshot::Sender<AgentSession>,
+    served: JoinHandle<i32>,
+}
+
+impl Starting {
+    /// Starts serving stdin (on the current tokio runtime); the session comes with [`Self::run`].
+    pub fn begin() -> Self {
+        let (session, arrives) = oneshot::channel();
+        let served = tokio::spawn(serve(Pending::new(arrives)));
+        Self { session, served }
+    }
+
+    /// Hands over the session and serves the editor until it closes stdin; the exit code.
+    pub async fn run(self, session: AgentSession) -> i32 {
+        let _ = self.session.send(session.clone());
+        let code = self.served.await.unwrap_or(1);
+        shut_down(&session).await;
+        code
+    }
+}
+
+/// Answers a request from a task of its own (handlers block the dispatch loop while they
+/// run), with the work's value or error.
+fn answer<T, P>(
+    connection: &ConnectionTo<Client>,
+    responder: Responder<T, P>,
+    work: impl Future<Output = Result<T, Error>> + Send + 'static,
+) -> Result<(), Error>
+where
+    T: JsonRpcResponse + Send + 'static,
+    P: Protocol,
+{
+    connection.spawn(async move {
+        match work.await {
+            Ok(response) => responder.respond(response),
+            Err(error) => responder.respond_with_error(error),
+        }
+    })
+}
+
+/// Answers `session/new` or `session/load` from a task of its own, then tells the editor
+/// the session's commands.
+fn open_session<T, P>(
+    connection: &ConnectionTo<Client>,
+    responder: Responder<T, P>,
+    work: impl Future<Output = Result<(T, Arc<Server>), Error>> + Send + 'static,
+) -> Result<(), Error>
+where
+    T: JsonRpcResponse + Send + 'static,
+    P: Protocol,
+{
+    connection.spawn(async move {
+        match work.await {
+            Ok((response, server)) => {
+                responder.respond(response)?;
+                server.announce_commands();
+                Ok(())
+            }
+            Err(error) => responder.respond_with_error(error),
+        }
+    })
+}
+
+async fn serve(pending: Pending) -> i32 {
+    let pending = Arc::new(pending);
+    let link = pending.link.clone();
     let served = Agent
         .v1()
         .name("pi")
         .on_receive_request(
             {
-                let server = server.clone();
+                let link = link.clone();
                 async move |request: InitializeRequest, responder, connection| {
-                    server.link.connect(&connection);
-                    responder.respond(server.initialize(&request))
+                    link.connect(&connection);
+                    responder.respond(server::initialize(&link, &request))
                 }
             },
-            agent_client_protocol::on_receive_request!(),
+            on_receive_request!(),
         )
         .on_receive_request(
             async move |_request: AuthenticateRequest, responder, _connection| {
                 // Keys and logins are pi's own (`pi /login`, auth.json, the environment).
                 responder.respond(Default::default())
             },
-            agent_client_protocol::on_receive_request!(),
+            on_receive_request!(),
         )
         .on_receive_request(
             {
-                let server = server.clone();
+                let pending = pending.clone();
                 async move |request: NewSessionRequest, responder, connection| {
-                    server.link.connect(&connection);
-                    let server = server.clone();
-                    connection.spawn(async move {
-                        match server.new_session(request).await {
-                            Ok(response) => {
-                                responder.respond(response)?;
-                                server.announce_commands();
-                                Ok(())
-                            }
-                            Err(error) => responder.respond_with_error(error),
-                        }
+                    pending.link.connect(&connection);
+                    let pending = pending.clone();
+                    open_session(&connection, responder, async move {
+                        let server = pending.server().await?;
+                        let response = server.new_session(request).await?;
+                        Ok((response, server))
                     })
                 }
             },
-            agent_client_protocol::on_receive_request!(),
+            on_receive_request!(),
         )
         .on_receive_request(
             {
-                let server = server.clone();
+                let pending = pending.clone();
                 async move |request: LoadSessionRequest, responder, connection| {
-                    server.link.connect(&connection);
-                    let server = server.clone();
-                    connection.spawn(async move {
-                        match server.load_session(request).await {
-                            Ok(response) => {
-                                responder.respond(response)?;
-                                server.announce_commands();
-                                Ok(())
-                            }
-                            Err(error) => responder.respond_with_error(error),
-                        }
+                    pending.link.connect(&connection);
+                    let pending = pending.clone();
+                    open_session(&connection, responder, async move {
+                        let server = pending.server().await?;
+                        let response = server.load_session(request).await?;
+                        Ok((response, server))
                     })
                 }
             },
-            agent_client_protocol::on_receive_request!(),
+            on_receive_request!(),
         )
         .on_receive_request(
             {
-                let server = server.clone();
+                let pending = pending.clone();
                 async move |request: PromptRequest, responder, connection| {
-                    server.link.connect(&connection);
-                    let server = server.clone();
-                    connection.spawn(async move {
-                        match server.prompt(request).await {
-                            Ok(response) => responder.respond(response),
-                            Err(error) => responder.respond_with_error(error),
-                        }
+                    pending.link.connect(&connection);
+                    let pending = pending.clone();
+                    answer(&connection, responder, async move {
+                        pending.server().await?.prompt(request).await
                     })
                 }
             },
-            agent_client_protocol::on_receive_request!(),
+            on_receive_request!(),
         )
         .on_receive_request(
             {
-                let server = server.clone();
-                async move |request: SetSessionModeRequest, responder, _connection| match server
-                    .set_mode(&request)
-                {
-                    Ok(response) => responder.respond(response),
-                    Err(error) => responder.respond_with_error(error),
+                let pending = pending.clone();
+                async move |request: SetSessionModeRequest, responder, _connection| {
+                    responder
+                        .respond_with_result(pending.ready().and_then(|s| s.set_mode(&request)))
                 }
             },
-            agent_client_protocol::on_receive_request!(),
+            on_receive_request!(),
         )
         .on_receive_request(
             {
-                let server = server.clone();
+                let pending = pending.clone();
                 async move |request: SetSessionConfigOptionRequest, responder, _connection| {
-                    match server.set_config_option(&request) {
-                        Ok(response) => responder.respond(response),
-                        Err(error) => responder.respond_with_error(error),
-                    }
+                    responder.respond_with_result(
+                        pending.ready().and_then(|s| s.set_config_option(&request)),
+                    )
                 }
             },
-            agent_client_protocol::on_receive_request!(),
+            on_receive_request!(),
         )
         .on_receive_notification(
             {
-                let server = server.clone();
+                let pending = pending.clone();
                 async move |notification: CancelNotification, _connection| {
-                    server.cancel(&notification);
+                    if let Ok(server) = pending.ready() {
+                        server.cancel(&notification);
+                    }
                     Ok(())
                 }
             },
-            agent_client_protocol::on_receive_notification!(),
+            on_receive_notification!(),
         )
         .connect_to(Stdio::new())
         .await;
-    shut_down(&session).await;
     match served {
         Ok(()) => 0,
         Err(error) => {

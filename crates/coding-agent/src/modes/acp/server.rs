@@ -25,14 +25,15 @@ use super::prompt;
 use super::replay;
 use super::terminal::EditorTerminal;
 use super::ui::AcpUi;
-use super::updates::Translator;
+use super::updates::{Snapshot, Translator, snapshot_before};
 use crate::agent_session::{AgentSession, PromptOptions};
 use crate::session_event::AgentSessionEvent;
 use crate::tools::client_terminal::ClientTerminal;
 
 /// What the event forwarder is handed, in order.
 enum Forward {
-    Event(Box<AgentSessionEvent>),
+    /// An event, with the file an `edit` or `write` it starts is about to change.
+    Event(Box<AgentSessionEvent>, Option<(String, Snapshot)>),
     /// Answered once every event before it was sent.
     Flush(oneshot::Sender<()>),
 }
@@ -64,25 +65,51 @@ fn same_folder(a: &Path, b: &Path) -> bool {
     canonical(a) == canonical(b)
 }
 
+/// pi's capabilities: saved sessions load, prompts take images and embedded files, and
+/// MCP servers given by the client may be stdio or HTTP.
+pub fn initialize(link: &Arc<Link>, request: &InitializeRequest) -> InitializeResponse {
+    let files = EditorFiles::offered(link.clone(), &request.client_capabilities.fs);
+    crate::tools::client_files::set(
+        files.map(|f| Arc::new(f) as Arc<dyn crate::tools::client_files::ClientFiles>),
+    );
+    let terminal = request
+        .client_capabilities
+        .terminal
+        .then(|| Arc::new(EditorTerminal::new(link.clone())) as Arc<dyn ClientTerminal>);
+    crate::tools::client_terminal::set(terminal);
+    InitializeResponse::new(request.protocol_version)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                .mcp_capabilities(McpCapabilities::new().http(true)),
+        )
+        .agent_info(Implementation::new("pi", crate::PI_VERSION).title("pi".to_owned()))
+}
+
 impl Server {
     /// Binds the extensions to the editor's UI and starts forwarding the session's events.
-    pub async fn start(session: AgentSession) -> Self {
-        let link = Arc::new(Link::default());
+    pub async fn start(session: AgentSession, link: Arc<Link>) -> Self {
         let (forward, mut queue) = mpsc::unbounded_channel::<Forward>();
         {
             let forward = forward.clone();
+            let cwd = session.cwd().to_path_buf();
             session.subscribe(move |event| {
-                let _ = forward.send(Forward::Event(Box::new(event.clone())));
+                let before = snapshot_before(event, &cwd);
+                let _ = forward.send(Forward::Event(Box::new(event.clone()), before));
             });
         }
         {
             let link = link.clone();
             let cwd = session.cwd().to_path_buf();
             tokio::spawn(async move {
-                let mut translator = Translator::new(&cwd);
+                let mut translator = Translator::new(&cwd, link.clone());
                 while let Some(item) = queue.recv().await {
                     match item {
-                        Forward::Event(event) => {
+                        Forward::Event(event, before) => {
+                            if let Some((id, snapshot)) = before {
+                                translator.before(id, snapshot);
+                            }
                             for update in translator.updates(&event) {
                                 link.update(update);
                             }
@@ -115,30 +142,6 @@ impl Server {
             client_servers: std::sync::Mutex::new(Vec::new()),
             modes: Modes::default(),
         }
-    }
-
-    /// pi's capabilities: saved sessions load, prompts take images and embedded files, and
-    /// MCP servers given by the client may be stdio or HTTP.
-    pub fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
-        let files = EditorFiles::offered(self.link.clone(), &request.client_capabilities.fs);
-        crate::tools::client_files::set(
-            files.map(|f| Arc::new(f) as Arc<dyn crate::tools::client_files::ClientFiles>),
-        );
-        let terminal = request
-            .client_capabilities
-            .terminal
-            .then(|| Arc::new(EditorTerminal::new(self.link.clone())) as Arc<dyn ClientTerminal>);
-        crate::tools::client_terminal::set(terminal);
-        InitializeResponse::new(request.protocol_version)
-            .agent_capabilities(
-                AgentCapabilities::new()
-                    .load_session(true)
-                    .prompt_capabilities(
-                        PromptCapabilities::new().image(true).embedded_context(true),
-                    )
-                    .mcp_capabilities(McpCapabilities::new().http(true)),
-            )
-            .agent_info(Implementation::new("pi", crate::PI_VERSION).title("pi".to_owned()))
     }
 
     fn check_folder(&self, cwd: &Path) -> Result<(), Error> {

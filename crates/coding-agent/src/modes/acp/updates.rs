@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Diff, SessionUpdate, Terminal, TextContent, ToolCall,
@@ -15,6 +16,7 @@ use pi_agent_core::{AgentEvent, AgentToolResult};
 use pi_ai::{AssistantBlock, AssistantMessageEvent, InputBlock};
 use serde_json::Value;
 
+use super::link::Link;
 use crate::session_event::{AgentSessionEvent, SessionOnlyEvent};
 
 /// The kind of a tool by its name.
@@ -57,16 +59,43 @@ fn text_chunk(text: impl Into<String>) -> ContentChunk {
     ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
 }
 
-/// A file as it was before an `edit` or `write` changed it.
-struct Snapshot {
+/// A file as it was on disk before an `edit` or `write` changed it.
+pub struct Snapshot {
     path: String,
     old_text: Option<String>,
+}
+
+/// The file an `edit` or `write` is about to change, read when its start is emitted
+/// (before the tool runs): the call id and the file's text.
+pub fn snapshot_before(event: &AgentSessionEvent, cwd: &Path) -> Option<(String, Snapshot)> {
+    let AgentSessionEvent::Agent(AgentEvent::ToolExecutionStart {
+        tool_call_id,
+        tool_name,
+        args,
+        parent_tool_call_id: None,
+    }) = event
+    else {
+        return None;
+    };
+    if !matches!(tool_name.as_str(), "edit" | "write") {
+        return None;
+    }
+    let path = args.get("path").and_then(Value::as_str)?;
+    let old_text = std::fs::read_to_string(cwd.join(path)).ok();
+    Some((
+        tool_call_id.clone(),
+        Snapshot {
+            path: path.to_owned(),
+            old_text,
+        },
+    ))
 }
 
 /// Translates one session's events; it remembers the calls it announced and the files
 /// the mutating ones were about to change.
 pub struct Translator {
     cwd: PathBuf,
+    link: Arc<Link>,
     announced: HashMap<String, ToolCallStatus>,
     snapshots: HashMap<String, Snapshot>,
     /// The editor terminal each command runs in.
@@ -74,13 +103,19 @@ pub struct Translator {
 }
 
 impl Translator {
-    pub fn new(cwd: &Path) -> Self {
+    pub fn new(cwd: &Path, link: Arc<Link>) -> Self {
         Self {
             cwd: cwd.to_path_buf(),
+            link,
             announced: HashMap::new(),
             snapshots: HashMap::new(),
             terminals: HashMap::new(),
         }
+    }
+
+    /// Keeps the file a call is about to change (see [`snapshot_before`]).
+    pub fn before(&mut self, id: String, snapshot: Snapshot) {
+        self.snapshots.insert(id, snapshot);
     }
 
     /// The updates `event` gives (none for most).
@@ -201,18 +236,6 @@ impl Translator {
     }
 
     fn started(&mut self, id: &str, name: &str, args: &Value) -> SessionUpdate {
-        if matches!(name, "edit" | "write")
-            && let Some(path) = args.get("path").and_then(Value::as_str)
-        {
-            let old_text = std::fs::read_to_string(self.cwd.join(path)).ok();
-            self.snapshots.insert(
-                id.to_owned(),
-                Snapshot {
-                    path: path.to_owned(),
-                    old_text,
-                },
-            );
-        }
         let locations = location(args, &self.cwd);
         if self
             .announced
@@ -247,10 +270,14 @@ impl Translator {
             .remove(id)
             .filter(|_| !is_error)
             .and_then(|snapshot| {
-                let new_text = std::fs::read_to_string(self.cwd.join(&snapshot.path)).ok()?;
-                (snapshot.old_text.as_deref() != Some(new_text.as_str())).then(|| {
-                    Diff::new(self.cwd.join(&snapshot.path), new_text).old_text(snapshot.old_text)
-                })
+                let path = self.cwd.join(&snapshot.path);
+                // Written through the editor: its texts; else the disk's.
+                let (old_text, new_text) = match self.link.edits.take(&path) {
+                    Some(change) => (change.old_text, change.new_text),
+                    None => (snapshot.old_text, std::fs::read_to_string(&path).ok()?),
+                };
+                (old_text.as_deref() != Some(new_text.as_str()))
+                    .then(|| Diff::new(path, new_text).old_text(old_text))
             });
         let terminal = self.terminals.remove(id);
         match (diff, terminal) {
