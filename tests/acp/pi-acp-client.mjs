@@ -15,10 +15,13 @@
 // run in order:
 //   {"op": "initialize"}
 //   {"op": "new"}                      session/new; later steps use its sessionId
+//   {"op": "new", "cwd": DIR}          ... in another folder than the scenario's
 //   {"op": "new", "awaitStartup": true}
 //                                      ... and waits for pi-acp's startup notice
 //   {"op": "prompt", "text": T}        session/prompt, waits for its stopReason (at most
-//                                      "limitMs", 20 s by default: then an error)
+//                                      "limitMs", 20 s by default: then an error);
+//                                      "blocks" gives the prompt's content blocks instead,
+//                                      "sessionId" another session than the last one
 //   {"op": "prompt", "text": T, "cancelOn": KIND}
 //                                      sends session/cancel once an update of that kind
 //                                      (e.g. "tool_call") arrives during the prompt, and
@@ -28,6 +31,9 @@
 //                                      session/set_config_option
 //   {"op": "load"}                     session/load of the last session in a new pi-acp
 //                                      (or agent); "sessionId" names another session
+//                                      ("sessionOfStep": N, the one step N opened),
+//                                      "cwd" another folder, "sameAgent": true keeps the
+//                                      agent running
 // Permission requests are answered with the option named by the next entry of
 // "permissions" (or cancelled when none is left).
 import { spawn } from "node:child_process";
@@ -144,6 +150,8 @@ function withLimit(promise, ms) {
 
 let { child, connection } = connect();
 let sessionId = null;
+// The session each step opened, by step.
+const ids = {};
 const offersFiles = scenario.buffers !== undefined;
 const initialize = () =>
   connection.initialize({
@@ -167,8 +175,9 @@ try {
           const startup = new Promise((resolve) => {
             startupSeen = resolve;
           });
-          result = await connection.newSession({ cwd: scenario.cwd, mcpServers: scenario.mcpServers ?? [] });
+          result = await connection.newSession({ cwd: s.cwd ?? scenario.cwd, mcpServers: scenario.mcpServers ?? [] });
           sessionId = result.sessionId;
+          ids[step] = sessionId;
           // pi-acp sends its startup notice (pi's version, resources) just after answering;
           // it belongs to this step, not to the next prompt.
           if (s.awaitStartup) await withLimit(startup, 10000);
@@ -177,7 +186,7 @@ try {
         case "prompt":
           if (s.cancelOn) cancelOn = { kind: s.cancelOn, text: s.cancelOnText, connection, sessionId };
           result = await withLimit(
-            connection.prompt({ sessionId, prompt: [{ type: "text", text: s.text }] }),
+            connection.prompt({ sessionId: s.sessionId ?? sessionId, prompt: s.blocks ?? [{ type: "text", text: s.text }] }),
             s.limitMs ?? 20000,
           );
           cancelOn = null;
@@ -189,15 +198,18 @@ try {
           result = await connection.setSessionConfigOption({ sessionId, configId: s.configId, value: s.value });
           break;
         case "load":
-          child.kill();
-          ({ child, connection } = connect());
-          await initialize();
-          sessionId = s.sessionId ?? sessionId;
-          result = await connection.loadSession({ sessionId, cwd: scenario.cwd, mcpServers: [] });
+          if (!s.sameAgent) {
+            child.kill();
+            ({ child, connection } = connect());
+            await initialize();
+          }
+          sessionId = s.sessionId ?? ids[s.sessionOfStep] ?? sessionId;
+          result = await connection.loadSession({ sessionId, cwd: s.cwd ?? scenario.cwd, mcpServers: [] });
           break;
         default:
           throw new Error(`unknown step ${s.op}`);
       }
+      if (result?.sessionId) ids[step] = result.sessionId;
       out({ step, op: s.op, result: result ?? null });
     } catch (error) {
       out({ step, op: s.op, error: { code: error?.code ?? null, message: String(error?.message ?? error), data: error?.data ?? null } });

@@ -28,7 +28,7 @@ impl Mode {
 }
 
 /// `pi [options] [--] [@files...] [messages...]`
-#[derive(Debug, Parser, Default)]
+#[derive(Debug, Clone, Parser, Default)]
 #[command(
     name = "pi",
     disable_help_flag = true,

@@ -19,6 +19,7 @@ pub mod extension_loader;
 pub mod extensions;
 pub mod file_args;
 pub mod images;
+pub mod launch;
 pub mod list_models;
 pub mod llama;
 pub mod mcp;

@@ -400,3 +400,66 @@ async fn a_session_started_in_the_editor_goes_on_with_pi_c() {
     );
     assert_eq!(env.session_files().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_takes_images_embedded_files_and_links() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    let server = MockServer::start().await.unwrap();
+    server.push(Script::text("seen"));
+    let env = fresh_env(&server);
+    // A model that reads images.
+    let models_path = env.agent.join("models.json");
+    let mut models: Value =
+        serde_json::from_str(&std::fs::read_to_string(&models_path).unwrap()).unwrap();
+    models["providers"]["mock"]["models"][0]["input"] = json!(["text", "image"]);
+    std::fs::write(&models_path, models.to_string()).unwrap();
+    let notes = env.work.join("notes.md");
+    let blocks = json!([
+        {"type": "text", "text": "Look at these"},
+        {"type": "image", "mimeType": "image/png", "data": PNG},
+        {"type": "resource", "resource": {"uri": format!("file://{}", notes.display()), "mimeType": "text/markdown", "text": "note body"}},
+        {"type": "resource_link", "uri": "file:///src/other.rs", "name": "other.rs"},
+    ]);
+    let steps = json!([{"op": "initialize"}, {"op": "new"}, {"op": "prompt", "blocks": blocks}]);
+    let lines = run_in(&env, steps, json!([]));
+    assert_eq!(
+        result(&lines, 3)["result"]["stopReason"],
+        "end_turn",
+        "{lines:#?}"
+    );
+    let body = &server.requests()[0].body;
+    let user = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    let text: String = user["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    assert!(
+        text.contains(&format!(
+            "<file name=\"{}\">\nnote body\n</file>",
+            notes.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("/src/other.rs"), "{text}");
+    assert!(text.ends_with("Look at these"), "{text}");
+    let image = user["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["type"] == "image_url")
+        .unwrap_or_else(|| panic!("{user}"));
+    assert_eq!(
+        image["image_url"]["url"],
+        format!("data:image/png;base64,{PNG}")
+    );
+}

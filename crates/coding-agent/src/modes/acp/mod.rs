@@ -1,8 +1,8 @@
 //! ACP mode (`pi --mode acp`): pi as an Agent Client Protocol agent over stdio, for editors
 //! (Zed, JetBrains, Neovim and Emacs plugins). Built on the protocol's own Rust SDK. The
-//! editor drives the same session RPC mode drives: one session at a time in the folder pi
-//! was started in, `session/new` starting a fresh one, `session/load` reopening a saved one
-//! with its history replayed as updates.
+//! editor drives the same session RPC mode drives: one session at a time, `session/new`
+//! starting a fresh one, `session/load` reopening a saved one with its history replayed as
+//! updates, either in another folder getting a session built there.
 //!
 //! The connection serves from the start: `initialize` is answered while pi still builds its
 //! session (models, extensions, MCP), and the session requests wait for it.
@@ -38,21 +38,29 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::agent_session::AgentSession;
+use crate::cli::Args;
 use server::Server;
 use starting::Pending;
 
 /// ACP mode begun before the session exists: the connection already serves.
 pub struct Starting {
     session: oneshot::Sender<AgentSession>,
+    pending: Arc<Pending>,
     served: JoinHandle<i32>,
 }
 
 impl Starting {
-    /// Starts serving stdin (on the current tokio runtime); the session comes with [`Self::run`].
-    pub fn begin() -> Self {
+    /// Starts serving stdin (on the current tokio runtime); the session comes with
+    /// [`Self::run`]. `args` builds the sessions of other folders.
+    pub fn begin(args: &Args) -> Self {
         let (session, arrives) = oneshot::channel();
-        let served = tokio::spawn(serve(Pending::new(arrives)));
-        Self { session, served }
+        let pending = Pending::new(arrives, args.clone());
+        let served = tokio::spawn(serve(pending.clone()));
+        Self {
+            session,
+            pending,
+            served,
+        }
     }
 
     /// Hands over the session and serves the editor until it closes stdin; the exit code.
@@ -60,6 +68,11 @@ impl Starting {
         let _ = self.session.send(session.clone());
         let code = self.served.await.unwrap_or(1);
         shut_down(&session).await;
+        // A session opened in another folder took the first one's place.
+        if let Some(server) = self.pending.current() {
+            shut_down(server.session()).await;
+            server.session().close_mcp().await;
+        }
         code
     }
 }
@@ -106,8 +119,7 @@ where
     })
 }
 
-async fn serve(pending: Pending) -> i32 {
-    let pending = Arc::new(pending);
+async fn serve(pending: Arc<Pending>) -> i32 {
     let link = pending.link.clone();
     let served = Agent
         .v1()
@@ -136,7 +148,7 @@ async fn serve(pending: Pending) -> i32 {
                     pending.link.connect(&connection);
                     let pending = pending.clone();
                     open_session(&connection, responder, async move {
-                        let server = pending.server().await?;
+                        let server = pending.in_folder(&request.cwd).await?;
                         let response = server.new_session(request).await?;
                         Ok((response, server))
                     })
@@ -151,7 +163,7 @@ async fn serve(pending: Pending) -> i32 {
                     pending.link.connect(&connection);
                     let pending = pending.clone();
                     open_session(&connection, responder, async move {
-                        let server = pending.server().await?;
+                        let server = pending.in_folder(&request.cwd).await?;
                         let response = server.load_session(request).await?;
                         Ok((response, server))
                     })

@@ -50,6 +50,8 @@ pub struct Server {
     client_servers: std::sync::Mutex<Vec<String>>,
     /// The session's mode (default or read-only).
     modes: Modes,
+    /// Replaced by a session in another folder: its events are no longer the editor's.
+    retired: Arc<AtomicBool>,
 }
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -99,9 +101,11 @@ impl Server {
                 let _ = forward.send(Forward::Event(Box::new(event.clone()), before));
             });
         }
+        let retired = Arc::new(AtomicBool::new(false));
         {
             let link = link.clone();
             let cwd = session.cwd().to_path_buf();
+            let retired = retired.clone();
             tokio::spawn(async move {
                 let mut translator = Translator::new(&cwd, link.clone());
                 while let Some(item) = queue.recv().await {
@@ -111,7 +115,9 @@ impl Server {
                                 translator.before(id, snapshot);
                             }
                             for update in translator.updates(&event) {
-                                link.update(update);
+                                if !retired.load(Ordering::SeqCst) {
+                                    link.update(update);
+                                }
                             }
                         }
                         Forward::Flush(done) => {
@@ -141,7 +147,25 @@ impl Server {
             started_used: AtomicBool::new(false),
             client_servers: std::sync::Mutex::new(Vec::new()),
             modes: Modes::default(),
+            retired,
         }
+    }
+
+    pub fn session(&self) -> &AgentSession {
+        &self.session
+    }
+
+    /// Whether this session works in `cwd`.
+    pub fn works_in(&self, cwd: &Path) -> bool {
+        same_folder(cwd, self.session.cwd())
+    }
+
+    /// Stops this session for good (another took its place): its run ends, its
+    /// extensions hear `session_shutdown`, its MCP servers close.
+    pub async fn retire(&self) {
+        self.retired.store(true, Ordering::SeqCst);
+        super::shut_down(&self.session).await;
+        self.session.close_mcp().await;
     }
 
     fn check_folder(&self, cwd: &Path) -> Result<(), Error> {

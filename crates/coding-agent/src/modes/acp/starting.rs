@@ -1,58 +1,158 @@
-//! The session as it comes: requests that need it wait until pi has built it, or learn
-//! that pi could not start.
+//! The session as it comes and goes: requests that need it wait until pi has built it (or
+//! learn that it could not start), and a session opened in another folder replaces it
+//! with one built there, as pi would start in that folder.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use agent_client_protocol::{Error, ErrorCode};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{Mutex, oneshot, watch};
 
 use super::link::Link;
 use super::server::Server;
 use crate::agent_session::AgentSession;
+use crate::cli::{Args, Mode};
+use crate::launch::{LaunchOptions, launch};
 
-/// The connection's side of a session still being built.
+#[derive(Clone)]
+enum State {
+    Starting,
+    Ready(Arc<Server>),
+    /// pi could not build its session (said on stderr).
+    Failed,
+}
+
+/// The connection's side of the session.
 pub struct Pending {
     pub link: Arc<Link>,
-    ready: watch::Receiver<Option<Arc<Server>>>,
+    state: watch::Sender<State>,
+    /// The command line pi started with, to build sessions in other folders.
+    args: Args,
+    /// One folder switch at a time.
+    switching: Mutex<()>,
+}
+
+fn internal(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INTERNAL_ERROR, message.into())
 }
 
 impl Pending {
     /// Waits for the session in the background and binds it to the editor once it comes.
-    pub fn new(arrives: oneshot::Receiver<AgentSession>) -> Self {
-        let link = Arc::new(Link::default());
-        let (set, ready) = watch::channel(None);
-        let bind = link.clone();
-        tokio::spawn(async move {
-            // A dropped sender (pi stopped while starting) closes the channel.
-            if let Ok(session) = arrives.await {
-                let server = Server::start(session, bind).await;
-                let _ = set.send(Some(Arc::new(server)));
-            }
+    pub fn new(arrives: oneshot::Receiver<AgentSession>, args: Args) -> Arc<Self> {
+        let pending = Arc::new(Self {
+            link: Arc::new(Link::default()),
+            state: watch::channel(State::Starting).0,
+            args,
+            switching: Mutex::new(()),
         });
-        Self { link, ready }
+        let bind = pending.clone();
+        tokio::spawn(async move {
+            let state = match arrives.await {
+                Ok(session) => {
+                    State::Ready(Arc::new(Server::start(session, bind.link.clone()).await))
+                }
+                // pi stopped while starting.
+                Err(_) => State::Failed,
+            };
+            bind.state.send_replace(state);
+        });
+        pending
     }
 
     /// The session, once built.
     pub async fn server(&self) -> Result<Arc<Server>, Error> {
-        let mut ready = self.ready.clone();
-        let server = ready.wait_for(Option::is_some).await.map_err(|_| {
-            Error::new(
-                ErrorCode::INTERNAL_ERROR,
+        let mut state = self.state.subscribe();
+        let state = state
+            .wait_for(|s| !matches!(s, State::Starting))
+            .await
+            .map_err(|_| internal("pi has stopped"))?
+            .clone();
+        match state {
+            State::Ready(server) => Ok(server),
+            _ => Err(internal(
                 "pi could not start its session; its standard error says why",
-            )
-        })?;
-        server
-            .clone()
-            .ok_or_else(|| Error::new(ErrorCode::INTERNAL_ERROR, "pi has no session"))
+            )),
+        }
     }
 
     /// The session if it is built already (requests naming a session come after one).
     pub fn ready(&self) -> Result<Arc<Server>, Error> {
-        self.ready.borrow().clone().ok_or_else(|| {
-            Error::new(
+        match &*self.state.borrow() {
+            State::Ready(server) => Ok(server.clone()),
+            _ => Err(Error::new(
                 ErrorCode::INVALID_PARAMS,
                 "No session yet: start one with session/new or session/load",
-            )
+            )),
+        }
+    }
+
+    /// The session working in `cwd`: the current one when it works there, else one built
+    /// in `cwd` from pi's command line (the current one is shut down; one session at a
+    /// time, as pi-acp keeps).
+    pub async fn in_folder(&self, cwd: &Path) -> Result<Arc<Server>, Error> {
+        if !cwd.is_absolute() {
+            return Err(Error::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("cwd must be an absolute path: {}", cwd.display()),
+            ));
+        }
+        let _one = self.switching.lock().await;
+        let current = self.server().await?;
+        if current.works_in(cwd) {
+            return Ok(current);
+        }
+        if !cwd.is_dir() {
+            return Err(Error::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("No such folder: {}", cwd.display()),
+            ));
+        }
+        let args = fresh_args(&self.args);
+        let folder = cwd.to_path_buf();
+        let built = tokio::task::spawn_blocking(move || {
+            let options = LaunchOptions {
+                args: &args,
+                cwd: folder,
+                mode: Mode::Acp,
+                interactive: false,
+                tools_flag: args
+                    .tools
+                    .as_deref()
+                    .and_then(|t| crate::tool_selection::ToolsFlag::parse(t).ok()),
+            };
+            launch(&tokio::runtime::Handle::current(), &options)
         })
+        .await
+        .map_err(|_| internal("building the session failed"))?
+        .map_err(|_| {
+            internal(format!(
+                "pi could not open a session in {}; its standard error says why",
+                cwd.display()
+            ))
+        })?;
+        current.retire().await;
+        let server = Arc::new(Server::start(built.session, self.link.clone()).await);
+        self.state.send_replace(State::Ready(server.clone()));
+        Ok(server)
+    }
+
+    /// The session now, if any (to shut it down when the editor leaves).
+    pub fn current(&self) -> Option<Arc<Server>> {
+        self.ready().ok()
+    }
+}
+
+/// pi's command line for a session in another folder: the same options, but a new
+/// session and no messages (`--continue`, `--session`, `--fork` name this folder's).
+fn fresh_args(args: &Args) -> Args {
+    Args {
+        continue_session: false,
+        resume: false,
+        session: None,
+        session_id: None,
+        fork: None,
+        name: None,
+        messages: Vec::new(),
+        ..args.clone()
     }
 }
