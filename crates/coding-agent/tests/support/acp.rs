@@ -3,7 +3,7 @@
 //! line-by-line client for what the SDK cannot send.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
@@ -223,4 +223,89 @@ impl Raw {
 /// A JSON-RPC request line.
 pub fn request(id: u64, method: &str, params: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// Runs `steps` through pi-acp driving pi 1.6.0 (`wrapper`) in a fresh env; the lines.
+pub fn run_pi_acp(server: &MockServer, wrapper: &Path, steps: Value) -> Vec<Value> {
+    run_pi_acp_in(&fresh_env(server), wrapper, steps, json!([]))
+}
+
+/// Runs `steps` through pi-acp driving pi 1.6.0 (`wrapper`) in `env`, answering permission
+/// requests with `permissions`; the lines.
+pub fn run_pi_acp_in(env: &Env, wrapper: &Path, steps: Value, permissions: Value) -> Vec<Value> {
+    let bin = env.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // pi-acp names pi's version from the `pi` on PATH; a script, so that pi 1.6.0's
+    // wrapper finds its node beside its own path.
+    let link = bin.join("pi");
+    std::fs::write(
+        &link,
+        format!("#!/bin/sh\nexec '{}' \"$@\"\n", wrapper.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&link, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let scenario = json!({"piAcpDir": sdk_dir().unwrap(), "cwd": env.work, "permissions": permissions, "steps": steps});
+    let file = env.dir.path().join("scenario.json");
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = Command::new("node")
+        .arg(client_script())
+        .arg(&file)
+        .current_dir(&env.work)
+        .env("PI_ACP_PI_COMMAND", wrapper)
+        .env("PATH", path)
+        .env("PI_CODING_AGENT_DIR", &env.agent)
+        .env("HOME", env.dir.path())
+        .env("PI_OFFLINE", "1")
+        .env("npm_config_registry", "http://127.0.0.1:9/")
+        .env("npm_config_fetch_retries", "0")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("node runs the ACP client");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The updates both carry, by kind, runs of one kind counted once, and the step's answer
+/// text. Left out: pi-acp's own notices (its startup text, `session_info_update` with its
+/// queue, `usage_update` with the context estimate, `available_commands_update`), which
+/// are an adapter's, not pi's; a bash call's terminal updates (pi-acp shows commands in
+/// the client's terminal, ours as text until the client's terminals are used).
+pub fn core(lines: &[Value], step: u64) -> (Vec<String>, String) {
+    let mut kinds: Vec<String> = Vec::new();
+    let mut text = String::new();
+    for update in updates(lines, step) {
+        let kind = update["sessionUpdate"].as_str().unwrap_or_default();
+        if !matches!(
+            kind,
+            "agent_message_chunk" | "agent_thought_chunk" | "tool_call" | "tool_call_update"
+        ) {
+            continue;
+        }
+        if kind == "agent_message_chunk" {
+            text.push_str(update["content"]["text"].as_str().unwrap_or_default());
+        }
+        // A tool call's status steps, as kinds: the input given, running, ended.
+        let label = match (kind, update["status"].as_str()) {
+            ("tool_call_update", Some(status)) => format!("tool_call_update:{status}"),
+            ("tool_call_update", None) => continue,
+            _ => kind.to_owned(),
+        };
+        if kinds.last() != Some(&label) {
+            kinds.push(label);
+        }
+    }
+    (kinds, text)
 }

@@ -17,7 +17,7 @@ use pi_ai::{AssistantBlock, AssistantMessageEvent, InputBlock};
 use serde_json::Value;
 
 use super::link::Link;
-use crate::session_event::{AgentSessionEvent, SessionOnlyEvent};
+use crate::session_event::{AgentSessionEvent, CompactionReason, SessionOnlyEvent};
 
 /// The kind of a tool by its name.
 pub fn tool_kind(name: &str) -> ToolKind {
@@ -302,7 +302,8 @@ impl Translator {
     }
 }
 
-/// Retries and compactions, told as message chunks.
+/// Retries and automatic compactions, told as message chunks in pi-acp's words (what pi
+/// users see in their editors today); `/compact` answers for itself.
 fn session_event(event: &SessionOnlyEvent) -> Option<SessionUpdate> {
     let text = match event {
         SessionOnlyEvent::AutoRetryStart {
@@ -310,17 +311,29 @@ fn session_event(event: &SessionOnlyEvent) -> Option<SessionUpdate> {
             max_attempts,
             delay_ms,
             ..
-        } => format!(
-            "Retrying (attempt {attempt}/{max_attempts}) in {}s...",
-            delay_ms.div_ceil(1000)
-        ),
-        SessionOnlyEvent::AutoRetryEnd { success: true, .. } => "Retry succeeded.".to_owned(),
-        SessionOnlyEvent::CompactionStart { .. } => "Compacting the conversation...".to_owned(),
+        } => {
+            // Whole seconds, rounded, but never 0 for a wait.
+            let seconds = match (delay_ms + 500) / 1000 {
+                0 if *delay_ms > 0 => 1,
+                seconds => seconds,
+            };
+            format!("Retrying (attempt {attempt}/{max_attempts}, waiting {seconds}s)...")
+        }
+        SessionOnlyEvent::AutoRetryEnd { success: true, .. } => {
+            "Retry finished, resuming.".to_owned()
+        }
+        SessionOnlyEvent::CompactionStart { reason } if *reason != CompactionReason::Manual => {
+            "Context nearing limit, running automatic compaction...".to_owned()
+        }
         SessionOnlyEvent::CompactionEnd {
+            reason,
             aborted: false,
             error_message: None,
             ..
-        } => "The conversation was compacted.".to_owned(),
+        } if *reason != CompactionReason::Manual => {
+            "Automatic compaction finished; context was summarized to continue the session."
+                .to_owned()
+        }
         _ => return None,
     };
     Some(SessionUpdate::AgentMessageChunk(text_chunk(text)))
