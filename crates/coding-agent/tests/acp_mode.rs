@@ -13,7 +13,6 @@ mod support;
 use serde_json::{Value, json};
 
 use mock_llm::{MockServer, Script};
-use std::process::Command;
 use support::acp::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
