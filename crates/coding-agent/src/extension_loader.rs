@@ -56,6 +56,9 @@ pub struct Loaded {
     pub resolved_packages: ResolvedPackages,
     /// The user trusts this project's own files (`.pi/`): its MCP servers may start.
     pub project_trusted: bool,
+    /// The project's trust was for the user to decide but no UI could ask (its protected
+    /// resources were skipped): a mode with another way to ask may do so.
+    pub trust_unasked: bool,
 }
 
 /// `extensions` and `defaultProjectTrust` of a settings file.
@@ -111,6 +114,7 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
         .runtime
         .emit_project_trust(&cwd, &options.mode, interactive)
         .await;
+    let mut unasked = false;
     let mut warnings: Vec<String> = answer
         .warnings
         .into_iter()
@@ -144,7 +148,10 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
                         }
                         None => false,
                     },
-                    None => false,
+                    None => {
+                        unasked = true;
+                        false
+                    }
                 },
                 Err(e) => {
                     warnings.push(e.to_string());
@@ -160,6 +167,7 @@ pub async fn load(options: LoadOptions, rust_extensions: Vec<Arc<dyn Extension>>
     } else {
         untrusted
     };
+    loaded.trust_unasked = unasked;
     loaded.warnings.splice(0..0, warnings);
     loaded
 }
@@ -260,6 +268,7 @@ async fn load_trusted(
         packages,
         resolved_packages,
         project_trusted: trusted,
+        trust_unasked: false,
     }
 }
 

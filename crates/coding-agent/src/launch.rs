@@ -44,6 +44,8 @@ pub struct Launched {
     /// Themes of enabled packages.
     pub package_themes: Vec<PathBuf>,
     pub project_trusted: bool,
+    /// The project's trust was the user's to decide, but this mode could not ask.
+    pub trust_unasked: bool,
     /// No model had a key: the session runs on a placeholder.
     pub no_model: bool,
     pub sandbox_label: Option<String>,
@@ -119,6 +121,7 @@ pub fn launch(handle: &Handle, options: &LaunchOptions) -> Result<Launched, i32>
     }
     let extensions = loaded.runtime;
     let loaded_trusted = loaded.project_trusted;
+    let trust_unasked = loaded.trust_unasked;
     let packages = loaded.packages;
     let resolved_packages = loaded.resolved_packages;
     if args.help {
@@ -624,6 +627,7 @@ pub fn launch(handle: &Handle, options: &LaunchOptions) -> Result<Launched, i32>
             .map(|r| r.path.clone())
             .collect(),
         project_trusted: loaded_trusted,
+        trust_unasked,
         no_model,
         sandbox_label: sandbox.label(),
     })

@@ -150,6 +150,7 @@ fn run() -> Result<i32> {
         startup_warnings,
         package_themes,
         project_trusted,
+        trust_unasked,
         no_model,
         sandbox_label,
     } = launched;
@@ -157,7 +158,7 @@ fn run() -> Result<i32> {
     if rpc {
         let transcript = agent_session.clone();
         let code = if let Some(acp) = acp {
-            runtime.block_on(acp.run(agent_session))
+            runtime.block_on(acp.run(agent_session, trust_unasked))
         } else {
             runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session))
         };

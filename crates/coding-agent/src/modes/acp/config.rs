@@ -31,7 +31,7 @@ fn model_ref(provider: &str, id: &str) -> String {
 }
 
 impl Modes {
-    fn current(&self) -> &'static str {
+    pub fn current(&self) -> &'static str {
         if self.saved().is_some() {
             READ_ONLY
         } else {

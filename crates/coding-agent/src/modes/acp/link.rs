@@ -7,7 +7,13 @@ use agent_client_protocol::Client;
 
 use super::edits::EditorEdits;
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::v1::schema::{SessionNotification, SessionUpdate};
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionNotification, SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 /// Shared by the handlers, the event forwarder and the UI.
 #[derive(Default)]
@@ -47,6 +53,42 @@ impl Link {
     pub fn update(&self, update: SessionUpdate) {
         if let (Some(connection), Some(id)) = (self.connection(), self.session_id()) {
             let _ = connection.send_notification(SessionNotification::new(id, update));
+        }
+    }
+
+    /// Asks the editor to pick one of `options` (id, name, kind) through
+    /// `session/request_permission`, the question shown as a pending call `call_id`;
+    /// `None` when it cannot be asked or was dismissed.
+    pub async fn ask(
+        &self,
+        call_id: &str,
+        title: &str,
+        raw_input: Value,
+        options: Vec<(String, String, PermissionOptionKind)>,
+        cancel: CancellationToken,
+    ) -> Option<String> {
+        let connection = self.connection()?.clone();
+        let session_id = self.session_id()?;
+        let call = ToolCallUpdate::new(
+            call_id.to_owned(),
+            ToolCallUpdateFields::new()
+                .title(title.to_owned())
+                .kind(ToolKind::Other)
+                .status(ToolCallStatus::Pending)
+                .raw_input(raw_input),
+        );
+        let options = options
+            .into_iter()
+            .map(|(id, name, kind)| PermissionOption::new(id, name, kind))
+            .collect();
+        let request = RequestPermissionRequest::new(session_id, call, options);
+        let answer = tokio::select! {
+            answer = connection.send_request(request).block_task() => answer.ok()?,
+            () = cancel.cancelled() => return None,
+        };
+        match answer.outcome {
+            RequestPermissionOutcome::Selected(selected) => Some(selected.option_id.0.to_string()),
+            _ => None,
         }
     }
 }

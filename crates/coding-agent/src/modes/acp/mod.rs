@@ -18,6 +18,7 @@ mod replay;
 mod server;
 mod starting;
 mod terminal;
+mod trust;
 mod ui;
 mod updates;
 
@@ -40,11 +41,11 @@ use tokio::task::JoinHandle;
 use crate::agent_session::AgentSession;
 use crate::cli::Args;
 use server::Server;
-use starting::Pending;
+use starting::{FirstSession, Pending};
 
 /// ACP mode begun before the session exists: the connection already serves.
 pub struct Starting {
-    session: oneshot::Sender<AgentSession>,
+    session: oneshot::Sender<FirstSession>,
     pending: Arc<Pending>,
     served: JoinHandle<i32>,
 }
@@ -64,8 +65,9 @@ impl Starting {
     }
 
     /// Hands over the session and serves the editor until it closes stdin; the exit code.
-    pub async fn run(self, session: AgentSession) -> i32 {
-        let _ = self.session.send(session.clone());
+    /// `trust_unasked`: the project's trust is the user's to decide (asked in the editor).
+    pub async fn run(self, session: AgentSession, trust_unasked: bool) -> i32 {
+        let _ = self.session.send((session.clone(), trust_unasked));
         let code = self.served.await.unwrap_or(1);
         shut_down(&session).await;
         // A session opened in another folder took the first one's place.
@@ -97,10 +99,12 @@ where
 }
 
 /// Answers `session/new` or `session/load` from a task of its own, then tells the editor
-/// the session's commands.
+/// the session's commands and asks the project's trust when it awaits the user; prompts
+/// wait until then.
 fn open_session<T, P>(
     connection: &ConnectionTo<Client>,
     responder: Responder<T, P>,
+    pending: Arc<Pending>,
     work: impl Future<Output = Result<(T, Arc<Server>), Error>> + Send + 'static,
 ) -> Result<(), Error>
 where
@@ -108,10 +112,13 @@ where
     P: Protocol,
 {
     connection.spawn(async move {
+        let opening = pending.opening().await;
         match work.await {
             Ok((response, server)) => {
                 responder.respond(response)?;
                 server.announce_commands();
+                pending.settle_trust(server).await;
+                drop(opening);
                 Ok(())
             }
             Err(error) => responder.respond_with_error(error),
@@ -146,9 +153,9 @@ async fn serve(pending: Arc<Pending>) -> i32 {
                 let pending = pending.clone();
                 async move |request: NewSessionRequest, responder, connection| {
                     pending.link.connect(&connection);
-                    let pending = pending.clone();
-                    open_session(&connection, responder, async move {
-                        let server = pending.in_folder(&request.cwd).await?;
+                    let opening = pending.clone();
+                    open_session(&connection, responder, pending.clone(), async move {
+                        let server = opening.in_folder(&request.cwd).await?;
                         let response = server.new_session(request).await?;
                         Ok((response, server))
                     })
@@ -161,9 +168,9 @@ async fn serve(pending: Arc<Pending>) -> i32 {
                 let pending = pending.clone();
                 async move |request: LoadSessionRequest, responder, connection| {
                     pending.link.connect(&connection);
-                    let pending = pending.clone();
-                    open_session(&connection, responder, async move {
-                        let server = pending.in_folder(&request.cwd).await?;
+                    let opening = pending.clone();
+                    open_session(&connection, responder, pending.clone(), async move {
+                        let server = opening.in_folder(&request.cwd).await?;
                         let response = server.load_session(request).await?;
                         Ok((response, server))
                     })
@@ -178,7 +185,7 @@ async fn serve(pending: Arc<Pending>) -> i32 {
                     pending.link.connect(&connection);
                     let pending = pending.clone();
                     answer(&connection, responder, async move {
-                        pending.server().await?.prompt(request).await
+                        pending.settled().await?.prompt(request).await
                     })
                 }
             },

@@ -46,8 +46,10 @@ pub struct Server {
     cancelled: AtomicBool,
     /// The session pi started with was handed to a `session/new`.
     started_used: AtomicBool,
-    /// The names of the MCP servers the client gave last.
-    client_servers: std::sync::Mutex<Vec<String>>,
+    /// The MCP servers the client gave last.
+    client_servers: std::sync::Mutex<Vec<pi_mcp::config::ServerEntry>>,
+    /// The project's trust is still to ask (see `Pending::settle_trust`).
+    trust_unasked: AtomicBool,
     /// The session's mode (default or read-only).
     modes: Modes,
     /// Replaced by a session in another folder: its events are no longer the editor's.
@@ -91,7 +93,7 @@ pub fn initialize(link: &Arc<Link>, request: &InitializeRequest) -> InitializeRe
 
 impl Server {
     /// Binds the extensions to the editor's UI and starts forwarding the session's events.
-    pub async fn start(session: AgentSession, link: Arc<Link>) -> Self {
+    pub async fn start(session: AgentSession, link: Arc<Link>, trust_unasked: bool) -> Self {
         let (forward, mut queue) = mpsc::unbounded_channel::<Forward>();
         {
             let forward = forward.clone();
@@ -146,6 +148,7 @@ impl Server {
             cancelled: AtomicBool::new(false),
             started_used: AtomicBool::new(false),
             client_servers: std::sync::Mutex::new(Vec::new()),
+            trust_unasked: AtomicBool::new(trust_unasked),
             modes: Modes::default(),
             retired,
         }
@@ -153,6 +156,24 @@ impl Server {
 
     pub fn session(&self) -> &AgentSession {
         &self.session
+    }
+
+    /// Whether the project's trust is still to ask; asked once.
+    pub fn take_trust_unasked(&self) -> bool {
+        self.trust_unasked.swap(false, Ordering::SeqCst)
+    }
+
+    /// Takes over from `previous`, the same session built again: its mode, the client's
+    /// MCP servers, and that the session pi started with is spoken for.
+    pub async fn adopt(&self, previous: &Server) {
+        self.started_used.store(true, Ordering::SeqCst);
+        let _ = self.modes.set(&self.session, previous.modes.current());
+        let servers = previous
+            .client_servers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        self.use_client_servers(servers).await;
     }
 
     /// Whether this session works in `cwd`.
@@ -211,14 +232,13 @@ impl Server {
 
     /// Connects the client's MCP servers when they differ from those of the last session.
     async fn use_client_servers(&self, servers: Vec<pi_mcp::config::ServerEntry>) {
-        let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
         let changed = {
             let mut last = self
                 .client_servers
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let changed = *last != names;
-            *last = names;
+            let changed = *last != servers;
+            last.clone_from(&servers);
             changed
         };
         if changed {

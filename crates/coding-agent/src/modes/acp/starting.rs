@@ -6,13 +6,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_client_protocol::{Error, ErrorCode};
-use tokio::sync::{Mutex, oneshot, watch};
+use tokio::sync::{Mutex, OwnedMutexGuard, oneshot, watch};
 
 use super::link::Link;
 use super::server::Server;
 use crate::agent_session::AgentSession;
 use crate::cli::{Args, Mode};
-use crate::launch::{LaunchOptions, launch};
+use crate::config::paths;
+use crate::launch::{LaunchOptions, Launched, launch};
+use crate::trust::TrustStore;
 
 #[derive(Clone)]
 enum State {
@@ -28,9 +30,13 @@ pub struct Pending {
     state: watch::Sender<State>,
     /// The command line pi started with, to build sessions in other folders.
     args: Args,
-    /// One folder switch at a time.
-    switching: Mutex<()>,
+    /// Held while a session opens (a folder switch, a trust question): prompts wait.
+    switching: Arc<Mutex<()>>,
 }
+
+/// The session the first `session/new` or `session/load` gets, with whether its project's
+/// trust is still to ask.
+pub type FirstSession = (AgentSession, bool);
 
 fn internal(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::INTERNAL_ERROR, message.into())
@@ -38,19 +44,19 @@ fn internal(message: impl Into<String>) -> Error {
 
 impl Pending {
     /// Waits for the session in the background and binds it to the editor once it comes.
-    pub fn new(arrives: oneshot::Receiver<AgentSession>, args: Args) -> Arc<Self> {
+    pub fn new(arrives: oneshot::Receiver<FirstSession>, args: Args) -> Arc<Self> {
         let pending = Arc::new(Self {
             link: Arc::new(Link::default()),
             state: watch::channel(State::Starting).0,
             args,
-            switching: Mutex::new(()),
+            switching: Arc::new(Mutex::new(())),
         });
         let bind = pending.clone();
         tokio::spawn(async move {
             let state = match arrives.await {
-                Ok(session) => {
-                    State::Ready(Arc::new(Server::start(session, bind.link.clone()).await))
-                }
+                Ok((session, trust_unasked)) => State::Ready(Arc::new(
+                    Server::start(session, bind.link.clone(), trust_unasked).await,
+                )),
                 // pi stopped while starting.
                 Err(_) => State::Failed,
             };
@@ -86,9 +92,20 @@ impl Pending {
         }
     }
 
+    /// Waits until no session is opening (see [`Self::opening`]); the session then.
+    pub async fn settled(&self) -> Result<Arc<Server>, Error> {
+        drop(self.switching.lock().await);
+        self.server().await
+    }
+
+    /// Holds prompts back while a session opens, until the guard is dropped.
+    pub async fn opening(&self) -> OwnedMutexGuard<()> {
+        self.switching.clone().lock_owned().await
+    }
+
     /// The session working in `cwd`: the current one when it works there, else one built
     /// in `cwd` from pi's command line (the current one is shut down; one session at a
-    /// time, as pi-acp keeps).
+    /// time, as pi-acp keeps). Called while [`Self::opening`]'s guard is held.
     pub async fn in_folder(&self, cwd: &Path) -> Result<Arc<Server>, Error> {
         if !cwd.is_absolute() {
             return Err(Error::new(
@@ -96,7 +113,6 @@ impl Pending {
                 format!("cwd must be an absolute path: {}", cwd.display()),
             ));
         }
-        let _one = self.switching.lock().await;
         let current = self.server().await?;
         if current.works_in(cwd) {
             return Ok(current);
@@ -107,33 +123,49 @@ impl Pending {
                 format!("No such folder: {}", cwd.display()),
             ));
         }
-        let args = fresh_args(&self.args);
-        let folder = cwd.to_path_buf();
-        let built = tokio::task::spawn_blocking(move || {
-            let options = LaunchOptions {
-                args: &args,
-                cwd: folder,
-                mode: Mode::Acp,
-                interactive: false,
-                tools_flag: args
-                    .tools
-                    .as_deref()
-                    .and_then(|t| crate::tool_selection::ToolsFlag::parse(t).ok()),
-            };
-            launch(&tokio::runtime::Handle::current(), &options)
-        })
-        .await
-        .map_err(|_| internal("building the session failed"))?
-        .map_err(|_| {
-            internal(format!(
-                "pi could not open a session in {}; its standard error says why",
-                cwd.display()
-            ))
-        })?;
+        let built = build(fresh_args(&self.args), cwd).await?;
         current.retire().await;
-        let server = Arc::new(Server::start(built.session, self.link.clone()).await);
+        let server =
+            Arc::new(Server::start(built.session, self.link.clone(), built.trust_unasked).await);
         self.state.send_replace(State::Ready(server.clone()));
         Ok(server)
+    }
+
+    /// Asks the editor pi's trust question when `server`'s folder awaits it; trusted, the
+    /// session is built again with the project's resources (the same session, by id).
+    /// Called while [`Self::opening`]'s guard is held.
+    pub async fn settle_trust(&self, server: Arc<Server>) {
+        if !server.take_trust_unasked() {
+            return;
+        }
+        let cwd = server.session().cwd().to_path_buf();
+        let Some(choice) = super::trust::ask(&self.link, &cwd).await else {
+            return;
+        };
+        if let Err(e) = TrustStore::new(&paths::agent_dir()).set_many(&choice.updates) {
+            eprintln!("Warning: {e}");
+        }
+        if !choice.trusted {
+            return;
+        }
+        let args = Args {
+            approve: true,
+            no_approve: false,
+            session_id: Some(server.session().session_id()),
+            ..fresh_args(&self.args)
+        };
+        let built = match build(args, &cwd).await {
+            Ok(built) => built,
+            Err(error) => {
+                eprintln!("pi: {}", error.message);
+                return;
+            }
+        };
+        server.retire().await;
+        let trusted = Arc::new(Server::start(built.session, self.link.clone(), false).await);
+        trusted.adopt(&server).await;
+        self.state.send_replace(State::Ready(trusted.clone()));
+        trusted.announce_commands();
     }
 
     /// The session now, if any (to shut it down when the editor leaves).
@@ -155,4 +187,31 @@ fn fresh_args(args: &Args) -> Args {
         messages: Vec::new(),
         ..args.clone()
     }
+}
+
+/// Builds a session in `cwd` from `args` as pi's start-up does (on a blocking thread: it
+/// loads extensions and the catalog).
+async fn build(args: Args, cwd: &Path) -> Result<Launched, Error> {
+    let folder = cwd.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let options = LaunchOptions {
+            args: &args,
+            cwd: folder,
+            mode: Mode::Acp,
+            interactive: false,
+            tools_flag: args
+                .tools
+                .as_deref()
+                .and_then(|t| crate::tool_selection::ToolsFlag::parse(t).ok()),
+        };
+        launch(&tokio::runtime::Handle::current(), &options)
+    })
+    .await
+    .map_err(|_| internal("building the session failed"))?
+    .map_err(|_| {
+        internal(format!(
+            "pi could not open a session in {}; its standard error says why",
+            cwd.display()
+        ))
+    })
 }

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionUpdate, TextContent, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, PermissionOptionKind, SessionUpdate, TextContent,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -39,8 +37,7 @@ impl AcpUi {
             )));
     }
 
-    /// Asks the editor to pick one of `options` (id, name, kind); `None` when it cannot be
-    /// asked or the question was dismissed.
+    /// An extension's question to the editor (see [`Link::ask`]).
     async fn ask(
         &self,
         title: &str,
@@ -48,30 +45,10 @@ impl AcpUi {
         options: Vec<(String, String, PermissionOptionKind)>,
         cancel: CancellationToken,
     ) -> Option<String> {
-        let connection = self.link.connection()?.clone();
-        let session_id = self.link.session_id()?;
         let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
-        let call = ToolCallUpdate::new(
-            format!("pi-ui-{n}"),
-            ToolCallUpdateFields::new()
-                .title(title.to_owned())
-                .kind(ToolKind::Other)
-                .status(ToolCallStatus::Pending)
-                .raw_input(raw_input),
-        );
-        let options = options
-            .into_iter()
-            .map(|(id, name, kind)| PermissionOption::new(id, name, kind))
-            .collect();
-        let request = RequestPermissionRequest::new(session_id, call, options);
-        let answer = tokio::select! {
-            answer = connection.send_request(request).block_task() => answer.ok()?,
-            () = cancel.cancelled() => return None,
-        };
-        match answer.outcome {
-            RequestPermissionOutcome::Selected(selected) => Some(selected.option_id.0.to_string()),
-            _ => None,
-        }
+        self.link
+            .ask(&format!("pi-ui-{n}"), title, raw_input, options, cancel)
+            .await
     }
 }
 
