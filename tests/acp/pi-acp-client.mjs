@@ -9,7 +9,8 @@
 // "permissions": [OPTION-NAME...], "command"?: [PROGRAM, ARGS...], "mcpServers"?: [...]}
 // (the servers session/new hands over), "buffers"?: {PATH: TEXT} (the client offers
 // fs/read_text_file and fs/write_text_file over these buffers), "terminal"?: true (the
-// client offers terminal/*, running the commands itself). pi-acp runs pi from
+// client offers terminal/*, running the commands itself), "env"?: {NAME: VALUE} (added to
+// the agent's environment). pi-acp runs pi from
 // PI_ACP_PI_COMMAND (the caller's environment); with "command" that program is the agent
 // (`pi --mode acp`) and pi-acp is not used (its SDK still drives the client side). Steps,
 // run in order:
@@ -58,7 +59,7 @@ function connect() {
   const child = spawn(program, args, {
     cwd: scenario.cwd,
     stdio: ["pipe", "pipe", "inherit"],
-    env: process.env,
+    env: { ...process.env, ...(scenario.env ?? {}) },
   });
   const client = {
     async sessionUpdate(params) {

@@ -158,7 +158,12 @@ fn run() -> Result<i32> {
     if rpc {
         let transcript = agent_session.clone();
         let code = if let Some(acp) = acp {
-            runtime.block_on(acp.run(agent_session, trust_unasked))
+            runtime.block_on(acp.run(pi_coding_agent::modes::acp::Opened {
+                session: agent_session,
+                trust_unasked,
+                project_trusted,
+                sandboxed: sandbox_label.is_some(),
+            }))
         } else {
             runtime.block_on(pi_coding_agent::modes::rpc::run(agent_session))
         };

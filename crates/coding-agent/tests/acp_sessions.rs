@@ -128,3 +128,83 @@ async fn a_session_in_another_folder_is_built_there_and_the_first_folder_comes_b
         "{relative}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_mode_confines_the_tools_and_leaving_it_frees_them() {
+    if sdk_dir().is_none() {
+        return;
+    }
+    if pi_coding_agent::sandbox::landlock_available().is_err() {
+        assert!(
+            std::env::var_os("PI_TEST_REQUIRE_LANDLOCK").is_none(),
+            "Landlock is required here"
+        );
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    let env = fresh_env(&server);
+    // The sandbox lets commands write in the temp dir: it is not the test's folder here.
+    let outside = env.dir.path().join("outside");
+    let tmp = env.dir.path().join("tmp");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let touch = |name: &str| json!({"command": format!("touch {}", outside.join(name).display())});
+    server.push(Script::tool_call("bash", touch("confined")));
+    server.push(Script::text("tried"));
+    server.push(Script::tool_call("bash", touch("free")));
+    server.push(Script::text("done"));
+    let steps = json!([
+        {"op": "initialize"},
+        {"op": "new"},
+        {"op": "setMode", "modeId": "sandbox"},
+        {"op": "prompt", "text": "touch it"},
+        {"op": "setConfig", "configId": "mode", "value": "default"},
+        {"op": "prompt", "text": "again"},
+    ]);
+    // The gate extension asks before each command.
+    let lines = run_scenario(
+        &env,
+        steps,
+        json!({"permissions": ["Yes", "Yes"], "env": {"TMPDIR": tmp}}),
+    );
+    let modes: Vec<&str> = result(&lines, 2)["result"]["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["default", "read-only", "sandbox"]);
+    assert_eq!(
+        updates(&lines, 3)
+            .iter()
+            .find(|u| u["sessionUpdate"] == "current_mode_update")
+            .map(|u| u["currentModeId"].clone()),
+        Some(json!("sandbox")),
+        "{lines:#?}"
+    );
+    // Confined, the command could not write outside the folder; out of the sandbox it could.
+    assert!(!outside.join("confined").exists());
+    assert!(outside.join("free").exists());
+    let failed = updates(&lines, 4)
+        .into_iter()
+        .any(|u| u["status"] == "failed");
+    assert!(failed, "{lines:#?}");
+    let options = result(&lines, 5)["result"]["configOptions"].clone();
+    let mode = options
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "mode")
+        .unwrap();
+    assert_eq!(mode["currentValue"], "default");
+    // The same session throughout: one session file, every message in it.
+    let files = env.session_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("touch it") && text.contains("again"));
+    let id = result(&lines, 2)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.lines().next().unwrap().contains(&id));
+}

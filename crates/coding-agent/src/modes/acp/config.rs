@@ -1,6 +1,7 @@
 //! What an editor may set on a session: the model, the thinking level and the mode
-//! (`default`, or `read-only` with only the tools that look), as ACP session config
-//! options and session modes.
+//! (`default`, `read-only` with only the tools that look, or `sandbox` with every tool
+//! confined as `pi --sandbox` does, where the kernel can), as ACP session config options
+//! and session modes.
 
 use std::sync::Mutex;
 
@@ -17,6 +18,7 @@ pub const THINKING: &str = "thinking";
 pub const MODE: &str = "mode";
 const DEFAULT_MODE: &str = "default";
 const READ_ONLY: &str = "read-only";
+const SANDBOX: &str = "sandbox";
 /// The tools of read-only mode (those of them that are active).
 const LOOKING_TOOLS: [&str; 4] = ["read", "grep", "find", "ls"];
 
@@ -24,6 +26,10 @@ const LOOKING_TOOLS: [&str; 4] = ["read", "grep", "find", "ls"];
 #[derive(Default)]
 pub struct Modes {
     saved_tools: Mutex<Option<Vec<String>>>,
+    /// The session's tools run confined (fixed for a session: switching builds another).
+    sandboxed: bool,
+    /// The kernel can confine them (the mode is offered).
+    sandbox_offered: bool,
 }
 
 fn model_ref(provider: &str, id: &str) -> String {
@@ -31,12 +37,55 @@ fn model_ref(provider: &str, id: &str) -> String {
 }
 
 impl Modes {
+    pub fn new(sandboxed: bool, sandbox_offered: bool) -> Self {
+        Self {
+            saved_tools: Mutex::new(None),
+            sandboxed,
+            sandbox_offered: sandbox_offered || sandboxed,
+        }
+    }
+
     pub fn current(&self) -> &'static str {
         if self.saved().is_some() {
             READ_ONLY
+        } else if self.sandboxed {
+            SANDBOX
         } else {
             DEFAULT_MODE
         }
+    }
+
+    pub fn sandboxed(&self) -> bool {
+        self.sandboxed
+    }
+
+    /// Whether switching to `mode` turns the sandbox on (`Some(true)`) or off.
+    pub fn sandbox_switch(&self, mode: &str) -> Option<bool> {
+        match (mode, self.sandboxed) {
+            (SANDBOX, false) if self.sandbox_offered => Some(true),
+            (DEFAULT_MODE | READ_ONLY, true) => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The modes offered, as (id, name, description).
+    fn offered(&self) -> Vec<(&'static str, &'static str, &'static str)> {
+        let mut modes = vec![
+            (DEFAULT_MODE, "Default", "Every active tool"),
+            (
+                READ_ONLY,
+                "Read-only",
+                "Only the tools that read and search",
+            ),
+        ];
+        if self.sandbox_offered {
+            modes.push((
+                SANDBOX,
+                "Sandbox",
+                "Every tool confined: writes only in the folder, the temp dir and sandbox.writePaths",
+            ));
+        }
+        modes
     }
 
     fn saved(&self) -> Option<Vec<String>> {
@@ -57,12 +106,10 @@ impl Modes {
     pub fn state(&self) -> SessionModeState {
         SessionModeState::new(
             self.current(),
-            vec![
-                SessionMode::new(DEFAULT_MODE, "Default")
-                    .description("Every active tool".to_owned()),
-                SessionMode::new(READ_ONLY, "Read-only")
-                    .description("Only the tools that read and search".to_owned()),
-            ],
+            self.offered()
+                .into_iter()
+                .map(|(id, name, about)| SessionMode::new(id, name).description(about.to_owned()))
+                .collect(),
         )
     }
 
@@ -84,6 +131,12 @@ impl Modes {
                 self.set_saved(Some(active));
             }
             (DEFAULT_MODE | READ_ONLY, _) => {}
+            (SANDBOX, saved) if self.sandboxed => {
+                if let Some(tools) = saved {
+                    session.set_active_tools(&tools);
+                    self.set_saved(None);
+                }
+            }
             (other, _) => return Err(format!("Unknown mode \"{other}\"")),
         }
         Ok(())
@@ -102,10 +155,11 @@ impl Modes {
             .into_iter()
             .map(|l| SessionConfigSelectOption::new(l.as_str(), l.as_str()))
             .collect();
-        let modes = vec![
-            SessionConfigSelectOption::new(DEFAULT_MODE, "Default"),
-            SessionConfigSelectOption::new(READ_ONLY, "Read-only"),
-        ];
+        let modes: Vec<SessionConfigSelectOption> = self
+            .offered()
+            .into_iter()
+            .map(|(id, name, _)| SessionConfigSelectOption::new(id, name))
+            .collect();
         vec![
             SessionConfigOption::select(
                 MODEL,

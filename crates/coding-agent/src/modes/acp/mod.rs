@@ -30,6 +30,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, InitializeRequest, LoadSessionRequest,
     NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::{
     Agent, Client, Error, JsonRpcResponse, Protocol, Responder, Stdio, on_receive_notification,
@@ -41,11 +42,12 @@ use tokio::task::JoinHandle;
 use crate::agent_session::AgentSession;
 use crate::cli::Args;
 use server::Server;
-use starting::{FirstSession, Pending};
+pub use starting::Opened;
+use starting::Pending;
 
 /// ACP mode begun before the session exists: the connection already serves.
 pub struct Starting {
-    session: oneshot::Sender<FirstSession>,
+    session: oneshot::Sender<Opened>,
     pending: Arc<Pending>,
     served: JoinHandle<i32>,
 }
@@ -65,9 +67,9 @@ impl Starting {
     }
 
     /// Hands over the session and serves the editor until it closes stdin; the exit code.
-    /// `trust_unasked`: the project's trust is the user's to decide (asked in the editor).
-    pub async fn run(self, session: AgentSession, trust_unasked: bool) -> i32 {
-        let _ = self.session.send((session.clone(), trust_unasked));
+    pub async fn run(self, opened: Opened) -> i32 {
+        let session = opened.session.clone();
+        let _ = self.session.send(opened);
         let code = self.served.await.unwrap_or(1);
         shut_down(&session).await;
         // A session opened in another folder took the first one's place.
@@ -194,9 +196,15 @@ async fn serve(pending: Arc<Pending>) -> i32 {
         .on_receive_request(
             {
                 let pending = pending.clone();
-                async move |request: SetSessionModeRequest, responder, _connection| {
-                    responder
-                        .respond_with_result(pending.ready().and_then(|s| s.set_mode(&request)))
+                async move |request: SetSessionModeRequest, responder, connection| {
+                    let pending = pending.clone();
+                    answer(&connection, responder, async move {
+                        let _opening = pending.opening().await;
+                        let server = pending.ready()?;
+                        server.check_session(&request.session_id)?;
+                        pending.set_mode(server, &request.mode_id.0).await?;
+                        Ok(SetSessionModeResponse::new())
+                    })
                 }
             },
             on_receive_request!(),
@@ -204,10 +212,17 @@ async fn serve(pending: Arc<Pending>) -> i32 {
         .on_receive_request(
             {
                 let pending = pending.clone();
-                async move |request: SetSessionConfigOptionRequest, responder, _connection| {
-                    responder.respond_with_result(
-                        pending.ready().and_then(|s| s.set_config_option(&request)),
-                    )
+                async move |request: SetSessionConfigOptionRequest, responder, connection| {
+                    let pending = pending.clone();
+                    answer(&connection, responder, async move {
+                        let _opening = pending.opening().await;
+                        let mut server = pending.ready()?;
+                        server.check_session(&request.session_id)?;
+                        if let Some(mode) = server.mode_option(&request)? {
+                            server = pending.set_mode(server, &mode).await?;
+                        }
+                        server.set_config_option(&request)
+                    })
                 }
             },
             on_receive_request!(),

@@ -10,8 +10,8 @@ use agent_client_protocol::v1::schema::{
     CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
     LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
     PromptCapabilities, PromptRequest, PromptResponse, SessionConfigOptionValue, SessionId,
-    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    SetSessionModeRequest, SetSessionModeResponse, StopReason, TextContent,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason,
+    TextContent,
 };
 use agent_client_protocol::{Error, ErrorCode};
 use tokio::sync::{mpsc, oneshot};
@@ -23,6 +23,7 @@ use super::link::Link;
 use super::mcp;
 use super::prompt;
 use super::replay;
+use super::starting::Opened;
 use super::terminal::EditorTerminal;
 use super::ui::AcpUi;
 use super::updates::{Snapshot, Translator, snapshot_before};
@@ -50,6 +51,8 @@ pub struct Server {
     client_servers: std::sync::Mutex<Vec<pi_mcp::config::ServerEntry>>,
     /// The project's trust is still to ask (see `Pending::settle_trust`).
     trust_unasked: AtomicBool,
+    /// The project's resources were loaded (trusted).
+    project_trusted: bool,
     /// The session's mode (default or read-only).
     modes: Modes,
     /// Replaced by a session in another folder: its events are no longer the editor's.
@@ -93,7 +96,14 @@ pub fn initialize(link: &Arc<Link>, request: &InitializeRequest) -> InitializeRe
 
 impl Server {
     /// Binds the extensions to the editor's UI and starts forwarding the session's events.
-    pub async fn start(session: AgentSession, link: Arc<Link>, trust_unasked: bool) -> Self {
+    pub async fn start(opened: Opened, link: Arc<Link>) -> Self {
+        let Opened {
+            session,
+            trust_unasked,
+            project_trusted,
+            sandboxed,
+        } = opened;
+        let modes = Modes::new(sandboxed, sandbox_offered(session.cwd()));
         let (forward, mut queue) = mpsc::unbounded_channel::<Forward>();
         {
             let forward = forward.clone();
@@ -149,13 +159,43 @@ impl Server {
             started_used: AtomicBool::new(false),
             client_servers: std::sync::Mutex::new(Vec::new()),
             trust_unasked: AtomicBool::new(trust_unasked),
-            modes: Modes::default(),
+            modes,
+            project_trusted,
             retired,
         }
     }
 
     pub fn session(&self) -> &AgentSession {
         &self.session
+    }
+
+    pub fn project_trusted(&self) -> bool {
+        self.project_trusted
+    }
+
+    /// Whether the session's tools run confined.
+    pub fn sandboxed(&self) -> bool {
+        self.modes.sandboxed()
+    }
+
+    /// Whether switching to `mode` needs the session built again, into the sandbox
+    /// (`Some(true)`) or out of it.
+    pub fn sandbox_switch(&self, mode: &str) -> Option<bool> {
+        self.modes.sandbox_switch(mode)
+    }
+
+    /// The mode a `session/set_config_option` asks for, if it is the mode option.
+    pub fn mode_option(
+        &self,
+        request: &SetSessionConfigOptionRequest,
+    ) -> Result<Option<String>, Error> {
+        if &*request.config_id.0 != super::config::MODE {
+            return Ok(None);
+        }
+        match &request.value {
+            SessionConfigOptionValue::ValueId { value } => Ok(Some(value.0.to_string())),
+            _ => Err(invalid("Every option here takes one of its values")),
+        }
     }
 
     /// Whether the project's trust is still to ask; asked once.
@@ -355,27 +395,21 @@ impl Server {
         Ok(PromptResponse::new(reason))
     }
 
-    fn check_session(&self, id: &SessionId) -> Result<(), Error> {
+    pub fn check_session(&self, id: &SessionId) -> Result<(), Error> {
         if self.link.session_id().as_deref() != Some(&*id.0) {
             return Err(invalid(format!("Unknown session {}", id.0)));
         }
         Ok(())
     }
 
-    /// `session/set_mode`.
-    pub fn set_mode(
-        &self,
-        request: &SetSessionModeRequest,
-    ) -> Result<SetSessionModeResponse, Error> {
-        self.check_session(&request.session_id)?;
-        self.modes
-            .set(&self.session, &request.mode_id.0)
-            .map_err(invalid)?;
+    /// Switches to `mode` within this session (no sandbox change) and tells the editor.
+    pub fn set_mode_now(&self, mode: &str) -> Result<(), Error> {
+        self.modes.set(&self.session, mode).map_err(invalid)?;
         self.link
             .update(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                request.mode_id.clone(),
+                self.modes.current(),
             )));
-        Ok(SetSessionModeResponse::new())
+        Ok(())
     }
 
     /// `session/set_config_option`: the model, the thinking level or the mode; the answer
@@ -414,4 +448,10 @@ impl Server {
             let _ = sent.await;
         }
     }
+}
+
+/// Whether the kernel can confine the tools of a session in `cwd` (the sandbox mode is
+/// offered).
+fn sandbox_offered(cwd: &Path) -> bool {
+    crate::sandbox::cli::CliSandbox::for_run(&crate::config::paths::agent_dir(), cwd, true).is_ok()
 }

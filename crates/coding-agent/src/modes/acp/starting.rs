@@ -34,9 +34,26 @@ pub struct Pending {
     switching: Arc<Mutex<()>>,
 }
 
-/// The session the first `session/new` or `session/load` gets, with whether its project's
-/// trust is still to ask.
-pub type FirstSession = (AgentSession, bool);
+/// A session as pi's start-up built it, with what ACP needs to know of that start.
+pub struct Opened {
+    pub session: AgentSession,
+    /// The project's trust is the user's to decide (asked in the editor).
+    pub trust_unasked: bool,
+    pub project_trusted: bool,
+    /// Its tools run confined (`--sandbox` or the settings).
+    pub sandboxed: bool,
+}
+
+impl From<Launched> for Opened {
+    fn from(launched: Launched) -> Self {
+        Self {
+            session: launched.session,
+            trust_unasked: launched.trust_unasked,
+            project_trusted: launched.project_trusted,
+            sandboxed: launched.sandbox_label.is_some(),
+        }
+    }
+}
 
 fn internal(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::INTERNAL_ERROR, message.into())
@@ -44,7 +61,7 @@ fn internal(message: impl Into<String>) -> Error {
 
 impl Pending {
     /// Waits for the session in the background and binds it to the editor once it comes.
-    pub fn new(arrives: oneshot::Receiver<FirstSession>, args: Args) -> Arc<Self> {
+    pub fn new(arrives: oneshot::Receiver<Opened>, args: Args) -> Arc<Self> {
         let pending = Arc::new(Self {
             link: Arc::new(Link::default()),
             state: watch::channel(State::Starting).0,
@@ -54,9 +71,9 @@ impl Pending {
         let bind = pending.clone();
         tokio::spawn(async move {
             let state = match arrives.await {
-                Ok((session, trust_unasked)) => State::Ready(Arc::new(
-                    Server::start(session, bind.link.clone(), trust_unasked).await,
-                )),
+                Ok(opened) => {
+                    State::Ready(Arc::new(Server::start(opened, bind.link.clone()).await))
+                }
                 // pi stopped while starting.
                 Err(_) => State::Failed,
             };
@@ -125,10 +142,54 @@ impl Pending {
         }
         let built = build(fresh_args(&self.args), cwd).await?;
         current.retire().await;
-        let server =
-            Arc::new(Server::start(built.session, self.link.clone(), built.trust_unasked).await);
+        let server = Arc::new(Server::start(built.into(), self.link.clone()).await);
         self.state.send_replace(State::Ready(server.clone()));
         Ok(server)
+    }
+
+    /// `server`'s session built again (by its id) with `change` made to pi's command line:
+    /// it takes `server`'s place. Called while [`Self::opening`]'s guard is held.
+    async fn rebuild(
+        &self,
+        server: &Arc<Server>,
+        trusted: bool,
+        change: impl FnOnce(&mut Args),
+    ) -> Result<Arc<Server>, Error> {
+        let mut args = Args {
+            approve: trusted,
+            no_approve: !trusted,
+            session_id: Some(server.session().session_id()),
+            ..fresh_args(&self.args)
+        };
+        change(&mut args);
+        let cwd = server.session().cwd().to_path_buf();
+        let built = build(args, &cwd).await?;
+        server.retire().await;
+        let rebuilt = Arc::new(Server::start(built.into(), self.link.clone()).await);
+        rebuilt.adopt(server).await;
+        self.state.send_replace(State::Ready(rebuilt.clone()));
+        Ok(rebuilt)
+    }
+
+    /// Switches the session's mode; into or out of the sandbox, the session is built again
+    /// with its tools confined or not. Called while [`Self::opening`]'s guard is held.
+    pub async fn set_mode(&self, server: Arc<Server>, mode: &str) -> Result<Arc<Server>, Error> {
+        let Some(sandbox) = server.sandbox_switch(mode) else {
+            server.set_mode_now(mode)?;
+            return Ok(server);
+        };
+        let trusted = server.project_trusted();
+        let rebuilt = self
+            .rebuild(&server, trusted, |args| args.sandbox = sandbox)
+            .await?;
+        if rebuilt.sandboxed() != sandbox {
+            return Err(Error::new(
+                ErrorCode::INVALID_PARAMS,
+                "The settings keep the sandbox on (\"sandbox\": true)",
+            ));
+        }
+        rebuilt.set_mode_now(mode)?;
+        Ok(rebuilt)
     }
 
     /// Asks the editor pi's trust question when `server`'s folder awaits it; trusted, the
@@ -148,23 +209,13 @@ impl Pending {
         if !choice.trusted {
             return;
         }
-        let args = Args {
-            approve: true,
-            no_approve: false,
-            session_id: Some(server.session().session_id()),
-            ..fresh_args(&self.args)
-        };
-        let built = match build(args, &cwd).await {
-            Ok(built) => built,
+        let trusted = match self.rebuild(&server, true, |_| {}).await {
+            Ok(trusted) => trusted,
             Err(error) => {
                 eprintln!("pi: {}", error.message);
                 return;
             }
         };
-        server.retire().await;
-        let trusted = Arc::new(Server::start(built.session, self.link.clone(), false).await);
-        trusted.adopt(&server).await;
-        self.state.send_replace(State::Ready(trusted.clone()));
         trusted.announce_commands();
     }
 
