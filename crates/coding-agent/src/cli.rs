@@ -272,6 +272,15 @@ fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, Option<S
 
 /// Parses arguments; an unknown short option is reported as the TypeScript pi words it,
 /// unknown long options are kept for extension flags.
+/// `pi acp [options]` is `pi --mode acp [options]`: the subcommand form editors' agent
+/// lists use for agents that speak ACP themselves (as `goose acp` and `opencode acp`).
+pub fn expand_subcommand(mut argv: Vec<String>) -> Vec<String> {
+    if argv.get(1).map(String::as_str) == Some("acp") {
+        argv.splice(1..2, ["--mode".to_owned(), "acp".to_owned()]);
+    }
+    argv
+}
+
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let (kept, unknown) = split_unknown_flags(args.into_iter().collect());
     let mut parsed = Args::try_parse_from(kept).map_err(|e| {
@@ -420,5 +429,15 @@ mod tests {
         .unwrap();
         assert_eq!(parsed.model.as_deref(), Some("b/two"));
         assert_eq!(parsed.extension, ["x.ts", "y.ts"]);
+    }
+
+    #[test]
+    fn the_acp_subcommand_is_acp_mode_and_a_later_acp_is_a_message() {
+        let parsed = parse(expand_subcommand(args(&["acp", "--model", "a/one"]))).unwrap();
+        assert_eq!(parsed.mode.as_deref(), Some("acp"));
+        assert_eq!(parsed.model.as_deref(), Some("a/one"));
+        let parsed = parse(expand_subcommand(args(&["-p", "acp"]))).unwrap();
+        assert_eq!(parsed.mode, None);
+        assert_eq!(parsed.messages, ["acp"]);
     }
 }

@@ -42,7 +42,7 @@ fn run() -> Result<i32> {
     {
         return Ok(code);
     }
-    let args = match cli::parse(std::env::args()) {
+    let args = match cli::parse(cli::expand_subcommand(std::env::args().collect())) {
         Ok(args) => args,
         Err(message) => {
             eprintln!("Error: {message}");
