@@ -18,6 +18,8 @@ fn main() {
         let code = sandbox::launcher::run(std::env::args_os().skip(2));
         std::process::exit(i32::from(code));
     }
+    // The model catalog parses beside start-up (it is most of a start's work).
+    std::thread::spawn(pi_ai::models::warm_catalog);
     // `httpProxy` is in place before the HTTP client is built.
     pi_coding_agent::config::http_proxy::apply(&paths::agent_dir());
     pi_coding_agent::timing::start();

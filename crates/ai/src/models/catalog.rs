@@ -52,6 +52,12 @@ impl<'de> serde::Deserialize<'de> for InOrder {
     }
 }
 
+/// Parses the catalog now (on a thread of the caller's choosing), so that the first model
+/// lookup does not wait for it.
+pub fn warm_catalog() {
+    LazyLock::force(&CATALOG);
+}
+
 fn catalog() -> &'static [(String, Vec<Model>)] {
     match CATALOG.as_ref() {
         Ok(providers) => providers,

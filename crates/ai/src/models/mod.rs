@@ -5,7 +5,9 @@ mod cost;
 pub mod custom;
 mod thinking;
 
-pub use catalog::{CatalogError, builtin_models, get_model, get_models, get_providers};
+pub use catalog::{
+    CatalogError, builtin_models, get_model, get_models, get_providers, warm_catalog,
+};
 pub use cost::calculate_cost;
 pub use custom::{
     CustomModelsError, ModelOverride, ModelsConfig, ProviderRequestConfig, ResolvedModels,

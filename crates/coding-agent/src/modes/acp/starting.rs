@@ -178,6 +178,12 @@ impl Pending {
             server.set_mode_now(mode)?;
             return Ok(server);
         };
+        if server.session().is_streaming() {
+            return Err(Error::new(
+                ErrorCode::INVALID_PARAMS,
+                "pi is working: switch the sandbox once this run has ended",
+            ));
+        }
         let trusted = server.project_trusted();
         let rebuilt = self
             .rebuild(&server, trusted, |args| args.sandbox = sandbox)
