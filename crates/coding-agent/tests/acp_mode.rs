@@ -103,13 +103,14 @@ async fn cancel_stops_a_running_command_and_the_prompt_says_cancelled() {
     let server = MockServer::start().await.unwrap();
     server.push(Script::tool_call(
         "bash",
-        json!({"command": "echo started; sleep 30"}),
+        json!({"command": "echo $((6*7))-started; sleep 30"}),
     ));
     server.push(Script::text("after"));
-    // Cancelled once the command printed: it runs then, whatever the machine's speed.
+    // Cancelled once the command printed: it runs then, whatever the machine's speed (the
+    // command's own text, sent when it starts, does not hold "42-").
     let steps = json!([
         {"op": "initialize"}, {"op": "new"},
-        {"op": "prompt", "text": "wait", "cancelOn": "tool_call_update", "cancelOnText": "started"},
+        {"op": "prompt", "text": "wait", "cancelOn": "tool_call_update", "cancelOnText": "42-started"},
         {"op": "prompt", "text": "again"}
     ]);
     let (_env, lines) = run_native(&server, steps, json!(["Yes"]));

@@ -25,7 +25,10 @@ fn script(server: &MockServer) {
     server.push(Script::text("Recovered after a retry."));
     server.push(Script::tool_call("bash", json!({"command": "echo gated"})));
     server.push(Script::text("The command ran."));
-    server.push(Script::tool_call("bash", json!({"command": "sleep 30"})));
+    server.push(Script::tool_call(
+        "bash",
+        json!({"command": "echo $((6*7))-waiting; sleep 30"}),
+    ));
 }
 
 /// A fresh env whose retries wait 100 ms.
@@ -53,7 +56,9 @@ async fn a_longer_conversation_goes_as_through_pi_acp_in_front_of_pi_16() {
         {"op": "prompt", "text": "upper-case line two"},
         {"op": "prompt", "text": "say something"},
         {"op": "prompt", "text": "run the command"},
-        {"op": "prompt", "text": "now wait", "cancelOn": "tool_call_update", "cancelOnText": "\"in_progress\""},
+        // Cancelled once the command prints (after the extension asked about it; the
+        // command's own text, sent before, does not hold "42-").
+        {"op": "prompt", "text": "now wait", "cancelOn": "tool_call_update", "cancelOnText": "42-waiting"},
         {"op": "load"},
     ]);
     let permissions = json!(["Yes", "Yes"]);
