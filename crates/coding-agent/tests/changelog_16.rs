@@ -19,8 +19,11 @@ const WAIT: Duration = Duration::from_secs(15);
 fn start(env: &Env, name: &str, wrapper: &Option<std::path::PathBuf>) -> (Tmux, String) {
     let pi = program_path(wrapper);
     let tmux = Tmux::start_program(env, &pi, &[("PI_OFFLINE", "1")], &[], 100, 40);
+    // Started once the startup notes are up: both pis check tmux's keyboard setup in the
+    // background and add the extended-keys warning when that ends, which a command typed
+    // earlier would find below its output.
     let screen = tmux.wait(&format!("{name}: started"), WAIT, |s| {
-        s.contains("mock-model") && s.contains("escape")
+        s.contains("mock-model") && s.contains("escape") && s.contains("extended-keys")
     });
     (tmux, screen)
 }

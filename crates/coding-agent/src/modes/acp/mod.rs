@@ -71,11 +71,14 @@ impl Starting {
         let session = opened.session.clone();
         let _ = self.session.send(opened);
         let code = self.served.await.unwrap_or(1);
-        shut_down(&session).await;
-        // A session opened in another folder took the first one's place.
-        if let Some(server) = self.pending.current() {
-            shut_down(server.session()).await;
-            server.session().close_mcp().await;
+        // The session now: the first one, or one that took its place (the first one was
+        // shut down then).
+        match self.pending.current() {
+            Some(server) => {
+                shut_down(server.session()).await;
+                server.session().close_mcp().await;
+            }
+            None => shut_down(&session).await,
         }
         code
     }
