@@ -2,10 +2,11 @@
 """ACP start-up side by side: ours natively (`pi --mode acp`) and pi-acp in front of the
 TypeScript pi 1.6.0 (how pi users reach editors today), whole process, the same mock.
 
-Each run spawns the agent from the protocol's TypeScript SDK client (bench/acp_start.mjs)
-and measures from the spawn to the answer of `initialize`, and to the first chunk of the
-answer to a one-word prompt (session/new, prompt, mock-llm answering at once). Runs
-alternate; medians reported.
+Each run spawns the agent twice: from the protocol's TypeScript SDK client
+(bench/acp_start.mjs, as a node editor plugin would) and from a bare line client here (the
+agent's own time: no client start-up in the figure), and measures from the spawn to the
+answer of `initialize`, and to the first chunk of the answer to a one-word prompt
+(session/new, prompt, mock-llm answering at once). Runs alternate; medians reported.
 
 usage: bench/acp_compare.py [runs=10]
 Needs the TypeScript pi 1.6.0 ($PI_TS16 or scripts/install-ts-pi-16.sh) and pi-acp
@@ -14,6 +15,7 @@ Needs the TypeScript pi 1.6.0 ($PI_TS16 or scripts/install-ts-pi-16.sh) and pi-a
 
 import json
 import os
+import threading
 import shutil
 import statistics
 import subprocess
@@ -63,6 +65,64 @@ def run_once(sdk, command, extra_env):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def send(proc, message):
+    proc.stdin.write((json.dumps(message) + "\n").encode())
+    proc.stdin.flush()
+
+
+def read_until(proc, wanted):
+    """Reads the agent's messages until `wanted(message)` holds; requests are refused."""
+    for line in proc.stdout:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if "method" in message and "id" in message:
+            send(proc, {"jsonrpc": "2.0", "id": message["id"],
+                        "error": {"code": -32601, "message": "not offered"}})
+            continue
+        if wanted(message):
+            return message
+    raise RuntimeError("the agent closed its output")
+
+
+def run_bare(command, extra_env):
+    """One timed session with a bare line client: the agent's own start, no client's."""
+    agent, work = setup_dirs()
+    mock("POST", "/_mock/reset")
+    mock("POST", "/_mock/scripts", [{"items": [{"type": "text", "text": ANSWER}]}])
+    env = dict(os.environ, PI_CODING_AGENT_DIR=agent, PI_OFFLINE="1", HOME=WORK + "/run",
+               npm_config_registry="http://127.0.0.1:9/", **extra_env)
+    env.pop("OPENAI_API_KEY", None)
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, cwd=work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    watchdog = threading.Timer(120, proc.kill)
+    watchdog.start()
+    try:
+        send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                    "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+        read_until(proc, lambda m: m.get("id") == 0)
+        init_ms = (time.perf_counter() - started) * 1000
+        send(proc, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": work, "mcpServers": []}})
+        session = read_until(proc, lambda m: m.get("id") == 1)["result"]["sessionId"]
+        send(proc, {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                    "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}})
+
+        def first_chunk(m):
+            update = m.get("params", {}).get("update", {}) if m.get("method") == "session/update" else {}
+            text = update.get("content", {}).get("text", "-")
+            return update.get("sessionUpdate") == "agent_message_chunk" and ANSWER.startswith(text)
+
+        read_until(proc, first_chunk)
+        first_ms = (time.perf_counter() - started) * 1000
+    finally:
+        watchdog.cancel()
+        proc.kill()
+        proc.wait()
+    return {"initMs": init_ms, "firstChunkMs": first_ms}
+
+
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     # PI_BENCH_BIN names a folder with pi and mock-llm already built (no release build).
@@ -83,7 +143,8 @@ def main():
     os.makedirs(WORK, exist_ok=True)
     server = subprocess.Popen([os.path.join(bin_dir, "mock-llm"), "--port", str(PORT)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    results = {name: {"initMs": [], "firstChunkMs": []} for name in agents}
+    clients = {"SDK client": lambda command, extra: run_once(sdk, command, extra), "bare client": run_bare}
+    results = {(client, name): {"initMs": [], "firstChunkMs": []} for client in clients for name in agents}
     try:
         for _ in range(100):
             try:
@@ -92,25 +153,28 @@ def main():
             except OSError:
                 time.sleep(0.05)
         for i in range(runs):
-            for name, (command, extra) in agents.items():
-                r = run_once(sdk, command, extra)
-                for key in r:
-                    results[name][key].append(r[key])
-                print(f"run {i + 1} {name}: initialize {r['initMs']:.0f} ms, first chunk {r['firstChunkMs']:.0f} ms",
-                      flush=True)
+            for client, run in clients.items():
+                for name, (command, extra) in agents.items():
+                    r = run(command, extra)
+                    for key in r:
+                        results[(client, name)][key].append(r[key])
+                    print(f"run {i + 1} {client}, {name}: initialize {r['initMs']:.0f} ms, "
+                          f"first chunk {r['firstChunkMs']:.0f} ms", flush=True)
     finally:
         server.kill()
         server.wait()
     names = list(agents)
-    med = lambda name, key: statistics.median(results[name][key])
+    med = lambda client, name, key: statistics.median(results[(client, name)][key])
     lines = ["# ACP start-up: pi-acp + TypeScript pi 1.6.0 and ours natively", "",
              f"Medians of {runs} runs, alternating; from the spawn of the agent, measured by the "
-             "protocol's TypeScript SDK client; mock-llm answers at once. "
+             "protocol's TypeScript SDK client (its own start in node is in the figure) and by a "
+             "bare line client (the agent's time alone); mock-llm answers at once. "
              f"Command: `bench/acp_compare.py {runs}`.", "",
              f"| | {names[0]} | {names[1]} | faster |", "|---|---:|---:|---:|"]
-    for label, key in [("`initialize` answered", "initMs"), ("first chunk of the answer", "firstChunkMs")]:
-        theirs, ours = med(names[0], key), med(names[1], key)
-        lines.append(f"| {label} | {theirs:.0f} ms | {ours:.0f} ms | {theirs / ours:.1f}× |")
+    for client in clients:
+        for label, key in [("`initialize` answered", "initMs"), ("first chunk of the answer", "firstChunkMs")]:
+            theirs, ours = med(client, names[0], key), med(client, names[1], key)
+            lines.append(f"| {label}, {client} | {theirs:.0f} ms | {ours:.0f} ms | {theirs / ours:.1f}× |")
     text = "\n".join(lines) + "\n"
     print("\n" + text)
     with open(os.path.join(WORK, "acp_compare.md"), "w") as f:
