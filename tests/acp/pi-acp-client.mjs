@@ -10,7 +10,8 @@
 // (the servers session/new hands over), "buffers"?: {PATH: TEXT} (the client offers
 // fs/read_text_file and fs/write_text_file over these buffers), "terminal"?: true (the
 // client offers terminal/*, running the commands itself), "env"?: {NAME: VALUE} (added to
-// the agent's environment). pi-acp runs pi from
+// the agent's environment), "clientCapabilities"?: {...} (more capabilities for
+// initialize, e.g. {"auth": {"terminal": true}}). pi-acp runs pi from
 // PI_ACP_PI_COMMAND (the caller's environment); with "command" that program is the agent
 // (`pi --mode acp`) and pi-acp is not used (its SDK still drives the client side). Steps,
 // run in order:
@@ -30,6 +31,11 @@
 //   {"op": "setMode", "modeId": M}      session/set_mode
 //   {"op": "setConfig", "configId": C, "value": V}
 //                                      session/set_config_option
+//   {"op": "authenticate", "methodId": ID}
+//                                      authenticate
+//   {"op": "writeFile", "path": P, "text": T}
+//                                      writes a file, as a user would beside the editor
+//                                      (e.g. pi's auth.json after a login in a terminal)
 //   {"op": "load"}                     session/load of the last session in a new pi-acp
 //                                      (or agent); "sessionId" names another session
 //                                      ("sessionOfStep": N, the one step N opened),
@@ -38,7 +44,7 @@
 // Permission requests are answered with the option named by the next entry of
 // "permissions" (or cancelled when none is left).
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 
@@ -160,6 +166,7 @@ const initialize = () =>
     clientCapabilities: {
       ...(offersFiles ? { fs: { readTextFile: true, writeTextFile: true } } : {}),
       ...(scenario.terminal ? { terminal: true } : {}),
+      ...(scenario.clientCapabilities ?? {}),
     },
   });
 
@@ -197,6 +204,12 @@ try {
           break;
         case "setConfig":
           result = await connection.setSessionConfigOption({ sessionId, configId: s.configId, value: s.value });
+          break;
+        case "authenticate":
+          result = await connection.authenticate({ methodId: s.methodId });
+          break;
+        case "writeFile":
+          writeFileSync(s.path, s.text);
           break;
         case "load":
           if (!s.sameAgent) {

@@ -168,6 +168,10 @@ pub struct Args {
     /// Force verbose startup.
     #[arg(long)]
     pub verbose: bool,
+    /// ACP's terminal login: pi's terminal UI whatever the mode, which an editor runs (its
+    /// agent command with this flag added) for the user to sign in with /login.
+    #[arg(long = "terminal-login", hide = true)]
+    pub terminal_login: bool,
     /// Show help.
     #[arg(short = 'h', long)]
     pub help: bool,
@@ -270,8 +274,6 @@ fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, Option<S
     (kept, unknown)
 }
 
-/// Parses arguments; an unknown short option is reported as the TypeScript pi words it,
-/// unknown long options are kept for extension flags.
 /// `pi acp [options]` is `pi --mode acp [options]`: the subcommand form editors' agent
 /// lists use for agents that speak ACP themselves (as `goose acp` and `opencode acp`).
 pub fn expand_subcommand(mut argv: Vec<String>) -> Vec<String> {
@@ -281,6 +283,8 @@ pub fn expand_subcommand(mut argv: Vec<String>) -> Vec<String> {
     argv
 }
 
+/// Parses arguments; an unknown short option is reported as the TypeScript pi words it,
+/// unknown long options are kept for extension flags.
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let (kept, unknown) = split_unknown_flags(args.into_iter().collect());
     let mut parsed = Args::try_parse_from(kept).map_err(|e| {
@@ -439,5 +443,17 @@ mod tests {
         let parsed = parse(expand_subcommand(args(&["-p", "acp"]))).unwrap();
         assert_eq!(parsed.mode, None);
         assert_eq!(parsed.messages, ["acp"]);
+    }
+
+    #[test]
+    fn the_terminal_login_flag_is_known_after_the_acp_forms() {
+        for argv in [
+            &["acp", "--terminal-login"][..],
+            &["--mode", "acp", "--terminal-login"],
+        ] {
+            let parsed = parse(expand_subcommand(args(argv))).unwrap();
+            assert!(parsed.terminal_login);
+            assert!(parsed.extension_flags.is_empty());
+        }
     }
 }

@@ -55,6 +55,8 @@ fn run() -> Result<i32> {
         pi_coding_agent::packages::manager::force_offline();
     }
     let mode = match Mode::parse(args.mode.as_deref()) {
+        // An editor's login for pi in ACP mode: the terminal UI, where /login signs in.
+        Ok(_) if args.terminal_login => Mode::Text,
         Ok(mode) => mode,
         Err(message) => {
             eprintln!("Error: {message}");

@@ -429,6 +429,15 @@ impl AgentSession {
     }
 }
 
+impl AgentSession {
+    /// Whether a prompt could reach a model now: one is selected and has a key (or needs
+    /// none).
+    pub fn model_usable(&self) -> bool {
+        let model = self.model();
+        !crate::auth_guidance::is_unknown_model(&model) && self.inner.request_auth(&model).is_ok()
+    }
+}
+
 impl Inner {
     /// Key and headers for `model`; `--api-key` applies to the provider it was given for.
     fn request_auth(&self, model: &Model) -> Result<RequestAuth, SessionOpError> {

@@ -285,7 +285,7 @@ impl AgentSession {
     /// has no model (it started with no key anywhere), takes the one startup would now
     /// choose. pi 1.6.0 rebuilds its runtime for a new session, so an RPC client that had
     /// the user sign in or add a provider gets a model this way.
-    pub(super) fn reload_models_for_new_session(&self) {
+    pub fn reload_models_for_new_session(&self) {
         if let Err(e) = self.reload_credentials() {
             eprintln!("Warning: {e}");
         }

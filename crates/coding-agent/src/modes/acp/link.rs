@@ -8,9 +8,9 @@ use agent_client_protocol::Client;
 use super::edits::EditorEdits;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    SessionNotification, SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind,
+    AuthMethod, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionNotification, SessionUpdate, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -20,6 +20,8 @@ use tokio_util::sync::CancellationToken;
 pub struct Link {
     connection: OnceLock<ConnectionTo<Client>>,
     session_id: Mutex<Option<String>>,
+    /// The login methods `initialize` offered, for `auth_required` errors.
+    auth_methods: Mutex<Vec<AuthMethod>>,
     /// What went through the editor's files, for the diffs.
     pub edits: EditorEdits,
 }
@@ -47,6 +49,20 @@ impl Link {
             .session_id
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = id;
+    }
+
+    pub fn set_auth_methods(&self, methods: Vec<AuthMethod>) {
+        *self
+            .auth_methods
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = methods;
+    }
+
+    pub fn auth_methods(&self) -> Vec<AuthMethod> {
+        self.auth_methods
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Sends an update of the current session; dropped when there is none yet.

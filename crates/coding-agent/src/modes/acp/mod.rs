@@ -7,6 +7,7 @@
 //! The connection serves from the start: `initialize` is answered while pi still builds its
 //! session (models, extensions, MCP), and the session requests wait for it.
 
+mod auth;
 mod client_files;
 mod commands;
 mod config;
@@ -28,9 +29,9 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AuthenticateRequest, CancelNotification, InitializeRequest, LoadSessionRequest,
-    NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
-    SetSessionModeResponse,
+    AuthenticateRequest, AuthenticateResponse, CancelNotification, InitializeRequest,
+    LoadSessionRequest, NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::{
     Agent, Client, Error, JsonRpcResponse, Protocol, Responder, Stdio, on_receive_notification,
@@ -147,9 +148,21 @@ async fn serve(pending: Arc<Pending>) -> i32 {
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |_request: AuthenticateRequest, responder, _connection| {
-                // Keys and logins are pi's own (`pi /login`, auth.json, the environment).
-                responder.respond(Default::default())
+            {
+                let pending = pending.clone();
+                async move |request: AuthenticateRequest, responder, connection| {
+                    pending.link.connect(&connection);
+                    let pending = pending.clone();
+                    answer(&connection, responder, async move {
+                        // pi's credentials, read again: the login happened in pi itself.
+                        let id = request.method_id.0;
+                        if &*id != auth::METHOD_ID {
+                            return Err(auth::unknown_method(&id));
+                        }
+                        pending.settled().await?.check_login()?;
+                        Ok(AuthenticateResponse::default())
+                    })
+                }
             },
             on_receive_request!(),
         )

@@ -16,6 +16,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Error, ErrorCode};
 use tokio::sync::{mpsc, oneshot};
 
+use super::auth;
 use super::client_files::EditorFiles;
 use super::commands;
 use super::config::Modes;
@@ -84,7 +85,10 @@ pub fn initialize(link: &Arc<Link>, request: &InitializeRequest) -> InitializeRe
         .terminal
         .then(|| Arc::new(EditorTerminal::new(link.clone())) as Arc<dyn ClientTerminal>);
     crate::tools::client_terminal::set(terminal);
+    let auth_methods = auth::methods(&request.client_capabilities);
+    link.set_auth_methods(auth_methods.clone());
     InitializeResponse::new(request.protocol_version)
+        .auth_methods(auth_methods)
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
@@ -254,6 +258,7 @@ impl Server {
     ) -> Result<NewSessionResponse, Error> {
         self.check_folder(&request.cwd)?;
         let servers = mcp::entries(&request.mcp_servers).map_err(invalid)?;
+        self.check_login()?;
         let reuse =
             !self.started_used.swap(true, Ordering::SeqCst) && self.session.message_count() == 0;
         if !reuse {
@@ -268,6 +273,25 @@ impl Server {
         Ok(NewSessionResponse::new(id)
             .modes(self.modes.state())
             .config_options(self.modes.options(&self.session)))
+    }
+
+    /// A model with a key is there (one is taken after a login made since, as a new
+    /// session would), else the editor is asked to sign the user in (`auth_required`).
+    pub fn check_login(&self) -> Result<(), Error> {
+        self.pick_up_login();
+        if self.session.model_usable() {
+            Ok(())
+        } else {
+            Err(auth::required(&self.link.auth_methods()))
+        }
+    }
+
+    /// With no usable model, reads pi's credentials again and takes the model a new session
+    /// would (the user may have signed in since, in a terminal).
+    fn pick_up_login(&self) {
+        if !self.session.model_usable() {
+            self.session.reload_models_for_new_session();
+        }
     }
 
     /// Connects the client's MCP servers when they differ from those of the last session.
@@ -357,6 +381,7 @@ impl Server {
                 )));
             return Ok(PromptResponse::new(StopReason::EndTurn));
         }
+        self.pick_up_login();
         let options = PromptOptions {
             images: prompt.images,
             source: Some("rpc".to_owned()),
@@ -365,7 +390,12 @@ impl Server {
         let outcome = self.session.prompt(&prompt.text, options, None).await;
         self.flush().await;
         if let Err(error) = outcome {
-            return Err(internal(error.0));
+            // An extension's command runs without a model; anything else needed one.
+            return Err(if self.session.model_usable() {
+                internal(error.0)
+            } else {
+                auth::required(&self.link.auth_methods())
+            });
         }
         if self.cancelled.swap(false, Ordering::SeqCst) {
             return Ok(PromptResponse::new(StopReason::Cancelled));
