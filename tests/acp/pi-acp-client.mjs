@@ -42,7 +42,11 @@
 //                                      "cwd" another folder, "sameAgent": true keeps the
 //                                      agent running
 // Permission requests are answered with the option named by the next entry of
-// "permissions" (or cancelled when none is left).
+// "permissions" (or cancelled when none is left); forms (`elicitation/create`, offered with
+// "clientCapabilities": {"elicitation": {"form": {}}}) with the next entry of "forms":
+// {"accept": {FIELD: VALUE}}, "decline", "cancel" (also when none is left), or "never" (no
+// answer: the agent's own timeout ends it).
+
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -54,6 +58,7 @@ const adapter = join(scenario.piAcpDir, "node_modules/pi-acp/dist/index.js");
 
 const out = (record) => process.stdout.write(JSON.stringify(record) + "\n");
 const answers = [...(scenario.permissions ?? [])];
+const forms = [...(scenario.forms ?? [])];
 let step = 0;
 const terminals = new Map();
 let startupSeen = null;
@@ -85,6 +90,12 @@ function connect() {
       return option
         ? { outcome: { outcome: "selected", optionId: option.optionId } }
         : { outcome: { outcome: "cancelled" } };
+    },
+    async unstable_createElicitation(params) {
+      const answer = forms.shift() ?? "cancel";
+      out({ step, elicitation: params, answer });
+      if (answer === "never") return new Promise(() => {});
+      return typeof answer === "string" ? { action: answer } : { action: "accept", content: answer.accept };
     },
     // With "buffers" ({path: text}) the client offers its files: reads see the buffers
     // (unsaved text), writes replace them and are reported.

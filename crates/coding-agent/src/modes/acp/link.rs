@@ -1,6 +1,7 @@
 //! The connection to the editor, once it exists, and the session it is working in: what
 //! the event forwarder and the extension UI need to reach the client.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use agent_client_protocol::Client;
@@ -8,12 +9,17 @@ use agent_client_protocol::Client;
 use super::edits::EditorEdits;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionNotification, SessionUpdate, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    AuthMethod, CreateElicitationRequest, ElicitationAction, ElicitationContentValue,
+    ElicitationFormMode, ElicitationSchema, ElicitationSessionScope, PermissionOption,
+    PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
+    SessionUpdate, StringPropertySchema, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+/// The one field of the forms [`Link::ask_text`] sends.
+pub const TEXT_FIELD: &str = "text";
 
 /// Shared by the handlers, the event forwarder and the UI.
 #[derive(Default)]
@@ -22,6 +28,8 @@ pub struct Link {
     session_id: Mutex<Option<String>>,
     /// The login methods `initialize` offered, for `auth_required` errors.
     auth_methods: Mutex<Vec<AuthMethod>>,
+    /// The client fills in forms (`elicitation/create`, form mode).
+    forms: AtomicBool,
     /// What went through the editor's files, for the diffs.
     pub edits: EditorEdits,
 }
@@ -63,6 +71,45 @@ impl Link {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    pub fn set_forms(&self, offered: bool) {
+        self.forms.store(offered, Ordering::SeqCst);
+    }
+
+    /// Asks the editor for one line or block of text through a form (`elicitation/create`):
+    /// `None` when it takes no forms (or there is no session), else the text, or `Some(None)`
+    /// when the user declined or dismissed it.
+    pub async fn ask_text(
+        &self,
+        message: &str,
+        field: StringPropertySchema,
+        cancel: CancellationToken,
+    ) -> Option<Option<String>> {
+        if !self.forms.load(Ordering::SeqCst) {
+            return None;
+        }
+        let connection = self.connection()?.clone();
+        let session_id = self.session_id()?;
+        let schema = ElicitationSchema::new().property(TEXT_FIELD, field, true);
+        let mode = ElicitationFormMode::new(ElicitationSessionScope::new(session_id), schema);
+        let request = CreateElicitationRequest::new(mode, message.to_owned());
+        let answer = tokio::select! {
+            answer = connection.send_request(request).block_task() => answer.ok(),
+            () = cancel.cancelled() => None,
+        };
+        let Some(answer) = answer else {
+            return Some(None);
+        };
+        Some(match answer.action {
+            ElicitationAction::Accept(accepted) => {
+                match accepted.content.and_then(|mut c| c.remove(TEXT_FIELD)) {
+                    Some(ElicitationContentValue::String(text)) => Some(text),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
     }
 
     /// Sends an update of the current session; dropped when there is none yet.

@@ -87,6 +87,8 @@ pub fn initialize(link: &Arc<Link>, request: &InitializeRequest) -> InitializeRe
     crate::tools::client_terminal::set(terminal);
     let auth_methods = auth::methods(&request.client_capabilities);
     link.set_auth_methods(auth_methods.clone());
+    let forms = request.client_capabilities.elicitation.as_ref();
+    link.set_forms(forms.is_some_and(|e| e.form.is_some()));
     InitializeResponse::new(request.protocol_version)
         .auth_methods(auth_methods)
         .agent_capabilities(

@@ -1,13 +1,16 @@
 //! Extension dialogs under ACP: a confirmation or a choice becomes a
-//! `session/request_permission` the editor shows; a dialog ACP has no form for (text input,
-//! an editor, a custom component) gets its empty answer at once and the user a note, so an
-//! extension never waits on a question nobody can see.
+//! `session/request_permission` the editor shows, text input and the editor a one-field form
+//! (`elicitation/create`) when the editor fills in forms; a dialog it cannot show (text
+//! without forms, a custom component) gets its empty answer at once and the user a note, so
+//! an extension never waits on a question nobody can see. A dialog's timeout dismisses it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, PermissionOptionKind, SessionUpdate, TextContent,
+    ContentBlock, ContentChunk, PermissionOptionKind, SessionUpdate, StringPropertySchema,
+    TextContent,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -52,6 +55,27 @@ impl AcpUi {
     }
 }
 
+impl AcpUi {
+    /// Text from the editor's form, or the empty answer and a note when it takes none.
+    async fn text(
+        &self,
+        title: &str,
+        field: StringPropertySchema,
+        dialog: &UiDialog,
+        cancel: CancellationToken,
+    ) -> Value {
+        match self.link.ask_text(title, field, cancel).await {
+            Some(text) => text.map_or(Value::Null, Value::String),
+            None => {
+                self.say(format!(
+                    "An extension asked for text (\"{title}\"), which this editor cannot ask for; it got no answer."
+                ));
+                dialog.empty_answer()
+            }
+        }
+    }
+}
+
 impl ExtensionUi for AcpUi {
     fn has_ui(&self) -> bool {
         true
@@ -59,6 +83,18 @@ impl ExtensionUi for AcpUi {
 
     fn dialog(&self, dialog: UiDialog, cancel: CancellationToken) -> BoxFuture<'_, Value> {
         Box::pin(async move {
+            let cancel = cancel.child_token();
+            // Ends the timer below once the dialog is answered.
+            let _answered = cancel.clone().drop_guard();
+            if let Some(ms) = dialog.timeout_ms().filter(|ms| *ms > 0) {
+                let timer = cancel.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(ms)) => timer.cancel(),
+                        () = timer.cancelled() => {}
+                    }
+                });
+            }
             match &dialog {
                 UiDialog::Confirm { title, message, .. } => {
                     let options = vec![
@@ -96,11 +132,15 @@ impl ExtensionUi for AcpUi {
                         .and_then(|i| options.get(i).cloned())
                         .map_or(Value::Null, Value::String)
                 }
-                UiDialog::Input { title, .. } | UiDialog::Editor { title, .. } => {
-                    self.say(format!(
-                        "An extension asked for text (\"{title}\"), which this editor cannot ask for; it got no answer."
-                    ));
-                    dialog.empty_answer()
+                UiDialog::Input {
+                    title, placeholder, ..
+                } => {
+                    let field = StringPropertySchema::new().description(placeholder.clone());
+                    self.text(title, field, &dialog, cancel).await
+                }
+                UiDialog::Editor { title, prefill } => {
+                    let field = StringPropertySchema::new().default_value(prefill.clone());
+                    self.text(title, field, &dialog, cancel).await
                 }
                 UiDialog::Custom { .. } => dialog.empty_answer(),
             }
