@@ -36,6 +36,12 @@
 //   {"op": "writeFile", "path": P, "text": T}
 //                                      writes a file, as a user would beside the editor
 //                                      (e.g. pi's auth.json after a login in a terminal)
+//   {"op": "list"}                     session/list ("cwd", "cursor" passed on)
+//   {"op": "resume"}                   session/resume of a session ("sessionOfStep": N),
+//                                      in the same agent
+//   {"op": "close"}                    session/close of the current session
+//   {"op": "delete", "sessionOfStep": N}
+//                                      session/delete
 //   {"op": "load"}                     session/load of the last session in a new pi-acp
 //                                      (or agent); "sessionId" names another session
 //                                      ("sessionOfStep": N, the one step N opened),
@@ -221,6 +227,19 @@ try {
           break;
         case "writeFile":
           writeFileSync(s.path, s.text);
+          break;
+        case "list":
+          result = await connection.listSessions({ ...(s.cwd ? { cwd: s.cwd } : {}), ...(s.cursor ? { cursor: s.cursor } : {}) });
+          break;
+        case "resume":
+          sessionId = ids[s.sessionOfStep] ?? sessionId;
+          result = await connection.resumeSession({ sessionId, cwd: s.cwd ?? scenario.cwd, mcpServers: [] });
+          break;
+        case "close":
+          result = await connection.closeSession({ sessionId });
+          break;
+        case "delete":
+          result = await connection.deleteSession({ sessionId: ids[s.sessionOfStep] });
           break;
         case "load":
           if (!s.sameAgent) {

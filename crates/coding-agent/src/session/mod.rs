@@ -3,6 +3,7 @@
 
 pub mod cache_waste;
 pub mod context;
+pub mod delete;
 pub mod discover;
 pub mod entry;
 pub mod entry_line;

@@ -13,6 +13,7 @@ mod commands;
 mod config;
 mod edits;
 mod link;
+mod listing;
 mod mcp;
 mod prompt;
 mod replay;
@@ -29,9 +30,11 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AuthenticateRequest, AuthenticateResponse, CancelNotification, InitializeRequest,
-    LoadSessionRequest, NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest,
-    SetSessionModeRequest, SetSessionModeResponse,
+    AuthenticateRequest, AuthenticateResponse, CancelNotification, CloseSessionRequest,
+    CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, InitializeRequest,
+    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
+    ResumeSessionRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::{
     Agent, Client, Error, JsonRpcResponse, Protocol, Responder, Stdio, on_receive_notification,
@@ -191,6 +194,62 @@ async fn serve(pending: Arc<Pending>) -> i32 {
                         let server = opening.in_folder(&request.cwd).await?;
                         let response = server.load_session(request).await?;
                         Ok((response, server))
+                    })
+                }
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let pending = pending.clone();
+                async move |request: ResumeSessionRequest, responder, connection| {
+                    pending.link.connect(&connection);
+                    let opening = pending.clone();
+                    open_session(&connection, responder, pending.clone(), async move {
+                        let server = opening.in_folder(&request.cwd).await?;
+                        let response = server.resume_session(request).await?;
+                        Ok((response, server))
+                    })
+                }
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let pending = pending.clone();
+                async move |request: ListSessionsRequest, responder, connection| {
+                    pending.link.connect(&connection);
+                    let pending = pending.clone();
+                    answer(&connection, responder, async move {
+                        pending.settled().await?.list_sessions(&request)
+                    })
+                }
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let pending = pending.clone();
+                async move |request: DeleteSessionRequest, responder, connection| {
+                    pending.link.connect(&connection);
+                    let pending = pending.clone();
+                    answer(&connection, responder, async move {
+                        pending.settled().await?.delete_session(&request)?;
+                        Ok(DeleteSessionResponse::new())
+                    })
+                }
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let pending = pending.clone();
+                async move |request: CloseSessionRequest, responder, connection| {
+                    pending.link.connect(&connection);
+                    let pending = pending.clone();
+                    answer(&connection, responder, async move {
+                        pending.settled().await?.close_session(request).await?;
+                        Ok(CloseSessionResponse::new())
                     })
                 }
             },

@@ -6,10 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ContentBlock, ContentChunk,
-    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
-    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, PromptResponse, SessionConfigOptionValue, SessionId,
+    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
+    ContentBlock, ContentChunk, CurrentModeUpdate, DeleteSessionRequest, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionConfigOptionValue,
+    SessionDeleteCapabilities, SessionId, SessionListCapabilities, SessionResumeCapabilities,
     SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason,
     TextContent,
 };
@@ -21,6 +24,7 @@ use super::client_files::EditorFiles;
 use super::commands;
 use super::config::Modes;
 use super::link::Link;
+use super::listing;
 use super::mcp;
 use super::prompt;
 use super::replay;
@@ -95,7 +99,14 @@ pub fn initialize(link: &Arc<Link>, request: &InitializeRequest) -> InitializeRe
             AgentCapabilities::new()
                 .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
-                .mcp_capabilities(McpCapabilities::new().http(true)),
+                .mcp_capabilities(McpCapabilities::new().http(true))
+                .session_capabilities(
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .delete(SessionDeleteCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new()),
+                ),
         )
         .agent_info(Implementation::new("pi", crate::PI_VERSION).title("pi".to_owned()))
 }
@@ -325,9 +336,84 @@ impl Server {
         &self,
         request: LoadSessionRequest,
     ) -> Result<LoadSessionResponse, Error> {
-        self.check_folder(&request.cwd)?;
-        let servers = mcp::entries(&request.mcp_servers).map_err(invalid)?;
+        self.open_saved(&request.session_id.0, &request.cwd, &request.mcp_servers)
+            .await?;
+        self.flush().await;
+        for update in replay::history(&self.session.messages()) {
+            self.link.update(update);
+        }
+        Ok(LoadSessionResponse::new()
+            .modes(self.modes.state())
+            .config_options(self.modes.options(&self.session)))
+    }
+
+    /// `session/resume`: a saved session continued without its history sent again.
+    pub async fn resume_session(
+        &self,
+        request: ResumeSessionRequest,
+    ) -> Result<ResumeSessionResponse, Error> {
+        self.open_saved(&request.session_id.0, &request.cwd, &request.mcp_servers)
+            .await?;
+        Ok(ResumeSessionResponse::new()
+            .modes(self.modes.state())
+            .config_options(self.modes.options(&self.session)))
+    }
+
+    /// `session/close`: the editor is done with the session; a run still going is
+    /// stopped and nothing more is sent for it (a prompt naming it is then an error).
+    pub async fn close_session(&self, request: CloseSessionRequest) -> Result<(), Error> {
         let id = request.session_id.0.to_string();
+        if self.link.session_id().as_deref() != Some(id.as_str()) {
+            return Err(invalid(format!("Unknown session {id}")));
+        }
+        self.cancelled.store(true, Ordering::SeqCst);
+        self.session.abort().await;
+        self.flush().await;
+        self.link.set_session_id(None);
+        Ok(())
+    }
+
+    /// `session/list` (see [`listing`]).
+    pub fn list_sessions(
+        &self,
+        request: &ListSessionsRequest,
+    ) -> Result<ListSessionsResponse, Error> {
+        let agent_dir = crate::config::paths::agent_dir();
+        let current = self
+            .session
+            .session_file()
+            .and_then(|f| f.parent().map(Path::to_path_buf));
+        let all = listing::gather(&agent_dir, current.as_deref());
+        listing::page(&all, request.cwd.as_deref(), request.cursor.as_deref()).map_err(invalid)
+    }
+
+    /// `session/delete`: a saved session's file goes (to the trash when there is one); not
+    /// the session open now.
+    pub fn delete_session(&self, request: &DeleteSessionRequest) -> Result<(), Error> {
+        let id = request.session_id.0.to_string();
+        if self.session.session_id() == id && self.link.session_id().is_some() {
+            return Err(invalid(format!(
+                "Session {id} is open: close it or open another before deleting it"
+            )));
+        }
+        let path = self.find_session(&id)?;
+        // Ids are looked up by prefix elsewhere; a deletion names the whole id.
+        let exact = path
+            .file_stem()
+            .and_then(|stem| stem.to_str())
+            .is_some_and(|stem| stem.ends_with(&format!("_{id}")));
+        if !exact {
+            return Err(invalid(format!("No session {id}")));
+        }
+        crate::session::delete::delete_session_file(&path).map_err(internal)?;
+        Ok(())
+    }
+
+    /// Opens saved session `id` (in `cwd`, with the client's `servers`) as the current one.
+    async fn open_saved(&self, id: &str, cwd: &Path, servers: &[McpServer]) -> Result<(), Error> {
+        self.check_folder(cwd)?;
+        let servers = mcp::entries(servers).map_err(invalid)?;
+        let id = id.to_owned();
         self.started_used.store(true, Ordering::SeqCst);
         if self.session.session_id() != id {
             let path = self.find_session(&id)?;
@@ -344,13 +430,7 @@ impl Server {
         }
         self.use_client_servers(servers).await;
         self.link.set_session_id(Some(id));
-        self.flush().await;
-        for update in replay::history(&self.session.messages()) {
-            self.link.update(update);
-        }
-        Ok(LoadSessionResponse::new()
-            .modes(self.modes.state())
-            .config_options(self.modes.options(&self.session)))
+        Ok(())
     }
 
     fn find_session(&self, id: &str) -> Result<PathBuf, Error> {

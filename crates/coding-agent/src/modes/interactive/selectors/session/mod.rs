@@ -17,6 +17,7 @@ use pi_tui::keybindings::Keybindings;
 use super::{SelectorOutcome, action, picker_component};
 use crate::modes::interactive::extension_ui::line_input::LineInput;
 use crate::modes::interactive::theme::Theme;
+use crate::session::delete::delete_session_file;
 use crate::session::list::SessionInfo;
 
 pub use render::format_age;
@@ -86,25 +87,6 @@ const HINTED: [&str; 8] = [
     "app.session.togglePath",
     "app.session.rename",
 ];
-
-/// Deletes a session file: through the `trash` command when there is one (pi 1.6 does
-/// the same), else for good. Says which.
-fn delete_session_file(path: &Path) -> Result<&'static str, String> {
-    let trashed = std::process::Command::new("trash")
-        .arg("--")
-        .arg(path)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if trashed || !path.exists() {
-        return Ok("Session moved to trash");
-    }
-    std::fs::remove_file(path)
-        .map(|()| "Session deleted")
-        .map_err(|e| format!("Failed to delete: {e}"))
-}
 
 impl SessionSelector {
     /// A picker over this folder's sessions and every project's (Tab switches); starts
