@@ -45,7 +45,10 @@ async fn a_prompt_with_an_edit_streams_updates_and_a_diff() {
         end["content"],
         json!([{"type": "diff", "path": path, "oldText": FILE, "newText": "one\nTWO\nthree\n"}])
     );
-    let last = step.last().unwrap();
+    // The answer, then how full the context is.
+    let (usage, conversation) = step.split_last().unwrap();
+    assert_eq!(usage["sessionUpdate"], "usage_update");
+    let last = conversation.last().unwrap();
     assert_eq!(
         (&last["sessionUpdate"], &last["content"]["text"]),
         (&json!("agent_message_chunk"), &json!("edited"))

@@ -280,8 +280,9 @@ pub fn run_pi_acp_in(env: &Env, wrapper: &Path, steps: Value, permissions: Value
 
 /// The updates both carry, by kind, runs of one kind counted once, and the step's answer
 /// text. Left out: pi-acp's own notices (its startup text, `session_info_update` with its
-/// queue, `usage_update` with the context estimate, `available_commands_update`), which
-/// are an adapter's, not pi's; a bash call's terminal updates (pi-acp shows commands in
+/// queue, `available_commands_update`), which are an adapter's, not pi's; `usage_update`,
+/// which both send after a turn, but pi-acp only when its stats query answers within a
+/// second (and then at times before the next turn), so its place is not pi's; a bash call's terminal updates (pi-acp shows commands in
 /// the client's terminal, ours as text until the client's terminals are used).
 pub fn core(lines: &[Value], step: u64) -> (Vec<String>, String) {
     let mut kinds: Vec<String> = Vec::new();

@@ -2,19 +2,20 @@
 //! run to their end while the updates stream, cancellation.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError};
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
-    ContentBlock, ContentChunk, CurrentModeUpdate, DeleteSessionRequest, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionRequest,
-    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionConfigOptionValue,
-    SessionDeleteCapabilities, SessionId, SessionListCapabilities, SessionResumeCapabilities,
-    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason,
-    TextContent,
+    ConfigOptionUpdate, ContentBlock, ContentChunk, Cost, CurrentModeUpdate, DeleteSessionRequest,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionConfigOption, SessionConfigOptionValue, SessionDeleteCapabilities, SessionId,
+    SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason, TextContent,
+    UsageUpdate,
 };
 use agent_client_protocol::{Error, ErrorCode};
 use tokio::sync::{mpsc, oneshot};
@@ -62,6 +63,8 @@ pub struct Server {
     modes: Modes,
     /// Replaced by a session in another folder: its events are no longer the editor's.
     retired: Arc<AtomicBool>,
+    /// The config options as the editor last learned them.
+    options_sent: std::sync::Mutex<Vec<SessionConfigOption>>,
 }
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -179,6 +182,7 @@ impl Server {
             modes,
             project_trusted,
             retired,
+            options_sent: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -285,7 +289,7 @@ impl Server {
         self.link.set_session_id(Some(id.clone()));
         Ok(NewSessionResponse::new(id)
             .modes(self.modes.state())
-            .config_options(self.modes.options(&self.session)))
+            .config_options(self.options()))
     }
 
     /// A model with a key is there (one is taken after a login made since, as a new
@@ -344,7 +348,7 @@ impl Server {
         }
         Ok(LoadSessionResponse::new()
             .modes(self.modes.state())
-            .config_options(self.modes.options(&self.session)))
+            .config_options(self.options()))
     }
 
     /// `session/resume`: a saved session continued without its history sent again.
@@ -356,7 +360,7 @@ impl Server {
             .await?;
         Ok(ResumeSessionResponse::new()
             .modes(self.modes.state())
-            .config_options(self.modes.options(&self.session)))
+            .config_options(self.options()))
     }
 
     /// `session/close`: the editor is done with the session; a run still going is
@@ -453,6 +457,13 @@ impl Server {
                 "Unknown session {id}: start one with session/new or session/load"
             )));
         }
+        let outcome = self.run_prompt(&request).await;
+        self.flush().await;
+        self.after_turn();
+        outcome
+    }
+
+    async fn run_prompt(&self, request: &PromptRequest) -> Result<PromptResponse, Error> {
         let prompt = prompt::from_blocks(&request.prompt);
         self.cancelled.store(false, Ordering::SeqCst);
         if let Some(reply) = commands::run(&self.session, prompt.text.trim()).await {
@@ -538,9 +549,48 @@ impl Server {
         self.modes
             .set_option(&self.session, &request.config_id.0, &value)
             .map_err(invalid)?;
-        Ok(SetSessionConfigOptionResponse::new(
-            self.modes.options(&self.session),
-        ))
+        Ok(SetSessionConfigOptionResponse::new(self.options()))
+    }
+
+    /// The config options now, as the editor is told them.
+    fn options(&self) -> Vec<SessionConfigOption> {
+        let options = self.modes.options(&self.session);
+        options.clone_into(
+            &mut self
+                .options_sent
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        options
+    }
+
+    /// After a prompt: the options when they changed meanwhile (a command or an extension
+    /// changed the model, say) and how full the context is, with the session's cost.
+    fn after_turn(&self) {
+        let options = self.modes.options(&self.session);
+        let changed = {
+            let mut sent = self
+                .options_sent
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let changed = *sent != options;
+            sent.clone_from(&options);
+            changed
+        };
+        if changed {
+            self.link
+                .update(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                    options,
+                )));
+        }
+        if let Some(usage) = self.session.context_usage()
+            && let Some(tokens) = usage.tokens
+        {
+            let cost = Cost::new(self.session.session_stats().cost, "USD");
+            self.link.update(SessionUpdate::UsageUpdate(
+                UsageUpdate::new(tokens, usage.context_window).cost(cost),
+            ));
+        }
     }
 
     /// `session/cancel`: stops the run of that session.

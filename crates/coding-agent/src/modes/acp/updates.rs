@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, SessionUpdate, Terminal, TextContent, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind,
+    ContentBlock, ContentChunk, Diff, SessionInfoUpdate, SessionUpdate, Terminal, TextContent,
+    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
 };
 use pi_agent_core::{AgentEvent, AgentToolResult};
 use pi_ai::{AssistantBlock, AssistantMessageEvent, InputBlock};
@@ -306,6 +306,14 @@ impl Translator {
 /// users see in their editors today); `/compact` answers for itself.
 fn session_event(event: &SessionOnlyEvent) -> Option<SessionUpdate> {
     let text = match event {
+        // The session's name is its title in the editor.
+        SessionOnlyEvent::SessionInfoChanged { name } => {
+            return Some(SessionUpdate::SessionInfoUpdate(
+                SessionInfoUpdate::new()
+                    .title(name.clone())
+                    .updated_at(crate::session::time::iso_now()),
+            ));
+        }
         SessionOnlyEvent::AutoRetryStart {
             attempt,
             max_attempts,
