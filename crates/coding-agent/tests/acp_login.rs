@@ -13,20 +13,9 @@ use serde_json::{Value, json};
 
 use mock_llm::{MockServer, Script};
 use support::acp::*;
+use support::logins::first_run_env;
 use support::rpc::Env;
 use support::tmux::{self, Tmux};
-
-/// A first run: Anthropic's base URL pointed at the mock, no key anywhere, no default model.
-fn first_run_env(server: &MockServer) -> Env {
-    let env = Env::new(server, 128_000, json!({}));
-    std::fs::write(
-        env.agent.join("models.json"),
-        json!({"providers": {"anthropic": {"baseUrl": server.url()}}}).to_string(),
-    )
-    .unwrap();
-    std::fs::write(env.agent.join("settings.json"), "{}").unwrap();
-    env
-}
 
 /// Keys a developer's machine may hold, emptied for the agent.
 fn no_keys() -> Value {

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use mock_llm::MockServer;
+use support::logins::first_run_env;
 use support::rpc::Env;
 use support::tmux::{self, Tmux};
 
@@ -35,19 +36,6 @@ fn browser_script(env: &Env) -> String {
     .unwrap();
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     path.display().to_string()
-}
-
-/// An agent dir whose only change is Anthropic's base URL (pointed at the mock): no key,
-/// no default model.
-fn first_run_env(server: &MockServer) -> Env {
-    let env = Env::new(server, 128_000, json!({}));
-    std::fs::write(
-        env.agent.join("models.json"),
-        json!({"providers": {"anthropic": {"baseUrl": server.url()}}}).to_string(),
-    )
-    .unwrap();
-    std::fs::write(env.agent.join("settings.json"), "{}").unwrap();
-    env
 }
 
 /// What mock-llm's sign-in stand-in issued and counted.

@@ -16,6 +16,19 @@ use super::ts16::program;
 
 pub const WAIT: Duration = Duration::from_secs(60);
 
+/// A first run: an agent dir whose only change is Anthropic's base URL (pointed at the
+/// mock), no key anywhere, no default model.
+pub fn first_run_env(server: &MockServer) -> Env {
+    let env = Env::new(server, 128_000, json!({}));
+    std::fs::write(
+        env.agent.join("models.json"),
+        json!({"providers": {"anthropic": {"baseUrl": server.url()}}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(env.agent.join("settings.json"), "{}").unwrap();
+    env
+}
+
 pub fn now_ms() -> i64 {
     i64::try_from(
         SystemTime::now()

@@ -1,6 +1,7 @@
 //! `session/list`: pi's saved sessions for the editor's session picker, newest first, those
 //! of one folder when the editor names it, a page at a time (the cursor is the offset).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -21,7 +22,7 @@ pub fn gather(agent_dir: &Path, current: Option<&Path>) -> Vec<SessionInfo> {
     let root = agent_dir.join("sessions");
     let mut all = list_all_sessions(&root);
     if let Some(dir) = current.filter(|dir| !dir.starts_with(&root)) {
-        let known: Vec<PathBuf> = all.iter().map(|s| s.path.clone()).collect();
+        let known: HashSet<PathBuf> = all.iter().map(|s| s.path.clone()).collect();
         all.extend(
             list_sessions(dir)
                 .into_iter()

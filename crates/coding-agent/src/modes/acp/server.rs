@@ -295,19 +295,15 @@ impl Server {
     /// A model with a key is there (one is taken after a login made since, as a new
     /// session would), else the editor is asked to sign the user in (`auth_required`).
     pub fn check_login(&self) -> Result<(), Error> {
-        self.pick_up_login();
+        if self.session.model_usable() {
+            return Ok(());
+        }
+        // The user may have signed in since, in a terminal.
+        self.session.reload_models_for_new_session();
         if self.session.model_usable() {
             Ok(())
         } else {
             Err(auth::required(&self.link.auth_methods()))
-        }
-    }
-
-    /// With no usable model, reads pi's credentials again and takes the model a new session
-    /// would (the user may have signed in since, in a terminal).
-    fn pick_up_login(&self) {
-        if !self.session.model_usable() {
-            self.session.reload_models_for_new_session();
         }
     }
 
@@ -474,7 +470,11 @@ impl Server {
                 )));
             return Ok(PromptResponse::new(StopReason::EndTurn));
         }
-        self.pick_up_login();
+        // A session that started with no model takes one from a login made since; one
+        // with a model resolves its key in the prompt itself.
+        if crate::auth_guidance::is_unknown_model(&self.session.model()) {
+            self.session.reload_models_for_new_session();
+        }
         let options = PromptOptions {
             images: prompt.images,
             source: Some("rpc".to_owned()),
